@@ -1,0 +1,55 @@
+# Two commands get a fresh Debian/Ubuntu machine running:  make demo  and  make test.
+# Each installs what is missing: the system packages (with apt when root), a .venv, and
+# `pip install -e '.[test]'`.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SYSTEM_PACKAGES := mesa-vulkan-drivers libvulkan1 spirv-tools spirv-headers vulkan-validationlayers
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench system venv grammar shaders clean
+
+demo: venv
+	$(PY) examples/quickstart.py
+
+test: venv
+	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
+	exit $$rc
+
+bench: venv
+	$(PY) -m benchmarks
+
+# System packages: installed with apt when running as root, otherwise the exact command is printed.
+system:
+	@missing=""; \
+	for p in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "missing system packages:$$missing (install their equivalents, then re-run)"; exit 1; \
+	  elif [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  else \
+	    echo "missing system packages; run:"; \
+	    echo "  sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+venv: system $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+# Regenerate the SPIR-V enum module from the Khronos grammar (Debian spirv-headers).
+grammar: venv
+	$(PY) -m pykern.spirv.generate_grammar
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,115 @@
+"""The scalar and array types of pykern, shared by every layer above the runtime.
+
+`pk.f32` is a `DType`. Inside a kernel it is a type (`x: pk.f32`, `pk.f32[:]`) and a cast
+(`pk.f32(i)`); outside, calling it makes the matching numpy scalar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# kind letters follow numpy's `dtype.kind`
+BOOL, INT, UINT, FLOAT = "b", "i", "u", "f"
+
+
+@dataclass(frozen=True)
+class DType:
+    """A scalar type: `kind` is one of 'b', 'i', 'u', 'f'; `bits` its width."""
+
+    name: str
+    kind: str
+    bits: int
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes one element takes in a buffer (bool is stored as one byte, as numpy does)."""
+        return max(self.bits // 8, 1)
+
+    @property
+    def numpy(self) -> np.dtype:
+        return np.dtype(NUMPY_NAMES[self.name])
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == FLOAT
+
+    @property
+    def is_int(self) -> bool:
+        """Signed or unsigned integer (not bool)."""
+        return self.kind in (INT, UINT)
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in (INT, FLOAT)
+
+    def __getitem__(self, dims: object) -> ArrayType:
+        """`pk.f32[:]` is a 1-D array of f32, `pk.f32[:, :]` a 2-D one."""
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if not 1 <= len(dims) <= 4 or any(d != slice(None) for d in dims):
+            raise TypeError(f"array annotations are written {self.name}[:] to {self.name}[:, :, :, :]")
+        return ArrayType(self, len(dims))
+
+    def __call__(self, value: object) -> np.generic:
+        """Outside a kernel, `pk.f32(1.5)` is `np.float32(1.5)`."""
+        return self.numpy.type(value)
+
+    def __repr__(self) -> str:
+        return f"pk.{self.name}"
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """An array parameter's type: element dtype and number of dimensions (1 to 4)."""
+
+    dtype: DType
+    ndim: int
+
+    def __repr__(self) -> str:
+        return f"pk.{self.dtype.name}[{', '.join(':' * self.ndim)}]"
+
+
+bool_ = DType("bool_", BOOL, 8)
+i8 = DType("i8", INT, 8)
+i16 = DType("i16", INT, 16)
+i32 = DType("i32", INT, 32)
+i64 = DType("i64", INT, 64)
+u8 = DType("u8", UINT, 8)
+u16 = DType("u16", UINT, 16)
+u32 = DType("u32", UINT, 32)
+u64 = DType("u64", UINT, 64)
+f16 = DType("f16", FLOAT, 16)
+f32 = DType("f32", FLOAT, 32)
+f64 = DType("f64", FLOAT, 64)
+
+ALL_DTYPES = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64)
+BY_NAME = {d.name: d for d in ALL_DTYPES}
+NUMPY_NAMES = {
+    "bool_": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "f32": "float32", "f64": "float64",
+}
+_FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items()}
+
+# Python's own names inside annotations and casts
+PYTHON_ALIASES = {int: i32, float: f32, bool: bool_}
+
+
+def from_numpy(dtype: object) -> DType:
+    """The pykern dtype for a numpy dtype (or anything `np.dtype` accepts); KeyError if none."""
+    return _FROM_NUMPY[np.dtype(dtype)]
+
+
+def as_dtype(obj: object) -> DType:
+    """Accepts a DType, a Python type (int/float/bool), a numpy dtype or its name."""
+    if isinstance(obj, DType):
+        return obj
+    if obj in PYTHON_ALIASES:
+        return PYTHON_ALIASES[obj]  # type: ignore[index]
+    if isinstance(obj, str) and obj in BY_NAME:
+        return BY_NAME[obj]
+    try:
+        return from_numpy(obj)
+    except (KeyError, TypeError) as e:
+        raise TypeError(f"{obj!r} is not a pykern dtype") from e

@@ -1,0 +1,443 @@
+"""Expressions: Python `ast` expression nodes to typed IR expressions.
+
+A visit returns a `Value`: either a typed `ir.Expr` or a `PyConst` (a Python number whose type
+the context decides, see typerules). Calls are resolved by the identity of the object the callee
+names (`pk.sqrt`, `math.sqrt`, `abs`, `pk.f32`, ...), so aliases and `from pykern import ...`
+behave alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+
+from .. import builtins as bi
+from .. import dtypes as dt
+from .. import ir
+from ..dtypes import ArrayType, DType
+from ..errors import KernelTypeError
+from .source import is_missing
+from .typerules import PyConst, arithmetic_type, convert_constant, promote, type_for_constant
+
+Value = ir.Expr | PyConst
+
+ARITHMETIC = {
+    ast.Add: ir.BinOpKind.ADD, ast.Sub: ir.BinOpKind.SUB, ast.Mult: ir.BinOpKind.MUL,
+    ast.FloorDiv: ir.BinOpKind.FLOORDIV, ast.Mod: ir.BinOpKind.MOD, ast.Pow: ir.BinOpKind.POW,
+}
+BITWISE = {ast.BitAnd: ir.BinOpKind.BIT_AND, ast.BitOr: ir.BinOpKind.BIT_OR,
+           ast.BitXor: ir.BinOpKind.BIT_XOR}
+SHIFTS = {ast.LShift: ir.BinOpKind.LSHIFT, ast.RShift: ir.BinOpKind.RSHIFT}
+COMPARISONS = {
+    ast.Eq: ir.BinOpKind.EQ, ast.NotEq: ir.BinOpKind.NE, ast.Lt: ir.BinOpKind.LT,
+    ast.LtE: ir.BinOpKind.LE, ast.Gt: ir.BinOpKind.GT, ast.GtE: ir.BinOpKind.GE,
+}
+# Python's own operators, to fold expressions of constants with Python's semantics
+PY_OPERATORS: dict[type, Callable] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+MATH_FUNCTIONS: dict[object, ir.MathFn] = {
+    bi.sqrt: ir.MathFn.SQRT, bi.exp: ir.MathFn.EXP, bi.log: ir.MathFn.LOG, bi.sin: ir.MathFn.SIN,
+    bi.cos: ir.MathFn.COS, bi.tanh: ir.MathFn.TANH, bi.floor: ir.MathFn.FLOOR,
+    bi.ceil: ir.MathFn.CEIL, bi.pow: ir.MathFn.POW,
+    math.sqrt: ir.MathFn.SQRT, math.exp: ir.MathFn.EXP, math.log: ir.MathFn.LOG,
+    math.sin: ir.MathFn.SIN, math.cos: ir.MathFn.COS, math.tanh: ir.MathFn.TANH,
+    math.floor: ir.MathFn.FLOOR, math.ceil: ir.MathFn.CEIL, math.pow: ir.MathFn.POW,
+}
+ID_BUILTINS = {
+    bi.global_id: ir.BuiltinKind.GLOBAL_ID, bi.local_id: ir.BuiltinKind.LOCAL_ID,
+    bi.group_id: ir.BuiltinKind.GROUP_ID, bi.group_size: ir.BuiltinKind.GROUP_SIZE,
+    bi.num_groups: ir.BuiltinKind.NUM_GROUPS, bi.grid: ir.BuiltinKind.GRID,
+}
+
+
+def describe(node: ast.AST) -> str:
+    """A short human name for an unsupported construct."""
+    return {
+        "Lambda": "lambda", "ListComp": "list comprehension", "DictComp": "dict comprehension",
+        "SetComp": "set comprehension", "GeneratorExp": "generator expression",
+        "List": "list", "Tuple": "tuple", "Dict": "dict", "Set": "set", "JoinedStr": "f-string",
+        "Await": "await", "Yield": "yield", "YieldFrom": "yield from", "Starred": "starred *",
+        "NamedExpr": "walrus ':='", "Slice": "slice", "Try": "try", "With": "with",
+        "Raise": "raise", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
+        "FunctionDef": "nested def", "ClassDef": "class definition", "Import": "import",
+        "ImportFrom": "import", "Match": "match", "AsyncFor": "async for",
+    }.get(type(node).__name__, type(node).__name__)
+
+
+class ExprTranslator(ast.NodeVisitor):
+    """Expression half of the translator; `Translator` adds statements and the kernel state:
+    `src` (KernelSource), `params`, `locals`, `assigned`, `access`, `loc(node)`, `error(...)`."""
+
+    # ------------------------------------------------------------ helpers on values
+
+    def typed(self, value: Value, t: DType, node: ast.AST) -> ir.Expr:
+        """`value` converted to type `t` (a Cast where needed, a checked constant for PyConst)."""
+        if isinstance(value, PyConst):
+            if isinstance(value.value, str):
+                raise self.error(node, f"the string {value.value!r} can only be compared "
+                                       "(==, !=) with another constant", KernelTypeError)
+            try:
+                return ir.Const(value=convert_constant(value.value, t), type=t, loc=self.loc(node))
+            except ValueError as e:
+                raise self.error(node, f"constant {e}", KernelTypeError) from None
+        if value.type == t:
+            return value
+        return ir.Cast(value=value, type=t, loc=value.loc)
+
+    def strong(self, value: Value, node: ast.AST) -> ir.Expr:
+        """`value` with a type: a PyConst gets its default type."""
+        if isinstance(value, PyConst):
+            return self.typed(value, value.default_type, node)
+        return value
+
+    def truth(self, value: Value, node: ast.AST) -> ir.Expr:
+        """Python truthiness as a bool_ expression."""
+        if isinstance(value, PyConst):
+            return ir.Const(value=bool(value.value), type=dt.bool_, loc=self.loc(node))
+        if value.type == dt.bool_:
+            return value
+        zero = ir.Const(value=0.0 if value.type.is_float else 0, type=value.type, loc=value.loc)
+        return ir.BinOp(op=ir.BinOpKind.NE, lhs=value, rhs=zero, type=dt.bool_, loc=value.loc)
+
+    def unify(self, lhs: Value, rhs: Value) -> DType:
+        """The common type of two operands, at least one of them typed."""
+        if isinstance(lhs, PyConst):
+            return promote(type_for_constant(lhs, rhs.type), rhs.type)  # type: ignore[union-attr]
+        if isinstance(rhs, PyConst):
+            return promote(lhs.type, type_for_constant(rhs, lhs.type))
+        return promote(lhs.type, rhs.type)
+
+    def fold(self, op: type, lhs: PyConst, rhs: PyConst, node: ast.AST) -> PyConst:
+        try:
+            return PyConst(PY_OPERATORS[op](lhs.value, rhs.value))
+        except (ArithmeticError, ValueError) as e:
+            raise self.error(node, f"constant expression fails: {e}") from None
+
+    # ------------------------------------------------------------ leaves
+
+    def visit_Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, (bool, int, float)):
+            return PyConst(node.value)
+        raise self.error(node, f"constant {node.value!r} of type {type(node.value).__name__} "
+                               "is not supported in a kernel (numbers and bools only)")
+
+    def visit_Name(self, node: ast.Name) -> Value:
+        name = node.id
+        if name in self.locals:
+            local = self.locals[name]
+            return ir.LocalRef(name=name, type=local.type, loc=self.loc(node))
+        if name in self.assigned:
+            raise self.error(node, f"local variable '{name}' is used before it is assigned")
+        if name in self.params:
+            ptype = self.params[name]
+            if isinstance(ptype, ArrayType):
+                raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
+                                       f"as in {name}[i]", KernelTypeError)
+            return ir.ScalarParam(name=name, type=ptype, loc=self.loc(node))
+        return self.captured(self.src.lookup(name), name, node)
+
+    def captured(self, obj: object, name: str, node: ast.AST) -> Value:
+        """A value captured from the enclosing scope at compile time."""
+        if is_missing(obj):
+            raise self.error(node, f"name '{name}' is not defined")
+        if isinstance(obj, (bool, int, float, str)):
+            return PyConst(obj)  # a str only takes part in constant comparisons
+        if hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():  # numpy scalar
+            return PyConst(obj.item())  # type: ignore[attr-defined]
+        raise self.error(node, f"'{name}' is a {type(obj).__name__}: a kernel can only capture "
+                               "numbers and bools from the enclosing scope", KernelTypeError)
+
+    def resolve(self, node: ast.AST) -> object:
+        """The Python object a dotted name (`pk.sqrt`, `math.pi`) refers to, without evaluating
+        anything else; `None` when the node is not a dotted name of a non-local object."""
+        if isinstance(node, ast.Name):
+            if node.id in self.locals or node.id in self.params or node.id in self.assigned:
+                return None
+            obj = self.src.lookup(node.id)
+            return None if is_missing(obj) else obj
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is None:
+                return None
+            if not hasattr(base, node.attr):
+                raise self.error(node, f"'{node.attr}' is not an attribute of "
+                                       f"{getattr(base, '__name__', type(base).__name__)}")
+            return getattr(base, node.attr)
+        return None
+
+    def visit_Attribute(self, node: ast.Attribute) -> Value:
+        if isinstance(node.value, ast.Name) and node.value.id in self.params:
+            raise self.error(node, f"'.{node.attr}' of a parameter is not supported here "
+                                   f"(arrays have .shape[k], used as {node.value.id}.shape[0])")
+        obj = self.resolve(node)
+        if obj is None:
+            raise self.error(node, f"attribute '.{node.attr}' is not supported here")
+        return self.captured(obj, ast.unparse(node), node)
+
+    # ------------------------------------------------------------ arrays
+
+    def array_name(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and isinstance(self.params.get(node.id), ArrayType):
+            return node.id
+        return None
+
+    def indices(self, array: str, node: ast.Subscript) -> tuple[ir.Expr, ...]:
+        """The i32 indices of `array[...]`, one per dimension."""
+        ndim = self.params[array].ndim  # type: ignore[union-attr]
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.error(node, f"slicing '{array}' inside a kernel is not supported: "
+                                   "index one element, as in a[i]")
+        if len(parts) != ndim:
+            raise self.error(node, f"'{array}' has {ndim} dimension(s) but {len(parts)} "
+                                   "index(es) were given", KernelTypeError)
+        out = []
+        for part in parts:
+            value = self.visit(part)
+            if isinstance(value, ir.Expr) and not value.type.is_int:
+                raise self.error(part, f"array index must be an integer, not {value.type.name}",
+                                 KernelTypeError)
+            if isinstance(value, PyConst) and not isinstance(value.value, int):
+                raise self.error(part, "array index must be an integer", KernelTypeError)
+            out.append(self.typed(value, dt.i32, part))
+        return tuple(out)
+
+    def visit_Subscript(self, node: ast.Subscript) -> Value:
+        array = self.array_name(node.value)
+        if array is not None:
+            self.note_access(array, ir.Access.READ)
+            idx = self.indices(array, node)
+            return ir.ArrayLoad(array=array, indices=idx,
+                                type=self.params[array].dtype, loc=self.loc(node))  # type: ignore
+        shape_of = node.value
+        if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape":
+            array = self.array_name(shape_of.value)
+            if array is not None:
+                return self.shape_dim(array, node)
+        raise self.error(node, "only arrays passed as parameters can be indexed")
+
+    def shape_dim(self, array: str, node: ast.Subscript) -> ir.Expr:
+        ndim = self.params[array].ndim  # type: ignore[union-attr]
+        axis = self.visit(node.slice)
+        if not (isinstance(axis, PyConst) and isinstance(axis.value, int)):
+            raise self.error(node.slice, "the axis of .shape[...] must be a constant integer")
+        k = axis.value + ndim if axis.value < 0 else axis.value
+        if not 0 <= k < ndim:
+            raise self.error(node.slice, f"axis {axis.value} is out of range for '{array}', "
+                                         f"which has {ndim} dimension(s)")
+        return ir.ArrayDim(array=array, axis=k, type=dt.i32, loc=self.loc(node))
+
+    # ------------------------------------------------------------ operators
+
+    def visit_BinOp(self, node: ast.BinOp) -> Value:
+        return self.binary(type(node.op), self.visit(node.left), self.visit(node.right), node)
+
+    def binary(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
+        """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
+        if isinstance(lhs, PyConst) and isinstance(rhs, PyConst) and op in PY_OPERATORS:
+            return self.fold(op, lhs, rhs, node)
+        loc = self.loc(node)
+        if op is ast.Div:
+            t = self.unify(lhs, rhs)
+            t = t if t.is_float else dt.f32
+            return ir.BinOp(op=ir.BinOpKind.DIV, lhs=self.typed(lhs, t, node),
+                            rhs=self.typed(rhs, t, node), type=t, loc=loc)
+        if op in ARITHMETIC:
+            t = arithmetic_type(self.unify(lhs, rhs))
+            return ir.BinOp(op=ARITHMETIC[op], lhs=self.typed(lhs, t, node),
+                            rhs=self.typed(rhs, t, node), type=t, loc=loc)
+        if op in BITWISE:
+            t = self.unify(lhs, rhs)
+            if t.is_float:
+                raise self.error(node, f"bitwise operator '{ast.unparse(node)}' needs integer "
+                                       f"or bool operands, not {t.name}", KernelTypeError)
+            return ir.BinOp(op=BITWISE[op], lhs=self.typed(lhs, t, node),
+                            rhs=self.typed(rhs, t, node), type=t, loc=loc)
+        if op in SHIFTS:
+            base = lhs if isinstance(lhs, ir.Expr) else self.typed(lhs, self.unify(lhs, rhs), node)
+            t = arithmetic_type(base.type)
+            if not t.is_int:
+                raise self.error(node, f"shift needs integer operands, not {t.name}",
+                                 KernelTypeError)
+            if isinstance(rhs, ir.Expr) and not arithmetic_type(rhs.type).is_int:
+                raise self.error(node, f"shift count must be an integer, not {rhs.type.name}",
+                                 KernelTypeError)
+            return ir.BinOp(op=SHIFTS[op], lhs=self.typed(base, t, node),
+                            rhs=self.typed(rhs, t, node), type=t, loc=loc)
+        raise self.error(node, f"operator '{type(node).__name__ if op is None else op.__name__}' "
+                               "is not supported in a kernel")
+
+    def compare(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
+        if op not in COMPARISONS:
+            raise self.error(node, f"comparison '{op.__name__}' is not supported in a kernel "
+                                   "(use == != < <= > >=)")
+        if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
+            return self.fold(op, lhs, rhs, node)
+        t = self.unify(lhs, rhs)
+        return ir.BinOp(op=COMPARISONS[op], lhs=self.typed(lhs, t, node),
+                        rhs=self.typed(rhs, t, node), type=dt.bool_, loc=self.loc(node))
+
+    def visit_Compare(self, node: ast.Compare) -> Value:
+        # a < b < c is (a < b) and (b < c); b has no side effects, so evaluating it twice is safe
+        operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        result: Value | None = None
+        for i, op in enumerate(node.ops):
+            part = self.compare(type(op), operands[i], operands[i + 1], node)
+            result = part if result is None else self.logical(ir.LogicalKind.AND, result, part,
+                                                              node)
+        assert result is not None
+        return result
+
+    def logical(self, kind: ir.LogicalKind, lhs: Value, rhs: Value, node: ast.AST) -> Value:
+        if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
+            both = (lhs.value and rhs.value) if kind is ir.LogicalKind.AND else (lhs.value or
+                                                                                 rhs.value)
+            return PyConst(bool(both))
+        return ir.Logical(op=kind, lhs=self.truth(lhs, node), rhs=self.truth(rhs, node),
+                          type=dt.bool_, loc=self.loc(node))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Value:
+        kind = ir.LogicalKind.AND if isinstance(node.op, ast.And) else ir.LogicalKind.OR
+        result = self.visit(node.values[0])
+        for operand in node.values[1:]:
+            result = self.logical(kind, result, self.visit(operand), node)
+        return result
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        value = self.visit(node.operand)
+        loc = self.loc(node)
+        if isinstance(node.op, ast.Not):
+            if isinstance(value, PyConst):
+                return PyConst(not value.value)
+            return ir.UnaryOp(op=ir.UnaryOpKind.NOT, operand=self.truth(value, node),
+                              type=dt.bool_, loc=loc)
+        if isinstance(value, PyConst):
+            fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+            return PyConst(fn[type(node.op)](value.value))
+        t = arithmetic_type(value.type)
+        if isinstance(node.op, ast.UAdd):
+            return self.typed(value, t, node)
+        if isinstance(node.op, ast.Invert):
+            if not t.is_int:
+                raise self.error(node, f"'~' needs an integer operand, not {t.name}",
+                                 KernelTypeError)
+            return ir.UnaryOp(op=ir.UnaryOpKind.INVERT, operand=self.typed(value, t, node),
+                              type=t, loc=loc)
+        return ir.UnaryOp(op=ir.UnaryOpKind.NEG, operand=self.typed(value, t, node), type=t,
+                          loc=loc)
+
+    def visit_IfExp(self, node: ast.IfExp) -> Value:
+        cond = self.truth(self.visit(node.test), node.test)
+        then, orelse = self.visit(node.body), self.visit(node.orelse)
+        if isinstance(then, PyConst) and isinstance(orelse, PyConst):
+            t = promote(then.default_type, orelse.default_type)
+        else:
+            t = self.unify(then, orelse)
+        return ir.IfExp(cond=cond, then=self.typed(then, t, node.body),
+                        orelse=self.typed(orelse, t, node.orelse), type=t, loc=self.loc(node))
+
+    # ------------------------------------------------------------ calls
+
+    def visit_Call(self, node: ast.Call) -> Value:
+        callee = self.resolve(node.func)
+        name = ast.unparse(node.func)
+        if node.keywords:
+            raise self.error(node, f"keyword arguments are not supported in a call to {name}()")
+        if callee is None:
+            raise self.error(node, f"'{name}' cannot be called inside a kernel")
+        args = node.args
+        if isinstance(callee, DType) or callee in (int, float, bool):
+            return self.cast(dt.as_dtype(callee), args, name, node)
+        if callee in ID_BUILTINS:
+            return self.id_builtin(ID_BUILTINS[callee], args, name, node)
+        if callee in MATH_FUNCTIONS:
+            return self.math_call(MATH_FUNCTIONS[callee], args, name, node)
+        if callee is abs:
+            return self.abs_call(args, name, node)
+        if callee in (min, max):
+            return self.min_max(callee, args, name, node)
+        if callee is pow:
+            self.check_arity(args, 2, name, node)
+            return self.binary(ast.Pow, self.visit(args[0]), self.visit(args[1]), node)
+        if callee is len:
+            self.check_arity(args, 1, name, node)
+            array = self.array_name(args[0])
+            if array is None:
+                raise self.error(node, "len() takes an array parameter")
+            return ir.ArrayDim(array=array, axis=0, type=dt.i32, loc=self.loc(node))
+        if callee is range:
+            raise self.error(node, "range() can only be used as the iterable of a for loop")
+        raise self.error(node, f"'{name}' cannot be called inside a kernel (it is "
+                               f"{getattr(callee, '__name__', type(callee).__name__)}, not a "
+                               "pykern builtin, math function or @pk.func)")
+
+    def check_arity(self, args: list, n: int, name: str, node: ast.AST) -> None:
+        if len(args) != n or any(isinstance(a, ast.Starred) for a in args):
+            raise self.error(node, f"{name}() takes {n} argument(s), {len(args)} given")
+
+    def cast(self, t: DType, args: list, name: str, node: ast.AST) -> Value:
+        self.check_arity(args, 1, name, node)
+        value = self.visit(args[0])
+        if isinstance(value, PyConst):
+            if t == dt.bool_:
+                return self.typed(PyConst(bool(value.value)), t, node)
+            return self.typed(PyConst(int(value.value) if t.is_int else value.value), t, node)
+        return self.typed(value, t, node) if value.type != t else value
+
+    def id_builtin(self, kind: ir.BuiltinKind, args: list, name: str, node: ast.AST) -> Value:
+        self.check_arity(args, 1, name, node)
+        dim = self.visit(args[0])
+        if not (isinstance(dim, PyConst) and type(dim.value) is int and 0 <= dim.value <= 2):
+            raise self.error(args[0], f"the dimension of {name}() must be a constant 0, 1 or 2")
+        return ir.Builtin(kind=kind, dim=dim.value, type=dt.i32, loc=self.loc(node))
+
+    def float_operand(self, value: Value, node: ast.AST) -> ir.Expr:
+        if isinstance(value, PyConst):
+            return self.typed(value, dt.f32, node)
+        return value if value.type.is_float else self.typed(value, dt.f32, node)
+
+    def math_call(self, fn: ir.MathFn, args: list, name: str, node: ast.AST) -> Value:
+        self.check_arity(args, fn.arity, name, node)
+        values = [self.visit(a) for a in args]
+        if fn.arity == 2:
+            t = self.unify(*values) if any(isinstance(v, ir.Expr) for v in values) else dt.f32
+            t = t if t.is_float else dt.f32
+            operands = tuple(self.typed(v, t, a) for v, a in zip(values, args))
+        else:
+            operands = (self.float_operand(values[0], args[0]),)
+        return ir.MathCall(fn=fn, args=operands, type=operands[0].type, loc=self.loc(node))
+
+    def abs_call(self, args: list, name: str, node: ast.AST) -> Value:
+        self.check_arity(args, 1, name, node)
+        value = self.visit(args[0])
+        if isinstance(value, PyConst):
+            return PyConst(abs(value.value))
+        t = arithmetic_type(value.type)
+        return ir.UnaryOp(op=ir.UnaryOpKind.ABS, operand=self.typed(value, t, node), type=t,
+                          loc=self.loc(node))
+
+    def min_max(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        if len(args) < 2:
+            raise self.error(node, f"{name}() inside a kernel takes two or more numbers")
+        kind = ir.BinOpKind.MIN if callee is min else ir.BinOpKind.MAX
+        result = self.visit(args[0])
+        for arg in args[1:]:
+            value = self.visit(arg)
+            if isinstance(result, PyConst) and isinstance(value, PyConst):
+                result = PyConst(callee(result.value, value.value))  # type: ignore[operator]
+                continue
+            t = arithmetic_type(self.unify(result, value))
+            result = ir.BinOp(op=kind, lhs=self.typed(result, t, node),
+                              rhs=self.typed(value, t, node), type=t, loc=self.loc(node))
+        return result
+
+    def generic_visit(self, node: ast.AST) -> Value:
+        raise self.error(node, f"{describe(node)} is not supported in a kernel")

@@ -1,0 +1,78 @@
+"""Getting a kernel's syntax tree, where it came from, and the names it can see."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CompileError
+from ..ir import Loc
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """The parsed function plus what is needed to report errors in the user's coordinates."""
+
+    fn: Callable
+    tree: ast.FunctionDef
+    text: str  # the dedented source, part of the cache key
+    file: str
+    line_offset: int  # add to ast line numbers to get file line numbers
+    col_offset: int  # indentation removed by dedent
+
+    def loc(self, node: ast.AST) -> Loc:
+        return Loc(self.file, getattr(node, "lineno", 1) + self.line_offset,
+                   getattr(node, "col_offset", 0) + self.col_offset + 1)
+
+    def error(self, node: ast.AST | Loc, message: str, cls: type[CompileError] = CompileError
+              ) -> CompileError:
+        """A CompileError located at `node`, showing the source line with a caret."""
+        loc = node if isinstance(node, Loc) else self.loc(node)
+        line = linecache.getline(loc.file, loc.line) or None
+        return cls(message, loc.file, loc.line, loc.col - 1, line)
+
+    def lookup(self, name: str) -> Any:
+        """A non-local name as the function sees it: closure, then globals, then builtins.
+        Returns `_MISSING` when it is not defined."""
+        code = self.fn.__code__
+        if name in code.co_freevars and self.fn.__closure__ is not None:
+            cell = self.fn.__closure__[code.co_freevars.index(name)]
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return _MISSING
+        if name in self.fn.__globals__:
+            return self.fn.__globals__[name]
+        return getattr(builtins, name, _MISSING)
+
+
+def is_missing(value: object) -> bool:
+    return value is _MISSING
+
+
+def load_source(fn: Callable) -> KernelSource:
+    """Parses `fn`'s source. Works for functions defined inside other functions (dedented)."""
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError) as e:
+        raise CompileError(f"cannot read the source of {fn.__qualname__}: {e} "
+                           "(kernels must be defined in a file, not typed at an interactive prompt)"
+                           ) from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    module = ast.parse(text)
+    tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    src = KernelSource(fn, tree, text, file, first_line - 1, indent)  # type: ignore[arg-type]
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise src.error(tree, "a kernel cannot be 'async def'")
+    return src

@@ -1,0 +1,92 @@
+"""Type rules of the kernel language: literal typing and binary promotion.
+
+A Python number in a kernel (a literal, or a captured global) stays a `PyConst` — a value with no
+type yet — until the context gives it one: `x + 1` with `x: u32` makes `1` a u32, `x * 0.5` with
+`x: f16` makes `0.5` an f16. A literal with no typed partner gets the default: int -> i32,
+float -> f32, bool -> bool_. Expressions of literals alone are folded with Python's semantics.
+
+Promotion of two typed operands:
+- the same type -> that type; bool_ in arithmetic counts as i32;
+- two ints of one signedness -> the wider; mixed signedness -> as C: unsigned when it is at least
+  as wide as the signed one, else the signed one;
+- int with float -> the float type; two floats -> the wider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtypes as dt
+from ..dtypes import DType
+
+
+@dataclass(frozen=True)
+class PyConst:
+    """A Python number not yet committed to a type."""
+
+    value: bool | int | float | str
+
+    @property
+    def default_type(self) -> DType:
+        if isinstance(self.value, bool):
+            return dt.bool_
+        if isinstance(self.value, int):
+            return dt.i32
+        return dt.f32
+
+
+def int_range(t: DType) -> tuple[int, int]:
+    if t.kind == dt.UINT:
+        return 0, (1 << t.bits) - 1
+    return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+
+
+def convert_constant(value: bool | int | float, t: DType) -> bool | int | float:
+    """`value` as a constant of type `t`. Raises ValueError when it does not fit. An int that
+    fits the unsigned range of a signed type is taken as its bit pattern (0xFFFFFFFF as i32 is
+    -1), as hexadecimal masks are commonly written."""
+    if t == dt.bool_:
+        return bool(value)
+    if t.is_float:
+        return float(value)
+    if isinstance(value, float):
+        if value != int(value):
+            raise ValueError(f"{value!r} is not an integer")
+        value = int(value)
+    value = int(value)
+    lo, hi = int_range(t)
+    if lo <= value <= hi:
+        return value
+    if t.kind == dt.INT and 0 <= value < (1 << t.bits):
+        return value - (1 << t.bits)
+    raise ValueError(f"{value} does not fit in {t.name} (range {lo}..{hi})")
+
+
+def arithmetic_type(t: DType) -> DType:
+    """bool_ takes part in arithmetic as i32, as Python's bools act as ints."""
+    return dt.i32 if t == dt.bool_ else t
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The common type of two typed operands (see the module docstring)."""
+    if a == b:
+        return a
+    a, b = arithmetic_type(a), arithmetic_type(b)
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        floats = [t for t in (a, b) if t.is_float]
+        return max(floats, key=lambda t: t.bits)
+    if a.kind == b.kind:
+        return a if a.bits >= b.bits else b
+    unsigned, signed = (a, b) if a.kind == dt.UINT else (b, a)
+    return unsigned if unsigned.bits >= signed.bits else signed
+
+
+def type_for_constant(c: PyConst, partner: DType) -> DType:
+    """The type a Python number takes next to a typed operand of type `partner`."""
+    if partner == dt.bool_:
+        return dt.bool_ if isinstance(c.value, bool) else promote(c.default_type, dt.i32)
+    if isinstance(c.value, float) and not partner.is_float:
+        return dt.f32
+    return partner

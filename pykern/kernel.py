@@ -1,0 +1,168 @@
+"""`@pk.kernel`: the user-facing kernel object — compile on first launch, cache, launch."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import ir
+from .dtypes import ArrayType, DType
+from .errors import CompileError
+from .frontend import KernelSource, load_source, signature, translate
+from .launch import BoundArray, bind_array, check_args, normalize_grid, scalar_value
+from .runtime import get_device
+from .spirv.lower import SpirvModule, lower
+from .spirv.target import Target
+from .spirv.validate import disassemble
+
+# workgroup shapes by number of grid dimensions, when the kernel does not name one
+DEFAULT_WORKGROUPS = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
+
+
+@dataclass(frozen=True)
+class CompiledVariant:
+    """One specialisation of a kernel: its IR, SPIR-V module and the device program."""
+
+    ir: ir.Kernel
+    module: SpirvModule
+    program: Any
+    compile_seconds: float
+
+
+def target_for(device: Any) -> Target:
+    """What the compiler needs to know of a device."""
+    return Target(max_push_constants_size=device.info.limits.max_push_constants_size)
+
+
+class Kernel:
+    """A `@pk.kernel` function. Launch with `kernel[grid](*args)`."""
+
+    def __init__(self, fn: Callable, workgroup: tuple[int, ...] | None = None,
+                 debug: bool = False):
+        functools.update_wrapper(self, fn)
+        self.__wrapped__ = fn
+        if workgroup is not None:
+            workgroup = tuple(workgroup) + (1,) * (3 - len(workgroup))
+            if len(workgroup) != 3 or not all(isinstance(w, int) and w >= 1 for w in workgroup):
+                raise ValueError(f"workgroup must be 1 to 3 positive ints, got {workgroup!r}")
+        self.workgroup = workgroup
+        self.debug = debug
+        self._source: KernelSource | None = None
+        self._params: dict[str, DType | ArrayType] | None = None
+        self._irs: dict[tuple, ir.Kernel] = {}
+        self._variants: dict[tuple, CompiledVariant] = {}
+
+    # ------------------------------------------------------------ compiling
+
+    @property
+    def source(self) -> KernelSource:
+        if self._source is None:
+            self._source = load_source(self.__wrapped__)
+        return self._source
+
+    @property
+    def params(self) -> dict[str, DType | ArrayType]:
+        if self._params is None:
+            self._params = signature(self.source)
+        return self._params
+
+    def _workgroup(self, grid_ndim: int) -> tuple[int, int, int]:
+        return self.workgroup or DEFAULT_WORKGROUPS[grid_ndim]  # type: ignore[return-value]
+
+    def _key(self, args: tuple, grid_ndim: int) -> tuple:
+        """Which variant `args` select (for now: only the workgroup shape varies)."""
+        check_args(self.__name__, self.params, args)
+        return (self._workgroup(grid_ndim),)
+
+    def _translate(self, key: tuple) -> ir.Kernel:
+        kernel_ir = self._irs.get(key)
+        if kernel_ir is None:
+            kernel_ir = self._irs[key] = translate(self.source, self.params, key[0])
+        return kernel_ir
+
+    def _variant(self, args: tuple, grid_ndim: int = 1) -> CompiledVariant:
+        key = self._key(args, grid_ndim)
+        variant = self._variants.get(key)
+        if variant is None:
+            start = time.perf_counter()
+            kernel_ir = self._translate(key)
+            device = get_device()
+            module = lower(kernel_ir, target_for(device))
+            program = device.create_program(module.words, module.layout)
+            variant = CompiledVariant(kernel_ir, module, program, time.perf_counter() - start)
+            self._variants[key] = variant
+        return variant
+
+    def compile(self, *args: object, grid: object = 1) -> CompiledVariant:
+        """Compiles (or fetches from the cache) the variant `args` select, without running it."""
+        normalize_grid(self.__name__, grid)
+        try:
+            return self._variant(args, len(grid) if isinstance(grid, tuple) else 1)
+        except CompileError as e:
+            raise e.with_traceback(None) from None
+
+    def ir(self, *args: object) -> ir.Kernel:
+        """The typed IR of the variant `args` select (no device needed)."""
+        try:
+            return self._translate(self._key(args, 1))
+        except CompileError as e:
+            raise e.with_traceback(None) from None
+
+    def spirv(self, *args: object) -> bytes:
+        """The SPIR-V binary of the variant `args` select."""
+        return self.compile(*args).module.words
+
+    def asm(self, *args: object) -> str:
+        """The SPIR-V disassembly (spirv-dis) of the variant `args` select."""
+        return disassemble(self.spirv(*args))
+
+    # ------------------------------------------------------------ launching
+
+    def __getitem__(self, grid: object) -> Callable[..., None]:
+        dims = normalize_grid(self.__name__, grid)
+        ndim = len(grid) if isinstance(grid, tuple) else 1
+        return functools.partial(self._launch, dims, ndim)
+
+    def __call__(self, *args: object) -> None:
+        raise TypeError(f"launch a kernel with a grid: {self.__name__}[n](...)")
+
+    def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object) -> None:
+        try:
+            variant = self._variant(args, grid_ndim)
+        except CompileError as e:
+            raise e.with_traceback(None) from None
+        arrays: dict[str, BoundArray] = {}
+        values: dict[str, object] = {}
+        for param, value in zip(variant.ir.params, args):
+            if isinstance(param.type, ArrayType):
+                bound = arrays[param.name] = bind_array(param, value)  # type: ignore[arg-type]
+                t = bound.tensor
+                values[f"{param.name}.offset"] = t.offset
+                for k in range(t.ndim):
+                    values[f"{param.name}.shape{k}"] = t.shape[k]
+                    values[f"{param.name}.stride{k}"] = t.element_strides[k]
+            else:
+                values[param.name] = scalar_value(self.__name__, param.name, param.type, value)
+        layout = variant.module.layout
+        block = layout.pack([values.get(f.name, 0) for f in layout.fields])
+        buffers = [arrays[slot.name].tensor.buffer for slot in layout.buffers]
+        get_device().launch(variant.program, grid, buffers, block)
+        for bound in arrays.values():
+            if bound.copy_back_to is not None:
+                np.copyto(bound.copy_back_to, bound.tensor.numpy())
+
+    def __repr__(self) -> str:
+        return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
+
+
+def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
+           debug: bool = False) -> Any:
+    """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`."""
+    if fn is None:
+        return lambda f: Kernel(f, workgroup=workgroup, debug=debug)
+    return Kernel(fn, workgroup=workgroup, debug=debug)

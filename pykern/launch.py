@@ -1,0 +1,105 @@
+"""Binding launch arguments to a compiled kernel's parameters.
+
+Checks every argument against its parameter before anything is uploaded or run, so a bad launch
+raises `pk.LaunchError` naming the parameter and leaves every tensor and the device untouched.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes as dt
+from . import ir
+from .dtypes import ArrayType, DType
+from .errors import LaunchError
+from .tensor import Tensor, asarray
+from .frontend.typerules import int_range
+
+
+def describe_arg(value: object) -> str:
+    if isinstance(value, Tensor):
+        return f"a pk.Tensor of dtype {value.dtype.name} with {value.ndim} dimension(s)"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of dtype {value.dtype} with {value.ndim} dimension(s)"
+    return f"a {type(value).__name__} ({value!r:.40})"
+
+
+def normalize_grid(kernel_name: str, grid: object) -> tuple[int, int, int]:
+    """`grid` (an int or a tuple of 1 to 3 ints >= 0) padded to three dimensions."""
+    dims = grid if isinstance(grid, tuple) else (grid,)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(
+            d, bool) for d in dims):
+        raise LaunchError(f"{kernel_name}[{grid!r}]: the grid must be an int or a tuple of 1 to 3 "
+                          "ints")
+    if any(d < 0 or d >= 2**31 for d in dims):
+        raise LaunchError(f"{kernel_name}[{grid!r}]: each grid dimension must be in 0 .. 2**31-1")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+def scalar_value(kernel_name: str, param: str, t: DType, value: object) -> bool | int | float:
+    """A Python/numpy scalar checked and converted for a scalar parameter of type `t`."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    where = f"{kernel_name}(): parameter '{param}' ({t.name})"
+    if not isinstance(value, numbers.Number) or isinstance(value, complex):
+        raise LaunchError(f"{where} expects a number, got {describe_arg(value)}")
+    if t == dt.bool_:
+        return 1 if value else 0
+    if t.is_float:
+        return float(value)  # type: ignore[arg-type]
+    if isinstance(value, float) and not value.is_integer():
+        raise LaunchError(f"{where} expects an integer, got {value!r}")
+    lo, hi = int_range(t)
+    if not lo <= int(value) <= hi:  # type: ignore[call-overload]
+        raise LaunchError(f"{where}: {value!r} is out of range {lo}..{hi}")
+    return int(value)  # type: ignore[call-overload]
+
+
+@dataclass
+class BoundArray:
+    """An array argument as the kernel sees it, and where to copy results back to."""
+
+    tensor: Tensor
+    copy_back_to: np.ndarray | None = None
+
+
+def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> None:
+    where = f"{kernel_name}(): parameter '{param}' expects {t!r}"
+    if isinstance(value, Tensor):
+        dtype, ndim = value.dtype, value.ndim
+    elif isinstance(value, np.ndarray):
+        try:
+            dtype = dt.from_numpy(value.dtype)
+        except KeyError:
+            raise LaunchError(f"{where}, got {describe_arg(value)}") from None
+        ndim = value.ndim
+    else:
+        raise LaunchError(f"{where}, got {describe_arg(value)}")
+    if dtype != t.dtype or ndim != t.ndim:
+        raise LaunchError(f"{where}, got {describe_arg(value)}")
+
+
+def bind_array(param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
+    """A numpy argument is copied to a new tensor; if the kernel writes it, back afterwards."""
+    if isinstance(value, Tensor):
+        return BoundArray(value)
+    written = bool(param.access & ir.Access.WRITE)
+    return BoundArray(asarray(value), value if written else None)
+
+
+def check_args(kernel_name: str, params: dict[str, DType | ArrayType], args: tuple) -> None:
+    """Count, dtype and ndim of every argument; raises LaunchError before anything runs."""
+    if len(args) != len(params):
+        names = ", ".join(params)
+        raise LaunchError(f"{kernel_name}() takes {len(params)} argument(s) ({names}), "
+                          f"{len(args)} given")
+    for (name, t), value in zip(params.items(), args):
+        if isinstance(t, ArrayType):
+            check_array(kernel_name, name, t, value)
+        else:
+            scalar_value(kernel_name, name, t, value)
