@@ -12,12 +12,51 @@
 
 from __future__ import annotations
 
-from .builtins import (ceil, cos, exp, floor, global_id, grid, group_id, group_size, local_id,
-                       log, num_groups, pow, sin, sqrt, tanh)
-from .dtypes import (ArrayType, DType, bool_, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32,
-                     u64)
-from .errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
-                     KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory)
+from .builtins import (
+                       ceil,
+                       cos,
+                       exp,
+                       floor,
+                       global_id,
+                       grid,
+                       group_id,
+                       group_size,
+                       local_id,
+                       log,
+                       num_groups,
+                       pow,
+                       sin,
+                       sqrt,
+                       tanh,
+)
+from .dtypes import (
+                       Array,
+                       ArrayType,
+                       DType,
+                       bool_,
+                       constexpr,
+                       f16,
+                       f32,
+                       f64,
+                       i8,
+                       i16,
+                       i32,
+                       i64,
+                       u8,
+                       u16,
+                       u32,
+                       u64,
+)
+from .errors import (
+                       CompileError,
+                       DeviceError,
+                       DeviceLost,
+                       KernelAssertionError,
+                       KernelIndexError,
+                       KernelTypeError,
+                       LaunchError,
+                       OutOfDeviceMemory,
+)
 
 __version__ = "0.1.0"
 from .kernel import Kernel, kernel

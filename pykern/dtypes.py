@@ -113,3 +113,34 @@ def as_dtype(obj: object) -> DType:
         return from_numpy(obj)
     except (KeyError, TypeError) as e:
         raise TypeError(f"{obj!r} is not a pykern dtype") from e
+
+
+class _GenericArray:
+    """`pk.Array`: an array parameter of any dtype and ndim; the kernel is compiled once per
+    dtype/ndim it is launched with."""
+
+    def __repr__(self) -> str:
+        return "pk.Array"
+
+
+Array = _GenericArray()
+
+
+class constexpr:  # noqa: N801  (lower case, as users write it like a type)
+    """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one compiled
+    variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks a global the
+    same way (plain numbers are captured as constants anyway)."""
+
+    def __init__(self, value: object):
+        if not isinstance(value, (bool, int, float, str)):
+            raise TypeError(f"pk.constexpr takes a number, bool or str, not {type(value).__name__}")
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"pk.constexpr({self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, constexpr) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(("constexpr", self.value))

@@ -13,14 +13,15 @@ __all__ = [
 
 class CompileError(Exception):
     """What the user wrote cannot be compiled. The message starts `file.py:LINE:COL:`, names the
-    construct and shows the source line with a caret under the column."""
+    construct and shows the source line with a caret under the column. `line` and `col` are
+    1-based, as printed."""
 
     def __init__(self, message: str, file: str = "<unknown>", line: int = 0, col: int = 0,
                  source_line: str | None = None):
         self.file, self.line, self.col, self.reason = file, line, col, message
         text = f"{file}:{line}:{col}: {message}"
         if source_line is not None:
-            text += f"\n    {source_line.rstrip()}\n    {' ' * col}^"
+            text += f"\n    {source_line.rstrip()}\n    {' ' * max(col - 1, 0)}^"
         super().__init__(text)
 
 

@@ -333,6 +333,11 @@ class Kernel(Node):
     body: tuple[Stmt, ...]
     workgroup: tuple[int, int, int]
 
+    def __str__(self) -> str:
+        from .ir_format import format_kernel  # the printer depends on this module, not back
+
+        return format_kernel(self)
+
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:

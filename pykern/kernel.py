@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from . import ir
-from .dtypes import ArrayType, DType
+from .dtypes import ArrayType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
-from .launch import BoundArray, bind_array, check_args, normalize_grid, scalar_value
+from .launch import BoundArray, bind_array, normalize_grid, scalar_value, specialize
 from .runtime import get_device
 from .spirv.lower import SpirvModule, lower
 from .spirv.target import Target
@@ -53,7 +53,7 @@ class Kernel:
         self.workgroup = workgroup
         self.debug = debug
         self._source: KernelSource | None = None
-        self._params: dict[str, DType | ArrayType] | None = None
+        self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
         self._variants: dict[tuple, CompiledVariant] = {}
 
@@ -66,7 +66,8 @@ class Kernel:
         return self._source
 
     @property
-    def params(self) -> dict[str, DType | ArrayType]:
+    def params(self) -> dict[str, object]:
+        """Each parameter's annotation (a type, `pk.Array` or `pk.constexpr`)."""
         if self._params is None:
             self._params = signature(self.source)
         return self._params
@@ -75,14 +76,18 @@ class Kernel:
         return self.workgroup or DEFAULT_WORKGROUPS[grid_ndim]  # type: ignore[return-value]
 
     def _key(self, args: tuple, grid_ndim: int) -> tuple:
-        """Which variant `args` select (for now: only the workgroup shape varies)."""
-        check_args(self.__name__, self.params, args)
-        return (self._workgroup(grid_ndim),)
+        """Which variant `args` select: workgroup shape, parameter types (`pk.Array` ones take
+        the argument's dtype and ndim) and constexpr values."""
+        types, constants = specialize(self.__name__, self.params, args)
+        return (self._workgroup(grid_ndim), tuple(types.items()),
+                tuple((k, type(v).__name__, v) for k, v in constants.items()))
 
     def _translate(self, key: tuple) -> ir.Kernel:
         kernel_ir = self._irs.get(key)
         if kernel_ir is None:
-            kernel_ir = self._irs[key] = translate(self.source, self.params, key[0])
+            workgroup, types, constants = key
+            kernel_ir = self._irs[key] = translate(self.source, dict(types), workgroup,
+                                                   {k: v for k, _, v in constants})
         return kernel_ir
 
     def _variant(self, args: tuple, grid_ndim: int = 1) -> CompiledVariant:
@@ -138,7 +143,8 @@ class Kernel:
             raise e.with_traceback(None) from None
         arrays: dict[str, BoundArray] = {}
         values: dict[str, object] = {}
-        for param, value in zip(variant.ir.params, args):
+        runtime_args = [a for a, spec in zip(args, self.params.values()) if spec is not constexpr]
+        for param, value in zip(variant.ir.params, runtime_args):
             if isinstance(param.type, ArrayType):
                 bound = arrays[param.name] = bind_array(param, value)  # type: ignore[arg-type]
                 t = bound.tensor

@@ -15,8 +15,8 @@ from . import dtypes as dt
 from . import ir
 from .dtypes import ArrayType, DType
 from .errors import LaunchError
-from .tensor import Tensor, asarray
 from .frontend.typerules import int_range
+from .tensor import Tensor, asarray
 
 
 def describe_arg(value: object) -> str:
@@ -92,14 +92,54 @@ def bind_array(param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
     return BoundArray(asarray(value), value if written else None)
 
 
-def check_args(kernel_name: str, params: dict[str, DType | ArrayType], args: tuple) -> None:
-    """Count, dtype and ndim of every argument; raises LaunchError before anything runs."""
-    if len(args) != len(params):
-        names = ", ".join(params)
-        raise LaunchError(f"{kernel_name}() takes {len(params)} argument(s) ({names}), "
+def array_type_of(kernel_name: str, param: str, value: object) -> ArrayType:
+    """The ArrayType a `pk.Array` parameter takes from its argument."""
+    if isinstance(value, Tensor):
+        dtype, ndim = value.dtype, value.ndim
+    elif isinstance(value, np.ndarray):
+        try:
+            dtype = dt.from_numpy(value.dtype)
+        except KeyError:
+            raise LaunchError(f"{kernel_name}(): parameter '{param}' expects an array of a "
+                              f"pykern dtype, got {describe_arg(value)}") from None
+        ndim = value.ndim
+    else:
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' expects an array, got "
+                          f"{describe_arg(value)}")
+    if not 1 <= ndim <= 4:
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' expects 1 to 4 dimensions, got "
+                          f"{describe_arg(value)}")
+    return ArrayType(dtype, ndim)
+
+
+def constexpr_value(kernel_name: str, param: str, value: object) -> bool | int | float | str:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float, str)):
+        raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, bool "
+                          f"or str, got {describe_arg(value)}")
+    return value
+
+
+def specialize(kernel_name: str, specs: dict[str, object], args: tuple
+               ) -> tuple[dict[str, DType | ArrayType], dict[str, object]]:
+    """Checks count, dtype and ndim of every argument (LaunchError before anything runs) and
+    returns the concrete parameter types and the constexpr values these arguments select."""
+    if len(args) != len(specs):
+        names = ", ".join(specs)
+        raise LaunchError(f"{kernel_name}() takes {len(specs)} argument(s) ({names}), "
                           f"{len(args)} given")
-    for (name, t), value in zip(params.items(), args):
-        if isinstance(t, ArrayType):
-            check_array(kernel_name, name, t, value)
+    types: dict[str, DType | ArrayType] = {}
+    constants: dict[str, object] = {}
+    for (name, spec), value in zip(specs.items(), args):
+        if spec is dt.constexpr:
+            constants[name] = constexpr_value(kernel_name, name, value)
+        elif spec is dt.Array:
+            types[name] = array_type_of(kernel_name, name, value)
+        elif isinstance(spec, ArrayType):
+            check_array(kernel_name, name, spec, value)
+            types[name] = spec
         else:
-            scalar_value(kernel_name, name, t, value)
+            scalar_value(kernel_name, name, spec, value)  # type: ignore[arg-type]
+            types[name] = spec  # type: ignore[assignment]
+    return types, constants

@@ -5,9 +5,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 
-from ..dtypes import PYTHON_ALIASES, ArrayType, DType
-from ..errors import KernelTypeError
 from .. import ir
+from ..dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
+from ..errors import KernelTypeError
 from .source import KernelSource, load_source
 from .translator import Translator
 from .verify import verify
@@ -15,8 +15,12 @@ from .verify import verify
 __all__ = ["KernelSource", "load_source", "signature", "translate", "verify"]
 
 
-def signature(src: KernelSource) -> dict[str, DType | ArrayType]:
-    """Each parameter's annotated type. Every parameter needs one."""
+ParamSpec = DType | ArrayType | type(Array) | type[constexpr]
+
+
+def signature(src: KernelSource) -> dict[str, ParamSpec]:
+    """Each parameter's annotation: a scalar type, an array type, `pk.Array` (generic) or
+    `pk.constexpr`. Every parameter needs one."""
     fn = src.fn
     try:
         hints = inspect.get_annotations(fn, eval_str=True)
@@ -27,12 +31,12 @@ def signature(src: KernelSource) -> dict[str, DType | ArrayType]:
     for bad, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
         if bad is not None:
             raise src.error(bad, f"{what} parameters are not supported in a kernel")
-    out: dict[str, DType | ArrayType] = {}
+    out: dict[str, ParamSpec] = {}
     for arg in args.posonlyargs + args.args + args.kwonlyargs:
         hint = hints.get(arg.arg)
         if hint in PYTHON_ALIASES:
             hint = PYTHON_ALIASES[hint]
-        if not isinstance(hint, (DType, ArrayType)):
+        if not (isinstance(hint, (DType, ArrayType)) or hint is Array or hint is constexpr):
             what = "has no annotation" if hint is None else f"is annotated {hint!r}"
             raise src.error(arg, f"parameter '{arg.arg}' {what}: annotate it with a type such "
                                  "as pk.f32 or pk.f32[:]", KernelTypeError)
@@ -41,9 +45,11 @@ def signature(src: KernelSource) -> dict[str, DType | ArrayType]:
 
 
 def translate(src: KernelSource, params: Mapping[str, DType | ArrayType],
-              workgroup: tuple[int, int, int]) -> ir.Kernel:
-    """The typed IR of one variant of the kernel `src`, for these parameter types."""
-    kernel = Translator(src, params).kernel(workgroup)
+              workgroup: tuple[int, int, int],
+              constants: Mapping[str, object] | None = None) -> ir.Kernel:
+    """The typed IR of one variant of the kernel `src`, for these parameter types and the
+    values of its `pk.constexpr` parameters (which are not parameters of the IR)."""
+    kernel = Translator(src, params, constants or {}).kernel(workgroup)
     verify(kernel)
     return kernel
 

@@ -136,6 +136,8 @@ class ExprTranslator(ast.NodeVisitor):
             return ir.LocalRef(name=name, type=local.type, loc=self.loc(node))
         if name in self.assigned:
             raise self.error(node, f"local variable '{name}' is used before it is assigned")
+        if name in self.constants:
+            return PyConst(self.constants[name])  # type: ignore[arg-type]
         if name in self.params:
             ptype = self.params[name]
             if isinstance(ptype, ArrayType):
@@ -148,6 +150,8 @@ class ExprTranslator(ast.NodeVisitor):
         """A value captured from the enclosing scope at compile time."""
         if is_missing(obj):
             raise self.error(node, f"name '{name}' is not defined")
+        if isinstance(obj, dt.constexpr):
+            obj = obj.value
         if isinstance(obj, (bool, int, float, str)):
             return PyConst(obj)  # a str only takes part in constant comparisons
         if hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():  # numpy scalar
@@ -159,7 +163,8 @@ class ExprTranslator(ast.NodeVisitor):
         """The Python object a dotted name (`pk.sqrt`, `math.pi`) refers to, without evaluating
         anything else; `None` when the node is not a dotted name of a non-local object."""
         if isinstance(node, ast.Name):
-            if node.id in self.locals or node.id in self.params or node.id in self.assigned:
+            if (node.id in self.locals or node.id in self.params or node.id in self.assigned
+                    or node.id in self.constants):
                 return None
             obj = self.src.lookup(node.id)
             return None if is_missing(obj) else obj

@@ -37,7 +37,7 @@ class KernelSource:
         """A CompileError located at `node`, showing the source line with a caret."""
         loc = node if isinstance(node, Loc) else self.loc(node)
         line = linecache.getline(loc.file, loc.line) or None
-        return cls(message, loc.file, loc.line, loc.col - 1, line)
+        return cls(message, loc.file, loc.line, loc.col, line)
 
     def lookup(self, name: str) -> Any:
         """A non-local name as the function sees it: closure, then globals, then builtins.

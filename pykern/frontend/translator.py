@@ -18,9 +18,11 @@ class Translator(ExprTranslator):
     """One translation of one kernel variant. `visit` records the node being translated so an
     unexpected failure can still be reported at a location."""
 
-    def __init__(self, src: KernelSource, params: Mapping[str, DType | ArrayType]):
+    def __init__(self, src: KernelSource, params: Mapping[str, DType | ArrayType],
+                 constants: Mapping[str, object]):
         self.src = src
         self.params = dict(params)
+        self.constants = dict(constants)
         self.locals: dict[str, ir.Local] = {}
         self.access: dict[str, ir.Access] = {n: ir.Access.NONE for n, t in params.items()
                                              if isinstance(t, ArrayType)}
@@ -61,6 +63,9 @@ class Translator(ExprTranslator):
                 self.locals[name] = ir.Local(name=name, type=t, loc=loc)
                 prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t,
                                                                           loc=loc), loc=loc))
+        for name in self.constants:
+            if name in self.assigned:
+                raise self.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
         body = self.block(strip_docstring(fn.body))
         params = tuple(
             ir.Param(name=n, type=t, access=self.access.get(n, ir.Access.NONE), loc=loc)
