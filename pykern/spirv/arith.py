@@ -1,0 +1,146 @@
+"""Binary and unary operators: one table entry per (operator, kind of operand type).
+
+Kinds are numpy's letters, as `DType.kind`: 'i' signed int, 'u' unsigned int, 'f' float, 'b'
+bool. An entry takes the lowering context, the operand SPIR-V type and the operand ids, and
+returns the result id. A missing entry is a frontend bug (it must have inserted a cast).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pykern.dtypes import DType
+from pykern.ir import BinOpKind as B
+from pykern.ir import UnaryOpKind as U
+
+from . import pysemantics as py
+from .context import LoweringContext
+from .function import FunctionBuilder as FB
+from .grammar import GLSL
+from .types import BOOL, U32, ScalarType
+
+Binary = Callable[[LoweringContext, ScalarType, int, int], int]
+Unary = Callable[[LoweringContext, ScalarType, int], int]
+
+
+def binary(ctx: LoweringContext, op: B, dtype: DType, a: int, b: int) -> int:
+    """`a op b` for operands of `dtype` (the result type follows from the operator)."""
+    entry = BINARY.get((op, dtype.kind))
+    if entry is None:
+        raise AssertionError(f"no lowering for {op.name} on {dtype.name} (frontend bug?)")
+    return entry(ctx, ctx.type_of(dtype), a, b)
+
+
+def unary(ctx: LoweringContext, op: U, dtype: DType, a: int) -> int:
+    """`op a` for an operand of `dtype`."""
+    entry = UNARY.get((op, dtype.kind))
+    if entry is None:
+        raise AssertionError(f"no lowering for {op.name} on {dtype.name} (frontend bug?)")
+    return entry(ctx, ctx.type_of(dtype), a)
+
+
+# ---------------------------------------------------------------- entry makers
+
+
+def _same(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+    """An instruction whose result has the operand type."""
+    return lambda ctx, ty, a, b: method(ctx.fn, ty, a, b)
+
+
+def _test(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+    """A comparison: the result is a bool."""
+    return lambda ctx, ty, a, b: method(ctx.fn, BOOL, a, b)
+
+
+def _glsl(instruction: GLSL) -> Binary:
+    return lambda ctx, ty, a, b: ctx.fn.glsl(ty, instruction, a, b)
+
+
+def _bool_order(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+    """An ordering of bools (False < True), compared as the u32 0/1."""
+    def compare(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+        one, zero = ctx.const(U32, 1), ctx.const(U32, 0)
+        fn = ctx.fn
+        return method(fn, BOOL, fn.select(U32, a, one, zero), fn.select(U32, b, one, zero))
+    return compare
+
+
+def _unary(method: Callable[[FB, ScalarType, int], int]) -> Unary:
+    return lambda ctx, ty, a: method(ctx.fn, ty, a)
+
+
+def _unary_glsl(instruction: GLSL) -> Unary:
+    return lambda ctx, ty, a: ctx.fn.glsl(ty, instruction, a)
+
+
+def _identity(ctx: LoweringContext, ty: ScalarType, a: int) -> int:
+    return a
+
+
+INTS = ("i", "u")
+
+BINARY: dict[tuple[B, str], Binary] = {
+    **{(B.ADD, k): _same(FB.i_add) for k in INTS},
+    **{(B.SUB, k): _same(FB.i_sub) for k in INTS},
+    **{(B.MUL, k): _same(FB.i_mul) for k in INTS},
+    (B.ADD, "f"): _same(FB.f_add),
+    (B.SUB, "f"): _same(FB.f_sub),
+    (B.MUL, "f"): _same(FB.f_mul),
+    (B.DIV, "f"): _same(FB.f_div),
+    (B.FLOORDIV, "i"): py.signed_floordiv,
+    (B.FLOORDIV, "u"): _same(FB.u_div),
+    (B.FLOORDIV, "f"): py.float_floordiv,
+    (B.MOD, "i"): py.signed_mod,
+    (B.MOD, "u"): _same(FB.u_mod),
+    (B.MOD, "f"): py.float_mod,
+    **{(B.POW, k): py.int_pow for k in INTS},
+    (B.POW, "f"): py.float_pow,
+    **{(B.BIT_AND, k): _same(FB.bitwise_and) for k in INTS},
+    **{(B.BIT_OR, k): _same(FB.bitwise_or) for k in INTS},
+    **{(B.BIT_XOR, k): _same(FB.bitwise_xor) for k in INTS},
+    (B.BIT_AND, "b"): _same(FB.logical_and),
+    (B.BIT_OR, "b"): _same(FB.logical_or),
+    (B.BIT_XOR, "b"): _same(FB.logical_not_equal),
+    **{(B.LSHIFT, k): py.shift_left for k in INTS},
+    **{(B.RSHIFT, k): py.shift_right for k in INTS},
+    (B.MIN, "i"): _glsl(GLSL.SMin),
+    (B.MIN, "u"): _glsl(GLSL.UMin),
+    (B.MIN, "f"): _glsl(GLSL.NMin),
+    (B.MIN, "b"): _same(FB.logical_and),
+    (B.MAX, "i"): _glsl(GLSL.SMax),
+    (B.MAX, "u"): _glsl(GLSL.UMax),
+    (B.MAX, "f"): _glsl(GLSL.NMax),
+    (B.MAX, "b"): _same(FB.logical_or),
+    **{(B.EQ, k): _test(FB.i_equal) for k in INTS},
+    **{(B.NE, k): _test(FB.i_not_equal) for k in INTS},
+    (B.EQ, "f"): _test(FB.f_ord_equal),
+    (B.NE, "f"): _test(FB.f_unord_not_equal),  # nan != nan is True, as in Python
+    (B.EQ, "b"): _test(FB.logical_equal),
+    (B.NE, "b"): _test(FB.logical_not_equal),
+    (B.LT, "i"): _test(FB.s_less_than),
+    (B.LE, "i"): _test(FB.s_less_than_equal),
+    (B.GT, "i"): _test(FB.s_greater_than),
+    (B.GE, "i"): _test(FB.s_greater_than_equal),
+    (B.LT, "u"): _test(FB.u_less_than),
+    (B.LE, "u"): _test(FB.u_less_than_equal),
+    (B.GT, "u"): _test(FB.u_greater_than),
+    (B.GE, "u"): _test(FB.u_greater_than_equal),
+    (B.LT, "f"): _test(FB.f_ord_less_than),
+    (B.LE, "f"): _test(FB.f_ord_less_than_equal),
+    (B.GT, "f"): _test(FB.f_ord_greater_than),
+    (B.GE, "f"): _test(FB.f_ord_greater_than_equal),
+    (B.LT, "b"): _bool_order(FB.u_less_than),
+    (B.LE, "b"): _bool_order(FB.u_less_than_equal),
+    (B.GT, "b"): _bool_order(FB.u_greater_than),
+    (B.GE, "b"): _bool_order(FB.u_greater_than_equal),
+}
+
+UNARY: dict[tuple[U, str], Unary] = {
+    **{(U.NEG, k): _unary(FB.s_negate) for k in INTS},  # wraps, also for unsigned
+    (U.NEG, "f"): _unary(FB.f_negate),
+    (U.NOT, "b"): _unary(FB.logical_not),
+    **{(U.INVERT, k): _unary(FB.not_) for k in INTS},
+    (U.ABS, "i"): _unary_glsl(GLSL.SAbs),
+    (U.ABS, "u"): _identity,
+    (U.ABS, "f"): _unary_glsl(GLSL.FAbs),
+}

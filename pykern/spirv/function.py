@@ -1,0 +1,295 @@
+"""Builds one function body: blocks, Function-storage variables, one method per opcode.
+
+Methods take result types as keys (`pykern.spirv.types`) and operands as ids, and return the
+result id. A block ends with a terminator (branch, return, unreachable); after it the builder
+has no open block until `begin_block`, and emitting into a closed block is a bug (AssertionError).
+"""
+
+from __future__ import annotations
+
+from .grammar import GLSL, Decoration, FunctionControl, LoopControl, Op, SelectionControl, StorageClass
+from .instruction import Instruction
+from .module import ModuleBuilder
+from .types import VOID, FunctionType, PointerType, SpirvType
+
+GLSL_STD_450 = "GLSL.std.450"
+
+
+class FunctionBuilder:
+    """A function of `result` type without parameters (all pykern needs for kernels so far).
+
+    The entry block is open after construction. Variables are collected apart and placed at the
+    top of the entry block by `finish`, as SPIR-V requires, wherever in the body they were asked
+    for.
+    """
+
+    def __init__(self, module: ModuleBuilder, result: SpirvType = VOID,
+                 name: str | None = None) -> None:
+        self.module = module
+        self.result = result
+        self.id = module.new_id()
+        if name is not None:
+            module.name(self.id, name)
+        self._variables: list[Instruction] = []
+        self._blocks: list[tuple[int, list[Instruction]]] = []
+        self._current: list[Instruction] | None = None
+        self.begin_block(self.new_label())
+
+    # ------------------------------------------------------------ blocks
+
+    def new_label(self) -> int:
+        """An id for a block that `begin_block` will start later."""
+        return self.module.new_id()
+
+    def begin_block(self, label: int) -> None:
+        assert self._current is None, "the previous block has no terminator"
+        self._current = []
+        self._blocks.append((label, self._current))
+
+    @property
+    def is_open(self) -> bool:
+        """True while the current block has no terminator (code emitted now is reachable)."""
+        return self._current is not None
+
+    def variable(self, pointee: SpirvType, name: str | None = None) -> int:
+        """A Function-storage variable; returns the pointer id."""
+        pointer = self.module.type_id(PointerType(StorageClass.Function, pointee))
+        result = self.module.new_id()
+        self._variables.append(
+            Instruction(Op.Variable, pointer, result, (StorageClass.Function,)))
+        if name is not None:
+            self.module.name(result, name)
+        return result
+
+    def finish(self) -> None:
+        """Closes the function (a still-open last block returns) and adds it to the module."""
+        if self.is_open:
+            self.return_()
+        fn_type = self.module.type_id(FunctionType(self.result))
+        out = [Instruction(Op.Function, self.module.type_id(self.result), self.id,
+                           (FunctionControl.None_, fn_type))]
+        for index, (label, body) in enumerate(self._blocks):
+            out.append(Instruction(Op.Label, None, label))
+            if index == 0:
+                out.extend(self._variables)
+            out.extend(body)
+        out.append(Instruction(Op.FunctionEnd))
+        self.module.add_function(out)
+
+    # ------------------------------------------------------------ emission primitives
+
+    def _emit(self, opcode: Op, result_type: SpirvType, *operands: int) -> int:
+        assert self._current is not None, f"Op{opcode.name} after a terminator"
+        result = self.module.new_id()
+        self._current.append(
+            Instruction(opcode, self.module.type_id(result_type), result, operands))
+        return result
+
+    def _emit_void(self, opcode: Op, *operands: int) -> None:
+        assert self._current is not None, f"Op{opcode.name} after a terminator"
+        self._current.append(Instruction(opcode, operands=operands))
+
+    def _terminate(self, opcode: Op, *operands: int) -> None:
+        self._emit_void(opcode, *operands)
+        self._current = None
+
+    def _exact(self, opcode: Op, ty: SpirvType, a: int, b: int) -> int:
+        # pykern promises numpy's results for + - *: the driver may not fuse them into an FMA
+        result = self._emit(opcode, ty, a, b)
+        self.module.decorate(result, Decoration.NoContraction)
+        return result
+
+    # ------------------------------------------------------------ memory
+
+    def load(self, ty: SpirvType, pointer: int) -> int:
+        return self._emit(Op.Load, ty, pointer)
+
+    def store(self, pointer: int, value: int) -> None:
+        self._emit_void(Op.Store, pointer, value)
+
+    def access_chain(self, pointer_type: PointerType, base: int, *indices: int) -> int:
+        return self._emit(Op.AccessChain, pointer_type, base, *indices)
+
+    def composite_extract(self, ty: SpirvType, composite: int, *indices: int) -> int:
+        return self._emit(Op.CompositeExtract, ty, composite, *indices)
+
+    # ------------------------------------------------------------ integer arithmetic
+
+    def i_add(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.IAdd, ty, a, b)
+
+    def i_sub(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.ISub, ty, a, b)
+
+    def i_mul(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.IMul, ty, a, b)
+
+    def u_div(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.UDiv, ty, a, b)
+
+    def u_mod(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.UMod, ty, a, b)
+
+    def s_negate(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.SNegate, ty, a)
+
+    # ------------------------------------------------------------ float arithmetic
+
+    def f_add(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._exact(Op.FAdd, ty, a, b)
+
+    def f_sub(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._exact(Op.FSub, ty, a, b)
+
+    def f_mul(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._exact(Op.FMul, ty, a, b)
+
+    def f_div(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FDiv, ty, a, b)
+
+    def f_negate(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.FNegate, ty, a)
+
+    # ------------------------------------------------------------ bits and logic
+
+    def bitwise_and(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.BitwiseAnd, ty, a, b)
+
+    def bitwise_or(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.BitwiseOr, ty, a, b)
+
+    def bitwise_xor(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.BitwiseXor, ty, a, b)
+
+    def not_(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.Not, ty, a)
+
+    def shift_left_logical(self, ty: SpirvType, a: int, count: int) -> int:
+        return self._emit(Op.ShiftLeftLogical, ty, a, count)
+
+    def shift_right_logical(self, ty: SpirvType, a: int, count: int) -> int:
+        return self._emit(Op.ShiftRightLogical, ty, a, count)
+
+    def shift_right_arithmetic(self, ty: SpirvType, a: int, count: int) -> int:
+        return self._emit(Op.ShiftRightArithmetic, ty, a, count)
+
+    def logical_and(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.LogicalAnd, ty, a, b)
+
+    def logical_or(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.LogicalOr, ty, a, b)
+
+    def logical_not(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.LogicalNot, ty, a)
+
+    def logical_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.LogicalEqual, ty, a, b)
+
+    def logical_not_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.LogicalNotEqual, ty, a, b)
+
+    def select(self, ty: SpirvType, cond: int, a: int, b: int) -> int:
+        return self._emit(Op.Select, ty, cond, a, b)
+
+    # ------------------------------------------------------------ comparisons
+
+    def i_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.IEqual, ty, a, b)
+
+    def i_not_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.INotEqual, ty, a, b)
+
+    def s_less_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.SLessThan, ty, a, b)
+
+    def s_less_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.SLessThanEqual, ty, a, b)
+
+    def s_greater_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.SGreaterThan, ty, a, b)
+
+    def s_greater_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.SGreaterThanEqual, ty, a, b)
+
+    def u_less_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.ULessThan, ty, a, b)
+
+    def u_less_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.ULessThanEqual, ty, a, b)
+
+    def u_greater_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.UGreaterThan, ty, a, b)
+
+    def u_greater_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.UGreaterThanEqual, ty, a, b)
+
+    def f_ord_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FOrdEqual, ty, a, b)
+
+    def f_unord_not_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FUnordNotEqual, ty, a, b)
+
+    def f_ord_less_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FOrdLessThan, ty, a, b)
+
+    def f_ord_less_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FOrdLessThanEqual, ty, a, b)
+
+    def f_ord_greater_than(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FOrdGreaterThan, ty, a, b)
+
+    def f_ord_greater_than_equal(self, ty: SpirvType, a: int, b: int) -> int:
+        return self._emit(Op.FOrdGreaterThanEqual, ty, a, b)
+
+    # ------------------------------------------------------------ conversions
+
+    def convert_f_to_s(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.ConvertFToS, ty, a)
+
+    def convert_f_to_u(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.ConvertFToU, ty, a)
+
+    def convert_s_to_f(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.ConvertSToF, ty, a)
+
+    def convert_u_to_f(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.ConvertUToF, ty, a)
+
+    def s_convert(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.SConvert, ty, a)
+
+    def u_convert(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.UConvert, ty, a)
+
+    def f_convert(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.FConvert, ty, a)
+
+    def bitcast(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.Bitcast, ty, a)
+
+    # ------------------------------------------------------------ extended instructions
+
+    def glsl(self, ty: SpirvType, instruction: GLSL, *args: int) -> int:
+        """A GLSL.std.450 instruction (the set is imported on first use)."""
+        ext = self.module.ext_import(GLSL_STD_450)
+        return self._emit(Op.ExtInst, ty, ext, instruction, *args)
+
+    # ------------------------------------------------------------ control flow
+
+    def selection_merge(self, merge: int) -> None:
+        self._emit_void(Op.SelectionMerge, merge, SelectionControl.None_)
+
+    def loop_merge(self, merge: int, continue_target: int) -> None:
+        self._emit_void(Op.LoopMerge, merge, continue_target, LoopControl.None_)
+
+    def branch(self, target: int) -> None:
+        self._terminate(Op.Branch, target)
+
+    def branch_conditional(self, cond: int, true_label: int, false_label: int) -> None:
+        self._terminate(Op.BranchConditional, cond, true_label, false_label)
+
+    def return_(self) -> None:
+        self._terminate(Op.Return)
+
+    def unreachable(self) -> None:
+        self._terminate(Op.Unreachable)

@@ -1,0 +1,72 @@
+"""Planning a kernel's bindings: its storage buffers and the layout of its argument block.
+
+The argument block holds, in this order:
+
+- `grid0 grid1 grid2`, `base0 base1 base2` (u32): the launch's logical size and the first
+  invocation of the current dispatch (see `BindingLayout`);
+- each scalar parameter, by name, in parameter order (bool_ as a u32 0/1: bools never live in
+  memory);
+- per array parameter, in parameter order: `NAME.offset`, `NAME.shape0..`, `NAME.stride0..`
+  (i32, in elements).
+
+Each array parameter gets a storage buffer at the binding equal to its rank among the array
+parameters. The launcher packs values into the block in exactly this field order.
+"""
+
+from __future__ import annotations
+
+from pykern import ir
+from pykern.dtypes import DType
+from pykern.runtime.layout import BindingLayout, BufferSlot
+
+GRID_FIELDS = ("grid0", "grid1", "grid2")
+BASE_FIELDS = ("base0", "base1", "base2")
+
+# the `struct` format of each scalar parameter's field, by dtype name
+SCALAR_FORMATS = {
+    "bool_": "I", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "f16": "e",
+    "i32": "i", "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d",
+}
+ARRAY_FIELD_FORMAT = "i"
+
+
+def plan_layout(kernel: ir.Kernel, max_push_size: int = 128) -> BindingLayout:
+    """The binding layout of `kernel`: push constants when the block fits `max_push_size`
+    bytes, a uniform buffer bound after the storage buffers otherwise.
+
+    >>> from pykern import dtypes as dt
+    >>> k = ir.Kernel(name="k", params=(ir.Param(name="x", type=dt.f32[:]),), locals=(),
+    ...               body=(), workgroup=(64, 1, 1))
+    >>> [f.name for f in plan_layout(k).fields][6:]
+    ['x.offset', 'x.shape0', 'x.stride0']
+    """
+    arrays = [p for p in kernel.params if p.is_array]
+    buffers = [
+        BufferSlot(binding, p.name, readable=bool(p.access & ir.Access.READ) or not p.access,
+                   writable=bool(p.access & ir.Access.WRITE))
+        for binding, p in enumerate(arrays)
+    ]
+    fields = [(name, "I") for name in GRID_FIELDS + BASE_FIELDS]
+    fields += [(p.name, scalar_format(p.type)) for p in kernel.params if not p.is_array]
+    for p in arrays:
+        fields.append((offset_field(p.name), ARRAY_FIELD_FORMAT))
+        fields += [(shape_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
+        fields += [(stride_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
+    return BindingLayout.build(buffers, fields, kernel.workgroup, max_push_size)
+
+
+def scalar_format(dtype: DType) -> str:
+    """The `struct` format character a scalar parameter of `dtype` is passed as."""
+    return SCALAR_FORMATS[dtype.name]
+
+
+def offset_field(array: str) -> str:
+    return f"{array}.offset"
+
+
+def shape_field(array: str, axis: int) -> str:
+    return f"{array}.shape{axis}"
+
+
+def stride_field(array: str, axis: int) -> str:
+    return f"{array}.stride{axis}"

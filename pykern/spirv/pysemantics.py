@@ -1,0 +1,216 @@
+"""Python's meaning of `//`, `%`, `**` and shifts, built from SPIR-V instructions that are
+defined for every operand.
+
+SPIR-V's OpSDiv/OpSRem/OpSMod truncate or are undefined for negative operands on Vulkan, and
+GLSL's Pow is undefined for a negative or zero base, so these are spelled out with unsigned
+division, selects and (for integer powers) a loop.
+"""
+
+from __future__ import annotations
+
+from .context import LoweringContext
+from .control import begin_loop, end_loop, enter_body
+from .grammar import GLSL
+from .typemap import unsigned
+from .types import BOOL, FloatType, IntType
+
+# ---------------------------------------------------------------- signed // and %
+
+
+def signed_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
+    """`a // b` rounding toward -inf: the quotient of |a| by |b|, negated, minus one when the
+    signs differ and the division is inexact (-q - 1 is ~q). INT_MIN // -1 wraps to INT_MIN."""
+    parts = _DivMod(ctx, ty, a, b)
+    fn, uty = ctx.fn, parts.uty
+    negated = fn.select(uty, parts.inexact, fn.not_(uty, parts.uq), fn.s_negate(uty, parts.uq))
+    return fn.bitcast(ty, fn.select(uty, parts.signs_differ, negated, parts.uq))
+
+
+def signed_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
+    """`a % b` with the sign of `b`: |b| - r when the signs differ (and r != 0), then signed
+    like `b`."""
+    parts = _DivMod(ctx, ty, a, b)
+    fn, uty = ctx.fn, parts.uty
+    flip = fn.logical_and(BOOL, parts.signs_differ, parts.inexact)
+    magnitude = fn.select(uty, flip, fn.i_sub(uty, parts.ub, parts.ur), parts.ur)
+    signed_like_b = fn.select(uty, parts.b_negative, fn.s_negate(uty, magnitude), magnitude)
+    return fn.bitcast(ty, signed_like_b)
+
+
+class _DivMod:
+    """Unsigned quotient and remainder of |a| and |b|, and the sign facts about a and b."""
+
+    def __init__(self, ctx: LoweringContext, ty: IntType, a: int, b: int) -> None:
+        fn = ctx.fn
+        self.uty = uty = unsigned(ty)
+        zero = ctx.const(ty, 0)
+        a_negative = fn.s_less_than(BOOL, a, zero)
+        self.b_negative = fn.s_less_than(BOOL, b, zero)
+        # |x| through a wrapping negation: |INT_MIN| is 2**(bits-1) once read as unsigned
+        ua = fn.bitcast(uty, fn.select(ty, a_negative, fn.s_negate(ty, a), a))
+        self.ub = fn.bitcast(uty, fn.select(ty, self.b_negative, fn.s_negate(ty, b), b))
+        self.uq = fn.u_div(uty, ua, self.ub)
+        self.ur = fn.u_mod(uty, ua, self.ub)
+        self.signs_differ = fn.logical_not_equal(BOOL, a_negative, self.b_negative)
+        self.inexact = fn.i_not_equal(BOOL, self.ur, ctx.const(uty, 0))
+
+
+# ---------------------------------------------------------------- float // and %
+
+
+def float_floordiv(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
+    """`floor(a / b)`."""
+    return ctx.fn.glsl(ty, GLSL.Floor, ctx.fn.f_div(ty, a, b))
+
+
+def float_mod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
+    """`a - b * floor(a / b)` (sign of b), the multiply and subtract kept unfused."""
+    fn = ctx.fn
+    return fn.f_sub(ty, a, fn.f_mul(ty, b, float_floordiv(ctx, ty, a, b)))
+
+
+# ---------------------------------------------------------------- **
+
+
+def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
+    """`base ** exponent` by square-and-multiply over the exponent's bits (at most `bits`
+    iterations), wrapping. A negative exponent gives 0, except for a base of 1 or -1, which give
+    1 or (-1) ** |exponent|, the integer part of Python's float result."""
+    fn = ctx.fn
+    uty = unsigned(ty)
+    uzero, uone = ctx.const(uty, 0), ctx.const(uty, 1)
+    result_var = fn.variable(ty, "pow.result")
+    base_var = fn.variable(ty, "pow.base")
+    exp_var = fn.variable(uty, "pow.exp")
+    negative_exp = None
+    magnitude = exponent
+    if ty.signed:
+        negative_exp = fn.s_less_than(BOOL, exponent, ctx.const(ty, 0))
+        magnitude = fn.bitcast(
+            uty, fn.select(ty, negative_exp, fn.s_negate(ty, exponent), exponent))
+    fn.store(result_var, ctx.const(ty, 1))
+    fn.store(base_var, base)
+    fn.store(exp_var, magnitude)
+
+    loop = begin_loop(fn)
+    enter_body(fn, loop, fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero))
+    e = fn.load(uty, exp_var)
+    r = fn.load(ty, result_var)
+    b = fn.load(ty, base_var)
+    odd = fn.i_not_equal(BOOL, fn.bitwise_and(uty, e, uone), uzero)
+    fn.store(result_var, fn.select(ty, odd, fn.i_mul(ty, r, b), r))
+    fn.store(base_var, fn.i_mul(ty, b, b))
+    fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
+    end_loop(fn, loop)
+
+    result = fn.load(ty, result_var)
+    if negative_exp is None:
+        return result
+    unit = fn.logical_or(BOOL, fn.i_equal(BOOL, base, ctx.const(ty, 1)),
+                         fn.i_equal(BOOL, base, ctx.const(ty, -1)))
+    vanishes = fn.logical_and(BOOL, negative_exp, fn.logical_not(BOOL, unit))
+    return fn.select(ty, vanishes, ctx.const(ty, 0), result)
+
+
+def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
+    """Python's (and numpy's) `x ** y` from GLSL Pow(|x|, y), which is undefined for x <= 0:
+
+    - x < 0 and y integral: the sign of (-1) ** y; x < 0 (finite) and y not integral: NaN;
+    - x == ±0: y > 0 gives 0 (x itself for odd y), y < 0 gives inf (1/x for odd y);
+    - y == 0, x == 1, and x == -1 with y = ±inf give 1 (even for NaN operands).
+    """
+    fn = ctx.fn
+
+    def c(value: float) -> int:
+        return ctx.const(ty, value)
+
+    zero, one, inf = c(0.0), c(1.0), c(float("inf"))
+    ax = fn.glsl(ty, GLSL.FAbs, x)
+    result = fn.glsl(ty, GLSL.Pow, ax, y)
+
+    integral = fn.f_ord_equal(BOOL, fn.glsl(ty, GLSL.Floor, y), y)
+    half = fn.f_mul(ty, y, c(0.5))
+    odd = fn.logical_and(
+        BOOL, integral, fn.f_unord_not_equal(BOOL, fn.glsl(ty, GLSL.Floor, half), half))
+    negative = fn.f_ord_less_than(BOOL, x, zero)
+    result = fn.select(ty, fn.logical_and(BOOL, negative, odd), fn.f_negate(ty, result), result)
+    finite_negative = fn.logical_and(BOOL, negative, fn.f_ord_less_than(BOOL, ax, inf))
+    no_real_root = fn.logical_and(BOOL, finite_negative, fn.logical_not(BOOL, integral))
+    result = fn.select(ty, no_real_root, c(float("nan")), result)
+
+    positive_y = fn.select(ty, odd, x, zero)
+    negative_y = fn.select(ty, odd, fn.f_div(ty, one, x), inf)
+    zero_base = fn.select(ty, fn.f_ord_greater_than(BOOL, y, zero), positive_y,
+                          fn.select(ty, fn.f_ord_less_than(BOOL, y, zero), negative_y,
+                                    c(float("nan"))))
+    result = fn.select(ty, fn.f_ord_equal(BOOL, x, zero), zero_base, result)
+
+    minus_one_inf = fn.logical_and(BOOL, fn.f_ord_equal(BOOL, x, c(-1.0)),
+                                   fn.f_ord_equal(BOOL, fn.glsl(ty, GLSL.FAbs, y), inf))
+    unit = fn.logical_or(BOOL, fn.f_ord_equal(BOOL, y, zero), fn.f_ord_equal(BOOL, x, one))
+    return fn.select(ty, fn.logical_or(BOOL, unit, minus_one_inf), one, result)
+
+
+# ---------------------------------------------------------------- << and >>
+
+
+def shift_left(ctx: LoweringContext, ty: IntType, a: int, count: int) -> int:
+    """`a << count` wrapped to the type: 0 once count >= bits (SPIR-V leaves that undefined)."""
+    fn = ctx.fn
+    shifted = fn.shift_left_logical(ty, a, count)
+    return fn.select(ty, _shift_out(ctx, ty, count), ctx.const(ty, 0), shifted)
+
+
+def shift_right(ctx: LoweringContext, ty: IntType, a: int, count: int) -> int:
+    """`a >> count`: arithmetic for signed (count clamped to bits - 1, giving 0 or -1),
+    logical for unsigned (0 once count >= bits)."""
+    fn = ctx.fn
+    too_far = _shift_out(ctx, ty, count)
+    if ty.signed:
+        clamped = fn.select(ty, too_far, ctx.const(ty, ty.bits - 1), count)
+        return fn.shift_right_arithmetic(ty, a, clamped)
+    return fn.select(ty, too_far, ctx.const(ty, 0), fn.shift_right_logical(ty, a, count))
+
+
+def _shift_out(ctx: LoweringContext, ty: IntType, count: int) -> int:
+    # an unsigned compare also sends negative counts (an error in Python) this way
+    return ctx.fn.u_greater_than_equal(BOOL, count, ctx.const(ty, ty.bits))
+
+
+# ---------------------------------------------------------------- range()
+
+
+def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step: int,
+                 known_step: int | None) -> int:
+    """`len(range(start, stop, step))` as an unsigned int of `ty`'s width, exact for every
+    start/stop of the type (the difference of two values of the type always fits the unsigned
+    type). `known_step` is the step when it is a constant: then only one direction is emitted.
+    An unsigned range only counts up."""
+    fn = ctx.fn
+    uty = unsigned(ty)
+
+    def count(low: int, high: int, magnitude: int, unit_step: bool) -> int:
+        # low < high: (high - low - 1) // |step| + 1 iterations, else none
+        distance = fn.i_sub(ty, high, low)
+        if ty.signed:
+            distance = fn.bitcast(uty, distance)
+        if not unit_step:
+            uone = ctx.const(uty, 1)
+            distance = fn.i_add(uty, fn.u_div(uty, fn.i_sub(uty, distance, uone), magnitude),
+                                uone)
+        less = (fn.s_less_than if ty.signed else fn.u_less_than)(BOOL, low, high)
+        return fn.select(uty, less, distance, ctx.const(uty, 0))
+
+    def up() -> int:
+        magnitude = step if not ty.signed else fn.bitcast(uty, step)
+        return count(start, stop, magnitude, known_step == 1)
+
+    def down() -> int:
+        magnitude = fn.bitcast(uty, fn.s_negate(ty, step))
+        return count(stop, start, magnitude, known_step == -1)
+
+    if not ty.signed or (known_step is not None and known_step > 0):
+        return up()
+    if known_step is not None:
+        return down()
+    return fn.select(uty, fn.s_greater_than(BOOL, step, ctx.const(ty, 0)), up(), down())

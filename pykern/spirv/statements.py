@@ -1,0 +1,109 @@
+"""Lowering of IR statements and structured control flow: one method per statement class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pykern import ir
+
+from .context import LoweringContext
+from .control import Loop, begin_loop, end_loop, enter_body, selection
+from .expressions import ExpressionLowering
+from .pysemantics import range_length
+from .typemap import unsigned
+from .types import BOOL, IntType
+
+
+class StatementLowering:
+    """Emits statements into the kernel's function; keeps the stack of enclosing loops."""
+
+    def __init__(self, ctx: LoweringContext) -> None:
+        self.ctx = ctx
+        self.fn = ctx.fn
+        self.expr = ExpressionLowering(ctx)
+        self._loops: list[Loop] = []
+
+    def lower_block(self, stmts: Sequence[ir.Stmt]) -> None:
+        """Emits `stmts` in order. Statements after one that left the block (return, break,
+        continue, or an if whose every branch did) are dead and not emitted: SPIR-V has no
+        place for instructions after a block's terminator."""
+        for stmt in stmts:
+            if not self.fn.is_open:
+                return
+            method = _DISPATCH.get(type(stmt))
+            if method is None:
+                raise AssertionError(f"no lowering for IR statement {type(stmt).__name__}")
+            method(self, stmt)
+
+    def _assign(self, s: ir.Assign) -> None:
+        self.fn.store(self.ctx.locals[s.name], self.expr.lower(s.value))
+
+    def _store(self, s: ir.Store) -> None:
+        # Python evaluates the value before the subscript of the target
+        value = self.expr.lower(s.value)
+        indices = tuple(self.expr.lower(i) for i in s.indices)
+        self.ctx.resources.store_element(self.fn, s.array, indices, value)
+
+    def _if(self, s: ir.If) -> None:
+        cond = self.expr.lower(s.cond)
+        orelse = (lambda: self.lower_block(s.orelse)) if s.orelse else None
+        selection(self.fn, cond, lambda: self.lower_block(s.body), orelse)
+
+    def _while(self, s: ir.While) -> None:
+        loop = begin_loop(self.fn)
+        enter_body(self.fn, loop, self.expr.lower(s.cond))
+        self._loop_body(loop, s.body)
+        end_loop(self.fn, loop)
+
+    def _for_range(self, s: ir.ForRange) -> None:
+        # Python: bounds evaluated once, in order; the loop runs on hidden variables (the next
+        # value and the iterations left), so assigning to `var` in the body changes nothing.
+        fn, ctx = self.fn, self.ctx
+        ty = ctx.type_of(s.start.type)
+        assert isinstance(ty, IntType), f"range over {s.start.type.name}"
+        uty = unsigned(ty)
+        start, stop, step = (self.expr.lower(e) for e in (s.start, s.stop, s.step))
+        known_step = s.step.value if isinstance(s.step, ir.Const) else None
+        trips = range_length(ctx, ty, start, stop, step, known_step)
+        next_var = fn.variable(ty, f"{s.var}.next")
+        left_var = fn.variable(uty, f"{s.var}.left")
+        fn.store(next_var, start)
+        fn.store(left_var, trips)
+
+        loop = begin_loop(fn)
+        left = fn.load(uty, left_var)
+        enter_body(fn, loop, fn.i_not_equal(BOOL, left, ctx.const(uty, 0)))
+        fn.store(ctx.locals[s.var], fn.load(ty, next_var))
+        self._loop_body(loop, s.body)
+
+        def advance() -> None:
+            fn.store(next_var, fn.i_add(ty, fn.load(ty, next_var), step))
+            fn.store(left_var, fn.i_sub(uty, fn.load(uty, left_var), ctx.const(uty, 1)))
+
+        end_loop(fn, loop, advance)
+
+    def _loop_body(self, loop: Loop, body: Sequence[ir.Stmt]) -> None:
+        self._loops.append(loop)
+        self.lower_block(body)
+        self._loops.pop()
+
+    def _break(self, s: ir.Break) -> None:
+        self.fn.branch(self._loops[-1].merge)
+
+    def _continue(self, s: ir.Continue) -> None:
+        self.fn.branch(self._loops[-1].continue_target)
+
+    def _return(self, s: ir.Return) -> None:
+        self.fn.return_()
+
+
+_DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {
+    ir.Assign: StatementLowering._assign,
+    ir.Store: StatementLowering._store,
+    ir.If: StatementLowering._if,
+    ir.While: StatementLowering._while,
+    ir.ForRange: StatementLowering._for_range,
+    ir.Break: StatementLowering._break,
+    ir.Continue: StatementLowering._continue,
+    ir.Return: StatementLowering._return,
+}

@@ -1,0 +1,56 @@
+"""spirv-val and spirv-dis, run as subprocesses (argument list, input on stdin, a timeout)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+TIMEOUT_S = 60.0
+
+
+class SpirvValidationError(RuntimeError):
+    """The compiler emitted a module spirv-val rejects: a compiler bug, not a user error."""
+
+
+class SpirvToolMissingError(RuntimeError):
+    """spirv-val / spirv-dis is not installed (Debian/Ubuntu package `spirv-tools`)."""
+
+
+def validate(words: bytes, target_env: str = "vulkan1.2") -> None:
+    """Runs `spirv-val --target-env TARGET_ENV -` on `words`.
+
+    Raises SpirvValidationError with spirv-val's message and the module's full disassembly.
+    """
+    result = _run("spirv-val", ["--target-env", target_env, "-"], words)
+    if result.returncode != 0:
+        message = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
+        raise SpirvValidationError(
+            f"spirv-val rejected the module:\n{message}\n\n--- disassembly ---\n"
+            f"{_disassemble_for_report(words)}")
+
+
+def disassemble(words: bytes) -> str:
+    """The `spirv-dis` text of `words`, with names (`%main`) rather than raw ids."""
+    result = _run("spirv-dis", ["--no-color", "-"], words)
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip()
+        raise RuntimeError(f"spirv-dis failed: {message}")
+    return result.stdout.decode("utf-8")
+
+
+def _disassemble_for_report(words: bytes) -> str:
+    # an error report must not be lost because the module is too broken to disassemble
+    try:
+        return disassemble(words)
+    except RuntimeError as e:
+        return f"(no disassembly: {e})"
+
+
+def _run(tool: str, args: list[str], words: bytes) -> subprocess.CompletedProcess[bytes]:
+    path = shutil.which(tool)
+    if path is None:
+        raise SpirvToolMissingError(
+            f"{tool} is not installed or not on PATH; install SPIRV-Tools "
+            "(Debian/Ubuntu: apt-get install spirv-tools)")
+    return subprocess.run([path, *args], input=words, capture_output=True, timeout=TIMEOUT_S,
+                          check=False)
