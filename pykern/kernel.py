@@ -17,7 +17,7 @@ from .frontend import KernelSource, load_source, signature, translate
 from .launch import BoundArray, bind_array, normalize_grid, scalar_value, specialize
 from .runtime import get_device
 from .spirv.lower import SpirvModule, lower
-from .spirv.target import Target
+from .spirv.target import ALL_FEATURES, Target
 from .spirv.validate import disassemble
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one
@@ -35,8 +35,11 @@ class CompiledVariant:
 
 
 def target_for(device: Any) -> Target:
-    """What the compiler needs to know of a device."""
-    return Target(max_push_constants_size=device.info.limits.max_push_constants_size)
+    """What the compiler needs to know of a device: its limits and the optional features it
+    has (and the runtime enabled)."""
+    features = device.info.features
+    return Target(max_push_constants_size=device.info.limits.max_push_constants_size,
+                  features=frozenset(n for n in ALL_FEATURES if getattr(features, n, False) is True))
 
 
 class Kernel:

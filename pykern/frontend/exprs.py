@@ -124,10 +124,10 @@ class ExprTranslator(ast.NodeVisitor):
     # ------------------------------------------------------------ leaves
 
     def visit_Constant(self, node: ast.Constant) -> Value:
-        if isinstance(node.value, (bool, int, float)):
-            return PyConst(node.value)
+        if isinstance(node.value, (bool, int, float, str)):
+            return PyConst(node.value)  # a str only takes part in constant comparisons
         raise self.error(node, f"constant {node.value!r} of type {type(node.value).__name__} "
-                               "is not supported in a kernel (numbers and bools only)")
+                               "is not supported in a kernel (numbers, bools and strings only)")
 
     def visit_Name(self, node: ast.Name) -> Value:
         name = node.id

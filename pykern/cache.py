@@ -1,0 +1,208 @@
+"""The on-disk compile cache: SPIR-V words plus JSON metadata, never pickle.
+
+An entry is `<key>.spv` (the module) and `<key>.json` (binding layout, parameters, a SHA-256 of
+the words). The key covers everything the module depends on: the kernel's code object (its
+bytecode, constants, names and line numbers — so comments do not matter, but edits do), the
+values of the globals and closure variables it names, the argument types and constexpr values
+of the variant, the workgroup, the compiler version and the target (device features and
+limits). A warm hit skips parsing and lowering entirely.
+
+The directory is created with mode 0700 and refused (the cache is then off, with a warning) if
+another user owns it or others can write to it. Files are written to a temporary name and
+renamed into place, so a reader never sees half an entry. A loaded entry's words are checked
+against the stored hash; `PYKERN_CACHE_VALIDATE=1` also re-runs spirv-val on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import stat
+import tempfile
+import types
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import dtypes as dt
+from . import ir
+from .runtime.layout import BindingLayout, BufferSlot, Field
+
+FORMAT_VERSION = 1
+
+
+# ---------------------------------------------------------------- keys
+
+
+def _describe(value: object, seen: set[int]) -> str:
+    """A stable text for a value a kernel can see, for the cache key."""
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, (dt.DType, dt.ArrayType, dt.constexpr)):
+        return repr(value)
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    fn = getattr(value, "__wrapped__", None)
+    if isinstance(fn, types.FunctionType):  # a kernel or device function it may call
+        return f"function:{function_fingerprint(fn, seen)}"
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar
+        return f"{value.dtype}:{value.item()!r}"  # type: ignore[attr-defined]
+    if isinstance(value, (types.BuiltinFunctionType, types.FunctionType, type)):
+        return f"callable:{getattr(value, '__module__', '')}.{value.__qualname__}"
+    return f"object:{type(value).__qualname__}"
+
+
+def function_fingerprint(fn: Callable, seen: set[int] | None = None) -> str:
+    """SHA-256 over `fn`'s code and the values of the non-local names it reads."""
+    seen = set() if seen is None else seen
+    code = fn.__code__  # type: ignore[attr-defined]
+    if id(code) in seen:
+        return "recursive"
+    seen.add(id(code))
+    h = hashlib.sha256(marshal.dumps(code))
+    glob = fn.__globals__  # type: ignore[attr-defined]
+    for name in code.co_names:
+        if name in glob:
+            h.update(f"|{name}={_describe(glob[name], seen)}".encode())
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):  # type: ignore[attr-defined]
+        try:
+            h.update(f"|{name}~{_describe(cell.cell_contents, seen)}".encode())
+        except ValueError:  # an empty cell
+            h.update(f"|{name}~empty".encode())
+    return h.hexdigest()
+
+
+def cache_key(fn: Callable, variant: tuple, target: object, compiler_version: str) -> str:
+    parts = [f"format={FORMAT_VERSION}", f"pykern={compiler_version}",
+             function_fingerprint(fn), repr(variant), repr(target)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- (de)serialising
+
+
+def _type_to_json(t: dt.DType | dt.ArrayType) -> object:
+    return [t.dtype.name, t.ndim] if isinstance(t, dt.ArrayType) else t.name
+
+
+def _type_from_json(v: object) -> dt.DType | dt.ArrayType:
+    if isinstance(v, list):
+        return dt.ArrayType(dt.BY_NAME[v[0]], int(v[1]))
+    return dt.BY_NAME[v]  # type: ignore[index]
+
+
+def layout_to_json(layout: BindingLayout) -> dict:
+    return {
+        "buffers": [[b.binding, b.name, b.readable, b.writable] for b in layout.buffers],
+        "fields": [[f.name, f.fmt, f.offset] for f in layout.fields],
+        "workgroup": list(layout.workgroup),
+        "block": layout.block,
+        "uniform_binding": layout.uniform_binding,
+        "grid_fields": layout.grid_fields,
+        "base_fields": layout.base_fields,
+    }
+
+
+def layout_from_json(d: dict) -> BindingLayout:
+    return BindingLayout(
+        buffers=tuple(BufferSlot(int(b), str(n), bool(r), bool(w)) for b, n, r, w in d["buffers"]),
+        fields=tuple(Field(str(n), str(f), int(o)) for n, f, o in d["fields"]),
+        workgroup=tuple(int(w) for w in d["workgroup"]),  # type: ignore[arg-type]
+        block=str(d["block"]),
+        uniform_binding=int(d["uniform_binding"]),
+        grid_fields=tuple(d["grid_fields"]) if d["grid_fields"] else None,  # type: ignore[arg-type]
+        base_fields=tuple(d["base_fields"]) if d["base_fields"] else None,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    words: bytes
+    layout: BindingLayout
+    params: tuple[ir.Param, ...]
+
+
+# ---------------------------------------------------------------- the directory
+
+
+def _safe_directory(path: Path) -> bool:
+    """Creates `path` (mode 0700) if needed; True if it is ours and not writable by others."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.stat()
+    except OSError as e:
+        warnings.warn(f"pykern: compile cache disabled, cannot create {path}: {e}", stacklevel=3)
+        return False
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        warnings.warn(f"pykern: compile cache disabled, {path} belongs to another user",
+                      stacklevel=3)
+        return False
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        warnings.warn(f"pykern: compile cache disabled, {path} is writable by others",
+                      stacklevel=3)
+        return False
+    return True
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class DiskCache:
+    """Compiled modules on disk. Every failure to read or write is a miss, never an error."""
+
+    def __init__(self, directory: Path, validate: Callable[[bytes], None] | None = None):
+        self.directory = Path(directory)
+        self.enabled = _safe_directory(self.directory)
+        self._validate = validate
+
+    def load(self, key: str) -> CacheEntry | None:
+        if not self.enabled:
+            return None
+        try:
+            meta = json.loads((self.directory / f"{key}.json").read_text())
+            words = (self.directory / f"{key}.spv").read_bytes()
+            if meta.get("format") != FORMAT_VERSION:
+                return None
+            if hashlib.sha256(words).hexdigest() != meta["sha256"]:
+                return None
+            if self._validate is not None:
+                self._validate(words)
+            params = tuple(
+                ir.Param(name=p["name"], type=_type_from_json(p["type"]),
+                         access=ir.Access(p["access"]))
+                for p in meta["params"])
+            return CacheEntry(words, layout_from_json(meta["layout"]), params)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, key: str, words: bytes, layout: BindingLayout,
+              params: tuple[ir.Param, ...]) -> None:
+        if not self.enabled:
+            return
+        meta = {
+            "format": FORMAT_VERSION,
+            "sha256": hashlib.sha256(words).hexdigest(),
+            "layout": layout_to_json(layout),
+            "params": [{"name": p.name, "type": _type_to_json(p.type), "access": p.access.value}
+                       for p in params],
+        }
+        try:
+            # the words first: a .json is only ever next to a complete .spv
+            _write_atomic(self.directory / f"{key}.spv", bytes(words))
+            _write_atomic(self.directory / f"{key}.json", json.dumps(meta).encode())
+        except OSError as e:
+            warnings.warn(f"pykern: could not write the compile cache: {e}", stacklevel=3)

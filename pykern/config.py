@@ -1,0 +1,50 @@
+"""Configuration of the compiler layers, read from the environment once, at the edge.
+
+The runtime has its own (`pykern.runtime.config`); this one covers what sits above it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+def _flag(env: dict[str, str], name: str, default: bool) -> bool:
+    value = env.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def default_cache_dir(env: dict[str, str]) -> Path:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pykern"
+
+
+@dataclass(frozen=True)
+class CompilerConfig:
+    cache_enabled: bool  # PYKERN_CACHE (default on)
+    cache_dir: Path  # PYKERN_CACHE_DIR (default: $XDG_CACHE_HOME/pykern or ~/.cache/pykern)
+    cache_validate: bool  # PYKERN_CACHE_VALIDATE: re-run spirv-val on modules loaded from disk
+    interpret: bool  # PYKERN_INTERPRET: run kernels in the interpreter
+    debug: bool  # PYKERN_DEBUG: bounds checks and asserts in every kernel
+
+    @staticmethod
+    def from_env(env: dict[str, str] | None = None) -> CompilerConfig:
+        env = dict(os.environ if env is None else env)
+        return CompilerConfig(
+            cache_enabled=_flag(env, "PYKERN_CACHE", True),
+            cache_dir=Path(env["PYKERN_CACHE_DIR"]) if env.get("PYKERN_CACHE_DIR")
+            else default_cache_dir(env),
+            cache_validate=_flag(env, "PYKERN_CACHE_VALIDATE", False),
+            interpret=_flag(env, "PYKERN_INTERPRET", False),
+            debug=_flag(env, "PYKERN_DEBUG", False),
+        )
+
+
+@lru_cache(maxsize=1)
+def config() -> CompilerConfig:
+    """The process's configuration, read on first use."""
+    return CompilerConfig.from_env()
