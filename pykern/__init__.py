@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+__version__ = "0.1.0"  # before the imports: the compile cache keys on it
+
 from .builtins import (
                        ceil,
                        cos,
@@ -58,7 +60,6 @@ from .errors import (
                        OutOfDeviceMemory,
 )
 
-__version__ = "0.1.0"
-from .kernel import Kernel, kernel
+from .jit import Kernel, kernel
 from .runtime import devices, get_device, set_device, sync
 from .tensor import Tensor, asarray, empty, empty_like, zeros, zeros_like

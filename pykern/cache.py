@@ -15,6 +15,8 @@ against the stored hash; `PYKERN_CACHE_VALIDATE=1` also re-runs spirv-val on the
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import marshal
@@ -75,9 +77,27 @@ def function_fingerprint(fn: Callable, seen: set[int] | None = None) -> str:
     return h.hexdigest()
 
 
+def _canonical(value: object) -> str:
+    """repr with sets sorted, so the text does not depend on hash randomisation."""
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_canonical(v) for v in value)) + "}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = (f"{f.name}={_canonical(getattr(value, f.name))}"
+                  for f in dataclasses.fields(value))
+        return f"{type(value).__name__}({', '.join(fields)})"
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_canonical(v) for v in value) + ")"
+    return repr(value)
+
+
+@functools.lru_cache(maxsize=16)
+def _target_text(target: object) -> str:
+    return _canonical(target)  # a device's target is the same object for every kernel
+
+
 def cache_key(fn: Callable, variant: tuple, target: object, compiler_version: str) -> str:
     parts = [f"format={FORMAT_VERSION}", f"pykern={compiler_version}",
-             function_fingerprint(fn), repr(variant), repr(target)]
+             function_fingerprint(fn), _canonical(variant), _target_text(target)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from .. import ir
 from ..dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
@@ -18,29 +18,34 @@ __all__ = ["KernelSource", "load_source", "signature", "translate", "verify"]
 ParamSpec = DType | ArrayType | type(Array) | type[constexpr]
 
 
-def signature(src: KernelSource) -> dict[str, ParamSpec]:
+def signature(fn: Callable) -> dict[str, ParamSpec]:
     """Each parameter's annotation: a scalar type, an array type, `pk.Array` (generic) or
-    `pk.constexpr`. Every parameter needs one."""
-    fn = src.fn
+    `pk.constexpr`. Every parameter needs one. Reads annotations without parsing the source
+    (a warm compile-cache hit never parses); only an error parses it, to point at the line."""
     try:
         hints = inspect.get_annotations(fn, eval_str=True)
     except Exception as e:  # an annotation that does not evaluate
+        src = load_source(fn)
         raise src.error(src.tree, f"cannot evaluate the annotations of {fn.__name__}: {e}",
                         KernelTypeError) from None
-    args = src.tree.args
-    for bad, what in ((args.vararg, "*args"), (args.kwarg, "**kwargs")):
-        if bad is not None:
-            raise src.error(bad, f"{what} parameters are not supported in a kernel")
     out: dict[str, ParamSpec] = {}
-    for arg in args.posonlyargs + args.args + args.kwonlyargs:
-        hint = hints.get(arg.arg)
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            src = load_source(fn)
+            bad = src.tree.args.vararg if p.kind is p.VAR_POSITIONAL else src.tree.args.kwarg
+            raise src.error(bad, f"{'*' if p.kind is p.VAR_POSITIONAL else '**'}{p.name} "
+                                 "parameters are not supported in a kernel")
+        hint = hints.get(p.name)
         if hint in PYTHON_ALIASES:
             hint = PYTHON_ALIASES[hint]
         if not (isinstance(hint, (DType, ArrayType)) or hint is Array or hint is constexpr):
+            src = load_source(fn)
+            node = next(a for a in src.tree.args.posonlyargs + src.tree.args.args +
+                        src.tree.args.kwonlyargs if a.arg == p.name)
             what = "has no annotation" if hint is None else f"is annotated {hint!r}"
-            raise src.error(arg, f"parameter '{arg.arg}' {what}: annotate it with a type such "
-                                 "as pk.f32 or pk.f32[:]", KernelTypeError)
-        out[arg.arg] = hint
+            raise src.error(node, f"parameter '{p.name}' {what}: annotate it with a type such "
+                                  "as pk.f32 or pk.f32[:]", KernelTypeError)
+        out[p.name] = hint
     return out
 
 

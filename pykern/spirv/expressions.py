@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pykern import ir
-from pykern.ir import LogicalKind, MathFn
+from pykern.ir import BinOpKind, LogicalKind, MathFn
 
 from . import arith, casts
 from .builtins import builtin
@@ -64,8 +64,11 @@ class ExpressionLowering:
         return self.ctx.resources.load_field(self.fn, shape_field(e.array, e.axis))
 
     def _binop(self, e: ir.BinOp) -> int:
-        lhs, rhs = self.lower(e.lhs), self.lower(e.rhs)
-        return arith.binary(self.ctx, e.op, e.lhs.type, lhs, rhs)
+        lhs = self.lower(e.lhs)
+        if _is_float_square(e):
+            # x ** 2 is so common that it deserves numpy's exact answer, not exp2(2 * log2 x)
+            return self.fn.f_mul(self.ctx.type_of(e.type), lhs, lhs)
+        return arith.binary(self.ctx, e.op, e.lhs.type, lhs, self.lower(e.rhs))
 
     def _unaryop(self, e: ir.UnaryOp) -> int:
         return arith.unary(self.ctx, e.op, e.operand.type, self.lower(e.operand))
@@ -109,6 +112,11 @@ class ExpressionLowering:
 
     def _builtin(self, e: ir.Builtin) -> int:
         return builtin(self.ctx, e.kind, e.dim)
+
+
+def _is_float_square(e: ir.BinOp) -> bool:
+    return (e.op == BinOpKind.POW and e.type.is_float and isinstance(e.rhs, ir.Const)
+            and e.rhs.value == 2)
 
 
 _DISPATCH: dict[type, Callable[[ExpressionLowering, ir.Expr], int]] = {

@@ -59,12 +59,27 @@ class _DivMod:
 
 
 def float_floordiv(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """`floor(a / b)`."""
-    return ctx.fn.glsl(ty, GLSL.Floor, ctx.fn.f_div(ty, a, b))
+    """`floor(a / b)`, corrected by one where the division rounded across an integer.
+
+    OpFDiv may be off by 2.5 ULP on Vulkan, so 6.0 / 3.0 may come out as 1.9999999; comparing
+    `a` with `b * q` (exact for the small integral quotients where this matters) moves q back.
+    """
+    fn = ctx.fn
+    q = fn.glsl(ty, GLSL.Floor, fn.f_div(ty, a, b))
+    one, zero = ctx.const(ty, 1.0), ctx.const(ty, 0.0)
+    b_negative = fn.f_ord_less_than(BOOL, b, zero)
+    q_up = fn.f_add(ty, q, one)
+    at_least_next = fn.select(BOOL, b_negative,
+                              fn.f_ord_less_than_equal(BOOL, a, fn.f_mul(ty, b, q_up)),
+                              fn.f_ord_greater_than_equal(BOOL, a, fn.f_mul(ty, b, q_up)))
+    below = fn.select(BOOL, b_negative, fn.f_ord_greater_than(BOOL, a, fn.f_mul(ty, b, q)),
+                      fn.f_ord_less_than(BOOL, a, fn.f_mul(ty, b, q)))
+    q = fn.select(ty, at_least_next, q_up, q)
+    return fn.select(ty, below, fn.f_sub(ty, q, one), q)
 
 
 def float_mod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """`a - b * floor(a / b)` (sign of b), the multiply and subtract kept unfused."""
+    """`a - b * (a // b)` (sign of b), the multiply and subtract kept unfused."""
     fn = ctx.fn
     return fn.f_sub(ty, a, fn.f_mul(ty, b, float_floordiv(ctx, ty, a, b)))
 

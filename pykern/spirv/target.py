@@ -6,25 +6,25 @@ from dataclasses import dataclass
 
 from .grammar import Capability
 
-# Device feature names, as the compiler reports them in `SpirvModule.required_features`. The
-# comment names the Vulkan feature (VkPhysicalDeviceVulkan1xFeatures / VkPhysicalDeviceFeatures
-# / extension struct) the runtime must enable for it.
+# Device feature names, as the compiler reports them in `SpirvModule.required_features`; where
+# `pykern.runtime.DeviceFeatures` has a field for one, the name is that field's. The comment
+# names the Vulkan feature the runtime must enable for it.
 FP16 = "fp16"  # shaderFloat16
 FP64 = "fp64"  # shaderFloat64
 INT8 = "int8"  # shaderInt8
 INT16 = "int16"  # shaderInt16
 INT64 = "int64"  # shaderInt64
-STORAGE_BUFFER_8BIT = "storage_buffer_8bit"  # storageBuffer8BitAccess
-UNIFORM_BUFFER_8BIT = "uniform_buffer_8bit"  # uniformAndStorageBuffer8BitAccess
-PUSH_CONSTANT_8BIT = "push_constant_8bit"  # storagePushConstant8
-STORAGE_BUFFER_16BIT = "storage_buffer_16bit"  # storageBuffer16BitAccess
-UNIFORM_BUFFER_16BIT = "uniform_buffer_16bit"  # uniformAndStorageBuffer16BitAccess
-PUSH_CONSTANT_16BIT = "push_constant_16bit"  # storagePushConstant16
-FLOAT_ATOMICS = "float_atomics"  # VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd
+STORAGE8 = "storage8"  # storageBuffer8BitAccess
+UNIFORM8 = "uniform8"  # uniformAndStorageBuffer8BitAccess
+PUSH_CONSTANT8 = "push_constant8"  # storagePushConstant8
+STORAGE16 = "storage16"  # storageBuffer16BitAccess
+UNIFORM16 = "uniform16"  # uniformAndStorageBuffer16BitAccess
+PUSH_CONSTANT16 = "push_constant16"  # storagePushConstant16
+FLOAT32_ATOMIC_ADD = "float32_atomic_add"  # shaderBufferFloat32AtomicAdd
 
 ALL_FEATURES = frozenset({
-    FP16, FP64, INT8, INT16, INT64, STORAGE_BUFFER_8BIT, UNIFORM_BUFFER_8BIT, PUSH_CONSTANT_8BIT,
-    STORAGE_BUFFER_16BIT, UNIFORM_BUFFER_16BIT, PUSH_CONSTANT_16BIT, FLOAT_ATOMICS,
+    FP16, FP64, INT8, INT16, INT64, STORAGE8, UNIFORM8, PUSH_CONSTANT8, STORAGE16, UNIFORM16,
+    PUSH_CONSTANT16, FLOAT32_ATOMIC_ADD,
 })
 
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
@@ -34,13 +34,13 @@ CAPABILITY_FEATURES: dict[Capability, str] = {
     Capability.Int8: INT8,
     Capability.Int16: INT16,
     Capability.Int64: INT64,
-    Capability.StorageBuffer8BitAccess: STORAGE_BUFFER_8BIT,
-    Capability.UniformAndStorageBuffer8BitAccess: UNIFORM_BUFFER_8BIT,
-    Capability.StoragePushConstant8: PUSH_CONSTANT_8BIT,
-    Capability.StorageBuffer16BitAccess: STORAGE_BUFFER_16BIT,
-    Capability.StorageUniform16: UNIFORM_BUFFER_16BIT,
-    Capability.StoragePushConstant16: PUSH_CONSTANT_16BIT,
-    Capability.AtomicFloat32AddEXT: FLOAT_ATOMICS,
+    Capability.StorageBuffer8BitAccess: STORAGE8,
+    Capability.UniformAndStorageBuffer8BitAccess: UNIFORM8,
+    Capability.StoragePushConstant8: PUSH_CONSTANT8,
+    Capability.StorageBuffer16BitAccess: STORAGE16,
+    Capability.StorageUniform16: UNIFORM16,
+    Capability.StoragePushConstant16: PUSH_CONSTANT16,
+    Capability.AtomicFloat32AddEXT: FLOAT32_ATOMIC_ADD,
 }
 
 

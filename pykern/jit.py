@@ -1,4 +1,4 @@
-"""`@pk.kernel`: the user-facing kernel object — compile on first launch, cache, launch."""
+"""`@pk.kernel`: the JIT — the user-facing kernel object; compiles on first launch (or loads from the disk cache), keeps variants, launches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from . import ir
+from . import __version__, ir
+from .cache import DiskCache, cache_key
+from .config import config
 from .dtypes import ArrayType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
@@ -18,7 +20,7 @@ from .launch import BoundArray, bind_array, normalize_grid, scalar_value, specia
 from .runtime import get_device
 from .spirv.lower import SpirvModule, lower
 from .spirv.target import ALL_FEATURES, Target
-from .spirv.validate import disassemble
+from .spirv.validate import disassemble, validate
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one
 DEFAULT_WORKGROUPS = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
@@ -26,12 +28,26 @@ DEFAULT_WORKGROUPS = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
 
 @dataclass(frozen=True)
 class CompiledVariant:
-    """One specialisation of a kernel: its IR, SPIR-V module and the device program."""
+    """One specialisation of a kernel on one device: its parameters (as the IR has them), SPIR-V
+    module and device program, and what building it cost."""
 
-    ir: ir.Kernel
+    params: tuple[ir.Param, ...]
     module: SpirvModule
     program: Any
-    compile_seconds: float
+    compile_seconds: float  # frontend + lowering + spirv-val, or the disk-cache load
+    pipeline_seconds: float  # the driver's shader module and pipeline creation
+    from_disk_cache: bool
+
+
+@functools.lru_cache(maxsize=1)
+def disk_cache() -> DiskCache | None:
+    """The process's compile cache, or None when PYKERN_CACHE=0 (read once)."""
+    cfg = config()
+    if not cfg.cache_enabled:
+        return None
+    validate_loaded = validate if cfg.cache_validate else None
+    cache = DiskCache(cfg.cache_dir, validate_loaded)
+    return cache if cache.enabled else None
 
 
 def target_for(device: Any) -> Target:
@@ -72,7 +88,7 @@ class Kernel:
     def params(self) -> dict[str, object]:
         """Each parameter's annotation (a type, `pk.Array` or `pk.constexpr`)."""
         if self._params is None:
-            self._params = signature(self.source)
+            self._params = signature(self.__wrapped__)
         return self._params
 
     def _workgroup(self, grid_ndim: int) -> tuple[int, int, int]:
@@ -95,16 +111,32 @@ class Kernel:
 
     def _variant(self, args: tuple, grid_ndim: int = 1) -> CompiledVariant:
         key = self._key(args, grid_ndim)
-        variant = self._variants.get(key)
+        device = get_device()
+        variant = self._variants.get((device, key))
         if variant is None:
-            start = time.perf_counter()
-            kernel_ir = self._translate(key)
-            device = get_device()
-            module = lower(kernel_ir, target_for(device))
-            program = device.create_program(module.words, module.layout)
-            variant = CompiledVariant(kernel_ir, module, program, time.perf_counter() - start)
-            self._variants[key] = variant
+            variant = self._variants[(device, key)] = self._build(key, device)
         return variant
+
+    def _build(self, key: tuple, device: Any) -> CompiledVariant:
+        """Compiles one variant for `device`: from the disk cache when it has it (no parsing,
+        no lowering), else through the frontend and the SPIR-V layer."""
+        start = time.perf_counter()
+        target = target_for(device)
+        disk = disk_cache()
+        disk_key = cache_key(self.__wrapped__, (key, self.debug), target, __version__) \
+            if disk is not None else ""
+        entry = disk.load(disk_key) if disk is not None else None
+        if entry is not None:
+            module, params = SpirvModule(entry.words, entry.layout), entry.params
+        else:
+            kernel_ir = self._translate(key)
+            module, params = lower(kernel_ir, target), kernel_ir.params
+            if disk is not None:
+                disk.store(disk_key, module.words, module.layout, params)
+        compiled = time.perf_counter()
+        program = device.create_program(module.words, module.layout)
+        return CompiledVariant(params, module, program, compiled - start,
+                               time.perf_counter() - compiled, entry is not None)
 
     def compile(self, *args: object, grid: object = 1) -> CompiledVariant:
         """Compiles (or fetches from the cache) the variant `args` select, without running it."""
@@ -147,7 +179,7 @@ class Kernel:
         arrays: dict[str, BoundArray] = {}
         values: dict[str, object] = {}
         runtime_args = [a for a, spec in zip(args, self.params.values()) if spec is not constexpr]
-        for param, value in zip(variant.ir.params, runtime_args):
+        for param, value in zip(variant.params, runtime_args):
             if isinstance(param.type, ArrayType):
                 bound = arrays[param.name] = bind_array(param, value)  # type: ignore[arg-type]
                 t = bound.tensor
