@@ -39,22 +39,31 @@ FORMAT_VERSION = 1
 # ---------------------------------------------------------------- keys
 
 
-def _describe(value: object, seen: set[int]) -> str:
-    """A stable text for a value a kernel can see, for the cache key."""
+def _describe(value: object, seen: set[int], names: tuple[str, ...] = ()) -> str:
+    """A stable text for a value a kernel can see, for the cache key. `names` are the
+    attribute names the kernel's code uses: for a module, their values count too
+    (`cfg.BLOCK` must change the key when `cfg.BLOCK` changes)."""
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, (dt.DType, dt.ArrayType, dt.constexpr)):
         return repr(value)
     if isinstance(value, types.ModuleType):
-        return f"module:{value.__name__}"
+        attrs = ",".join(f"{n}={_describe(getattr(value, n), seen)}" for n in names
+                         if _is_plain_constant(getattr(value, n, None)))
+        return f"module:{value.__name__}[{attrs}]"
     fn = getattr(value, "__wrapped__", None)
     if isinstance(fn, types.FunctionType):  # a kernel or device function it may call
         return f"function:{function_fingerprint(fn, seen)}"
     if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar
         return f"{value.dtype}:{value.item()!r}"  # type: ignore[attr-defined]
-    if isinstance(value, (types.BuiltinFunctionType, types.FunctionType, type)):
-        return f"callable:{getattr(value, '__module__', '')}.{value.__qualname__}"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if name is not None:  # functions, classes, pykern builtins: identified by their name
+        return f"named:{getattr(value, '__module__', '')}.{name}:{type(value).__qualname__}"
     return f"object:{type(value).__qualname__}"
+
+
+def _is_plain_constant(value: object) -> bool:
+    return isinstance(value, (bool, int, float, str, dt.constexpr))
 
 
 def function_fingerprint(fn: Callable, seen: set[int] | None = None) -> str:
@@ -68,10 +77,11 @@ def function_fingerprint(fn: Callable, seen: set[int] | None = None) -> str:
     glob = fn.__globals__  # type: ignore[attr-defined]
     for name in code.co_names:
         if name in glob:
-            h.update(f"|{name}={_describe(glob[name], seen)}".encode())
+            h.update(f"|{name}={_describe(glob[name], seen, code.co_names)}".encode())
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):  # type: ignore[attr-defined]
         try:
-            h.update(f"|{name}~{_describe(cell.cell_contents, seen)}".encode())
+            value = cell.cell_contents
+            h.update(f"|{name}~{_describe(value, seen, code.co_names)}".encode())
         except ValueError:  # an empty cell
             h.update(f"|{name}~empty".encode())
     return h.hexdigest()

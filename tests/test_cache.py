@@ -105,3 +105,31 @@ def test_config_from_environment(tmp_path):
     assert not cfg.cache_enabled and cfg.cache_dir == tmp_path
     cfg = CompilerConfig.from_env({"XDG_CACHE_HOME": str(tmp_path)})
     assert cfg.cache_enabled and cfg.cache_dir == tmp_path / "pykern"
+
+
+def test_key_covers_which_builtin_a_closure_names(cache):
+    def make(fn):
+        def k(x: pk.f32[:]):
+            x[pk.global_id(0)] = fn(x[pk.global_id(0)])
+        return k
+
+    x = np.full(4, 4.0, np.float32)
+    pk.kernel(make(pk.sqrt))[4](x)
+    pk.kernel(make(pk.floor))[4](x)  # same code object, another builtin
+    np.testing.assert_array_equal(x, np.full(4, 2.0, np.float32))
+
+
+def test_key_covers_module_attributes(cache, tmp_path, monkeypatch):
+    import types
+    cfg = types.ModuleType("kernel_cfg")
+    cfg.SHIFT = 1
+    monkeypatch.setitem(triple.__globals__, "kernel_cfg", cfg)
+
+    def shift(x: pk.i32[:]):
+        x[pk.global_id(0)] += kernel_cfg.SHIFT
+
+    x = np.zeros(4, np.int32)
+    pk.kernel(shift)[4](x)
+    cfg.SHIFT = 10
+    pk.kernel(shift)[4](x)
+    np.testing.assert_array_equal(x, np.full(4, 11))
