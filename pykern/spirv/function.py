@@ -7,7 +7,15 @@ has no open block until `begin_block`, and emitting into a closed block is a bug
 
 from __future__ import annotations
 
-from .grammar import GLSL, Decoration, FunctionControl, LoopControl, Op, SelectionControl, StorageClass
+from .grammar import (
+    GLSL,
+    Decoration,
+    FunctionControl,
+    LoopControl,
+    Op,
+    SelectionControl,
+    StorageClass,
+)
 from .instruction import Instruction
 from .module import ModuleBuilder
 from .types import VOID, FunctionType, PointerType, SpirvType

@@ -58,7 +58,8 @@ def render(core: dict, glsl: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--grammar-dir", help=f"folder of the grammar files (or ${GRAMMAR_DIR_ENV})")
+    parser.add_argument("--grammar-dir",
+                        help=f"folder of the grammar files (or ${GRAMMAR_DIR_ENV})")
     parser.add_argument("--core", help=f"path of {CORE_FILE}")
     parser.add_argument("--glsl", help=f"path of {GLSL_FILE}")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="file to write")

@@ -19,6 +19,7 @@ from .target import Target, required_features
 from .validate import validate
 
 ENTRY_POINT = "main"
+DEFAULT_TARGET = Target()
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class SpirvModule:
     required_features: frozenset[str] = field(default_factory=frozenset)
 
 
-def lower(kernel: ir.Kernel, target: Target = Target()) -> SpirvModule:
+def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     """Compiles `kernel` for `target`; the result has passed spirv-val.
 
     Raises CompileError when the kernel needs a device feature `target` lacks; any other
