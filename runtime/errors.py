@@ -1,4 +1,7 @@
-"""Errors the device raises. Re-exported as `pk.DeviceError`, `pk.OutOfDeviceMemory`, `pk.DeviceLost`."""
+"""Errors the device raises.
+
+Re-exported as `pk.DeviceError`, `pk.OutOfDeviceMemory`, `pk.DeviceLost`.
+"""
 
 
 class DeviceError(RuntimeError):

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # struct format characters of the scalar kinds a field may have, and their sizes
-FIELD_FORMATS = {"b": 1, "B": 1, "h": 2, "H": 2, "e": 2, "i": 4, "I": 4, "f": 4, "q": 8, "Q": 8, "d": 8}
+FIELD_FORMATS = {"b": 1, "B": 1, "h": 2, "H": 2, "e": 2, "i": 4, "I": 4, "f": 4,
+                 "q": 8, "Q": 8, "d": 8}
 
 PUSH_CONSTANT = "push_constant"
 UNIFORM = "uniform"

@@ -1,0 +1,63 @@
+"""pykern's Vulkan runtime: devices, buffers, programs and launches.
+
+It runs SPIR-V words described by a `BindingLayout` and knows nothing of kernels, the IR or
+tensors. Nothing touches Vulkan at import: the device is created on first use.
+
+    import pykern.runtime as rt
+    dev = rt.get_device()
+    buf = dev.create_buffer(4 * n)
+    prog = dev.create_program(words, layout)
+    dev.launch(prog, (n, 1, 1), [buf], layout.pack(values))
+    buf.read_into(out)              # waits for the launches that write `buf`
+"""
+
+from .buffer import Buffer
+from .config import Config
+from .device import Device
+from .errors import DeviceError, DeviceLost, OutOfDeviceMemory
+from .info import DeviceFeatures, DeviceInfo, DeviceLimits
+from .launch import normalize_grid, plan_dispatches
+from .layout import BindingLayout, BufferSlot, Field
+from .program import Program
+from .selection import (
+    clear_validation_messages,
+    current,
+    devices,
+    get_device,
+    open_device,
+    set_device,
+    shutdown,
+    sync,
+    validation_enabled,
+    validation_messages,
+)
+from .validation import ValidationMessage
+
+__all__ = [
+    "BindingLayout",
+    "Buffer",
+    "BufferSlot",
+    "Config",
+    "Device",
+    "DeviceError",
+    "DeviceFeatures",
+    "DeviceInfo",
+    "DeviceLimits",
+    "DeviceLost",
+    "Field",
+    "OutOfDeviceMemory",
+    "Program",
+    "ValidationMessage",
+    "clear_validation_messages",
+    "current",
+    "devices",
+    "get_device",
+    "normalize_grid",
+    "open_device",
+    "plan_dispatches",
+    "set_device",
+    "shutdown",
+    "sync",
+    "validation_enabled",
+    "validation_messages",
+]

@@ -1,0 +1,309 @@
+"""Command batches: launches are recorded into an open command buffer, submitted together, and
+the batch's resources recycled once its fence signals.
+
+Every batch has a serial number, increasing. A buffer remembers the serial of the last batch
+that used it and of the last that wrote it; host access waits for exactly those batches
+(hazard tracking at batch granularity). Batches are retired strictly in submission order, so
+"serial N is complete" means every batch up to N is.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from . import _vk
+from ._vk import ffi, lib
+from .descriptors import DescriptorAllocator, DescriptorPool, UniformArena, UniformChunk
+from .errors import DeviceError
+
+STAGES = lib.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | lib.VK_PIPELINE_STAGE_TRANSFER_BIT
+WRITES = lib.VK_ACCESS_SHADER_WRITE_BIT | lib.VK_ACCESS_TRANSFER_WRITE_BIT
+ACCESSES = WRITES | lib.VK_ACCESS_SHADER_READ_BIT | lib.VK_ACCESS_TRANSFER_READ_BIT
+
+
+class Batch:
+    """One command buffer with its fence and what it holds until the fence signals."""
+
+    __slots__ = (
+        "serial",
+        "pool",
+        "cmd",
+        "cmd_array",
+        "fence",
+        "fence_array",
+        "submit_info",
+        "descriptor_pools",
+        "uniform_chunks",
+        "garbage",
+        "commands",
+        "pipeline",
+    )
+
+    def __init__(self, vk_device: object, fn: object, family: int) -> None:
+        info = ffi.new(
+            "VkCommandPoolCreateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                "flags": lib.VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                "queueFamilyIndex": family,
+            },
+        )
+        pool = ffi.new("VkCommandPool*")
+        _vk.check(fn.vkCreateCommandPool(vk_device, info, ffi.NULL, pool), "vkCreateCommandPool")
+        self.pool = pool[0]
+        self.cmd_array = ffi.new("VkCommandBuffer[1]")
+        self.fence_array = ffi.new("VkFence[1]")
+        self.cmd = self.fence = None
+        alloc = ffi.new(
+            "VkCommandBufferAllocateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                "commandPool": self.pool,
+                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                "commandBufferCount": 1,
+            },
+        )
+        _vk.check(
+            fn.vkAllocateCommandBuffers(vk_device, alloc, self.cmd_array),
+            "vkAllocateCommandBuffers",
+        )
+        self.cmd = self.cmd_array[0]
+        fence_info = ffi.new(
+            "VkFenceCreateInfo*", {"sType": lib.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}
+        )
+        _vk.check(
+            fn.vkCreateFence(vk_device, fence_info, ffi.NULL, self.fence_array), "vkCreateFence"
+        )
+        self.fence = self.fence_array[0]
+        self.submit_info = ffi.new(
+            "VkSubmitInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                "commandBufferCount": 1,
+                "pCommandBuffers": self.cmd_array,
+            },
+        )
+        self.serial = 0
+        self.descriptor_pools: list[DescriptorPool] = []
+        self.uniform_chunks: list[UniformChunk] = []
+        self.garbage: list[Callable[[], None]] = []
+        self.commands = 0
+        self.pipeline = None  # the pipeline bound last, to skip rebinding it
+
+    def destroy(self, vk_device: object, fn: object) -> None:
+        fn.vkDestroyFence(vk_device, self.fence, ffi.NULL)
+        fn.vkDestroyCommandPool(vk_device, self.pool, ffi.NULL)
+
+
+class BatchQueue:
+    """Records into one open batch, submits batches, waits for and retires them."""
+
+    def __init__(
+        self,
+        vk_device: object,
+        fn: object,
+        queue: object,
+        family: int,
+        *,
+        timeout: float,
+        batch_launches: int,
+        max_in_flight: int,
+        descriptors: DescriptorAllocator,
+        uniforms: UniformArena,
+    ) -> None:
+        self._dev, self._fn, self._queue, self._family = vk_device, fn, queue, family
+        self.timeout_ns = int(timeout * 1e9)
+        self.timeout = timeout
+        self.batch_launches = batch_launches
+        self.max_in_flight = max_in_flight
+        self.descriptors = descriptors
+        self.uniforms = uniforms
+        self.recording: Batch | None = None
+        self.in_flight: deque[Batch] = deque()
+        self._idle: list[Batch] = []
+        self._all: list[Batch] = []
+        self.next_serial = 1
+        self.completed = 0  # every batch with a serial up to this one has finished
+        self.hung = False  # a wait timed out: the GPU may still be running; never destroy
+        self._begin_info = ffi.new(
+            "VkCommandBufferBeginInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                "flags": lib.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+            },
+        )
+        # one barrier between consecutive commands: compute/transfer writes before any later
+        # compute/transfer access (refined into per-buffer barriers later)
+        self.barrier = ffi.new(
+            "VkMemoryBarrier*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                "srcAccessMask": WRITES,
+                "dstAccessMask": ACCESSES,
+            },
+        )
+        self._host_barrier = ffi.new(
+            "VkMemoryBarrier*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                "srcAccessMask": WRITES,
+                "dstAccessMask": lib.VK_ACCESS_HOST_READ_BIT,
+            },
+        )
+
+    # ---- recording ----
+
+    def current(self) -> Batch:
+        """The open batch, beginning one if none is open."""
+        batch = self.recording
+        if batch is not None:
+            return batch
+        batch = self._idle.pop() if self._idle else self._new_batch()
+        _vk.check(self._fn.vkResetCommandPool(self._dev, batch.pool, 0), "vkResetCommandPool")
+        _vk.check(
+            self._fn.vkBeginCommandBuffer(batch.cmd, self._begin_info), "vkBeginCommandBuffer"
+        )
+        batch.serial = self.next_serial
+        self.next_serial += 1
+        batch.commands = 0
+        batch.pipeline = None
+        self.recording = batch
+        return batch
+
+    def barrier_before_command(self, batch: Batch) -> None:
+        """Orders the next command after every earlier one (in this batch and the ones before)."""
+        self._fn.vkCmdPipelineBarrier(
+            batch.cmd, STAGES, STAGES, 0, 1, self.barrier, 0, ffi.NULL, 0, ffi.NULL
+        )
+
+    def command_recorded(self, batch: Batch) -> None:
+        """Counts a recorded command; submits the batch once it holds `batch_launches`."""
+        batch.commands += 1
+        if batch.commands >= self.batch_launches:
+            self.submit()
+
+    # ---- submitting and waiting ----
+
+    def submit(self) -> None:
+        """Submits the open batch, if it recorded anything (it does not wait)."""
+        batch = self.recording
+        if batch is None or batch.commands == 0:
+            return
+        self.recording = None
+        fn = self._fn
+        # device writes must be made available to the host before a fence wait lets it read
+        fn.vkCmdPipelineBarrier(
+            batch.cmd,
+            STAGES,
+            lib.VK_PIPELINE_STAGE_HOST_BIT,
+            0,
+            1,
+            self._host_barrier,
+            0,
+            ffi.NULL,
+            0,
+            ffi.NULL,
+        )
+        try:
+            _vk.check(fn.vkEndCommandBuffer(batch.cmd), "vkEndCommandBuffer")
+            _vk.check(
+                fn.vkQueueSubmit(self._queue, 1, batch.submit_info, batch.fence), "vkQueueSubmit"
+            )
+        except DeviceError:
+            # the work is lost; release what it held so the device stays usable
+            self._recycle(batch)
+            raise
+        self.in_flight.append(batch)
+        self._retire_finished()
+        while len(self.in_flight) > self.max_in_flight:
+            self._retire(self.in_flight[0])
+
+    def wait(self, serial: int) -> None:
+        """Returns once the batch `serial` (and every one before it) has finished, submitting
+        the open batch if it is the one."""
+        if serial <= self.completed:
+            return
+        if self.recording is not None and self.recording.serial <= serial:
+            self.submit()
+        while self.in_flight and self.in_flight[0].serial <= serial:
+            self._retire(self.in_flight[0])
+
+    def wait_all(self) -> None:
+        """Submits the open batch and waits for everything."""
+        self.submit()
+        while self.in_flight:
+            self._retire(self.in_flight[0])
+
+    def defer(self, serial: int, release: Callable[[], None]) -> None:
+        """Runs `release` once batch `serial` has finished (at once if it has)."""
+        if serial <= self.completed:
+            release()
+            return
+        if self.recording is not None and self.recording.serial == serial:
+            self.recording.garbage.append(release)
+            return
+        for batch in self.in_flight:
+            if batch.serial >= serial:
+                batch.garbage.append(release)
+                return
+        release()  # the batch was lost to a failed submit; nothing uses the object any more
+
+    def _retire_finished(self) -> None:
+        while self.in_flight:
+            status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
+            if status == _vk.NOT_READY:
+                return
+            _vk.check(status, "vkGetFenceStatus")
+            self._retire(self.in_flight[0])
+
+    def _retire(self, batch: Batch) -> None:
+        result = self._fn.vkWaitForFences(self._dev, 1, batch.fence_array, 1, self.timeout_ns)
+        if result == _vk.TIMEOUT:
+            self.hung = True
+            raise DeviceError(
+                f"the device did not finish its work within {self.timeout:g} s (PYKERN_TIMEOUT): "
+                "a kernel may not terminate"
+            )
+        _vk.check(result, "vkWaitForFences")
+        self.in_flight.popleft()
+        _vk.check(self._fn.vkResetFences(self._dev, 1, batch.fence_array), "vkResetFences")
+        self.completed = batch.serial
+        self._recycle(batch)
+
+    def _recycle(self, batch: Batch) -> None:
+        self.descriptors.recycle(batch.descriptor_pools)
+        self.uniforms.recycle(batch.uniform_chunks)
+        garbage, batch.garbage = batch.garbage, []
+        for release in garbage:
+            release()
+        self._idle.append(batch)
+
+    def _new_batch(self) -> Batch:
+        batch = Batch(self._dev, self._fn, self._family)
+        self._all.append(batch)
+        return batch
+
+    # ---- teardown ----
+
+    def drain(self) -> bool:
+        """Waits (with the timeout) for all submitted work, dropping unsubmitted commands;
+        False when the device did not finish in time."""
+        if self.hung:
+            return False
+        if self.recording is not None:
+            batch, self.recording = self.recording, None
+            self._fn.vkEndCommandBuffer(batch.cmd)
+            self._recycle(batch)
+        try:
+            while self.in_flight:
+                self._retire(self.in_flight[0])
+        except DeviceError:
+            return not self.hung
+        return True
+
+    def destroy(self) -> None:
+        for batch in self._all:
+            batch.destroy(self._dev, self._fn)
+        self._all.clear()
+        self._idle.clear()

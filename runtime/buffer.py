@@ -1,0 +1,175 @@
+"""Storage buffers: `Buffer`, what `Device.create_buffer` returns, and the raw VkBuffer helper."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _vk
+from ._vk import ffi, lib
+from .memory import Allocation, Allocator
+
+if TYPE_CHECKING:
+    from .device import Device
+
+MIN_SIZE = 16  # Vulkan forbids zero-sized buffers; an empty Buffer still owns this much
+STORAGE_USAGE = (
+    lib.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+    | lib.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
+    | lib.VK_BUFFER_USAGE_TRANSFER_DST_BIT
+)
+
+
+class RawBuffer:
+    """A VkBuffer bound to its own allocation (no hazard tracking: for the runtime's own use)."""
+
+    __slots__ = ("handle", "allocation", "size")
+
+    def __init__(
+        self,
+        vk_device: object,
+        fn: object,
+        allocator: Allocator,
+        size: int,
+        usage: int,
+        purpose: str,
+    ) -> None:
+        self.size = size
+        info = ffi.new(
+            "VkBufferCreateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                "size": size,
+                "usage": usage,
+                "sharingMode": lib.VK_SHARING_MODE_EXCLUSIVE,
+            },
+        )
+        handle = ffi.new("VkBuffer*")
+        _vk.check(
+            fn.vkCreateBuffer(vk_device, info, ffi.NULL, handle),
+            f"vkCreateBuffer of {size:,} bytes",
+        )
+        self.handle = handle[0]
+        self.allocation: Allocation | None = None
+        try:
+            req = ffi.new("VkMemoryRequirements*")
+            fn.vkGetBufferMemoryRequirements(vk_device, self.handle, req)
+            self.allocation = allocator.allocate(req.size, req.memoryTypeBits, purpose)
+            _vk.check(
+                fn.vkBindBufferMemory(vk_device, self.handle, self.allocation.memory, 0),
+                "vkBindBufferMemory",
+            )
+        except BaseException:
+            self.destroy(vk_device, fn, allocator)
+            raise
+
+    @property
+    def mapped(self) -> object | None:
+        """The `char*` of the persistent mapping, or None."""
+        return self.allocation.mapped if self.allocation is not None else None
+
+    def destroy(self, vk_device: object, fn: object, allocator: Allocator) -> None:
+        if self.handle is not None:
+            fn.vkDestroyBuffer(vk_device, self.handle, ffi.NULL)
+            self.handle = None
+        if self.allocation is not None:
+            allocator.free(self.allocation)
+            self.allocation = None
+
+
+class Buffer:
+    """A storage buffer of `nbytes` bytes on a `Device`.
+
+    Host access (`upload`, `download`, `read_into`) is ordered with launches: a read waits for
+    the launches recorded before it that write the buffer, a write waits for (or is queued
+    behind) the launches that use it. Where the device memory is host-visible the transfer is a
+    memcpy through the persistent mapping; elsewhere it is staged through a host-visible buffer
+    and a copy command.
+    """
+
+    # the serials of the last batch that used / wrote this buffer: the device waits for
+    # exactly these before host access (per-buffer hazard tracking at batch granularity)
+    __slots__ = ("device", "nbytes", "_raw", "use_serial", "write_serial", "__weakref__")
+
+    def __init__(self, device: Device, nbytes: int, raw: RawBuffer) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self._raw: RawBuffer | None = raw
+        self.use_serial = 0
+        self.write_serial = 0
+
+    def __repr__(self) -> str:
+        state = "freed" if self._raw is None else f"{self.nbytes} bytes"
+        return f"<Buffer {state} on {self.device.info.name}>"
+
+    @property
+    def handle(self) -> object:
+        """The VkBuffer; raises ValueError once the buffer is freed."""
+        if self._raw is None:
+            raise ValueError("the buffer was freed")
+        return self._raw.handle
+
+    @property
+    def freed(self) -> bool:
+        return self._raw is None
+
+    @property
+    def descriptor_range(self) -> int:
+        """Bytes a descriptor covers: exactly `nbytes` (so bounds checks are exact), but never 0."""
+        return self.nbytes or MIN_SIZE
+
+    def upload(self, data: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
+        """Copies `data` (any array or bytes-like; arrays are copied in C order) into the buffer
+        at byte `offset`."""
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data)
+        view = memoryview(data).cast("B")
+        self._check_range(offset, view.nbytes, "upload")
+        if view.nbytes:
+            self.device._upload(self, view, offset)
+
+    def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
+        """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None), after
+        the launches that write it have finished."""
+        if nbytes is None:
+            nbytes = max(self.nbytes - offset, 0)
+        self._check_range(offset, nbytes, "download")
+        out = bytearray(nbytes)
+        if nbytes:
+            self.device._download(self, memoryview(out), offset)
+        return bytes(out)
+
+    def read_into(self, array: np.ndarray, offset: int = 0) -> np.ndarray:
+        """Fills the C-contiguous, writable `array` with `array.nbytes` bytes from byte
+        `offset`; returns it."""
+        if not (
+            isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
+        ):
+            raise ValueError("read_into needs a writable C-contiguous numpy array")
+        self._check_range(offset, array.nbytes, "read")
+        if array.nbytes:
+            self.device._download(self, memoryview(array.reshape(-1).view(np.uint8)), offset)
+        return array
+
+    def free(self) -> None:
+        """Releases the buffer. Launches already recorded that use it still run: the memory is
+        released once they have finished."""
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            self.device._release(raw, self.use_serial)
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - interpreter shutdown, or a device already closed
+            pass
+
+    def _check_range(self, offset: int, nbytes: int, what: str) -> None:
+        if self._raw is None:
+            raise ValueError(f"cannot {what}: the buffer was freed")
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
+            raise ValueError(
+                f"cannot {what} {nbytes} bytes at offset {offset}: "
+                f"the buffer holds {self.nbytes} bytes"
+            )

@@ -1,0 +1,62 @@
+"""Runtime settings, read from the environment once, at the edge.
+
+`Config.from_env()` is called when the runtime first needs a Vulkan instance (the first
+`devices()` / `get_device()`); the resulting object is passed down. Nothing else in the runtime
+reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import DeviceError
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the environment may change about the runtime.
+
+    - `device` (`PYKERN_DEVICE`): index or name substring of the default device.
+    - `validate` (`PYKERN_VALIDATE=1`): enable VK_LAYER_KHRONOS_validation and record its messages.
+    - `timeout` (`PYKERN_TIMEOUT`, seconds, default 60): the longest any fence wait may take.
+    - `batch_launches`: recorded launches after which a batch is submitted without being asked.
+    - `max_in_flight`: submitted batches allowed to run before recording waits for the oldest.
+    - `force_staging` (`PYKERN_FORCE_STAGING=1`): never use host-visible device memory
+      directly; stage every transfer as on a discrete GPU (used to test that path on lavapipe).
+    - `push_descriptors`: bind buffers with VK_KHR_push_descriptor where the device has it
+      (one call per launch); False uses descriptor sets from pools, as devices without it do.
+    """
+
+    device: str | None = None
+    validate: bool = False
+    timeout: float = 60.0
+    batch_launches: int = 256
+    max_in_flight: int = 4
+    force_staging: bool = False
+    push_descriptors: bool = True
+
+    @staticmethod
+    def from_env(environ: Mapping[str, str] | None = None) -> Config:
+        """Reads the PYKERN_* variables (from `os.environ` unless `environ` is given)."""
+        env = os.environ if environ is None else environ
+        timeout_text = env.get("PYKERN_TIMEOUT", "60")
+        try:
+            timeout = float(timeout_text)
+        except ValueError:
+            raise DeviceError(
+                f"PYKERN_TIMEOUT={timeout_text!r} is not a number of seconds"
+            ) from None
+        if timeout <= 0:
+            raise DeviceError(f"PYKERN_TIMEOUT={timeout_text!r} must be positive")
+        return Config(
+            device=env.get("PYKERN_DEVICE") or None,
+            validate=_flag(env.get("PYKERN_VALIDATE")),
+            timeout=timeout,
+            force_staging=_flag(env.get("PYKERN_FORCE_STAGING")),
+        )
+
+
+def _flag(text: str | None) -> bool:
+    return (text or "").strip().lower() not in ("", "0", "false", "no", "off")

@@ -1,0 +1,376 @@
+"""`Device`: one logical Vulkan device with a compute queue, and everything made on it."""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Sequence
+
+from . import _vk
+from ._vk import ffi, lib
+from .batch import Batch, BatchQueue
+from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, RawBuffer
+from .config import Config
+from .descriptors import DescriptorAllocator, UniformArena
+from .errors import DeviceError
+from .features import build_enable_chain, query_supported
+from .info import DeviceFeatures, DeviceInfo, DeviceLimits, memory_properties
+from .instance import API_VERSION, Instance
+from .launch import Launcher
+from .layout import BindingLayout
+from .memory import STAGING, STORAGE, Allocator
+from .program import Program, check_words
+
+DEVICE_FUNCTIONS = [
+    "vkGetDeviceQueue",
+    "vkDestroyDevice",
+    "vkDeviceWaitIdle",
+    "vkCreateBuffer",
+    "vkDestroyBuffer",
+    "vkGetBufferMemoryRequirements",
+    "vkBindBufferMemory",
+    "vkAllocateMemory",
+    "vkFreeMemory",
+    "vkMapMemory",
+    "vkCreateShaderModule",
+    "vkDestroyShaderModule",
+    "vkCreateDescriptorSetLayout",
+    "vkDestroyDescriptorSetLayout",
+    "vkCreatePipelineLayout",
+    "vkDestroyPipelineLayout",
+    "vkCreateComputePipelines",
+    "vkDestroyPipeline",
+    "vkCreateDescriptorPool",
+    "vkDestroyDescriptorPool",
+    "vkResetDescriptorPool",
+    "vkAllocateDescriptorSets",
+    "vkUpdateDescriptorSets",
+    "vkCreateCommandPool",
+    "vkDestroyCommandPool",
+    "vkResetCommandPool",
+    "vkAllocateCommandBuffers",
+    "vkBeginCommandBuffer",
+    "vkEndCommandBuffer",
+    "vkCmdPipelineBarrier",
+    "vkCmdBindPipeline",
+    "vkCmdBindDescriptorSets",
+    "vkCmdPushConstants",
+    "vkCmdDispatch",
+    "vkCmdCopyBuffer",
+    "vkCreateFence",
+    "vkDestroyFence",
+    "vkWaitForFences",
+    "vkResetFences",
+    "vkGetFenceStatus",
+    "vkQueueSubmit",
+]
+
+
+PUSH_DESCRIPTOR = "VK_KHR_push_descriptor"
+
+
+class Device:
+    """A Vulkan device ready to run compute shaders. Get one with `get_device()`.
+
+    All methods are thread-safe (one lock per device). Launches are recorded and returned at
+    once; `sync()` or reading a buffer submits and waits.
+    """
+
+    def __init__(
+        self, instance: Instance, info: DeviceInfo, physical_device: object, config: Config
+    ) -> None:
+        if info.api_version[:2] < (1, 2):
+            raise DeviceError(
+                f"{info.name} supports Vulkan {info.api_version[0]}.{info.api_version[1]}; "
+                "pykern needs 1.2"
+            )
+        self.info = info
+        self.config = config
+        self._instance = instance  # keeps the instance alive as long as the device
+        self._lock = threading.RLock()
+        self._closed = False
+        self._programs: dict[tuple[bytes, BindingLayout, str], Program] = {}
+        self._live: set[RawBuffer] = set()
+        self.family = _compute_family(physical_device, info.name)
+        self.handle = self._create(physical_device, info)
+        self.push_descriptors = (
+            config.push_descriptors and PUSH_DESCRIPTOR in self.enabled_extensions
+        )
+        names = DEVICE_FUNCTIONS + (["vkCmdPushDescriptorSetKHR"] if self.push_descriptors else [])
+        fn = self.fn = _vk.load_device_functions(self.handle, names)
+        queue = ffi.new("VkQueue*")
+        fn.vkGetDeviceQueue(self.handle, self.family, 0, queue)
+        self.queue = queue[0]
+        self.allocator = Allocator(
+            self.handle,
+            memory_properties(physical_device),
+            fn,
+            force_staging=config.force_staging,
+            reclaim=self._reclaim,
+        )
+        self._descriptors = DescriptorAllocator(self.handle, fn)
+        self._uniforms = UniformArena(
+            self.handle, fn, self.allocator, info.limits.min_uniform_buffer_offset_alignment
+        )
+        self._batches = BatchQueue(
+            self.handle,
+            fn,
+            self.queue,
+            self.family,
+            timeout=config.timeout,
+            batch_launches=config.batch_launches,
+            max_in_flight=config.max_in_flight,
+            descriptors=self._descriptors,
+            uniforms=self._uniforms,
+        )
+        self._launcher = Launcher(
+            self,
+            fn,
+            self.handle,
+            self._batches,
+            self._descriptors,
+            self._uniforms,
+            info.limits.max_workgroup_count,
+        )
+        self._copy_region = ffi.new("VkBufferCopy*")
+
+    def __repr__(self) -> str:
+        return f"<Device {self.info.index}: {self.info.name}{' (closed)' if self._closed else ''}>"
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def features(self) -> DeviceFeatures:
+        return self.info.features
+
+    @property
+    def limits(self) -> DeviceLimits:
+        return self.info.limits
+
+    # ---- public API ----
+
+    def create_buffer(self, nbytes: int) -> Buffer:
+        """A storage buffer of `nbytes` bytes (0 allowed), contents undefined.
+
+        Raises OutOfDeviceMemory, before asking the driver, when it does not fit the memory
+        heap next to what is allocated already; DeviceError when it exceeds the device's
+        maxStorageBufferRange (a kernel could not address it).
+        """
+        nbytes = operator.index(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"a buffer cannot have {nbytes} bytes")
+        size = max(MIN_SIZE, -(-nbytes // 16) * 16)
+        with self._lock:
+            self._check_open()
+            self.allocator.ensure_fits(size, self.allocator.type_for(STORAGE))
+            limit = self.info.limits.max_storage_buffer_range
+            if nbytes > limit:
+                raise DeviceError(
+                    f"a buffer of {nbytes:,} bytes exceeds the device's maxStorageBufferRange of "
+                    f"{limit:,} bytes ({self.info.name})"
+                )
+            raw = RawBuffer(self.handle, self.fn, self.allocator, size, STORAGE_USAGE, STORAGE)
+            self._live.add(raw)
+        return Buffer(self, nbytes, raw)
+
+    def create_program(self, words: bytes, layout: BindingLayout, entry: str = "main") -> Program:
+        """A compute pipeline for SPIR-V `words` whose resources `layout` describes; cached, so
+        asking again for the same words, layout and entry point returns the same Program."""
+        data = check_words(words)
+        key = (data, layout, entry)
+        with self._lock:
+            self._check_open()
+            program = self._programs.get(key)
+            if program is None:
+                program = Program(
+                    self.handle,
+                    self.fn,
+                    self.info.limits,
+                    data,
+                    layout,
+                    entry,
+                    push_descriptors=self.push_descriptors,
+                )
+                self._programs[key] = program
+            return program
+
+    def launch(
+        self,
+        program: Program,
+        grid: Sequence[int] | int,
+        buffers: Sequence[Buffer],
+        args: bytes | bytearray | memoryview = b"",
+    ) -> None:
+        """Records a launch of `program` over `grid` logical invocations and returns at once.
+
+        `buffers[i]` is bound at `layout.buffers[i].binding`; `args` is the argument block
+        packed with `layout.pack` (the runtime writes the grid and each dispatch's base
+        invocation into the layout's grid/base fields of its own copy). Launches run in the
+        order they were recorded, each seeing what the earlier ones wrote. A grid dimension of 0
+        dispatches nothing; one that is negative or >= 2**31 raises ValueError.
+        """
+        with self._lock:
+            self._check_open()
+            self._launcher.launch(program, grid, buffers, args)
+
+    def sync(self) -> None:
+        """Submits what was recorded and waits until the device has finished all of it."""
+        with self._lock:
+            self._check_open()
+            self._batches.wait_all()
+
+    def close(self) -> None:
+        """Waits (at most the timeout) for the device, then destroys everything made on it.
+
+        If the device does not finish in time (a kernel that never ends), nothing is destroyed:
+        vkDestroyDevice would block forever."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if not self._batches.drain():
+                return
+            for raw in list(self._live):
+                raw.destroy(self.handle, self.fn, self.allocator)
+            self._live.clear()
+            for program in self._programs.values():
+                program.destroy()
+            self._programs.clear()
+            self._uniforms.destroy()
+            self._descriptors.destroy()
+            self._batches.destroy()
+            self.fn.vkDestroyDevice(self.handle, ffi.NULL)
+            self.handle = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def hung(self) -> bool:
+        """True once a wait timed out: the device may still be running a kernel."""
+        return self._batches.hung
+
+    # ---- used by Buffer ----
+
+    def _upload(self, buf: Buffer, data: memoryview, offset: int) -> None:
+        with self._lock:
+            self._check_open()
+            raw = buf._raw
+            if raw.mapped is not None:
+                # a launch recorded or running may still read the old contents
+                self._batches.wait(buf.use_serial)
+                ffi.memmove(raw.mapped + offset, data, data.nbytes)
+                return
+            staging = self._staging(data.nbytes, lib.VK_BUFFER_USAGE_TRANSFER_SRC_BIT)
+            ffi.memmove(staging.mapped, data, data.nbytes)
+            # the copy is queued behind earlier launches like a launch: nothing waits
+            batch = self._record_copy(staging, 0, raw, offset, data.nbytes)
+            buf.use_serial = buf.write_serial = batch.serial
+            self._batches.defer(batch.serial, lambda: self._destroy_raw(staging))
+            self._batches.command_recorded(batch)
+
+    def _download(self, buf: Buffer, out: memoryview, offset: int) -> None:
+        with self._lock:
+            self._check_open()
+            raw = buf._raw
+            if raw.mapped is not None:
+                self._batches.wait(buf.write_serial)
+                ffi.memmove(out, raw.mapped + offset, out.nbytes)
+                return
+            staging = self._staging(out.nbytes, lib.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+            batch = self._record_copy(raw, offset, staging, 0, out.nbytes)
+            serial = buf.use_serial = batch.serial
+            try:
+                self._batches.command_recorded(batch)
+                self._batches.wait(serial)
+                ffi.memmove(out, staging.mapped, out.nbytes)
+            finally:
+                # after a failed wait the copy may still be running: release after its batch
+                self._batches.defer(serial, lambda: self._destroy_raw(staging))
+
+    def _release(self, raw: RawBuffer, use_serial: int) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._batches.defer(use_serial, lambda: self._destroy_raw(raw))
+
+    # ---- internals ----
+
+    def _staging(self, nbytes: int, usage: int) -> RawBuffer:
+        raw = RawBuffer(self.handle, self.fn, self.allocator, max(nbytes, MIN_SIZE), usage, STAGING)
+        self._live.add(raw)
+        return raw
+
+    def _record_copy(
+        self, src: RawBuffer, src_offset: int, dst: RawBuffer, dst_offset: int, nbytes: int
+    ) -> Batch:
+        batch = self._batches.current()
+        self._batches.barrier_before_command(batch)
+        region = self._copy_region
+        region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
+        self.fn.vkCmdCopyBuffer(batch.cmd, src.handle, dst.handle, 1, region)
+        return batch
+
+    def _destroy_raw(self, raw: RawBuffer) -> None:
+        if self._closed:
+            return
+        self._live.discard(raw)
+        raw.destroy(self.handle, self.fn, self.allocator)
+
+    def _reclaim(self) -> None:
+        # buffers freed while launches still used them are released once those finish
+        self._batches.wait_all()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DeviceError(f"device {self.info.name} is closed")
+
+    def _create(self, physical_device: object, info: DeviceInfo) -> object:
+        extensions = sorted(info.extensions)
+        supported = query_supported(physical_device, extensions)
+        features, structs, enable = build_enable_chain(supported, extensions)
+        priority = ffi.new("float[1]", [1.0])
+        queue_info = ffi.new(
+            "VkDeviceQueueCreateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                "queueFamilyIndex": self.family,
+                "queueCount": 1,
+                "pQueuePriorities": priority,
+            },
+        )
+        ext_array, ext_strings = _vk.cstr_array(enable)
+        create_info = ffi.new(
+            "VkDeviceCreateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                "pNext": features,
+                "queueCreateInfoCount": 1,
+                "pQueueCreateInfos": queue_info,
+                "enabledExtensionCount": len(enable),
+                "ppEnabledExtensionNames": ext_array,
+            },
+        )
+        handle = ffi.new("VkDevice*")
+        _vk.check(
+            lib.vkCreateDevice(physical_device, create_info, ffi.NULL, handle),
+            f"vkCreateDevice ({info.name})",
+        )
+        del structs, ext_strings  # referenced by create_info until the call above returned
+        self.enabled_extensions = tuple(enable)
+        self.api_version = API_VERSION
+        return handle[0]
+
+
+def _compute_family(physical_device: object, name: str) -> int:
+    count = ffi.new("uint32_t*")
+    lib.vkGetPhysicalDeviceQueueFamilyProperties(physical_device, count, ffi.NULL)
+    families = ffi.new("VkQueueFamilyProperties[]", count[0])
+    lib.vkGetPhysicalDeviceQueueFamilyProperties(physical_device, count, families)
+    for i in range(count[0]):
+        if families[i].queueFlags & lib.VK_QUEUE_COMPUTE_BIT:
+            return i
+    raise DeviceError(f"{name} has no compute queue")

@@ -1,0 +1,179 @@
+"""Which Vulkan features the runtime turns on, and how they are queried and enabled.
+
+The compiler emits SPIR-V capabilities (Int64, Float16, StorageBuffer8BitAccess,
+AtomicFloat32AddEXT, ...) whenever a kernel uses them; a capability whose feature is off is
+undefined behaviour. So the device is created with every feature of this curated list that it
+supports. One table drives both
+the query (for `DeviceInfo.features`) and the enabling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _vk
+from ._vk import ffi, lib
+
+
+@dataclass(frozen=True)
+class FeatureStruct:
+    """One Vulkan feature struct of the pNext chain, and the members of it we enable."""
+
+    ctype: str
+    stype: int
+    members: tuple[str, ...]
+    extension: str | None = None  # None: core in Vulkan 1.2
+
+
+CORE_MEMBERS = ("shaderInt64", "shaderFloat64", "shaderInt16")
+
+FEATURE_STRUCTS = (
+    FeatureStruct(
+        "VkPhysicalDeviceVulkan11Features",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        (
+            "storageBuffer16BitAccess",
+            "uniformAndStorageBuffer16BitAccess",
+            "storagePushConstant16",
+            "variablePointersStorageBuffer",
+            "variablePointers",
+        ),
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceVulkan12Features",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        (
+            "storageBuffer8BitAccess",
+            "uniformAndStorageBuffer8BitAccess",
+            "storagePushConstant8",
+            "shaderBufferInt64Atomics",
+            "shaderSharedInt64Atomics",
+            "shaderFloat16",
+            "shaderInt8",
+            "scalarBlockLayout",
+            "uniformBufferStandardLayout",
+            "shaderSubgroupExtendedTypes",
+            "hostQueryReset",
+            "timelineSemaphore",
+            "vulkanMemoryModel",
+            "vulkanMemoryModelDeviceScope",
+            "subgroupBroadcastDynamicId",
+        ),
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+        (
+            "shaderBufferFloat32Atomics",
+            "shaderBufferFloat32AtomicAdd",
+            "shaderBufferFloat64Atomics",
+            "shaderBufferFloat64AtomicAdd",
+            "shaderSharedFloat32Atomics",
+            "shaderSharedFloat32AtomicAdd",
+            "shaderSharedFloat64Atomics",
+            "shaderSharedFloat64AtomicAdd",
+        ),
+        "VK_EXT_shader_atomic_float",
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT,
+        (
+            "shaderBufferFloat16Atomics",
+            "shaderBufferFloat16AtomicAdd",
+            "shaderBufferFloat16AtomicMinMax",
+            "shaderBufferFloat32AtomicMinMax",
+            "shaderBufferFloat64AtomicMinMax",
+            "shaderSharedFloat16Atomics",
+            "shaderSharedFloat16AtomicAdd",
+            "shaderSharedFloat16AtomicMinMax",
+            "shaderSharedFloat32AtomicMinMax",
+            "shaderSharedFloat64AtomicMinMax",
+        ),
+        "VK_EXT_shader_atomic_float2",
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceSubgroupSizeControlFeatures",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+        ("subgroupSizeControl", "computeFullSubgroups"),
+        "VK_EXT_subgroup_size_control",
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+        ("cooperativeMatrix",),
+        "VK_KHR_cooperative_matrix",
+    ),
+)
+
+# extensions without a feature struct of their own, enabled when present
+PLAIN_EXTENSIONS = (
+    "VK_KHR_push_descriptor",
+    "VK_KHR_shader_non_semantic_info",  # debugPrintf
+    "VK_KHR_portability_subset",  # must be enabled whenever a driver exposes it
+)
+
+
+def device_extensions(physical_device: object) -> list[str]:
+    """Names of the device extensions the driver offers."""
+    return _vk.enumerate_names(
+        lib.vkEnumerateDeviceExtensionProperties,
+        physical_device,
+        ffi.NULL,
+        kind="VkExtensionProperties",
+        field="extensionName",
+    )
+
+
+def query_supported(physical_device: object, extensions: list[str]) -> dict[str, bool]:
+    """Every curated feature name mapped to whether the device supports it.
+
+    Structs of absent extensions are left out of the query (the chain may only name structs the
+    driver knows); their members read False.
+    """
+    chain = [
+        (fs, ffi.new(fs.ctype + "*", {"sType": fs.stype}))
+        for fs in FEATURE_STRUCTS
+        if fs.extension is None or fs.extension in extensions
+    ]
+    root = ffi.new(
+        "VkPhysicalDeviceFeatures2*", {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2}
+    )
+    _link(root, [s for _, s in chain])
+    lib.vkGetPhysicalDeviceFeatures2(physical_device, root)
+    supported = {name: bool(getattr(root.features, name)) for name in CORE_MEMBERS}
+    present = {fs.ctype: s for fs, s in chain}
+    for fs in FEATURE_STRUCTS:
+        struct = present.get(fs.ctype)
+        for name in fs.members:
+            supported[name] = struct is not None and bool(getattr(struct, name))
+    return supported
+
+
+def build_enable_chain(
+    supported: dict[str, bool], extensions: list[str]
+) -> tuple[object, list[object], list[str]]:
+    """The VkPhysicalDeviceFeatures2 to chain into VkDeviceCreateInfo.pNext, the structs it
+    points to (keep them alive), and the extensions to enable with them."""
+    root = ffi.new(
+        "VkPhysicalDeviceFeatures2*", {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2}
+    )
+    for name in CORE_MEMBERS:
+        setattr(root.features, name, supported[name])
+    structs, enable = [], [e for e in PLAIN_EXTENSIONS if e in extensions]
+    for fs in FEATURE_STRUCTS:
+        on = {name: supported[name] for name in fs.members if supported[name]}
+        if fs.extension is not None:
+            if fs.extension not in extensions or not on:
+                continue
+            enable.append(fs.extension)
+        structs.append(ffi.new(fs.ctype + "*", {"sType": fs.stype, **on}))
+    _link(root, structs)
+    return root, structs, enable
+
+
+def _link(root: object, structs: list[object]) -> None:
+    previous = root
+    for struct in structs:
+        previous.pNext = struct
+        previous = struct

@@ -1,0 +1,236 @@
+"""What a Vulkan device is and can do: `DeviceInfo`, read once per physical device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import _vk
+from ._vk import ffi, lib
+from .features import device_extensions, query_supported
+
+KINDS = {
+    lib.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: "discrete",
+    lib.VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: "integrated",
+    lib.VK_PHYSICAL_DEVICE_TYPE_CPU: "cpu",
+    lib.VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: "virtual",
+    lib.VK_PHYSICAL_DEVICE_TYPE_OTHER: "other",
+}
+
+SUBGROUP_OPERATIONS = (
+    (lib.VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"),
+    (lib.VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"),
+    (lib.VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"),
+    (lib.VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"),
+    (lib.VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"),
+    (lib.VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"),
+    (lib.VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"),
+    (lib.VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"),
+)
+
+
+@dataclass(frozen=True)
+class DeviceFeatures:
+    """Optional capabilities a kernel may need; each True only if the device supports it (and
+    the runtime therefore enables it at device creation)."""
+
+    fp16: bool
+    fp64: bool
+    int64: bool
+    int16: bool
+    int8: bool
+    storage8: bool  # 8-bit integers in storage buffers (storageBuffer8BitAccess)
+    storage16: bool  # 16-bit values in storage buffers (storageBuffer16BitAccess)
+    uniform8: bool  # uniformAndStorageBuffer8BitAccess
+    uniform16: bool  # uniformAndStorageBuffer16BitAccess
+    push_constant8: bool  # storagePushConstant8
+    push_constant16: bool  # storagePushConstant16
+    float32_atomic_add: bool  # shaderBufferFloat32AtomicAdd
+    float32_atomic_min_max: bool  # shaderBufferFloat32AtomicMinMax (VK_EXT_shader_atomic_float2)
+    float64_atomic_add: bool
+    int64_atomics: bool  # shaderBufferInt64Atomics
+    subgroup_size: int
+    subgroup_operations: frozenset[str]  # in compute shaders: 'basic', 'vote', 'arithmetic', ...
+    cooperative_matrix: bool  # VK_KHR_cooperative_matrix present and its feature supported
+    push_descriptor: bool  # VK_KHR_push_descriptor
+    timeline_semaphore: bool
+    vulkan_memory_model: bool
+    scalar_block_layout: bool
+    subgroup_size_control: bool
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """The limits a launch or an allocation is checked against."""
+
+    max_push_constants_size: int
+    max_workgroup_count: tuple[int, int, int]
+    max_workgroup_size: tuple[int, int, int]
+    max_workgroup_invocations: int
+    max_storage_buffer_range: int
+    max_uniform_buffer_range: int
+    max_shared_memory: int
+    min_storage_buffer_offset_alignment: int
+    min_uniform_buffer_offset_alignment: int
+    timestamp_period: float  # nanoseconds per timestamp tick
+    max_push_descriptors: int = 0  # VK_KHR_push_descriptor; 0 without it
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One Vulkan physical device, as `devices()` lists it.
+
+    `memory` is the size in bytes of its largest device-local heap; `index` is its position in
+    `devices()` (and what `set_device` and PYKERN_DEVICE accept).
+    """
+
+    index: int
+    name: str
+    kind: str  # 'discrete', 'integrated', 'cpu', 'virtual' or 'other'
+    vendor_id: int
+    device_id: int
+    api_version: tuple[int, int, int]
+    driver: str
+    uuid: str  # VkPhysicalDeviceIDProperties.deviceUUID, hex; keys caches of compiled code
+    memory: int
+    features: DeviceFeatures
+    limits: DeviceLimits
+    extensions: frozenset[str] = field(repr=False)
+
+    def __str__(self) -> str:
+        f, lim = self.features, self.limits
+        flags = [
+            name
+            for name in (
+                "fp16",
+                "fp64",
+                "int64",
+                "int16",
+                "int8",
+                "storage8",
+                "storage16",
+                "float32_atomic_add",
+                "cooperative_matrix",
+                "push_descriptor",
+                "timeline_semaphore",
+            )
+            if getattr(f, name)
+        ]
+        major, minor, patch = self.api_version
+        return (
+            f"[{self.index}] {self.name} "
+            f"({self.kind}, Vulkan {major}.{minor}.{patch}, {self.driver})\n"
+            f"    memory {self.memory / 2**30:.1f} GiB, subgroup {f.subgroup_size}, "
+            f"workgroups up to {lim.max_workgroup_invocations} invocations, "
+            f"{lim.max_workgroup_count[0]} groups per dispatch, "
+            f"storage buffers up to {lim.max_storage_buffer_range / 2**20:.0f} MiB, "
+            f"push constants {lim.max_push_constants_size} B, "
+            f"shared memory {lim.max_shared_memory // 1024} KiB\n"
+            f"    features: {', '.join(flags) or 'none'}; "
+            f"subgroup ops: {', '.join(sorted(f.subgroup_operations)) or 'none'}"
+        )
+
+
+def query_device_info(index: int, physical_device: object) -> DeviceInfo:
+    """Reads properties, limits, memory heaps and curated features of one physical device."""
+    extensions = device_extensions(physical_device)
+    supported = query_supported(physical_device, extensions)
+    subgroup = ffi.new(
+        "VkPhysicalDeviceSubgroupProperties*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES},
+    )
+    driver = ffi.new(
+        "VkPhysicalDeviceDriverProperties*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, "pNext": subgroup},
+    )
+    ids = ffi.new(
+        "VkPhysicalDeviceIDProperties*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, "pNext": driver},
+    )
+    push = ffi.new(
+        "VkPhysicalDevicePushDescriptorPropertiesKHR*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR},
+    )
+    if "VK_KHR_push_descriptor" in extensions:  # the chain may only name structs the driver knows
+        subgroup.pNext = push
+    props2 = ffi.new(
+        "VkPhysicalDeviceProperties2*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": ids},
+    )
+    lib.vkGetPhysicalDeviceProperties2(physical_device, props2)
+    props = props2.properties
+    compute_subgroups = bool(subgroup.supportedStages & lib.VK_SHADER_STAGE_COMPUTE_BIT)
+    features = DeviceFeatures(
+        fp16=supported["shaderFloat16"],
+        fp64=supported["shaderFloat64"],
+        int64=supported["shaderInt64"],
+        int16=supported["shaderInt16"],
+        int8=supported["shaderInt8"],
+        storage8=supported["storageBuffer8BitAccess"],
+        storage16=supported["storageBuffer16BitAccess"],
+        uniform8=supported["uniformAndStorageBuffer8BitAccess"],
+        uniform16=supported["uniformAndStorageBuffer16BitAccess"],
+        push_constant8=supported["storagePushConstant8"],
+        push_constant16=supported["storagePushConstant16"],
+        float32_atomic_add=supported["shaderBufferFloat32AtomicAdd"],
+        float32_atomic_min_max=supported["shaderBufferFloat32AtomicMinMax"],
+        float64_atomic_add=supported["shaderBufferFloat64AtomicAdd"],
+        int64_atomics=supported["shaderBufferInt64Atomics"],
+        subgroup_size=subgroup.subgroupSize,
+        subgroup_operations=frozenset(
+            name
+            for bit, name in SUBGROUP_OPERATIONS
+            if compute_subgroups and subgroup.supportedOperations & bit
+        ),
+        cooperative_matrix=supported["cooperativeMatrix"],
+        push_descriptor="VK_KHR_push_descriptor" in extensions,
+        timeline_semaphore=supported["timelineSemaphore"],
+        vulkan_memory_model=supported["vulkanMemoryModel"],
+        scalar_block_layout=supported["scalarBlockLayout"],
+        subgroup_size_control=supported["subgroupSizeControl"],
+    )
+    lim = props.limits
+    limits = DeviceLimits(
+        max_push_constants_size=lim.maxPushConstantsSize,
+        max_workgroup_count=tuple(lim.maxComputeWorkGroupCount),
+        max_workgroup_size=tuple(lim.maxComputeWorkGroupSize),
+        max_workgroup_invocations=lim.maxComputeWorkGroupInvocations,
+        max_storage_buffer_range=lim.maxStorageBufferRange,
+        max_uniform_buffer_range=lim.maxUniformBufferRange,
+        max_shared_memory=lim.maxComputeSharedMemorySize,
+        min_storage_buffer_offset_alignment=lim.minStorageBufferOffsetAlignment,
+        min_uniform_buffer_offset_alignment=lim.minUniformBufferOffsetAlignment,
+        timestamp_period=lim.timestampPeriod,
+        max_push_descriptors=push.maxPushDescriptors
+        if "VK_KHR_push_descriptor" in extensions
+        else 0,
+    )
+    return DeviceInfo(
+        index=index,
+        name=ffi.string(props.deviceName).decode(errors="replace"),
+        kind=KINDS.get(props.deviceType, "other"),
+        vendor_id=props.vendorID,
+        device_id=props.deviceID,
+        api_version=_vk.split_version(props.apiVersion),
+        driver=ffi.string(driver.driverInfo).decode(errors="replace")
+        or ffi.string(driver.driverName).decode(errors="replace"),
+        uuid=bytes(ffi.buffer(ids.deviceUUID)).hex(),
+        memory=largest_device_local_heap(physical_device),
+        features=features,
+        limits=limits,
+        extensions=frozenset(extensions),
+    )
+
+
+def memory_properties(physical_device: object) -> object:
+    """The VkPhysicalDeviceMemoryProperties of a device."""
+    mem = ffi.new("VkPhysicalDeviceMemoryProperties*")
+    lib.vkGetPhysicalDeviceMemoryProperties(physical_device, mem)
+    return mem
+
+
+def largest_device_local_heap(physical_device: object) -> int:
+    """Bytes of the largest DEVICE_LOCAL heap (of any heap, where none is device-local)."""
+    mem = memory_properties(physical_device)
+    heaps = [mem.memoryHeaps[i] for i in range(mem.memoryHeapCount)]
+    local = [h.size for h in heaps if h.flags & lib.VK_MEMORY_HEAP_DEVICE_LOCAL_BIT]
+    return max(local or [h.size for h in heaps] or [0])

@@ -1,0 +1,259 @@
+"""Recording launches: grid checks, splitting into dispatches, descriptors, push constants.
+
+This is the hot path of the runtime (every kernel call goes through `Launcher.launch`), so it
+calls raw cffi function pointers and patches structs built once per program instead of
+building new ones.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from itertools import product
+from typing import TYPE_CHECKING
+
+from ._vk import ffi, lib
+from .batch import STAGES as BARRIER_STAGES
+from .batch import BatchQueue
+from .buffer import MIN_SIZE
+from .descriptors import DescriptorAllocator, UniformArena
+from .program import Program
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+
+GRID_LIMIT = 2**31  # each grid dimension must stay below this: kernels index with 32-bit ints
+COMPUTE = lib.VK_PIPELINE_BIND_POINT_COMPUTE
+COMPUTE_STAGE = lib.VK_SHADER_STAGE_COMPUTE_BIT
+_U32 = struct.Struct("<I")
+
+Dispatch = tuple[tuple[int, int, int], tuple[int, int, int]]  # (base invocation, group counts)
+
+
+def normalize_grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
+    """The grid as three ints, missing trailing dimensions being 1.
+
+    Raises ValueError for a negative dimension, or one of 2**31 or more (kernels compute their
+    ids in 32 bits); `pk.LaunchError` is what the caller turns this into.
+    """
+    if type(grid) is tuple and len(grid) == 3:  # the common case, checked cheaply
+        g0, g1, g2 = grid
+        if (
+            type(g0) is int
+            and type(g1) is int
+            and type(g2) is int
+            and 0 <= g0 < GRID_LIMIT
+            and 0 <= g1 < GRID_LIMIT
+            and 0 <= g2 < GRID_LIMIT
+        ):
+            return grid
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"a grid has 1 to 3 dimensions, not {len(dims)}: {grid!r}")
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise ValueError(f"grid dimensions must be integers: {grid!r}")
+        d = d.__index__()
+        if d < 0 or d >= GRID_LIMIT:
+            raise ValueError(
+                f"grid {tuple(dims)} is out of range: each dimension must be in [0, 2**31)"
+            )
+        out.append(d)
+    while len(out) < 3:
+        out.append(1)
+    return out[0], out[1], out[2]
+
+
+def plan_dispatches(
+    grid: tuple[int, int, int], workgroup: tuple[int, int, int], max_groups: tuple[int, int, int]
+) -> list[Dispatch]:
+    """The dispatches covering `grid`: ceil(grid/workgroup) groups per dimension, cut into
+    pieces of at most `max_groups`; each with the index of its first invocation."""
+    groups = [-(-g // w) for g, w in zip(grid, workgroup, strict=True)]
+    if 0 in groups:
+        return []
+    if groups[0] <= max_groups[0] and groups[1] <= max_groups[1] and groups[2] <= max_groups[2]:
+        return [((0, 0, 0), (groups[0], groups[1], groups[2]))]
+    pieces = [
+        [(start, min(m, g - start)) for start in range(0, g, m)]
+        for g, m in zip(groups, max_groups, strict=True)
+    ]
+    return [
+        ((x[0] * workgroup[0], y[0] * workgroup[1], z[0] * workgroup[2]), (x[1], y[1], z[1]))
+        for z, y, x in product(pieces[2], pieces[1], pieces[0])
+    ]
+
+
+class Launcher:
+    """Records launches of programs into the batch queue of one device."""
+
+    def __init__(
+        self,
+        device: object,
+        fn: object,
+        vk_device: object,
+        queue: BatchQueue,
+        descriptors: DescriptorAllocator,
+        uniforms: UniformArena,
+        max_groups: tuple[int, int, int],
+    ) -> None:
+        self._device = device
+        self._fn, self._dev = fn, vk_device
+        self._queue, self._descriptors, self._uniforms = queue, descriptors, uniforms
+        self.max_groups = max_groups  # a test may lower it to exercise splitting cheaply
+        self._set = ffi.new("VkDescriptorSet[1]")
+        self._dynamic_offset = ffi.new("uint32_t[1]")
+
+    def launch(
+        self,
+        program: Program,
+        grid: Sequence[int] | int,
+        buffers: Sequence[Buffer],
+        args: bytes | bytearray | memoryview,
+    ) -> None:
+        """Records one launch (see `Device.launch`)."""
+        g0, g1, g2 = grid = normalize_grid(grid)
+        if program.vk_device is not self._dev or program.pipeline is None:
+            raise ValueError("the program was not created on this device (or was destroyed)")
+        n_buffers = program.n_buffers
+        if len(buffers) != n_buffers:
+            raise ValueError(f"the program binds {n_buffers} buffers; {len(buffers)} given")
+        size = program.block_size
+        if len(args) != size:
+            if len(args) < size:
+                raise ValueError(
+                    f"the argument block is {len(args)} bytes; the layout needs {size}"
+                )
+            args = memoryview(args)[:size]
+        wg, limit = program.workgroup, self.max_groups
+        n0, n1, n2 = -(-g0 // wg[0]), -(-g1 // wg[1]), -(-g2 // wg[2])
+        dispatches = None  # one dispatch with base 0, the common case
+        if n0 > limit[0] or n1 > limit[1] or n2 > limit[2]:
+            dispatches = plan_dispatches(grid, wg, limit)
+            if program.base_offsets is None:
+                raise ValueError(
+                    f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
+                    f"than the device's limit {limit}) but the layout has no base fields"
+                )
+        infos, device = program.buffer_infos, self._device
+        for i in range(n_buffers):
+            buf = buffers[i]
+            if getattr(buf, "device", None) is not device:
+                raise ValueError(f"buffer {i} ({buf!r}) does not belong to this device")
+            raw = buf._raw
+            if raw is None:
+                raise ValueError(f"buffer {i} was freed")
+            info = infos[i]
+            info.buffer = raw.handle
+            info.range = buf.nbytes or MIN_SIZE
+        if n0 == 0 or n1 == 0 or n2 == 0:
+            return
+
+        # the block lives in a C buffer of the program (we hold the device lock): push
+        # constants read it without a per-launch conversion
+        block = program.block_view
+        if size:
+            block[:] = args
+            if program.grid_packer is not None:
+                packer, at = program.grid_packer
+                packer.pack_into(block, at, g0, g1, g2)
+            elif program.grid_offsets is not None:
+                for off, g in zip(program.grid_offsets, grid, strict=True):
+                    _U32.pack_into(block, off, g)
+
+        queue, fn = self._queue, self._fn
+        batch = queue.current()
+        cmd, serial, writes_mask = batch.cmd, batch.serial, program.writes_mask
+        for i in range(n_buffers):
+            buf = buffers[i]
+            buf.use_serial = serial
+            if writes_mask[i]:
+                buf.write_serial = serial
+
+        fn.vkCmdPipelineBarrier(
+            cmd, BARRIER_STAGES, BARRIER_STAGES, 0, 1, queue.barrier, 0, ffi.NULL, 0, ffi.NULL
+        )
+        if batch.pipeline is not program.pipeline:
+            fn.vkCmdBindPipeline(cmd, COMPUTE, program.pipeline)
+            batch.pipeline = program.pipeline
+        if program.uses_uniform:
+            self._record_uniform(program, batch, block, dispatches or [((0, 0, 0), (n0, n1, n2))])
+        else:
+            self._bind_buffers(program, batch)
+            if dispatches is None:
+                if size:
+                    fn.vkCmdPushConstants(
+                        cmd, program.pipeline_layout, COMPUTE_STAGE, 0, size, program.block_data
+                    )
+                fn.vkCmdDispatch(cmd, n0, n1, n2)
+            else:
+                for base, counts in dispatches:
+                    self._pack_base(program, block, base)
+                    fn.vkCmdPushConstants(
+                        cmd, program.pipeline_layout, COMPUTE_STAGE, 0, size, program.block_data
+                    )
+                    fn.vkCmdDispatch(cmd, counts[0], counts[1], counts[2])
+        queue.command_recorded(batch)
+
+    def _bind_buffers(self, program: Program, batch: object) -> None:
+        """Binds the storage buffers whose descriptors sit in `program.buffer_infos`."""
+        if program.n_writes == 0:
+            return
+        if program.push_descriptors:
+            self._fn.vkCmdPushDescriptorSetKHR(
+                batch.cmd, COMPUTE, program.pipeline_layout, 0, program.n_writes, program.writes
+            )
+            return
+        self._allocate_set(program, batch)
+        self._fn.vkCmdBindDescriptorSets(
+            batch.cmd, COMPUTE, program.pipeline_layout, 0, 1, self._set, 0, ffi.NULL
+        )
+
+    def _allocate_set(self, program: Program, batch: object) -> None:
+        vk_set = self._descriptors.allocate(batch.descriptor_pools, program)
+        writes = program.writes
+        for i in range(program.n_writes):
+            writes[i].dstSet = vk_set
+        self._fn.vkUpdateDescriptorSets(self._dev, program.n_writes, writes, 0, ffi.NULL)
+        self._set[0] = vk_set
+
+    def _record_uniform(
+        self, program: Program, batch: object, block: object, dispatches: list[Dispatch]
+    ) -> None:
+        """Dispatches whose argument block lives in a uniform buffer: one block per dispatch
+        (each with its own base), written to mapped memory of the batch's uniform chunk."""
+        fn, cmd, size = self._fn, batch.cmd, program.block_size
+        align = self._uniforms.alignment
+        stride = -(-size // align) * align
+        chunk, first = self._uniforms.allocate(batch.uniform_chunks, stride * len(dispatches))
+        info = program.buffer_infos[program.n_buffers]
+        info.buffer = chunk.raw.handle
+        if not program.push_descriptors:
+            info.offset = 0
+            self._allocate_set(program, batch)
+        for k, (base, counts) in enumerate(dispatches):
+            at = first + k * stride
+            if len(dispatches) > 1:
+                self._pack_base(program, block, base)
+            ffi.memmove(chunk.raw.mapped + at, program.block_data, size)
+            if program.push_descriptors:
+                info.offset = at
+                fn.vkCmdPushDescriptorSetKHR(
+                    cmd, COMPUTE, program.pipeline_layout, 0, program.n_writes, program.writes
+                )
+            else:
+                self._dynamic_offset[0] = at
+                fn.vkCmdBindDescriptorSets(
+                    cmd, COMPUTE, program.pipeline_layout, 0, 1, self._set, 1, self._dynamic_offset
+                )
+            fn.vkCmdDispatch(cmd, counts[0], counts[1], counts[2])
+
+    @staticmethod
+    def _pack_base(program: Program, block: object, base: tuple[int, int, int]) -> None:
+        if program.base_packer is not None:
+            packer, at = program.base_packer
+            packer.pack_into(block, at, base[0], base[1], base[2])
+        else:
+            for off, b in zip(program.base_offsets, base, strict=True):
+                _U32.pack_into(block, off, b)

@@ -1,0 +1,186 @@
+"""The process's devices: listing, choosing the current one, and tearing down at exit.
+
+Nothing here runs at import. The first call that needs Vulkan reads the `Config` from the
+environment, creates the instance and registers the exit handler.
+
+Switching devices keeps the old one open: buffers made on it stay valid and usable, and every
+device is closed at exit (or by `shutdown()`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from dataclasses import replace
+
+from .config import Config
+from .device import Device
+from .errors import DeviceError
+from .info import DeviceInfo, query_device_info
+from .instance import Instance
+from .validation import ValidationMessage
+
+KIND_PREFERENCE = ("discrete", "integrated", "cpu", "virtual", "other")
+
+
+class Runtime:
+    """The instance, the devices it lists, the ones opened, and which one is current."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.instance = Instance(config)
+        self.infos = [query_device_info(i, p) for i, p in enumerate(self.instance.physical_devices)]
+        self.opened: dict[int, Device] = {}
+        self.extra: list[Device] = []  # from open_device: not shared, closed at shutdown too
+        self.current: Device | None = None
+
+    def open(self, index: int) -> Device:
+        device = self.opened.get(index)
+        if device is None:
+            device = Device(
+                self.instance, self.infos[index], self.instance.physical_devices[index], self.config
+            )
+            self.opened[index] = device
+        return device
+
+    def default_index(self) -> int:
+        if self.config.device is not None:
+            return select(self.infos, self.config.device, source="PYKERN_DEVICE")
+        return choose_default(self.infos)
+
+    def close(self) -> None:
+        """Closes every device, then the instance (kept if a device could not be destroyed)."""
+        clean = True
+        for device in [*self.opened.values(), *self.extra]:
+            device.close()
+            clean = clean and device.handle is None
+        self.opened.clear()
+        self.extra.clear()
+        self.current = None
+        if clean:
+            self.instance.close()
+
+
+_lock = threading.RLock()
+_runtime: Runtime | None = None
+_exit_handler_registered = False
+
+
+def _get_runtime() -> Runtime:
+    global _runtime, _exit_handler_registered
+    with _lock:
+        if _runtime is None:
+            _runtime = Runtime(Config.from_env())
+            if not _exit_handler_registered:
+                atexit.register(shutdown)
+                _exit_handler_registered = True
+        return _runtime
+
+
+def choose_default(infos: list[DeviceInfo]) -> int:
+    """The index of the first discrete GPU, else integrated GPU, else CPU implementation
+    (then virtual, then other)."""
+    if not infos:
+        raise DeviceError(
+            "no Vulkan device found (is a Vulkan driver installed? "
+            "lavapipe: apt install mesa-vulkan-drivers)"
+        )
+    return min(infos, key=lambda i: (KIND_PREFERENCE.index(i.kind), i.index)).index
+
+
+def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device") -> int:
+    """The index of the device `which` names: an index, or a case-insensitive substring of the
+    name (the first match). Raises DeviceError, listing the devices, when nothing matches."""
+    text = str(which).strip()
+    if isinstance(which, int) or text.isdigit():
+        index = int(text)
+        if 0 <= index < len(infos):
+            return index
+    else:
+        for info in infos:
+            if text.lower() in info.name.lower():
+                return info.index
+    listing = "\n".join(f"  [{i.index}] {i.name} ({i.kind})" for i in infos) or "  (none)"
+    raise DeviceError(f"{source}: no Vulkan device matches {which!r}; the devices are:\n{listing}")
+
+
+def devices() -> list[DeviceInfo]:
+    """Every Vulkan device of the machine, in the order `set_device` indexes them."""
+    return list(_get_runtime().infos)
+
+
+def get_device() -> Device:
+    """The current device, opened on first use: PYKERN_DEVICE if set, else the first discrete
+    GPU, else an integrated one, else the CPU implementation."""
+    with _lock:
+        runtime = _get_runtime()
+        if runtime.current is None:
+            runtime.current = runtime.open(runtime.default_index())
+        return runtime.current
+
+
+current = get_device
+
+
+def set_device(which: int | str) -> Device:
+    """Makes the device with index `which`, or the first whose name contains `which`
+    (case-insensitive), the current one and returns it. The previous device stays open."""
+    with _lock:
+        runtime = _get_runtime()
+        runtime.current = runtime.open(select(runtime.infos, which))
+        return runtime.current
+
+
+def open_device(which: int | str | None = None, **config: object) -> Device:
+    """A new Device of its own (neither the current one nor shared), on the device `which`
+    names (the default device when None), with fields of the process's Config replaced by
+    `config` (e.g. `force_staging=True`). Close it when done; shutdown() closes it otherwise."""
+    with _lock:
+        runtime = _get_runtime()
+        index = runtime.default_index() if which is None else select(runtime.infos, which)
+        settings = replace(runtime.config, **config)
+        device = Device(
+            runtime.instance,
+            runtime.infos[index],
+            runtime.instance.physical_devices[index],
+            settings,
+        )
+        runtime.extra.append(device)
+        return device
+
+
+def sync() -> None:
+    """Waits for everything recorded on the current device (nothing if none was opened)."""
+    with _lock:
+        device = _runtime.current if _runtime is not None else None
+    if device is not None:
+        device.sync()
+
+
+def validation_messages(min_severity: str = "error") -> list[ValidationMessage]:
+    """Messages the validation layer reported (PYKERN_VALIDATE=1) since the last clear."""
+    runtime = _runtime
+    if runtime is None or runtime.instance.validation is None:
+        return []
+    return runtime.instance.validation.messages(min_severity)
+
+
+def clear_validation_messages() -> None:
+    """Forgets the validation messages recorded so far."""
+    runtime = _runtime
+    if runtime is not None and runtime.instance.validation is not None:
+        runtime.instance.validation.clear()
+
+
+def validation_enabled() -> bool:
+    """Whether the validation layer is on (it is decided when the runtime starts)."""
+    return _get_runtime().instance.validation is not None
+
+
+def shutdown() -> None:
+    """Closes every device and the instance (runs at exit). A later call starts afresh."""
+    global _runtime
+    with _lock:
+        runtime, _runtime = _runtime, None
+    if runtime is not None:
+        runtime.close()

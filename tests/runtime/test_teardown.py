@@ -1,0 +1,88 @@
+"""Process exit: orderly teardown with no validation error, and no hang after a runaway kernel.
+
+Each case runs in a subprocess, since what is tested is what happens at exit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+PRELUDE = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+import numpy as np
+import pykern.runtime as rt
+from rt_helpers import args_for, layout_of, slots, spv
+"""
+
+
+def run(body: str, timeout: float, **env: str) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+        check=False,
+    )
+    return result, time.monotonic() - start
+
+
+def test_exit_with_pending_work_tears_down_cleanly():
+    result, _ = run(
+        """
+        device = rt.get_device()
+        layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
+        program = device.create_program(spv("count"), layout)
+        counts = device.create_buffer(4 * 1000)
+        counts.upload(np.zeros(1000, np.uint32))
+        for _ in range(300):  # one batch submitted, one still recording at exit
+            device.launch(program, (1000,), [counts], args_for(layout))
+        freed = device.create_buffer(64)
+        device.launch(program, (16,), [freed], args_for(layout))
+        freed.free()  # released by the teardown, after its launch
+        other = rt.open_device(force_staging=True)
+        other.create_buffer(100).upload(bytes(100))
+        print("done", flush=True)
+    """,
+        timeout=60,
+        PYKERN_VALIDATE="1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "done" in result.stdout
+    assert "Validation Error" not in result.stderr and "validation [error]" not in result.stderr, (
+        result.stderr
+    )
+
+
+def test_runaway_kernel_times_out_and_exit_does_not_hang():
+    result, seconds = run(
+        """
+        device = rt.get_device()
+        layout = layout_of(slots("out", writable=("out",)), [], (64, 1, 1))
+        program = device.create_program(spv("spin"), layout)
+        n = 4_000_000  # 60,000 steps each: minutes of work on lavapipe
+        out = device.create_buffer(4 * n)
+        device.launch(program, (n,), [out], args_for(layout))
+        try:
+            device.sync()
+            print("finished in time", flush=True)
+        except rt.DeviceError as error:
+            print("timeout:", error, flush=True)
+            assert device.hung
+    """,
+        timeout=60,
+        PYKERN_TIMEOUT="1",
+    )
+    assert result.returncode == 0, result.stderr
+    if "finished in time" in result.stdout:
+        return  # a fast device: nothing to time out
+    assert "timeout:" in result.stdout and "PYKERN_TIMEOUT" in result.stdout
+    assert seconds < 30, f"exit took {seconds:.1f} s"
