@@ -14,52 +14,19 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # before the imports: the compile cache keys on it
 
-from .builtins import (
-                       ceil,
-                       cos,
-                       exp,
-                       floor,
-                       global_id,
-                       grid,
-                       group_id,
-                       group_size,
-                       local_id,
-                       log,
-                       num_groups,
-                       pow,
-                       sin,
-                       sqrt,
-                       tanh,
-)
-from .dtypes import (
-                       Array,
-                       ArrayType,
-                       DType,
-                       bool_,
-                       constexpr,
-                       f16,
-                       f32,
-                       f64,
-                       i8,
-                       i16,
-                       i32,
-                       i64,
-                       u8,
-                       u16,
-                       u32,
-                       u64,
-)
-from .errors import (
-                       CompileError,
-                       DeviceError,
-                       DeviceLost,
-                       KernelAssertionError,
-                       KernelIndexError,
-                       KernelTypeError,
-                       LaunchError,
-                       OutOfDeviceMemory,
-)
-
+from .builtins import (acos, asin, atan, atan2, atomic_add, atomic_and_, atomic_cas,
+                       atomic_exchange, atomic_max, atomic_min, atomic_or_, atomic_sub,
+                       atomic_xor, barrier, ceil, clamp, copysign, cos, cosh, erf, exp, exp2,
+                       floor, fma, global_id, grid, group_id, group_size, isinf, isnan, local,
+                       local_id, log, log2, num_groups, pow, round, rsqrt, select, shared, sin,
+                       sinh, sqrt, subgroup_add, subgroup_all, subgroup_any, subgroup_broadcast,
+                       subgroup_lane, subgroup_max, subgroup_min, subgroup_prefix_add,
+                       subgroup_shuffle, subgroup_shuffle_xor, subgroup_size, tan, tanh, trunc)
+from .dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i8, i16, i32, i64,
+                     u8, u16, u32, u64)
+from .errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
+                     KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory)
+from .func import Func, func
 from .jit import Kernel, kernel
 from .runtime import devices, get_device, set_device, sync
 from .tensor import Tensor, asarray, empty, empty_like, zeros, zeros_like

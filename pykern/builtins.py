@@ -56,6 +56,72 @@ tanh = _math("tanh", np.tanh, "hyperbolic tangent")
 floor = _math("floor", np.floor, "largest integral value <= x, in x's float type")
 ceil = _math("ceil", np.ceil, "smallest integral value >= x, in x's float type")
 pow = _math("pow", math.pow, "x raised to y (Python semantics for negative x)")  # noqa: A001
+rsqrt = _math("rsqrt", lambda x: 1.0 / np.sqrt(x), "1 / sqrt(x)")
+exp2 = _math("exp2", np.exp2, "2 raised to x")
+log2 = _math("log2", np.log2, "base-2 logarithm")
+tan = _math("tan", np.tan, "tangent (radians)")
+asin = _math("asin", np.arcsin, "inverse sine")
+acos = _math("acos", np.arccos, "inverse cosine")
+atan = _math("atan", np.arctan, "inverse tangent")
+atan2 = _math("atan2", np.arctan2, "atan2(y, x): the angle of the point (x, y)")
+sinh = _math("sinh", np.sinh, "hyperbolic sine")
+cosh = _math("cosh", np.cosh, "hyperbolic cosine")
+erf = _math("erf", np.vectorize(math.erf), "the error function")
+trunc = _math("trunc", np.trunc, "x rounded toward zero, in x's float type")
+round = _math("round", np.round, "x rounded to the nearest integer, halves to even, in x's "  # noqa: A001
+              "float type")
+fma = _math("fma", lambda a, b, c: a * b + c, "a * b + c (fused where the device fuses)")
+copysign = _math("copysign", np.copysign, "the magnitude of x with the sign of y")
+isnan = _math("isnan", np.isnan, "True where x is NaN")
+isinf = _math("isinf", np.isinf, "True where x is infinite")
+clamp = _math("clamp", lambda x, lo, hi: min(max(x, lo), hi), "min(max(x, lo), hi)")
+select = _math("select", lambda c, a, b: a if c else b,
+               "select(c, a, b): a where c else b; both are evaluated (no branch)")
+
+
+def _atomic(name: str, what: str) -> KernelBuiltin:
+    return KernelBuiltin(name, f"pk.{name}(a, index, value): atomically {what}; returns the old "
+                               "value. `a` is an array parameter or pk.shared array; `index` an "
+                               "int or a tuple of ints.")
+
+
+atomic_add = _atomic("atomic_add", "a[index] += value")
+atomic_sub = _atomic("atomic_sub", "a[index] -= value")
+atomic_min = _atomic("atomic_min", "a[index] = min(a[index], value)")
+atomic_max = _atomic("atomic_max", "a[index] = max(a[index], value)")
+atomic_and_ = _atomic("atomic_and_", "a[index] &= value")
+atomic_or_ = _atomic("atomic_or_", "a[index] |= value")
+atomic_xor = _atomic("atomic_xor", "a[index] ^= value")
+atomic_exchange = _atomic("atomic_exchange", "a[index] = value")
+atomic_cas = KernelBuiltin("atomic_cas", "pk.atomic_cas(a, index, expected, desired): if "
+                                         "a[index] == expected, store desired; returns the old "
+                                         "value either way.")
+
+
+def _subgroup(name: str, what: str) -> KernelBuiltin:
+    return KernelBuiltin(name, f"pk.{name}: {what}")
+
+
+subgroup_size = _subgroup("subgroup_size", "() the number of invocations in a subgroup, i32")
+subgroup_lane = _subgroup("subgroup_lane", "() this invocation's index in its subgroup, i32")
+subgroup_add = _subgroup("subgroup_add", "(x) the sum of x over the subgroup")
+subgroup_min = _subgroup("subgroup_min", "(x) the minimum of x over the subgroup")
+subgroup_max = _subgroup("subgroup_max", "(x) the maximum of x over the subgroup")
+subgroup_any = _subgroup("subgroup_any", "(c) True if c holds on any lane")
+subgroup_all = _subgroup("subgroup_all", "(c) True if c holds on every lane")
+subgroup_broadcast = _subgroup("subgroup_broadcast", "(x, lane) x of lane `lane` (a constant)")
+subgroup_shuffle = _subgroup("subgroup_shuffle", "(x, lane) x of lane `lane` (any expression)")
+subgroup_shuffle_xor = _subgroup("subgroup_shuffle_xor", "(x, mask) x of lane (lane ^ mask)")
+subgroup_prefix_add = _subgroup("subgroup_prefix_add", "(x) the sum of x over the lower lanes "
+                                                       "(exclusive prefix sum)")
+
+shared = KernelBuiltin("shared", "pk.shared(dtype, shape): an array in workgroup memory, shared "
+                                 "by the invocations of a workgroup; assign it to a name.")
+local = KernelBuiltin("local", "pk.local(dtype, shape): a small array private to an invocation; "
+                               "assign it to a name.")
+barrier = KernelBuiltin("barrier", "pk.barrier(): waits for every invocation of the workgroup "
+                                   "and makes their memory writes visible to each other.")
 
 ID_BUILTINS = (global_id, local_id, group_id, group_size, num_groups, grid)
-MATH_BUILTINS = (sqrt, exp, log, sin, cos, tanh, floor, ceil, pow)
+MATH_BUILTINS = (sqrt, exp, log, sin, cos, tanh, floor, ceil, pow, rsqrt, exp2, log2, tan, asin,
+                 acos, atan, atan2, sinh, cosh, erf, trunc, round, fma, copysign, isnan, isinf)

@@ -83,6 +83,9 @@ f16 = DType("f16", FLOAT, 16)
 f32 = DType("f32", FLOAT, 32)
 f64 = DType("f64", FLOAT, 64)
 
+# the "type" of a call to a device function that returns nothing; never a value's type
+void = DType("void", "v", 0)
+
 ALL_DTYPES = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 NUMPY_NAMES = {

@@ -97,10 +97,32 @@ class MathFn(enum.Enum):
     FLOOR = ("floor", 1)
     CEIL = ("ceil", 1)
     POW = ("pow", 2)  # same semantics as BinOpKind.POW on floats
+    RSQRT = ("rsqrt", 1)
+    EXP2 = ("exp2", 1)
+    LOG2 = ("log2", 1)
+    TAN = ("tan", 1)
+    ASIN = ("asin", 1)
+    ACOS = ("acos", 1)
+    ATAN = ("atan", 1)
+    ATAN2 = ("atan2", 2)  # atan2(y, x), Python's argument order
+    SINH = ("sinh", 1)
+    COSH = ("cosh", 1)
+    ERF = ("erf", 1)  # not in GLSL.std.450: the backend writes it
+    TRUNC = ("trunc", 1)
+    ROUND = ("round", 1)  # Python's round(): halves to even
+    FMA = ("fma", 3)  # a * b + c, fused where the device fuses
+    COPYSIGN = ("copysign", 2)
+    ISNAN = ("isnan", 1)  # result type bool_
+    ISINF = ("isinf", 1)  # result type bool_
 
     @property
     def arity(self) -> int:
         return self.value[1]
+
+    @property
+    def is_predicate(self) -> bool:
+        """ISNAN and ISINF return bool_; every other function returns its operand type."""
+        return self in (MathFn.ISNAN, MathFn.ISINF)
 
     @property
     def py_name(self) -> str:
@@ -114,6 +136,42 @@ class BuiltinKind(enum.Enum):
     GROUP_SIZE = "group_size"
     NUM_GROUPS = "num_groups"  # of the whole logical launch: ceil(grid / group_size)
     GRID = "grid"  # the launch's logical size, the `grid` of kernel[grid]
+
+
+class AtomicOp(enum.Enum):
+    """Atomic read-modify-write on one array element; every one returns the old value."""
+
+    ADD = "add"  # ints; f32 (natively where the device has float atomics, else a CAS loop)
+    SUB = "sub"
+    MIN = "min"
+    MAX = "max"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    EXCHANGE = "exchange"
+    CAS = "cas"  # compare-and-swap: stores `value` if the element equals `comparator`
+
+
+class SubgroupOp(enum.Enum):
+    """Operations across the invocations of a subgroup (all active invocations take part)."""
+
+    SIZE = "subgroup_size"  # no args, i32
+    LANE = "subgroup_lane"  # no args, i32: this invocation's index in its subgroup
+    ADD = "subgroup_add"  # (x) sum over the subgroup, x's type
+    MIN = "subgroup_min"
+    MAX = "subgroup_max"
+    ANY = "subgroup_any"  # (bool_) -> bool_
+    ALL = "subgroup_all"
+    BROADCAST = "subgroup_broadcast"  # (x, lane) lane is a constant i32: x of that lane
+    SHUFFLE = "subgroup_shuffle"  # (x, lane) lane any i32 expression
+    SHUFFLE_XOR = "subgroup_shuffle_xor"  # (x, mask) x of lane (this lane ^ mask)
+    PREFIX_ADD = "subgroup_prefix_add"  # (x) exclusive prefix sum over lower lanes
+
+
+class MemorySpace(enum.Enum):
+    GLOBAL = "global"  # a kernel parameter: a storage buffer with launch-time shape/strides
+    SHARED = "shared"  # pk.shared: one per workgroup, constant shape, row-major
+    LOCAL = "local"  # pk.local: one per invocation, constant shape, row-major
 
 
 class Access(enum.Flag):
@@ -216,6 +274,9 @@ class Cast(Expr):
 
 @dataclass(frozen=True, kw_only=True)
 class MathCall(Expr):
+    """A float math function; arguments share one float type, the result is that type (bool_
+    for the predicates ISNAN/ISINF)."""
+
     fn: MathFn
     args: tuple[Expr, ...]
 
@@ -226,6 +287,43 @@ class Builtin(Expr):
 
     kind: BuiltinKind
     dim: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Select(Expr):
+    """`pk.select(cond, a, b)`: both sides are evaluated (branch-free), then one is chosen."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Atomic(Expr):
+    """`pk.atomic_<op>(array, index, value)`, and `pk.atomic_cas(array, index, comparator,
+    value)`: on a global or shared array; `type` is the array's dtype (the old value)."""
+
+    op: AtomicOp
+    array: str
+    indices: tuple[Expr, ...]
+    value: Expr
+    comparator: Expr | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Subgroup(Expr):
+    op: SubgroupOp
+    args: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Expr):
+    """A call of a device function (`Kernel.functions`) with scalar arguments, one per
+    `Function.params`. `type` is its return type; a function that returns nothing has type
+    `dtypes.void` and is only called from `Eval`."""
+
+    function: str
+    args: tuple[Expr, ...]
 
 
 # ---------------------------------------------------------------- statements
@@ -292,7 +390,32 @@ class Continue(Stmt):
 
 @dataclass(frozen=True, kw_only=True)
 class Return(Stmt):
-    """Ends this invocation (kernels return no value)."""
+    """Ends this invocation (in a kernel) or the function, returning `value` (in a device
+    function with a return type; None elsewhere)."""
+
+    value: Expr | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Eval(Stmt):
+    """Evaluates an expression for its effect (an atomic or a call whose result is unused)."""
+
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Barrier(Stmt):
+    """`pk.barrier()`: waits for every invocation of the workgroup, and makes their shared- and
+    global-memory writes visible to each other."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assert(Stmt):
+    """`assert cond, message`: only emitted in debug mode; a failure is reported to the host
+    (KernelAssertionError with `message` and the location)."""
+
+    cond: Expr
+    message: str = ""
 
 
 # ---------------------------------------------------------------- the kernel
@@ -320,6 +443,33 @@ class Local(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ArrayDecl(Node):
+    """An array the kernel declares: `pk.shared(dtype, shape)` or `pk.local(dtype, shape)`.
+    Row-major with a constant shape; `ArrayLoad`/`Store`/`Atomic` refer to it by `name` like
+    to an array parameter. Its contents start undefined."""
+
+    name: str
+    dtype: DType
+    shape: tuple[int, ...]
+    space: MemorySpace
+
+
+@dataclass(frozen=True, kw_only=True)
+class Function(Node):
+    """A device function (`@pk.func`) specialised for one call signature. `params` are its
+    scalar parameters (locals assigned from the call's arguments on entry); array arguments
+    are not parameters: the body refers to the caller's arrays by name, so a function is
+    specialised per array binding too. `return_type` is None for a function that returns
+    nothing. Functions may call each other; never recursively."""
+
+    name: str
+    params: tuple[Local, ...]
+    locals: tuple[Local, ...]
+    body: tuple[Stmt, ...]
+    return_type: DType | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Kernel(Node):
     """One compiled variant of a `@pk.kernel`.
 
@@ -332,6 +482,9 @@ class Kernel(Node):
     locals: tuple[Local, ...]
     body: tuple[Stmt, ...]
     workgroup: tuple[int, int, int]
+    arrays: tuple[ArrayDecl, ...] = ()  # shared and local arrays
+    functions: tuple[Function, ...] = ()  # callees come before their callers
+    debug: bool = False  # bounds-check every array access and evaluate asserts
 
     def __str__(self) -> str:
         from .ir_format import format_kernel  # the printer depends on this module, not back

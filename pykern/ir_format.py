@@ -32,6 +32,12 @@ _EXPR: dict[type, Callable] = {
     ir.Cast: lambda e: f"{e.type.name}({expr(e.value)})",
     ir.MathCall: lambda e: f"{e.fn.py_name}({', '.join(expr(a) for a in e.args)})",
     ir.Builtin: lambda e: f"{e.kind.value}({e.dim})",
+    ir.Select: lambda e: f"select({expr(e.cond)}, {expr(e.then)}, {expr(e.orelse)})",
+    ir.Atomic: lambda e: f"atomic_{e.op.value}({e.array}[{', '.join(expr(i) for i in e.indices)}]"
+                         + (f", {expr(e.comparator)}" if e.comparator is not None else "")
+                         + f", {expr(e.value)})",
+    ir.Subgroup: lambda e: f"{e.op.value}({', '.join(expr(a) for a in e.args)})",
+    ir.Call: lambda e: f"{e.function}({', '.join(expr(a) for a in e.args)})",
 }
 
 
@@ -76,7 +82,11 @@ _STMT: dict[type, Callable] = {
                                                                                 decl),
     ir.Break: lambda s, d, _: ["  " * d + "break"],
     ir.Continue: lambda s, d, _: ["  " * d + "continue"],
-    ir.Return: lambda s, d, _: ["  " * d + "return"],
+    ir.Return: lambda s, d, _: ["  " * d + "return" + (f" {expr(s.value)}" if s.value is not None
+                                                       else "")],
+    ir.Eval: lambda s, d, _: ["  " * d + expr(s.value)],
+    ir.Barrier: lambda s, d, _: ["  " * d + "barrier()"],
+    ir.Assert: lambda s, d, _: ["  " * d + f"assert {expr(s.cond)}, {s.message!r}"],
 }
 
 
@@ -88,6 +98,16 @@ def format_kernel(k: ir.Kernel) -> str:
                ir.Access.READ_WRITE: "read-write"}.get(p.access, "unused")
         return f"{p.name}: {p.type.dtype.name}[{', '.join(':' * p.type.ndim)}] ({how})"
 
-    head = f"kernel {k.name}({', '.join(param(p) for p in k.params)}) workgroup {k.workgroup}"
+    lines = []
+    for f in k.functions:
+        args = ", ".join(f"{p.name}: {p.type.name}" for p in f.params)
+        rtype = f.return_type.name if f.return_type is not None else "None"
+        lines.append(f"func {f.name}({args}) -> {rtype}")
+        lines += _block(f.body, 1, {v.name: v.type.name for v in f.locals})
+    debug = " debug" if k.debug else ""
+    lines.append(f"kernel {k.name}({', '.join(param(p) for p in k.params)}) "
+                 f"workgroup {k.workgroup}{debug}")
+    for a in k.arrays:
+        lines.append(f"  {a.name} = {a.space.value}({a.dtype.name}, {a.shape})")
     declared = {v.name: v.type.name for v in k.locals}
-    return "\n".join([head] + _block(k.body, 1, declared))
+    return "\n".join(lines + _block(k.body, 1, declared))

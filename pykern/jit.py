@@ -70,7 +70,7 @@ class Kernel:
             if len(workgroup) != 3 or not all(isinstance(w, int) and w >= 1 for w in workgroup):
                 raise ValueError(f"workgroup must be 1 to 3 positive ints, got {workgroup!r}")
         self.workgroup = workgroup
-        self.debug = debug
+        self.debug = debug or config().debug
         self._source: KernelSource | None = None
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
@@ -106,7 +106,8 @@ class Kernel:
         if kernel_ir is None:
             workgroup, types, constants = key
             kernel_ir = self._irs[key] = translate(self.source, dict(types), workgroup,
-                                                   {k: v for k, _, v in constants})
+                                                   {k: v for k, _, v in constants},
+                                                   debug=self.debug)
         return kernel_ir
 
     def _variant(self, args: tuple, grid_ndim: int = 1) -> CompiledVariant:

@@ -9,7 +9,7 @@ from .. import ir
 from ..dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
 from ..errors import KernelTypeError
 from .source import KernelSource, load_source
-from .translator import Translator
+from .translator import translate_kernel
 from .verify import verify
 
 __all__ = ["KernelSource", "load_source", "signature", "translate", "verify"]
@@ -51,10 +51,11 @@ def signature(fn: Callable) -> dict[str, ParamSpec]:
 
 def translate(src: KernelSource, params: Mapping[str, DType | ArrayType],
               workgroup: tuple[int, int, int],
-              constants: Mapping[str, object] | None = None) -> ir.Kernel:
+              constants: Mapping[str, object] | None = None, debug: bool = False) -> ir.Kernel:
     """The typed IR of one variant of the kernel `src`, for these parameter types and the
-    values of its `pk.constexpr` parameters (which are not parameters of the IR)."""
-    kernel = Translator(src, params, constants or {}).kernel(workgroup)
+    values of its `pk.constexpr` parameters (which are not parameters of the IR). `debug`
+    keeps asserts (and asks backends for bounds checks)."""
+    kernel = translate_kernel(src, params, constants or {}, workgroup, debug)
     verify(kernel)
     return kernel
 

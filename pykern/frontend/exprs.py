@@ -13,7 +13,6 @@ import math
 import operator
 from collections.abc import Callable
 
-from .. import builtins as bi
 from .. import dtypes as dt
 from .. import ir
 from ..dtypes import ArrayType, DType
@@ -43,21 +42,6 @@ PY_OPERATORS: dict[type, Callable] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge,
 }
-MATH_FUNCTIONS: dict[object, ir.MathFn] = {
-    bi.sqrt: ir.MathFn.SQRT, bi.exp: ir.MathFn.EXP, bi.log: ir.MathFn.LOG, bi.sin: ir.MathFn.SIN,
-    bi.cos: ir.MathFn.COS, bi.tanh: ir.MathFn.TANH, bi.floor: ir.MathFn.FLOOR,
-    bi.ceil: ir.MathFn.CEIL, bi.pow: ir.MathFn.POW,
-    math.sqrt: ir.MathFn.SQRT, math.exp: ir.MathFn.EXP, math.log: ir.MathFn.LOG,
-    math.sin: ir.MathFn.SIN, math.cos: ir.MathFn.COS, math.tanh: ir.MathFn.TANH,
-    math.floor: ir.MathFn.FLOOR, math.ceil: ir.MathFn.CEIL, math.pow: ir.MathFn.POW,
-}
-ID_BUILTINS = {
-    bi.global_id: ir.BuiltinKind.GLOBAL_ID, bi.local_id: ir.BuiltinKind.LOCAL_ID,
-    bi.group_id: ir.BuiltinKind.GROUP_ID, bi.group_size: ir.BuiltinKind.GROUP_SIZE,
-    bi.num_groups: ir.BuiltinKind.NUM_GROUPS, bi.grid: ir.BuiltinKind.GRID,
-}
-
-
 def describe(node: ast.AST) -> str:
     """A short human name for an unsupported construct."""
     return {
@@ -73,8 +57,9 @@ def describe(node: ast.AST) -> str:
 
 
 class ExprTranslator(ast.NodeVisitor):
-    """Expression half of the translator; `Translator` adds statements and the kernel state:
-    `src` (KernelSource), `params`, `locals`, `assigned`, `access`, `loc(node)`, `error(...)`."""
+    """Expression half of the translator; `Translator` adds statements and the state: `src`
+    (KernelSource), `params` (scalar parameters), `aliases` (array names in scope -> kernel
+    names), `locals`, `assigned`, `constants`, `ctx` (per-kernel context), `loc`, `error`."""
 
     # ------------------------------------------------------------ helpers on values
 
@@ -138,12 +123,11 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.error(node, f"local variable '{name}' is used before it is assigned")
         if name in self.constants:
             return PyConst(self.constants[name])  # type: ignore[arg-type]
+        if name in self.aliases:
+            raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
+                                   f"as in {name}[i]", KernelTypeError)
         if name in self.params:
-            ptype = self.params[name]
-            if isinstance(ptype, ArrayType):
-                raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
-                                       f"as in {name}[i]", KernelTypeError)
-            return ir.ScalarParam(name=name, type=ptype, loc=self.loc(node))
+            return ir.ScalarParam(name=name, type=self.params[name], loc=self.loc(node))
         return self.captured(self.src.lookup(name), name, node)
 
     def captured(self, obj: object, name: str, node: ast.AST) -> Value:
@@ -164,7 +148,7 @@ class ExprTranslator(ast.NodeVisitor):
         anything else; `None` when the node is not a dotted name of a non-local object."""
         if isinstance(node, ast.Name):
             if (node.id in self.locals or node.id in self.params or node.id in self.assigned
-                    or node.id in self.constants):
+                    or node.id in self.constants or node.id in self.aliases):
                 return None
             obj = self.src.lookup(node.id)
             return None if is_missing(obj) else obj
@@ -179,7 +163,8 @@ class ExprTranslator(ast.NodeVisitor):
         return None
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
-        if isinstance(node.value, ast.Name) and node.value.id in self.params:
+        if isinstance(node.value, ast.Name) and (node.value.id in self.params
+                                                 or node.value.id in self.aliases):
             raise self.error(node, f"'.{node.attr}' of a parameter is not supported here "
                                    f"(arrays have .shape[k], used as {node.value.id}.shape[0])")
         obj = self.resolve(node)
@@ -190,13 +175,15 @@ class ExprTranslator(ast.NodeVisitor):
     # ------------------------------------------------------------ arrays
 
     def array_name(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Name) and isinstance(self.params.get(node.id), ArrayType):
-            return node.id
+        """The kernel-level name of the array `node` names (a parameter, a pk.shared/pk.local
+        array, or in a device function the caller's array bound to a parameter), else None."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
         return None
 
     def indices(self, array: str, node: ast.Subscript) -> tuple[ir.Expr, ...]:
         """The i32 indices of `array[...]`, one per dimension."""
-        ndim = self.params[array].ndim  # type: ignore[union-attr]
+        ndim = self.ctx.array_types[array].ndim
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.error(node, f"slicing '{array}' inside a kernel is not supported: "
@@ -221,7 +208,7 @@ class ExprTranslator(ast.NodeVisitor):
             self.note_access(array, ir.Access.READ)
             idx = self.indices(array, node)
             return ir.ArrayLoad(array=array, indices=idx,
-                                type=self.params[array].dtype, loc=self.loc(node))  # type: ignore
+                                type=self.ctx.array_types[array].dtype, loc=self.loc(node))
         shape_of = node.value
         if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape":
             array = self.array_name(shape_of.value)
@@ -229,8 +216,8 @@ class ExprTranslator(ast.NodeVisitor):
                 return self.shape_dim(array, node)
         raise self.error(node, "only arrays passed as parameters can be indexed")
 
-    def shape_dim(self, array: str, node: ast.Subscript) -> ir.Expr:
-        ndim = self.params[array].ndim  # type: ignore[union-attr]
+    def shape_dim(self, array: str, node: ast.Subscript) -> Value:
+        ndim = self.ctx.array_types[array].ndim
         axis = self.visit(node.slice)
         if not (isinstance(axis, PyConst) and isinstance(axis.value, int)):
             raise self.error(node.slice, "the axis of .shape[...] must be a constant integer")
@@ -238,6 +225,8 @@ class ExprTranslator(ast.NodeVisitor):
         if not 0 <= k < ndim:
             raise self.error(node.slice, f"axis {axis.value} is out of range for '{array}', "
                                          f"which has {ndim} dimension(s)")
+        if array in self.ctx.decls:  # shared and local arrays have a constant shape
+            return PyConst(self.ctx.decls[array].shape[k])
         return ir.ArrayDim(array=array, axis=k, type=dt.i32, loc=self.loc(node))
 
     # ------------------------------------------------------------ operators
@@ -348,101 +337,6 @@ class ExprTranslator(ast.NodeVisitor):
             t = self.unify(then, orelse)
         return ir.IfExp(cond=cond, then=self.typed(then, t, node.body),
                         orelse=self.typed(orelse, t, node.orelse), type=t, loc=self.loc(node))
-
-    # ------------------------------------------------------------ calls
-
-    def visit_Call(self, node: ast.Call) -> Value:
-        callee = self.resolve(node.func)
-        name = ast.unparse(node.func)
-        if node.keywords:
-            raise self.error(node, f"keyword arguments are not supported in a call to {name}()")
-        if callee is None:
-            raise self.error(node, f"'{name}' cannot be called inside a kernel")
-        args = node.args
-        if isinstance(callee, DType) or callee in (int, float, bool):
-            return self.cast(dt.as_dtype(callee), args, name, node)
-        if callee in ID_BUILTINS:
-            return self.id_builtin(ID_BUILTINS[callee], args, name, node)
-        if callee in MATH_FUNCTIONS:
-            return self.math_call(MATH_FUNCTIONS[callee], args, name, node)
-        if callee is abs:
-            return self.abs_call(args, name, node)
-        if callee in (min, max):
-            return self.min_max(callee, args, name, node)
-        if callee is pow:
-            self.check_arity(args, 2, name, node)
-            return self.binary(ast.Pow, self.visit(args[0]), self.visit(args[1]), node)
-        if callee is len:
-            self.check_arity(args, 1, name, node)
-            array = self.array_name(args[0])
-            if array is None:
-                raise self.error(node, "len() takes an array parameter")
-            return ir.ArrayDim(array=array, axis=0, type=dt.i32, loc=self.loc(node))
-        if callee is range:
-            raise self.error(node, "range() can only be used as the iterable of a for loop")
-        raise self.error(node, f"'{name}' cannot be called inside a kernel (it is "
-                               f"{getattr(callee, '__name__', type(callee).__name__)}, not a "
-                               "pykern builtin, math function or @pk.func)")
-
-    def check_arity(self, args: list, n: int, name: str, node: ast.AST) -> None:
-        if len(args) != n or any(isinstance(a, ast.Starred) for a in args):
-            raise self.error(node, f"{name}() takes {n} argument(s), {len(args)} given")
-
-    def cast(self, t: DType, args: list, name: str, node: ast.AST) -> Value:
-        self.check_arity(args, 1, name, node)
-        value = self.visit(args[0])
-        if isinstance(value, PyConst):
-            if t == dt.bool_:
-                return self.typed(PyConst(bool(value.value)), t, node)
-            return self.typed(PyConst(int(value.value) if t.is_int else value.value), t, node)
-        return self.typed(value, t, node) if value.type != t else value
-
-    def id_builtin(self, kind: ir.BuiltinKind, args: list, name: str, node: ast.AST) -> Value:
-        self.check_arity(args, 1, name, node)
-        dim = self.visit(args[0])
-        if not (isinstance(dim, PyConst) and type(dim.value) is int and 0 <= dim.value <= 2):
-            raise self.error(args[0], f"the dimension of {name}() must be a constant 0, 1 or 2")
-        return ir.Builtin(kind=kind, dim=dim.value, type=dt.i32, loc=self.loc(node))
-
-    def float_operand(self, value: Value, node: ast.AST) -> ir.Expr:
-        if isinstance(value, PyConst):
-            return self.typed(value, dt.f32, node)
-        return value if value.type.is_float else self.typed(value, dt.f32, node)
-
-    def math_call(self, fn: ir.MathFn, args: list, name: str, node: ast.AST) -> Value:
-        self.check_arity(args, fn.arity, name, node)
-        values = [self.visit(a) for a in args]
-        if fn.arity == 2:
-            t = self.unify(*values) if any(isinstance(v, ir.Expr) for v in values) else dt.f32
-            t = t if t.is_float else dt.f32
-            operands = tuple(self.typed(v, t, a) for v, a in zip(values, args))
-        else:
-            operands = (self.float_operand(values[0], args[0]),)
-        return ir.MathCall(fn=fn, args=operands, type=operands[0].type, loc=self.loc(node))
-
-    def abs_call(self, args: list, name: str, node: ast.AST) -> Value:
-        self.check_arity(args, 1, name, node)
-        value = self.visit(args[0])
-        if isinstance(value, PyConst):
-            return PyConst(abs(value.value))
-        t = arithmetic_type(value.type)
-        return ir.UnaryOp(op=ir.UnaryOpKind.ABS, operand=self.typed(value, t, node), type=t,
-                          loc=self.loc(node))
-
-    def min_max(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
-        if len(args) < 2:
-            raise self.error(node, f"{name}() inside a kernel takes two or more numbers")
-        kind = ir.BinOpKind.MIN if callee is min else ir.BinOpKind.MAX
-        result = self.visit(args[0])
-        for arg in args[1:]:
-            value = self.visit(arg)
-            if isinstance(result, PyConst) and isinstance(value, PyConst):
-                result = PyConst(callee(result.value, value.value))  # type: ignore[operator]
-                continue
-            t = arithmetic_type(self.unify(result, value))
-            result = ir.BinOp(op=kind, lhs=self.typed(result, t, node),
-                              rhs=self.typed(value, t, node), type=t, loc=self.loc(node))
-        return result
 
     def generic_visit(self, node: ast.AST) -> Value:
         raise self.error(node, f"{describe(node)} is not supported in a kernel")

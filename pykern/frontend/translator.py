@@ -1,31 +1,55 @@
-"""Statements and the kernel as a whole: a `@pk.kernel` function's `ast` to an `ir.Kernel`."""
+"""Statements, kernels and device functions: a function's `ast` to IR.
+
+One `KernelContext` lives for the translation of one kernel variant; a `Translator` translates
+one function body (the kernel's, or a `@pk.func`'s for one call signature) within it.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from .. import builtins as bi
 from .. import dtypes as dt
 from .. import ir
 from ..dtypes import ArrayType, DType
 from ..errors import CompileError, KernelTypeError
-from .exprs import ExprTranslator, Value
-from .source import KernelSource
+from .calls import CallTranslator
+from .exprs import Value
+from .source import KernelSource, load_source
 from .typerules import PyConst
 
 
-class Translator(ExprTranslator):
-    """One translation of one kernel variant. `visit` records the node being translated so an
-    unexpected failure can still be reported at a location."""
+@dataclass
+class KernelContext:
+    """What the translations of a kernel and of the device functions it calls share."""
 
-    def __init__(self, src: KernelSource, params: Mapping[str, DType | ArrayType],
-                 constants: Mapping[str, object]):
+    debug: bool
+    array_types: dict[str, ArrayType] = field(default_factory=dict)  # kernel-level array names
+    decls: dict[str, ir.ArrayDecl] = field(default_factory=dict)  # pk.shared / pk.local
+    access: dict[str, ir.Access] = field(default_factory=dict)  # of array parameters
+    functions: list[ir.Function] = field(default_factory=list)  # callees before callers
+    specialisations: dict[tuple, ir.Function] = field(default_factory=dict)
+    call_stack: list[str] = field(default_factory=list)  # device functions being translated
+
+
+class Translator(CallTranslator):
+    """Translates one function body. For a kernel, `params` are its scalar parameters and
+    `aliases` maps each array parameter to itself; for a device function, `params` is empty,
+    `scalar_args` become locals and `aliases` maps array parameters to the caller's arrays."""
+
+    def __init__(self, src: KernelSource, ctx: KernelContext, params: Mapping[str, DType],
+                 aliases: Mapping[str, str], constants: Mapping[str, object],
+                 function: str | None = None):
         self.src = src
+        self.ctx = ctx
         self.params = dict(params)
+        self.aliases = dict(aliases)
         self.constants = dict(constants)
+        self.function = function  # the device function's name, None in a kernel
+        self.return_type: DType | None = None
         self.locals: dict[str, ir.Local] = {}
-        self.access: dict[str, ir.Access] = {n: ir.Access.NONE for n, t in params.items()
-                                             if isinstance(t, ArrayType)}
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
 
@@ -39,7 +63,8 @@ class Translator(ExprTranslator):
         return self.src.error(node, message, cls)
 
     def note_access(self, array: str, how: ir.Access) -> None:
-        self.access[array] |= how
+        if array in self.ctx.access:
+            self.ctx.access[array] |= how
 
     def block(self, stmts: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
         out: list[ir.Stmt] = []
@@ -49,39 +74,14 @@ class Translator(ExprTranslator):
                 out.extend(result if isinstance(result, list) else [result])
         return tuple(out)
 
-    # ------------------------------------------------------------ the kernel
-
-    def kernel(self, workgroup: tuple[int, int, int]) -> ir.Kernel:
-        fn = self.src.tree
-        loc = self.loc(fn)
-        prologue: list[ir.Stmt] = [grid_mask(loc)]
-        for name, t in self.params.items():
-            if name in self.assigned:
-                if isinstance(t, ArrayType):
-                    raise self.error(fn, f"array parameter '{name}' cannot be re-assigned")
-                # a scalar parameter the body assigns to becomes a local initialised from it
-                self.locals[name] = ir.Local(name=name, type=t, loc=loc)
-                prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t,
-                                                                          loc=loc), loc=loc))
-        for name in self.constants:
-            if name in self.assigned:
-                raise self.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
-        body = self.block(strip_docstring(fn.body))
-        params = tuple(
-            ir.Param(name=n, type=t, access=self.access.get(n, ir.Access.NONE), loc=loc)
-            for n, t in self.params.items()
-        )
-        return ir.Kernel(name=fn.name, params=params, locals=tuple(self.locals.values()),
-                         body=tuple(prologue) + body, workgroup=workgroup, loc=loc)
-
     # ------------------------------------------------------------ assignment
 
     def assign_local(self, name: str, value: Value, node: ast.AST,
                      declared: DType | None = None) -> ir.Stmt:
         """`name = value`: the first assignment (or an annotation) gives the variable its type;
         later ones must match it (a Python number converts)."""
-        if isinstance(self.params.get(name), ArrayType):
-            raise self.error(node, f"array parameter '{name}' cannot be re-assigned")
+        if name in self.aliases:
+            raise self.error(node, f"array '{name}' cannot be re-assigned")
         local = self.locals.get(name)
         if local is None:
             t = declared if declared is not None else self.strong(value, node).type
@@ -89,10 +89,7 @@ class Translator(ExprTranslator):
         elif declared is not None and declared != local.type:
             raise self.error(node, f"'{name}' is declared {declared.name} here but has type "
                                    f"{local.type.name} since {local.loc}", KernelTypeError)
-        if declared is not None:
-            return ir.Assign(name=name, value=self.typed(value, local.type, node),
-                             loc=self.loc(node))
-        if isinstance(value, ir.Expr) and value.type != local.type:
+        if declared is None and isinstance(value, ir.Expr) and value.type != local.type:
             raise self.error(node, f"cannot assign a {value.type.name} value to '{name}', which "
                                    f"has type {local.type.name} since {local.loc} (convert it "
                                    f"explicitly, e.g. pk.{local.type.name}(...))",
@@ -103,9 +100,9 @@ class Translator(ExprTranslator):
         """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does."""
         array = self.array_name(target.value)
         if array is None:
-            raise self.error(target, "only arrays passed as parameters can be assigned to by index")
+            raise self.error(target, "only arrays can be assigned to by index")
         self.note_access(array, ir.Access.WRITE)
-        dtype = self.params[array].dtype  # type: ignore[union-attr]
+        dtype = self.ctx.array_types[array].dtype
         return ir.Store(array=array, indices=self.indices(array, target),
                         value=self.typed(value, dtype, node), loc=self.loc(node))
 
@@ -119,9 +116,50 @@ class Translator(ExprTranslator):
                                      "each variable on its own")
         raise self.error(target, f"cannot assign to {ast.unparse(target)}")
 
-    def visit_Assign(self, node: ast.Assign) -> list[ir.Stmt]:
+    def visit_Assign(self, node: ast.Assign) -> list[ir.Stmt] | None:
+        if isinstance(node.value, ast.Call) and self.resolve(node.value.func) in (bi.shared,
+                                                                                   bi.local):
+            return self.declare_array(node)
         value = self.visit(node.value)
         return [self.assign_to(t, value, node) for t in node.targets]
+
+    def declare_array(self, node: ast.Assign) -> None:
+        """`buf = pk.shared(dtype, shape)` / `pk.local(dtype, shape)`: a new array name."""
+        call = node.value
+        assert isinstance(call, ast.Call)
+        space = ir.MemorySpace.SHARED if self.resolve(call.func) is bi.shared \
+            else ir.MemorySpace.LOCAL
+        what = f"pk.{space.value}"
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            raise self.error(node, f"assign {what}(...) to one plain name")
+        if self.function is not None:
+            raise self.error(call, f"{what}() arrays are declared in the kernel; pass them to "
+                                   "device functions as arguments")
+        if len(call.args) != 2 or call.keywords:
+            raise self.error(call, f"{what}() takes (dtype, shape)")
+        dtype = self.resolve(call.args[0])
+        if not isinstance(dtype, DType) and dtype not in (int, float, bool):
+            raise self.error(call.args[0], f"the dtype of {what}() must be a pykern type such as "
+                                           "pk.f32", KernelTypeError)
+        shape_node = call.args[1]
+        parts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+        shape = []
+        for part in parts:
+            value = self.visit(part)
+            if not (isinstance(value, PyConst) and type(value.value) is int and value.value > 0):
+                raise self.error(part, f"the shape of {what}() must be positive constant ints")
+            shape.append(value.value)
+        if not 1 <= len(shape) <= 4:
+            raise self.error(shape_node, f"{what}() arrays have 1 to 4 dimensions")
+        name = node.targets[0].id
+        if name in self.ctx.array_types or name in self.params or name in self.locals:
+            raise self.error(node, f"'{name}' is already defined; {what}() needs a new name")
+        decl = ir.ArrayDecl(name=name, dtype=dt.as_dtype(dtype), shape=tuple(shape), space=space,
+                            loc=self.loc(node))
+        self.ctx.decls[name] = decl
+        self.ctx.array_types[name] = ArrayType(decl.dtype, len(shape))
+        self.aliases[name] = name
+        return None
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ir.Stmt:
         target = node.target
@@ -144,9 +182,8 @@ class Translator(ExprTranslator):
             raise self.error(node.annotation, f"'{ast.unparse(node.annotation)}' is not a scalar "
                                               "type (use pk.i32, pk.f32, ...)", KernelTypeError)
         t = dt.as_dtype(declared)
-        if node.value is None:
-            return self.assign_local(node.target.id, PyConst(0), node, declared=t)
-        return self.assign_local(node.target.id, self.visit(node.value), node, declared=t)
+        value = PyConst(0) if node.value is None else self.visit(node.value)
+        return self.assign_local(node.target.id, value, node, declared=t)
 
     # ------------------------------------------------------------ control flow
 
@@ -185,7 +222,7 @@ class Translator(ExprTranslator):
             raise self.error(it, f"range() takes 1 to 3 positional arguments, {len(it.args)} given")
         values = [self.visit(a) for a in it.args]
         for v, a in zip(values, it.args):
-            if (isinstance(v, PyConst) and not isinstance(v.value, int)) or (
+            if (isinstance(v, PyConst) and type(v.value) is not int) or (
                     isinstance(v, ir.Expr) and not v.type.is_int):
                 raise self.error(a, "range() arguments must be integers", KernelTypeError)
         typed = [v for v in values if isinstance(v, ir.Expr)]
@@ -221,20 +258,160 @@ class Translator(ExprTranslator):
         return ir.Continue(loc=self.loc(node))
 
     def visit_Return(self, node: ast.Return) -> ir.Stmt:
-        if node.value is not None:
+        if node.value is None:
+            if self.function is not None and self.return_type not in (None, dt.void):
+                raise self.error(node, f"'{self.function}' returns {self.return_type.name} "
+                                       "elsewhere: every return needs a value")
+            if self.function is not None:
+                self.return_type = dt.void
+            return ir.Return(loc=self.loc(node))
+        if self.function is None:
             raise self.error(node, "a kernel cannot return a value: write results into an "
                                    "array parameter")
-        return ir.Return(loc=self.loc(node))
+        value = self.visit(node.value)
+        if self.return_type is None:
+            self.return_type = self.strong(value, node).type
+        elif self.return_type == dt.void:
+            raise self.error(node, f"'{self.function}' returns no value elsewhere")
+        elif isinstance(value, ir.Expr) and value.type != self.return_type:
+            raise self.error(node, f"'{self.function}' returns {self.return_type.name} elsewhere,"
+                                   f" {value.type.name} here (all returns need one type)",
+                             KernelTypeError)
+        return ir.Return(value=self.typed(value, self.return_type, node), loc=self.loc(node))
 
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
+
+    def visit_Assert(self, node: ast.Assert) -> ir.Stmt | None:
+        message = ""
+        if node.msg is not None:
+            msg = self.visit(node.msg)
+            if not (isinstance(msg, PyConst) and isinstance(msg.value, str)):
+                raise self.error(node.msg, "an assert message must be a constant string")
+            message = msg.value
+        cond = self.truth(self.visit(node.test), node.test)
+        if not self.ctx.debug:
+            return None  # checked in debug mode only, as `python -O` drops asserts
+        return ir.Assert(cond=cond, message=message or ast.unparse(node.test), loc=self.loc(node))
 
     def visit_Expr(self, node: ast.Expr) -> ir.Stmt | None:
         value = node.value
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             return None  # a string statement is a comment
+        if isinstance(value, ast.Call) and self.resolve(value.func) is bi.barrier:
+            if value.args or value.keywords:
+                raise self.error(value, "pk.barrier() takes no arguments")
+            return ir.Barrier(loc=self.loc(node))
+        if isinstance(value, ast.Call):
+            result = self.visit(value)
+            if isinstance(result, (ir.Atomic, ir.Call)):
+                return ir.Eval(value=result, loc=self.loc(node))
         raise self.error(node, f"expression statement '{ast.unparse(node)}' has no effect in a "
                                "kernel")
+
+    # ------------------------------------------------------------ device functions
+
+    def device_call(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        """A call of a `@pk.func`: specialised for the argument types and the arrays passed."""
+        fn = callee.__wrapped__  # type: ignore[attr-defined]
+        qualname = fn.__qualname__
+        if qualname in self.ctx.call_stack:
+            cycle = " -> ".join(self.ctx.call_stack[self.ctx.call_stack.index(qualname):]
+                                + [qualname])
+            raise self.error(node, f"recursion is not supported in kernels: {cycle}")
+        src = callee.source  # type: ignore[attr-defined]
+        fargs = src.tree.args
+        names = [a.arg for a in fargs.posonlyargs + fargs.args]
+        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or len(names) != len(args):
+            raise self.error(node, f"{name}() takes {len(names)} argument(s), {len(args)} given")
+        scalars: list[tuple[str, ir.Expr]] = []
+        aliases: dict[str, str] = {}
+        constants: dict[str, object] = {}
+        for pname, arg in zip(names, args):
+            array = self.array_name(arg)
+            if array is not None:
+                if self.ctx.decls.get(array, None) is not None and \
+                        self.ctx.decls[array].space is ir.MemorySpace.LOCAL:
+                    raise self.error(arg, "pk.local arrays cannot be passed to device functions")
+                aliases[pname] = array
+                continue
+            value = self.visit(arg)
+            if isinstance(value, PyConst) and isinstance(value.value, str):
+                constants[pname] = value.value
+                continue
+            scalars.append((pname, self.strong(value, arg)))
+        key = (id(fn), tuple((n, v.type) for n, v in scalars), tuple(aliases.items()),
+               tuple(constants.items()))
+        function = self.ctx.specialisations.get(key)
+        if function is None:
+            function = self.translate_function(callee, src, scalars, aliases, constants, node)
+            self.ctx.specialisations[key] = function
+        return ir.Call(function=function.name, args=tuple(v for _, v in scalars),
+                       type=function.return_type or dt.void, loc=self.loc(node))
+
+    def translate_function(self, callee: object, src: KernelSource,
+                           scalars: list[tuple[str, ir.Expr]], aliases: dict[str, str],
+                           constants: dict[str, object], node: ast.AST) -> ir.Function:
+        fn = callee.__wrapped__  # type: ignore[attr-defined]
+        name = f"{fn.__name__}_{len(self.ctx.functions)}"
+        sub = Translator(src, self.ctx, {}, aliases, constants, function=fn.__name__)
+        for pname, value in scalars:
+            sub.locals[pname] = ir.Local(name=pname, type=value.type, loc=sub.loc(src.tree))
+        params = tuple(sub.locals.values())
+        self.ctx.call_stack.append(fn.__qualname__)
+        try:
+            body = sub.block(strip_docstring(src.tree.body))
+        finally:
+            self.ctx.call_stack.pop()
+        rtype = None if sub.return_type in (None, dt.void) else sub.return_type
+        if rtype is not None and not (body and isinstance(body[-1], ir.Return)):
+            # falling off the end returns zero of the type, so every path has a value
+            zero = ir.Const(value=False if rtype == dt.bool_ else 0.0 if rtype.is_float else 0,
+                            type=rtype, loc=sub.loc(src.tree))
+            body = body + (ir.Return(value=zero, loc=zero.loc),)
+        function = ir.Function(name=name, params=params,
+                               locals=tuple(v for v in sub.locals.values() if v not in params),
+                               body=body, return_type=rtype, loc=sub.loc(src.tree))
+        self.ctx.functions.append(function)
+        return function
+
+
+def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
+                     constants: Mapping[str, object], workgroup: tuple[int, int, int],
+                     debug: bool) -> ir.Kernel:
+    """The IR of one kernel variant."""
+    ctx = KernelContext(debug=debug)
+    scalars: dict[str, DType] = {}
+    aliases: dict[str, str] = {}
+    for name, t in params.items():
+        if isinstance(t, ArrayType):
+            ctx.array_types[name] = t
+            ctx.access[name] = ir.Access.NONE
+            aliases[name] = name
+        else:
+            scalars[name] = t
+    tr = Translator(src, ctx, scalars, aliases, constants)
+    fn = src.tree
+    loc = tr.loc(fn)
+    prologue: list[ir.Stmt] = [grid_mask(loc)]
+    for name in constants:
+        if name in tr.assigned:
+            raise tr.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
+    for name, t in params.items():
+        if name in tr.assigned:
+            if isinstance(t, ArrayType):
+                raise tr.error(fn, f"array parameter '{name}' cannot be re-assigned")
+            # a scalar parameter the body assigns to becomes a local initialised from it
+            tr.locals[name] = ir.Local(name=name, type=t, loc=loc)
+            prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t, loc=loc),
+                                      loc=loc))
+    body = tr.block(strip_docstring(fn.body))
+    ir_params = tuple(ir.Param(name=n, type=t, access=ctx.access.get(n, ir.Access.NONE), loc=loc)
+                      for n, t in params.items())
+    return ir.Kernel(name=fn.name, params=ir_params, locals=tuple(tr.locals.values()),
+                     body=tuple(prologue) + body, workgroup=workgroup,
+                     arrays=tuple(ctx.decls.values()), functions=tuple(ctx.functions),
+                     debug=debug, loc=loc)
 
 
 def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -266,3 +443,6 @@ def grid_mask(loc: ir.Loc) -> ir.Stmt:
         cond = past if cond is None else ir.BinOp(op=ir.BinOpKind.BIT_OR, lhs=cond, rhs=past,
                                                   type=dt.bool_, loc=loc)
     return ir.If(cond=cond, body=(ir.Return(loc=loc),), loc=loc)
+
+
+__all__ = ["KernelContext", "Translator", "load_source", "translate_kernel"]

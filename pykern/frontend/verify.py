@@ -12,9 +12,21 @@ from ..dtypes import ArrayType
 
 
 class _Verifier:
-    def __init__(self, kernel: ir.Kernel):
+    def __init__(self, kernel: ir.Kernel, scope: ir.Kernel | ir.Function | None = None):
+        scope = scope or kernel
+        self.kernel = kernel
         self.params = {p.name: p for p in kernel.params}
-        self.locals = {v.name: v.type for v in kernel.locals}
+        self.arrays: dict[str, ArrayType] = {p.name: p.type for p in kernel.params
+                                             if isinstance(p.type, ArrayType)}
+        self.arrays.update({a.name: ArrayType(a.dtype, len(a.shape)) for a in kernel.arrays})
+        self.decls = {a.name: a for a in kernel.arrays}
+        self.functions = {f.name: f for f in kernel.functions}
+        self.locals = {v.name: v.type for v in scope.locals}
+        self.return_type: object = None
+        if isinstance(scope, ir.Function):
+            self.params = {}  # a function sees its scalar parameters as locals
+            self.locals.update({v.name: v.type for v in scope.params})
+            self.return_type = scope.return_type
         self.loop_depth = 0
         self.expr_checks = {
             ir.Const: self.expr_Const, ir.LocalRef: self.expr_LocalRef,
@@ -22,12 +34,14 @@ class _Verifier:
             ir.ArrayDim: self.expr_ArrayDim, ir.BinOp: self.expr_BinOp,
             ir.UnaryOp: self.expr_UnaryOp, ir.Logical: self.expr_Logical,
             ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast, ir.MathCall: self.expr_MathCall,
-            ir.Builtin: self.expr_Builtin,
+            ir.Builtin: self.expr_Builtin, ir.Select: self.expr_Select,
+            ir.Atomic: self.expr_Atomic, ir.Subgroup: self.expr_Subgroup, ir.Call: self.expr_Call,
         }
         self.stmt_checks = {
             ir.Assign: self.stmt_Assign, ir.Store: self.stmt_Store, ir.If: self.stmt_If,
             ir.ForRange: self.stmt_ForRange, ir.While: self.stmt_While,
             ir.Break: self.stmt_Break, ir.Continue: self.stmt_Break, ir.Return: self.stmt_Return,
+            ir.Eval: self.stmt_Eval, ir.Barrier: self.stmt_Barrier, ir.Assert: self.stmt_Assert,
         }
 
     def fail(self, node: ir.Node, why: str) -> None:
@@ -38,9 +52,9 @@ class _Verifier:
             self.fail(node, why)
 
     def array(self, node: ir.Node, name: str) -> ArrayType:
-        p = self.params.get(name)
-        self.check(p is not None and p.is_array, node, f"'{name}' is not an array parameter")
-        return p.type  # type: ignore[union-attr, return-value]
+        t = self.arrays.get(name)
+        self.check(t is not None, node, f"'{name}' is not an array")
+        return t  # type: ignore[return-value]
 
     # ------------------------------------------------------------ expressions
 
@@ -73,6 +87,7 @@ class _Verifier:
     def expr_ArrayDim(self, e: ir.ArrayDim) -> None:
         t = self.array(e, e.array)
         self.check(0 <= e.axis < t.ndim and e.type == dt.i32, e, "bad axis")
+        self.check(e.array not in self.decls, e, "shape of a declared array is a constant")
 
     def expr_BinOp(self, e: ir.BinOp) -> None:
         self.expr(e.lhs)
@@ -109,7 +124,37 @@ class _Verifier:
         self.check(len(e.args) == e.fn.arity, e, "arity")
         for a in e.args:
             self.expr(a)
-            self.check(a.type == e.type and e.type.is_float, e, "math on non-float")
+            self.check(a.type == e.args[0].type and a.type.is_float, e, "math on non-float")
+        expected = dt.bool_ if e.fn.is_predicate else e.args[0].type
+        self.check(e.type == expected, e, "math result type")
+
+    def expr_Select(self, e: ir.Select) -> None:
+        self.expr_IfExp(e)  # type: ignore[arg-type]
+
+    def expr_Atomic(self, e: ir.Atomic) -> None:
+        t = self.array(e, e.array)
+        self.check(len(e.indices) == t.ndim and e.type == t.dtype, e, "atomic rank or type")
+        decl = self.decls.get(e.array)
+        self.check(decl is None or decl.space is ir.MemorySpace.SHARED, e, "atomic on local")
+        self.indices(e, e.indices)
+        for v in (e.value, e.comparator) if e.comparator is not None else (e.value,):
+            self.expr(v)
+            self.check(v.type == t.dtype, e, "atomic operand type")
+        self.check((e.comparator is not None) == (e.op is ir.AtomicOp.CAS), e, "CAS comparator")
+
+    def expr_Subgroup(self, e: ir.Subgroup) -> None:
+        for a in e.args:
+            self.expr(a)
+
+    def expr_Call(self, e: ir.Call) -> None:
+        f = self.functions.get(e.function)
+        self.check(f is not None, e, "call of an undeclared function (callees come first)")
+        assert f is not None
+        self.check(len(e.args) == len(f.params), e, "call arity")
+        for a, p in zip(e.args, f.params):
+            self.expr(a)
+            self.check(a.type == p.type, e, "argument type")
+        self.check(e.type == (f.return_type or dt.void), e, "call type")
 
     def expr_Builtin(self, e: ir.Builtin) -> None:
         self.check(0 <= e.dim <= 2 and e.type == dt.i32, e, "builtin dim/type")
@@ -161,7 +206,21 @@ class _Verifier:
         self.check(self.loop_depth > 0, s, "break outside a loop")
 
     def stmt_Return(self, s: ir.Return) -> None:
+        if s.value is None:
+            self.check(self.return_type is None, s, "return without a value")
+        else:
+            self.expr(s.value)
+            self.check(s.value.type == self.return_type, s, "returned type")
+
+    def stmt_Eval(self, s: ir.Eval) -> None:
+        self.expr(s.value)
+
+    def stmt_Barrier(self, s: ir.Barrier) -> None:
         pass
+
+    def stmt_Assert(self, s: ir.Assert) -> None:
+        self.expr(s.cond)
+        self.check(s.cond.type == dt.bool_ and self.kernel.debug, s, "assert outside debug mode")
 
 
 def verify(kernel: ir.Kernel) -> None:
@@ -169,4 +228,6 @@ def verify(kernel: ir.Kernel) -> None:
     assert len(set(p.name for p in kernel.params)) == len(kernel.params), "duplicate params"
     assert len(set(v.name for v in kernel.locals)) == len(kernel.locals), "duplicate locals"
     assert len(kernel.workgroup) == 3 and all(w >= 1 for w in kernel.workgroup), "workgroup"
+    for f in kernel.functions:
+        _Verifier(kernel, f).block(f.body)
     _Verifier(kernel).block(kernel.body)

@@ -8,11 +8,16 @@ division, selects and (for integer powers) a loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .context import LoweringContext
 from .control import begin_loop, end_loop, enter_body
+from .function import FunctionBuilder as FB
 from .grammar import GLSL
 from .typemap import unsigned
-from .types import BOOL, FloatType, IntType
+from .types import BOOL, FloatType, IntType, ScalarType
+
+Compare = Callable[[FB, ScalarType, int, int], int]
 
 # ---------------------------------------------------------------- signed // and %
 
@@ -59,29 +64,84 @@ class _DivMod:
 
 
 def float_floordiv(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """`floor(a / b)`, corrected by one where the division rounded across an integer.
-
-    OpFDiv may be off by 2.5 ULP on Vulkan, so 6.0 / 3.0 may come out as 1.9999999; comparing
-    `a` with `b * q` (exact for the small integral quotients where this matters) moves q back.
-    """
-    fn = ctx.fn
-    q = fn.glsl(ty, GLSL.Floor, fn.f_div(ty, a, b))
-    one, zero = ctx.const(ty, 1.0), ctx.const(ty, 0.0)
-    b_negative = fn.f_ord_less_than(BOOL, b, zero)
-    q_up = fn.f_add(ty, q, one)
-    at_least_next = fn.select(BOOL, b_negative,
-                              fn.f_ord_less_than_equal(BOOL, a, fn.f_mul(ty, b, q_up)),
-                              fn.f_ord_greater_than_equal(BOOL, a, fn.f_mul(ty, b, q_up)))
-    below = fn.select(BOOL, b_negative, fn.f_ord_greater_than(BOOL, a, fn.f_mul(ty, b, q)),
-                      fn.f_ord_less_than(BOOL, a, fn.f_mul(ty, b, q)))
-    q = fn.select(ty, at_least_next, q_up, q)
-    return fn.select(ty, below, fn.f_sub(ty, q, one), q)
+    """Python's `a // b`: the floor of the exact quotient, as numpy computes it through fmod."""
+    return _FloatDivMod(ctx, ty, a, b).quotient
 
 
 def float_mod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """`a - b * (a // b)` (sign of b), the multiply and subtract kept unfused."""
+    """Python's `a % b`: a - b * (a // b) rounded once, with the sign of b (-0.0 for b < 0)."""
+    return _FloatDivMod(ctx, ty, a, b).remainder()
+
+
+class _FloatDivMod:
+    """Floor division without an exact fmod.
+
+    q = floor(a / b) can be one off: OpFDiv may err by 2.5 ULP, and even a correctly rounded
+    quotient rounds 7.5 / 0.1f up to 75 where the exact one is 74.99999. So q is checked
+    against the exact product b * q, which Dekker's algorithm gives as p + e (two floats, from
+    multiplies and adds that NoContraction keeps rounded one at a time):
+    a < b * q means q is one too big, a >= b * (q + 1) one too small (for b > 0; the other way
+    round for b < 0). `a - p` is exact in the cases where the comparison is close (Sterbenz),
+    so comparing it with `e` decides them exactly.
+    """
+
+    def __init__(self, ctx: LoweringContext, ty: FloatType, a: int, b: int) -> None:
+        self.ctx, self.ty, self.a, self.b = ctx, ty, a, b
+        fn = ctx.fn
+        self.b_split = _split(ctx, ty, b)
+        zero, one = ctx.const(ty, 0.0), ctx.const(ty, 1.0)
+        self.b_negative = fn.f_ord_less_than(BOOL, b, zero)
+        q = fn.glsl(ty, GLSL.Floor, fn.f_div(ty, a, b))
+        q_next = fn.f_add(ty, q, one)
+        over = self._compare_with_product(q, FB.f_ord_less_than, FB.f_ord_greater_than)
+        reached = self._compare_with_product(q_next, FB.f_ord_greater_than_equal,
+                                             FB.f_ord_less_than_equal)
+        q = fn.select(ty, over, fn.f_sub(ty, q, one), q)
+        self.quotient = fn.select(ty, reached, q_next, q)
+
+    def remainder(self) -> int:
+        fn, ty = self.ctx.fn, self.ty
+        p, e = _two_product(self.ctx, ty, self.b, self.b_split, self.quotient)
+        r = fn.f_sub(ty, fn.f_sub(ty, self.a, p), e)
+        # an exact zero takes the divisor's sign, as in Python (b * 0.0 is that signed zero)
+        is_zero = fn.f_ord_equal(BOOL, r, self.ctx.const(ty, 0.0))
+        return fn.select(ty, is_zero, fn.f_mul(ty, self.b, self.ctx.const(ty, 0.0)), r)
+
+    def _compare_with_product(self, q: int, if_positive: Compare, if_negative: Compare) -> int:
+        """`a <op> b * q`, exactly: `op` is `if_positive` for b > 0, else `if_negative`."""
+        fn, ty = self.ctx.fn, self.ty
+        p, e = _two_product(self.ctx, ty, self.b, self.b_split, q)
+        difference = fn.f_sub(ty, self.a, p)
+        return fn.select(BOOL, self.b_negative, if_negative(fn, BOOL, difference, e),
+                         if_positive(fn, BOOL, difference, e))
+
+
+# significand bits of each float width, for Veltkamp's splitting constant 2**ceil(p/2) + 1
+_SIGNIFICAND_BITS = {16: 11, 32: 24, 64: 53}
+
+
+def _split(ctx: LoweringContext, ty: FloatType, x: int) -> tuple[int, int]:
+    """Veltkamp: x = hi + lo exactly, each half with at most half the significand bits."""
     fn = ctx.fn
-    return fn.f_sub(ty, a, fn.f_mul(ty, b, float_floordiv(ctx, ty, a, b)))
+    factor = ctx.const(ty, 2.0 ** -(-_SIGNIFICAND_BITS[ty.bits] // 2) + 1)
+    c = fn.f_mul(ty, factor, x)
+    hi = fn.f_sub(ty, c, fn.f_sub(ty, c, x))
+    return hi, fn.f_sub(ty, x, hi)
+
+
+def _two_product(ctx: LoweringContext, ty: FloatType, x: int, x_split: tuple[int, int],
+                 y: int) -> tuple[int, int]:
+    """Dekker: (p, e) with p = fl(x * y) and p + e = x * y exactly. Where splitting overflows
+    (huge operands; f16 above ~1000) e would be NaN: then it is 0 and only p is used."""
+    fn = ctx.fn
+    (xh, xl), (yh, yl) = x_split, _split(ctx, ty, y)
+    p = fn.f_mul(ty, x, y)
+    e = fn.f_sub(ty, fn.f_mul(ty, xh, yh), p)
+    e = fn.f_add(ty, e, fn.f_mul(ty, xh, yl))
+    e = fn.f_add(ty, e, fn.f_mul(ty, xl, yh))
+    e = fn.f_add(ty, e, fn.f_mul(ty, xl, yl))
+    finite = fn.f_ord_equal(BOOL, e, e)
+    return p, fn.select(ty, finite, e, ctx.const(ty, 0.0))
 
 
 # ---------------------------------------------------------------- **
@@ -132,7 +192,7 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
 
     - x < 0 and y integral: the sign of (-1) ** y; x < 0 (finite) and y not integral: NaN;
     - x == ±0: y > 0 gives 0 (x itself for odd y), y < 0 gives inf (1/x for odd y);
-    - y == 0, x == 1, and x == -1 with y = ±inf give 1 (even for NaN operands).
+    - a NaN operand gives NaN, except that y == 0, x == 1, and x == -1 with y = ±inf give 1.
     """
     fn = ctx.fn
 
@@ -159,6 +219,11 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
                           fn.select(ty, fn.f_ord_less_than(BOOL, y, zero), negative_y,
                                     c(float("nan"))))
     result = fn.select(ty, fn.f_ord_equal(BOOL, x, zero), zero_base, result)
+
+    # drivers' pow need not propagate NaN (lavapipe's does not): do it here
+    either_nan = fn.logical_or(BOOL, fn.f_unord_not_equal(BOOL, x, x),
+                               fn.f_unord_not_equal(BOOL, y, y))
+    result = fn.select(ty, either_nan, fn.f_add(ty, x, y), result)
 
     minus_one_inf = fn.logical_and(BOOL, fn.f_ord_equal(BOOL, x, c(-1.0)),
                                    fn.f_ord_equal(BOOL, fn.glsl(ty, GLSL.FAbs, y), inf))

@@ -1,0 +1,165 @@
+"""Array and scalar arguments of an interpreted launch: checking them and turning them into the
+values the generated `bind` takes."""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import NoReturn
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import ir
+from ..dtypes import ArrayType, DType
+from ..errors import KernelIndexError, LaunchError
+from . import names
+from .exprs import int_range
+from .names import AccessSite
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """An array argument as the GPU sees it: a whole flat buffer plus where the array lies in
+    it. Element `index` is `data[offset + sum(index[k] * strides[k])]`; all in elements.
+
+    >>> base = np.arange(10, dtype=np.float32)
+    >>> ArrayArg(base, offset=1, shape=(5,), strides=(2,))  # base[1::2]
+    ArrayArg(data=..., offset=1, shape=(5,), strides=(2,))
+    """
+
+    data: np.ndarray
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return (f"ArrayArg(data=..., offset={self.offset}, shape={self.shape}, "
+                f"strides={self.strides})")
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> ArrayArg:
+        """The argument for a numpy array or view: its buffer is the whole memory block the
+        array (or the array it views) owns, so stores land in `array`.
+
+        >>> x = np.zeros((4, 6), np.int32)
+        >>> ArrayArg.of(x[1:, ::2])
+        ArrayArg(data=..., offset=6, shape=(3, 3), strides=(6, 2))
+        """
+        owner = array
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+            raise LaunchError("the array's memory is not one contiguous block")
+        item = array.dtype.itemsize
+        raw = owner.reshape(-1, order="A").view(np.uint8)
+        first = array.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+        start = first % item  # the buffer starts where whole elements of the array line up
+        flat = raw[start:start + (raw.size - start) // item * item].view(array.dtype)
+        first -= start
+        if any(s % item for s in array.strides):
+            raise LaunchError("the array's strides are not whole elements")
+        return cls(flat, first // item, tuple(array.shape), tuple(s // item for s in
+                                                                   array.strides))
+
+
+# How the generated code holds a buffer of each kind of dtype: a memoryview reads Python ints
+# and bools directly (numpy would give np.int32, whose arithmetic we do not want); numpy
+# indexing reads floats as numpy scalars of their type, which we do want.
+BUFFER_VIEWS: dict[str, Callable[[np.ndarray], object]] = {
+    dt.BOOL: memoryview,
+    dt.INT: memoryview,
+    dt.UINT: memoryview,
+    dt.FLOAT: lambda data: data,
+}
+
+
+def array_values(param: ir.Param, arg: object) -> dict[str, object]:
+    """The `bind` arguments of array parameter `param` for argument `arg`."""
+    t: ArrayType = param.type  # type: ignore[assignment]
+    name = param.name
+    if isinstance(arg, np.ndarray):
+        arg = ArrayArg.of(arg)
+    if not isinstance(arg, ArrayArg):
+        raise LaunchError(f"argument '{name}' must be an ArrayArg or a numpy array, "
+                          f"not {type(arg).__name__}")
+    data = arg.data
+    if not isinstance(data, np.ndarray) or data.ndim != 1:
+        raise LaunchError(f"argument '{name}': data must be a 1-D numpy array")
+    if data.dtype != t.dtype.numpy or not data.dtype.isnative:
+        raise LaunchError(f"argument '{name}' must hold {t.dtype.name} (native byte order), "
+                          f"not {data.dtype}")
+    if len(arg.shape) != t.ndim or len(arg.strides) != t.ndim:
+        raise LaunchError(f"argument '{name}' must have {t.ndim} dimension(s) with as many "
+                          f"strides, not shape {arg.shape} and strides {arg.strides}")
+    if param.access & ir.Access.WRITE and not data.flags.writeable:
+        raise LaunchError(f"argument '{name}' is written by the kernel but is read-only")
+    values: dict[str, object] = {
+        names.buffer(name): BUFFER_VIEWS[t.dtype.kind](data),
+        names.offset(name): int(arg.offset),
+        names.length(name): len(data),
+    }
+    for k in range(t.ndim):
+        values[names.shape(name, k)] = int(arg.shape[k])
+        values[names.stride(name, k)] = int(arg.strides[k])
+    return values
+
+
+def scalar_value(param: ir.Param, value: object) -> object:
+    """A scalar argument as the generated code holds values of its type."""
+    t: DType = param.type  # type: ignore[assignment]
+    if t.kind == dt.BOOL:
+        return bool(value)
+    if t.is_float:
+        return t.numpy.type(value)
+    if isinstance(value, (float, np.floating)) or isinstance(value, bool):
+        raise LaunchError(f"argument '{param.name}' must be an integer for {t.name}, "
+                          f"not {value!r}")
+    v = int(value)  # type: ignore[call-overload]
+    lo, hi = int_range(t)
+    if not lo <= v <= hi:
+        raise LaunchError(f"argument '{param.name}' = {v} does not fit in {t.name} "
+                          f"({lo}..{hi})")
+    return v
+
+
+def parameter_values(kernel: ir.Kernel, arrays: Mapping[str, object],
+                     scalars: Mapping[str, object]) -> dict[str, object]:
+    """Every `bind` argument that comes from the kernel's parameters."""
+    expected_arrays = {p.name for p in kernel.params if p.is_array}
+    expected_scalars = {p.name for p in kernel.params if not p.is_array}
+    for given, expected, what in ((arrays, expected_arrays, "array"),
+                                  (scalars, expected_scalars, "scalar")):
+        missing, extra = expected - set(given), set(given) - expected
+        if missing or extra:
+            raise LaunchError(f"kernel '{kernel.name}': {what} arguments do not match its "
+                              f"parameters (missing {sorted(missing)}, unexpected "
+                              f"{sorted(extra)})")
+    values: dict[str, object] = {}
+    for p in kernel.params:
+        if p.is_array:
+            values.update(array_values(p, arrays[p.name]))
+        else:
+            values[names.scalar(p.name)] = scalar_value(p, scalars[p.name])
+    return values
+
+
+def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
+                           values: Mapping[str, object]) -> Callable[[int, tuple], NoReturn]:
+    """The `_oob(site, indices)` of one launch: raises KernelIndexError for an access whose
+    element address falls outside its array's buffer."""
+    def report(site: int, index: tuple[int, ...]) -> NoReturn:
+        s = sites[site]
+        ndim = kernel.param(s.array).type.ndim  # type: ignore[union-attr]
+        shape = tuple(values[names.shape(s.array, k)] for k in range(ndim))
+        address = values[names.offset(s.array)] + sum(  # type: ignore[operator]
+            i * values[names.stride(s.array, k)] for k, i in enumerate(index))  # type: ignore
+        text = (f"{s.loc}: kernel '{kernel.name}': index {index} of '{s.array}' (shape "
+                f"{shape}) is out of bounds: element {address} is outside its buffer of "
+                f"{values[names.length(s.array)]} elements")
+        line = linecache.getline(s.loc.file, s.loc.line)
+        if line:
+            text += f"\n    {line.strip()}"
+        raise KernelIndexError(text)
+    return report

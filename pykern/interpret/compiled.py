@@ -1,0 +1,87 @@
+"""`InterpretedKernel`: a kernel's generated Python, executed once, ready to launch."""
+
+from __future__ import annotations
+
+import linecache
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .. import ir
+from ..errors import LaunchError
+from . import names
+from .arrays import out_of_bounds_reporter, parameter_values
+from .helpers import NAMESPACE
+from .names import AccessSite
+from .runner import SCHEDULES, Grid, num_groups
+from .stmts import generate
+
+CACHE_SIZE = 256
+
+
+class InterpretedKernel:
+    """One `ir.Kernel` turned into Python. `source` is the generated module (readable; it is
+    also what tracebacks through the kernel show). Launch with `run(grid, arrays, scalars)`."""
+
+    def __init__(self, kernel: ir.Kernel):
+        generated = generate(kernel)
+        self.kernel = kernel
+        self.source: str = generated.source
+        self.sites: tuple[AccessSite, ...] = generated.sites
+        self.lockstep: bool = generated.lockstep
+        self.filename = f"<pykern.interpret {kernel.name} {id(self):x}>"
+        # registered so tracebacks and debuggers show the generated lines
+        linecache.cache[self.filename] = (len(self.source), None,
+                                          self.source.splitlines(True), self.filename)
+        namespace = dict(NAMESPACE)
+        exec(compile(self.source, self.filename, "exec"), namespace)
+        self._bind: Callable[..., Callable] = namespace["bind"]  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<InterpretedKernel {self.kernel.name}>"
+
+    def run(self, grid: int | tuple[int, ...], arrays: Mapping[str, object],
+            scalars: Mapping[str, object]) -> None:
+        """Runs every invocation of a launch of `grid` on the host; arrays are updated in
+        place. Raises LaunchError for bad arguments (before anything runs) and
+        KernelIndexError for an access outside an array's buffer."""
+        grid3 = normalize_grid(grid)
+        values = parameter_values(self.kernel, arrays, scalars)
+        groups = num_groups(grid3, self.kernel.workgroup)
+        values.update(zip(names.GRID, grid3))
+        values.update(zip(names.NUM_GROUPS, groups))
+        values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(self.kernel, self.sites, values)
+        invocation = self._bind(**values)
+        with np.errstate(all="ignore"):  # float / 0 is inf, not a warning, as on the GPU
+            SCHEDULES[self.lockstep](invocation, grid3, self.kernel.workgroup)
+
+    __call__ = run
+
+
+def normalize_grid(grid: int | tuple[int, ...]) -> Grid:
+    """An int or 1 to 3 non-negative ints, as three (missing dimensions are 1)."""
+    dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 0
+                                          for d in dims):
+        raise LaunchError(f"grid must be an int or up to 3 non-negative ints, not {grid!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+# by identity: kernels equal but for their locations (compare=False) must not share code,
+# since the locations are in the error messages
+_cache: OrderedDict[int, tuple[ir.Kernel, InterpretedKernel]] = OrderedDict()
+
+
+def compile_python(kernel: ir.Kernel) -> InterpretedKernel:
+    """The interpreted form of `kernel`, generated once per kernel object (a small LRU)."""
+    hit = _cache.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        _cache.move_to_end(id(kernel))
+        return hit[1]
+    interpreted = InterpretedKernel(kernel)
+    _cache[id(kernel)] = (kernel, interpreted)
+    if len(_cache) > CACHE_SIZE:
+        _, (_, old) = _cache.popitem(last=False)
+        linecache.cache.pop(old.filename, None)
+    return interpreted
