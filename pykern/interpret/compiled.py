@@ -49,8 +49,8 @@ class InterpretedKernel:
         grid3 = normalize_grid(grid)
         values = parameter_values(self.kernel, arrays, scalars)
         groups = num_groups(grid3, self.kernel.workgroup)
-        values.update(zip(names.GRID, grid3))
-        values.update(zip(names.NUM_GROUPS, groups))
+        values.update(zip(names.GRID, grid3, strict=True))
+        values.update(zip(names.NUM_GROUPS, groups, strict=True))
         values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(self.kernel, self.sites, values)
         invocation = self._bind(**values)
         with np.errstate(all="ignore"):  # float / 0 is inf, not a warning, as on the GPU

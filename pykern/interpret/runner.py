@@ -23,7 +23,8 @@ Grid = tuple[int, int, int]
 
 def num_groups(grid: Grid, workgroup: Grid) -> Grid:
     """ceil(grid / workgroup) per dimension."""
-    return tuple(-(-g // w) for g, w in zip(grid, workgroup))  # type: ignore[return-value]
+    groups = (-(-g // w) for g, w in zip(grid, workgroup, strict=True))
+    return tuple(groups)  # type: ignore[return-value]
 
 
 def workgroups(grid: Grid, workgroup: Grid) -> Iterator[tuple[Grid, list[tuple[int, ...]]]]:

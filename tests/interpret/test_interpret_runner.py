@@ -1,0 +1,57 @@
+"""The schedules that run invocations, and ArrayArg construction from numpy views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykern as pk
+from pykern.interpret import ArrayArg
+from pykern.interpret.runner import run_lockstep, run_sequential, workgroups
+
+
+def test_workgroups_cover_the_grid_in_launch_order():
+    groups = list(workgroups((3, 2, 1), (2, 2, 1)))
+    assert [g for g, _ in groups] == [(0, 0, 0), (1, 0, 0)]
+    assert groups[1][1][:3] == [(2, 0, 0, 0, 0, 0, 1, 0, 0), (3, 0, 0, 1, 0, 0, 1, 0, 0),
+                                (2, 1, 0, 0, 1, 0, 1, 0, 0)]
+    assert list(workgroups((0, 5, 1), (4, 1, 1))) == []
+
+
+def test_sequential_runs_each_invocation_to_its_end():
+    log = []
+    run_sequential(lambda *ids: log.append(ids[0]), (5, 1, 1), (2, 1, 1))
+    assert log == [0, 1, 2, 3, 4, 5]  # 5 is past the grid: the body's mask would return
+
+
+def test_lockstep_runs_a_workgroup_up_to_each_barrier():
+    # what a kernel with barriers becomes: `invocation` is a generator, each yield a barrier
+    log = []
+
+    def invocation(gx, gy, gz, lx, ly, lz, wx, wy, wz):
+        log.append(("before", gx))
+        yield
+        log.append(("between", gx))
+        if lx == 0:
+            return  # an ended invocation does not hold the others back
+        yield
+        log.append(("after", gx))
+
+    run_lockstep(invocation, (4, 1, 1), (2, 1, 1))
+    assert log == [("before", 0), ("before", 1), ("between", 0), ("between", 1), ("after", 1),
+                   ("before", 2), ("before", 3), ("between", 2), ("between", 3), ("after", 3)]
+
+
+def test_array_arg_of_views():
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    arg = ArrayArg.of(base[1:, ::-2])
+    assert arg.data.base is not None and np.shares_memory(arg.data, base)
+    assert (arg.offset, arg.shape, arg.strides) == (11, (3, 3), (6, -2))
+    fortran = np.asfortranarray(base)
+    assert ArrayArg.of(fortran).strides == (1, 4)
+    with pytest.raises(pk.LaunchError, match="whole elements"):
+        ArrayArg.of(np.zeros(4, dtype=[("a", np.int32), ("b", np.int16)])["a"])
+    with pytest.raises(pk.LaunchError, match="contiguous"):
+        ArrayArg.of(np.lib.stride_tricks.as_strided(np.zeros(4, np.int32), (2,), (6,)))
+    odd = np.zeros(10, np.uint8)[2:10].view(np.int32)  # a buffer of 10 bytes holds 2 int32
+    assert (ArrayArg.of(odd).offset, ArrayArg.of(odd).data.size) == (0, 2)
