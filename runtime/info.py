@@ -50,7 +50,7 @@ class DeviceFeatures:
     int64_atomics: bool  # shaderBufferInt64Atomics
     subgroup_size: int
     subgroup_operations: frozenset[str]  # in compute shaders: 'basic', 'vote', 'arithmetic', ...
-    cooperative_matrix: bool  # VK_KHR_cooperative_matrix present and its feature supported
+    cooperative_matrix: bool  # VK_KHR_cooperative_matrix present (not enabled yet: see features.py)
     push_descriptor: bool  # VK_KHR_push_descriptor
     timeline_semaphore: bool
     vulkan_memory_model: bool
@@ -181,7 +181,7 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
             for bit, name in SUBGROUP_OPERATIONS
             if compute_subgroups and subgroup.supportedOperations & bit
         ),
-        cooperative_matrix=supported["cooperativeMatrix"],
+        cooperative_matrix="VK_KHR_cooperative_matrix" in extensions,
         push_descriptor="VK_KHR_push_descriptor" in extensions,
         timeline_semaphore=supported["timelineSemaphore"],
         vulkan_memory_model=supported["vulkanMemoryModel"],

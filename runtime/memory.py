@@ -76,10 +76,15 @@ class Allocator:
         # type sits on the main device-local heap (unified memory, resizable BAR, lavapipe).
         # A small BAR window (256 MiB next to a large VRAM heap) is not used for storage: it
         # would fill up; such devices stage their transfers instead.
-        self.storage_mapped = (
-            not force_staging
-            and self._find(DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT, main_heap_only=True)
-            is not None
+        self._mapped_storage_type = (
+            None
+            if force_staging
+            else self._find(DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT, main_heap_only=True)
+        )
+        self.storage_mapped = self._mapped_storage_type is not None
+        # reads through the mapping are only fast from cached memory (not from a GPU's BAR)
+        self.storage_host_cached = self.storage_mapped and bool(
+            self.types[self._mapped_storage_type][0] & HOST_CACHED
         )
 
     # ---- choosing types ----
@@ -87,10 +92,10 @@ class Allocator:
     def type_for(self, purpose: str, type_bits: int = 0xFFFF_FFFF) -> int:
         """The memory type index for an allocation of `purpose` among `type_bits`."""
         if purpose == STORAGE:
-            order = (
-                [(DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT, True)] if self.storage_mapped else []
-            )
-            order += [(DEVICE_LOCAL, True), (DEVICE_LOCAL, False), (0, False)]
+            mapped = self._mapped_storage_type
+            if mapped is not None and type_bits & (1 << mapped):
+                return mapped
+            order = [(DEVICE_LOCAL, True), (DEVICE_LOCAL, False), (0, False)]
         elif purpose == STAGING:
             order = [
                 (HOST_VISIBLE | HOST_COHERENT | HOST_CACHED, False),
@@ -107,9 +112,11 @@ class Allocator:
                 return found
         raise DeviceError(f"no memory type suits {purpose} memory (type bits {type_bits:#x})")
 
-    def maps(self, purpose: str) -> bool:
-        """Whether allocations for `purpose` are host-mapped."""
-        return purpose != STORAGE or self.storage_mapped
+    def maps(self, purpose: str, type_index: int) -> bool:
+        """Whether an allocation for `purpose` of memory type `type_index` is host-mapped."""
+        if not self.types[type_index][0] & HOST_VISIBLE:
+            return False
+        return purpose != STORAGE or type_index == self._mapped_storage_type
 
     def _find(self, flags: int, main_heap_only: bool, type_bits: int = 0xFFFF_FFFF) -> int | None:
         for i, (type_flags, heap) in enumerate(self.types):
@@ -148,7 +155,7 @@ class Allocator:
         heap = self.types[type_index][1]
         self.heap_used[heap] += size
         mapped = None
-        if self.maps(purpose):
+        if self.maps(purpose, type_index):
             pointer = ffi.new("void**")
             result = self._fn.vkMapMemory(self._device, memory, 0, _vk.WHOLE_SIZE, 0, pointer)
             if result < 0:

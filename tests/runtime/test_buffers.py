@@ -4,6 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pykern.runtime as rt
+import pykern.runtime.device as device_module
+from pykern.runtime._vk import ffi, lib
+from pykern.runtime.memory import (
+    DEVICE_LOCAL,
+    HOST_CACHED,
+    HOST_COHERENT,
+    HOST_VISIBLE,
+    STAGING,
+    STORAGE,
+    UNIFORM,
+    Allocator,
+)
 import pytest
 from rt_helpers import args_for, layout_of, slots, spv
 
@@ -191,3 +203,73 @@ def test_staged_uploads_and_launches_stay_in_order(staged):
     staged.launch(program, (n, 1, 1), [dst, src], args_for(layout, 1.0, 1.0))  # src = dst + 1
     np.testing.assert_array_equal(src.read_into(np.empty(n, np.float32)), np.full(n, 3))
     np.testing.assert_array_equal(dst.read_into(np.empty(n, np.float32)), np.full(n, 2))
+
+
+def test_staged_transfers_in_pieces(staged, monkeypatch):
+    monkeypatch.setattr(device_module, "CHUNK", 1000)  # 10 pieces each way
+    data = np.arange(2600, dtype=np.int32)
+    buf = staged.create_buffer(data.nbytes + 8)
+    buf.upload(data, offset=8)
+    np.testing.assert_array_equal(np.frombuffer(buf.download(offset=8), np.int32), data)
+    out = np.empty(2590, np.int32)
+    np.testing.assert_array_equal(buf.read_into(out, offset=48), data[10:])
+
+
+def test_uncached_mapped_memory_is_read_through_a_copy(device, monkeypatch):
+    """Like a discrete GPU's BAR: written through the mapping, read back through staging."""
+    monkeypatch.setattr(device.allocator, "storage_host_cached", False)
+    data = np.arange(5000, dtype=np.float64)
+    buf = device.create_buffer(data.nbytes)
+    buf.upload(data)
+    np.testing.assert_array_equal(buf.read_into(np.empty_like(data)), data)
+    assert buf.download(16, offset=8) == data[1:3].tobytes()
+
+
+def memory_properties(types, heaps):
+    """Memory properties with `types` [(flags, heap)] and `heaps` [(size, flags)]."""
+    props = ffi.new("VkPhysicalDeviceMemoryProperties*")
+    props.memoryTypeCount, props.memoryHeapCount = len(types), len(heaps)
+    for i, (flags, heap) in enumerate(types):
+        props.memoryTypes[i].propertyFlags, props.memoryTypes[i].heapIndex = flags, heap
+    for i, (size, flags) in enumerate(heaps):
+        props.memoryHeaps[i].size, props.memoryHeaps[i].flags = size, flags
+    return props
+
+
+DL, HV, HC, CACHED = DEVICE_LOCAL, HOST_VISIBLE, HOST_COHERENT, HOST_CACHED
+LOCAL_HEAP = lib.VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
+GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("types", "heaps", "force", "expected"),
+    [
+        # lavapipe: one type with every flag
+        ([(DL | HV | HC | CACHED, 0)], [(2 * GIB, LOCAL_HEAP)], False, (0, True, 0, 0)),
+        ([(DL | HV | HC | CACHED, 0)], [(2 * GIB, LOCAL_HEAP)], True, (0, False, 0, 0)),
+        # NVIDIA H200 (read off the device): resizable BAR over the whole VRAM heap
+        (
+            [(0, 1), (DL, 0), (HV | HC, 1), (HV | HC | CACHED, 1), (DL | HV | HC, 0)],
+            [(140 * GIB, LOCAL_HEAP), (94 * GIB, 0)],
+            False,
+            (4, True, 3, 4),
+        ),
+        # a discrete GPU with a 256 MiB BAR window: storage stays unmapped, transfers are staged
+        (
+            [(DL, 0), (HV | HC, 1), (HV | HC | CACHED, 1), (DL | HV | HC, 2)],
+            [(24 * GIB, LOCAL_HEAP), (64 * GIB, 0), (256 * 2**20, LOCAL_HEAP)],
+            False,
+            (0, False, 2, 3),
+        ),
+    ],
+)
+def test_memory_type_choice(types, heaps, force, expected):
+    allocator = Allocator(None, memory_properties(types, heaps), None, force_staging=force)
+    storage = allocator.type_for(STORAGE)
+    got = (
+        storage,
+        allocator.maps(STORAGE, storage),
+        allocator.type_for(STAGING),
+        allocator.type_for(UNIFORM),
+    )
+    assert got == expected

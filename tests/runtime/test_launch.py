@@ -342,3 +342,44 @@ def test_plan_covers_every_group_once(grid, workgroup, max_groups):
         assert intervals[0][0] == 0 and intervals[-1][1] == groups[d]
         assert all(a[1] == b[0] for a, b in zip(intervals, intervals[1:], strict=False))
     assert len(plan) == np.prod([len({box[d] for box in boxes}) for d in range(3)])
+
+
+def test_device_lost_at_submit_is_reported_and_the_device_recovers(device, monkeypatch):
+    """Fault injection: vkQueueSubmit fails once with VK_ERROR_DEVICE_LOST."""
+    program, layout = count_program(device)
+    kept = zeros(device, 100)
+    device.launch(program, (100,), [kept], args_for(layout))
+    device.sync()
+    real_submit = device.fn.vkQueueSubmit
+    monkeypatch.setattr(device.fn, "vkQueueSubmit", lambda *args: -4)  # VK_ERROR_DEVICE_LOST
+    doomed = zeros(device, 100)
+    device.launch(program, (100,), [doomed], args_for(layout))
+    with pytest.raises(rt.DeviceLost, match="VK_ERROR_DEVICE_LOST"):
+        device.sync()
+    monkeypatch.setattr(device.fn, "vkQueueSubmit", real_submit)
+    assert (read(kept, 100) == 1).all()  # what existed is intact
+    device.launch(program, (100,), [kept], args_for(layout))  # and the next launch works
+    assert (read(kept, 100) == 2).all()
+
+
+def test_out_of_memory_inside_a_launch_leaves_the_device_usable(device, monkeypatch):
+    """Fault injection: the uniform arena cannot get memory for a launch's argument block."""
+    layout = layout_of(
+        slots("src", "dst", writable=("dst",)), [("scale", "f"), ("shift", "f")], (32, 1, 1), 16
+    )
+    program = device.create_program(spv("affine_uniform"), layout)
+    n = 64
+    src, dst = device.create_buffer(4 * n), device.create_buffer(4 * n)
+    src.upload(np.arange(n, dtype=np.float32))
+    device.sync()
+
+    def no_memory(*args):
+        raise rt.OutOfDeviceMemory("injected")
+
+    monkeypatch.setattr(device._uniforms, "allocate", no_memory)
+    with pytest.raises(rt.OutOfDeviceMemory, match="injected"):
+        device.launch(program, (n,), [src, dst], args_for(layout, 2.0, 0.0))
+    monkeypatch.undo()
+    device.launch(program, (n,), [src, dst], args_for(layout, 2.0, 1.0))
+    np.testing.assert_array_equal(read(dst, n, np.float32), np.arange(n) * 2 + 1)
+    np.testing.assert_array_equal(read(src, n, np.float32), np.arange(n))
