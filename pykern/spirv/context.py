@@ -1,30 +1,44 @@
-"""The state shared while lowering one kernel: module, function, resources, local variables."""
+"""The state shared while lowering one kernel, and what is particular to each function."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pykern import ir
 from pykern.dtypes import DType
 
+from .arrays import ArrayAccess
 from .function import FunctionBuilder
 from .module import ModuleBuilder
 from .resources import Resources
+from .target import Target
 from .typemap import value_capabilities, value_type
-from .types import ScalarType
+from .types import ScalarType, SpirvType, VoidType
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A device function as its callers see it."""
+
+    id: int
+    result: SpirvType
 
 
 @dataclass
 class LoweringContext:
-    """What every lowering step needs. `locals` maps a local's name to its variable's id."""
+    """What every lowering step needs. `fn` is the function being emitted and `locals` maps its
+    local variables' names to their variables' ids; the rest is the kernel's."""
 
     kernel: ir.Kernel
     module: ModuleBuilder
     fn: FunctionBuilder
     resources: Resources
+    target: Target
+    arrays: dict[str, ArrayAccess]
+    functions: dict[str, FunctionRef] = field(default_factory=dict)
     locals: dict[str, int] = field(default_factory=dict)
 
-    def type_of(self, dtype: DType) -> ScalarType:
+    def type_of(self, dtype: DType) -> ScalarType | VoidType:
         """The register type of `dtype`, declaring the capability arithmetic on it needs."""
         ty = value_type(dtype)
         self.module.require(*value_capabilities(ty))
@@ -33,3 +47,7 @@ class LoweringContext:
     def const(self, ty: ScalarType, value: bool | int | float) -> int:
         """The id of a constant of type `ty`."""
         return self.module.constant(ty, value)
+
+    def for_function(self, fn: FunctionBuilder) -> LoweringContext:
+        """The context for emitting another function of the same kernel."""
+        return replace(self, fn=fn, locals={})

@@ -5,35 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pykern import ir
-from pykern.ir import BinOpKind, LogicalKind, MathFn
+from pykern.ir import BinOpKind, LogicalKind
 
-from . import arith, casts
+from . import arith, arrays, casts
+from .atomics import atomic
 from .builtins import builtin
 from .context import LoweringContext
 from .control import selection
-from .grammar import GLSL
-from .layout import shape_field
-from .pysemantics import float_pow
+from .mathfns import math_call
+from .subgroups import subgroup
 from .types import BOOL, FloatType
-
-# GLSL.std.450 instruction of each one-argument math function
-_MATH_GLSL = {
-    MathFn.SQRT: GLSL.Sqrt,
-    MathFn.EXP: GLSL.Exp,
-    MathFn.LOG: GLSL.Log,
-    MathFn.SIN: GLSL.Sin,
-    MathFn.COS: GLSL.Cos,
-    MathFn.TANH: GLSL.Tanh,
-    MathFn.FLOOR: GLSL.Floor,
-    MathFn.CEIL: GLSL.Ceil,
-}
-# GLSL.std.450 defines these for 16- and 32-bit floats only
-_NOT_FOR_F64 = frozenset({MathFn.EXP, MathFn.LOG, MathFn.SIN, MathFn.COS, MathFn.TANH,
-                          MathFn.POW})
 
 
 class ExpressionLowering:
-    """Turns an `ir.Expr` into instructions of the current block; returns the value's id."""
+    """Turns an `ir.Expr` into instructions of the current block; returns the value's id.
+
+    Operands are evaluated left to right, as Python does."""
 
     def __init__(self, ctx: LoweringContext) -> None:
         self.ctx = ctx
@@ -47,6 +34,9 @@ class ExpressionLowering:
             raise AssertionError(f"no lowering for IR expression {type(expr).__name__}")
         return method(self, expr)
 
+    def _indices(self, indices: tuple[ir.Expr, ...]) -> tuple[int, ...]:
+        return tuple(self.lower(i) for i in indices)
+
     def _const(self, e: ir.Const) -> int:
         return self.ctx.const(self.ctx.type_of(e.type), e.value)
 
@@ -57,11 +47,11 @@ class ExpressionLowering:
         return self.ctx.resources.load_scalar_param(self.fn, e)
 
     def _array_load(self, e: ir.ArrayLoad) -> int:
-        indices = tuple(self.lower(i) for i in e.indices)
-        return self.ctx.resources.load_element(self.fn, e.array, indices)
+        array = self.ctx.arrays[e.array]
+        return arrays.load(self.fn, self.ctx.module, array, self._indices(e.indices))
 
     def _array_dim(self, e: ir.ArrayDim) -> int:
-        return self.ctx.resources.load_field(self.fn, shape_field(e.array, e.axis))
+        return self.ctx.arrays[e.array].shape(self.fn, e.axis)
 
     def _binop(self, e: ir.BinOp) -> int:
         lhs = self.lower(e.lhs)
@@ -97,21 +87,33 @@ class ExpressionLowering:
                   lambda: self.fn.store(result, self.lower(e.orelse)))
         return self.fn.load(ty, result)
 
+    def _select(self, e: ir.Select) -> int:
+        cond, then, orelse = self.lower(e.cond), self.lower(e.then), self.lower(e.orelse)
+        return self.fn.select(self.ctx.type_of(e.type), cond, then, orelse)
+
     def _cast(self, e: ir.Cast) -> int:
         return casts.cast(self.ctx, e.value.type, e.type, self.lower(e.value))
 
     def _math(self, e: ir.MathCall) -> int:
-        ty = self.ctx.type_of(e.type)
-        assert isinstance(ty, FloatType), f"{e.fn.name} on {e.type.name}"
-        if ty.bits == 64 and e.fn in _NOT_FOR_F64:
-            raise NotImplementedError(f"{e.fn.py_name} on f64 (GLSL.std.450 lacks it)")
-        args = [self.lower(a) for a in e.args]
-        if e.fn == MathFn.POW:
-            return float_pow(self.ctx, ty, *args)
-        return self.fn.glsl(ty, _MATH_GLSL[e.fn], *args)
+        ty = self.ctx.type_of(e.args[0].type)
+        assert isinstance(ty, FloatType), f"{e.fn.name} on {e.args[0].type.name}"
+        return math_call(self.ctx, e.fn, ty, [self.lower(a) for a in e.args])
 
     def _builtin(self, e: ir.Builtin) -> int:
         return builtin(self.ctx, e.kind, e.dim)
+
+    def _atomic(self, e: ir.Atomic) -> int:
+        indices = self._indices(e.indices)
+        comparator = self.lower(e.comparator) if e.comparator is not None else None
+        return atomic(self.ctx, e, indices, self.lower(e.value), comparator)
+
+    def _subgroup(self, e: ir.Subgroup) -> int:
+        return subgroup(self.ctx, e, [self.lower(a) for a in e.args])
+
+    def _call(self, e: ir.Call) -> int:
+        callee = self.ctx.functions[e.function]
+        args = [self.lower(a) for a in e.args]
+        return self.fn.function_call(callee.result, callee.id, *args)
 
 
 def _is_float_square(e: ir.BinOp) -> bool:
@@ -129,7 +131,11 @@ _DISPATCH: dict[type, Callable[[ExpressionLowering, ir.Expr], int]] = {
     ir.UnaryOp: ExpressionLowering._unaryop,
     ir.Logical: ExpressionLowering._logical,
     ir.IfExp: ExpressionLowering._ifexp,
+    ir.Select: ExpressionLowering._select,
     ir.Cast: ExpressionLowering._cast,
     ir.MathCall: ExpressionLowering._math,
     ir.Builtin: ExpressionLowering._builtin,
+    ir.Atomic: ExpressionLowering._atomic,
+    ir.Subgroup: ExpressionLowering._subgroup,
+    ir.Call: ExpressionLowering._call,
 }

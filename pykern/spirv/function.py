@@ -7,10 +7,13 @@ has no open block until `begin_block`, and emitting into a closed block is a bug
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .grammar import (
     GLSL,
     Decoration,
     FunctionControl,
+    GroupOperation,
     LoopControl,
     Op,
     SelectionControl,
@@ -24,7 +27,8 @@ GLSL_STD_450 = "GLSL.std.450"
 
 
 class FunctionBuilder:
-    """A function of `result` type without parameters (all pykern needs for kernels so far).
+    """A function returning `result`, with parameters of types `params` (their ids are
+    `self.params`).
 
     The entry block is open after construction. Variables are collected apart and placed at the
     top of the entry block by `finish`, as SPIR-V requires, wherever in the body they were asked
@@ -32,10 +36,12 @@ class FunctionBuilder:
     """
 
     def __init__(self, module: ModuleBuilder, result: SpirvType = VOID,
-                 name: str | None = None) -> None:
+                 params: Sequence[SpirvType] = (), name: str | None = None) -> None:
         self.module = module
         self.result = result
+        self.param_types = tuple(params)
         self.id = module.new_id()
+        self.params = [module.new_id() for _ in self.param_types]
         if name is not None:
             module.name(self.id, name)
         self._variables: list[Instruction] = []
@@ -70,12 +76,13 @@ class FunctionBuilder:
         return result
 
     def finish(self) -> None:
-        """Closes the function (a still-open last block returns) and adds it to the module."""
-        if self.is_open:
-            self.return_()
-        fn_type = self.module.type_id(FunctionType(self.result))
+        """Adds the finished function (every block terminated) to the module."""
+        assert not self.is_open, "the last block has no terminator"
+        fn_type = self.module.type_id(FunctionType(self.result, self.param_types))
         out = [Instruction(Op.Function, self.module.type_id(self.result), self.id,
                            (FunctionControl.None_, fn_type))]
+        out += [Instruction(Op.FunctionParameter, self.module.type_id(ty), param)
+                for ty, param in zip(self.param_types, self.params, strict=True)]
         for index, (label, body) in enumerate(self._blocks):
             out.append(Instruction(Op.Label, None, label))
             if index == 0:
@@ -275,6 +282,103 @@ class FunctionBuilder:
     def bitcast(self, ty: SpirvType, a: int) -> int:
         return self._emit(Op.Bitcast, ty, a)
 
+    def is_nan(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.IsNan, ty, a)
+
+    def is_inf(self, ty: SpirvType, a: int) -> int:
+        return self._emit(Op.IsInf, ty, a)
+
+    # ------------------------------------------------------------ calls
+
+    def function_call(self, ty: SpirvType, function: int, *args: int) -> int:
+        return self._emit(Op.FunctionCall, ty, function, *args)
+
+    # ------------------------------------------------------------ atomics and barriers
+    # scopes and memory semantics are <id>s of u32 constants
+
+    def atomic_load(self, ty: SpirvType, pointer: int, scope: int, semantics: int) -> int:
+        return self._emit(Op.AtomicLoad, ty, pointer, scope, semantics)
+
+    def atomic_exchange(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                        value: int) -> int:
+        return self._emit(Op.AtomicExchange, ty, pointer, scope, semantics, value)
+
+    def atomic_compare_exchange(self, ty: SpirvType, pointer: int, scope: int, equal: int,
+                                unequal: int, value: int, comparator: int) -> int:
+        return self._emit(Op.AtomicCompareExchange, ty, pointer, scope, equal, unequal, value,
+                          comparator)
+
+    def atomic_i_add(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicIAdd, ty, pointer, scope, semantics, value)
+
+    def atomic_i_sub(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicISub, ty, pointer, scope, semantics, value)
+
+    def atomic_s_min(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicSMin, ty, pointer, scope, semantics, value)
+
+    def atomic_u_min(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicUMin, ty, pointer, scope, semantics, value)
+
+    def atomic_s_max(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicSMax, ty, pointer, scope, semantics, value)
+
+    def atomic_u_max(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        return self._emit(Op.AtomicUMax, ty, pointer, scope, semantics, value)
+
+    def atomic_and(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                   value: int) -> int:
+        return self._emit(Op.AtomicAnd, ty, pointer, scope, semantics, value)
+
+    def atomic_or(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                  value: int) -> int:
+        return self._emit(Op.AtomicOr, ty, pointer, scope, semantics, value)
+
+    def atomic_xor(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                   value: int) -> int:
+        return self._emit(Op.AtomicXor, ty, pointer, scope, semantics, value)
+
+    def atomic_f_add(self, ty: SpirvType, pointer: int, scope: int, semantics: int,
+                     value: int) -> int:
+        """OpAtomicFAddEXT (SPV_EXT_shader_atomic_float_add; the caller declares it)."""
+        return self._emit(Op.AtomicFAddEXT, ty, pointer, scope, semantics, value)
+
+    def control_barrier(self, execution: int, memory: int, semantics: int) -> None:
+        self._emit_void(Op.ControlBarrier, execution, memory, semantics)
+
+    # ------------------------------------------------------------ subgroup operations
+    # `scope` is the <id> of the constant Scope.Subgroup
+
+    def group_non_uniform_all(self, ty: SpirvType, scope: int, predicate: int) -> int:
+        return self._emit(Op.GroupNonUniformAll, ty, scope, predicate)
+
+    def group_non_uniform_any(self, ty: SpirvType, scope: int, predicate: int) -> int:
+        return self._emit(Op.GroupNonUniformAny, ty, scope, predicate)
+
+    def group_non_uniform_broadcast(self, ty: SpirvType, scope: int, value: int,
+                                    lane: int) -> int:
+        return self._emit(Op.GroupNonUniformBroadcast, ty, scope, value, lane)
+
+    def group_non_uniform_shuffle(self, ty: SpirvType, scope: int, value: int,
+                                  lane: int) -> int:
+        return self._emit(Op.GroupNonUniformShuffle, ty, scope, value, lane)
+
+    def group_non_uniform_shuffle_xor(self, ty: SpirvType, scope: int, value: int,
+                                      mask: int) -> int:
+        return self._emit(Op.GroupNonUniformShuffleXor, ty, scope, value, mask)
+
+    def group_non_uniform_arithmetic(self, opcode: Op, ty: SpirvType, scope: int,
+                                     operation: GroupOperation, value: int) -> int:
+        """OpGroupNonUniformIAdd / FAdd / SMin / UMin / FMin / SMax / UMax / FMax."""
+        assert opcode.name.startswith("GroupNonUniform"), opcode
+        return self._emit(opcode, ty, scope, operation, value)
+
     # ------------------------------------------------------------ extended instructions
 
     def glsl(self, ty: SpirvType, instruction: GLSL, *args: int) -> int:
@@ -298,6 +402,9 @@ class FunctionBuilder:
 
     def return_(self) -> None:
         self._terminate(Op.Return)
+
+    def return_value(self, value: int) -> None:
+        self._terminate(Op.ReturnValue, value)
 
     def unreachable(self) -> None:
         self._terminate(Op.Unreachable)

@@ -4,8 +4,10 @@ The argument block holds, in this order:
 
 - `grid0 grid1 grid2`, `base0 base1 base2` (u32): the launch's logical size and the first
   invocation of the current dispatch (see `BindingLayout`);
-- each scalar parameter, by name, in parameter order (bool_ as a u32 0/1: bools never live in
-  memory);
+- each scalar parameter, by name, in parameter order: bool_ as a u32 0/1 (bools never live in
+  memory), and 8- and 16-bit numbers widened to 32 bits (i8/i16 as i32, u8/u16 as u32, f16 as
+  f32, all exact), because 8/16-bit push constants and uniforms need device features
+  (storagePushConstant8/16, uniformAndStorageBuffer8/16BitAccess) that many devices lack;
 - per array parameter, in parameter order: `NAME.offset`, `NAME.shape0..`, `NAME.stride0..`
   (i32, in elements).
 
@@ -22,9 +24,9 @@ from pykern.runtime.layout import BindingLayout, BufferSlot
 GRID_FIELDS = ("grid0", "grid1", "grid2")
 BASE_FIELDS = ("base0", "base1", "base2")
 
-# the `struct` format of each scalar parameter's field, by dtype name
+# the `struct` format of each scalar parameter's field, by dtype name (narrow ones widened)
 SCALAR_FORMATS = {
-    "bool_": "I", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "f16": "e",
+    "bool_": "I", "i8": "i", "u8": "I", "i16": "i", "u16": "I", "f16": "f",
     "i32": "i", "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d",
 }
 ARRAY_FIELD_FORMAT = "i"

@@ -8,7 +8,8 @@ from pykern import ir
 from pykern.errors import CompileError
 from pykern.runtime.layout import BindingLayout
 
-from .context import LoweringContext
+from .arrays import kernel_arrays
+from .context import FunctionRef, LoweringContext
 from .function import FunctionBuilder
 from .grammar import Capability, ExecutionMode, ExecutionModel
 from .layout import plan_layout
@@ -16,6 +17,8 @@ from .module import ModuleBuilder
 from .resources import Resources
 from .statements import StatementLowering
 from .target import Target, required_features
+from .typemap import value_type
+from .types import VOID, ScalarType
 from .validate import validate
 
 ENTRY_POINT = "main"
@@ -37,20 +40,27 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     """Compiles `kernel` for `target`; the result has passed spirv-val.
 
     Raises CompileError when the kernel needs a device feature `target` lacks; any other
-    exception is a compiler bug (SpirvValidationError when spirv-val rejects the output).
+    exception is a compiler bug or a documented gap (SpirvValidationError when spirv-val
+    rejects the output, NotImplementedError for what this backend does not do yet).
     """
+    if kernel.debug:
+        raise NotImplementedError("debug mode (bounds checks and asserts) on the GPU")
     layout = plan_layout(kernel, target.max_push_constants_size)
     module = ModuleBuilder(target.spirv_version)
     module.require(Capability.Shader)
-    fn = FunctionBuilder(module, name=kernel.name)
-    ctx = LoweringContext(kernel, module, fn, Resources(module, kernel, layout))
-    for local in kernel.locals:
-        ctx.locals[local.name] = fn.variable(ctx.type_of(local.type), local.name)
-    StatementLowering(ctx).lower_block(kernel.body)
-    fn.finish()
+    resources = Resources(module, kernel, layout)
+    entry = FunctionBuilder(module, name=kernel.name)
+    ctx = LoweringContext(kernel, module, entry, resources, target,
+                          kernel_arrays(kernel, module, resources, target))
 
-    module.entry_point(ExecutionModel.GLCompute, fn.id, ENTRY_POINT, module.global_variables)
-    module.execution_mode(fn.id, ExecutionMode.LocalSize, *kernel.workgroup)
+    # callees come first in `kernel.functions`, so each body can name those before it
+    for function in kernel.functions:
+        _lower_function(ctx, function)
+    _lower_body(ctx, kernel.locals, kernel.body)
+    entry.finish()
+
+    module.entry_point(ExecutionModel.GLCompute, entry.id, ENTRY_POINT, module.global_variables)
+    module.execution_mode(entry.id, ExecutionMode.LocalSize, *kernel.workgroup)
     words = module.assemble()
     validate(words, target.target_env)
 
@@ -61,3 +71,34 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
             f"kernel {kernel.name!r} needs device features the device lacks: "
             f"{', '.join(sorted(missing))}", kernel.loc.file, kernel.loc.line, kernel.loc.col)
     return SpirvModule(words, layout, ENTRY_POINT, needed)
+
+
+def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:
+    """Emits device function `function` and registers it for the calls that follow."""
+    result = value_type(function.return_type) if function.return_type is not None else VOID
+    params = [kernel_ctx.type_of(p.type) for p in function.params]
+    fn = FunctionBuilder(kernel_ctx.module, result, params, function.name)
+    ctx = kernel_ctx.for_function(fn)
+    # parameters are locals assigned from the arguments on entry
+    for param, value in zip(function.params, fn.params, strict=True):
+        ctx.locals[param.name] = fn.variable(ctx.type_of(param.type), param.name)
+        fn.store(ctx.locals[param.name], value)
+    _lower_body(ctx, function.locals, function.body)
+    fn.finish()
+    kernel_ctx.functions[function.name] = FunctionRef(fn.id, result)
+
+
+def _lower_body(ctx: LoweringContext, locals_: tuple[ir.Local, ...],
+                body: tuple[ir.Stmt, ...]) -> None:
+    for local in locals_:
+        ctx.locals[local.name] = ctx.fn.variable(ctx.type_of(local.type), local.name)
+    StatementLowering(ctx).lower_block(body)
+    if ctx.fn.is_open:
+        # falling off the end: a kernel or void function returns; a typed function cannot get
+        # here (the frontend requires its returns), so any value will do
+        result = ctx.fn.result
+        if result == VOID:
+            ctx.fn.return_()
+        else:
+            assert isinstance(result, ScalarType.__args__)  # type: ignore[attr-defined]
+            ctx.fn.return_value(ctx.module.constant(result, 0))

@@ -23,7 +23,9 @@ from .grammar import (
 )
 from .instruction import Instruction, encode_module, float_bits, literal_words
 from .types import (
+    U32,
     BoolType,
+    FixedArrayType,
     FloatType,
     FunctionType,
     IntType,
@@ -167,6 +169,9 @@ class ModuleBuilder:
             self.decorate(result, Decoration.ArrayStride, ty.stride)
         return result
 
+    def _type_fixed_array(self, ty: FixedArrayType) -> int:
+        return self._declare(Op.TypeArray, self.type_id(ty.element), self.constant(U32, ty.length))
+
     def _type_struct(self, ty: StructType) -> int:
         result = self._declare(Op.TypeStruct, *(self.type_id(m) for m in ty.members))
         if ty.block:
@@ -267,6 +272,7 @@ _TYPE_EMITTERS: dict[type, Callable[[ModuleBuilder, SpirvType], int]] = {
     FloatType: ModuleBuilder._type_float,
     VectorType: ModuleBuilder._type_vector,
     RuntimeArrayType: ModuleBuilder._type_runtime_array,
+    FixedArrayType: ModuleBuilder._type_fixed_array,
     StructType: ModuleBuilder._type_struct,
     PointerType: ModuleBuilder._type_pointer,
     FunctionType: ModuleBuilder._type_function,

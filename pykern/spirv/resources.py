@@ -1,4 +1,4 @@
-"""A kernel's global variables: storage buffers, the argument block and builtin inputs.
+"""A kernel's interface variables: storage buffers, the argument block and builtin inputs.
 
 Each is declared on first use, with its decorations, so a module only holds what its kernel
 touches; every one declared is part of the entry point's interface (SPIR-V ≥ 1.4 lists all).
@@ -7,22 +7,34 @@ touches; every one declared is part of the entry point's interface (SPIR-V ≥ 1
 from __future__ import annotations
 
 from pykern import ir
-from pykern.dtypes import BOOL as BOOL_KIND
-from pykern.dtypes import DType
 from pykern.runtime.layout import PUSH_CONSTANT, BindingLayout, BufferSlot
 
 from .function import FunctionBuilder
 from .grammar import BuiltIn, Decoration, StorageClass
-from .layout import offset_field, stride_field
 from .module import ModuleBuilder
-from .typemap import FIELD_TYPES, element_type, storage_capabilities, value_type
-from .types import BOOL, I32, U32, UVEC3, PointerType, RuntimeArrayType, ScalarType, StructType
+from .typemap import FIELD_TYPES, storage_capabilities, value_type
+from .types import (
+    BOOL,
+    I32,
+    U32,
+    UVEC3,
+    FloatType,
+    IntType,
+    PointerType,
+    RuntimeArrayType,
+    ScalarType,
+    StructType,
+)
 
 DESCRIPTOR_SET = 0
 
+# builtins that are a uvec3 (the others pykern reads are a u32)
+_VECTOR_BUILTINS = frozenset({BuiltIn.GlobalInvocationId, BuiltIn.LocalInvocationId,
+                              BuiltIn.WorkgroupId, BuiltIn.NumWorkgroups})
+
 
 class Resources:
-    """Declares and addresses the global variables of one kernel's module."""
+    """Declares and reads the interface variables of one kernel's module."""
 
     def __init__(self, module: ModuleBuilder, kernel: ir.Kernel, layout: BindingLayout) -> None:
         self._module = module
@@ -50,11 +62,18 @@ class Resources:
         return FIELD_TYPES[self._layout.fields[self._members[name]].fmt]
 
     def load_scalar_param(self, fn: FunctionBuilder, param: ir.ScalarParam) -> int:
-        """A scalar parameter's value; bools travel as a u32 0/1."""
+        """A scalar parameter's value. Bools travel as a u32 0/1; 8- and 16-bit numbers in a
+        32-bit field (see `pykern.spirv.layout`), converted back here."""
         raw = self.load_field(fn, param.name)
-        if value_type(param.type) == BOOL:
+        field, ty = self.field_type(param.name), value_type(param.type)
+        if ty == BOOL:
             return fn.i_not_equal(BOOL, raw, self._module.constant(U32, 0))
-        return raw
+        if ty == field:
+            return raw
+        if isinstance(ty, FloatType):
+            return fn.f_convert(ty, raw)
+        assert isinstance(ty, IntType) and isinstance(field, IntType)
+        return fn.s_convert(ty, raw) if ty.signed else fn.u_convert(ty, raw)
 
     def _block_variable(self) -> int:
         if self._block is None:
@@ -75,52 +94,15 @@ class Resources:
 
     # ------------------------------------------------------------ storage buffers
 
-    def load_element(self, fn: FunctionBuilder, array: str, indices: tuple[int, ...]) -> int:
-        """The value of `array[indices]` (a bool_ element is a byte, read as `!= 0`)."""
-        elem = self.element_type(array)
-        raw = fn.load(elem, self.element_pointer(fn, array, indices))
-        if self._dtype(array).kind == BOOL_KIND:
-            widened = fn.u_convert(U32, raw)
-            return fn.i_not_equal(BOOL, widened, self._module.constant(U32, 0))
-        return raw
-
-    def store_element(self, fn: FunctionBuilder, array: str, indices: tuple[int, ...],
-                      value: int) -> None:
-        """Stores `value` to `array[indices]` (a bool_ as the byte 0 or 1)."""
-        elem = self.element_type(array)
-        if self._dtype(array).kind == BOOL_KIND:
-            word = fn.select(U32, value, self._module.constant(U32, 1),
-                             self._module.constant(U32, 0))
-            value = fn.u_convert(elem, word)
-        fn.store(self.element_pointer(fn, array, indices), value)
-
-    def element_pointer(self, fn: FunctionBuilder, array: str, indices: tuple[int, ...]) -> int:
-        """A pointer to `array[indices]`: element `offset + sum(index[k] * stride[k])`, in
-        wrapping i32 arithmetic. `indices` are i32 ids."""
-        address = self.load_field(fn, offset_field(array))
-        for axis, index in enumerate(indices):
-            stride = self.load_field(fn, stride_field(array, axis))
-            address = fn.i_add(I32, address, fn.i_mul(I32, index, stride))
-        elem = self.element_type(array)
-        return fn.access_chain(PointerType(StorageClass.StorageBuffer, elem),
-                               self._buffer_variable(array), self._module.constant(I32, 0),
-                               address)
-
-    def element_type(self, array: str) -> ScalarType:
-        return element_type(self._dtype(array))
-
-    def _dtype(self, array: str) -> DType:
-        return self._kernel.param(array).type.dtype
-
-    def _buffer_variable(self, array: str) -> int:
+    def buffer_variable(self, array: str, element: ScalarType, stride: int) -> int:
+        """The StorageBuffer variable of array parameter `array`: a Block struct holding one
+        runtime array of `element` (ArrayStride `stride`), at the array's binding."""
         if array not in self._buffers:
             slot = self._slots[array]
-            elem = self.element_type(array)
-            self._module.require(*storage_capabilities(StorageClass.StorageBuffer, elem))
-            dtype = self._dtype(array)
-            block_type = StructType((RuntimeArrayType(elem, dtype.itemsize),), (0,), block=True)
+            self._module.require(*storage_capabilities(StorageClass.StorageBuffer, element))
+            block_type = StructType((RuntimeArrayType(element, stride),), (0,), block=True)
             var = self._module.global_variable(StorageClass.StorageBuffer, block_type, array)
-            self._module.name(self._module.type_id(block_type), f"{dtype.name}_buffer")
+            self._module.name(self._module.type_id(block_type), f"{_type_name(element)}_buffer")
             self._module.decorate(var, Decoration.DescriptorSet, DESCRIPTOR_SET)
             self._module.decorate(var, Decoration.Binding, slot.binding)
             if not slot.writable:
@@ -132,11 +114,24 @@ class Resources:
 
     # ------------------------------------------------------------ builtin inputs
 
-    def load_builtin(self, fn: FunctionBuilder, builtin: BuiltIn, dim: int) -> int:
-        """Component `dim` (u32) of a uvec3 builtin input such as GlobalInvocationId."""
+    def load_builtin(self, fn: FunctionBuilder, builtin: BuiltIn, dim: int | None = None) -> int:
+        """A builtin input as u32: component `dim` of a uvec3 one (GlobalInvocationId, ...),
+        or a scalar one (SubgroupSize, ...) with `dim` None."""
+        vector = builtin in _VECTOR_BUILTINS
+        assert vector == (dim is not None), builtin
         if builtin not in self._inputs:
-            var = self._module.global_variable(StorageClass.Input, UVEC3, builtin.name)
+            var = self._module.global_variable(StorageClass.Input, UVEC3 if vector else U32,
+                                               builtin.name)
             self._module.decorate(var, Decoration.BuiltIn, builtin)
             self._inputs[builtin] = var
-        vector = fn.load(UVEC3, self._inputs[builtin])
-        return fn.composite_extract(U32, vector, dim)
+        if not vector:
+            return fn.load(U32, self._inputs[builtin])
+        return fn.composite_extract(U32, fn.load(UVEC3, self._inputs[builtin]), dim)
+
+
+def _type_name(ty: ScalarType) -> str:
+    if isinstance(ty, FloatType):
+        return f"f{ty.bits}"
+    if isinstance(ty, IntType):
+        return f"{'i' if ty.signed else 'u'}{ty.bits}"
+    return "bool"

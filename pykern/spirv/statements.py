@@ -6,12 +6,14 @@ from collections.abc import Callable, Sequence
 
 from pykern import ir
 
+from . import arrays
 from .context import LoweringContext
 from .control import Loop, begin_loop, end_loop, enter_body, selection
 from .expressions import ExpressionLowering
+from .grammar import MemorySemantics, Scope
 from .pysemantics import range_length
 from .typemap import unsigned
-from .types import BOOL, IntType
+from .types import BOOL, U32, IntType
 
 
 class StatementLowering:
@@ -42,7 +44,17 @@ class StatementLowering:
         # Python evaluates the value before the subscript of the target
         value = self.expr.lower(s.value)
         indices = tuple(self.expr.lower(i) for i in s.indices)
-        self.ctx.resources.store_element(self.fn, s.array, indices, value)
+        arrays.store(self.fn, self.ctx.module, self.ctx.arrays[s.array], indices, value)
+
+    def _eval(self, s: ir.Eval) -> None:
+        self.expr.lower(s.value)
+
+    def _barrier(self, s: ir.Barrier) -> None:
+        # every invocation of the workgroup waits; shared and buffer writes become visible
+        workgroup = self.ctx.const(U32, Scope.Workgroup)
+        semantics = (MemorySemantics.AcquireRelease | MemorySemantics.WorkgroupMemory
+                     | MemorySemantics.UniformMemory)
+        self.fn.control_barrier(workgroup, workgroup, self.ctx.const(U32, semantics))
 
     def _if(self, s: ir.If) -> None:
         cond = self.expr.lower(s.cond)
@@ -94,7 +106,10 @@ class StatementLowering:
         self.fn.branch(self._loops[-1].continue_target)
 
     def _return(self, s: ir.Return) -> None:
-        self.fn.return_()
+        if s.value is None:
+            self.fn.return_()
+        else:
+            self.fn.return_value(self.expr.lower(s.value))
 
 
 _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {
@@ -106,4 +121,6 @@ _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {
     ir.Break: StatementLowering._break,
     ir.Continue: StatementLowering._continue,
     ir.Return: StatementLowering._return,
+    ir.Eval: StatementLowering._eval,
+    ir.Barrier: StatementLowering._barrier,
 }

@@ -6,26 +6,25 @@ from dataclasses import dataclass
 
 from .grammar import Capability
 
-# Device feature names, as the compiler reports them in `SpirvModule.required_features`; where
-# `pykern.runtime.DeviceFeatures` has a field for one, the name is that field's. The comment
-# names the Vulkan feature the runtime must enable for it.
+# Device feature names, as the compiler reports them in `SpirvModule.required_features`. Where
+# `pykern.runtime.DeviceFeatures` has a bool field for one, the name is that field's; the
+# subgroup ones are "subgroup_" + a name in `DeviceFeatures.subgroup_operations`
+# (see `features_of`). The comment names the Vulkan feature the runtime must enable.
 FP16 = "fp16"  # shaderFloat16
 FP64 = "fp64"  # shaderFloat64
 INT8 = "int8"  # shaderInt8
 INT16 = "int16"  # shaderInt16
 INT64 = "int64"  # shaderInt64
 STORAGE8 = "storage8"  # storageBuffer8BitAccess
-UNIFORM8 = "uniform8"  # uniformAndStorageBuffer8BitAccess
-PUSH_CONSTANT8 = "push_constant8"  # storagePushConstant8
 STORAGE16 = "storage16"  # storageBuffer16BitAccess
-UNIFORM16 = "uniform16"  # uniformAndStorageBuffer16BitAccess
-PUSH_CONSTANT16 = "push_constant16"  # storagePushConstant16
 FLOAT32_ATOMIC_ADD = "float32_atomic_add"  # shaderBufferFloat32AtomicAdd
-
-ALL_FEATURES = frozenset({
-    FP16, FP64, INT8, INT16, INT64, STORAGE8, UNIFORM8, PUSH_CONSTANT8, STORAGE16, UNIFORM16,
-    PUSH_CONSTANT16, FLOAT32_ATOMIC_ADD,
-})
+FLOAT64_ATOMIC_ADD = "float64_atomic_add"  # shaderBufferFloat64AtomicAdd
+INT64_ATOMICS = "int64_atomics"  # shaderBufferInt64Atomics (shaderSharedInt64Atomics too)
+SUBGROUP_BASIC = "subgroup_basic"  # VK_SUBGROUP_FEATURE_BASIC_BIT in compute
+SUBGROUP_VOTE = "subgroup_vote"  # VK_SUBGROUP_FEATURE_VOTE_BIT
+SUBGROUP_ARITHMETIC = "subgroup_arithmetic"  # VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
+SUBGROUP_BALLOT = "subgroup_ballot"  # VK_SUBGROUP_FEATURE_BALLOT_BIT (broadcast)
+SUBGROUP_SHUFFLE = "subgroup_shuffle"  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
 
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
 CAPABILITY_FEATURES: dict[Capability, str] = {
@@ -35,13 +34,18 @@ CAPABILITY_FEATURES: dict[Capability, str] = {
     Capability.Int16: INT16,
     Capability.Int64: INT64,
     Capability.StorageBuffer8BitAccess: STORAGE8,
-    Capability.UniformAndStorageBuffer8BitAccess: UNIFORM8,
-    Capability.StoragePushConstant8: PUSH_CONSTANT8,
     Capability.StorageBuffer16BitAccess: STORAGE16,
-    Capability.StorageUniform16: UNIFORM16,
-    Capability.StoragePushConstant16: PUSH_CONSTANT16,
     Capability.AtomicFloat32AddEXT: FLOAT32_ATOMIC_ADD,
+    Capability.AtomicFloat64AddEXT: FLOAT64_ATOMIC_ADD,
+    Capability.Int64Atomics: INT64_ATOMICS,
+    Capability.GroupNonUniform: SUBGROUP_BASIC,
+    Capability.GroupNonUniformVote: SUBGROUP_VOTE,
+    Capability.GroupNonUniformArithmetic: SUBGROUP_ARITHMETIC,
+    Capability.GroupNonUniformBallot: SUBGROUP_BALLOT,
+    Capability.GroupNonUniformShuffle: SUBGROUP_SHUFFLE,
 }
+
+ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values())
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Target:
     `features` are the optional device features (names above) the compiler may use; a kernel
     that needs one outside it is refused. The default allows all of them: the module then lists
     what it needs in `SpirvModule.required_features`, for the runtime to enable or refuse.
+    Where a feature only makes code faster (native float atomics), its absence selects a
+    slower way (a compare-and-swap loop) instead of a refusal.
     """
 
     max_push_constants_size: int = 128
@@ -62,3 +68,13 @@ class Target:
 def required_features(capabilities: frozenset[Capability]) -> frozenset[str]:
     """The device features a module declaring `capabilities` needs."""
     return frozenset(CAPABILITY_FEATURES[c] for c in capabilities if c in CAPABILITY_FEATURES)
+
+
+def features_of(device_features: object) -> frozenset[str]:
+    """The feature names a `pykern.runtime.DeviceFeatures` (or any object with the same
+    fields) grants: its true bool fields, and "subgroup_<op>" per `subgroup_operations`."""
+    names = {n for n in ALL_FEATURES if getattr(device_features, n, False) is True}
+    for op in getattr(device_features, "subgroup_operations", ()):
+        if f"subgroup_{op}" in ALL_FEATURES:
+            names.add(f"subgroup_{op}")
+    return frozenset(names)

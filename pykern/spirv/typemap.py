@@ -7,7 +7,9 @@ from pykern.dtypes import BOOL as BOOL_KIND
 from pykern.dtypes import FLOAT, DType
 
 from .grammar import Capability, StorageClass
-from .types import BOOL, BoolType, FloatType, IntType, ScalarType
+from .types import BOOL, VOID, BoolType, FloatType, IntType, ScalarType, VoidType
+
+VOID_KIND = "v"  # the kind of `dtypes.void`
 
 # capability for arithmetic on a type narrower or wider than 32 bits (64-bit ones are required
 # by the module builder when the type is declared)
@@ -39,8 +41,11 @@ FIELD_TYPES: dict[str, ScalarType] = {
 BOOL_ELEMENT = IntType(8, False)
 
 
-def value_type(dtype: DType) -> ScalarType:
-    """The SPIR-V type of a `dtype` value in registers (bool_ is OpTypeBool)."""
+def value_type(dtype: DType) -> ScalarType | VoidType:
+    """The SPIR-V type of a `dtype` value in registers (bool_ is OpTypeBool; `dtypes.void`, the
+    type of a call that returns nothing, is OpTypeVoid)."""
+    if dtype.kind == VOID_KIND:
+        return VOID
     if dtype.kind == BOOL_KIND:
         return BOOL
     if dtype.kind == FLOAT:
@@ -54,9 +59,9 @@ def element_type(dtype: DType) -> IntType | FloatType:
     return BOOL_ELEMENT if isinstance(ty, BoolType) else ty
 
 
-def value_capabilities(ty: ScalarType) -> tuple[Capability, ...]:
+def value_capabilities(ty: ScalarType | VoidType) -> tuple[Capability, ...]:
     """Capabilities needed to compute with values of type `ty`."""
-    if isinstance(ty, BoolType):
+    if isinstance(ty, (BoolType, VoidType)):
         return ()
     family = "float" if isinstance(ty, FloatType) else "int"
     cap = _VALUE_CAPABILITIES.get((family, ty.bits))

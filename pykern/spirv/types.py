@@ -52,6 +52,14 @@ class RuntimeArrayType:
 
 
 @dataclass(frozen=True)
+class FixedArrayType:
+    """`element[length]`, without explicit layout (for Workgroup and Private memory)."""
+
+    element: SpirvType
+    length: int
+
+
+@dataclass(frozen=True)
 class StructType:
     """A struct; with `offsets` its members get Offset decorations, `block` adds Block."""
 
@@ -73,7 +81,7 @@ class FunctionType:
 
 
 SpirvType = (VoidType | BoolType | IntType | FloatType | VectorType | RuntimeArrayType
-             | StructType | PointerType | FunctionType)
+             | FixedArrayType | StructType | PointerType | FunctionType)
 
 
 @dataclass(frozen=True)

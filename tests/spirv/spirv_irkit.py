@@ -85,3 +85,45 @@ def kernel(body: Iterable[ir.Stmt], params: Iterable[ir.Param] = (),
         body=(grid_mask() if mask else ()) + tuple(body),
         workgroup=workgroup,
     )
+
+
+# ---------------------------------------------------------------- declared arrays, atomics,
+# subgroups and device functions
+
+
+def declared(name: str, dtype: DType, shape: tuple[int, ...],
+             space: ir.MemorySpace = ir.MemorySpace.SHARED) -> ir.ArrayDecl:
+    return ir.ArrayDecl(name=name, dtype=dtype, shape=shape, space=space)
+
+
+def atomic(op: ir.AtomicOp, array: str, dtype: DType, index: ir.Expr, value: ir.Expr,
+           comparator: ir.Expr | None = None) -> ir.Atomic:
+    return ir.Atomic(op=op, array=array, indices=(index,), value=value, comparator=comparator,
+                     type=dtype)
+
+
+def subgroup(op: ir.SubgroupOp, *args: ir.Expr, dtype: DType | None = None) -> ir.Subgroup:
+    if dtype is None:
+        dtype = I32 if not args else (BOOL if op in (ir.SubgroupOp.ANY, ir.SubgroupOp.ALL)
+                                      else args[0].type)
+    return ir.Subgroup(op=op, args=tuple(args), type=dtype)
+
+
+def function(name: str, params: Mapping[str, DType], body: Iterable[ir.Stmt],
+             return_type: DType | None = None,
+             locals: Mapping[str, DType] | None = None) -> ir.Function:
+    return ir.Function(
+        name=name, params=tuple(ir.Local(name=n, type=t) for n, t in params.items()),
+        locals=tuple(ir.Local(name=n, type=t) for n, t in (locals or {}).items()),
+        body=tuple(body), return_type=return_type)
+
+
+def call(fn: ir.Function, *args: ir.Expr) -> ir.Call:
+    return ir.Call(function=fn.name, args=tuple(args), type=fn.return_type or dt.void)
+
+
+def with_extras(k: ir.Kernel, arrays: Iterable[ir.ArrayDecl] = (),
+                functions: Iterable[ir.Function] = ()) -> ir.Kernel:
+    """`k` with declared arrays and device functions added."""
+    from dataclasses import replace
+    return replace(k, arrays=tuple(arrays), functions=tuple(functions))

@@ -33,6 +33,7 @@ from pykern import dtypes as dt
 from pykern import ir
 from pykern.errors import CompileError
 from pykern.spirv import SpirvModule, Target, disassemble, lower
+from pykern.spirv.mathfns import NOT_FOR_F64
 from pykern.spirv.target import ALL_FEATURES
 
 DEFAULT = Target()
@@ -159,12 +160,18 @@ def test_cast_instruction(source, target, instruction):
 
 
 @pytest.mark.parametrize("fn", list(ir.MathFn), ids=lambda f: f.name)
-@pytest.mark.parametrize("dtype", [F32, dt.f16], ids=lambda d: d.name)
+@pytest.mark.parametrize("dtype", [F32, dt.f16, dt.f64], ids=lambda d: d.name)
 def test_math(fn, dtype):
-    args = tuple(param(n, dtype) for n in "ab"[:fn.arity])
-    call = ir.MathCall(fn=fn, args=args, type=dtype)
-    compile_ok(kernel([store("out", call)], params=[
-        scalar("a", dtype), scalar("b", dtype), array("out", dtype, access=ir.Access.WRITE)]))
+    args = tuple(param(n, dtype) for n in "abc"[:fn.arity])
+    result = BOOL if fn.is_predicate else dtype
+    call = ir.MathCall(fn=fn, args=args, type=result)
+    k = kernel([store("out", call)], params=[
+        *(scalar(n, dtype) for n in "abc"), array("out", result, access=ir.Access.WRITE)])
+    if dtype == dt.f64 and fn in NOT_FOR_F64:
+        with pytest.raises(NotImplementedError, match="f64"):
+            lower(k)
+    else:
+        compile_ok(k)
 
 
 def test_f64_math_lacking_in_glsl_is_refused_as_unimplemented():
@@ -384,11 +391,14 @@ def test_uniform_block_when_push_constants_are_too_small():
 
 
 def test_block_offsets_are_the_layout_offsets():
-    module, asm = compile_ok(kernel([store("out", cast(param("d", dt.f64), F32))], params=[
+    value = binop(B.ADD, cast(param("d", dt.f64), F32), cast(param("c", dt.i8), F32))
+    module, asm = compile_ok(kernel([store("out", value)], params=[
         scalar("c", dt.i8), scalar("d", dt.f64), array("out", F32, access=ir.Access.WRITE)]))
     for index, f in enumerate(module.layout.fields):
         assert f"OpMemberDecorate %k_args {index} Offset {f.offset}\n" in asm
-    assert {"push_constant8", "fp64"} <= module.required_features
+    # the i8 travels as an i32 (no 8-bit push constants needed) and is narrowed in the shader
+    assert module.required_features == {"int8", "fp64"}
+    assert "OpCapability StoragePushConstant8" not in asm
 
 
 def test_missing_device_feature_is_a_compile_error():

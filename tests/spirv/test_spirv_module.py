@@ -163,6 +163,7 @@ def small_module() -> ModuleBuilder:
     fn.store(var, fn.f_add(F32, value, m.constant(F32, 1.0)))
     out = m.global_variable(StorageClass.Private, F32, "out")
     fn.store(out, fn.load(F32, var))
+    fn.return_()
     fn.finish()
     m.entry_point(ExecutionModel.GLCompute, fn.id, "main", m.global_variables)
     m.execution_mode(fn.id, ExecutionMode.LocalSize, 1, 1, 1)
@@ -205,6 +206,7 @@ def test_variables_go_to_the_top_of_the_entry_block():
     fn.begin_block(label)
     late = fn.variable(I32)  # asked for in a later block
     fn.store(late, m.constant(I32, 1))
+    fn.return_()
     fn.finish()
     ops = [op for op, _ in instructions(m.assemble())]
     start = ops.index(Op.Function)
@@ -218,6 +220,7 @@ def test_float_add_sub_mul_are_not_contracted():
     one = m.constant(F32, 1.0)
     ids = [fn.f_add(F32, one, one), fn.f_sub(F32, one, one), fn.f_mul(F32, one, one)]
     fn.f_div(F32, one, one)
+    fn.return_()
     fn.finish()
     decorated = [ops[0] for op, ops in instructions(m.assemble())
                  if op == Op.Decorate and ops[1] == Decoration.NoContraction]

@@ -25,6 +25,7 @@ def module(valid: bool = True) -> bytes:
     if valid:
         m.require(Capability.Shader)  # without it, GLCompute is not allowed
     fn = FunctionBuilder(m, name="entry")
+    fn.return_()
     fn.finish()
     m.entry_point(ExecutionModel.GLCompute, fn.id, "main", ())
     m.execution_mode(fn.id, ExecutionMode.LocalSize, 1, 1, 1)
@@ -83,6 +84,7 @@ def test_unused_type_in_a_module_is_fine():
     m.require(Capability.Shader)
     m.type_id(I32)
     fn = FunctionBuilder(m)
+    fn.return_()
     fn.finish()
     m.entry_point(ExecutionModel.GLCompute, fn.id, "main", ())
     m.execution_mode(fn.id, ExecutionMode.LocalSize, 1, 1, 1)

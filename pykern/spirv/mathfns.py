@@ -1,0 +1,128 @@
+"""`ir.MathCall`: one table entry per math function.
+
+Most are GLSL.std.450 instructions. GLSL.std.450 defines its transcendental functions for 16-
+and 32-bit floats only, so those are refused for f64 (NotImplementedError). `erf` is not in
+GLSL.std.450: it is evaluated here, in f32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from pykern.ir import MathFn
+
+from .context import LoweringContext
+from .grammar import GLSL
+from .pysemantics import float_pow
+from .typemap import value_capabilities
+from .types import BOOL, F32, FloatType, IntType
+
+MathLowering = Callable[[LoweringContext, FloatType, Sequence[int]], int]
+
+
+def math_call(ctx: LoweringContext, fn: MathFn, ty: FloatType, args: Sequence[int]) -> int:
+    """`fn(*args)` for arguments of float type `ty` (the result is `ty`, or bool_ for the
+    predicates)."""
+    if ty.bits == 64 and fn in NOT_FOR_F64:
+        raise NotImplementedError(f"{fn.py_name} on f64 (GLSL.std.450 has it for f16/f32 only)")
+    return MATH[fn](ctx, ty, args)
+
+
+def _glsl(instruction: GLSL) -> MathLowering:
+    return lambda ctx, ty, args: ctx.fn.glsl(ty, instruction, *args)
+
+
+def _pow(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    return float_pow(ctx, ty, *args)
+
+
+def _isnan(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    return ctx.fn.is_nan(BOOL, args[0])
+
+
+def _isinf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    return ctx.fn.is_inf(BOOL, args[0])
+
+
+def _copysign(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    # on the bits, so that -0.0 and NaN signs count, as in Python
+    fn = ctx.fn
+    bits = IntType(ty.bits, False)
+    ctx.module.require(*value_capabilities(bits))
+    sign = ctx.const(bits, 1 << (ty.bits - 1))
+    magnitude = fn.bitwise_and(bits, fn.bitcast(bits, args[0]), fn.not_(bits, sign))
+    signed = fn.bitwise_or(bits, magnitude, fn.bitwise_and(bits, fn.bitcast(bits, args[1]), sign))
+    return fn.bitcast(ty, signed)
+
+
+# erf: Taylor series near 0 (relative accuracy where erf is small), Abramowitz & Stegun 7.1.26
+# elsewhere (absolute error below 1.5e-7)
+_ERF_TAYLOR = (1.0, -1.0 / 3, 1.0 / 10, -1.0 / 42, 1.0 / 216, -1.0 / 1320)
+_ERF_AS_P = 0.3275911
+_ERF_AS = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+_ERF_SWITCH = 0.5
+
+
+def _erf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    fn = ctx.fn
+    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+
+    def c(value: float) -> int:
+        return ctx.const(F32, value)
+
+    def poly(coefficients: Sequence[float], t: int) -> int:  # Horner
+        acc = c(coefficients[-1])
+        for k in reversed(coefficients[:-1]):
+            acc = fn.f_add(F32, fn.f_mul(F32, acc, t), c(k))
+        return acc
+
+    ax = fn.glsl(F32, GLSL.FAbs, x)
+    x2 = fn.f_mul(F32, ax, ax)
+    near = fn.f_mul(F32, fn.f_mul(F32, ax, c(2 / math.sqrt(math.pi))), poly(_ERF_TAYLOR, x2))
+    t = fn.f_div(F32, c(1.0), fn.f_add(F32, c(1.0), fn.f_mul(F32, c(_ERF_AS_P), ax)))
+    tail = fn.f_mul(F32, fn.f_mul(F32, t, poly(_ERF_AS, t)),
+                    fn.glsl(F32, GLSL.Exp, fn.f_negate(F32, x2)))
+    far = fn.f_sub(F32, c(1.0), tail)
+    magnitude = fn.select(F32, fn.f_ord_less_than(BOOL, ax, c(_ERF_SWITCH)), near, far)
+    # NaN in, NaN out; the sign of x (erf is odd)
+    magnitude = fn.select(F32, fn.is_nan(BOOL, x), x, magnitude)
+    result = fn.select(F32, fn.f_ord_less_than(BOOL, x, c(0.0)),
+                       fn.f_negate(F32, magnitude), magnitude)
+    return result if ty == F32 else fn.f_convert(ty, result)
+
+
+MATH: dict[MathFn, MathLowering] = {
+    MathFn.SQRT: _glsl(GLSL.Sqrt),
+    MathFn.RSQRT: _glsl(GLSL.InverseSqrt),
+    MathFn.EXP: _glsl(GLSL.Exp),
+    MathFn.EXP2: _glsl(GLSL.Exp2),
+    MathFn.LOG: _glsl(GLSL.Log),
+    MathFn.LOG2: _glsl(GLSL.Log2),
+    MathFn.SIN: _glsl(GLSL.Sin),
+    MathFn.COS: _glsl(GLSL.Cos),
+    MathFn.TAN: _glsl(GLSL.Tan),
+    MathFn.ASIN: _glsl(GLSL.Asin),
+    MathFn.ACOS: _glsl(GLSL.Acos),
+    MathFn.ATAN: _glsl(GLSL.Atan),
+    MathFn.ATAN2: _glsl(GLSL.Atan2),  # (y, x) in both
+    MathFn.SINH: _glsl(GLSL.Sinh),
+    MathFn.COSH: _glsl(GLSL.Cosh),
+    MathFn.TANH: _glsl(GLSL.Tanh),
+    MathFn.ERF: _erf,
+    MathFn.FLOOR: _glsl(GLSL.Floor),
+    MathFn.CEIL: _glsl(GLSL.Ceil),
+    MathFn.TRUNC: _glsl(GLSL.Trunc),
+    MathFn.ROUND: _glsl(GLSL.RoundEven),  # Python's round(): halves to even
+    MathFn.FMA: _glsl(GLSL.Fma),
+    MathFn.POW: _pow,
+    MathFn.COPYSIGN: _copysign,
+    MathFn.ISNAN: _isnan,
+    MathFn.ISINF: _isinf,
+}
+
+NOT_FOR_F64 = frozenset({
+    MathFn.EXP, MathFn.EXP2, MathFn.LOG, MathFn.LOG2, MathFn.SIN, MathFn.COS, MathFn.TAN,
+    MathFn.ASIN, MathFn.ACOS, MathFn.ATAN, MathFn.ATAN2, MathFn.SINH, MathFn.COSH, MathFn.TANH,
+    MathFn.POW, MathFn.ERF,
+})
