@@ -120,6 +120,8 @@ class Launcher:
         if len(buffers) != n_buffers:
             raise ValueError(f"the program binds {n_buffers} buffers; {len(buffers)} given")
         size = program.block_size
+        if type(args) is not bytearray and type(args) is not bytes:
+            args = memoryview(args).cast("B")  # lengths below count bytes
         if len(args) != size:
             if len(args) < size:
                 raise ValueError(

@@ -80,6 +80,11 @@ def test_default_prefers_discrete_then_integrated_then_cpu():
         choose_default([])
 
 
+def test_pykern_device_that_matches_nothing_is_named_in_the_error():
+    with pytest.raises(rt.DeviceError, match="PYKERN_DEVICE: no Vulkan device matches 'zzz'"):
+        select(rt.devices(), "zzz", source="PYKERN_DEVICE")
+
+
 def test_select_name_substring_takes_first_match():
     base = rt.devices()[0]
     infos = [replace(base, index=0, name="NVIDIA H200"), replace(base, index=1, name="llvmpipe")]

@@ -62,6 +62,10 @@ def test_saxpy_push_constants_matches_numpy(device):
     by.upload(y)
     device.launch(program, (n, 1, 1), [bx, by, bout], args_for(layout, 2.5))
     np.testing.assert_array_equal(read(bout, n, np.float32), np.float32(2.5) * x + y)
+    # any bytes-like block will do, e.g. a numpy array of the packed words
+    words = np.frombuffer(bytes(args_for(layout, -1.0)), np.uint32)
+    device.launch(program, (n, 1, 1), [bx, by, bout], words)
+    np.testing.assert_array_equal(read(bout, n, np.float32), y - x)
 
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 1000])
