@@ -3,20 +3,17 @@ values the generated `bind` takes."""
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import NoReturn
 
 import numpy as np
 
 from .. import dtypes as dt
 from .. import ir
 from ..dtypes import ArrayType, DType
-from ..errors import KernelIndexError, LaunchError
+from ..errors import LaunchError
 from . import names
-from .exprs import int_range
-from .names import AccessSite
+from .ops import int_range
 
 
 @dataclass(frozen=True)
@@ -143,23 +140,3 @@ def parameter_values(kernel: ir.Kernel, arrays: Mapping[str, object],
         else:
             values[names.scalar(p.name)] = scalar_value(p, scalars[p.name])
     return values
-
-
-def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
-                           values: Mapping[str, object]) -> Callable[[int, tuple], NoReturn]:
-    """The `_oob(site, indices)` of one launch: raises KernelIndexError for an access whose
-    element address falls outside its array's buffer."""
-    def report(site: int, index: tuple[int, ...]) -> NoReturn:
-        s = sites[site]
-        ndim = kernel.param(s.array).type.ndim  # type: ignore[union-attr]
-        shape = tuple(values[names.shape(s.array, k)] for k in range(ndim))
-        address = values[names.offset(s.array)] + sum(  # type: ignore[operator]
-            i * values[names.stride(s.array, k)] for k, i in enumerate(index))  # type: ignore
-        text = (f"{s.loc}: kernel '{kernel.name}': index {index} of '{s.array}' (shape "
-                f"{shape}) is out of bounds: element {address} is outside its buffer of "
-                f"{values[names.length(s.array)]} elements")
-        line = linecache.getline(s.loc.file, s.loc.line)
-        if line:
-            text += f"\n    {line.strip()}"
-        raise KernelIndexError(text)
-    return report

@@ -11,13 +11,14 @@ import numpy as np
 from .. import ir
 from ..errors import LaunchError
 from . import names
-from .arrays import out_of_bounds_reporter, parameter_values
+from .arrays import parameter_values
 from .helpers import NAMESPACE
-from .names import AccessSite
-from .runner import SCHEDULES, Grid, num_groups
-from .stmts import generate
+from .module import generate
+from .reports import assertion_reporter, out_of_bounds_reporter
+from .runner import SCHEDULES, Grid, Launch, num_groups
 
 CACHE_SIZE = 256
+DEFAULT_SUBGROUP_SIZE = 32  # NVIDIA's; lavapipe's is 8: pass the device's to compare with it
 
 
 class InterpretedKernel:
@@ -28,7 +29,7 @@ class InterpretedKernel:
         generated = generate(kernel)
         self.kernel = kernel
         self.source: str = generated.source
-        self.sites: tuple[AccessSite, ...] = generated.sites
+        self.generated = generated
         self.lockstep: bool = generated.lockstep
         self.filename = f"<pykern.interpret {kernel.name} {id(self):x}>"
         # registered so tracebacks and debuggers show the generated lines
@@ -42,19 +43,25 @@ class InterpretedKernel:
         return f"<InterpretedKernel {self.kernel.name}>"
 
     def run(self, grid: int | tuple[int, ...], arrays: Mapping[str, object],
-            scalars: Mapping[str, object]) -> None:
+            scalars: Mapping[str, object], subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
         """Runs every invocation of a launch of `grid` on the host; arrays are updated in
-        place. Raises LaunchError for bad arguments (before anything runs) and
-        KernelIndexError for an access outside an array's buffer."""
+        place. Raises LaunchError for bad arguments (before anything runs), KernelIndexError
+        for an access outside an array's buffer (in debug mode: outside its shape) and, in
+        debug mode, KernelAssertionError for a failed assert."""
         grid3 = normalize_grid(grid)
-        values = parameter_values(self.kernel, arrays, scalars)
-        groups = num_groups(grid3, self.kernel.workgroup)
+        if subgroup_size < 1:
+            raise LaunchError(f"subgroup_size must be positive, not {subgroup_size}")
+        k = self.kernel
+        values = parameter_values(k, arrays, scalars)
         values.update(zip(names.GRID, grid3, strict=True))
-        values.update(zip(names.NUM_GROUPS, groups, strict=True))
-        values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(self.kernel, self.sites, values)
-        invocation = self._bind(**values)
+        values.update(zip(names.NUM_GROUPS, num_groups(grid3, k.workgroup), strict=True))
+        values[names.SUBGROUP_SIZE] = subgroup_size
+        values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(k, self.generated.sites, values)
+        values[names.ASSERT_FAILED] = assertion_reporter(k, self.generated.asserts)
+        launch = Launch(self._bind(**values), grid3, k.workgroup, subgroup_size,
+                        self.generated.subgroups)
         with np.errstate(all="ignore"):  # float / 0 is inf, not a warning, as on the GPU
-            SCHEDULES[self.lockstep](invocation, grid3, self.kernel.workgroup)
+            SCHEDULES[self.lockstep](launch)
 
     __call__ = run
 

@@ -1,10 +1,8 @@
-"""IR expressions to Python expression text, dispatched by tables keyed by node class and by
-(operator, kind of operand type).
+"""IR expressions to Python expression text: one method per node class, dispatched by a table;
+operators, conversions and math come from the tables of `ops`.
 
-Every text returned is an atom: a name, a literal, a call, a subscript or a parenthesised
-expression, so callers can put it anywhere without thinking of precedence. Integer results are
-wrapped to their width inline (`(x + y + 0x80000000 & 0xFFFFFFFF) - 0x80000000` for i32), the
-rarer operations call the functions of `helpers`.
+Every text returned is an atom (a name, a literal, a call, a subscript or a parenthesised
+expression), so callers can put it anywhere without thinking of precedence.
 """
 
 from __future__ import annotations
@@ -13,168 +11,9 @@ from collections.abc import Callable
 
 from .. import dtypes as dt
 from .. import ir
-from ..dtypes import DType
-from ..ir import BinOpKind as B
-from ..ir import UnaryOpKind as U
-from . import names
-from .names import CodegenState
-
-# ---------------------------------------------------------------- integer wrapping
-
-
-def int_range(t: DType) -> tuple[int, int]:
-    if t.kind == dt.UINT:
-        return 0, (1 << t.bits) - 1
-    return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
-
-
-def wrap(text: str, t: DType) -> str:
-    """`text` (an expression without parentheses around it) reduced to the range of int type
-    `t` in two's complement. `+`/`-`/`*`/unary minus bind tighter than `&`, so no inner
-    parentheses are needed."""
-    mask = f"{(1 << t.bits) - 1:#x}"
-    if t.kind == dt.UINT:
-        return f"({text} & {mask})"
-    half = f"{1 << (t.bits - 1):#x}"
-    return f"(({text} + {half} & {mask}) - {half})"
-
-
-# ---------------------------------------------------------------- binary operators
-
-Binary = Callable[[DType, str, str], str]
-
-
-def _infix(op: str) -> Binary:
-    return lambda t, a, b: f"({a} {op} {b})"
-
-
-def _wrapped(op: str) -> Binary:
-    return lambda t, a, b: wrap(f"{a} {op} {b}", t)
-
-
-def _call(helper: str) -> Binary:
-    return lambda t, a, b: f"{helper}({a}, {b})"
-
-
-def _wrapped_call(helper: str, with_bits: bool = False) -> Binary:
-    def emit(t: DType, a: str, b: str) -> str:
-        extra = f", {t.bits}" if with_bits else ""
-        return wrap(f"{helper}({a}, {b}{extra})", t)
-    return emit
-
-
-def _bits_call(helper: str) -> Binary:
-    return lambda t, a, b: f"{helper}({a}, {b}, {t.bits})"
-
-
-INTS = (dt.INT, dt.UINT)
-ALL_KINDS = (dt.BOOL, dt.INT, dt.UINT, dt.FLOAT)
-_COMPARISON_TEXT = {B.EQ: "==", B.NE: "!=", B.LT: "<", B.LE: "<=", B.GT: ">", B.GE: ">="}
-
-BINARY: dict[tuple[B, str], Binary] = {
-    **{(op, k): _wrapped(op.value) for op in (B.ADD, B.SUB, B.MUL) for k in INTS},
-    **{(op, dt.FLOAT): _infix(op.value) for op in (B.ADD, B.SUB, B.MUL, B.DIV)},
-    (B.FLOORDIV, dt.INT): _wrapped_call("_floordiv"),  # INT_MIN // -1 overflows
-    (B.FLOORDIV, dt.UINT): _call("_floordiv"),
-    (B.FLOORDIV, dt.FLOAT): _call("_float_floordiv"),
-    **{(B.MOD, k): _call("_mod") for k in INTS},
-    (B.MOD, dt.FLOAT): _call("_float_mod"),
-    (B.POW, dt.INT): _wrapped_call("_int_pow", with_bits=True),
-    (B.POW, dt.UINT): _bits_call("_int_pow"),
-    (B.POW, dt.FLOAT): _call("_float_pow"),
-    **{(op, k): _infix(op.value) for op in (B.BIT_AND, B.BIT_OR, B.BIT_XOR)
-       for k in (dt.BOOL, dt.INT, dt.UINT)},
-    **{(B.LSHIFT, k): _wrapped_call("_shl", with_bits=True) for k in INTS},
-    (B.RSHIFT, dt.INT): _bits_call("_sar"),
-    (B.RSHIFT, dt.UINT): _bits_call("_shr"),
-    # bools order False < True, so min is `and` and max is `or`, as in the SPIR-V lowering
-    **{(B.MIN, k): _call("min") for k in (dt.BOOL, dt.INT, dt.UINT)},
-    **{(B.MAX, k): _call("max") for k in (dt.BOOL, dt.INT, dt.UINT)},
-    (B.MIN, dt.FLOAT): _call("_fmin"),
-    (B.MAX, dt.FLOAT): _call("_fmax"),
-    # numpy float comparisons are ordered (False with a NaN) except !=, as Python's are
-    **{(op, k): _infix(text) for op, text in _COMPARISON_TEXT.items() for k in ALL_KINDS},
-}
-
-# ---------------------------------------------------------------- unary operators
-
-Unary = Callable[[DType, str], str]
-
-
-def _invert_unsigned(t: DType, x: str) -> str:
-    return f"({x} ^ {(1 << t.bits) - 1:#x})"
-
-
-UNARY: dict[tuple[U, str], Unary] = {
-    **{(U.NEG, k): (lambda t, x: wrap(f"-{x}", t)) for k in INTS},  # wraps, also unsigned
-    (U.NEG, dt.FLOAT): lambda t, x: f"(-{x})",
-    (U.NOT, dt.BOOL): lambda t, x: f"(not {x})",
-    (U.INVERT, dt.INT): lambda t, x: f"(~{x})",  # stays in range for a value in range
-    (U.INVERT, dt.UINT): _invert_unsigned,
-    (U.ABS, dt.INT): lambda t, x: wrap(f"abs({x})", t),  # abs(INT_MIN) wraps to INT_MIN
-    (U.ABS, dt.UINT): lambda t, x: x,
-    (U.ABS, dt.FLOAT): lambda t, x: f"abs({x})",
-}
-
-# ---------------------------------------------------------------- casts
-
-NUMPY_FLOAT = {16: "np.float16", 32: "np.float32", 64: "np.float64"}
-Cast = Callable[["ExprCodegen", DType, DType, str], str]
-
-
-def _bool_to_int(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    return f"(1 if {x} else 0)"
-
-
-def _bool_to_float(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    one, zero = g.state.float_constant(1.0, dst), g.state.float_constant(0.0, dst)
-    return f"({one} if {x} else {zero})"
-
-
-def _to_bool(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    return f"({x} != 0)"  # a NaN is True, as in Python
-
-
-def _int_to_int(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    (slo, shi), (dlo, dhi) = int_range(src), int_range(dst)
-    return x if dlo <= slo and shi <= dhi else wrap(x, dst)
-
-
-def _int_to_float(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    to = NUMPY_FLOAT[dst.bits]
-    if src.bits == 64:  # beyond 2**53 a conversion through a double would round twice
-        return f"_int64_to_float({x}, {src.kind == dt.INT}, {to})"
-    return f"{to}({x})"
-
-
-def _float_to_int(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    lo, hi = int_range(dst)
-    return f"_float_to_int({x}, {lo}, {hi})"
-
-
-def _float_to_float(g: ExprCodegen, src: DType, dst: DType, x: str) -> str:
-    return f"{NUMPY_FLOAT[dst.bits]}({x})"
-
-
-CASTS: dict[tuple[str, str], Cast] = {
-    (dt.BOOL, dt.INT): _bool_to_int,
-    (dt.BOOL, dt.UINT): _bool_to_int,
-    (dt.BOOL, dt.FLOAT): _bool_to_float,
-    **{(k, dt.BOOL): _to_bool for k in (dt.INT, dt.UINT, dt.FLOAT)},
-    **{(a, b): _int_to_int for a in INTS for b in INTS},
-    **{(k, dt.FLOAT): _int_to_float for k in INTS},
-    **{(dt.FLOAT, k): _float_to_int for k in INTS},
-    (dt.FLOAT, dt.FLOAT): _float_to_float,
-}
-
-# ---------------------------------------------------------------- math and builtins
-
-MATH: dict[ir.MathFn, str] = {
-    ir.MathFn.SQRT: "np.sqrt", ir.MathFn.EXP: "np.exp", ir.MathFn.LOG: "np.log",
-    ir.MathFn.SIN: "np.sin", ir.MathFn.COS: "np.cos", ir.MathFn.TANH: "np.tanh",
-    ir.MathFn.FLOOR: "np.floor", ir.MathFn.CEIL: "np.ceil",
-    ir.MathFn.POW: "_float_pow",  # the same semantics as BinOpKind.POW on floats
-}
+from . import names, ops
+from .names import CodegenState, Geometry, SubgroupSite
+from .walk import EXCHANGING
 
 BUILTINS: dict[ir.BuiltinKind, Callable[[ir.Kernel, int], str]] = {
     ir.BuiltinKind.GLOBAL_ID: lambda k, d: names.GLOBAL_IDS[d],
@@ -185,19 +24,25 @@ BUILTINS: dict[ir.BuiltinKind, Callable[[ir.Kernel, int], str]] = {
     ir.BuiltinKind.GRID: lambda k, d: names.GRID[d],
 }
 
-# ---------------------------------------------------------------- the generator
-
-
 # expressions that read a value no expression can change: an error message can re-read them
 _PLAIN = (ir.LocalRef, ir.ScalarParam, ir.Const, ir.Builtin, ir.ArrayDim)
 
 
 class ExprCodegen:
-    """Turns `ir.Expr` trees of one kernel into Python expression text."""
+    """Turns `ir.Expr` trees of one kernel into Python expression text.
 
-    def __init__(self, kernel: ir.Kernel, state: CodegenState):
+    `lockstep_functions` are the device functions that are generators (they synchronise);
+    a call of one is `(yield from f(...))`, so the caller is a generator too.
+    """
+
+    def __init__(self, kernel: ir.Kernel, state: CodegenState, lockstep_functions: set[str]):
         self.kernel = kernel
         self.state = state
+        self.lockstep_functions = lockstep_functions
+        self.geometry: dict[str, Geometry] = {
+            p.name: Geometry.of_param(p.name, p.type.ndim)  # type: ignore[union-attr]
+            for p in kernel.params if p.is_array}
+        self.geometry.update((d.name, Geometry.of_decl(d)) for d in kernel.arrays)
 
     def expr(self, e: ir.Expr) -> str:
         method = _DISPATCH.get(type(e))
@@ -208,10 +53,13 @@ class ExprCodegen:
     def address(self, array: str, indices: tuple[ir.Expr, ...], loc: ir.Loc
                 ) -> tuple[str, str, str]:
         """For an access to `array[indices]`: (the temporary that will hold the element
-        address, the expression text that assigns it and tests it is inside the buffer, the
-        call that raises KernelIndexError otherwise)."""
+        address, a condition that computes it and is true when the access is allowed, the call
+        that raises KernelIndexError otherwise). Allowed: the address is inside the buffer; in
+        debug mode also every index inside its dimension (what the GPU checks then)."""
+        g = self.geometry[array]
+        debug = self.kernel.debug
         addr = self.state.temp()
-        terms, index_values = [names.offset(array)], []
+        checks, terms, values = [], [] if g.offset is None else [g.offset], []
         for k, index in enumerate(indices):
             text = self.expr(index)
             if not isinstance(index, _PLAIN):  # kept in a temporary for the error message
@@ -219,12 +67,21 @@ class ExprCodegen:
                 text, value = f"({value} := {text})", value
             else:
                 value = text
-            terms.append(f"{text} * {names.stride(array, k)}")
-            index_values.append(value)
-        inside = f"0 <= ({addr} := {' + '.join(terms)}) < {names.length(array)}"
+            if debug:
+                checks.append(f"0 <= {text} < {g.shape[k]}")
+                text = value
+            terms.append(text if g.strides[k] == "1" else f"{text} * {g.strides[k]}")
+            values.append(value)
+        checks.append(f"0 <= ({addr} := {' + '.join(terms)}) < {g.length}")
         site = self.state.site(array, loc)
-        fail = f"{names.OUT_OF_BOUNDS}({site}, ({', '.join(index_values)},))"
-        return addr, inside, fail
+        fail = f"{names.OUT_OF_BOUNDS}({site}, ({', '.join(values)},), {names.INVOCATION})"
+        return addr, " and ".join(checks), fail
+
+    def checked_address(self, array: str, indices: tuple[ir.Expr, ...], loc: ir.Loc) -> str:
+        """An expression whose value is the address of `array[indices]`, raising if not
+        allowed."""
+        addr, allowed, fail = self.address(array, indices, loc)
+        return f"({addr} if {allowed} else {fail})"
 
     # ------------------------------------------------------------ one method per node class
 
@@ -242,22 +99,22 @@ class ExprCodegen:
         return names.scalar(e.name)
 
     def _array_load(self, e: ir.ArrayLoad) -> str:
-        addr, inside, fail = self.address(e.array, e.indices, e.loc)
-        return f"({names.buffer(e.array)}[{addr}] if {inside} else {fail})"
+        addr, allowed, fail = self.address(e.array, e.indices, e.loc)
+        return f"({self.geometry[e.array].buffer}[{addr}] if {allowed} else {fail})"
 
     def _array_dim(self, e: ir.ArrayDim) -> str:
-        return names.shape(e.array, e.axis)
+        return self.geometry[e.array].shape[e.axis]
 
     def _binop(self, e: ir.BinOp) -> str:
         t = e.lhs.type
-        emit = BINARY.get((e.op, t.kind))
+        emit = ops.BINARY.get((e.op, t.kind))
         if emit is None:
             raise AssertionError(f"no interpretation of {e.op.name} on {t.name} at {e.loc}")
         return emit(t, self.expr(e.lhs), self.expr(e.rhs))
 
     def _unaryop(self, e: ir.UnaryOp) -> str:
         t = e.operand.type
-        emit = UNARY.get((e.op, t.kind))
+        emit = ops.UNARY.get((e.op, t.kind))
         if emit is None:
             raise AssertionError(f"no interpretation of {e.op.name} on {t.name} at {e.loc}")
         return emit(t, self.expr(e.operand))
@@ -268,18 +125,50 @@ class ExprCodegen:
     def _ifexp(self, e: ir.IfExp) -> str:
         return f"({self.expr(e.then)} if {self.expr(e.cond)} else {self.expr(e.orelse)})"
 
+    def _select(self, e: ir.Select) -> str:
+        return f"_select({self.expr(e.cond)}, {self.expr(e.then)}, {self.expr(e.orelse)})"
+
     def _cast(self, e: ir.Cast) -> str:
         src, dst = e.value.type, e.type
         value = self.expr(e.value)
         if src == dst:
             return value
-        return CASTS[src.kind, dst.kind](self, src, dst, value)
+        return ops.CASTS[src.kind, dst.kind](self.state, src, dst, value)
 
     def _math(self, e: ir.MathCall) -> str:
-        return f"{MATH[e.fn]}({', '.join(self.expr(a) for a in e.args)})"
+        return ops.MATH[e.fn](self.state, e.args[0].type, [self.expr(a) for a in e.args])
 
     def _builtin(self, e: ir.Builtin) -> str:
         return BUILTINS[e.kind](self.kernel, e.dim)
+
+    def _atomic(self, e: ir.Atomic) -> str:
+        buffer = self.geometry[e.array].buffer
+        addr = self.checked_address(e.array, e.indices, e.loc)
+        if e.op is ir.AtomicOp.CAS:
+            assert e.comparator is not None
+            helper = "_atomic_cas_bits" if e.type.is_float else "_atomic_cas"
+            return (f"{helper}({buffer}, {addr}, {self.expr(e.comparator)}, "
+                    f"{self.expr(e.value)})")
+        update = ops.atomic_update(self.state, e.op, e.type)
+        return f"_atomic({buffer}, {addr}, {update}, {self.expr(e.value)})"
+
+    def _subgroup(self, e: ir.Subgroup) -> str:
+        if e.op is ir.SubgroupOp.SIZE:
+            return names.SUBGROUP_SIZE
+        if e.op is ir.SubgroupOp.LANE:
+            wx, wy, _ = self.kernel.workgroup
+            linear = f"{names.LOCAL_IDS[0]} + {names.LOCAL_IDS[1]} * {wx} + " \
+                     f"{names.LOCAL_IDS[2]} * {wx * wy}"
+            return f"(({linear}) % {names.SUBGROUP_SIZE})"
+        assert e.op in EXCHANGING
+        self.state.subgroups.append(SubgroupSite(e.op, e.args[0].type, e.loc))
+        site = len(self.state.subgroups) - 1
+        # the runner resumes this invocation with the result once its subgroup got here
+        return f"(yield ({site}, {', '.join(self.expr(a) for a in e.args)}))"
+
+    def _call(self, e: ir.Call) -> str:
+        call = f"{names.function(e.function)}({', '.join(self.expr(a) for a in e.args)})"
+        return f"(yield from {call})" if e.function in self.lockstep_functions else call
 
 
 _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {
@@ -292,7 +181,11 @@ _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {
     ir.UnaryOp: ExprCodegen._unaryop,
     ir.Logical: ExprCodegen._logical,
     ir.IfExp: ExprCodegen._ifexp,
+    ir.Select: ExprCodegen._select,
     ir.Cast: ExprCodegen._cast,
     ir.MathCall: ExprCodegen._math,
     ir.Builtin: ExprCodegen._builtin,
+    ir.Atomic: ExprCodegen._atomic,
+    ir.Subgroup: ExprCodegen._subgroup,
+    ir.Call: ExprCodegen._call,
 }

@@ -13,12 +13,17 @@ Where the GPU result is undefined, these define one (the SPIR-V lowering in
   unbounded int, wrapped to the width, gives for a count >= bits;
 - float to int conversion truncates toward zero, saturates at the type's limits, and NaN
   gives 0 (what NVIDIA's conversion instructions do);
-- a `range` with step 0 runs no iterations.
+- a `range` with step 0 runs no iterations;
+- `fma` rounds once for f64 and through f64 for f16/f32 (the GPU may or may not fuse).
+
+Float `//` and `%` need no helper: numpy's operators on numpy scalars are Python's (the floor
+of the exact quotient, through fmod), and give inf/NaN when dividing by zero.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -65,16 +70,6 @@ def shr(a: int, count: int, bits: int) -> int:
 # ---------------------------------------------------------------- floats
 
 
-def float_floordiv(a: np.floating, b: np.floating) -> np.floating:
-    """`floor(a / b)`, in the operands' type (what the SPIR-V lowering computes)."""
-    return np.floor(a / b)
-
-
-def float_mod(a: np.floating, b: np.floating) -> np.floating:
-    """`a - b * floor(a / b)`, each step rounded to the operands' type (unfused)."""
-    return a - b * np.floor(a / b)
-
-
 def float_pow(a: np.floating, b: np.floating) -> np.floating:
     """Python's `a ** b` as C's pow: a negative base with a non-integral exponent gives NaN, a
     zero base with a negative exponent gives inf (never an exception)."""
@@ -93,6 +88,60 @@ def fmax(a: np.floating, b: np.floating) -> np.floating:
     if b != b:
         return a
     return b if (a != a or b > a) else a
+
+
+def erf(x: np.floating) -> np.floating:
+    """The error function in `x`'s type (numpy has none)."""
+    return type(x)(math.erf(float(x)))
+
+
+def fma(a: np.floating, b: np.floating, c: np.floating) -> np.floating:
+    """`a * b + c` rounded once (for f16/f32, via an exact product in f64)."""
+    t = type(a)
+    if t is not np.float64:
+        return t(np.float64(a) * np.float64(b) + np.float64(c))
+    if math.isfinite(a) and math.isfinite(b) and math.isfinite(c):
+        exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        if exact:  # an exact zero takes its sign from a * b + c below
+            try:
+                return t(float(exact))  # Fraction -> float rounds correctly
+            except OverflowError:
+                pass
+    return a * b + c
+
+
+def select(cond: bool, a: object, b: object) -> object:
+    """`pk.select`: both values already evaluated, as the arguments of a call are."""
+    return a if cond else b
+
+
+# ---------------------------------------------------------------- atomics
+
+
+def atomic(buffer: object, address: int, update: object, value: object) -> object:
+    """Read-modify-write of one element; returns the old value. Invocations run one at a time
+    between synchronisation points, so nothing interleaves with it."""
+    old = buffer[address]  # type: ignore[index]
+    buffer[address] = update(old, value)  # type: ignore[index, operator]
+    return old
+
+
+def atomic_cas(buffer: object, address: int, comparator: object, value: object) -> object:
+    """Compare-and-swap of an integer element; returns the old value."""
+    old = buffer[address]  # type: ignore[index]
+    if old == comparator:
+        buffer[address] = value  # type: ignore[index]
+    return old
+
+
+def atomic_cas_bits(buffer: object, address: int, comparator: np.floating,
+                    value: np.floating) -> object:
+    """Compare-and-swap of a float element, comparing bit patterns as the GPU's integer CAS
+    does (-0.0 is not 0.0, a NaN can equal itself)."""
+    old = buffer[address]  # type: ignore[index]
+    if old.tobytes() == comparator.tobytes():
+        buffer[address] = value  # type: ignore[index]
+    return old
 
 
 # ---------------------------------------------------------------- conversions
@@ -129,12 +178,16 @@ NAMESPACE: dict[str, object] = {
     "_shl": shl,
     "_sar": sar,
     "_shr": shr,
-    "_float_floordiv": float_floordiv,
-    "_float_mod": float_mod,
     "_float_pow": float_pow,
     "_fmin": fmin,
     "_fmax": fmax,
     "_float_to_int": float_to_int,
     "_int64_to_float": int64_to_float,
     "_range": range_or_empty,
+    "_erf": erf,
+    "_fma": fma,
+    "_select": select,
+    "_atomic": atomic,
+    "_atomic_cas": atomic_cas,
+    "_atomic_cas_bits": atomic_cas_bits,
 }

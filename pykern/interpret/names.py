@@ -1,9 +1,10 @@
 """Identifiers of the generated source and the state shared while generating it.
 
 Every name that comes from the kernel gets a prefix that says what it is (`v_` local, `p_`
-scalar parameter, `a_` array buffer, `off_`/`len_`/`shapeK_`/`strideK_` array geometry), so
-no user name can collide with another or with the generator's own names, which all start with
-an underscore (helpers, temporaries `_t3`, constants `_k0`, ids `_gid0`).
+scalar parameter, `a_` array, `f_` device function, `off_`/`len_`/`shapeK_`/`strideK_` the
+geometry of an array parameter), so no user name can collide with another or with the
+generator's own names, which all start with an underscore (helpers, temporaries `_t3`,
+constants `_k0`, ids `_gid0`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def scalar(name: str) -> str:
 
 def buffer(array: str) -> str:
     return f"a_{array}"
+
+
+def function(name: str) -> str:
+    return f"f_{name}"
 
 
 def offset(array: str) -> str:
@@ -50,7 +55,49 @@ LOCAL_IDS = ("_lid0", "_lid1", "_lid2")
 GROUP_IDS = ("_grp0", "_grp1", "_grp2")
 GRID = ("_grid0", "_grid1", "_grid2")
 NUM_GROUPS = ("_ngroups0", "_ngroups1", "_ngroups2")
+SUBGROUP_SIZE = "_sgsize"
 OUT_OF_BOUNDS = "_oob"  # bound per launch: raises KernelIndexError for an access site
+ASSERT_FAILED = "_assert_failed"  # bound per launch: raises KernelAssertionError
+INVOCATION = "(_gid0, _gid1, _gid2)"  # what error reports say the failing invocation is
+
+
+# ---------------------------------------------------------------- array geometry
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Python text for where an array's elements are: its buffer, offset, strides, shape and
+    buffer length. Parameters have launch-time values (names bound by `bind`); `pk.shared` and
+    `pk.local` arrays are row-major with a constant shape (literals)."""
+
+    buffer: str
+    offset: str | None  # None: zero
+    strides: tuple[str, ...]
+    shape: tuple[str, ...]
+    length: str
+
+    @staticmethod
+    def of_param(name: str, ndim: int) -> Geometry:
+        return Geometry(buffer(name), offset(name),
+                        tuple(stride(name, k) for k in range(ndim)),
+                        tuple(shape(name, k) for k in range(ndim)), length(name))
+
+    @staticmethod
+    def of_decl(decl: ir.ArrayDecl) -> Geometry:
+        return Geometry(buffer(decl.name), None,
+                        tuple(str(s) for s in row_major_strides(decl.shape)),
+                        tuple(str(n) for n in decl.shape), str(math.prod(decl.shape)))
+
+
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+# ---------------------------------------------------------------- what generation collects
 
 
 @dataclass(frozen=True)
@@ -61,13 +108,33 @@ class AccessSite:
     loc: ir.Loc
 
 
+@dataclass(frozen=True)
+class AssertSite:
+    message: str
+    loc: ir.Loc
+
+
+@dataclass(frozen=True)
+class SubgroupSite:
+    """One exchanging subgroup operation: an invocation that reaches it yields
+    `(site index, *argument values)` and is resumed with the result."""
+
+    op: ir.SubgroupOp
+    type: DType
+    loc: ir.Loc
+
+
 @dataclass
 class CodegenState:
-    """What expression and statement generation share: float constants (defined once at the top
-    of the module, as numpy scalars of their type), access sites and temporaries."""
+    """What expression and statement generation share: module-level definitions (float
+    constants as numpy scalars of their type, atomic update functions), the sites errors and
+    subgroup operations refer to, and temporaries."""
 
     constants: dict[tuple[str, str], str] = field(default_factory=dict)
+    definitions: dict[object, tuple[str, str]] = field(default_factory=dict)  # key: (name, def)
     sites: list[AccessSite] = field(default_factory=list)
+    asserts: list[AssertSite] = field(default_factory=list)
+    subgroups: list[SubgroupSite] = field(default_factory=list)
     temps: int = 0
 
     def temp(self) -> str:
@@ -86,9 +153,16 @@ class CodegenState:
             self.constants[key] = f"_k{len(self.constants)}"
         return self.constants[key]
 
-    def constant_lines(self) -> list[str]:
-        return [f"{name} = np.{_NUMPY_SCALAR[dtype]}({literal})"
-                for (literal, dtype), name in self.constants.items()]
+    def define(self, key: object, name: str, text: str) -> str:
+        """A module-level definition (`text` defines `name`), made once per `key`."""
+        if key not in self.definitions:
+            self.definitions[key] = (name, text)
+        return self.definitions[key][0]
+
+    def module_lines(self) -> list[str]:
+        lines = [f"{name} = np.{_NUMPY_SCALAR[dtype]}({literal})"
+                 for (literal, dtype), name in self.constants.items()]
+        return lines + [text for _, text in self.definitions.values()]
 
 
 _NUMPY_SCALAR = {"f16": "float16", "f32": "float32", "f64": "float64"}

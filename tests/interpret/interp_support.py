@@ -14,19 +14,21 @@ from pykern.interpret import ArrayArg, InterpretedKernel, compile_python
 
 
 def kernel_ir(fn: Callable, workgroup: tuple[int, int, int] = (64, 1, 1),
-              params: Mapping[str, DType | ArrayType] | None = None) -> ir.Kernel:
+              params: Mapping[str, DType | ArrayType] | None = None,
+              debug: bool = False) -> ir.Kernel:
     """The typed IR of `fn`, a function written as a `@pk.kernel` body (not decorated), for
     its annotated parameter types or `params` (to specialise `pk.Array` parameters)."""
     src = frontend.load_source(fn)
-    return frontend.translate(src, params or frontend.signature(fn), workgroup)
+    return frontend.translate(src, params or frontend.signature(fn), workgroup, debug=debug)
 
 
 def interpret(fn: Callable, grid: int | tuple[int, ...], *args: object,
-              workgroup: tuple[int, int, int] = (64, 1, 1)) -> InterpretedKernel:
+              workgroup: tuple[int, int, int] = (64, 1, 1), debug: bool = False,
+              subgroup_size: int = 32) -> InterpretedKernel:
     """Translates `fn` and runs it over `grid` with positional `args` as a launch would take
     them: numpy arrays (views too) for array parameters, numbers for scalars. Returns the
     interpreted kernel (its `.source` helps when a test fails)."""
-    kernel = kernel_ir(fn, workgroup)
+    kernel = kernel_ir(fn, workgroup, debug=debug)
     names = list(inspect.signature(fn).parameters)
     assert len(names) == len(args), "one argument per parameter"
     arrays: dict[str, ArrayArg] = {}
@@ -37,5 +39,5 @@ def interpret(fn: Callable, grid: int | tuple[int, ...], *args: object,
         else:
             scalars[name] = arg
     compiled = compile_python(kernel)
-    compiled.run(grid, arrays, scalars)
+    compiled.run(grid, arrays, scalars, subgroup_size)
     return compiled

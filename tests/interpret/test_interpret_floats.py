@@ -28,18 +28,19 @@ def arith(a: pk.f32[:], b: pk.f32[:], fma: pk.f32[:], q: pk.f32[:], fd: pk.f32[:
 
 
 def test_float_arithmetic_rounds_to_f32_and_floors():
-    a = np.concatenate([floats(), np.array([7, -7, 7, -7, 1, -1, 0, 5.5], np.float32)])
-    b = np.concatenate([floats(), np.array([2, 2, -2, -2, 0, 0, 0, -0.5], np.float32)])
+    a = np.concatenate([floats(), np.array([7.5, -7.5, 1e30, 5, -5], np.float32),
+                        np.array([7, -7, 7, -7, 1, -1, 0, 5.5], np.float32)])
+    b = np.concatenate([floats(), np.array([0.1, 0.1, 3e-30, np.inf, np.inf], np.float32),
+                        np.array([2, 2, -2, -2, 0, 0, 0, -0.5], np.float32)])
     outs = [np.zeros_like(a) for _ in range(4)]
     interpret(arith, a.size, a, b, *outs)
     with np.errstate(all="ignore"):
-        q = a / b
-        floor_q = np.floor(q)
-        expected = [a * b + a, q, floor_q, a - b * floor_q]
+        expected = [a * b + a, a / b, a // b, a % b]  # Python's // and %, as numpy's
     for got, want in zip(outs, expected, strict=True):
         np.testing.assert_array_equal(got, want)  # nan == nan for assert_array_equal
     fd, md = outs[2][-8:], outs[3][-8:]
     assert list(fd[:4]) == [3, -4, -4, 3] and list(md[:4]) == [1, 1, -1, -1]
+    assert fd[-1] == -11 and md[-1] == 0 and np.signbit(md[-1])  # 5.5 % -0.5 is -0.0
     q_tail = outs[1][-4:]  # 1/0, -1/0, 0/0, 5.5/-0.5: no exception
     assert q_tail[0] == INF and q_tail[1] == -INF and math.isnan(q_tail[2]) and q_tail[3] == -11
 

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 import pykern as pk
+from pykern import dtypes as dt
+from pykern import ir
 from pykern.interpret import ArrayArg
-from pykern.interpret.runner import run_lockstep, run_sequential, workgroups
+from pykern.interpret.names import SubgroupSite
+from pykern.interpret.runner import Launch, run_lockstep, run_sequential, workgroups
 
 
 def test_workgroups_cover_the_grid_in_launch_order():
@@ -18,28 +21,50 @@ def test_workgroups_cover_the_grid_in_launch_order():
     assert list(workgroups((0, 5, 1), (4, 1, 1))) == []
 
 
+def launch(invocation, grid, workgroup, subgroup_size=32, sites=()) -> Launch:
+    return Launch(lambda: invocation, grid, workgroup, subgroup_size, sites)
+
+
 def test_sequential_runs_each_invocation_to_its_end():
     log = []
-    run_sequential(lambda *ids: log.append(ids[0]), (5, 1, 1), (2, 1, 1))
+    run_sequential(launch(lambda *ids: log.append(ids[0]), (5, 1, 1), (2, 1, 1)))
     assert log == [0, 1, 2, 3, 4, 5]  # 5 is past the grid: the body's mask would return
 
 
 def test_lockstep_runs_a_workgroup_up_to_each_barrier():
-    # what a kernel with barriers becomes: `invocation` is a generator, each yield a barrier
+    # what a kernel with barriers becomes: `invocation` is a generator, `yield None` a barrier
     log = []
 
     def invocation(gx, gy, gz, lx, ly, lz, wx, wy, wz):
         log.append(("before", gx))
-        yield
+        yield None
         log.append(("between", gx))
         if lx == 0:
             return  # an ended invocation does not hold the others back
-        yield
+        yield None
         log.append(("after", gx))
 
-    run_lockstep(invocation, (4, 1, 1), (2, 1, 1))
+    run_lockstep(launch(invocation, (4, 1, 1), (2, 1, 1)))
     assert log == [("before", 0), ("before", 1), ("between", 0), ("between", 1), ("after", 1),
                    ("before", 2), ("before", 3), ("between", 2), ("between", 3), ("after", 3)]
+
+
+def test_lockstep_answers_subgroup_operations_per_subgroup_and_site():
+    sites = (SubgroupSite(ir.SubgroupOp.ADD, dt.i32, ir.UNKNOWN_LOC),
+             SubgroupSite(ir.SubgroupOp.MAX, dt.i32, ir.UNKNOWN_LOC))
+    got = {}
+
+    def invocation(gx, gy, gz, lx, ly, lz, wx, wy, wz):
+        if lx % 4 == 3:
+            got[gx] = ("max", (yield (1, gx)))  # diverged: its own active set
+        else:
+            got[gx] = ("add", (yield (0, gx)))
+
+    run_lockstep(launch(invocation, (10, 1, 1), (10, 1, 1), subgroup_size=4, sites=sites))
+    # subgroups {0..3}, {4..7}, {8, 9}: lanes 3 and 7 take the other branch
+    assert got == {0: ("add", 3), 1: ("add", 3), 2: ("add", 3), 3: ("max", 3),
+                   4: ("add", 15), 5: ("add", 15), 6: ("add", 15), 7: ("max", 7),
+                   8: ("add", 17), 9: ("add", 17)}
 
 
 def test_array_arg_of_views():

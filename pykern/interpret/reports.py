@@ -1,0 +1,66 @@
+"""The errors a running kernel reports: the `_oob` and `_assert_failed` functions of a launch.
+
+Messages start with the user's `file:line:col:`, name the kernel and the invocation (its
+global id), and show the source line, as compile errors do.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+from collections.abc import Callable, Mapping
+from typing import NoReturn
+
+from .. import ir
+from ..errors import KernelAssertionError, KernelIndexError
+from . import names
+from .names import AccessSite, AssertSite, row_major_strides
+
+
+def _with_source(text: str, loc: ir.Loc) -> str:
+    line = linecache.getline(loc.file, loc.line)
+    return f"{text}\n    {line.strip()}" if line else text
+
+
+def _geometry(kernel: ir.Kernel, array: str, values: Mapping[str, object]
+              ) -> tuple[int, tuple[int, ...], tuple[int, ...], int]:
+    """(offset, shape, strides, buffer length) of `array` in this launch."""
+    for d in kernel.arrays:
+        if d.name == array:
+            return 0, d.shape, row_major_strides(d.shape), math.prod(d.shape)
+    ndim = kernel.param(array).type.ndim  # type: ignore[union-attr]
+    get = values.__getitem__
+    return (get(names.offset(array)),  # type: ignore[return-value]
+            tuple(get(names.shape(array, k)) for k in range(ndim)),
+            tuple(get(names.stride(array, k)) for k in range(ndim)),
+            get(names.length(array)))
+
+
+def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
+                           values: Mapping[str, object]
+                           ) -> Callable[[int, tuple, tuple], NoReturn]:
+    """The `_oob(site, index, invocation)` of one launch: raises KernelIndexError."""
+    def report(site: int, index: tuple[int, ...], invocation: tuple[int, ...]) -> NoReturn:
+        s = sites[site]
+        offset, shape, strides, length = _geometry(kernel, s.array, values)
+        address = offset + sum(i * st for i, st in zip(index, strides, strict=True))
+        outside = [k for k, (i, n) in enumerate(zip(index, shape, strict=True))
+                   if not 0 <= i < n]
+        why = (f"index {index} is out of bounds for '{s.array}' with shape {shape}" if outside
+               and kernel.debug else
+               f"index {index} of '{s.array}' (shape {shape}) is out of bounds: element "
+               f"{address} is outside its buffer of {length} elements")
+        raise KernelIndexError(_with_source(
+            f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: {why}", s.loc))
+    return report
+
+
+def assertion_reporter(kernel: ir.Kernel, sites: tuple[AssertSite, ...]
+                       ) -> Callable[[int, tuple], NoReturn]:
+    """The `_assert_failed(site, invocation)` of one launch: raises KernelAssertionError."""
+    def report(site: int, invocation: tuple[int, ...]) -> NoReturn:
+        s = sites[site]
+        raise KernelAssertionError(_with_source(
+            f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: assertion failed: "
+            f"{s.message}", s.loc))
+    return report
