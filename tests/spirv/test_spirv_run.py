@@ -1,17 +1,13 @@
 """End to end: hand-built IR, lowered here, run by `pykern.runtime` (lavapipe in CI), compared
-with numpy / plain Python. Skipped when the runtime or a Vulkan device is not available.
-
-The Vulkan validation layer watches these launches when it is installed (PYKERN_VALIDATE=1);
-any ERROR it reports fails the test.
-"""
+with numpy / plain Python (see spirv_device.py for the runner and the validation layer)."""
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
+from spirv_device import run
 from spirv_irkit import (
     BOOL,
     F32,
@@ -39,74 +35,7 @@ from pykern import dtypes as dt
 from pykern import ir
 from pykern.spirv import lower
 
-rt = pytest.importorskip("pykern.runtime", reason="pykern.runtime is not importable yet")
-
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-
-
-@pytest.fixture(scope="module")
-def device():
-    """The runtime's device, restarted with the validation layer on when it can be."""
-    if not rt.validation_enabled():
-        saved = os.environ.get("PYKERN_VALIDATE")
-        os.environ["PYKERN_VALIDATE"] = "1"
-        rt.shutdown()
-        try:
-            rt.get_device()
-        except Exception:  # noqa: BLE001  the layer may be missing: run without it
-            os.environ.pop("PYKERN_VALIDATE")
-            rt.shutdown()
-        finally:
-            if saved is None:
-                os.environ.pop("PYKERN_VALIDATE", None)
-            else:
-                os.environ["PYKERN_VALIDATE"] = saved
-    try:
-        return rt.get_device()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"no Vulkan device: {e}")
-
-
-@pytest.fixture(autouse=True)
-def no_validation_errors(device):
-    rt.clear_validation_messages()
-    yield
-    device.sync()
-    errors = rt.validation_messages()
-    rt.clear_validation_messages()
-    if errors:
-        pytest.fail("Vulkan validation errors:\n" + "\n".join(map(str, errors)), pytrace=False)
-
-
-def run(device, k: ir.Kernel, grid, arrays: dict[str, np.ndarray],
-        scalars: dict[str, object] | None = None) -> dict[str, np.ndarray]:
-    """Lowers `k`, launches it over `grid` with `arrays` (copied in) and `scalars`, and returns
-    every array as the kernel left it."""
-    module = lower(k)
-    layout = module.layout
-    grid = (grid, 1, 1) if isinstance(grid, int) else tuple(grid) + (1,) * (3 - len(grid))
-    values: dict[str, object] = {f"grid{d}": grid[d] for d in range(3)}
-    for name, value in (scalars or {}).items():
-        values[name] = int(value) if isinstance(value, (bool, np.bool_)) else value
-    buffers = {}
-    for name, arr in arrays.items():
-        arr = np.ascontiguousarray(arr)
-        values[f"{name}.offset"] = 0
-        for axis in range(arr.ndim):
-            values[f"{name}.shape{axis}"] = arr.shape[axis]
-            values[f"{name}.stride{axis}"] = arr.strides[axis] // arr.itemsize
-        buf = device.create_buffer(arr.nbytes)
-        buf.upload(arr)
-        buffers[name] = (buf, arr)
-    program = device.create_program(module.words, layout)
-    device.launch(program, grid, [buffers[slot.name][0] for slot in layout.buffers],
-                  layout.pack([values.get(f.name, 0) for f in layout.fields]))
-    out = {}
-    for name, (buf, arr) in buffers.items():
-        result = np.empty_like(arr)
-        buf.read_into(result)
-        out[name] = result
-    return out
 
 
 def elementwise(expr_of, dtypes_in: dict[str, dt.DType], out_dtype: dt.DType,
