@@ -181,3 +181,24 @@ def test_subgroup_float_reductions_in_lane_order():
     np.testing.assert_array_equal(top, np.nanmax(x))  # NaN ignored, as by max()
     np.testing.assert_array_equal(before, prefix)
     assert not np.isnan(before[:6]).any() and np.isnan(before[6:]).all()
+
+
+@pk.func
+def swap_through(tile, k, v):
+    tile[k] = v
+    pk.barrier()
+    return tile[3 - k]
+
+
+def reverse_in_function(x: pk.f32[:], out: pk.f32[:]):
+    tile = pk.shared(pk.f32, (4,))
+    i = pk.global_id(0)
+    out[i] = swap_through(tile, pk.local_id(0), x[i])
+
+
+def test_barrier_inside_a_device_function():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros_like(x)
+    compiled = interpret(reverse_in_function, 8, x, out, workgroup=(4, 1, 1))
+    assert list(out) == [3, 2, 1, 0, 7, 6, 5, 4]
+    assert "yield from f_swap_through" in compiled.source
