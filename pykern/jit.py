@@ -18,7 +18,10 @@ from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
 from .launch import BoundArray, bind_array, normalize_grid, scalar_value, specialize
 from .runtime import get_device
+from .interpret import ArrayArg
+from .interpret import run as interpret_run
 from .spirv.lower import SpirvModule, lower
+from .tensor import Tensor
 from .spirv.target import ALL_FEATURES, Target
 from .spirv.validate import disassemble, validate
 
@@ -62,7 +65,7 @@ class Kernel:
     """A `@pk.kernel` function. Launch with `kernel[grid](*args)`."""
 
     def __init__(self, fn: Callable, workgroup: tuple[int, ...] | None = None,
-                 debug: bool = False):
+                 debug: bool = False, interpret: bool = False):
         functools.update_wrapper(self, fn)
         self.__wrapped__ = fn
         if workgroup is not None:
@@ -71,6 +74,7 @@ class Kernel:
                 raise ValueError(f"workgroup must be 1 to 3 positive ints, got {workgroup!r}")
         self.workgroup = workgroup
         self.debug = debug or config().debug
+        self.interpret = interpret or config().interpret
         self._source: KernelSource | None = None
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
@@ -173,6 +177,8 @@ class Kernel:
         raise TypeError(f"launch a kernel with a grid: {self.__name__}[n](...)")
 
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object) -> None:
+        if self.interpret:
+            return self._interpret(grid, grid_ndim, args)
         try:
             variant = self._variant(args, grid_ndim)
         except CompileError as e:
@@ -198,13 +204,44 @@ class Kernel:
             if bound.copy_back_to is not None:
                 np.copyto(bound.copy_back_to, bound.tensor.numpy())
 
+    def _interpret(self, grid: tuple[int, int, int], grid_ndim: int, args: tuple) -> None:
+        """Runs the kernel in the interpreter: numpy arrays in place; tensors are read, run on
+        and written back."""
+        try:
+            kernel_ir = self._translate(self._key(args, grid_ndim))
+        except CompileError as e:
+            raise e.with_traceback(None) from None
+        runtime_args = [a for a, spec in zip(args, self.params.values()) if spec is not constexpr]
+        arrays: dict[str, ArrayArg] = {}
+        scalars: dict[str, object] = {}
+        written: list[tuple[Tensor, np.ndarray]] = []
+        for param, value in zip(kernel_ir.params, runtime_args):
+            if not isinstance(param.type, ArrayType):
+                scalars[param.name] = scalar_value(self.__name__, param.name, param.type, value)
+            elif isinstance(value, Tensor):
+                flat = np.empty(value.buffer.nbytes // value.dtype.itemsize, value.dtype.numpy)
+                value.buffer.read_into(flat)
+                arrays[param.name] = ArrayArg(flat, value.offset, value.shape,
+                                              value.element_strides)
+                if param.access & ir.Access.WRITE:
+                    written.append((value, flat))
+            else:
+                arrays[param.name] = ArrayArg.of(value)  # type: ignore[arg-type]
+        interpret_run(kernel_ir, grid, arrays, scalars)  # type: ignore[arg-type]
+        for tensor, flat in written:
+            tensor.buffer.upload(flat)
+
     def __repr__(self) -> str:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
 
 
 def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
-           debug: bool = False) -> Any:
-    """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`."""
+           debug: bool = False, interpret: bool = False) -> Any:
+    """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`.
+
+    `debug=True` (or PYKERN_DEBUG=1) checks every array index and evaluates asserts;
+    `interpret=True` (or PYKERN_INTERPRET=1) runs the body as Python over numpy instead of on
+    the device, with the same semantics, for debugging."""
     if fn is None:
-        return lambda f: Kernel(f, workgroup=workgroup, debug=debug)
-    return Kernel(fn, workgroup=workgroup, debug=debug)
+        return lambda f: Kernel(f, workgroup=workgroup, debug=debug, interpret=interpret)
+    return Kernel(fn, workgroup=workgroup, debug=debug, interpret=interpret)
