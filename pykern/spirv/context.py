@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from pykern import ir
 from pykern.dtypes import DType
@@ -14,6 +15,9 @@ from .resources import Resources
 from .target import Target
 from .typemap import value_capabilities, value_type
 from .types import ScalarType, SpirvType, VoidType
+
+if TYPE_CHECKING:
+    from .debug import DebugReporter
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class LoweringContext:
     arrays: dict[str, ArrayAccess]
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     locals: dict[str, int] = field(default_factory=dict)
+    debug: DebugReporter | None = None  # set when the kernel is compiled in debug mode
 
     def type_of(self, dtype: DType) -> ScalarType | VoidType:
         """The register type of `dtype`, declaring the capability arithmetic on it needs."""

@@ -48,7 +48,15 @@ class ExpressionLowering:
 
     def _array_load(self, e: ir.ArrayLoad) -> int:
         array = self.ctx.arrays[e.array]
-        return arrays.load(self.fn, self.ctx.module, array, self._indices(e.indices))
+        indices = self._indices(e.indices)
+
+        def access() -> int:
+            return arrays.load(self.fn, self.ctx.module, array, indices)
+
+        if self.ctx.debug is None:
+            return access()
+        return self.ctx.debug.checked_access(self.ctx, e, e.array, array, indices, access,
+                                             self.ctx.type_of(e.type))  # type: ignore[return-value]
 
     def _array_dim(self, e: ir.ArrayDim) -> int:
         return self.ctx.arrays[e.array].shape(self.fn, e.axis)
@@ -105,7 +113,15 @@ class ExpressionLowering:
     def _atomic(self, e: ir.Atomic) -> int:
         indices = self._indices(e.indices)
         comparator = self.lower(e.comparator) if e.comparator is not None else None
-        return atomic(self.ctx, e, indices, self.lower(e.value), comparator)
+        value = self.lower(e.value)
+
+        def access() -> int:
+            return atomic(self.ctx, e, indices, value, comparator)
+
+        if self.ctx.debug is None:
+            return access()
+        return self.ctx.debug.checked_access(self.ctx, e, e.array, self.ctx.arrays[e.array],
+                                             indices, access, self.ctx.type_of(e.type))  # type: ignore[return-value]
 
     def _subgroup(self, e: ir.Subgroup) -> int:
         return subgroup(self.ctx, e, [self.lower(a) for a in e.args])

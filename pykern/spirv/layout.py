@@ -12,7 +12,8 @@ The argument block holds, in this order:
   (i32, in elements).
 
 Each array parameter gets a storage buffer at the binding equal to its rank among the array
-parameters. The launcher packs values into the block in exactly this field order.
+parameters; a kernel compiled in debug mode gets one more, `DEBUG_BUFFER`, after them (see
+`pykern.spirv.debug`). The launcher packs values into the block in exactly this field order.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ SCALAR_FORMATS = {
     "i32": "i", "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d",
 }
 ARRAY_FIELD_FORMAT = "i"
+# the name of the debug-mode report buffer's slot (pykern.spirv.debug re-exports it)
+DEBUG_BUFFER = "__debug__"
 
 
 def plan_layout(kernel: ir.Kernel, max_push_size: int = 128) -> BindingLayout:
@@ -48,6 +51,8 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128) -> BindingLayout:
                    writable=bool(p.access & ir.Access.WRITE))
         for binding, p in enumerate(arrays)
     ]
+    if kernel.debug:
+        buffers.append(BufferSlot(len(buffers), DEBUG_BUFFER, readable=True, writable=True))
     fields = [(name, "I") for name in GRID_FIELDS + BASE_FIELDS]
     fields += [(p.name, scalar_format(p.type)) for p in kernel.params if not p.is_array]
     for p in arrays:

@@ -10,6 +10,7 @@ from pykern.runtime.layout import BindingLayout
 
 from .arrays import kernel_arrays
 from .context import FunctionRef, LoweringContext
+from .debug import DebugReporter, DebugSite
 from .function import FunctionBuilder
 from .grammar import Capability, ExecutionMode, ExecutionModel
 from .layout import plan_layout
@@ -28,12 +29,14 @@ DEFAULT_TARGET = Target()
 @dataclass(frozen=True)
 class SpirvModule:
     """A compiled kernel: SPIR-V `words` (little-endian bytes), how to bind it (`layout`), its
-    entry point, and the optional device features (`pykern.spirv.target` names) it needs."""
+    entry point, the optional device features (`pykern.spirv.target` names) it needs, and in
+    debug mode the sites its debug buffer can name (`pykern.spirv.debug`)."""
 
     words: bytes
     layout: BindingLayout
     entry_point: str = ENTRY_POINT
     required_features: frozenset[str] = field(default_factory=frozenset)
+    debug_sites: tuple[DebugSite, ...] = ()
 
 
 def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
@@ -41,17 +44,17 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
 
     Raises CompileError when the kernel needs a device feature `target` lacks; any other
     exception is a compiler bug or a documented gap (SpirvValidationError when spirv-val
-    rejects the output, NotImplementedError for what this backend does not do yet).
+    rejects the output, NotImplementedError for what this backend does not do: f64
+    transcendental functions, 8/16-bit atomics).
     """
-    if kernel.debug:
-        raise NotImplementedError("debug mode (bounds checks and asserts) on the GPU")
     layout = plan_layout(kernel, target.max_push_constants_size)
     module = ModuleBuilder(target.spirv_version)
     module.require(Capability.Shader)
     resources = Resources(module, kernel, layout)
     entry = FunctionBuilder(module, name=kernel.name)
     ctx = LoweringContext(kernel, module, entry, resources, target,
-                          kernel_arrays(kernel, module, resources, target))
+                          kernel_arrays(kernel, module, resources, target),
+                          debug=DebugReporter() if kernel.debug else None)
 
     # callees come first in `kernel.functions`, so each body can name those before it
     for function in kernel.functions:
@@ -70,7 +73,8 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
         raise CompileError(
             f"kernel {kernel.name!r} needs device features the device lacks: "
             f"{', '.join(sorted(missing))}", kernel.loc.file, kernel.loc.line, kernel.loc.col)
-    return SpirvModule(words, layout, ENTRY_POINT, needed)
+    sites = tuple(ctx.debug.sites) if ctx.debug is not None else ()
+    return SpirvModule(words, layout, ENTRY_POINT, needed, sites)
 
 
 def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:

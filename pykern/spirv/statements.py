@@ -44,7 +44,20 @@ class StatementLowering:
         # Python evaluates the value before the subscript of the target
         value = self.expr.lower(s.value)
         indices = tuple(self.expr.lower(i) for i in s.indices)
-        arrays.store(self.fn, self.ctx.module, self.ctx.arrays[s.array], indices, value)
+        array = self.ctx.arrays[s.array]
+
+        def access() -> None:
+            arrays.store(self.fn, self.ctx.module, array, indices, value)
+
+        if self.ctx.debug is None:
+            access()
+        else:
+            self.ctx.debug.checked_access(self.ctx, s, s.array, array, indices, access, None)
+
+    def _assert(self, s: ir.Assert) -> None:
+        # asserts exist only in debug mode (the frontend drops them otherwise)
+        assert self.ctx.debug is not None, "an assert outside debug mode"
+        self.ctx.debug.check_assert(self.ctx, s, self.expr.lower(s.cond))
 
     def _eval(self, s: ir.Eval) -> None:
         self.expr.lower(s.value)
@@ -123,4 +136,5 @@ _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {
     ir.Return: StatementLowering._return,
     ir.Eval: StatementLowering._eval,
     ir.Barrier: StatementLowering._barrier,
+    ir.Assert: StatementLowering._assert,
 }

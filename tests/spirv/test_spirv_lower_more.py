@@ -224,7 +224,44 @@ def test_function_using_shared_and_local_arrays_and_builtins():
     compile_ok(k)
 
 
-def test_debug_mode_is_not_lowered_yet():
+# ---------------------------------------------------------------- debug mode
+
+
+def debug_kernel() -> ir.Kernel:
+    helper = function("helper", {"i": I32}, [
+        ir.Assert(cond=binop(B.GE, local("i"), const(0)), message="i >= 0"),
+        ir.Return(value=load("x", F32, local("i")))], return_type=F32)
+    body = [
+        ir.Store(array="tile", indices=(const(0),), value=call(helper, gid())),
+        ir.Eval(value=atomic(A.ADD, "n", I32, const(0), const(1))),
+        store("x", binop(B.ADD, load("x", F32, gid()),
+                         ir.ArrayLoad(array="tile", indices=(const(0),), type=F32))),
+        ir.Assert(cond=binop(B.LT, gid(), const(100)), message="small"),
+    ]
+    k = kernel(body, params=[array("x", F32), array("n", I32)])
+    return with_extras(k, arrays=[declared("tile", F32, (4,))], functions=[helper])
+
+
+def test_debug_mode_checks_every_access_and_assert():
     from dataclasses import replace
-    with pytest.raises(NotImplementedError, match="debug"):
-        lower(replace(kernel([]), debug=True))
+    module, asm = compile_ok(replace(debug_kernel(), debug=True))
+    slots = module.layout.buffers
+    assert [(b.name, b.binding) for b in slots] == [("x", 0), ("n", 1), ("__debug__", 2)]
+    kinds = [(s.kind, s.array or s.message) for s in module.debug_sites]
+    assert kinds == [("assert", "i >= 0"), ("index", "x"), ("index", "tile"), ("index", "n"),
+                     ("index", "x"), ("index", "tile"), ("index", "x"), ("assert", "small")]
+    assert "%__debug__ = OpVariable" in asm
+
+
+def test_no_checks_without_debug_mode():
+    module, asm = compile_ok(replace_asserts_away(debug_kernel()))
+    assert module.debug_sites == () and "__debug__" not in asm
+    assert [b.name for b in module.layout.buffers] == ["x", "n"]
+
+
+def replace_asserts_away(k: ir.Kernel) -> ir.Kernel:
+    from dataclasses import replace
+    body = tuple(s for s in k.body if not isinstance(s, ir.Assert))
+    functions = tuple(replace(f, body=tuple(s for s in f.body if not isinstance(s, ir.Assert)))
+                      for f in k.functions)
+    return replace(k, body=body, functions=functions)

@@ -291,3 +291,54 @@ def test_round_copysign_fma_atan2_and_predicates(device):
     np.testing.assert_allclose(out["atan2"][ok], np.arctan2(y, x)[ok], rtol=4e-4, atol=1e-6)
     np.testing.assert_array_equal(out["isnan"], np.isnan(x))
     np.testing.assert_array_equal(out["isinf"], np.isinf(x))
+
+
+# ---------------------------------------------------------------- debug mode
+
+
+def debug_failure(out, k):
+    from pykern.spirv.debug import DEBUG_BUFFER, failure
+    module = out["module"]
+    ndims = {p.name: p.type.ndim for p in k.params if p.is_array}
+    ndims.update({a.name: len(a.shape) for a in k.arrays})
+    return failure(k.name, module.debug_sites, out[DEBUG_BUFFER], ndims.__getitem__)
+
+
+def test_debug_mode_reports_an_out_of_bounds_read(device):
+    from dataclasses import replace
+
+    from pykern.errors import KernelIndexError
+    # out[i] = x[i + 3] over 2-D views: the last rows read past x's shape
+    k = kernel([ir.Store(array="out", indices=(gid(0), gid(1)),
+                         value=ir.ArrayLoad(array="x", type=F32, indices=(
+                             binop(B.ADD, gid(0), const(3)), gid(1))))],
+               workgroup=(4, 4, 1),
+               params=[array("x", F32, 2, ir.Access.READ), array("out", F32, 2)], name="shift")
+    k = replace(k, debug=True)
+    x = np.arange(6 * 5, dtype=np.float32).reshape(6, 5)
+    out = run(device, k, (6, 5), {"x": x, "out": np.full((6, 5), -1.0, np.float32)})
+    error = debug_failure(out, k)
+    assert isinstance(error, KernelIndexError)
+    text = str(error)
+    assert "kernel 'shift', invocation (" in text
+    assert "is out of bounds for 'x' with shape (6, 5)" in text
+    index = tuple(int(v) for v in text.split("index (")[1].split(")")[0].split(","))
+    assert index[0] >= 6 and 0 <= index[1] < 5
+    np.testing.assert_array_equal(out["out"][:3], x[3:])  # in-bounds reads went through
+    assert (out["out"][3:] == 0).all()  # failed reads give 0
+
+
+def test_debug_mode_reports_a_failed_assert_and_nothing_when_all_is_well(device):
+    from dataclasses import replace
+
+    from pykern.errors import KernelAssertionError
+    k = replace(kernel([ir.Assert(cond=binop(B.LT, load("x", I32, gid()), const(10)),
+                                  message="x < 10")],
+                       params=[array("x", I32, access=ir.Access.READ)], name="check"),
+                debug=True)
+    fine = run(device, k, 4, {"x": np.arange(4, dtype=np.int32)})
+    assert debug_failure(fine, k) is None
+    bad = run(device, k, 4, {"x": np.array([1, 2, 30, 4], np.int32)})
+    error = debug_failure(bad, k)
+    assert isinstance(error, KernelAssertionError)
+    assert "kernel 'check', invocation (2, 0, 0): assertion failed: x < 10" in str(error)
