@@ -5,17 +5,30 @@ Every batch has a serial number, increasing. A buffer remembers the serial of th
 that used it and of the last that wrote it; host access waits for exactly those batches
 (hazard tracking at batch granularity). Batches are retired strictly in submission order, so
 "serial N is complete" means every batch up to N is.
+
+Between commands, hazards are tracked per buffer. The queue counts the barriers it recorded
+(`epoch`); each buffer notes the epoch in which a command last read it and last wrote it. A new
+command needs a barrier only if it reads a buffer written in the current epoch (read after
+write), or writes one read or written in it (write after read / write after write); otherwise
+it may run concurrently with the commands before it. The barrier is one global
+VkMemoryBarrier: it orders everything before it, so it opens a new epoch for every buffer at
+once. Epochs run on across batches because a barrier also orders against commands of earlier
+submissions, which may still be running.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import _vk
 from ._vk import ffi, lib
 from .descriptors import DescriptorAllocator, DescriptorPool, UniformArena, UniformChunk
-from .errors import DeviceError
+from .errors import DeviceError, DeviceLost
+
+if TYPE_CHECKING:
+    from .buffer import RawBuffer
 
 STAGES = lib.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | lib.VK_PIPELINE_STAGE_TRANSFER_BIT
 WRITES = lib.VK_ACCESS_SHADER_WRITE_BIT | lib.VK_ACCESS_TRANSFER_WRITE_BIT
@@ -126,6 +139,10 @@ class BatchQueue:
         self.next_serial = 1
         self.completed = 0  # every batch with a serial up to this one has finished
         self.hung = False  # a wait timed out: the GPU may still be running; never destroy
+        self.lost = False  # a wait reported VK_ERROR_DEVICE_LOST
+        self.epoch = 0  # barriers recorded so far; see the module docstring
+        self.commands = 0  # commands (launches, copies) recorded so far
+        self.submits = 0
         self._begin_info = ffi.new(
             "VkCommandBufferBeginInfo*",
             {
@@ -133,8 +150,8 @@ class BatchQueue:
                 "flags": lib.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
             },
         )
-        # one barrier between consecutive commands: compute/transfer writes before any later
-        # compute/transfer access (refined into per-buffer barriers later)
+        # the barrier recorded where a hazard exists: compute/transfer writes before any later
+        # compute/transfer access (and, through its stage masks, reads before later writes)
         self.barrier = ffi.new(
             "VkMemoryBarrier*",
             {
@@ -171,15 +188,28 @@ class BatchQueue:
         self.recording = batch
         return batch
 
-    def barrier_before_command(self, batch: Batch) -> None:
-        """Orders the next command after every earlier one (in this batch and the ones before)."""
+    def record_barrier(self, batch: Batch) -> None:
+        """Orders the next command after every earlier one (in this batch and the ones before)
+        and opens a new epoch."""
         self._fn.vkCmdPipelineBarrier(
             batch.cmd, STAGES, STAGES, 0, 1, self.barrier, 0, ffi.NULL, 0, ffi.NULL
         )
+        self.epoch += 1
+
+    def order_copy(self, batch: Batch, src: RawBuffer, dst: RawBuffer) -> None:
+        """Records a barrier if a copy from `src` to `dst` conflicts with an earlier command of
+        the current epoch, and notes the copy's accesses."""
+        epoch = self.epoch
+        if src.write_epoch == epoch or dst.write_epoch == epoch or dst.read_epoch == epoch:
+            self.record_barrier(batch)
+            epoch += 1
+        src.read_epoch = epoch
+        dst.write_epoch = epoch
 
     def command_recorded(self, batch: Batch) -> None:
         """Counts a recorded command; submits the batch once it holds `batch_launches`."""
         batch.commands += 1
+        self.commands += 1
         if batch.commands >= self.batch_launches:
             self.submit()
 
@@ -214,6 +244,7 @@ class BatchQueue:
             # the work is lost; release what it held so the device stays usable
             self._recycle(batch)
             raise
+        self.submits += 1
         self.in_flight.append(batch)
         self._retire_finished()
         while len(self.in_flight) > self.max_in_flight:
@@ -265,7 +296,11 @@ class BatchQueue:
                 f"the device did not finish its work within {self.timeout:g} s (PYKERN_TIMEOUT): "
                 "a kernel may not terminate"
             )
-        _vk.check(result, "vkWaitForFences")
+        try:
+            _vk.check(result, "vkWaitForFences")
+        except DeviceLost:
+            self.lost = True  # teardown then waits for the device as a whole, not this fence
+            raise
         self.in_flight.popleft()
         _vk.check(self._fn.vkResetFences(self._dev, 1, batch.fence_array), "vkResetFences")
         self.completed = batch.serial
@@ -296,10 +331,18 @@ class BatchQueue:
             self._fn.vkEndCommandBuffer(batch.cmd)
             self._recycle(batch)
         try:
-            while self.in_flight:
+            while self.in_flight and not self.lost:
                 self._retire(self.in_flight[0])
         except DeviceError:
-            return not self.hung
+            if self.hung:
+                return False
+        if self.in_flight:
+            # A lost device (or a wait that failed otherwise): the driver answers
+            # vkDeviceWaitIdle at once when the device is really lost, and it makes sure
+            # nothing runs any more before objects are destroyed.
+            self._fn.vkDeviceWaitIdle(self._dev)
+            while self.in_flight:
+                self._recycle(self.in_flight.popleft())
         return True
 
     def destroy(self) -> None:

@@ -22,9 +22,14 @@ STORAGE_USAGE = (
 
 
 class RawBuffer:
-    """A VkBuffer bound to its own allocation (no hazard tracking: for the runtime's own use)."""
+    """A VkBuffer bound to memory of the allocator, and the hazard state of commands using it.
 
-    __slots__ = ("handle", "allocation", "size")
+    `read_epoch` / `write_epoch` are the barrier epochs (see `BatchQueue.epoch`) in which a
+    recorded command last read / wrote the buffer: a command that touches it in that same epoch
+    conflicts with that access and needs a barrier first.
+    """
+
+    __slots__ = ("handle", "allocation", "size", "read_epoch", "write_epoch")
 
     def __init__(
         self,
@@ -36,6 +41,7 @@ class RawBuffer:
         purpose: str,
     ) -> None:
         self.size = size
+        self.read_epoch = self.write_epoch = -1
         info = ffi.new(
             "VkBufferCreateInfo*",
             {
@@ -55,9 +61,13 @@ class RawBuffer:
         try:
             req = ffi.new("VkMemoryRequirements*")
             fn.vkGetBufferMemoryRequirements(vk_device, self.handle, req)
-            self.allocation = allocator.allocate(req.size, req.memoryTypeBits, purpose)
+            self.allocation = allocator.allocate(
+                req.size, req.memoryTypeBits, purpose, req.alignment
+            )
             _vk.check(
-                fn.vkBindBufferMemory(vk_device, self.handle, self.allocation.memory, 0),
+                fn.vkBindBufferMemory(
+                    vk_device, self.handle, self.allocation.memory, self.allocation.offset
+                ),
                 "vkBindBufferMemory",
             )
         except BaseException:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import DeviceError
 
@@ -26,7 +27,12 @@ class Config:
     - `force_staging` (`PYKERN_FORCE_STAGING=1`): never use host-visible device memory
       directly; stage every transfer as on a discrete GPU (used to test that path on lavapipe).
     - `push_descriptors`: bind buffers with VK_KHR_push_descriptor where the device has it
-      (one call per launch); False uses descriptor sets from pools, as devices without it do.
+      (one call per launch); False uses cached descriptor sets, as devices without it do.
+    - `cache_dir`: where the VkPipelineCache is kept between runs, next to the compile cache:
+      `PYKERN_CACHE_DIR`, else `$XDG_CACHE_HOME/pykern`, else `~/.cache/pykern`; None (no
+      pipeline cache on disk) when `PYKERN_CACHE=0`.
+    - `memory_block_size`: bytes of each device-memory block buffers are carved from; 0 picks
+      one from the heap size (see `memory.default_block_size`).
     """
 
     device: str | None = None
@@ -36,6 +42,8 @@ class Config:
     max_in_flight: int = 4
     force_staging: bool = False
     push_descriptors: bool = True
+    cache_dir: Path | None = None
+    memory_block_size: int = 0
 
     @staticmethod
     def from_env(environ: Mapping[str, str] | None = None) -> Config:
@@ -55,8 +63,23 @@ class Config:
             validate=_flag(env.get("PYKERN_VALIDATE")),
             timeout=timeout,
             force_staging=_flag(env.get("PYKERN_FORCE_STAGING")),
+            cache_dir=cache_dir(env),
         )
 
 
-def _flag(text: str | None) -> bool:
-    return (text or "").strip().lower() not in ("", "0", "false", "no", "off")
+def cache_dir(env: Mapping[str, str]) -> Path | None:
+    """The cache directory the environment names (the compile cache uses the same rules)."""
+    if not _flag(env.get("PYKERN_CACHE"), default=True):
+        return None
+    if env.get("PYKERN_CACHE_DIR"):
+        return Path(env["PYKERN_CACHE_DIR"])
+    base = env.get("XDG_CACHE_HOME") or os.path.join(
+        env.get("HOME") or os.path.expanduser("~"), ".cache"
+    )
+    return Path(base) / "pykern"
+
+
+def _flag(text: str | None, default: bool = False) -> bool:
+    if text is None or not text.strip():
+        return default
+    return text.strip().lower() not in ("0", "false", "no", "off")

@@ -11,16 +11,19 @@ from ._vk import ffi, lib
 from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, RawBuffer
 from .config import Config
-from .descriptors import DescriptorAllocator, UniformArena
+from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
 from .errors import DeviceError
 from .features import build_enable_chain, query_supported
 from .info import DeviceFeatures, DeviceInfo, DeviceLimits, memory_properties
 from .instance import API_VERSION, Instance
 from .launch import Launcher
 from .layout import BindingLayout
-from .memory import STORAGE, Allocator
+from .memory import STORAGE, Allocator, MemoryStats
+from .pipeline_cache import PipelineCache
 from .program import Program, check_words
 from .staging import CHUNK, StagingPool
+from .stats import DeviceStats
+from .timing import BOTTOM, GpuTimer, QueryPools
 
 DEVICE_FUNCTIONS = [
     "vkGetDeviceQueue",
@@ -64,6 +67,15 @@ DEVICE_FUNCTIONS = [
     "vkResetFences",
     "vkGetFenceStatus",
     "vkQueueSubmit",
+    "vkFreeDescriptorSets",
+    "vkCreatePipelineCache",
+    "vkDestroyPipelineCache",
+    "vkGetPipelineCacheData",
+    "vkCreateQueryPool",
+    "vkDestroyQueryPool",
+    "vkGetQueryPoolResults",
+    "vkCmdResetQueryPool",
+    "vkCmdWriteTimestamp",
 ]
 
 
@@ -92,7 +104,7 @@ class Device:
         self._closed = False
         self._programs: dict[tuple[bytes, BindingLayout, str], Program] = {}
         self._live: set[RawBuffer] = set()
-        self.family = _compute_family(physical_device, info.name)
+        self.family, timestamp_bits = _compute_family(physical_device, info.name)
         self.handle = self._create(physical_device, info)
         self.push_descriptors = (
             config.push_descriptors and PUSH_DESCRIPTOR in self.enabled_extensions
@@ -102,15 +114,23 @@ class Device:
         queue = ffi.new("VkQueue*")
         fn.vkGetDeviceQueue(self.handle, self.family, 0, queue)
         self.queue = queue[0]
+        limits = info.limits
         self.allocator = Allocator(
             self.handle,
             memory_properties(physical_device),
             fn,
             force_staging=config.force_staging,
             reclaim=self._reclaim,
+            block_size=config.memory_block_size,
+            offset_alignment=max(
+                limits.min_storage_buffer_offset_alignment,
+                limits.min_uniform_buffer_offset_alignment,
+            ),
         )
         self._staging = StagingPool(self.handle, fn, self.allocator)
         self._descriptors = DescriptorAllocator(self.handle, fn)
+        self.pipeline_cache = PipelineCache(self.handle, fn, info, config.cache_dir)
+        self._queries = QueryPools(self.handle, fn, timestamp_bits)
         self._uniforms = UniformArena(
             self.handle, fn, self.allocator, info.limits.min_uniform_buffer_offset_alignment
         )
@@ -125,12 +145,14 @@ class Device:
             descriptors=self._descriptors,
             uniforms=self._uniforms,
         )
+        self._set_cache = DescriptorSetCache(self.handle, fn, lambda: self._batches.completed)
         self._launcher = Launcher(
             self,
             fn,
             self.handle,
             self._batches,
             self._descriptors,
+            self._set_cache,
             self._uniforms,
             info.limits.max_workgroup_count,
         )
@@ -194,6 +216,7 @@ class Device:
                     layout,
                     entry,
                     push_descriptors=self.push_descriptors,
+                    pipeline_cache=self.pipeline_cache.handle,
                 )
                 self._programs[key] = program
             return program
@@ -223,6 +246,40 @@ class Device:
             self._check_open()
             self._batches.wait_all()
 
+    def timer(self) -> GpuTimer:
+        """A context manager measuring the device time of the work recorded inside it:
+
+            with device.timer() as t:
+                device.launch(program, grid, buffers, args)
+            print(t.elapsed_ns)      # waits for that work; GPU time between the timestamps
+        """
+        return GpuTimer(self)
+
+    def stats(self) -> DeviceStats:
+        """Counters of commands, barriers, submits, descriptor sets and memory (see
+        `DeviceStats`)."""
+        with self._lock:
+            return DeviceStats(
+                commands=self._batches.commands,
+                barriers=self._batches.epoch,
+                submits=self._batches.submits,
+                descriptor_set_hits=self._set_cache.hits,
+                descriptor_set_misses=self._set_cache.misses,
+                memory=self.allocator.stats(),
+            )
+
+    def memory_stats(self) -> MemoryStats:
+        """What the memory allocator holds (see `MemoryStats`)."""
+        with self._lock:
+            return self.allocator.stats()
+
+    def save_pipeline_cache(self) -> bool:
+        """Writes the pipeline cache to disk now if it changed (it is also saved at close);
+        True if a file was written."""
+        with self._lock:
+            self._check_open()
+            return self.pipeline_cache.save()
+
     def close(self) -> None:
         """Waits (at most the timeout) for the device, then destroys everything made on it.
 
@@ -234,6 +291,7 @@ class Device:
             self._closed = True
             if not self._batches.drain():
                 return
+            self.pipeline_cache.save()
             for raw in list(self._live):
                 raw.destroy(self.handle, self.fn, self.allocator)
             self._live.clear()
@@ -242,8 +300,12 @@ class Device:
             self._programs.clear()
             self._staging.trim()
             self._uniforms.destroy()
+            self._set_cache.destroy()
             self._descriptors.destroy()
+            self._queries.destroy()
+            self.pipeline_cache.destroy()
             self._batches.destroy()
+            self.allocator.destroy()
             self.fn.vkDestroyDevice(self.handle, ffi.NULL)
             self.handle = None
 
@@ -303,6 +365,39 @@ class Device:
                     raise
                 self._staging.release(staging)
 
+    # ---- used by GpuTimer ----
+
+    def _timer_start(self) -> tuple[object, int]:
+        with self._lock:
+            self._check_open()
+            pair = self._queries.take()
+            batch = self._batches.current()
+            self.fn.vkCmdResetQueryPool(batch.cmd, pair[0], pair[1], 2)
+            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1])
+            batch.commands += 1  # so that a batch holding only timestamps is still submitted
+            return pair
+
+    def _timer_stop(self, pair: tuple[object, int]) -> int:
+        with self._lock:
+            self._check_open()
+            batch = self._batches.current()
+            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1] + 1)
+            batch.commands += 1
+            return batch.serial
+
+    def _timer_read(self, pair: tuple[object, int], serial: int) -> int:
+        with self._lock:
+            self._check_open()
+            self._batches.wait(serial)
+            ticks = self._queries.read(pair)
+            self._queries.give_back(pair)
+            return ticks
+
+    def _timer_discard(self, pair: tuple[object, int], serial: int) -> None:
+        with self._lock:
+            if not self._closed:
+                self._batches.defer(serial, lambda: self._queries.give_back(pair))
+
     def _release(self, raw: RawBuffer, use_serial: int) -> None:
         with self._lock:
             if self._closed:
@@ -315,7 +410,7 @@ class Device:
         self, src: RawBuffer, src_offset: int, dst: RawBuffer, dst_offset: int, nbytes: int
     ) -> Batch:
         batch = self._batches.current()
-        self._batches.barrier_before_command(batch)
+        self._batches.order_copy(batch, src, dst)
         region = self._copy_region
         region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
         self.fn.vkCmdCopyBuffer(batch.cmd, src.handle, dst.handle, 1, region)
@@ -325,6 +420,7 @@ class Device:
         if self._closed:
             return
         self._live.discard(raw)
+        self._set_cache.forget_buffer(raw.handle)
         raw.destroy(self.handle, self.fn, self.allocator)
 
     def _reclaim(self) -> None:
@@ -373,12 +469,13 @@ class Device:
         return handle[0]
 
 
-def _compute_family(physical_device: object, name: str) -> int:
+def _compute_family(physical_device: object, name: str) -> tuple[int, int]:
+    """The first queue family with compute, and its timestampValidBits."""
     count = ffi.new("uint32_t*")
     lib.vkGetPhysicalDeviceQueueFamilyProperties(physical_device, count, ffi.NULL)
     families = ffi.new("VkQueueFamilyProperties[]", count[0])
     lib.vkGetPhysicalDeviceQueueFamilyProperties(physical_device, count, families)
     for i in range(count[0]):
         if families[i].queueFlags & lib.VK_QUEUE_COMPUTE_BIT:
-            return i
+            return i, families[i].timestampValidBits
     raise DeviceError(f"{name} has no compute queue")

@@ -95,6 +95,8 @@ class DeviceInfo:
     features: DeviceFeatures
     limits: DeviceLimits
     extensions: frozenset[str] = field(repr=False)
+    # VkPhysicalDeviceProperties.pipelineCacheUUID, hex: names the on-disk pipeline cache
+    pipeline_cache_uuid: str = field(default="", repr=False)
 
     def __str__(self) -> str:
         f, lim = self.features, self.limits
@@ -218,6 +220,7 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         features=features,
         limits=limits,
         extensions=frozenset(extensions),
+        pipeline_cache_uuid=bytes(ffi.buffer(props.pipelineCacheUUID)).hex(),
     )
 
 

@@ -13,10 +13,9 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 from ._vk import ffi, lib
-from .batch import STAGES as BARRIER_STAGES
-from .batch import BatchQueue
+from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE
-from .descriptors import DescriptorAllocator, UniformArena
+from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
 from .program import Program
 
 if TYPE_CHECKING:
@@ -95,12 +94,14 @@ class Launcher:
         vk_device: object,
         queue: BatchQueue,
         descriptors: DescriptorAllocator,
+        set_cache: DescriptorSetCache,
         uniforms: UniformArena,
         max_groups: tuple[int, int, int],
     ) -> None:
         self._device = device
         self._fn, self._dev = fn, vk_device
         self._queue, self._descriptors, self._uniforms = queue, descriptors, uniforms
+        self._set_cache = set_cache
         self.max_groups = max_groups  # a test may lower it to exercise splitting cheaply
         self._set = ffi.new("VkDescriptorSet[1]")
         self._dynamic_offset = ffi.new("uint32_t[1]")
@@ -138,7 +139,12 @@ class Launcher:
                     f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
                     f"than the device's limit {limit}) but the layout has no base fields"
                 )
-        infos, device = program.buffer_infos, self._device
+        queue = self._queue
+        # Check every buffer, point the program's descriptor writes at them and find out
+        # whether the launch conflicts with a command of the current epoch (RAW, WAW, WAR).
+        infos, device, writes_mask = program.buffer_infos, self._device, program.writes_mask
+        epoch = queue.epoch
+        hazard = False
         for i in range(n_buffers):
             buf = buffers[i]
             if getattr(buf, "device", None) is not device:
@@ -149,8 +155,15 @@ class Launcher:
             info = infos[i]
             info.buffer = raw.handle
             info.range = buf.nbytes or MIN_SIZE
+            if raw.write_epoch == epoch or (writes_mask[i] and raw.read_epoch == epoch):
+                hazard = True
         if n0 == 0 or n1 == 0 or n2 == 0:
             return
+        if program.uses_uniform:
+            # may allocate memory, which may wait for the device: before recording starts
+            self._uniforms.reserve(
+                queue.current().uniform_chunks, program.uniform_stride * len(dispatches or "x")
+            )
 
         # the block lives in a C buffer of the program (we hold the device lock): push
         # constants read it without a per-launch conversion
@@ -164,18 +177,23 @@ class Launcher:
                 for off, g in zip(program.grid_offsets, grid, strict=True):
                     _U32.pack_into(block, off, g)
 
-        queue, fn = self._queue, self._fn
+        fn = self._fn
         batch = queue.current()
-        cmd, serial, writes_mask = batch.cmd, batch.serial, program.writes_mask
+        cmd, serial = batch.cmd, batch.serial
+        if hazard:
+            queue.record_barrier(batch)
+            epoch += 1
+        reads_mask = program.reads_mask
         for i in range(n_buffers):
             buf = buffers[i]
             buf.use_serial = serial
+            raw = buf._raw
+            if reads_mask[i]:
+                raw.read_epoch = epoch
             if writes_mask[i]:
+                raw.write_epoch = epoch
                 buf.write_serial = serial
 
-        fn.vkCmdPipelineBarrier(
-            cmd, BARRIER_STAGES, BARRIER_STAGES, 0, 1, queue.barrier, 0, ffi.NULL, 0, ffi.NULL
-        )
         if batch.pipeline is not program.pipeline:
             fn.vkCmdBindPipeline(cmd, COMPUTE, program.pipeline)
             batch.pipeline = program.pipeline
@@ -198,7 +216,7 @@ class Launcher:
                     fn.vkCmdDispatch(cmd, counts[0], counts[1], counts[2])
         queue.command_recorded(batch)
 
-    def _bind_buffers(self, program: Program, batch: object) -> None:
+    def _bind_buffers(self, program: Program, batch: Batch) -> None:
         """Binds the storage buffers whose descriptors sit in `program.buffer_infos`."""
         if program.n_writes == 0:
             return
@@ -207,18 +225,25 @@ class Launcher:
                 batch.cmd, COMPUTE, program.pipeline_layout, 0, program.n_writes, program.writes
             )
             return
-        self._allocate_set(program, batch)
+        self._set[0] = self._descriptor_set(program, batch)
         self._fn.vkCmdBindDescriptorSets(
             batch.cmd, COMPUTE, program.pipeline_layout, 0, 1, self._set, 0, ffi.NULL
         )
 
-    def _allocate_set(self, program: Program, batch: object) -> None:
+    def _descriptor_set(self, program: Program, batch: Batch) -> object:
+        """A set holding the buffers of `program.buffer_infos` (and the uniform chunk): from
+        the cache, or else a fresh one from the batch's pools."""
+        infos = program.buffer_infos
+        key = (program, *(infos[i].buffer for i in range(program.n_writes)))
+        vk_set = self._set_cache.get(key, program, batch.serial)
+        if vk_set is not None:
+            return vk_set
         vk_set = self._descriptors.allocate(batch.descriptor_pools, program)
         writes = program.writes
         for i in range(program.n_writes):
             writes[i].dstSet = vk_set
         self._fn.vkUpdateDescriptorSets(self._dev, program.n_writes, writes, 0, ffi.NULL)
-        self._set[0] = vk_set
+        return vk_set
 
     def _record_uniform(
         self, program: Program, batch: object, block: object, dispatches: list[Dispatch]
@@ -226,14 +251,13 @@ class Launcher:
         """Dispatches whose argument block lives in a uniform buffer: one block per dispatch
         (each with its own base), written to mapped memory of the batch's uniform chunk."""
         fn, cmd, size = self._fn, batch.cmd, program.block_size
-        align = self._uniforms.alignment
-        stride = -(-size // align) * align
+        stride = program.uniform_stride
         chunk, first = self._uniforms.allocate(batch.uniform_chunks, stride * len(dispatches))
         info = program.buffer_infos[program.n_buffers]
         info.buffer = chunk.raw.handle
         if not program.push_descriptors:
             info.offset = 0
-            self._allocate_set(program, batch)
+            self._set[0] = self._descriptor_set(program, batch)
         for k, (base, counts) in enumerate(dispatches):
             at = first + k * stride
             if len(dispatches) > 1:

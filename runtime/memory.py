@@ -1,11 +1,18 @@
-"""Device memory: choosing memory types, accounting against heap sizes, allocating.
+"""Device memory: choosing memory types, sub-allocating from large blocks, and accounting.
 
-One VkDeviceMemory per allocation for now. Everything goes through `Allocator.allocate` /
-`Allocator.free`, so a sub-allocating allocator can replace this one without touching callers.
+Buffers do not get a VkDeviceMemory each: drivers limit how many exist at once
+(maxMemoryAllocationCount, often 4096) and vkAllocateMemory is slow. Requests are carved out of
+blocks of `block_size` bytes (one pool of blocks per memory type and mapping), aligned to the
+buffer's memory requirements and to the device's descriptor offset alignment. A request larger
+than half a block gets a dedicated allocation. Freed ranges are merged and reused; a block that
+becomes empty is returned to the driver unless it is its pool's only empty one (which is kept so
+that a create/free loop does not allocate and free a block each time).
 
 Out-of-memory is decided here, by our own accounting against the heap size, *before* the driver
 is asked: lavapipe (and some other drivers) accept huge vkAllocateMemory calls without backing
-them and fail later, or never.
+them and fail later, or never. Two figures per heap: `heap_used`, bytes handed out to buffers,
+and `heap_reserved`, bytes obtained from the driver (blocks, with their free space, and
+dedicated allocations). The driver is asked only while `heap_reserved` stays within the heap.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass
 from . import _vk
 from ._vk import ffi, lib
 from .errors import DeviceError, OutOfDeviceMemory
+from .ranges import RangeAllocator
 
 DEVICE_LOCAL = lib.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
 HOST_VISIBLE = lib.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
@@ -27,23 +35,70 @@ STORAGE = "storage"  # kernel data: device-local, mapped too where that costs no
 STAGING = "staging"  # host side of an upload/download: host-visible, preferably cached
 UNIFORM = "uniform"  # per-launch argument blocks: host-visible, device-local if possible
 
+MIB = 2**20
+MIN_BLOCK = 16 * MIB
+MAX_BLOCK = 256 * MIB
 
-@dataclass
+
+def default_block_size(heap_size: int) -> int:
+    """A sixteenth of the heap, a power of two between 16 and 256 MiB (128 MiB on lavapipe's
+    2 GiB heap, 256 MiB on a GPU): few driver allocations, little memory held in reserve."""
+    size = MIN_BLOCK
+    while size * 2 <= min(heap_size // 16, MAX_BLOCK):
+        size *= 2
+    return size
+
+
+class MemoryBlock:
+    """One VkDeviceMemory that sub-allocations are carved from; `mapped` is its base `char*`."""
+
+    __slots__ = ("memory", "size", "type_index", "heap_index", "mapped", "ranges")
+
+    def __init__(
+        self, memory: object, size: int, type_index: int, heap_index: int, mapped: object | None
+    ) -> None:
+        self.memory = memory
+        self.size = size
+        self.type_index = type_index
+        self.heap_index = heap_index
+        self.mapped = mapped
+        self.ranges = RangeAllocator(size)
+
+
+@dataclass(eq=False)
 class Allocation:
-    """A block of device memory; `mapped` is its persistent host mapping (a `char*`) or None."""
+    """`size` bytes at `offset` of `memory`; `mapped` is the host `char*` of the first byte, or
+    None; `block` is the block it was carved from (None for a dedicated allocation), where it
+    holds `reserved` bytes from `start` (the alignment padding included)."""
 
     memory: object
     size: int
     type_index: int
     heap_index: int
     mapped: object | None
+    offset: int = 0
+    block: MemoryBlock | None = None
+    start: int = 0
+    reserved: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """What the allocator holds. `allocate_calls` counts every vkAllocateMemory so far."""
+
+    allocate_calls: int
+    driver_allocations: int  # VkDeviceMemory objects alive now (blocks + dedicated)
+    blocks: int
+    dedicated: int
+    reserved_bytes: int  # obtained from the driver
+    used_bytes: int  # handed out to buffers
 
 
 class Allocator:
     """Allocates and frees device memory, keeping per-heap accounting.
 
-    `reclaim` is called once when an allocation does not fit: it should wait for pending work
-    so that buffers freed while still in use are really released, then the check is repeated.
+    `reclaim` is called when an allocation does not fit: it should wait for pending work so that
+    buffers freed while still in use are really released; then the check is repeated.
     """
 
     def __init__(
@@ -53,10 +108,13 @@ class Allocator:
         fn: object,
         force_staging: bool = False,
         reclaim: Callable[[], None] | None = None,
+        block_size: int = 0,
+        offset_alignment: int = 1,
     ) -> None:
         self._device = device
         self._fn = fn
         self._reclaim = reclaim
+        self.offset_alignment = max(offset_alignment, 1)
         props = memory_properties
         self.types = [
             (props.memoryTypes[i].propertyFlags, props.memoryTypes[i].heapIndex)
@@ -64,6 +122,11 @@ class Allocator:
         ]
         self.heap_sizes = [props.memoryHeaps[i].size for i in range(props.memoryHeapCount)]
         self.heap_used = [0] * len(self.heap_sizes)
+        self.heap_reserved = [0] * len(self.heap_sizes)
+        self.block_sizes = [block_size or default_block_size(s) for s in self.heap_sizes]
+        self.allocate_calls = 0
+        self._pools: dict[tuple[int, bool], list[MemoryBlock]] = {}
+        self._dedicated = 0
         self._largest_local = max(
             (
                 size
@@ -130,48 +193,155 @@ class Allocator:
     # ---- accounting ----
 
     def ensure_fits(self, size: int, type_index: int) -> None:
-        """Raises OutOfDeviceMemory when `size` more bytes do not fit the type's heap."""
+        """Raises OutOfDeviceMemory when `size` more bytes cannot fit the type's heap next to
+        what buffers hold already (a cheap check before any Vulkan object is made;
+        `allocate` checks the driver allocations it needs)."""
         heap = self.types[type_index][1]
         if self.heap_used[heap] + size <= self.heap_sizes[heap]:
             return
-        if self._reclaim is not None:
-            self._reclaim()
-            if self.heap_used[heap] + size <= self.heap_sizes[heap]:
-                return
+        self._reclaim_all()
+        if self.heap_used[heap] + size <= self.heap_sizes[heap]:
+            return
         raise OutOfDeviceMemory(
             f"cannot allocate {size:,} bytes: {self.heap_used[heap]:,} of the "
             f"{self.heap_sizes[heap]:,} bytes of memory heap {heap} are in use "
             f"({self.heap_sizes[heap] - self.heap_used[heap]:,} free)"
         )
 
+    def stats(self) -> MemoryStats:
+        blocks = sum(len(pool) for pool in self._pools.values())
+        return MemoryStats(
+            allocate_calls=self.allocate_calls,
+            driver_allocations=blocks + self._dedicated,
+            blocks=blocks,
+            dedicated=self._dedicated,
+            reserved_bytes=sum(self.heap_reserved),
+            used_bytes=sum(self.heap_used),
+        )
+
     # ---- allocating ----
 
-    def allocate(self, size: int, type_bits: int, purpose: str) -> Allocation:
-        """Allocates `size` bytes for `purpose` (checked against the heap first) and maps them
-        when the purpose calls for it."""
+    def allocate(
+        self, size: int, type_bits: int, purpose: str, alignment: int = 1
+    ) -> Allocation:
+        """`size` bytes for `purpose`, at an offset that is a multiple of `alignment` (and of
+        the device's descriptor offset alignment), mapped when the purpose calls for it."""
         type_index = self.type_for(purpose, type_bits)
-        self.ensure_fits(size, type_index)
-        memory = self._vk_allocate(size, type_index)
+        mapped = self.maps(purpose, type_index)
         heap = self.types[type_index][1]
+        alignment = max(alignment, self.offset_alignment)
+        if size > self.block_sizes[heap] // 2:
+            memory, pointer = self._driver_allocate(size, type_index, mapped)
+            self._dedicated += 1
+            allocation = Allocation(memory, size, type_index, heap, pointer)
+        else:
+            block, start, offset = self._carve(size, alignment, type_index, mapped)
+            allocation = Allocation(
+                block.memory,
+                size,
+                type_index,
+                heap,
+                None if block.mapped is None else block.mapped + offset,
+                offset,
+                block,
+                start,
+                offset + size - start,
+            )
         self.heap_used[heap] += size
-        mapped = None
-        if self.maps(purpose, type_index):
-            pointer = ffi.new("void**")
-            result = self._fn.vkMapMemory(self._device, memory, 0, _vk.WHOLE_SIZE, 0, pointer)
-            if result < 0:
-                self.free(Allocation(memory, size, type_index, heap, None))
-                _vk.check(result, "vkMapMemory")
-            mapped = ffi.cast("char*", pointer[0])
-        return Allocation(memory, size, type_index, heap, mapped)
+        return allocation
 
     def free(self, allocation: Allocation) -> None:
-        """Releases an allocation (unmapping it implicitly)."""
+        """Releases an allocation; its space is reused by later ones."""
         if allocation.memory is None:
             return
-        self._fn.vkFreeMemory(self._device, allocation.memory, ffi.NULL)
         self.heap_used[allocation.heap_index] -= allocation.size
+        block = allocation.block
+        if block is None:
+            self._driver_free(allocation.memory, allocation.size, allocation.heap_index)
+            self._dedicated -= 1
+        else:
+            block.ranges.free(allocation.start, allocation.reserved)
+            if block.ranges.empty:
+                self._release_if_spare(block)
         allocation.memory = None
         allocation.mapped = None
+        allocation.block = None
+
+    def release_empty_blocks(self) -> None:
+        """Returns every empty block to the driver (when memory runs short)."""
+        for pool in self._pools.values():
+            for block in [b for b in pool if b.ranges.empty]:
+                pool.remove(block)
+                self._driver_free(block.memory, block.size, block.heap_index)
+
+    def destroy(self) -> None:
+        """Frees every block (at device close: no buffer may use them any more)."""
+        for pool in self._pools.values():
+            for block in pool:
+                self._driver_free(block.memory, block.size, block.heap_index)
+        self._pools.clear()
+
+    # ---- internals ----
+
+    def _carve(
+        self, size: int, alignment: int, type_index: int, mapped: bool
+    ) -> tuple[MemoryBlock, int, int]:
+        pool = self._pools.setdefault((type_index, mapped), [])
+        for block in pool:
+            place = block.ranges.allocate(size, alignment)
+            if place is not None:
+                return block, *place
+        heap = self.types[type_index][1]
+        # near the end of the heap a smaller block still serves the request
+        room = self.heap_sizes[heap] - self.heap_reserved[heap]
+        block_size = max(size, min(self.block_sizes[heap], room))
+        memory, pointer = self._driver_allocate(block_size, type_index, mapped)
+        block = MemoryBlock(memory, block_size, type_index, heap, pointer)
+        pool.append(block)
+        place = block.ranges.allocate(size, alignment)
+        assert place is not None, "a new block must hold the request it was made for"
+        return block, *place
+
+    def _release_if_spare(self, block: MemoryBlock) -> None:
+        pool = self._pools[(block.type_index, block.mapped is not None)]
+        if any(b is not block and b.ranges.empty for b in pool):
+            pool.remove(block)
+            self._driver_free(block.memory, block.size, block.heap_index)
+
+    def _driver_allocate(self, size: int, type_index: int, mapped: bool) -> tuple[object, object]:
+        """A new VkDeviceMemory (mapped if asked), after checking that it fits the heap."""
+        heap = self.types[type_index][1]
+        if self.heap_reserved[heap] + size > self.heap_sizes[heap]:
+            self.release_empty_blocks()
+        if self.heap_reserved[heap] + size > self.heap_sizes[heap]:
+            self._reclaim_all()
+        if self.heap_reserved[heap] + size > self.heap_sizes[heap]:
+            reserved, total = self.heap_reserved[heap], self.heap_sizes[heap]
+            raise OutOfDeviceMemory(
+                f"cannot allocate {size:,} bytes: {reserved:,} of the {total:,} bytes of memory "
+                f"heap {heap} are in use ({total - reserved:,} free; buffers hold "
+                f"{self.heap_used[heap]:,}, the rest is free space in blocks, in pieces "
+                "too small)"
+            )
+        memory = self._vk_allocate(size, type_index)
+        self.heap_reserved[heap] += size
+        if not mapped:
+            return memory, None
+        pointer = ffi.new("void**")
+        result = self._fn.vkMapMemory(self._device, memory, 0, _vk.WHOLE_SIZE, 0, pointer)
+        if result < 0:
+            self._driver_free(memory, size, heap)
+            _vk.check(result, "vkMapMemory")
+        return memory, ffi.cast("char*", pointer[0])
+
+    def _driver_free(self, memory: object, size: int, heap: int) -> None:
+        self._fn.vkFreeMemory(self._device, memory, ffi.NULL)  # unmaps implicitly
+        self.heap_reserved[heap] -= size
+
+    def _reclaim_all(self) -> None:
+        if self._reclaim is not None:
+            self._reclaim()  # may free buffers, which may empty blocks
+        self.release_empty_blocks()
 
     def _vk_allocate(self, size: int, type_index: int) -> object:
         info = ffi.new(
@@ -187,4 +357,5 @@ class Allocator:
             self._fn.vkAllocateMemory(self._device, info, ffi.NULL, memory),
             f"vkAllocateMemory of {size:,} bytes",
         )
+        self.allocate_calls += 1
         return memory[0]

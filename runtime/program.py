@@ -36,6 +36,7 @@ class Program:
         layout: BindingLayout,
         entry: str,
         push_descriptors: bool = False,
+        pipeline_cache: object | None = None,
     ) -> None:
         _check_layout(layout, limits)
         self.layout = layout
@@ -48,6 +49,11 @@ class Program:
         self.grid_offsets = _offsets(layout, layout.grid_fields, "grid")
         self.base_offsets = _offsets(layout, layout.base_fields, "base")
         self.writes_mask = tuple(slot.writable for slot in layout.buffers)
+        # a slot neither read nor written counts as read: hazard tracking errs on the safe side
+        self.reads_mask = tuple(slot.readable or not slot.writable for slot in layout.buffers)
+        # bytes between the argument blocks of consecutive dispatches in a uniform chunk
+        align = max(limits.min_uniform_buffer_offset_alignment, 16)
+        self.uniform_stride = -(-layout.size // align) * align
         self.grid_packer = _packer(self.grid_offsets)
         self.base_packer = _packer(self.base_offsets)
         self.n_writes = self.n_buffers + (1 if self.uses_uniform else 0)
@@ -66,7 +72,7 @@ class Program:
             self.module = self._create_module(words)
             self.set_layout = self._create_set_layout()
             self.pipeline_layout = self._create_pipeline_layout()
-            self.pipeline = self._create_pipeline(entry)
+            self.pipeline = self._create_pipeline(entry, pipeline_cache or ffi.NULL)
         except BaseException:
             self.destroy()
             raise
@@ -149,7 +155,7 @@ class Program:
         )
         return handle[0]
 
-    def _create_pipeline(self, entry: str) -> object:
+    def _create_pipeline(self, entry: str, pipeline_cache: object) -> object:
         name = _vk.cstr(entry)
         info = ffi.new(
             "VkComputePipelineCreateInfo*",
@@ -166,7 +172,9 @@ class Program:
         )
         handle = ffi.new("VkPipeline*")
         _vk.check(
-            self._fn.vkCreateComputePipelines(self._vk_device, ffi.NULL, 1, info, ffi.NULL, handle),
+            self._fn.vkCreateComputePipelines(
+                self._vk_device, pipeline_cache, 1, info, ffi.NULL, handle
+            ),
             f"vkCreateComputePipelines (entry point {entry!r})",
         )
         return handle[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pykern.runtime as rt
 import pytest
@@ -95,13 +96,29 @@ def test_select_name_substring_takes_first_match():
 
 def test_config_reads_environment_once_into_an_object():
     config = Config.from_env(
-        {"PYKERN_DEVICE": "llvm", "PYKERN_VALIDATE": "1", "PYKERN_TIMEOUT": "2.5"}
+        {
+            "PYKERN_DEVICE": "llvm",
+            "PYKERN_VALIDATE": "1",
+            "PYKERN_TIMEOUT": "2.5",
+            "PYKERN_CACHE": "0",
+        }
     )
     assert config == Config(device="llvm", validate=True, timeout=2.5)
-    assert Config.from_env({}) == Config()
+    assert Config.from_env({"PYKERN_CACHE": "0"}) == Config()
     assert not Config.from_env({"PYKERN_VALIDATE": "0"}).validate
     with pytest.raises(rt.DeviceError, match="PYKERN_TIMEOUT"):
         Config.from_env({"PYKERN_TIMEOUT": "soon"})
+
+
+def test_cache_directory_follows_the_compile_cache_rules():
+    def cache_dir(**env):
+        return Config.from_env(env).cache_dir
+
+    assert cache_dir(PYKERN_CACHE_DIR="/tmp/pk") == Path("/tmp/pk")
+    assert cache_dir(XDG_CACHE_HOME="/x", HOME="/home/u") == Path("/x/pykern")
+    assert cache_dir(HOME="/home/u") == Path("/home/u/.cache/pykern")
+    assert cache_dir(PYKERN_CACHE="0", PYKERN_CACHE_DIR="/tmp/pk") is None
+    assert cache_dir(PYKERN_CACHE="1", PYKERN_CACHE_DIR="/tmp/pk") == Path("/tmp/pk")
 
 
 def test_validation_layer_records_errors():

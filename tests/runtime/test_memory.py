@@ -1,0 +1,210 @@
+"""Sub-allocation: buffers carved from a few large blocks, space reused, accounting kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pykern.runtime as rt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pykern.runtime.memory import default_block_size
+from pykern.runtime.ranges import RangeAllocator
+from rt_helpers import args_for, layout_of, slots, spv
+
+MIB = 2**20
+
+
+# ---- the range allocator, without a device ----
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.booleans(), st.integers(1, 5000), st.sampled_from([1, 4, 16, 64, 256])),
+        max_size=200,
+    )
+)
+def test_ranges_never_overlap_and_merge_back(ops):
+    ranges = RangeAllocator(64 * 1024)
+    live: list[tuple[int, int]] = []
+    for allocate, size, alignment in ops:
+        if allocate or not live:
+            place = ranges.allocate(size, alignment)
+            if place is None:
+                assert ranges.largest_free < size + alignment - 1 or ranges.free_bytes < size
+                continue
+            start, offset = place
+            assert offset % alignment == 0 and offset + size <= ranges.capacity
+            assert 0 <= offset - start < alignment
+            live.append((start, offset + size - start))
+        else:
+            offset, size = live.pop(size % len(live))
+            ranges.free(offset, size)
+        spans = sorted(live)
+        assert all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+        assert ranges.free_bytes == ranges.capacity - sum(s for _, s in live)
+    for offset, size in live:
+        ranges.free(offset, size)
+    assert ranges.empty and ranges.free_ranges == [(0, ranges.capacity)]
+
+
+def test_double_free_is_refused():
+    ranges = RangeAllocator(1024)
+    start, offset = ranges.allocate(100)
+    assert start == offset == 0
+    ranges.free(start, 100)
+    with pytest.raises(ValueError, match="double free"):
+        ranges.free(start, 100)
+
+
+def test_alignment_padding_stays_with_the_allocation():
+    ranges = RangeAllocator(4096)
+    places = [ranges.allocate(100, 64) for _ in range(10)]
+    assert [offset for _, offset in places] == [128 * k for k in range(10)]
+    assert len(ranges.free_ranges) == 1  # no slivers left between them
+
+
+def test_block_size_follows_the_heap():
+    assert default_block_size(2 * 2**30) == 128 * MIB  # lavapipe
+    assert default_block_size(140 * 2**30) == 256 * MIB  # H200
+    assert default_block_size(64 * MIB) == 16 * MIB
+
+
+# ---- on the device ----
+
+
+def test_ten_thousand_buffers_use_a_handful_of_allocations(device):
+    device.sync()
+    before = device.memory_stats()
+    buffers = [device.create_buffer(64 + (i % 7) * 1000) for i in range(10_000)]
+    after = device.memory_stats()
+    assert after.allocate_calls - before.allocate_calls <= 2
+    assert after.driver_allocations <= before.driver_allocations + 2
+    alignment = device.limits.min_storage_buffer_offset_alignment
+    assert all(b._raw.allocation.offset % alignment == 0 for b in buffers[:500])
+    # they work: a few written and read back at their offsets
+    for i in (0, 1, 4999, 9999):
+        buffers[i].upload(np.full(16, i, np.int32))
+    for i in (0, 1, 4999, 9999):
+        assert (buffers[i].read_into(np.empty(16, np.int32)) == i).all()
+    for b in buffers:
+        b.free()
+    assert device.memory_stats().used_bytes == before.used_bytes
+
+
+def test_create_free_cycles_leave_memory_flat(device):
+    device.sync()
+    before = device.memory_stats()
+    for _ in range(2000):
+        device.create_buffer(MIB).free()
+    after = device.memory_stats()
+    assert after.reserved_bytes == before.reserved_bytes
+    assert after.driver_allocations == before.driver_allocations
+    assert after.allocate_calls - before.allocate_calls <= 1
+
+
+def test_buffers_freed_while_in_use_are_reused_once_their_work_is_done(device):
+    layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
+    program = device.create_program(spv("count"), layout)
+    device.sync()
+    before = device.memory_stats()
+    for _ in range(600):  # each freed while its launch is still queued
+        buf = device.create_buffer(MIB)
+        device.launch(program, (64,), [buf], args_for(layout))
+        buf.free()
+    device.sync()
+    after = device.memory_stats()
+    assert after.used_bytes == before.used_bytes
+    assert after.reserved_bytes - before.reserved_bytes <= default_block_size(device.info.memory)
+
+
+def test_large_buffers_get_a_dedicated_allocation(device):
+    device.sync()
+    before = device.memory_stats()
+    block = device.allocator.block_sizes[0]
+    big = device.create_buffer(block // 2 + 4096)
+    assert device.memory_stats().dedicated == before.dedicated + 1
+    assert big._raw.allocation.block is None and big._raw.allocation.offset == 0
+    big.upload(np.arange(1000, dtype=np.int64), offset=block // 4)
+    assert (np.frombuffer(big.download(8000, block // 4), np.int64) == np.arange(1000)).all()
+    big.free()
+    after = device.memory_stats()
+    assert after.dedicated == before.dedicated and after.reserved_bytes == before.reserved_bytes
+
+
+@pytest.fixture
+def small_blocks():
+    """A device whose blocks are 1 MiB, so that a few buffers span several blocks."""
+    device = rt.open_device(memory_block_size=MIB)
+    yield device
+    device.close()
+
+
+def test_empty_blocks_go_back_to_the_driver_but_one(small_blocks):
+    device = small_blocks
+    buffers = [device.create_buffer(256 * 1024) for _ in range(16)]  # 4 blocks
+    assert device.memory_stats().blocks == 4
+    for b in buffers:
+        b.free()
+    stats = device.memory_stats()
+    assert stats.blocks == 1 and stats.used_bytes == 0  # one spare kept for the next buffers
+    assert stats.reserved_bytes == MIB
+
+
+def test_out_of_memory_with_blocks_is_decided_before_the_driver(small_blocks, monkeypatch):
+    device = small_blocks
+    allocator = device.allocator
+    heap = allocator.types[allocator.type_for("storage")][1]
+    sizes = list(allocator.heap_sizes)
+    sizes[heap] = allocator.heap_reserved[heap] + MIB + MIB // 2  # one block and a half
+    monkeypatch.setattr(allocator, "heap_sizes", sizes)
+    calls = []
+    original = allocator._vk_allocate
+    monkeypatch.setattr(allocator, "_vk_allocate", lambda *a: calls.append(a) or original(*a))
+    quarter = 256 * 1024
+    kept = []
+    for k in range(6):  # 4 in the first block, 2 in a last block of half the size
+        kept.append(device.create_buffer(quarter))
+        kept[-1].upload(np.full(quarter // 4, k, np.int32))
+    assert [a[0] for a in calls] == [MIB, MIB // 2]
+    with pytest.raises(rt.OutOfDeviceMemory, match="in use"):
+        device.create_buffer(quarter)
+    assert len(calls) == 2, "the driver was asked"
+    for k, buf in enumerate(kept):  # what existed is intact
+        assert (buf.read_into(np.empty(quarter // 4, np.int32)) == k).all()
+    kept.pop().free()
+    again = device.create_buffer(quarter)  # the freed space is reused
+    assert len(calls) == 2
+    again.free()
+
+
+def test_out_of_memory_waits_for_buffers_freed_while_in_use(small_blocks, monkeypatch):
+    device = small_blocks
+    layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
+    program = device.create_program(spv("count"), layout)
+    allocator = device.allocator
+    heap = allocator.types[allocator.type_for("storage")][1]
+    device.sync()
+    sizes = list(allocator.heap_sizes)
+    sizes[heap] = allocator.heap_reserved[heap] + 2 * MIB
+    monkeypatch.setattr(allocator, "heap_sizes", sizes)
+    for _ in range(4):  # far more than the heap holds, each freed while its launch is queued
+        for _ in range(4):
+            buf = device.create_buffer(512 * 1024)
+            device.launch(program, (64,), [buf], args_for(layout))
+            buf.free()
+
+
+def test_storage_is_zero_copy_where_memory_is_device_local_and_host_visible(device):
+    if not device.allocator.storage_mapped:
+        pytest.skip("this device has no DEVICE_LOCAL|HOST_VISIBLE storage memory")
+    layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
+    program = device.create_program(spv("count"), layout)
+    buf = device.create_buffer(4 * 100)
+    assert buf._raw.mapped is not None
+    device.sync()
+    before = device.stats().commands
+    buf.upload(np.zeros(100, np.uint32))  # a memcpy into the mapping: no command recorded
+    device.launch(program, (100,), [buf], args_for(layout))
+    assert (buf.read_into(np.empty(100, np.uint32)) == 1).all()
+    assert device.stats().commands - before == 1  # the launch only
