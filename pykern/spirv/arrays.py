@@ -168,8 +168,12 @@ class DeclaredArray:
     def _declare(self) -> int:
         if self._variable is None:
             array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
+            # pk.local arrays start at zero, as in the interpreter; Workgroup memory cannot
+            # have an initializer in Vulkan 1.2, so pk.shared starts undefined
+            zero = (self._module.constant_null(array_type)
+                    if self._storage == StorageClass.Private else None)
             self._variable = self._module.global_variable(self._storage, array_type,
-                                                          self._decl.name)
+                                                          self._decl.name, zero)
         return self._variable
 
 

@@ -2,12 +2,16 @@
 
 Semantics (ir.Cast): float -> int truncates toward zero; int -> bool is `!= 0` (float -> bool
 too, so NaN is True as in Python); bool -> number is 0/1; int -> int wraps or sign-extends
-according to the source's signedness.
+according to the source's signedness. Where Python raises and SPIR-V is undefined (a float out
+of the int's range, NaN), the result is the interpreter's: saturated to the type's limits, NaN
+giving 0 (as NVIDIA's conversion instructions do).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import numpy as np
 
 from pykern.dtypes import DType
 
@@ -53,11 +57,28 @@ def _from_unsigned(ctx: LoweringContext, src: IntType, dst: IntType, value: int)
 
 
 def _float_to_signed(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
-    return ctx.fn.convert_f_to_s(dst, value)
+    return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_s(dst, value))
 
 
 def _float_to_unsigned(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
-    return ctx.fn.convert_f_to_u(dst, value)
+    return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_u(dst, value))
+
+
+def _saturated(ctx: LoweringContext, src: FloatType, dst: IntType, value: int,
+               converted: int) -> int:
+    """`converted` where `value` is inside `dst`'s range; its limits outside; 0 for NaN."""
+    fn = ctx.fn
+    lo, hi = ((-(1 << (dst.bits - 1)), (1 << (dst.bits - 1)) - 1) if dst.signed
+              else (0, (1 << dst.bits) - 1))
+    # the limits as floats of the source type: 2**31 - 1 becomes 2**31 in f32, exactly the
+    # smallest float that no longer fits; a limit past the type's range becomes inf
+    with np.errstate(over="ignore"):
+        hi_float, lo_float = (float(np.dtype(f"f{src.bits // 8}").type(v)) for v in (hi, lo))
+    result = fn.select(dst, fn.f_ord_greater_than_equal(BOOL, value, ctx.const(src, hi_float)),
+                       ctx.const(dst, hi), converted)
+    result = fn.select(dst, fn.f_ord_less_than_equal(BOOL, value, ctx.const(src, lo_float)),
+                       ctx.const(dst, lo), result)
+    return fn.select(dst, fn.is_nan(BOOL, value), ctx.const(dst, 0), result)
 
 
 def _signed_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:

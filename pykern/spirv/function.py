@@ -65,12 +65,15 @@ class FunctionBuilder:
         """True while the current block has no terminator (code emitted now is reachable)."""
         return self._current is not None
 
-    def variable(self, pointee: SpirvType, name: str | None = None) -> int:
-        """A Function-storage variable; returns the pointer id."""
+    def variable(self, pointee: SpirvType, name: str | None = None,
+                 initializer: int | None = None) -> int:
+        """A Function-storage variable (starting as the constant `initializer` if given);
+        returns the pointer id."""
         pointer = self.module.type_id(PointerType(StorageClass.Function, pointee))
         result = self.module.new_id()
+        init = () if initializer is None else (initializer,)
         self._variables.append(
-            Instruction(Op.Variable, pointer, result, (StorageClass.Function,)))
+            Instruction(Op.Variable, pointer, result, (StorageClass.Function, *init)))
         if name is not None:
             self.module.name(result, name)
         return result

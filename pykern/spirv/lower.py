@@ -17,7 +17,7 @@ from .layout import plan_layout
 from .module import ModuleBuilder
 from .resources import Resources
 from .statements import StatementLowering
-from .target import Target, required_features
+from .target import PRESERVE_INF_NAN, Target, required_features
 from .typemap import value_type
 from .types import VOID, ScalarType
 from .validate import validate
@@ -64,6 +64,11 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
 
     module.entry_point(ExecutionModel.GLCompute, entry.id, ENTRY_POINT, module.global_variables)
     module.execution_mode(entry.id, ExecutionMode.LocalSize, *kernel.workgroup)
+    if PRESERVE_INF_NAN in target.features:
+        # inf, NaN and -0.0 as IEEE (and numpy) have them, for every float width in use
+        for bits in sorted(module.float_widths):
+            module.require(Capability.SignedZeroInfNanPreserve)
+            module.execution_mode(entry.id, ExecutionMode.SignedZeroInfNanPreserve, bits)
     words = module.assemble()
     validate(words, target.target_env)
 
@@ -94,8 +99,11 @@ def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:
 
 def _lower_body(ctx: LoweringContext, locals_: tuple[ir.Local, ...],
                 body: tuple[ir.Stmt, ...]) -> None:
+    # locals start at zero, as in the interpreter (the frontend rejects reads before writes
+    # where it can see them; this makes the rest deterministic)
     for local in locals_:
-        ctx.locals[local.name] = ctx.fn.variable(ctx.type_of(local.type), local.name)
+        ty = ctx.type_of(local.type)
+        ctx.locals[local.name] = ctx.fn.variable(ty, local.name, ctx.module.constant_null(ty))
     StatementLowering(ctx).lower_block(body)
     if ctx.fn.is_open:
         # falling off the end: a kernel or void function returns; a typed function cannot get

@@ -67,6 +67,7 @@ class ModuleBuilder:
         self._functions: list[Instruction] = []
         self._types: dict[SpirvType, int] = {}
         self._constants: dict[ScalarConstant, int] = {}
+        self._nulls: dict[SpirvType, int] = {}
         self._global_variables: list[int] = []
 
     # ------------------------------------------------------------ ids and module-level state
@@ -80,6 +81,11 @@ class ModuleBuilder:
     @property
     def capabilities(self) -> frozenset[Capability]:
         return frozenset(self._capabilities)
+
+    @property
+    def float_widths(self) -> frozenset[int]:
+        """The widths of the float types declared so far."""
+        return frozenset(t.bits for t in self._types if isinstance(t, FloatType))
 
     @property
     def global_variables(self) -> tuple[int, ...]:
@@ -194,6 +200,15 @@ class ModuleBuilder:
         ints wrapped to its width)."""
         return self.constant_of(_constant_key(ty, value))
 
+    def constant_null(self, ty: SpirvType) -> int:
+        """The id of OpConstantNull of `ty`: zero, false, or an array of those."""
+        found = self._nulls.get(ty)
+        if found is None:
+            found = self.new_id()
+            self._globals.append(Instruction(Op.ConstantNull, self.type_id(ty), found))
+            self._nulls[ty] = found
+        return found
+
     def constant_of(self, key: ScalarConstant) -> int:
         found = self._constants.get(key)
         if found is None:
@@ -215,11 +230,13 @@ class ModuleBuilder:
     # ------------------------------------------------------------ variables and functions
 
     def global_variable(self, storage: StorageClass, pointee: SpirvType,
-                        name: str | None = None) -> int:
-        """A module-scope OpVariable of `pointee` in `storage`; listed in `global_variables`."""
+                        name: str | None = None, initializer: int | None = None) -> int:
+        """A module-scope OpVariable of `pointee` in `storage` (starting as the constant
+        `initializer` if given); listed in `global_variables`."""
         pointer = self.type_id(PointerType(storage, pointee))
         result = self.new_id()
-        self._globals.append(Instruction(Op.Variable, pointer, result, (storage,)))
+        init = () if initializer is None else (initializer,)
+        self._globals.append(Instruction(Op.Variable, pointer, result, (storage, *init)))
         self._global_variables.append(result)
         if name is not None:
             self.name(result, name)

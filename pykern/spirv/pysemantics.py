@@ -1,9 +1,11 @@
-"""Python's meaning of `//`, `%`, `**` and shifts, built from SPIR-V instructions that are
-defined for every operand.
+"""Python's meaning of `//`, `%`, `**`, shifts and `range`, built from SPIR-V instructions
+that are defined for every operand.
 
 SPIR-V's OpSDiv/OpSRem/OpSMod truncate or are undefined for negative operands on Vulkan, and
 GLSL's Pow is undefined for a negative or zero base, so these are spelled out with unsigned
-division, selects and (for integer powers) a loop.
+division, selects and (for integer powers) a loop. Where Python raises, the result is the one
+the interpreter backend defines (`pykern.interpret.helpers`): integer `//` and `%` by zero give
+0, a `range` with step 0 runs no iterations, out-of-range shifts shift everything out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,19 @@ def signed_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     return fn.bitcast(ty, fn.select(uty, parts.signs_differ, negated, parts.uq))
 
 
+def unsigned_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
+    """`a // b`, 0 for b == 0 (then 0 // 1)."""
+    is_zero = ctx.fn.i_equal(BOOL, b, ctx.const(ty, 0))
+    a = ctx.fn.select(ty, is_zero, ctx.const(ty, 0), a)
+    return ctx.fn.u_div(ty, a, ctx.fn.select(ty, is_zero, ctx.const(ty, 1), b))
+
+
+def unsigned_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
+    """`a % b`, 0 for b == 0 (then a % 1)."""
+    is_zero = ctx.fn.i_equal(BOOL, b, ctx.const(ty, 0))
+    return ctx.fn.u_mod(ty, a, ctx.fn.select(ty, is_zero, ctx.const(ty, 1), b))
+
+
 def signed_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a % b` with the sign of `b`: |b| - r when the signs differ (and r != 0), then signed
     like `b`."""
@@ -54,6 +69,10 @@ class _DivMod:
         # |x| through a wrapping negation: |INT_MIN| is 2**(bits-1) once read as unsigned
         ua = fn.bitcast(uty, fn.select(ty, a_negative, fn.s_negate(ty, a), a))
         self.ub = fn.bitcast(uty, fn.select(ty, self.b_negative, fn.s_negate(ty, b), b))
+        # b == 0 divides 0 by 1: quotient and remainder 0
+        b_zero = fn.i_equal(BOOL, b, zero)
+        ua = fn.select(uty, b_zero, ctx.const(uty, 0), ua)
+        self.ub = fn.select(uty, b_zero, ctx.const(uty, 1), self.ub)
         self.uq = fn.u_div(uty, ua, self.ub)
         self.ur = fn.u_mod(uty, ua, self.ub)
         self.signs_differ = fn.logical_not_equal(BOOL, a_negative, self.b_negative)
@@ -264,8 +283,8 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
                  known_step: int | None) -> int:
     """`len(range(start, stop, step))` as an unsigned int of `ty`'s width, exact for every
     start/stop of the type (the difference of two values of the type always fits the unsigned
-    type). `known_step` is the step when it is a constant: then only one direction is emitted.
-    An unsigned range only counts up."""
+    type); 0 for step 0. `known_step` is the step when it is a constant: then only one
+    direction is emitted. An unsigned range only counts up."""
     fn = ctx.fn
     uty = unsigned(ty)
 
@@ -289,8 +308,14 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
         magnitude = fn.bitcast(uty, fn.s_negate(ty, step))
         return count(stop, start, magnitude, known_step == -1)
 
-    if not ty.signed or (known_step is not None and known_step > 0):
-        return up()
+    if known_step == 0:
+        return ctx.const(uty, 0)
     if known_step is not None:
-        return down()
-    return fn.select(uty, fn.s_greater_than(BOOL, step, ctx.const(ty, 0)), up(), down())
+        return up() if known_step > 0 or not ty.signed else down()
+    # a runtime step: its sign picks the direction; 0 runs nothing (and must not divide)
+    zero = ctx.const(ty, 0)
+    step_zero = fn.i_equal(BOOL, step, zero)
+    step = fn.select(ty, step_zero, ctx.const(ty, 1), step)
+    trips = up() if not ty.signed else fn.select(
+        uty, fn.s_greater_than(BOOL, step, zero), up(), down())
+    return fn.select(uty, step_zero, ctx.const(uty, 0), trips)

@@ -25,6 +25,10 @@ SUBGROUP_VOTE = "subgroup_vote"  # VK_SUBGROUP_FEATURE_VOTE_BIT
 SUBGROUP_ARITHMETIC = "subgroup_arithmetic"  # VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
 SUBGROUP_BALLOT = "subgroup_ballot"  # VK_SUBGROUP_FEATURE_BALLOT_BIT (broadcast)
 SUBGROUP_SHUFFLE = "subgroup_shuffle"  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
+# VkPhysicalDeviceFloatControlsProperties.shaderSignedZeroInfNanPreserveFloat16/32/64 (all the
+# widths the device has): IEEE infinities, NaNs and signed zeros, as numpy computes them.
+# Optional: without it the driver may assume none occur (fast math)
+PRESERVE_INF_NAN = "signed_zero_inf_nan_preserve"
 
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
 CAPABILITY_FEATURES: dict[Capability, str] = {
@@ -43,6 +47,7 @@ CAPABILITY_FEATURES: dict[Capability, str] = {
     Capability.GroupNonUniformArithmetic: SUBGROUP_ARITHMETIC,
     Capability.GroupNonUniformBallot: SUBGROUP_BALLOT,
     Capability.GroupNonUniformShuffle: SUBGROUP_SHUFFLE,
+    Capability.SignedZeroInfNanPreserve: PRESERVE_INF_NAN,
 }
 
 ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values())
@@ -55,8 +60,9 @@ class Target:
     `features` are the optional device features (names above) the compiler may use; a kernel
     that needs one outside it is refused. The default allows all of them: the module then lists
     what it needs in `SpirvModule.required_features`, for the runtime to enable or refuse.
-    Where a feature only makes code faster (native float atomics), its absence selects a
-    slower way (a compare-and-swap loop) instead of a refusal.
+    Where a feature only makes code faster (native float atomics) or more exact
+    (PRESERVE_INF_NAN), its absence selects another way (a compare-and-swap loop; fast math)
+    instead of a refusal.
     """
 
     max_push_constants_size: int = 128

@@ -34,7 +34,7 @@ from pykern import ir
 from pykern.errors import CompileError
 from pykern.spirv import SpirvModule, Target, disassemble, lower
 from pykern.spirv.mathfns import NOT_FOR_F64
-from pykern.spirv.target import ALL_FEATURES
+from pykern.spirv.target import ALL_FEATURES, PRESERVE_INF_NAN
 
 DEFAULT = Target()
 MAIN_DTYPES = (I32, U32, F32, BOOL)
@@ -374,7 +374,7 @@ def test_buffers_interface_and_access_decorations():
     for var in ("%GlobalInvocationId", "%args", "%r", "%w"):
         assert var in entry
     assert "OpVariable %_ptr_PushConstant_k_args PushConstant" in asm
-    assert module.required_features == frozenset()
+    assert module.required_features == {PRESERVE_INF_NAN}  # optional: only if the device has it
 
 
 def test_uniform_block_when_push_constants_are_too_small():
@@ -397,8 +397,19 @@ def test_block_offsets_are_the_layout_offsets():
     for index, f in enumerate(module.layout.fields):
         assert f"OpMemberDecorate %k_args {index} Offset {f.offset}\n" in asm
     # the i8 travels as an i32 (no 8-bit push constants needed) and is narrowed in the shader
-    assert module.required_features == {"int8", "fp64"}
+    assert module.required_features == {"int8", "fp64", PRESERVE_INF_NAN}
     assert "OpCapability StoragePushConstant8" not in asm
+
+
+def test_inf_nan_preservation_per_float_width_when_the_device_has_it():
+    k = kernel([store("out", cast(param("h", dt.f16), F32))], params=[
+        scalar("h", dt.f16), array("out", F32, access=ir.Access.WRITE)])
+    _, asm = compile_ok(k)
+    assert "OpExecutionMode %k SignedZeroInfNanPreserve 16" in asm
+    assert "OpExecutionMode %k SignedZeroInfNanPreserve 32" in asm
+    module, asm = compile_ok(k, Target(features=ALL_FEATURES - {PRESERVE_INF_NAN}))
+    assert "SignedZeroInfNanPreserve" not in asm
+    assert PRESERVE_INF_NAN not in module.required_features
 
 
 def test_missing_device_feature_is_a_compile_error():
