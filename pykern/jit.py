@@ -1,4 +1,5 @@
-"""`@pk.kernel`: the JIT — the user-facing kernel object; compiles on first launch (or loads from the disk cache), keeps variants, launches."""
+"""`@pk.kernel`: the JIT — the user-facing kernel object. It compiles on first launch (or loads
+from the disk cache), keeps one variant per argument signature and device, and launches."""
 
 from __future__ import annotations
 
@@ -13,16 +14,20 @@ import numpy as np
 from . import __version__, ir
 from .cache import DiskCache, cache_key
 from .config import config
-from .dtypes import ArrayType, constexpr
+from .binder import ArgBinder
+from .dtypes import ArrayType, DType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
-from .launch import BoundArray, bind_array, normalize_grid, scalar_value, specialize
+from .launch import normalize_grid, scalar_value, specialize
 from .runtime import get_device
 from .interpret import ArrayArg
 from .interpret import run as interpret_run
+from .spirv.debug import DEBUG_BYTES, DEBUG_WORDS
+from .spirv.debug import failure as debug_failure
+from .spirv.layout import DEBUG_BUFFER
 from .spirv.lower import SpirvModule, lower
 from .tensor import Tensor
-from .spirv.target import ALL_FEATURES, Target
+from .spirv.target import Target, features_of
 from .spirv.validate import disassemble, validate
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one
@@ -32,7 +37,7 @@ DEFAULT_WORKGROUPS = {1: (64, 1, 1), 2: (8, 8, 1), 3: (4, 4, 4)}
 @dataclass(frozen=True)
 class CompiledVariant:
     """One specialisation of a kernel on one device: its parameters (as the IR has them), SPIR-V
-    module and device program, and what building it cost."""
+    module and device program, how to bind arguments, and what building it cost."""
 
     params: tuple[ir.Param, ...]
     module: SpirvModule
@@ -40,6 +45,8 @@ class CompiledVariant:
     compile_seconds: float  # frontend + lowering + spirv-val, or the disk-cache load
     pipeline_seconds: float  # the driver's shader module and pipeline creation
     from_disk_cache: bool
+    binder: ArgBinder
+    array_ndims: dict[str, int]  # of every array the kernel names (for debug reports)
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,12 +60,12 @@ def disk_cache() -> DiskCache | None:
     return cache if cache.enabled else None
 
 
+@functools.lru_cache(maxsize=8)
 def target_for(device: Any) -> Target:
     """What the compiler needs to know of a device: its limits and the optional features it
     has (and the runtime enabled)."""
-    features = device.info.features
     return Target(max_push_constants_size=device.info.limits.max_push_constants_size,
-                  features=frozenset(n for n in ALL_FEATURES if getattr(features, n, False) is True))
+                  features=features_of(device.info.features))
 
 
 class Kernel:
@@ -79,6 +86,10 @@ class Kernel:
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
         self._variants: dict[tuple, CompiledVariant] = {}
+        # kernels with only concretely typed parameters have one variant per (device, grid
+        # ndim): launches find it without specialising on the arguments
+        self._simple: dict[tuple, CompiledVariant] = {}
+        self._simple_checked: bool | None = None
 
     # ------------------------------------------------------------ compiling
 
@@ -94,6 +105,13 @@ class Kernel:
         if self._params is None:
             self._params = signature(self.__wrapped__)
         return self._params
+
+    @property
+    def _is_simple(self) -> bool:
+        if self._simple_checked is None:
+            self._simple_checked = all(isinstance(s, (DType, ArrayType))
+                                       for s in self.params.values())
+        return self._simple_checked
 
     def _workgroup(self, grid_ndim: int) -> tuple[int, int, int]:
         return self.workgroup or DEFAULT_WORKGROUPS[grid_ndim]  # type: ignore[return-value]
@@ -127,21 +145,43 @@ class Kernel:
         no lowering), else through the frontend and the SPIR-V layer."""
         start = time.perf_counter()
         target = target_for(device)
-        disk = disk_cache()
+        disk = disk_cache() if not self.debug else None  # debug sites are not serialised
         disk_key = cache_key(self.__wrapped__, (key, self.debug), target, __version__) \
             if disk is not None else ""
         entry = disk.load(disk_key) if disk is not None else None
+        ndims: dict[str, int] = {}
         if entry is not None:
             module, params = SpirvModule(entry.words, entry.layout), entry.params
         else:
             kernel_ir = self._translate(key)
+            self._check_limits(kernel_ir, device)
             module, params = lower(kernel_ir, target), kernel_ir.params
+            ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
             if disk is not None:
                 disk.store(disk_key, module.words, module.layout, params)
+        ndims.update({p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)})
         compiled = time.perf_counter()
         program = device.create_program(module.words, module.layout)
         return CompiledVariant(params, module, program, compiled - start,
-                               time.perf_counter() - compiled, entry is not None)
+                               time.perf_counter() - compiled, entry is not None,
+                               ArgBinder(self.__name__, params, module.layout), ndims)
+
+    def _check_limits(self, kernel_ir: ir.Kernel, device: Any) -> None:
+        """Workgroup size and shared memory against the device's limits, as compile errors."""
+        limits = device.info.limits
+        wg = kernel_ir.workgroup
+        if any(w > m for w, m in zip(wg, limits.max_workgroup_size)) or \
+                wg[0] * wg[1] * wg[2] > limits.max_workgroup_invocations:
+            raise self.source.error(self.source.tree, f"workgroup {wg} exceeds the device's "
+                                    f"limits ({limits.max_workgroup_invocations} invocations, "
+                                    f"sizes up to {limits.max_workgroup_size})")
+        shared = sum(a.dtype.itemsize * int(np.prod(a.shape)) for a in kernel_ir.arrays
+                     if a.space is ir.MemorySpace.SHARED)
+        if shared > limits.max_shared_memory:
+            big = max((a for a in kernel_ir.arrays if a.space is ir.MemorySpace.SHARED),
+                      key=lambda a: a.dtype.itemsize * int(np.prod(a.shape)))
+            raise self.source.error(big.loc, f"pk.shared arrays take {shared} bytes, more than "
+                                             f"the device's {limits.max_shared_memory}")
 
     def compile(self, *args: object, grid: object = 1) -> CompiledVariant:
         """Compiles (or fetches from the cache) the variant `args` select, without running it."""
@@ -179,30 +219,43 @@ class Kernel:
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object) -> None:
         if self.interpret:
             return self._interpret(grid, grid_ndim, args)
-        try:
-            variant = self._variant(args, grid_ndim)
-        except CompileError as e:
-            raise e.with_traceback(None) from None
-        arrays: dict[str, BoundArray] = {}
-        values: dict[str, object] = {}
-        runtime_args = [a for a, spec in zip(args, self.params.values()) if spec is not constexpr]
-        for param, value in zip(variant.params, runtime_args):
-            if isinstance(param.type, ArrayType):
-                bound = arrays[param.name] = bind_array(param, value)  # type: ignore[arg-type]
-                t = bound.tensor
-                values[f"{param.name}.offset"] = t.offset
-                for k in range(t.ndim):
-                    values[f"{param.name}.shape{k}"] = t.shape[k]
-                    values[f"{param.name}.stride{k}"] = t.element_strides[k]
-            else:
-                values[param.name] = scalar_value(self.__name__, param.name, param.type, value)
-        layout = variant.module.layout
-        block = layout.pack([values.get(f.name, 0) for f in layout.fields])
-        buffers = [arrays[slot.name].tensor.buffer for slot in layout.buffers]
-        get_device().launch(variant.program, grid, buffers, block)
-        for bound in arrays.values():
-            if bound.copy_back_to is not None:
-                np.copyto(bound.copy_back_to, bound.tensor.numpy())
+        device = get_device()
+        variant = self._simple.get((device, grid_ndim)) if self._is_simple else None
+        if variant is None or len(args) != len(variant.params):
+            try:
+                variant = self._variant(args, grid_ndim)
+            except CompileError as e:
+                raise e.with_traceback(None) from None
+            if self._is_simple:
+                self._simple[(device, grid_ndim)] = variant
+            args = tuple(a for a, spec in zip(args, self.params.values())
+                         if spec is not constexpr)
+        block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
+        if variant.module.debug_sites:
+            self._debug_launch(variant, device, grid, buffers, block)
+        else:
+            device.launch(variant.program, grid, buffers, block)
+        for array, tensor in copy_back:
+            np.copyto(array, tensor.numpy())
+
+    def _debug_launch(self, variant: CompiledVariant, device: Any, grid: tuple[int, int, int],
+                      buffers: list, block: bytearray) -> None:
+        """A debug launch: a zeroed report buffer in the DEBUG_BUFFER slot, read back after the
+        launch (debug launches are synchronous) and raised as KernelIndexError /
+        KernelAssertionError."""
+        report = device.create_buffer(DEBUG_BYTES)
+        report.upload(np.zeros(DEBUG_WORDS, np.uint32))
+        slot = next(i for i, s in enumerate(variant.module.layout.buffers)
+                    if s.name == DEBUG_BUFFER)
+        buffers[slot] = report
+        device.launch(variant.program, grid, buffers, block)
+        words = np.empty(DEBUG_WORDS, np.uint32)
+        report.read_into(words)
+        report.free()
+        error = debug_failure(self.__name__, variant.module.debug_sites, words,
+                              variant.array_ndims.__getitem__)
+        if error is not None:
+            raise error.with_traceback(None)
 
     def _interpret(self, grid: tuple[int, int, int], grid_ndim: int, args: tuple) -> None:
         """Runs the kernel in the interpreter: numpy arrays in place; tensors are read, run on
