@@ -90,6 +90,7 @@ class Kernel:
         # ndim): launches find it without specialising on the arguments
         self._simple: dict[tuple, CompiledVariant] = {}
         self._simple_checked: bool | None = None
+        self._launchers: dict[object, Callable[..., None]] = {}
 
     # ------------------------------------------------------------ compiling
 
@@ -209,9 +210,17 @@ class Kernel:
     # ------------------------------------------------------------ launching
 
     def __getitem__(self, grid: object) -> Callable[..., None]:
+        try:
+            return self._launchers[grid]  # launches reuse grids: skip re-checking them
+        except (KeyError, TypeError):
+            pass
         dims = normalize_grid(self.__name__, grid)
         ndim = len(grid) if isinstance(grid, tuple) else 1
-        return functools.partial(self._launch, dims, ndim)
+        launcher = functools.partial(self._launch, dims, ndim)
+        exact = type(grid) is int or (type(grid) is tuple and all(type(d) is int for d in grid))
+        if exact and len(self._launchers) < 64:  # never let 2.0 or True hit 2's entry
+            self._launchers[grid] = launcher
+        return launcher
 
     def __call__(self, *args: object) -> None:
         raise TypeError(f"launch a kernel with a grid: {self.__name__}[n](...)")
