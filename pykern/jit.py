@@ -18,6 +18,7 @@ from .binder import ArgBinder
 from .dtypes import ArrayType, DType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
+from .frontend.support import check_support
 from .launch import normalize_grid, scalar_value, specialize
 from .runtime import get_device
 from .interpret import ArrayArg
@@ -156,6 +157,7 @@ class Kernel:
         else:
             kernel_ir = self._translate(key)
             self._check_limits(kernel_ir, device)
+            check_support(kernel_ir, target.features)
             module, params = lower(kernel_ir, target), kernel_ir.params
             ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
             if disk is not None:

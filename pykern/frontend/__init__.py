@@ -23,7 +23,14 @@ def signature(fn: Callable) -> dict[str, ParamSpec]:
     `pk.constexpr`. Every parameter needs one. Reads annotations without parsing the source
     (a warm compile-cache hit never parses); only an error parses it, to point at the line."""
     try:
-        hints = inspect.get_annotations(fn, eval_str=True)
+        # string annotations (`from __future__ import annotations`) may name closure variables
+        closure = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # a cell not yet assigned
+                pass
+        hints = inspect.get_annotations(fn, eval_str=True, locals=closure)
     except Exception as e:  # an annotation that does not evaluate
         src = load_source(fn)
         raise src.error(src.tree, f"cannot evaluate the annotations of {fn.__name__}: {e}",

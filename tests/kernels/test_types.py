@@ -1,0 +1,198 @@
+"""Every dtype as scalar and array; n-d arrays and views; generic and constexpr parameters;
+types a device lacks are refused at the line that uses them."""
+
+
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+import pykern as pk
+import pykern.jit as jit
+
+rng = np.random.default_rng(7)
+ALL = [pk.bool_, pk.i8, pk.i16, pk.i32, pk.i64, pk.u8, pk.u16, pk.u32, pk.u64, pk.f16, pk.f32,
+       pk.f64]
+
+
+def sample(dtype, n=257):
+    if dtype == pk.bool_:
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype.is_float:
+        return rng.uniform(-100, 100, n).astype(dtype.numpy)
+    info = np.iinfo(dtype.numpy)
+    return rng.integers(info.min, info.max, n, dtype=dtype.numpy, endpoint=True)
+
+
+@pk.kernel
+def copy_add(a: pk.Array, b: pk.Array, out: pk.Array):
+    i = pk.global_id(0)
+    out[i] = a[i] + b[i]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
+def test_generic_kernel_per_dtype(dtype):
+    a, b = sample(dtype), sample(dtype)
+    out = np.empty_like(a)
+    copy_add[a.size](a, b, out)
+    with np.errstate(over="ignore"):
+        expected = (a | b) if dtype == pk.bool_ else (a + b)
+    if dtype == pk.f16:
+        np.testing.assert_allclose(out.astype(np.float32), expected.astype(np.float32), rtol=1e-3)
+    else:
+        np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", [pk.i8, pk.u16, pk.i64, pk.u64, pk.f16, pk.f64, pk.bool_],
+                         ids=lambda d: d.name)
+def test_scalar_parameters_of_narrow_and_wide_types(dtype):
+    @pk.kernel
+    def fill(v: dtype, out: dtype[:]):
+        out[pk.global_id(0)] = v
+
+    value = sample(dtype, 1)[0]
+    out = np.zeros(5, dtype.numpy)
+    fill[5](value, out)
+    np.testing.assert_array_equal(out, np.full(5, value, dtype.numpy))
+
+
+def test_64_bit_integer_arithmetic_wraps():
+    @pk.kernel
+    def mix(a: pk.u64[:], out: pk.u64[:]):
+        i = pk.global_id(0)
+        h = a[i] * 6364136223846793005 + 1442695040888963407
+        out[i] = h ^ (h >> 33)
+
+    a = sample(pk.u64)
+    out = np.empty_like(a)
+    mix[a.size](a, out)
+    with np.errstate(over="ignore"):
+        h = a * np.uint64(6364136223846793005) + np.uint64(1442695040888963407)
+    np.testing.assert_array_equal(out, h ^ (h >> np.uint64(33)))
+
+
+def test_f64_precision_is_kept():
+    @pk.kernel
+    def tiny_steps(x: pk.f64[:]):
+        i = pk.global_id(0)
+        s: pk.f64 = 1.0
+        for _ in range(100):
+            s += 1e-12
+        x[i] = pk.sqrt(s)
+
+    x = np.zeros(3, np.float64)
+    tiny_steps[3](x)
+    expected = 1.0
+    for _ in range(100):
+        expected += 1e-12
+    np.testing.assert_allclose(x, np.sqrt(expected), rtol=1e-15)
+
+
+def test_two_and_three_dimensional_arrays():
+    @pk.kernel
+    def transpose(a: pk.f32[:, :], out: pk.f32[:, :]):
+        i = pk.global_id(0)
+        j = pk.global_id(1)
+        out[j, i] = a[i, j] * 2.0 + a.shape[1]
+
+    a = rng.standard_normal((37, 23)).astype(np.float32)
+    out = np.empty((23, 37), np.float32)
+    transpose[37, 23](a, out)
+    np.testing.assert_array_equal(out, (a * 2 + 23).T)
+
+    @pk.kernel
+    def plane_sum(v: pk.i32[:, :, :], out: pk.i32[:]):
+        k = pk.global_id(0)
+        s = 0
+        for i in range(v.shape[0]):
+            for j in range(v.shape[1]):
+                s += v[i, j, k]
+        out[k] = s
+
+    v = rng.integers(-50, 50, (4, 5, 6), dtype=np.int32)
+    out3 = np.empty(6, np.int32)
+    plane_sum[6](v, out3)
+    np.testing.assert_array_equal(out3, v.sum(axis=(0, 1)))
+
+
+def test_four_dimensional_array():
+    @pk.kernel
+    def bump(a: pk.i32[:, :, :, :]):
+        i = pk.global_id(0)
+        a[i % 2, i // 2 % 3, i // 6 % 4, i // 24] += i
+
+    a = np.zeros((2, 3, 4, 5), np.int32)
+    bump[a.size](a)
+    expected = np.zeros_like(a)
+    for i in range(a.size):
+        expected[i % 2, i // 2 % 3, i // 6 % 4, i // 24] += i
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_numpy_views_with_steps_and_negative_strides():
+    @pk.kernel
+    def scale(x: pk.f32[:, :], out: pk.f32[:, :]):
+        i = pk.global_id(0)
+        j = pk.global_id(1)
+        out[i, j] = x[i, j] * 10.0
+
+    base = np.arange(60, dtype=np.float32).reshape(6, 10)
+    view = base[::2, ::-3]
+    target = np.zeros((6, 10), np.float32)
+    out_view = target[1::2, 2:6]
+    scale[3, 4](view, out_view)
+    np.testing.assert_array_equal(out_view, view * 10)
+    assert target[0].sum() == 0 and target[1::2, :2].sum() == 0  # only the view was written
+
+
+def test_constexpr_parameter_compiles_one_variant_per_value():
+    @pk.kernel
+    def unrolled(x: pk.i32[:], n: pk.constexpr):
+        i = pk.global_id(0)
+        for k in range(n):
+            x[i] += k
+
+    x = np.zeros(4, np.int32)
+    unrolled[4](x, 3)
+    unrolled[4](x, 5)
+    np.testing.assert_array_equal(x, np.full(4, 3 + 10))
+    assert len(unrolled._variants) == 2
+
+
+def test_constexpr_global():
+    BLOCK = pk.constexpr(16)
+
+    @pk.kernel
+    def block_id(x: pk.i32[:]):
+        x[pk.global_id(0)] = pk.global_id(0) // BLOCK
+
+    x = np.empty(40, np.int32)
+    block_id[40](x)
+    np.testing.assert_array_equal(x, np.arange(40) // 16)
+
+
+def test_missing_device_feature_names_type_feature_and_line(monkeypatch):
+    target = jit.target_for(pk.get_device())
+    restricted = dataclasses.replace(target, features=target.features - {"fp64"})
+    monkeypatch.setattr(jit, "target_for", lambda device: restricted)
+
+    def wide(x: pk.f32[:]):
+        i = pk.global_id(0)
+        y = pk.f64(x[i])  # needs fp64
+        x[i] = pk.f32(y * 2.0)
+
+    lines, first = inspect.getsourcelines(wide)
+    line = first + next(i for i, s in enumerate(lines) if "needs fp64" in s)
+    with pytest.raises(pk.CompileError, match=rf":{line}:\d+: type f64 needs the device "
+                                              "feature 'fp64'"):
+        pk.kernel(wide)[1](np.zeros(1, np.float32))
+
+
+def test_f64_transcendental_is_a_clear_error():
+    @pk.kernel
+    def exp64(x: pk.f64[:]):
+        x[0] = pk.exp(x[0])
+
+    with pytest.raises(pk.CompileError, match=r"exp\(\) on f64 is not available on Vulkan"):
+        exp64[1](np.zeros(1, np.float64))
