@@ -19,7 +19,7 @@ from .resources import Resources
 from .statements import StatementLowering
 from .target import PRESERVE_INF_NAN, Target, required_features
 from .typemap import value_type
-from .types import VOID, ScalarType
+from .types import VOID
 from .validate import validate
 
 ENTRY_POINT = "main"
@@ -112,5 +112,4 @@ def _lower_body(ctx: LoweringContext, locals_: tuple[ir.Local, ...],
         if result == VOID:
             ctx.fn.return_()
         else:
-            assert isinstance(result, ScalarType.__args__)  # type: ignore[attr-defined]
-            ctx.fn.return_value(ctx.module.constant(result, 0))
+            ctx.fn.return_value(ctx.module.constant_null(result))

@@ -53,12 +53,6 @@ def value_type(dtype: DType) -> ScalarType | VoidType:
     return IntType(dtype.bits, dtype.is_signed)
 
 
-def element_type(dtype: DType) -> IntType | FloatType:
-    """The SPIR-V type of a `dtype` element in a storage buffer."""
-    ty = value_type(dtype)
-    return BOOL_ELEMENT if isinstance(ty, BoolType) else ty
-
-
 def value_capabilities(ty: ScalarType | VoidType) -> tuple[Capability, ...]:
     """Capabilities needed to compute with values of type `ty`."""
     if isinstance(ty, (BoolType, VoidType)):
@@ -79,6 +73,3 @@ def storage_capabilities(storage: StorageClass, ty: ScalarType) -> tuple[Capabil
 def unsigned(ty: IntType) -> IntType:
     return IntType(ty.bits, False)
 
-
-def signed(ty: IntType) -> IntType:
-    return IntType(ty.bits, True)
