@@ -56,6 +56,19 @@ def _copysign(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     return fn.bitcast(ty, signed)
 
 
+def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    # GLSL leaves atan2(0, 0) undefined (lavapipe gives 3*pi/4); Python gives +-0 or +-pi by
+    # the signs of the zeros
+    fn = ctx.fn
+    y, x = args
+    zero = ctx.const(ty, 0.0)
+    both_zero = fn.logical_and(BOOL, fn.f_ord_equal(BOOL, y, zero), fn.f_ord_equal(BOOL, x, zero))
+    x_negative = fn.f_ord_less_than(BOOL, _copysign(ctx, ty, (ctx.const(ty, 1.0), x)), zero)
+    at_zero = fn.select(ty, x_negative, ctx.const(ty, math.pi), zero)
+    at_zero = _copysign(ctx, ty, (at_zero, y))
+    return fn.select(ty, both_zero, at_zero, fn.glsl(ty, GLSL.Atan2, y, x))
+
+
 # erf: Taylor series near 0 (relative accuracy where erf is small), Abramowitz & Stegun 7.1.26
 # elsewhere (absolute error below 1.5e-7)
 _ERF_TAYLOR = (1.0, -1.0 / 3, 1.0 / 10, -1.0 / 42, 1.0 / 216, -1.0 / 1320)
@@ -105,7 +118,7 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ASIN: _glsl(GLSL.Asin),
     MathFn.ACOS: _glsl(GLSL.Acos),
     MathFn.ATAN: _glsl(GLSL.Atan),
-    MathFn.ATAN2: _glsl(GLSL.Atan2),  # (y, x) in both
+    MathFn.ATAN2: _atan2,  # (y, x) in both
     MathFn.SINH: _glsl(GLSL.Sinh),
     MathFn.COSH: _glsl(GLSL.Cosh),
     MathFn.TANH: _glsl(GLSL.Tanh),
