@@ -9,6 +9,11 @@ tensors. Nothing touches Vulkan at import: the device is created on first use.
     prog = dev.create_program(words, layout)
     dev.launch(prog, (n, 1, 1), [buf], layout.pack(values))
     buf.read_into(out)              # waits for the launches that write `buf`
+
+    with dev.timer() as t:          # GPU time of the work recorded inside
+        dev.launch(prog, (n, 1, 1), [buf], layout.pack(values))
+    t.elapsed_ns
+    dev.stats()                     # commands, barriers, submits, memory blocks
 """
 
 from .buffer import Buffer
@@ -18,6 +23,7 @@ from .errors import DeviceError, DeviceLost, OutOfDeviceMemory
 from .info import DeviceFeatures, DeviceInfo, DeviceLimits
 from .launch import normalize_grid, plan_dispatches
 from .layout import BindingLayout, BufferSlot, Field
+from .memory import MemoryStats
 from .program import Program
 from .selection import (
     clear_validation_messages,
@@ -26,11 +32,14 @@ from .selection import (
     get_device,
     open_device,
     set_device,
+    settle,
     shutdown,
     sync,
     validation_enabled,
     validation_messages,
 )
+from .stats import DeviceStats
+from .timing import GpuTimer
 from .validation import ValidationMessage
 
 __all__ = [
@@ -44,7 +53,10 @@ __all__ = [
     "DeviceInfo",
     "DeviceLimits",
     "DeviceLost",
+    "DeviceStats",
     "Field",
+    "GpuTimer",
+    "MemoryStats",
     "OutOfDeviceMemory",
     "Program",
     "ValidationMessage",
@@ -56,6 +68,7 @@ __all__ = [
     "open_device",
     "plan_dispatches",
     "set_device",
+    "settle",
     "shutdown",
     "sync",
     "validation_enabled",

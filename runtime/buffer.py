@@ -26,66 +26,75 @@ class RawBuffer:
 
     `read_epoch` / `write_epoch` are the barrier epochs (see `BatchQueue.epoch`) in which a
     recorded command last read / wrote the buffer: a command that touches it in that same epoch
-    conflicts with that access and needs a barrier first.
+    conflicts with that access and needs a barrier first. Made by a `BufferMaker`.
     """
 
     __slots__ = ("handle", "allocation", "size", "read_epoch", "write_epoch")
 
-    def __init__(
-        self,
-        vk_device: object,
-        fn: object,
-        allocator: Allocator,
-        size: int,
-        usage: int,
-        purpose: str,
-    ) -> None:
+    def __init__(self, handle: object, allocation: Allocation | None, size: int) -> None:
+        self.handle = handle
+        self.allocation = allocation
         self.size = size
         self.read_epoch = self.write_epoch = -1
-        info = ffi.new(
-            "VkBufferCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                "size": size,
-                "usage": usage,
-                "sharingMode": lib.VK_SHARING_MODE_EXCLUSIVE,
-            },
-        )
-        handle = ffi.new("VkBuffer*")
-        _vk.check(
-            fn.vkCreateBuffer(vk_device, info, ffi.NULL, handle),
-            f"vkCreateBuffer of {size:,} bytes",
-        )
-        self.handle = handle[0]
-        self.allocation: Allocation | None = None
-        try:
-            req = ffi.new("VkMemoryRequirements*")
-            fn.vkGetBufferMemoryRequirements(vk_device, self.handle, req)
-            self.allocation = allocator.allocate(
-                req.size, req.memoryTypeBits, purpose, req.alignment
-            )
-            _vk.check(
-                fn.vkBindBufferMemory(
-                    vk_device, self.handle, self.allocation.memory, self.allocation.offset
-                ),
-                "vkBindBufferMemory",
-            )
-        except BaseException:
-            self.destroy(vk_device, fn, allocator)
-            raise
 
     @property
     def mapped(self) -> object | None:
         """The `char*` of the persistent mapping, or None."""
         return self.allocation.mapped if self.allocation is not None else None
 
-    def destroy(self, vk_device: object, fn: object, allocator: Allocator) -> None:
-        if self.handle is not None:
-            fn.vkDestroyBuffer(vk_device, self.handle, ffi.NULL)
-            self.handle = None
-        if self.allocation is not None:
-            allocator.free(self.allocation)
-            self.allocation = None
+
+class BufferMaker:
+    """Makes and destroys the RawBuffers of one device.
+
+    The structs its Vulkan calls read and write are built once and reused: building them per
+    buffer cost more than the calls themselves. Callers hold the device lock.
+    """
+
+    def __init__(self, vk_device: object, fn: object, allocator: Allocator) -> None:
+        self._dev, self._fn, self.allocator = vk_device, fn, allocator
+        self._info = ffi.new(
+            "VkBufferCreateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                "sharingMode": lib.VK_SHARING_MODE_EXCLUSIVE,
+            },
+        )
+        self._handle = ffi.new("VkBuffer*")
+        self._req = ffi.new("VkMemoryRequirements*")
+
+    def make(self, size: int, usage: int, purpose: str) -> RawBuffer:
+        """A buffer of `size` bytes for `usage`, bound to memory chosen for `purpose`."""
+        fn, dev, info = self._fn, self._dev, self._info
+        info.size = size
+        info.usage = usage
+        _vk.check(
+            fn.vkCreateBuffer(dev, info, ffi.NULL, self._handle),
+            f"vkCreateBuffer of {size:,} bytes",
+        )
+        raw = RawBuffer(self._handle[0], None, size)
+        try:
+            req = self._req
+            fn.vkGetBufferMemoryRequirements(dev, raw.handle, req)
+            raw.allocation = allocation = self.allocator.allocate(
+                req.size, req.memoryTypeBits, purpose, req.alignment
+            )
+            _vk.check(
+                fn.vkBindBufferMemory(dev, raw.handle, allocation.memory, allocation.offset),
+                "vkBindBufferMemory",
+            )
+        except BaseException:
+            self.destroy(raw)
+            raise
+        return raw
+
+    def destroy(self, raw: RawBuffer) -> None:
+        """Destroys the VkBuffer and frees its memory (no pending work may use it)."""
+        if raw.handle is not None:
+            self._fn.vkDestroyBuffer(self._dev, raw.handle, ffi.NULL)
+            raw.handle = None
+        if raw.allocation is not None:
+            self.allocator.free(raw.allocation)
+            raw.allocation = None
 
 
 class Buffer:

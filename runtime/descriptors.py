@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from . import _vk
 from ._vk import ffi, lib
-from .buffer import RawBuffer
-from .memory import UNIFORM, Allocator
+from .buffer import BufferMaker, RawBuffer
+from .memory import UNIFORM
 
 POOL_SETS = 256
 POOL_STORAGE_DESCRIPTORS = 2048
@@ -268,8 +268,8 @@ class UniformChunk:
 class UniformArena:
     """Space for the uniform argument blocks of launches, in chunks owned by batches."""
 
-    def __init__(self, vk_device: object, fn: object, allocator: Allocator, alignment: int) -> None:
-        self._dev, self._fn, self._allocator = vk_device, fn, allocator
+    def __init__(self, maker: BufferMaker, alignment: int) -> None:
+        self._maker = maker
         self.alignment = max(alignment, 16)
         self._free: list[UniformChunk] = []
         self._all: list[UniformChunk] = []
@@ -313,20 +313,13 @@ class UniformArena:
 
     def _new_chunk(self, nbytes: int) -> UniformChunk:
         size = max(UNIFORM_CHUNK, -(-nbytes // UNIFORM_CHUNK) * UNIFORM_CHUNK)
-        raw = RawBuffer(
-            self._dev,
-            self._fn,
-            self._allocator,
-            size,
-            lib.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
-            UNIFORM,
-        )
+        raw = self._maker.make(size, lib.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, UNIFORM)
         chunk = UniformChunk(raw)
         self._all.append(chunk)
         return chunk
 
     def destroy(self) -> None:
         for chunk in self._all:
-            chunk.raw.destroy(self._dev, self._fn, self._allocator)
+            self._maker.destroy(chunk.raw)
         self._all.clear()
         self._free.clear()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from . import _vk
 from ._vk import ffi, lib
 from .batch import Batch, BatchQueue
-from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, RawBuffer
+from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, BufferMaker, RawBuffer
 from .config import Config
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
 from .errors import DeviceError
@@ -127,13 +127,13 @@ class Device:
                 limits.min_uniform_buffer_offset_alignment,
             ),
         )
-        self._staging = StagingPool(self.handle, fn, self.allocator)
+        self._maker = BufferMaker(self.handle, fn, self.allocator)
+        self._storage_type = self.allocator.type_for(STORAGE)
+        self._staging = StagingPool(self._maker)
         self._descriptors = DescriptorAllocator(self.handle, fn)
         self.pipeline_cache = PipelineCache(self.handle, fn, info, config.cache_dir)
         self._queries = QueryPools(self.handle, fn, timestamp_bits)
-        self._uniforms = UniformArena(
-            self.handle, fn, self.allocator, info.limits.min_uniform_buffer_offset_alignment
-        )
+        self._uniforms = UniformArena(self._maker, info.limits.min_uniform_buffer_offset_alignment)
         self._batches = BatchQueue(
             self.handle,
             fn,
@@ -188,14 +188,14 @@ class Device:
         size = max(MIN_SIZE, -(-nbytes // 16) * 16)
         with self._lock:
             self._check_open()
-            self.allocator.ensure_fits(size, self.allocator.type_for(STORAGE))
+            self.allocator.ensure_fits(size, self._storage_type)
             limit = self.info.limits.max_storage_buffer_range
             if nbytes > limit:
                 raise DeviceError(
                     f"a buffer of {nbytes:,} bytes exceeds the device's maxStorageBufferRange of "
                     f"{limit:,} bytes ({self.info.name})"
                 )
-            raw = RawBuffer(self.handle, self.fn, self.allocator, size, STORAGE_USAGE, STORAGE)
+            raw = self._maker.make(size, STORAGE_USAGE, STORAGE)
             self._live.add(raw)
         return Buffer(self, nbytes, raw)
 
@@ -293,7 +293,7 @@ class Device:
                 return
             self.pipeline_cache.save()
             for raw in list(self._live):
-                raw.destroy(self.handle, self.fn, self.allocator)
+                self._maker.destroy(raw)
             self._live.clear()
             for program in self._programs.values():
                 program.destroy()
@@ -317,6 +317,11 @@ class Device:
     def hung(self) -> bool:
         """True once a wait timed out: the device may still be running a kernel."""
         return self._batches.hung
+
+    @property
+    def lost(self) -> bool:
+        """True once a wait reported VK_ERROR_DEVICE_LOST."""
+        return self._batches.lost
 
     # ---- used by Buffer ----
 
@@ -421,7 +426,7 @@ class Device:
             return
         self._live.discard(raw)
         self._set_cache.forget_buffer(raw.handle)
-        raw.destroy(self.handle, self.fn, self.allocator)
+        self._maker.destroy(raw)
 
     def _reclaim(self) -> None:
         # buffers freed while launches still used them are released once those finish

@@ -65,7 +65,7 @@ class MemoryBlock:
         self.ranges = RangeAllocator(size)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Allocation:
     """`size` bytes at `offset` of `memory`; `mapped` is the host `char*` of the first byte, or
     None; `block` is the block it was carved from (None for a dedicated allocation), where it
@@ -126,6 +126,9 @@ class Allocator:
         self.block_sizes = [block_size or default_block_size(s) for s in self.heap_sizes]
         self.allocate_calls = 0
         self._pools: dict[tuple[int, bool], list[MemoryBlock]] = {}
+        # (purpose, memoryTypeBits) -> (type index, mapped, heap): the same for every buffer
+        # of one usage, so worked out once
+        self._choices: dict[tuple[str, int], tuple[int, bool, int]] = {}
         self._dedicated = 0
         self._largest_local = max(
             (
@@ -226,10 +229,14 @@ class Allocator:
     ) -> Allocation:
         """`size` bytes for `purpose`, at an offset that is a multiple of `alignment` (and of
         the device's descriptor offset alignment), mapped when the purpose calls for it."""
-        type_index = self.type_for(purpose, type_bits)
-        mapped = self.maps(purpose, type_index)
-        heap = self.types[type_index][1]
-        alignment = max(alignment, self.offset_alignment)
+        choice = self._choices.get((purpose, type_bits))
+        if choice is None:
+            type_index = self.type_for(purpose, type_bits)
+            choice = (type_index, self.maps(purpose, type_index), self.types[type_index][1])
+            self._choices[(purpose, type_bits)] = choice
+        type_index, mapped, heap = choice
+        if alignment < self.offset_alignment:
+            alignment = self.offset_alignment
         if size > self.block_sizes[heap] // 2:
             memory, pointer = self._driver_allocate(size, type_index, mapped)
             self._dedicated += 1

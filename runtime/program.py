@@ -39,6 +39,7 @@ class Program:
         pipeline_cache: object | None = None,
     ) -> None:
         _check_layout(layout, limits)
+        self.words = words  # kept: the same program can be made on another device
         self.layout = layout
         self.entry = entry
         self.workgroup = tuple(layout.workgroup)

@@ -157,6 +157,18 @@ def sync() -> None:
         device.sync()
 
 
+def settle() -> None:
+    """Waits for the work recorded on every open device that can still finish it (closed,
+    hung and lost devices are skipped); opens nothing. Test harnesses call it before reading
+    `validation_messages()`, since some errors are only reported when work is submitted."""
+    with _lock:
+        runtime = _runtime
+        opened = [] if runtime is None else [*runtime.opened.values(), *runtime.extra]
+    for device in opened:
+        if not (device.closed or device.hung or device.lost):
+            device.sync()
+
+
 def validation_messages(min_severity: str = "error") -> list[ValidationMessage]:
     """Messages the validation layer reported (PYKERN_VALIDATE=1) since the last clear."""
     runtime = _runtime

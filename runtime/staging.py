@@ -7,8 +7,8 @@ for large transfers, so released buffers are kept, up to `keep_bytes` in all.
 from __future__ import annotations
 
 from ._vk import lib
-from .buffer import RawBuffer
-from .memory import STAGING, Allocator
+from .buffer import BufferMaker, RawBuffer
+from .memory import STAGING
 
 USAGE = lib.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | lib.VK_BUFFER_USAGE_TRANSFER_DST_BIT
 MIN_STAGING = 64 * 1024
@@ -18,10 +18,8 @@ CHUNK = 64 * 2**20  # downloads larger than this are copied through the staging 
 class StagingPool:
     """Hands out staging buffers of at least the size asked for, reusing released ones."""
 
-    def __init__(
-        self, vk_device: object, fn: object, allocator: Allocator, keep_bytes: int = 256 * 2**20
-    ) -> None:
-        self._dev, self._fn, self._allocator = vk_device, fn, allocator
+    def __init__(self, maker: BufferMaker, keep_bytes: int = 256 * 2**20) -> None:
+        self._maker = maker
         self.keep_bytes = keep_bytes
         self._free: list[RawBuffer] = []
 
@@ -37,7 +35,7 @@ class StagingPool:
             self._free.remove(best)
             return best
         size = max(MIN_STAGING, 1 << (nbytes - 1).bit_length())
-        return RawBuffer(self._dev, self._fn, self._allocator, size, USAGE, STAGING)
+        return self._maker.make(size, USAGE, STAGING)
 
     def release(self, raw: RawBuffer) -> None:
         """Returns a buffer no pending work uses any more; kept if the pool has room."""
@@ -46,10 +44,10 @@ class StagingPool:
         if sum(r.size for r in self._free) + raw.size <= self.keep_bytes:
             self._free.append(raw)
         else:
-            raw.destroy(self._dev, self._fn, self._allocator)
+            self._maker.destroy(raw)
 
     def trim(self) -> None:
         """Destroys every kept buffer (when memory runs short, and at close)."""
         for raw in self._free:
-            raw.destroy(self._dev, self._fn, self._allocator)
+            self._maker.destroy(raw)
         self._free.clear()

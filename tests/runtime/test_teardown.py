@@ -86,3 +86,34 @@ def test_runaway_kernel_times_out_and_exit_does_not_hang():
         return  # a fast device: nothing to time out
     assert "timeout:" in result.stdout and "PYKERN_TIMEOUT" in result.stdout
     assert seconds < 30, f"exit took {seconds:.1f} s"
+
+
+def test_device_lost_while_waiting_is_reported_and_the_process_exits():
+    """Fault injection: every fence wait reports VK_ERROR_DEVICE_LOST from some point on."""
+    result, seconds = run(
+        """
+        device = rt.get_device()
+        layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
+        program = device.create_program(spv("count"), layout)
+        counts = device.create_buffer(4 * 1000)
+        counts.upload(np.zeros(1000, np.uint32))
+        device.launch(program, (1000,), [counts], args_for(layout))
+        device.fn.vkWaitForFences = lambda *args: -4  # VK_ERROR_DEVICE_LOST
+        try:
+            device.sync()
+        except rt.DeviceLost as error:
+            print("lost:", error, flush=True)
+        try:
+            counts.read_into(np.empty(1000, np.uint32))
+        except rt.DeviceLost:
+            print("still lost", flush=True)
+        # exit: the teardown must neither hang nor trip the validation layer
+    """,
+        timeout=60,
+        PYKERN_VALIDATE="1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "lost: vkWaitForFences failed: VK_ERROR_DEVICE_LOST" in result.stdout
+    assert "still lost" in result.stdout
+    assert "Validation Error" not in result.stderr, result.stderr
+    assert seconds < 30
