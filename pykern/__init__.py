@@ -29,4 +29,18 @@ from .errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError
 from .func import Func, func
 from .jit import Kernel, kernel
 from .runtime import devices, get_device, set_device, sync
-from .tensor import Tensor, asarray, empty, empty_like, zeros, zeros_like
+from .tensor import Tensor, asarray, empty, empty_like
+from .ops import random
+from .ops import namespace as array_api
+from .ops.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril, triu,
+                           zeros, zeros_like)
+from .ops.elementwise import (abs, acosh, add, asinh, astype, atanh, bitwise_and,
+                              bitwise_invert, bitwise_left_shift, bitwise_or, bitwise_right_shift,
+                              bitwise_xor, clip, divide, equal, expm1, floor_divide, gelu,
+                              greater, greater_equal, hypot, isfinite, less, less_equal, log10,
+                              log1p, logaddexp, logical_and, logical_not, logical_or, logical_xor,
+                              maximum, minimum, multiply, negative, not_equal, positive,
+                              reciprocal, relu, remainder, sigmoid, sign, signbit, silu, square,
+                              subtract, where)
+from .ops.promotion import can_cast, result_type
+from .ops.reduction import (all, any, argmax, argmin, max, mean, min, prod, std, sum, var)
