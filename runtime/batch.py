@@ -51,6 +51,7 @@ class Batch:
         "garbage",
         "commands",
         "pipeline",
+        "bound",
     )
 
     def __init__(self, vk_device: object, fn: object, family: int) -> None:
@@ -103,6 +104,7 @@ class Batch:
         self.garbage: list[Callable[[], None]] = []
         self.commands = 0
         self.pipeline = None  # the pipeline bound last, to skip rebinding it
+        self.bound = None  # the program whose buffers and block the last command bound
 
     def destroy(self, vk_device: object, fn: object) -> None:
         fn.vkDestroyFence(vk_device, self.fence, ffi.NULL)
@@ -184,7 +186,7 @@ class BatchQueue:
         batch.serial = self.next_serial
         self.next_serial += 1
         batch.commands = 0
-        batch.pipeline = None
+        batch.pipeline = batch.bound = None
         self.recording = batch
         return batch
 

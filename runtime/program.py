@@ -201,9 +201,15 @@ class Program:
             w.pBufferInfo = self.buffer_infos + i
             if uniform:
                 self.buffer_infos[i].range = self.block_size
+        self.info_list = [self.buffer_infos[i] for i in range(n)]  # indexing cffi costs
         # the argument block of the launch being recorded (launches hold the device lock)
         self.block_data = ffi.new("char[]", max(self.block_size, 1))
         self.block_view = ffi.buffer(self.block_data, self.block_size)
+        # what the last launch wrote into the descriptor writes and the block: a launch that
+        # repeats them skips rewriting (and, right after one of its own, rebinding) them
+        self.last_raws: list[object] = [None] * self.n_buffers
+        self.last_args: bytes | None = None
+        self.last_grid: tuple[int, int, int] | None = None
         self.alloc_info = ffi.new(
             "VkDescriptorSetAllocateInfo*",
             {

@@ -387,3 +387,42 @@ def test_out_of_memory_inside_a_launch_leaves_the_device_usable(device, monkeypa
     device.launch(program, (n,), [src, dst], args_for(layout, 2.0, 1.0))
     np.testing.assert_array_equal(read(dst, n, np.float32), np.arange(n) * 2 + 1)
     np.testing.assert_array_equal(read(src, n, np.float32), np.arange(n))
+
+
+def test_repeated_launches_skip_rebinding_but_not_changes(device):
+    """A launch identical to the one before it (same program, buffers and arguments) does
+    not bind them again; any difference, or another program in between, does."""
+    layout = layout_of(
+        slots("src", "dst", writable=("dst",)), [("scale", "f"), ("shift", "f")], (64, 1, 1)
+    )
+    program = device.create_program(spv("affine"), layout)
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    src, a, b, c, other = (device.create_buffer(x.nbytes) for _ in range(5))
+    src.upload(x)
+    other.upload(10 * x)
+    freed = device.create_buffer(x.nbytes)
+    freed.free()
+    count, count_layout = count_program(device)
+    counts = zeros(device, n)
+
+    def go(source, dst, scale):
+        device.launch(program, (n,), [source, dst], args_for(layout, scale, 0.0))
+
+    device.sync()  # all of what follows in one batch
+    go(src, a, 2.0)
+    go(src, a, 2.0)  # identical: nothing rebound
+    go(src, b, 2.0)  # another buffer
+    go(src, b, 3.0)  # other arguments
+    device.launch(count, (n,), [counts], args_for(count_layout))
+    go(src, b, 3.0)  # same as two launches ago, but another program ran in between
+    # a refused launch leaves nothing half-bound: it had pointed slot 0 at `other` already
+    # when it found slot 1 freed
+    with pytest.raises(ValueError, match="freed"):
+        go(other, freed, 3.0)
+    go(other, b, 3.0)  # b = 30x, not 3x from what the launch before bound
+    go(src, c, 3.0)
+    go(other, c, 5.0)  # differs from the launch before in slot 0 (and the arguments)
+    np.testing.assert_array_equal(read(a, n, np.float32), 2 * x)
+    np.testing.assert_array_equal(read(b, n, np.float32), 30 * x)
+    np.testing.assert_array_equal(read(c, n, np.float32), 50 * x)
