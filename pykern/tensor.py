@@ -722,7 +722,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
             d = dt.from_numpy(arr.dtype)
         except KeyError:
             raise TypeError(f"numpy dtype {arr.dtype} has no pykern equivalent") from None
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     t = Tensor(get_device().create_buffer(arr.nbytes), arr.shape, d)
     if arr.nbytes:
         t.buffer.upload(arr)  # type: ignore[attr-defined]

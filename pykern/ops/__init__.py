@@ -5,10 +5,70 @@
 - `reduction`: sum, mean, max, min, argmax, argmin, prod, var, std, any, all
 - `creation`: zeros, ones, full, eye, arange, linspace, tril, triu
 - `random`: a counter-based (Philox-4x32-10) generator
-- `manipulation`: views and copies beyond the Tensor methods (expand_dims, broadcast_arrays,
-  moveaxis, roll, tile, repeat, ...)
+- `manipulation`: functions on shapes (expand_dims, broadcast_arrays, moveaxis, roll, tile,
+  repeat, meshgrid, ...); `searching`: searchsorted, nonzero, count_nonzero
+- `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, conv2d, attention,
+  sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
 - `promotion`: the type promotion rules; `strided`: broadcasting and launch planning
 - `namespace`: the Python array API namespace (`pykern.array_api`)
 """
 
-from . import creation, elementwise, promotion, strided  # noqa: F401
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from . import creation, elementwise, manipulation, promotion, random, reduction  # noqa: F401
+from . import searching, strided  # noqa: F401
+
+# modules holding the linear-algebra, neural-network, sorting, indexing and scan ops
+OTHER_MODULES = ("linalg", "nn", "sort", "indexing", "scan")
+
+
+def other(name: str) -> Callable[..., Any]:
+    """The op `name` from the linalg/nn/sort/indexing/scan modules (imported on first use, so
+    the rest of the library works without them)."""
+    for module in OTHER_MODULES:
+        try:
+            mod = importlib.import_module(f"{__name__}.{module}")
+        except ImportError:
+            continue
+        fn = getattr(mod, name, None)
+        if fn is not None:
+            return fn
+    raise NotImplementedError(f"pykern has no '{name}' op yet")
+
+
+def _tensor_aware_builtins() -> None:
+    """`pk.exp`, `pk.sqrt`, ... are kernel builtins (resolved by identity inside kernels) and
+    also API names for tensor functions: outside a kernel, a call with a pk.Tensor argument
+    runs the tensor op; anything else keeps the builtin's host behaviour."""
+    from .. import builtins as bi
+    from ..tensor import Tensor
+
+    ew = elementwise
+    ops: dict[object, Callable[..., Any]] = {
+        bi.sqrt: ew.sqrt, bi.exp: ew.exp, bi.log: ew.log, bi.sin: ew.sin, bi.cos: ew.cos,
+        bi.tanh: ew.tanh, bi.floor: ew.floor, bi.ceil: ew.ceil, bi.pow: ew.pow,
+        bi.rsqrt: ew.rsqrt, bi.exp2: ew.exp2, bi.log2: ew.log2, bi.tan: ew.tan,
+        bi.asin: ew.asin, bi.acos: ew.acos, bi.atan: ew.atan, bi.atan2: ew.atan2,
+        bi.sinh: ew.sinh, bi.cosh: ew.cosh, bi.erf: ew.erf, bi.trunc: ew.trunc,
+        bi.round: ew.round, bi.copysign: ew.copysign, bi.isnan: ew.isnan, bi.isinf: ew.isinf,
+        bi.clamp: ew.clip, bi.select: ew.where,
+    }
+    for builtin, op in ops.items():
+        host = builtin._host  # type: ignore[attr-defined]
+        if getattr(host, "tensor_aware", False):
+            continue
+
+        def dispatch(*args: object, _host: Callable = host, _op: Callable = op) -> object:
+            if any(isinstance(a, Tensor) for a in args):
+                return _op(*args)
+            return _host(*args)
+
+        dispatch.tensor_aware = True  # type: ignore[attr-defined]
+        builtin._host = dispatch  # type: ignore[attr-defined]
+
+
+_tensor_aware_builtins()

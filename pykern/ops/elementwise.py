@@ -13,6 +13,7 @@ stride 0, so `t + 2.0` runs the same variant as `t + u`.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 from collections import OrderedDict
@@ -47,7 +48,7 @@ def log1p_f(x):
     series = s * (2.0 + s2 * (0.6666666666666666 + s2 * (0.4 + s2 * (0.2857142857142857 + s2 * (
         0.2222222222222222 + s2 * (0.18181818181818182 + s2 * 0.15384615384615385))))))
     big = pk.log(pk.select(1.0 + x < 0.0, 0.0, 1.0 + x))
-    r = pk.select(pk.abs(x) < 0.25, series, big)
+    r = pk.select(builtins.abs(x) < 0.25, series, big)
     return pk.select(x < -1.0, math.nan, r)
 
 
@@ -57,7 +58,7 @@ def expm1_f(x):
     p = x * (1.0 + x * (0.5 + x * (0.16666666666666666 + x * (0.041666666666666664 + x * (
         0.008333333333333333 + x * (0.001388888888888889 + x * (0.0001984126984126984 + x * (
             2.48015873015873e-05))))))))
-    return pk.select(pk.abs(x) < 0.25, p, pk.exp(x) - 1.0)
+    return pk.select(builtins.abs(x) < 0.25, p, pk.exp(x) - 1.0)
 
 
 @pk.func
@@ -79,7 +80,7 @@ def unary_op(x, op):
     elif op == "negative":
         return -x
     elif op == "abs":
-        return abs(x)
+        return builtins.abs(x)
     elif op == "square":
         return x * x
     elif op == "reciprocal":
@@ -125,20 +126,20 @@ def unary_op(x, op):
     elif op == "cosh":
         return pk.cosh(x)
     elif op == "tanh":
-        return pk.select(pk.abs(x) > 15.0, pk.copysign(1.0, x), pk.tanh(x))
+        return pk.select(builtins.abs(x) > 15.0, pk.copysign(1.0, x), pk.tanh(x))
     elif op == "asinh":
-        a = pk.abs(x)
+        a = builtins.abs(x)
         big = pk.log(pk.select(a > 1e18, 1.0, a)) + LN2
         small = log1p_f(a + a * a / (1.0 + pk.sqrt(1.0 + a * a)))
         return pk.copysign(pk.select(a > 1e18, big, small), x)
     elif op == "acosh":
         t = x - 1.0
         big = pk.log(pk.select(x > 1e18, x, 1.0)) + LN2
-        r = pk.select(x > 1e18, big, log1p_f(t + pk.sqrt(pk.abs(2.0 * t + t * t))))
+        r = pk.select(x > 1e18, big, log1p_f(t + pk.sqrt(builtins.abs(2.0 * t + t * t))))
         return pk.select(x < 1.0, math.nan, r)
     elif op == "atanh":
         r = 0.5 * log1p_f(2.0 * x / (1.0 - x))
-        return pk.select(pk.abs(x) > 1.0, math.nan, r)
+        return pk.select(builtins.abs(x) > 1.0, math.nan, r)
     elif op == "erf":
         return pk.erf(x)
     elif op == "sigmoid":
@@ -149,7 +150,7 @@ def unary_op(x, op):
         return 0.5 * x * (1.0 + pk.erf(x * SQRT1_2))
     elif op == "gelu_tanh":
         u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + pk.select(pk.abs(u) > 15.0, pk.copysign(1.0, u), pk.tanh(u)))
+        return 0.5 * x * (1.0 + pk.select(builtins.abs(u) > 15.0, pk.copysign(1.0, u), pk.tanh(u)))
     elif op == "floor":
         return pk.floor(x)
     elif op == "ceil":
@@ -237,8 +238,8 @@ def binary_op(x, y, op):
     elif op == "copysign":
         return pk.copysign(x, y)
     elif op == "hypot":
-        ax = pk.abs(x)
-        ay = pk.abs(y)
+        ax = builtins.abs(x)
+        ay = builtins.abs(y)
         m = pk.select(ax > ay, ax, ay)
         q = pk.select(ax > ay, ay, ax) / pk.select(m == 0.0, 1.0, m)
         r = m * pk.sqrt(1.0 + q * q)
@@ -246,7 +247,7 @@ def binary_op(x, y, op):
     else:  # "logaddexp"
         d = x - y
         m = pk.select(x > y, x, y)
-        return pk.select(d != d, x + y, m + log1p_f(pk.exp(-pk.abs(d))))
+        return pk.select(d != d, x + y, m + log1p_f(pk.exp(-builtins.abs(d))))
 
 
 @pk.func
