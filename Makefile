@@ -19,7 +19,7 @@ test: venv
 	exit $$rc
 
 bench: venv
-	$(PY) -m benchmarks
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # System packages: installed with apt when running as root, otherwise the exact command is printed.
 system:

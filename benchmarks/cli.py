@@ -1,0 +1,101 @@
+"""The command line: `python -m benchmarks [--json PATH] [--quick] [--only GROUPS]`.
+
+The environment is set before pykern is imported: a fresh temporary PYKERN_CACHE_DIR (so that
+"cold" means cold, and the developer's cache is left alone) and no validation layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory")
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    parser.add_argument("--only", default=",".join(BENCHMARKS),
+                        help=f"comma-separated subset of {','.join(BENCHMARKS)}")
+    parser.add_argument("--no-peers", action="store_true", help="numpy only, no torch/Taichi")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = set(only) - set(BENCHMARKS)
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    cache_dir = tempfile.mkdtemp(prefix="pykern-bench-cache-")
+    os.environ["PYKERN_CACHE_DIR"] = cache_dir
+    os.environ["PYKERN_VALIDATE"] = "0"
+    try:
+        return _run(args, only)
+    finally:
+        runtime = sys.modules.get("pykern.runtime")
+        if runtime is not None:
+            runtime.shutdown()  # saves the pipeline cache into cache_dir before it goes
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, only: list[str]) -> int:
+    import pykern as pk
+
+    from . import compile_latency, elementwise, launch_overhead, memory_cycles, transfer
+    from .peers import find_peers
+    from .plan import plan_for
+    from .results import Results
+
+    started = time.perf_counter()
+    dev = pk.get_device()
+    info = dev.info
+    plan = plan_for(info.kind, args.quick)
+    print(f"device: {info.name} ({info.kind}, {info.driver})", flush=True)
+    print(f"plan: {plan}", flush=True)
+    peers = find_peers(want_taichi=not args.no_peers, want_torch=not args.no_peers)
+    results = Results(notes=list(peers.notes))
+    print(f"peers: {', '.join(f'{k} {v}' for k, v in peers.versions.items())}", flush=True)
+    modules = {"elementwise": elementwise, "launch": launch_overhead, "transfer": transfer,
+               "compile": compile_latency, "memory": memory_cycles}
+    seconds: dict[str, float] = {}
+    for name in only:
+        print(f"\n== {name}", flush=True)
+        start = time.perf_counter()
+        try:
+            modules[name].run(plan, results, peers)
+        except Exception as e:  # noqa: BLE001 - one benchmark failing must not lose the others
+            traceback.print_exc()
+            results.note(f"benchmark {name} failed: {type(e).__name__}: {e}")
+        seconds[name] = time.perf_counter() - start
+        print(f"   ({seconds[name]:.1f} s)", flush=True)
+    print("\n" + results.table())
+    total = time.perf_counter() - started
+    print(f"\ntotal {total:.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in seconds.items())})")
+    if args.json is not None:
+        results.save(args.json, {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join([os.path.basename(sys.executable), "-m", "benchmarks",
+                                 *sys.argv[1:]]),
+            "host": {"platform": platform.platform(), "python": platform.python_version(),
+                     "cpus": os.cpu_count()},
+            "device": {"name": info.name, "kind": info.kind, "driver": info.driver,
+                       "api_version": ".".join(map(str, info.api_version)),
+                       "vendor_id": info.vendor_id, "device_id": info.device_id,
+                       "timestamp_period_ns": info.limits.timestamp_period},
+            "plan": plan.as_dict(),
+            "versions": {"pykern": pk.__version__, **peers.versions},
+            "seconds": {"total": total, **seconds},
+        })
+        print(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,157 @@
+"""Elementwise add (c = a + b) and saxpy (out = alpha * x + y) over f32 arrays, in GB/s.
+
+Three arrays are counted (two read, one written): 12 bytes per element, whatever the
+implementation really moves (numpy's saxpy makes two passes; it is charged the same 12 bytes).
+pykern is timed with GPU timestamps around `reps` launches recorded back to back; torch on CUDA
+with CUDA events the same way; the CPU peers and Taichi (whose Vulkan queue we cannot
+timestamp) by the wall clock from the first launch to the end of a sync.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import pykern as pk
+
+from . import kernels
+from .clock import per_call
+from .peers import Peers
+from .plan import Plan
+from .results import Results, Row, power_of_two
+
+ALPHA = 2.0
+BYTES_PER_ELEMENT = 12
+
+
+def run(plan: Plan, results: Results, peers: Peers) -> None:
+    for n, reps in zip(plan.sizes, plan.reps, strict=True):
+        case = f"n={power_of_two(n)} f32"
+        a = (np.arange(n, dtype=np.float32) % 4096) * np.float32(0.5)  # sums are exact
+        b = np.full(n, 0.25, np.float32)
+        _pykern(plan, results, case, a, b, reps)
+        _numpy(results, case, a, b, reps)
+        for device in peers.torch_devices():
+            _torch(results, case, peers.torch, device, a, b, reps)
+        if peers.taichi is not None:
+            _taichi(results, case, peers.taichi, a, b, reps)
+
+
+def _row(results: Results, group: str, case: str, impl: str, gbps: float, method: str,
+         **extra: object) -> None:
+    results.add(Row(group, case, impl, gbps, "GB/s", True, method, dict(extra)))
+
+
+# ---- pykern ----
+
+
+def _pykern(plan: Plan, results: Results, case: str, a: np.ndarray, b: np.ndarray,
+            reps: int) -> None:
+    dev = pk.get_device()
+    n = a.size
+    A, B, C = pk.asarray(a), pk.asarray(b), pk.empty(n, pk.f32)
+    grids = {
+        kernels.add: n,
+        kernels.add_x4: -(-n // 4),
+        kernels.add_grid_stride: min(n, plan.grid_stride_invocations),
+    }
+    for kernel, grid in grids.items():
+        gbps, wall_gbps = _gpu_gbps(dev, lambda k=kernel, g=grid: k[g](A, B, C), n, reps)
+        correct = bool(np.array_equal(C.numpy(), a + b))
+        _row(results, "add", case, f"pykern {kernel.__name__}", gbps, "gpu timestamps",
+             grid=grid, wall_gbps=wall_gbps, correct=correct)
+        if not correct:
+            results.note(f"pykern {kernel.__name__} gave wrong results on {case}")
+    for kernel, grid in {kernels.saxpy: n, kernels.saxpy_x4: -(-n // 4)}.items():
+        gbps, wall_gbps = _gpu_gbps(
+            dev, lambda k=kernel, g=grid: k[g](ALPHA, A, B, C), n, reps)
+        correct = bool(np.array_equal(C.numpy(), np.float32(ALPHA) * a + b))
+        _row(results, "saxpy", case, f"pykern {kernel.__name__}", gbps, "gpu timestamps",
+             grid=grid, wall_gbps=wall_gbps, correct=correct)
+
+
+def _gpu_gbps(dev: object, launch, n: int, reps: int) -> tuple[float, float]:
+    """GB/s from GPU timestamps around `reps` launches, and from the wall clock."""
+    launch()  # compiles, and warms the caches
+    dev.sync()
+    start = time.perf_counter()
+    with dev.timer() as timer:
+        for _ in range(reps):
+            launch()
+    seconds = timer.elapsed_s  # waits for the work
+    wall = time.perf_counter() - start
+    nbytes = BYTES_PER_ELEMENT * n * reps
+    return nbytes / seconds / 1e9, nbytes / wall / 1e9
+
+
+# ---- peers ----
+
+
+def _numpy(results: Results, case: str, a: np.ndarray, b: np.ndarray, reps: int) -> None:
+    c = np.empty_like(a)
+    seconds = per_call(lambda: np.add(a, b, out=c), max(reps, 3))
+    _row(results, "add", case, "numpy", BYTES_PER_ELEMENT * a.size / seconds / 1e9, "wall clock")
+
+    def saxpy() -> None:
+        np.multiply(a, np.float32(ALPHA), out=c)
+        np.add(c, b, out=c)
+
+    seconds = per_call(saxpy, max(reps, 3))
+    _row(results, "saxpy", case, "numpy", BYTES_PER_ELEMENT * a.size / seconds / 1e9,
+         "wall clock")
+
+
+def _torch(results: Results, case: str, torch, device: str, a: np.ndarray, b: np.ndarray,
+           reps: int) -> None:
+    ta, tb = torch.from_numpy(a).to(device), torch.from_numpy(b).to(device)
+    tc = torch.empty_like(ta)
+    works = {
+        "add": lambda: torch.add(ta, tb, out=tc),
+        "saxpy": lambda: torch.add(tb, ta, alpha=ALPHA, out=tc),
+    }
+    for group, work in works.items():
+        if device == "cuda":
+            seconds, method = _cuda_seconds(torch, work, reps), "cuda events"
+        else:
+            seconds, method = per_call(work, max(reps, 3)), "wall clock"
+        _row(results, group, case, f"torch {device}", BYTES_PER_ELEMENT * a.size / seconds / 1e9,
+             method)
+    if device == "cuda":
+        ta = tb = tc = None  # noqa: F841 - released before the cache is emptied
+        torch.cuda.empty_cache()
+
+
+def _cuda_seconds(torch, work, reps: int) -> float:
+    """Seconds per call, from CUDA events around `reps` calls after a warm-up."""
+    work()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        work()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / 1e3 / reps
+
+
+def _taichi(results: Results, case: str, ti, a: np.ndarray, b: np.ndarray, reps: int) -> None:
+    from . import taichi_kernels as tk
+
+    fa, fb, fc = tk.fresh_fields(a.size, 3)
+    fa.from_numpy(a)
+    fb.from_numpy(b)
+    works = {
+        "add": lambda: tk.add(fa, fb, fc),
+        "saxpy": lambda: tk.saxpy(ALPHA, fa, fb, fc),
+    }
+    for group, work in works.items():
+        work()
+        ti.sync()
+        start = time.perf_counter()
+        for _ in range(reps):
+            work()
+        ti.sync()
+        seconds = (time.perf_counter() - start) / reps
+        _row(results, group, case, "taichi vulkan", BYTES_PER_ELEMENT * a.size / seconds / 1e9,
+             "wall clock")

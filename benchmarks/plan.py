@@ -1,0 +1,75 @@
+"""How big and how long each benchmark runs, chosen by the device.
+
+On a GPU: elementwise over 2^26 and 2^28 f32 elements, as the anchor figures of the H200 were
+measured. On lavapipe (Vulkan on the CPU, two cores here) everything is scaled down so that
+`make bench` stays under five minutes, peers included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    sizes: tuple[int, ...]  # elements of the elementwise benchmarks
+    reps: tuple[int, ...]  # launches timed per size (after one warm-up launch)
+    grid_stride_invocations: int  # the grid of add_grid_stride
+    launches: int  # queued launches timed by the launch-overhead benchmark
+    round_trips: int  # synchronous launches timed
+    transfer_bytes: int
+    transfer_reps: int
+    compile_kernels: int  # distinct new kernels compiled cold (and then warm)
+    memory_cycles: int  # create/free cycles of 1 MiB buffers
+    peer_memory_cycles: int  # the same for each peer (they only give the scale)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+GPU = Plan(
+    sizes=(2**26, 2**28),
+    reps=(50, 20),
+    grid_stride_invocations=2**20,
+    launches=20_000,
+    round_trips=2_000,
+    transfer_bytes=2**30,
+    transfer_reps=5,
+    compile_kernels=5,
+    memory_cycles=100_000,
+    peer_memory_cycles=20_000,
+)
+
+CPU = Plan(
+    sizes=(2**20, 2**24),
+    reps=(10, 5),
+    # lavapipe runs at most 65,535 loop iterations per invocation: 2^24 / 2^14 = 1024
+    grid_stride_invocations=2**14,
+    launches=5_000,
+    round_trips=500,
+    transfer_bytes=64 * 2**20,
+    transfer_reps=5,
+    compile_kernels=3,
+    memory_cycles=100_000,
+    peer_memory_cycles=20_000,
+)
+
+QUICK = Plan(
+    sizes=(2**16,),
+    reps=(3,),
+    grid_stride_invocations=2**12,
+    launches=500,
+    round_trips=50,
+    transfer_bytes=2**20,
+    transfer_reps=2,
+    compile_kernels=1,
+    memory_cycles=2_000,
+    peer_memory_cycles=500,
+)
+
+
+def plan_for(kind: str, quick: bool = False) -> Plan:
+    """The plan for a device of `kind` ('discrete', 'cpu', ...); `quick` for a smoke run."""
+    if quick:
+        return QUICK
+    return CPU if kind == "cpu" else GPU
