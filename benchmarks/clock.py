@@ -18,7 +18,8 @@ def wall(fn: Callable[[], object], repeat: int = 1) -> float:
 
 
 def per_call(fn: Callable[[], object], calls: int) -> float:
-    """Seconds per call of `fn`, over `calls` calls in a row."""
+    """Seconds per call of `fn`, over `calls` calls in a row (after one warm-up call)."""
+    fn()
     start = time.perf_counter()
     for _ in range(calls):
         fn()

@@ -8,6 +8,9 @@ Three ways to write elementwise add, measured side by side:
   before its first store.
 - `add_grid_stride`: a loop over i, i + grid, i + 2 grid, ... with a grid sized to the device
   rather than to n (grid-stride loop).
+
+benchmarks/elementwise.py also runs `add_x4` with workgroups of 256 invocations instead of the
+default 64.
 """
 
 from __future__ import annotations

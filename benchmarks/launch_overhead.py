@@ -37,9 +37,10 @@ N = 64
 def run(plan: Plan, results: Results, peers: Peers) -> None:
     _pykern(plan, results)
     for device in peers.torch_devices():
-        _torch(plan, results, peers.torch, device)
+        results.attempt(f"torch {device} launches",
+                        lambda d=device: _torch(plan, results, peers.torch, d))
     if peers.taichi is not None:
-        _taichi(plan, results, peers.taichi)
+        results.attempt("taichi launches", lambda: _taichi(plan, results, peers.taichi))
     a = np.ones(N, np.float32)
     c = np.empty_like(a)
     results.add(Row("launch", "queued", "numpy", per_call(lambda: np.add(a, a, out=c),

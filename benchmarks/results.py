@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,13 @@ class Results:
     def note(self, text: str) -> None:
         self.notes.append(text)
         print(f"  note: {text}", flush=True)
+
+    def attempt(self, what: str, work: Callable[[], object]) -> None:
+        """Runs `work` (one peer's measurements); a failure becomes a note naming `what`."""
+        try:
+            work()
+        except Exception as e:  # noqa: BLE001 - a peer failing must not stop the others
+            self.note(f"{what} failed: {type(e).__name__}: {str(e).strip()[:200]}")
 
     def ratio(self, row: Row) -> float | None:
         """How many times better the best pykern row of the same group and case is than `row`

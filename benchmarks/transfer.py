@@ -35,33 +35,37 @@ def run(plan: Plan, results: Results, peers: Peers) -> None:
     buf.free()
     row("upload", "numpy copyto (host memcpy)", wall(lambda: np.copyto(back, host), reps))
     row("download", "numpy copyto (host memcpy)", wall(lambda: np.copyto(back, host), reps))
-    torch = peers.torch
     if peers.cuda:
-        src = torch.from_numpy(host)
-        dst = torch.empty_like(src, device="cuda")
-        out = torch.from_numpy(back)
-
-        def upload() -> None:
-            dst.copy_(src)
-            torch.cuda.synchronize()
-
-        def download() -> None:
-            out.copy_(dst)
-            torch.cuda.synchronize()
-
-        row("upload", "torch cuda copy_", wall(upload, reps))
-        row("download", "torch cuda copy_", wall(download, reps))
-        del dst
-        torch.cuda.empty_cache()
+        results.attempt("torch cuda transfers", lambda: _torch(peers.torch, host, back, reps, row))
     if peers.taichi is not None:
-        from . import taichi_kernels as tk
+        results.attempt("taichi transfers", lambda: _taichi(peers.taichi, host, reps, row))
 
-        ti = peers.taichi
-        (field,) = tk.fresh_fields(host.size, 1)
 
-        def ti_upload() -> None:
-            field.from_numpy(host)
-            ti.sync()
+def _torch(torch, host: np.ndarray, back: np.ndarray, reps: int, row) -> None:
+    src = torch.from_numpy(host)
+    dst = torch.empty_like(src, device="cuda")
+    out = torch.from_numpy(back)
 
-        row("upload", "taichi vulkan from_numpy", wall(ti_upload, reps))
-        row("download", "taichi vulkan to_numpy", wall(field.to_numpy, reps))
+    def upload() -> None:
+        dst.copy_(src)
+        torch.cuda.synchronize()
+
+    def download() -> None:
+        out.copy_(dst)
+        torch.cuda.synchronize()
+
+    row("upload", "torch cuda copy_", wall(upload, reps))
+    row("download", "torch cuda copy_", wall(download, reps))
+
+
+def _taichi(ti, host: np.ndarray, reps: int, row) -> None:
+    from . import taichi_kernels as tk
+
+    (field,) = tk.fresh_fields(host.size, 1)
+
+    def upload() -> None:
+        field.from_numpy(host)
+        ti.sync()
+
+    row("upload", "taichi vulkan from_numpy", wall(upload, reps))
+    row("download", "taichi vulkan to_numpy", wall(field.to_numpy, reps))
