@@ -69,6 +69,20 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     modules = {"elementwise": elementwise, "launch": launch_overhead, "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles}
     seconds: dict[str, float] = {}
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join([os.path.basename(sys.executable), "-m", "benchmarks",
+                             *sys.argv[1:]]),
+        "host": {"platform": platform.platform(), "python": platform.python_version(),
+                 "cpus": os.cpu_count()},
+        "device": {"name": info.name, "kind": info.kind, "driver": info.driver,
+                   "api_version": ".".join(map(str, info.api_version)),
+                   "vendor_id": info.vendor_id, "device_id": info.device_id,
+                   "timestamp_period_ns": info.limits.timestamp_period},
+        "plan": plan.as_dict(),
+        "versions": {"pykern": pk.__version__, **peers.versions},
+        "seconds": seconds,
+    }
     for name in only:
         print(f"\n== {name}", flush=True)
         start = time.perf_counter()
@@ -79,23 +93,13 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
             results.note(f"benchmark {name} failed: {type(e).__name__}: {e}")
         seconds[name] = time.perf_counter() - start
         print(f"   ({seconds[name]:.1f} s)", flush=True)
+        if args.json is not None:  # after each benchmark: a run cut short keeps what it has
+            results.save(args.json, meta)
     print("\n" + results.table())
-    total = time.perf_counter() - started
-    print(f"\ntotal {total:.0f} s ({', '.join(f'{k} {v:.0f} s' for k, v in seconds.items())})")
+    seconds["total"] = time.perf_counter() - started
+    print(f"\ntotal {seconds['total']:.0f} s "
+          f"({', '.join(f'{k} {v:.0f} s' for k, v in seconds.items() if k != 'total')})")
     if args.json is not None:
-        results.save(args.json, {
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": " ".join([os.path.basename(sys.executable), "-m", "benchmarks",
-                                 *sys.argv[1:]]),
-            "host": {"platform": platform.platform(), "python": platform.python_version(),
-                     "cpus": os.cpu_count()},
-            "device": {"name": info.name, "kind": info.kind, "driver": info.driver,
-                       "api_version": ".".join(map(str, info.api_version)),
-                       "vendor_id": info.vendor_id, "device_id": info.device_id,
-                       "timestamp_period_ns": info.limits.timestamp_period},
-            "plan": plan.as_dict(),
-            "versions": {"pykern": pk.__version__, **peers.versions},
-            "seconds": {"total": total, **seconds},
-        })
+        results.save(args.json, meta)
         print(f"wrote {args.json}")
     return 0
