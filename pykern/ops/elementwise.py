@@ -86,7 +86,7 @@ def unary_op(x, op):
     elif op == "reciprocal":
         return 1.0 / x
     elif op == "sign":
-        return pk.select(x > 0, 1, pk.select(x < 0, -1, x))
+        return pk.select(x > 0, 1, pk.select(x < 0, -1, x - x))  # x - x: +0 for ±0, nan for nan
     elif op == "sign_unsigned":
         return pk.select(x > 0, 1, x)
     elif op == "relu":

@@ -203,8 +203,11 @@ def normalize_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if hasattr(axis, "__index__"):
         axes: tuple = (axis,)
-    else:
+    elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
+    else:
+        raise TypeError(f"axis must be an int, a tuple of ints or None, not "
+                        f"{type(axis).__name__}")
     norm = tuple(normalize_axis(a, ndim) for a in axes)
     if len(set(norm)) != len(norm):
         raise ValueError(f"repeated axis in {axis!r}")
