@@ -44,3 +44,9 @@ from .ops.elementwise import (abs, acosh, add, asinh, astype, atanh, bitwise_and
                               subtract, where)
 from .ops.promotion import can_cast, result_type
 from .ops.reduction import (all, any, argmax, argmin, max, mean, min, prod, std, sum, var)
+from .ops.searching import count_nonzero
+from .ops.indexing import concat, scatter_add, stack, take, take_along_axis
+from .ops.linalg import matmul
+from .ops.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
+from .ops.scan import cumsum
+from .ops.sort import argsort, sort, topk

@@ -556,8 +556,14 @@ class Tensor:
     def clip(self, min: object = None, max: object = None) -> Tensor:  # noqa: A002
         return _ops().elementwise.clip(self, min, max)
 
-    def round(self) -> Tensor:
-        return _ops().elementwise.round(self)
+    def round(self, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+        """Rounded to `decimals` places, halves to even (as numpy: scaled by 10**decimals,
+        rounded, scaled back)."""
+        ew = _ops().elementwise
+        if decimals == 0:
+            return ew.round(self, out=out)
+        scale = 10.0 ** decimals
+        return ew.divide(ew.round(ew.multiply(self, scale)), scale, out=out)
 
 
 def _is_operand(value: object) -> bool:
@@ -680,7 +686,7 @@ def _nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
 def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object = None
           ) -> Tensor:
     """An uninitialised tensor. `pk.empty((2, 3), pk.f32)`."""
-    d = dt.as_dtype(dtype)
+    d = dt.f32 if dtype is None else dt.as_dtype(dtype)
     shape = _shape(shape)
     n = 1
     for s in shape:

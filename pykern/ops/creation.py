@@ -40,7 +40,7 @@ def _fill_dtype(value: object, dtype: object) -> DType:
 
 
 def zeros(shape: Shape, dtype: object = dt.f32, *, device: object = None) -> Tensor:
-    """A tensor of zeros. `pk.zeros((2, 3), pk.i32)`."""
+    """A tensor of zeros. `pk.zeros((2, 3), pk.i32)` (dtype None: f32)."""
     return fill(empty(shape, dtype), 0)
 
 
@@ -74,6 +74,7 @@ def eye(n_rows: int, n_cols: int | None = None, k: int = 0, dtype: object = dt.f
         device: object = None) -> Tensor:
     """A 2-D tensor with ones on the `k`-th diagonal, zeros elsewhere."""
     n_cols = n_rows if n_cols is None else n_cols
+    dtype = dt.f32 if dtype is None else dtype
     out = zeros((n_rows, n_cols), dtype)
     start = k if k >= 0 else -k * n_cols
     length = max(0, min(n_rows - max(-k, 0), n_cols - max(k, 0)))

@@ -599,6 +599,8 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     else:
         p = pr.promote_types(a.dtype, b.dtype)  # type: ignore[union-attr]
     special = _scalar_shortcut(name, a, b, p, out)
+    if special is None:
+        special = _out_of_range_comparison(name, a, b, p, out)
     if special is not None:
         return special
     kop, rdtype, ct = _binary_plan(name, p)
@@ -644,6 +646,36 @@ def _scalar_shortcut(name: str, a: object, b: object, p: DType, out: Tensor | No
         fill(res, 1)
         return res
     return None
+
+
+_FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _out_of_range_comparison(name: str, a: object, b: object, p: DType, out: Tensor | None
+                             ) -> Tensor | None:
+    """`i8_tensor < 1000`: an int scalar beyond the integer dtype's range compares the same
+    with every element (numpy 2 allows this for comparisons only), so the result is a fill."""
+    if BINARY_KINDS.get(name) != "compare" or not p.is_int:
+        return None
+    if pr.is_python_scalar(b) and isinstance(a, Tensor):
+        tensor, value, op = a, b, name
+    elif pr.is_python_scalar(a) and isinstance(b, Tensor):
+        tensor, value, op = b, a, _FLIPPED[name]
+    else:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    info = np.iinfo(p.numpy)
+    if info.min <= value <= info.max:
+        return None
+    above = value > info.max  # every element is below the scalar
+    truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+             "greater": not above, "greater_equal": not above}[op]
+    res = _output(out, tensor.shape, dt.bool_, name)
+    from .creation import fill
+    fill(res, truth)
+    return res
 
 
 # ---------------------------------------------------------------- ternary ops

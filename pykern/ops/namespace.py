@@ -282,12 +282,14 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
          stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
-    return _other("sort")(x, axis=axis, descending=descending, stable=stable)
+    """Sorted along `axis` (always stable)."""
+    return _other("sort")(x, axis=axis, descending=descending)
 
 
 def argsort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
             stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
-    return _other("argsort")(x, axis=axis, descending=descending, stable=stable)
+    """Indices that sort `x` along `axis` (always stable: ties keep their order)."""
+    return _other("argsort")(x, axis=axis, descending=descending)
 
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = None,

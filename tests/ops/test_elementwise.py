@@ -355,6 +355,12 @@ def test_python_scalars_are_weak():
     assert (f + pk.asarray(np.float64(1))).dtype == pk.f64  # so are 0-d tensors
     with pytest.raises(TypeError, match="complex"):
         f + 1j
+    # comparisons with an int beyond the dtype's range are allowed (numpy 2)
+    np.testing.assert_array_equal((i8 < 1000).numpy(), [True, True])
+    np.testing.assert_array_equal((-1000 >= i8).numpy(), [False, False])
+    np.testing.assert_array_equal((i8 != 2**70).numpy(), [True, True])
+    assert pk.asarray([1.25, -2.675]).round(2).tolist() == pytest.approx([1.25, -2.68])
+    np.testing.assert_array_equal(np.round(pk.asarray([0.5, 1.5, 2.5])).numpy(), [0, 2, 2])
 
 
 @pytest.mark.parametrize("dtype", [pk.f32, pk.f64, pk.i32, pk.u16])
