@@ -31,6 +31,7 @@ from ..runtime import get_device
 from ..tensor import Tensor, asarray, empty
 from . import promotion as pr
 from . import strided
+from .math64 import logaddexp_d, pow_d, unary_d
 
 LN2 = 0.6931471805599453
 LOG10_2 = 0.30102999566398120
@@ -138,8 +139,9 @@ def unary_op(x, op):
         r = pk.select(x > 1e18, big, log1p_f(t + pk.sqrt(builtins.abs(2.0 * t + t * t))))
         return pk.select(x < 1.0, math.nan, r)
     elif op == "atanh":
-        r = 0.5 * log1p_f(2.0 * x / (1.0 - x))
-        return pk.select(builtins.abs(x) > 1.0, math.nan, r)
+        a = builtins.abs(x)  # on |x|: near -1, 2x / (1 - x) would sit next to -1 and lose digits
+        r = pk.copysign(0.5 * log1p_f(2.0 * a / (1.0 - a)), x)
+        return pk.select(a > 1.0, math.nan, r)
     elif op == "erf":
         return pk.erf(x)
     elif op == "sigmoid":
@@ -169,8 +171,10 @@ def unary_op(x, op):
         return pk.copysign(1.0, x) < 0.0
     elif op == "invert":
         return ~x
-    else:  # "logical_not"
+    elif op == "logical_not":
         return not x
+    else:  # the exp/log family in f64: "exp_d", "log_d", ...
+        return unary_d(x, op)
 
 
 @pk.func
@@ -233,6 +237,10 @@ def binary_op(x, y, op):
         return x or y
     elif op == "logical_xor":
         return x != y
+    elif op == "pow_d":
+        return pow_d(x, y)
+    elif op == "logaddexp_d":
+        return logaddexp_d(x, y)
     elif op == "atan2":
         return pk.atan2(x, y)
     elif op == "copysign":
@@ -468,6 +476,11 @@ UNARY: dict[str, UnarySpec] = {
 }
 
 
+# math ops with an f64 implementation in pykern.ops.math64 (the rest compute f64 in f32)
+F64_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sinh", "cosh",
+                       "tanh", "asinh", "acosh", "atanh", "sigmoid", "silu"})
+
+
 def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
     """(kernel op, result dtype, compute dtype); compute dtype None means 'fill with the
     constant the op name gives' for ops whose answer the dtype alone decides."""
@@ -477,6 +490,8 @@ def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
         raise TypeError(f"{name} is not supported for bool tensors" +
                         ("; use ~ or pk.logical_not" if name == "negative" else ""))
     if spec.kind == "math":
+        if d == dt.f64 and name in F64_UNARY:
+            return name + "_d", d, d
         return op, (d if d.is_float else pr.DEFAULT_FLOAT), math_dtype(d)
     if spec.kind == "float":
         out = d if d.is_float else pr.DEFAULT_FLOAT
@@ -561,7 +576,7 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
                                 ".astype() first")
             return BOOL_ARITH[name], p, p
         if name == "pow" and p == dt.f64:
-            return name, p, dt.f32  # no 64-bit pow on Vulkan
+            return "pow_d", p, p  # Vulkan has no 64-bit pow: pykern.ops.math64
         return name, p, compute_dtype(p)
     if kind == "divide":
         out = p if p.is_float else pr.DEFAULT_FLOAT
@@ -578,6 +593,8 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
         return name, p, p
     if kind in ("floatmath", "float"):
         out = p if p.is_float else pr.DEFAULT_FLOAT
+        if name == "logaddexp" and out == dt.f64:
+            return "logaddexp_d", out, out
         return name, out, (math_dtype(out) if kind == "floatmath" else compute_dtype(out))
     return name, dt.bool_, dt.bool_  # logical
 

@@ -108,10 +108,51 @@ def test_unary_f16_and_f64(name, dtype):
         np.testing.assert_array_equal(out.numpy(), expected)
         return
     assert out.dtype == dtype
-    # f64 transcendentals run in f32 (Vulkan has no 64-bit exp/log/sin)
+    if dtype == pk.f64 and name in ew.F64_UNARY:
+        np.testing.assert_allclose(out.numpy(), expected, rtol=5e-15, atol=1e-300)
+        return
+    # other f64 transcendentals run in f32 (Vulkan has no 64-bit sin, erf, ...)
     exact64 = name in ("negative", "abs", "square", "sqrt", "floor")
     check = dtype if dtype == pk.f16 or exact64 else pk.f32
     assert_close(out, expected, check, "div" if name == "sqrt" else kind)
+
+
+F64_CASES = {  # the f64 implementations (pykern.ops.math64): wide ranges and special values
+    "exp": (-745, 709), "exp2": (-1074, 1023), "expm1": (-40, 40), "log": (0, 1e300),
+    "log2": (1e-300, 10), "log10": (0, 1e5), "log1p": (-1, 5), "sinh": (-700, 700),
+    "cosh": (-700, 700), "tanh": (-30, 30), "asinh": (-1e200, 1e200), "acosh": (1, 1e10),
+    "atanh": (-1, 1), "sigmoid": (-50, 50), "silu": (-50, 50),
+}
+
+
+@pytest.mark.parametrize("name", list(F64_CASES))
+def test_f64_exp_log_family_is_f64_accurate(name):
+    low, high = F64_CASES[name]
+    r = np.random.default_rng(8)
+    x = np.concatenate([r.uniform(low, high, 300), r.uniform(-1e-3, 1e-3, 50),
+                        [np.nan, np.inf, -np.inf, 0.0, low, high]])
+    if name in ("log", "log2", "log10"):
+        x[:300] = np.exp(r.uniform(-690, 690, 300)) if name == "log" else x[:300]
+    ref = UNARY[name][0]
+    with np.errstate(all="ignore"):
+        expected = ref(x)
+        got = getattr(ew, name)(pk.asarray(x)).numpy()
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=2e-15, atol=1e-300, equal_nan=True)
+
+
+def test_f64_pow_and_logaddexp():
+    r = np.random.default_rng(9)
+    b = np.concatenate([r.uniform(0, 5, 200), r.integers(-5, 5, 100).astype(np.float64),
+                        [0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, -2.0, 1.0]])
+    e = np.concatenate([r.uniform(-20, 20, 200), r.integers(-5, 5, 100).astype(np.float64),
+                        [-1.0, -3.0, np.inf, 2.0, 0.0, 3.0, 0.5, np.nan]])
+    with np.errstate(all="ignore"):
+        got = (pk.asarray(b) ** pk.asarray(e)).numpy()
+        np.testing.assert_allclose(got, b ** e, rtol=2e-14, equal_nan=True)
+    x, y = r.uniform(-700, 700, 300), r.uniform(-700, 700, 300)
+    np.testing.assert_allclose(pk.logaddexp(pk.asarray(x), pk.asarray(y)).numpy(),
+                               np.logaddexp(x, y), rtol=2e-15)
 
 
 INT_UNARY = {"negative": np.negative, "abs": np.abs, "sign": np.sign, "square": np.square,
