@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from collections import deque
 from collections.abc import Sequence
 
 from . import _vk
@@ -354,21 +355,36 @@ class Device:
                 ffi.memmove(out, raw.mapped + offset, out.nbytes)
                 return
             # Staged, also where storage is mapped but not HOST_CACHED: reading a discrete
-            # GPU's BAR through the mapping runs at ~20 MB/s (H200), a copy at GB/s.
-            for start in range(0, out.nbytes, CHUNK):
-                piece = out[start : start + CHUNK]
-                staging = self._staging.get(piece.nbytes)
-                batch = self._record_copy(raw, offset + start, staging, 0, piece.nbytes)
-                serial = buf.use_serial = batch.serial
-                try:
+            # GPU's BAR through the mapping runs at ~20 MB/s (H200), a copy at GB/s. Pieces
+            # are double-buffered: the device copies one while the host reads the one before.
+            pending: deque[tuple[memoryview, RawBuffer, int]] = deque()
+            try:
+                for start in range(0, out.nbytes, CHUNK):
+                    piece = out[start : start + CHUNK]
+                    staging = self._staging.get(piece.nbytes)
+                    batch = self._record_copy(raw, offset + start, staging, 0, piece.nbytes)
+                    buf.use_serial = batch.serial
+                    pending.append((piece, staging, batch.serial))
                     self._batches.command_recorded(batch)
-                    self._batches.wait(serial)
-                    ffi.memmove(piece, staging.mapped, piece.nbytes)
-                except BaseException:
-                    # the copy may still be running: release the staging buffer after it
+                    self._batches.submit()
+                    if len(pending) == 2:
+                        self._read_piece(*pending.popleft())
+                while pending:
+                    self._read_piece(*pending.popleft())
+            finally:
+                # after an error, copies may still be running: release their buffers after them
+                for _, staging, serial in pending:
                     self._batches.defer(serial, lambda s=staging: self._staging.release(s))
-                    raise
-                self._staging.release(staging)
+
+    def _read_piece(self, piece: memoryview, staging: RawBuffer, serial: int) -> None:
+        """Waits for the copy into `staging`, then copies it out into `piece`."""
+        try:
+            self._batches.wait(serial)
+            ffi.memmove(piece, staging.mapped, piece.nbytes)
+        except BaseException:
+            self._batches.defer(serial, lambda: self._staging.release(staging))
+            raise
+        self._staging.release(staging)
 
     # ---- used by GpuTimer ----
 
