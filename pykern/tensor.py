@@ -579,6 +579,8 @@ def _index(t: Tensor, key: object) -> tuple[tuple[int, ...], tuple[int, ...], in
     ellipses = sum(1 for k in items if k is Ellipsis)
     if ellipses > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    items = tuple(k.__index__() if isinstance(k, Tensor) and k.ndim == 0 and k.dtype.is_int
+                  else k for k in items)  # a 0-d integer tensor indexes like an int
     for k in items:
         if isinstance(k, (Tensor, np.ndarray, list)) or isinstance(k, (bool, np.bool_)):
             raise IndexError("pykern tensors support basic indexing only (ints, slices, None, "

@@ -6,9 +6,10 @@
 - `creation`: zeros, ones, full, eye, arange, linspace, tril, triu
 - `random`: a counter-based (Philox-4x32-10) generator
 - `manipulation`: functions on shapes (expand_dims, broadcast_arrays, moveaxis, roll, tile,
-  repeat, meshgrid, ...); `searching`: searchsorted, nonzero, count_nonzero
+  repeat, meshgrid, ...); `searching`: searchsorted, nonzero, count_nonzero; `sets`: unique_*
 - `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, conv2d, attention,
   sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
+- `math64`: the exp/log family in f64 (Vulkan has no 64-bit transcendentals)
 - `promotion`: the type promotion rules; `strided`: broadcasting and launch planning
 - `namespace`: the Python array API namespace (`pykern.array_api`)
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import creation, elementwise, manipulation, promotion, random, reduction  # noqa: F401
-from . import searching, strided  # noqa: F401
+from . import searching, sets, strided  # noqa: F401
 
 # modules holding the linear-algebra, neural-network, sorting, indexing and scan ops
 OTHER_MODULES = ("linalg", "nn", "sort", "indexing", "scan")

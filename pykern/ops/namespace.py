@@ -6,8 +6,8 @@
 
 Everything here runs pykern kernels. Real dtypes only (no complex64/complex128). Deviations from
 the standard (docs/tensor.md lists them): integer sums/products accumulate in 64 bits as numpy
-(the default integer dtype is int32); mixed int/float promotion gives the float dtype; unique_*
-and nonzero/repeat with array repeats have data-dependent shapes and read a count back;
+(the default integer dtype is int32); mixed int/float promotion gives the float dtype; unique_*,
+nonzero and repeat with array repeats have data-dependent shapes and read a count back;
 `float16` is provided as an extension.
 """
 
@@ -49,6 +49,7 @@ from .promotion import can_cast as _can_cast
 from .promotion import result_type as _result_type
 from .reduction import all, any, argmax, argmin, max, mean, min, prod, std, sum, var  # noqa: A004
 from .searching import count_nonzero, nonzero, searchsorted
+from .sets import unique_all, unique_counts, unique_inverse, unique_values
 
 __array_api_version__ = "2023.12"
 

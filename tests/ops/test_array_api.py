@@ -28,11 +28,10 @@ log2 logaddexp logical_and logical_not logical_or logical_xor matmul matrix_tran
 maximum mean meshgrid min minimum moveaxis multiply nan negative newaxis nonzero not_equal ones
 ones_like permute_dims pi positive pow prod real remainder repeat reshape result_type roll
 round searchsorted sign signbit sin sinh sort sqrt square squeeze stack std subtract sum take
-tan tanh tensordot tile tril triu trunc uint16 uint32 uint64 uint8 unstack var vecdot where
+tan tanh tensordot tile tril triu trunc uint16 uint32 uint64 uint8 unique_all unique_counts
+unique_inverse unique_values unstack var vecdot where
 zeros zeros_like __array_namespace_info__
 """.split()
-# data-dependent set functions pykern does not provide (docs/tensor.md)
-NOT_PROVIDED = {"unique_all", "unique_counts", "unique_inverse", "unique_values"}
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -72,6 +71,7 @@ B = rng.integers(0, 2, (3, 4)).astype(bool)
 C = rng.integers(0, 2, (4,)).astype(bool)
 E = np.zeros((0, 4), np.float32)
 SORTED = np.sort(rng.integers(-5, 5, 10)).astype(np.float32)
+NANS = np.array([2.0, np.nan, 1.0, 2.0, np.nan, -0.0, 0.0], np.float32)  # nans are distinct
 
 
 def on(ns, arrays):
@@ -296,7 +296,8 @@ def test_linear_algebra():
 
 
 @pytest.mark.parametrize("name", ["concat", "stack", "take", "sort", "argsort",
-                                  "cumulative_sum", "nonzero"])
+                                  "cumulative_sum", "nonzero", "unique_values", "unique_counts",
+                                  "unique_inverse", "unique_all", "repeat"])
 def test_functions_from_the_other_op_modules(name):
     x, y = F, F[::-1]
     cases = {
@@ -308,6 +309,12 @@ def test_functions_from_the_other_op_modules(name):
         "argsort": lambda ns: ns.argsort(ns.asarray(I), axis=0, stable=True),
         "cumulative_sum": lambda ns: ns.cumulative_sum(ns.asarray(x), axis=1),
         "nonzero": lambda ns: ns.nonzero(ns.asarray(B)),
+        "unique_values": lambda ns: ns.unique_values(ns.asarray(I // 4)),
+        "unique_counts": lambda ns: tuple(ns.unique_counts(ns.asarray(NANS))),
+        "unique_inverse": lambda ns: tuple(ns.unique_inverse(ns.asarray(I[:, ::-1] // 5))),
+        "unique_all": lambda ns: tuple(ns.unique_all(ns.asarray(I.T // 3))),
+        "repeat": lambda ns: ns.repeat(ns.asarray(x), ns.asarray(np.array([2, 0, 1], np.int64)),
+                                       axis=0),
     }
     try:
         ours = cases[name](xp)

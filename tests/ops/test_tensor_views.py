@@ -105,6 +105,7 @@ def test_index_errors():
         t[[0, 1]]
     with pytest.raises(IndexError, match="basic indexing"):
         t[pk.asarray([0, 1])]
+    assert t[pk.asarray(2), pk.asarray(np.int64(-1))].item() == 11  # 0-d integer tensors
 
 
 # ---------------------------------------------------------------- reshape and friends
