@@ -26,7 +26,6 @@ class _ScalarSlot:
     arg: int
     name: str
     type: DType
-    field: int
     kind: type  # the Python type that needs no conversion
     lo: float
     hi: float
@@ -38,49 +37,56 @@ class _ArraySlot:
     param: ir.Param
     dtype: DType
     ndim: int
-    buffer: int  # position in the buffer list
-    offset_field: int
-    shape_fields: tuple[int, ...]
-    stride_fields: tuple[int, ...]
 
 
 class ArgBinder:
-    """Binds the runtime arguments of one variant (constexpr arguments already removed)."""
+    """Binds the runtime arguments of one variant (constexpr arguments already removed).
+
+    The argument block's fields are, in order (see `pykern.spirv.layout.plan_layout`): the
+    grid and base fields, each scalar parameter, then for each array parameter its offset,
+    shape and strides; buffers follow the array parameters, then the debug buffer if any. The
+    binder relies on that order to build the field list by appending."""
 
     def __init__(self, kernel_name: str, params: tuple[ir.Param, ...], layout: BindingLayout):
         self.kernel_name = kernel_name
         self.layout = layout
-        index = {f.name: i for i, f in enumerate(layout.fields)}
-        buffer_pos = {slot.name: i for i, slot in enumerate(layout.buffers)}
-        self.nbuffers = len(layout.buffers)
         self.scalars: list[_ScalarSlot] = []
         self.arrays: list[_ArraySlot] = []
-        for i, p in enumerate(params):
+        expected = [f.name for f in layout.fields[:6]]
+        scalar_params = [(i, p) for i, p in enumerate(params) if not isinstance(p.type, ArrayType)]
+        array_params = [(i, p) for i, p in enumerate(params) if isinstance(p.type, ArrayType)]
+        for i, p in scalar_params:
             t = p.type
-            if isinstance(t, ArrayType):
-                self.arrays.append(_ArraySlot(
-                    i, p, t.dtype, t.ndim, buffer_pos[p.name], index[f"{p.name}.offset"],
-                    tuple(index[f"{p.name}.shape{k}"] for k in range(t.ndim)),
-                    tuple(index[f"{p.name}.stride{k}"] for k in range(t.ndim))))
-            else:
-                kind = float if t.is_float else bool if t.kind == "b" else int
-                lo, hi = (-np.inf, np.inf) if t.is_float else (0, 1) if t.kind == "b" \
-                    else int_range(t)
-                self.scalars.append(_ScalarSlot(i, p.name, t, index[p.name], kind, lo, hi))
-        self.template = [0] * len(layout.fields)
+            kind = float if t.is_float else bool if t.kind == "b" else int
+            lo, hi = (-np.inf, np.inf) if t.is_float else (0, 1) if t.kind == "b" \
+                else int_range(t)
+            self.scalars.append(_ScalarSlot(i, p.name, t, kind, lo, hi))
+            expected.append(p.name)
+        for i, p in array_params:
+            t = p.type
+            self.arrays.append(_ArraySlot(i, p, t.dtype, t.ndim))
+            expected += [f"{p.name}.offset"] + [f"{p.name}.shape{k}" for k in range(t.ndim)] \
+                + [f"{p.name}.stride{k}" for k in range(t.ndim)]
+        if expected != [f.name for f in layout.fields] or \
+                [s.name for s in layout.buffers[:len(self.arrays)]] != [p.name for _, p in
+                                                                        array_params]:
+            raise AssertionError(f"argument block of {kernel_name} is not laid out as the "
+                                 "binder expects")
+        self.extra_buffers = [None] * (len(layout.buffers) - len(self.arrays))
+        self.pack = layout._struct.pack
 
-    def bind(self, args: list) -> tuple[bytearray, list, list[tuple[np.ndarray, Tensor]]]:
-        """The packed block, the buffers in binding order (debug buffer slot left None) and the
-        (numpy array, tensor) pairs to copy back after the launch."""
-        values = self.template.copy()
-        buffers: list = [None] * self.nbuffers
-        copy_back: list[tuple[np.ndarray, Tensor]] = []
+    def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, Tensor]]]:
+        """The packed block, the buffers in binding order (the debug buffer's slot left None)
+        and the (numpy array, tensor) pairs to copy back after the launch."""
+        values: list = [0, 0, 0, 0, 0, 0]  # grid and base: the runtime fills them in
         for s in self.scalars:
             v = args[s.arg]
             if type(v) is s.kind and s.lo <= v <= s.hi:
-                values[s.field] = v
+                values.append(v)
             else:
-                values[s.field] = scalar_value(self.kernel_name, s.name, s.type, v)
+                values.append(scalar_value(self.kernel_name, s.name, s.type, v))
+        buffers: list = []
+        copy_back: list[tuple[np.ndarray, Tensor]] = []
         for a in self.arrays:
             t = args[a.arg]
             if not (type(t) is Tensor and t.dtype is a.dtype and len(t.shape) == a.ndim):
@@ -90,10 +96,10 @@ class ArgBinder:
                 if bound.copy_back_to is not None:
                     copy_back.append((bound.copy_back_to, bound.tensor))
                 t = bound.tensor
-            buffers[a.buffer] = t.buffer
-            values[a.offset_field] = t.offset
-            for f, v in zip(a.shape_fields, t.shape):
-                values[f] = v
-            for f, v in zip(a.stride_fields, t.element_strides):
-                values[f] = v
-        return self.layout.pack(values), buffers, copy_back
+            buffers.append(t.buffer)
+            values.append(t.offset)
+            values += t.shape
+            values += t.element_strides
+        if self.extra_buffers:
+            buffers += self.extra_buffers
+        return self.pack(*values), buffers, copy_back

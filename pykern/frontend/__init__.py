@@ -58,11 +58,13 @@ def signature(fn: Callable) -> dict[str, ParamSpec]:
 
 def translate(src: KernelSource, params: Mapping[str, DType | ArrayType],
               workgroup: tuple[int, int, int],
-              constants: Mapping[str, object] | None = None, debug: bool = False) -> ir.Kernel:
+              constants: Mapping[str, object] | None = None, debug: bool = False,
+              grid_ndim: int = 3) -> ir.Kernel:
     """The typed IR of one variant of the kernel `src`, for these parameter types and the
-    values of its `pk.constexpr` parameters (which are not parameters of the IR). `debug`
-    keeps asserts (and asks backends for bounds checks)."""
-    kernel = translate_kernel(src, params, constants or {}, workgroup, debug)
+    values of its `pk.constexpr` parameters (which are not parameters of the IR), launched with
+    grids of `grid_ndim` dimensions. `debug` keeps asserts (and asks backends for bounds
+    checks)."""
+    kernel = translate_kernel(src, params, constants or {}, workgroup, debug, grid_ndim)
     verify(kernel)
     return kernel
 

@@ -378,8 +378,8 @@ class Translator(CallTranslator):
 
 def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
                      constants: Mapping[str, object], workgroup: tuple[int, int, int],
-                     debug: bool) -> ir.Kernel:
-    """The IR of one kernel variant."""
+                     debug: bool, grid_ndim: int = 3) -> ir.Kernel:
+    """The IR of one kernel variant, for launches with grids of `grid_ndim` dimensions."""
     ctx = KernelContext(debug=debug)
     scalars: dict[str, DType] = {}
     aliases: dict[str, str] = {}
@@ -393,7 +393,7 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
     tr = Translator(src, ctx, scalars, aliases, constants)
     fn = src.tree
     loc = tr.loc(fn)
-    prologue: list[ir.Stmt] = [grid_mask(loc)]
+    prologue: list[ir.Stmt] = [grid_mask(loc, masked_dims(workgroup, grid_ndim))]
     for name in constants:
         if name in tr.assigned:
             raise tr.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
@@ -431,10 +431,17 @@ def assigned_names(fn: ast.FunctionDef) -> frozenset[str]:
     return frozenset(names)
 
 
-def grid_mask(loc: ir.Loc) -> ir.Stmt:
-    """`if global_id(d) >= grid(d) for any d: return`, so invocations past the grid do nothing."""
+def masked_dims(workgroup: tuple[int, int, int], grid_ndim: int) -> tuple[int, ...]:
+    """The dimensions in which an invocation can fall outside the grid: those the grid has, and
+    any other the workgroup spans (a dimension the grid lacks is 1 wide, dispatched once)."""
+    return tuple(d for d in range(3) if d < grid_ndim or workgroup[d] > 1)
+
+
+def grid_mask(loc: ir.Loc, dims: tuple[int, ...] = (0, 1, 2)) -> ir.Stmt:
+    """`if global_id(d) >= grid(d) for any d in dims: return`, so invocations past the grid do
+    nothing."""
     cond: ir.Expr | None = None
-    for d in range(3):
+    for d in dims:
         past = ir.BinOp(op=ir.BinOpKind.GE,
                         lhs=ir.Builtin(kind=ir.BuiltinKind.GLOBAL_ID, dim=d, type=dt.i32, loc=loc),
                         rhs=ir.Builtin(kind=ir.BuiltinKind.GRID, dim=d, type=dt.i32, loc=loc),

@@ -583,7 +583,7 @@ def test_local_and_group_ids():
 
 
 def test_large_grid_beyond_workgroup_count_limit():
-    @pk.kernel
+    @pk.kernel(workgroup=(64,))
     def k(out: pk.u32[:]):
         i = pk.global_id(0)
         out[i] = pk.u32(i)
