@@ -155,6 +155,10 @@ class Tensor:
 
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
 
+    def __contains__(self, value: object) -> bool:
+        """`value in t`: whether any element equals `value` (as numpy)."""
+        return bool((self == value).any())
+
     # ------------------------------------------------------------ to the host
 
     def _extent(self) -> tuple[int, int]:

@@ -11,13 +11,13 @@ nonzero and repeat with array repeats have data-dependent shapes and read a coun
 `float16` is provided as an extension.
 """
 
+# ruff: noqa: F401  (this module re-exports the op library's functions under the standard's names)
 from __future__ import annotations
 
 import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 

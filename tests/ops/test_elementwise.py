@@ -187,7 +187,7 @@ def test_unary_bool():
     assert pk.exp(t).dtype == pk.f32
     np.testing.assert_allclose(pk.exp(t).numpy(), np.exp(a.astype(np.float64)), rtol=1e-6)
     with pytest.raises(TypeError, match="negative is not supported for bool"):
-        -t
+        _ = -t
     with pytest.raises(TypeError, match="bitwise_invert needs an integer or bool"):
         ~pk.asarray([1.0])
 

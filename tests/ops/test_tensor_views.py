@@ -48,6 +48,7 @@ def test_zero_d_tensor_scalars_and_conversions():
     with pytest.raises(TypeError, match="len"):
         len(t)
     assert f"{t:.2f}" == "2.50"
+    assert 5 in pk.arange(10) and 11 not in pk.arange(10)
 
 
 # ---------------------------------------------------------------- basic indexing
