@@ -31,7 +31,7 @@ from ..runtime import get_device
 from ..tensor import Tensor, asarray, empty
 from . import promotion as pr
 from . import strided
-from .math64 import logaddexp_d, pow_d, unary_d
+from .math64 import atan2_d, logaddexp_d, pow_d, unary_d
 
 LN2 = 0.6931471805599453
 LOG10_2 = 0.30102999566398120
@@ -241,6 +241,8 @@ def binary_op(x, y, op):
         return pow_d(x, y)
     elif op == "logaddexp_d":
         return logaddexp_d(x, y)
+    elif op == "atan2_d":
+        return atan2_d(x, y)
     elif op == "atan2":
         return pk.atan2(x, y)
     elif op == "copysign":
@@ -478,7 +480,8 @@ UNARY: dict[str, UnarySpec] = {
 
 # math ops with an f64 implementation in pykern.ops.math64 (the rest compute f64 in f32)
 F64_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sinh", "cosh",
-                       "tanh", "asinh", "acosh", "atanh", "sigmoid", "silu"})
+                       "tanh", "asinh", "acosh", "atanh", "sigmoid", "silu", "sin", "cos", "tan",
+                       "asin", "acos", "atan"})
 
 
 def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
@@ -593,8 +596,8 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
         return name, p, p
     if kind in ("floatmath", "float"):
         out = p if p.is_float else pr.DEFAULT_FLOAT
-        if name == "logaddexp" and out == dt.f64:
-            return "logaddexp_d", out, out
+        if name in ("logaddexp", "atan2") and out == dt.f64:
+            return name + "_d", out, out
         return name, out, (math_dtype(out) if kind == "floatmath" else compute_dtype(out))
     return name, dt.bool_, dt.bool_  # logical
 

@@ -1,5 +1,5 @@
-"""The exp/log family in f64, as device functions for the elementwise ops: Vulkan's GLSL.std.450
-has transcendental functions for 16- and 32-bit floats only.
+"""The exp/log family and trigonometry in f64, as device functions for the elementwise ops:
+Vulkan's GLSL.std.450 has transcendental functions for 16- and 32-bit floats only.
 
 - `exp_d`: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite split of ln2), a degree-13 Taylor
   polynomial of e^r (truncation below 2^-60), times 2^k built exactly from powers of two (in two
@@ -9,7 +9,10 @@ has transcendental functions for 16- and 32-bit floats only.
   log m = 2 atanh((m - 1)/(m + 1)) by its series to s^23 (|s| <= 0.172, truncation below
   2^-58); k ln2 added in two parts.
 - expm1/log1p use series near 0 (where e^x - 1 and log(1 + x) cancel), the others are
-  compositions. Measured on lavapipe within a few ULP of numpy's (tests/ops/test_elementwise.py).
+  compositions.
+- sin/cos/tan: fdlibm's kernels after a three-part Cody-Waite reduction by pi/2 (accurate for
+  |x| < 2**20 pi/2, about 1.6e6; beyond, the reduction loses digits — there is no Payne-Hanek).
+  atan: fdlibm's reduction and polynomial; atan2, asin, acos from it. Measured on lavapipe within a few ULP of numpy's (tests/ops/test_elementwise.py).
 """
 
 from __future__ import annotations
@@ -273,6 +276,18 @@ def unary_d(x, op):
         return pk.select(a > 1.0, math.nan, r)
     elif op == "sigmoid_d":
         return 1.0 / (1.0 + exp_d(-x))
+    elif op == "sin_d":
+        return trig_d(x, "sin")
+    elif op == "cos_d":
+        return trig_d(x, "cos")
+    elif op == "tan_d":
+        return trig_d(x, "tan")
+    elif op == "atan_d":
+        return atan_d(x)
+    elif op == "asin_d":
+        return asin_d(x)
+    elif op == "acos_d":
+        return acos_d(x)
     else:  # "silu_d"
         return x / (1.0 + exp_d(-x))
 
@@ -311,3 +326,165 @@ def logaddexp_d(x, y):
     d = x - y
     m = pk.select(x > y, x, y)
     return pk.select(d != d, x + y, m + log1p_d(exp_d(-abs(d))))
+
+
+# ---------------------------------------------------------------- trigonometry (fdlibm)
+
+PIO2_1 = 1.57079632673412561417e+00  # the first 33 bits of pi/2
+PIO2_2 = 6.07710050630396597660e-11  # the next 33 bits
+PIO2_3 = 2.02226624871116645580e-21  # the third 33 bits
+PIO2_3T = 8.47842766036889956997e-32  # pi/2 - PIO2_1 - PIO2_2 - PIO2_3
+INV_PIO2 = 6.36619772367581382433e-01
+PI_HI = 3.1415926535897931160e+00
+PI_LO = 1.2246467991473531772e-16
+
+
+@pk.func
+def sin_kernel(x, y):
+    """sin(x + y) for |x| <= pi/4, y the tail of x (fdlibm __kernel_sin)."""
+    z = x * x
+    v = z * x
+    r = 8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 + z * (
+        2.75573137070700676789e-06 + z * (-2.50507602534068634195e-08
+                                          + z * 1.58969099521155010221e-10)))
+    return x - ((z * (0.5 * y - v * r) - y) - v * -1.66666666666666324348e-01)
+
+
+@pk.func
+def cos_kernel(x, y):
+    """cos(x + y) for |x| <= pi/4 (fdlibm __kernel_cos, without its last-bit refinement)."""
+    z = x * x
+    r = z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * (
+        2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07 + z * (
+            2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + (z * r - x * y))
+
+
+@pk.func
+def trig_d(x, op):
+    """sin, cos or tan of an f64 x: x = n pi/2 + (r + rt) by a three-part Cody-Waite
+    reduction (fdlibm's medium case, accurate for |x| < 2**20 pi/2), then the kernels by the
+    quadrant n mod 4."""
+    nf = pk.floor(x * INV_PIO2 + 0.5)
+    t = x - nf * PIO2_1  # exact: nf has at most 20 significant bits here, PIO2_1 33
+    w = nf * PIO2_2
+    r = t - w
+    t = r
+    w = nf * PIO2_3
+    r = t - w
+    w = nf * PIO2_3T - ((t - r) - w)
+    y0 = r - w
+    y1 = (r - y0) - w
+    q = pk.i64(nf) & 3
+    s = sin_kernel(y0, y1)
+    c = cos_kernel(y0, y1)
+    res: pk.f64 = 0.0
+    if op == "sin":
+        res = s
+        if q == 1:
+            res = c
+        elif q == 2:
+            res = -s
+        elif q == 3:
+            res = -c
+    elif op == "cos":
+        res = c
+        if q == 1:
+            res = -s
+        elif q == 2:
+            res = -c
+        elif q == 3:
+            res = s
+    else:  # "tan"
+        res = s / c
+        if q == 1 or q == 3:
+            res = -c / s
+    if x != x or pk.isinf(x):
+        res = math.nan
+    return res
+
+
+@pk.func
+def atan_d(x):
+    """atan of an f64 x (fdlibm: reduction by atan(1/2), atan(1), atan(3/2), atan(inf), then an
+    odd polynomial)."""
+    a = abs(x)
+    hi: pk.f64 = 0.0
+    lo: pk.f64 = 0.0
+    reduced = True
+    u = a
+    if a < 0.4375:
+        reduced = False
+    elif a < 0.6875:
+        hi = 4.63647609000806093515e-01
+        lo = 2.26987774529616870924e-17
+        u = (2.0 * a - 1.0) / (2.0 + a)
+    elif a < 1.1875:
+        hi = 7.85398163397448278999e-01
+        lo = 3.06161699786838301793e-17
+        u = (a - 1.0) / (a + 1.0)
+    elif a < 2.4375:
+        hi = 9.82793723247329054082e-01
+        lo = 1.39033110312309984516e-17
+        u = (a - 1.5) / (1.0 + 1.5 * a)
+    else:
+        hi = 1.57079632679489655800e+00
+        lo = 6.12323399573676603587e-17
+        u = -1.0 / a
+    z = u * u
+    w = z * z
+    s1 = z * (3.33333333333329318027e-01 + w * (1.42857142725034663711e-01 + w * (
+        9.09088713343650656196e-02 + w * (6.66107313738753120669e-02 + w * (
+            4.97687799461593236017e-02 + w * 1.62858201153657823623e-02)))))
+    s2 = w * (-1.99999999998764832476e-01 + w * (-1.11111104054623557880e-01 + w * (
+        -7.69187620504482999495e-02 + w * (-5.83357013379057348645e-02
+                                          + w * -3.65315727442169155270e-02))))
+    r = u - u * (s1 + s2)
+    if reduced:
+        r = hi - ((u * (s1 + s2) - lo) - u)
+    if a != a:
+        r = a
+    return pk.copysign(r, x)
+
+
+@pk.func
+def atan2_d(y, x):
+    """atan2(y, x) in f64 with C99's special cases (signed zeros, infinities)."""
+    r: pk.f64 = 0.0
+    pi: pk.f64 = PI_HI
+    zero: pk.f64 = 0.0
+    if x != x or y != y:
+        r = x + y
+    elif y == 0.0:
+        r = pk.copysign(pk.select(pk.copysign(1.0, x) > 0.0, zero, pi), y)
+    elif x == 0.0:
+        r = pk.copysign(0.5 * pi, y)
+    elif pk.isinf(x):
+        if pk.isinf(y):
+            r = pk.copysign(pk.select(x > 0.0, 0.25 * pi, 0.75 * pi), y)
+        else:
+            r = pk.copysign(pk.select(x > 0.0, zero, pi), y)
+    elif pk.isinf(y):
+        r = pk.copysign(0.5 * pi, y)
+    else:
+        a = atan_d(abs(y / x))
+        if x < 0.0:
+            a = PI_HI - (a - PI_LO)
+        r = pk.copysign(a, y)
+    return r
+
+
+@pk.func
+def asin_d(x):
+    r = atan2_d(x, pk.sqrt((1.0 - x) * (1.0 + x)))
+    return pk.select(abs(x) > 1.0, math.nan, r)
+
+
+@pk.func
+def acos_d(x):
+    r = 2.0 * atan_d(pk.sqrt((1.0 - x) / (1.0 + x)))
+    if x == -1.0:
+        r = PI_HI
+    return pk.select(abs(x) > 1.0, math.nan, r)
