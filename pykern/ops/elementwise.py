@@ -91,7 +91,9 @@ def unary_op(x, op):
     elif op == "sign_unsigned":
         return pk.select(x > 0, 1, x)
     elif op == "relu":
-        return pk.select(x < 0, 0, x)
+        # the nan test is explicit: NVIDIA's compiler turns the inner select into a max that
+        # drops nan
+        return pk.select(x != x, x, pk.select(x < 0, 0, x))
     elif op == "exp":
         return pk.exp(x)
     elif op == "exp2":
@@ -252,7 +254,7 @@ def binary_op(x, y, op):
         ay = builtins.abs(y)
         m = pk.select(ax > ay, ax, ay)
         q = pk.select(ax > ay, ay, ax) / pk.select(m == 0.0, 1.0, m)
-        r = m * pk.sqrt(1.0 + q * q)
+        r = pk.select(x != x or y != y, x + y, m * pk.sqrt(1.0 + q * q))
         return pk.select(pk.isinf(x) or pk.isinf(y), math.inf, r)
     else:  # "logaddexp"
         d = x - y

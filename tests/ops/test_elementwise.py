@@ -233,6 +233,8 @@ def test_special_values():
         np.testing.assert_array_equal(pk.sigmoid(pk.asarray([-np.inf, np.inf, -200.0])).numpy(),
                                       [0, 1, 0])
         np.testing.assert_array_equal(pk.relu(pk.asarray([np.nan, -1.0])).numpy(), [np.nan, 0])
+        h = pk.hypot(pk.asarray([np.nan, np.inf, 3.0]), pk.asarray([1.0, np.nan, 4.0])).numpy()
+        np.testing.assert_array_equal(h, [np.nan, np.inf, 5.0])
         np.testing.assert_array_equal(ew.tanh(pk.asarray([100.0, -np.inf])).numpy(), [1, -1])
 
 
