@@ -2,7 +2,8 @@
 
 This is the hot path of the runtime (every kernel call goes through `Launcher.launch`), so it
 calls raw cffi function pointers and patches structs built once per program instead of
-building new ones.
+building new ones. It records a barrier only where the launch depends on an earlier command
+(see batch.py), and skips rebinding what the launch before it bound when nothing changed.
 """
 
 from __future__ import annotations
@@ -167,9 +168,8 @@ class Launcher:
             return
         if program.uses_uniform:
             # may allocate memory, which may wait for the device: before recording starts
-            self._uniforms.reserve(
-                queue.current().uniform_chunks, program.uniform_stride * len(dispatches or "x")
-            )
+            count = len(dispatches) if dispatches else 1
+            self._uniforms.reserve(queue.current().uniform_chunks, program.uniform_stride * count)
 
         # the block lives in a C buffer of the program (we hold the device lock): push
         # constants read it without a per-launch conversion
