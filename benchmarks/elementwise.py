@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 import pykern as pk
+from pykern.jit import DEFAULT_WORKGROUPS
 
 from . import kernels
 from .clock import per_call
@@ -59,12 +60,17 @@ def _pykern(plan: Plan, results: Results, case: str, a: np.ndarray, b: np.ndarra
     n = a.size
     A, B, C = pk.asarray(a), pk.asarray(b), pk.empty(n, pk.f32)
     quarter = -(-n // 4)
-    wide_x4 = pk.kernel(kernels.add_x4.__wrapped__, workgroup=(256,))
+    # the kernels as written (the compiler's default workgroup) and with the other usual size
+    default = DEFAULT_WORKGROUPS[1][0]
+    other = 64 if default != 64 else 256
     variants = [  # (label, kernel, grid)
-        ("add", kernels.add, n),
-        ("add_x4", kernels.add_x4, quarter),
-        ("add_x4 wg256", wide_x4, quarter),
-        ("add_grid_stride", kernels.add_grid_stride, min(n, plan.grid_stride_invocations)),
+        (f"add wg{default}", kernels.add, n),
+        (f"add wg{other}", pk.kernel(kernels.add.__wrapped__, workgroup=(other,)), n),
+        (f"add_x4 wg{default}", kernels.add_x4, quarter),
+        (f"add_x4 wg{other}", pk.kernel(kernels.add_x4.__wrapped__, workgroup=(other,)),
+         quarter),
+        (f"add_grid_stride wg{default}", kernels.add_grid_stride,
+         min(n, plan.grid_stride_invocations)),
     ]
     for label, kernel, grid in variants:
         gbps, wall_gbps = _gpu_gbps(dev, lambda k=kernel, g=grid: k[g](A, B, C), n, reps)
@@ -73,8 +79,8 @@ def _pykern(plan: Plan, results: Results, case: str, a: np.ndarray, b: np.ndarra
              grid=grid, wall_gbps=wall_gbps, correct=correct)
         if not correct:
             results.note(f"pykern {label} gave wrong results on {case}")
-    for label, kernel, grid in [("saxpy", kernels.saxpy, n),
-                                ("saxpy_x4", kernels.saxpy_x4, quarter)]:
+    for label, kernel, grid in [(f"saxpy wg{default}", kernels.saxpy, n),
+                                (f"saxpy_x4 wg{default}", kernels.saxpy_x4, quarter)]:
         gbps, wall_gbps = _gpu_gbps(
             dev, lambda k=kernel, g=grid: k[g](ALPHA, A, B, C), n, reps)
         correct = bool(np.array_equal(C.numpy(), np.float32(ALPHA) * a + b))

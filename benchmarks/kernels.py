@@ -9,8 +9,8 @@ Three ways to write elementwise add, measured side by side:
 - `add_grid_stride`: a loop over i, i + grid, i + 2 grid, ... with a grid sized to the device
   rather than to n (grid-stride loop).
 
-benchmarks/elementwise.py also runs `add_x4` with workgroups of 256 invocations instead of the
-default 64.
+benchmarks/elementwise.py runs them with the compiler's default workgroup size and `add` and
+`add_x4` also with the other usual size (64 or 256 invocations).
 """
 
 from __future__ import annotations
