@@ -112,6 +112,9 @@ def devices() -> list[DeviceInfo]:
 def get_device() -> Device:
     """The current device, opened on first use: PYKERN_DEVICE if set, else the first discrete
     GPU, else an integrated one, else the CPU implementation."""
+    runtime = _runtime  # every launch asks: once a device is current, answer without the lock
+    if runtime is not None and runtime.current is not None:
+        return runtime.current
     with _lock:
         runtime = _get_runtime()
         if runtime.current is None:
