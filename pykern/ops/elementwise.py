@@ -91,9 +91,9 @@ def unary_op(x, op):
     elif op == "sign_unsigned":
         return pk.select(x > 0, 1, x)
     elif op == "relu":
-        # the nan test is explicit: NVIDIA's compiler turns the inner select into a max that
-        # drops nan
-        return pk.select(x != x, x, pk.select(x < 0, 0, x))
+        # arithmetic, not select(x < 0, 0, x): NVIDIA's compiler turns that select (even behind
+        # an explicit nan test) into a max that drops nan; + 0 makes -0.0 a +0.0
+        return x * pk.select(x < 0, 0, 1) + 0
     elif op == "exp":
         return pk.exp(x)
     elif op == "exp2":

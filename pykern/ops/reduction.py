@@ -7,7 +7,9 @@ strides, flat or 4-D). In "group" mode a workgroup of 64 reduces a chunk of up t
 elements of one output (each invocation a strided share, then a tree in shared memory); when
 an output spans several chunks, the per-chunk partials are reduced again by the same kernel
 (reading partial values, and partial indices for argmax/argmin). In "thread" mode, for short
-reductions over many outputs, each invocation reduces one output alone. var/std take two
+reductions over many outputs and for reduced axes that are strided in memory (column sums),
+each invocation reduces a chunk of up to 2,048 elements of one output alone, neighbouring
+invocations taking neighbouring outputs so that their reads coalesce. var/std take two
 passes (the mean, then the squared deviations from it).
 
 Result dtypes (numpy's): sum/prod of bool and signed ints accumulate and return i64, of
@@ -33,7 +35,7 @@ from . import strided
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
-THREAD_MODE_MAX = 1024  # longest reduction done by one invocation
+THREAD_CHUNK = 2048  # elements one invocation reduces at most in thread mode
 
 Axis = int | Sequence[int] | None
 
@@ -98,9 +100,13 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
         # element r of output o is load(x, o * n_red + r); partial stages read their
         # indices from xi
         if mode == "thread":
-            o = pk.global_id(0)
-            start = 0
-            stop = n_red
+            # invocation g: output o = g % n_out, chunk c = g // n_out — neighbours take
+            # neighbouring outputs, so reading along a strided reduced axis stays coalesced
+            g = pk.global_id(0)
+            n_out = pk.grid(0) // n_chunks
+            o = g % n_out
+            start = (g // n_out) * THREAD_CHUNK
+            stop = pk.select(start + THREAD_CHUNK < n_red, start + THREAD_CHUNK, n_red)
             t = 0
             step = 1
         else:
@@ -171,7 +177,7 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
             if mode == "group":
                 slot = pk.group_id(0)
             else:
-                slot = o
+                slot = o * n_chunks + (pk.global_id(0) // (pk.grid(0) // n_chunks))
             if fin == "mean" or fin == "var":
                 out[slot] = acc_v / den
             elif fin == "std":
@@ -262,12 +268,17 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
     n_red, n_out = prob.n_red, prob.n_out
     arg = op in ("argmax", "argmin")
     while True:
-        n_chunks = -(-n_red // CHUNK)
-        last = n_chunks == 1
-        if last and n_red <= THREAD_MODE_MAX and (n_red <= 16 or n_out >= 4096):
-            mode, grid = "thread", n_out
+        # one invocation per (output, chunk) when the reduction is short or its elements are
+        # strided (a column sum), one workgroup per (output, chunk) otherwise
+        strided_rows = x.element_strides[-1] != 1
+        if n_red <= 16 or (n_out >= 4096 and n_red <= THREAD_CHUNK) or \
+                (strided_rows and n_out >= 256):
+            mode, n_chunks = "thread", -(-n_red // THREAD_CHUNK)
+            grid = n_out * n_chunks
         else:
-            mode, grid = "group", n_out * n_chunks * WG
+            mode, n_chunks = "group", -(-n_red // CHUNK)
+            grid = n_out * n_chunks * WG
+        last = n_chunks == 1
         if last:
             dst, dsti, stage_fin = out, (indices if arg else _dummy()), fin
         else:

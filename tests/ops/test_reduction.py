@@ -167,6 +167,20 @@ def test_long_reductions_use_partial_passes():
     assert big.sum().item() == int((a > 0).sum()) and big.any().item() and not big.all().item()
 
 
+def test_column_reductions_run_one_invocation_per_output_and_chunk():
+    a = rng.standard_normal((2 * reduction.THREAD_CHUNK + 5, 300)).astype(np.float32)
+    a[4100, 7] = 40.0
+    t = pk.asarray(a)
+    np.testing.assert_allclose(t.sum(axis=0).numpy(), a.astype(np.float64).sum(axis=0),
+                               atol=1e-6 * np.abs(a).sum(axis=0).max())
+    np.testing.assert_array_equal(t.argmax(axis=0).numpy(), a.argmax(axis=0))
+    np.testing.assert_array_equal(t.max(axis=0).numpy(), a.max(axis=0))
+    np.testing.assert_allclose(t.var(axis=0).numpy(), a.astype(np.float64).var(axis=0),
+                               rtol=1e-4)
+    np.testing.assert_allclose(t[::-2].mean(axis=0, keepdims=True).numpy(),
+                               a[::-2].astype(np.float64).mean(axis=0, keepdims=True), atol=1e-5)
+
+
 def test_var_is_stable_far_from_zero():
     a = (1e4 + rng.standard_normal(1000)).astype(np.float32)
     np.testing.assert_allclose(pk.asarray(a).var().item(), a.astype(np.float64).var(), rtol=1e-3)
