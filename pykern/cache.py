@@ -20,9 +20,6 @@ import functools
 import hashlib
 import json
 import marshal
-import os
-import stat
-import tempfile
 import types
 import warnings
 from collections.abc import Callable
@@ -31,6 +28,7 @@ from pathlib import Path
 
 from . import dtypes as dt
 from . import ir
+from .runtime.files import private_directory, write_atomic
 from .runtime.layout import BindingLayout, BufferSlot, Field
 
 FORMAT_VERSION = 1
@@ -158,45 +156,12 @@ class CacheEntry:
 # ---------------------------------------------------------------- the directory
 
 
-def _safe_directory(path: Path) -> bool:
-    """Creates `path` (mode 0700) if needed; True if it is ours and not writable by others."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.stat()
-    except OSError as e:
-        warnings.warn(f"pykern: compile cache disabled, cannot create {path}: {e}", stacklevel=3)
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        warnings.warn(f"pykern: compile cache disabled, {path} belongs to another user",
-                      stacklevel=3)
-        return False
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        warnings.warn(f"pykern: compile cache disabled, {path} is writable by others",
-                      stacklevel=3)
-        return False
-    return True
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 class DiskCache:
     """Compiled modules on disk. Every failure to read or write is a miss, never an error."""
 
     def __init__(self, directory: Path, validate: Callable[[bytes], None] | None = None):
         self.directory = Path(directory)
-        self.enabled = _safe_directory(self.directory)
+        self.enabled = private_directory(self.directory, "the compile cache is")
         self._validate = validate
 
     def load(self, key: str) -> CacheEntry | None:
@@ -232,7 +197,7 @@ class DiskCache:
         }
         try:
             # the words first: a .json is only ever next to a complete .spv
-            _write_atomic(self.directory / f"{key}.spv", bytes(words))
-            _write_atomic(self.directory / f"{key}.json", json.dumps(meta).encode())
+            write_atomic(self.directory / f"{key}.spv", bytes(words))
+            write_atomic(self.directory / f"{key}.json", json.dumps(meta).encode())
         except OSError as e:
             warnings.warn(f"pykern: could not write the compile cache: {e}", stacklevel=3)

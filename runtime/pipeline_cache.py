@@ -15,15 +15,13 @@ never sees half a file; concurrent processes simply race to write a complete one
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import struct
-import tempfile
 import warnings
 from pathlib import Path
 
 from . import _vk
 from ._vk import ffi, lib
+from .files import private_directory, write_atomic
 from .info import DeviceInfo
 
 MAGIC = b"PKPIPE01"
@@ -77,7 +75,7 @@ class PipelineCache:
         self._dev, self._fn, self._info = vk_device, fn, info
         self.path = (
             directory / file_name(info)
-            if directory is not None and _safe_directory(directory)
+            if directory is not None and private_directory(directory, "the pipeline cache is")
             else None
         )
         initial = self._load()
@@ -125,7 +123,7 @@ class PipelineCache:
         if digest == self._saved or not header_matches(data, self._info):
             return False
         try:
-            _write_atomic(self.path, wrap(data))
+            write_atomic(self.path, wrap(data))
         except OSError as e:
             warnings.warn(f"pykern: could not save the pipeline cache: {e}", stacklevel=2)
             return False
@@ -145,36 +143,3 @@ class PipelineCache:
         except OSError:
             return b""
         return unwrap(contents, self._info) or b""
-
-
-def _safe_directory(path: Path) -> bool:
-    """Creates `path` (mode 0700) if needed; True if it is ours and not writable by others."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.stat()
-    except OSError as e:
-        warnings.warn(f"pykern: pipeline cache not kept on disk, {path}: {e}", stacklevel=3)
-        return False
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        warnings.warn(f"pykern: pipeline cache not kept on disk, {path} belongs to another user",
-                      stacklevel=3)
-        return False
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        warnings.warn(f"pykern: pipeline cache not kept on disk, {path} is writable by others",
-                      stacklevel=3)
-        return False
-    return True
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-pipelines-")  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
