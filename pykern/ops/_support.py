@@ -9,8 +9,6 @@ operand allows it and padded to the count the kernel takes; when more remain, th
 are walked on the host, one launch each, with the operands' offsets moved along.
 """
 
-
-
 import functools
 import itertools
 import operator

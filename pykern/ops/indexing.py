@@ -19,7 +19,7 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty
 from ._support import (INDEX_DTYPES, accumulator, as_tensor, batch_pieces, broadcast_shapes,
-                       broadcast_strides, cdiv, check_dtype_in, collapse, contiguous, copy_into,
+                       broadcast_strides, check_dtype_in, collapse, contiguous, copy_into,
                        loop_budget, normalize_axis, prod, promote, view)
 
 ATOMIC_ADD_DTYPES = (dt.i32, dt.u32, dt.i64, dt.u64, dt.f32)
@@ -183,15 +183,21 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     return out
 
 
+def _signed_index(d: DType) -> DType:
+    """A signed type holding every index value of dtype `d` (for the negative-index wrap)."""
+    return dt.i64 if d in (dt.u32, dt.i64, dt.u64) else dt.i32
+
+
 @functools.lru_cache(maxsize=None)
 def _take_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
+    IT = _signed_index(i_dt)  # noqa: N806
     @pk.kernel(workgroup=(16, 4, 1))
     def take3(x: x_dt[:, :, :], ind: i_dt[:], out: x_dt[:, :, :]):
         q = pk.global_id(0)
         j = pk.global_id(1)
         p = pk.global_id(2)
         n = x.shape[1]
-        k = ind[j]
+        k: IT = ind[j]
         if k < 0:
             k += n
         k = min(max(k, 0), n - 1)
@@ -252,6 +258,7 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
 
 @functools.lru_cache(maxsize=None)
 def _along_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
+    IT = _signed_index(i_dt)  # noqa: N806
     @pk.kernel(workgroup=(16, 4, 1))
     def take_along4(x: x_dt[:, :, :, :], ind: i_dt[:, :, :, :], out: x_dt[:, :, :, :]):
         j = pk.global_id(0)
@@ -263,7 +270,7 @@ def _along_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
         i1 = q % n1
         i0 = q // n1
         n = x.shape[3]
-        k = ind[i0, i1, i2, j]
+        k: IT = ind[i0, i1, i2, j]
         if k < 0:
             k += n
         k = min(max(k, 0), n - 1)

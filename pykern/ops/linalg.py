@@ -8,8 +8,6 @@ outputs. Every kernel reads its operands through their own strides, so transpose
 broadcast operands are used in place.
 """
 
-
-
 import functools
 from dataclasses import dataclass
 

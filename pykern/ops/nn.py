@@ -24,7 +24,7 @@ from ..dtypes import DType
 from ..tensor import Tensor, empty
 from . import linalg
 from ._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor, batch_pieces,
-                       broadcast_shapes, broadcast_strides, cdiv, check_dtype_in, check_int,
+                       broadcast_shapes, cdiv, check_dtype_in, check_int,
                        compute_float, contiguous, fill, is_cpu_device, loop_budget,
                        normalize_axis, prod, view)
 from .f64math import exp64, log64

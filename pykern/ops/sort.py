@@ -19,7 +19,7 @@ import pykern as pk
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty
-from ._support import (as_tensor, batch_pieces, check_int, normalize_axis, prod, view)
+from ._support import as_tensor, batch_pieces, cdiv, check_int, normalize_axis, view
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -41,7 +41,7 @@ def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
     """The i64 indices that sort `x` along `axis`; stable: equal elements keep their order
     (in both directions), so it equals numpy's `argsort(kind="stable")` for ascending order.
     Every dtype."""
-    return _sort_op(x, axis, descending, None, "argsort", values=False)[1]
+    return _sort_op(x, axis, descending, None, "argsort")[1]
 
 
 def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
@@ -62,8 +62,8 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
-def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
-             values: bool = True) -> tuple[Tensor, Tensor]:
+def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str
+             ) -> tuple[Tensor, Tensor]:
     x = as_tensor(x, f"{op}: x")
     if x.dtype not in SORT_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
@@ -99,7 +99,7 @@ def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
                   vals.offset + deltas[1])
         iv = view(inds, bshape + (nout,), si + (inds.element_strides[axis],),
                   inds.offset + deltas[2])
-        _sort_rows(xv, vv, iv, p, bool(descending), values)
+        _sort_rows(xv, vv, iv, p, bool(descending))
     return vals, inds
 
 
@@ -115,28 +115,29 @@ def _key_dtype(d: DType) -> DType:
     return d
 
 
-def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool, values: bool) -> None:
+def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> None:
     """Sorts the rows of the (R1, R2, L) view x into (R1, R2, nout) views vals and inds."""
     rows = x.shape[0] * x.shape[1]
     length = x.shape[2]
     kd = _key_dtype(x.dtype)
     if p <= BLOCK:
-        block = max(p, 2)
+        block = max(p, 16)  # tiny rows share one kernel (and a workgroup: 8 rows each)
         threads = min(max(block // 2, 64), THREADS)
-        kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True, values)
-        groups = pk_cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
+        kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
+        groups = cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
         keys, idx = _scratch_dummies(kd)
         kern[groups * threads](x, keys, idx, vals, inds, length, 2, block, rows)
         return
     keys = empty((rows, p), kd)
     idx = empty((rows, p), dt.i32)
     pairs = rows * (p // 2)
-    first = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, THREADS, desc, True, False, values)
+    threads = min(THREADS, BLOCK // 2)
+    first = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, True, False)
     nblocks = rows * (p // BLOCK)
-    first[nblocks * THREADS](x, keys, idx, vals, inds, length, 2, BLOCK, rows)
+    first[nblocks * threads](x, keys, idx, vals, inds, length, 2, BLOCK, rows)
     step = _global_step_kernel(kd, desc)
-    merge = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, THREADS, desc, False, False, values)
-    last = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, THREADS, desc, False, True, values)
+    merge = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, False)
+    last = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, True)
     k = 2 * BLOCK
     while k <= p:
         j = k // 2
@@ -144,12 +145,8 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool, values
             step[pairs](keys, idx, k, j, length)
             j //= 2
         kern = last if k == p else merge
-        kern[nblocks * THREADS](x, keys, idx, vals, inds, length, k, k, rows)
+        kern[nblocks * threads](x, keys, idx, vals, inds, length, k, k, rows)
         k *= 2
-
-
-def pk_cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 @functools.lru_cache(maxsize=None)
@@ -188,7 +185,7 @@ def _before_desc(ka, ia, kb, ib, n):
 
 @functools.lru_cache(maxsize=None)
 def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: int, desc: bool,
-                  load_x: bool, store_out: bool, store_values: bool) -> pk.Kernel:
+                  load_x: bool, store_out: bool) -> pk.Kernel:
     """Sorts BLOCK-long chunks in shared memory, running the bitonic stages kmin..kmax (for
     stages beyond the chunk only their strides < BLOCK). Loads from x (padding past the row's
     end) or from the scratch arrays; stores to the outputs (positions < their length) or back
@@ -199,7 +196,7 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
     G = max(T // HALF, 1)  # noqa: N806  rows per workgroup (tiny rows)
     PAIRS = max(HALF // T, 1)  # noqa: N806  compare-exchanges per invocation per step
     LOADS = max(BLK // T, 1) if G == 1 else 2  # noqa: N806
-    DESC, LOAD_X, STORE_OUT, VALUES = desc, load_x, store_out, store_values  # noqa: N806
+    DESC, LOAD_X, STORE_OUT = desc, load_x, store_out  # noqa: N806
     KD = k_dt  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
@@ -254,13 +251,11 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
                     kb = sk[b]
                     ib = si[b]
                     up = ((base + i) & k) == 0
-                    swap = False
+                    # pairs are distinct (indices differ): "a before b" is "not b before a"
                     if DESC:
-                        swap = _before_desc(kb, ib, ka, ia, n) if up else \
-                            _before_desc(ka, ia, kb, ib, n)
+                        swap = _before_desc(kb, ib, ka, ia, n) == up
                     else:
-                        swap = _before_asc(kb, ib, ka, ia, n) if up else \
-                            _before_asc(ka, ia, kb, ib, n)
+                        swap = _before_asc(kb, ib, ka, ia, n) == up
                     if swap:
                         sk[a] = kb
                         si[a] = ib
@@ -275,8 +270,7 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
             if live:
                 if STORE_OUT:
                     if pos < vals.shape[2]:
-                        if VALUES:
-                            vals[r1, r2, pos] = sk[sub * BLK + e]
+                        vals[r1, r2, pos] = sk[sub * BLK + e]
                         inds[r1, r2, pos] = si[sub * BLK + e]
                 else:
                     keys[r, pos] = sk[sub * BLK + e]
@@ -302,11 +296,10 @@ def _global_step_kernel(k_dt: DType, desc: bool) -> pk.Kernel:
         kb = keys[r, ll]
         ib = idx[r, ll]
         up = (i & k) == 0
-        swap = False
         if DESC:
-            swap = _before_desc(kb, ib, ka, ia, n) if up else _before_desc(ka, ia, kb, ib, n)
+            swap = _before_desc(kb, ib, ka, ia, n) == up
         else:
-            swap = _before_asc(kb, ib, ka, ia, n) if up else _before_asc(ka, ia, kb, ib, n)
+            swap = _before_asc(kb, ib, ka, ia, n) == up
         if swap:
             keys[r, i] = kb
             idx[r, i] = ib

@@ -81,7 +81,8 @@ def test_mixed_dtypes_promote(da, db):
 
 
 @pytest.mark.parametrize("kernel", list(KERNELS), indirect=True)
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(m=st.integers(0, 70), k=st.integers(0, 40), n=st.integers(0, 70),
        batch_a=st.lists(st.integers(1, 3), max_size=2), batch_b=st.lists(st.integers(1, 3),
                                                                           max_size=2),
