@@ -185,11 +185,13 @@ def promote(a: DT, b: DT) -> DT:
     return unsigned if unsigned.bits >= signed.bits else signed
 
 
-# float -> int conversions clamp to these first: integers every float type holds exactly (or,
-# for f16, bounds that overflow to inf, which then clamp nothing, f16 being narrower anyway)
-CLAMP = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32000), U16: (0, 65000),
-         I32: (-1000000, 1000000), U32: (0, 1000000), I64: (-1000000, 1000000),
-         U64: (0, 1000000)}
+# float -> int conversions clamp to these first: bounds inside the int type's range that f32 and
+# f64 hold exactly (f16 sources use CLAMP_F16)
+CLAMP = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), U16: (0, 65535),
+         I32: (-2000000000, 2000000000), U32: (0, 4000000000),
+         I64: (-4000000000000000000, 4000000000000000000), U64: (0, 18000000000000000000)}
+CLAMP_F16 = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32000), U16: (0, 60000),
+             I32: (-60000, 60000), U32: (0, 60000), I64: (-60000, 60000), U64: (0, 60000)}
 
 # float functions by arity; f64 has only the ones GLSL.std.450 defines for it
 APPROX_UNARY = ("sqrt", "rsqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tan", "asin",
@@ -349,14 +351,14 @@ class KernelGenerator:
                 v = 1
             return E(f"({v})" if v < 0 else str(v), None)
         pool = ["1.0", "0.5", "2.0", "3.0", "1.5", "-1.0", "0.25", "-2.5", "10.0", "0.1", "7",
-                "100.0", "-3", "1e3", "0.375"]
+                "100.0", "-3", "1e3", "0.375", "math.pi", "math.e"]
         if t != F16:  # beyond f16's range: see KNOWN_BUGS["f16 literal overflow"]
             pool += ["1e-3", "65536.0", "-1e4"]
         if divisor:  # at least 0.1 in magnitude, below 1e6 (see `dividend`)
             pool = [p for p in pool if p not in ("1e-3", "65536.0")]
         v = c.pick(pool)
         # never a float zero: drivers fold x * 0.0 and x + 0.0 (see KNOWN_BUGS)
-        return E(f"({v})" if v.startswith("-") else v, None)
+        return E(f"({v})" if v.startswith("-") else v, None)  # math.pi/e: captured constants
 
     # ------------------------------------------------------------ leaves
 
@@ -447,9 +449,8 @@ class KernelGenerator:
             return E(f"{c.pick(['bool', 'pk.bool_'])}({e.code})", t, True)
         if u.is_float and t.is_int:
             # the operand must be exact: an approximation error could move it across an integer
-            lo, hi = CLAMP[t]
-            if u == F16:  # literals beyond f16's range: see KNOWN_BUGS["f16 literal overflow"]
-                lo, hi = max(lo, -60000), min(hi, 60000)
+            # (f16: no literals beyond its range, see KNOWN_BUGS["f16 literal overflow"])
+            lo, hi = (CLAMP_F16 if u == F16 else CLAMP)[t]
             inner = e if e.exact else E(e.code, u, True)  # callers pass exact operands
             spelled = c.pick([t.pk, "int"]) if t == I32 else t.pk
             if t == I32 and c.chance(15):
@@ -457,7 +458,7 @@ class KernelGenerator:
                 fn = c.pick(["math.floor", "math.ceil"] + (
                     [] if u == F64 else ["math.trunc", "round"]))
                 return E(f"{fn}(min(max({inner.code}, {lo}.0), {hi}.0))", I32)
-            return E(f"{spelled}(min(max({inner.code}, {float(lo)}), {float(hi)}))", t)
+            return E(f"{spelled}(min(max({inner.code}, {lo:.1f}), {hi:.1f}))", t)
         if u == I32 and t.is_int and t.bits == 64:
             # sign extension without OpSConvert: see KNOWN_BUGS["i32 -> i64 compare"]
             return E(f"({t.pk}(pk.u32({e.code})) - ({t.pk}(pk.u32({e.code}) >> 31) << 32))", t)
@@ -594,6 +595,8 @@ class KernelGenerator:
         if cond.literal:
             cond = self.b_compare(BOOL, True, depth)
         a, b = self.operand_pair(t, exact, depth)
+        if self.c.chance(20):  # both sides evaluated: all of them are defined everywhere here
+            return E(f"pk.select({cond.code}, {a.code}, {b.code})", t, a.exact and b.exact)
         return E(f"({a.code} if {cond.code} else {b.code})", t, a.exact and b.exact)
 
     def cast_from(self, t: DT, exact: bool, depth: int) -> E:
@@ -711,8 +714,11 @@ class KernelGenerator:
                 base = f"(abs({a.code}) + 0.5)"
             return E(f"({base} ** {k})", t, False)
         b = self.typed_expr(t, False, depth)
-        return E(c.pick([f"(abs({a.code}) ** min(max({b.code}, -3.0), 3.0))",
-                         f"pk.pow(abs({a.code}), min(max({b.code}, -3.0), 3.0))"]), t, False)
+        # the base stays away from 0, where a negative exponent makes an approximation error
+        # in the base arbitrarily large (0 ** -2 is inf, 1e-20 ** -2 is not)
+        base = f"(abs({a.code}) + 0.5)"
+        return E(c.pick([f"({base} ** min(max({b.code}, -3.0), 3.0))",
+                         f"pk.pow({base}, min(max({b.code}, -3.0), 3.0))"]), t, False)
 
     def fma(self, t: DT, exact: bool, depth: int) -> E:
         a, b, d = (self.typed_expr(t, False, depth) for _ in range(3))
@@ -1113,6 +1119,9 @@ def float_scale(gk: GeneratedKernel, args: dict[str, Any], dev: dict, ref: dict,
 
 
 def same_exact(d: Any, r: Any, t: DT) -> bool:
+    """Equal; for floats NaN equals NaN and -0.0 equals 0.0: the sign of a zero is not checked,
+    for float % gets it wrong on lavapipe (KNOWN_BUGS["signed zero, inf and nan folding"]) and
+    min/max of 0.0 and -0.0 may return either (GLSL NMin/NMax)."""
     if t.is_float:
         d, r = float(d), float(r)
         if math.isnan(d) or math.isnan(r):
@@ -1122,11 +1131,12 @@ def same_exact(d: Any, r: Any, t: DT) -> bool:
 
 
 def same_approx(d: Any, r: Any, rtol: float, scale: float) -> bool:
+    """Within `rtol` of the larger of |d|, |r| and `scale`; non-finite values match each other
+    in any combination (an approximation that is 0.0 on one side and tiny on the other turns
+    inf * it into nan or +-inf), but never a finite value."""
     d, r = float(d), float(r)
-    if math.isnan(d) or math.isnan(r):
-        return math.isnan(d) and math.isnan(r)
-    if math.isinf(d) or math.isinf(r):
-        return d == r
+    if not (math.isfinite(d) and math.isfinite(r)):
+        return not (math.isfinite(d) or math.isfinite(r))
     return abs(d - r) <= rtol * max(abs(d), abs(r), scale)
 
 

@@ -32,7 +32,7 @@ import pykern as pk
 sys.path.insert(0, os.path.dirname(__file__))
 import kernelgen  # noqa: E402
 
-EXAMPLES = int(os.environ.get("PYKERN_FUZZ_EXAMPLES", "250"))
+EXAMPLES = int(os.environ.get("PYKERN_FUZZ_EXAMPLES", "200"))
 SEED = os.environ.get("PYKERN_FUZZ_SEED")
 SHRINK = os.environ.get("PYKERN_FUZZ_SHRINK", "0") not in ("", "0")
 
