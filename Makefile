@@ -13,9 +13,21 @@ PYTEST_ARGS ?=
 demo: venv
 	$(PY) examples/quickstart.py
 
+# The whole suite, then the kernel and runtime tests again under the Vulkan validation layers
+# (lavapipe hides out-of-bounds accesses and missing barriers; the layers do not): any
+# validation error fails the test that caused it. VALIDATE=0 skips the second pass.
+VALIDATE ?= 1
+VALIDATED_TESTS := tests/kernels tests/runtime --deselect tests/kernels/test_random_kernels.py
+
 test: venv
 	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
+	if [ "$(VALIDATE)" = 1 ]; then \
+	  echo "make test: kernel and runtime tests again under the validation layers"; \
+	  PYKERN_VALIDATE=1 $(PY) -m pytest -q $(VALIDATED_TESTS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test: the validated pass collected no tests"; exit 1; fi; \
+	fi; \
 	exit $$rc
 
 bench: venv
