@@ -3,13 +3,15 @@
 One generic `@pk.kernel` (made per accumulator dtype) does them all. The reduced axes are
 moved innermost by a transposed view, so the problem is `n_out` outputs of `n_red` elements,
 element `r` of output `o` being flat element `o * n_red + r` of that view (read through its
-strides, flat or 4-D). In "group" mode a workgroup of 64 reduces a chunk of up to 16,384
+strides: flat, 2-D [n_out, n_red] when kept and reduced dimensions each merge into one, else
+4-D). In "group" mode a workgroup of 64 reduces a chunk of up to 16,384
 elements of one output (each invocation a strided share, then a tree in shared memory); when
 an output spans several chunks, the per-chunk partials are reduced again by the same kernel
 (reading partial values, and partial indices for argmax/argmin). In "thread" mode, for short
 reductions over many outputs and for reduced axes that are strided in memory (column sums),
-each invocation reduces a chunk of up to 2,048 elements of one output alone, neighbouring
-invocations taking neighbouring outputs so that their reads coalesce. var/std take two
+each invocation reduces a chunk of 64 to 2,048 elements of one output alone (sized so that a
+launch has about 131,072 invocations), neighbouring invocations taking neighbouring outputs so
+that their reads coalesce. var/std take two
 passes (the mean, then the squared deviations from it).
 
 Result dtypes (numpy's): sum/prod of bool and signed ints accumulate and return i64, of
@@ -36,16 +38,21 @@ from . import strided
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
 THREAD_CHUNK = 2048  # elements one invocation reduces at most in thread mode
+THREAD_TARGET = 1 << 17  # invocations a thread-mode launch aims for (enough to fill a GPU)
 
 Axis = int | Sequence[int] | None
 
 
 @pk.func
-def load(x, k, layout):
-    """Element `k` (row-major) of the view `x`."""
+def load(x, o, r, base, layout):
+    """Element r of output o: x[base + r] of a flat view, x[o, r] of a 2-D one, or flat element
+    base + r (row-major) of a 4-D one."""
     if layout == "flat":
-        return x[k]
+        return x[base + r]
+    elif layout == "2d":
+        return x[o, r]
     else:
+        k = base + r
         n3 = x.shape[3]
         n2 = x.shape[2]
         n1 = x.shape[1]
@@ -95,9 +102,10 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
 
     @pk.kernel(workgroup=(WG,))
     def reduce(x: pk.Array, xi: pk.Array, m: pk.Array, out: pk.Array, outi: pk.Array,
-               n_red: int, n_chunks: int, den: ACC, op: pk.constexpr, layout: pk.constexpr,
+               n_red: int, n_chunks: int, t_chunk: int, den: ACC, op: pk.constexpr,
+               layout: pk.constexpr,
                mode: pk.constexpr, src: pk.constexpr, fin: pk.constexpr):
-        # element r of output o is load(x, o * n_red + r); partial stages read their
+        # element r of output o is load(x, o, r, o * n_red, layout); partial stages read their
         # indices from xi
         if mode == "thread":
             # invocation g: output o = g % n_out, chunk c = g // n_out — neighbours take
@@ -105,8 +113,8 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
             g = pk.global_id(0)
             n_out = pk.grid(0) // n_chunks
             o = g % n_out
-            start = (g // n_out) * THREAD_CHUNK
-            stop = pk.select(start + THREAD_CHUNK < n_red, start + THREAD_CHUNK, n_red)
+            start = (g // n_out) * t_chunk
+            stop = pk.select(start + t_chunk < n_red, start + t_chunk, n_red)
             t = 0
             step = 1
         else:
@@ -119,12 +127,12 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
         base = o * n_red
         # every lane starts from the chunk's first element (harmless for max/min/arg*:
         # they are idempotent), or from the op's identity
-        first = ACC(load(x, base + start, layout))
+        first = ACC(load(x, o, start, base, layout))
         if op == "sqdev":
             first = first - m[o]
             first = first * first
         elif op == "any" or op == "all":
-            first = ACC(pk.bool_(load(x, base + start, layout)))
+            first = ACC(pk.bool_(load(x, o, start, base, layout)))
         if src == "partial":
             best_i = xi[base + start]
         else:
@@ -137,12 +145,12 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
             acc_v = first
         r = start + t
         while r < stop:
-            v = ACC(load(x, base + r, layout))
+            v = ACC(load(x, o, r, base, layout))
             if op == "sqdev":
                 v = v - m[o]
                 v = v * v
             elif op == "any" or op == "all":
-                v = ACC(pk.bool_(load(x, base + r, layout)))
+                v = ACC(pk.bool_(load(x, o, r, base, layout)))
             if op == "argmax" or op == "argmin":
                 if src == "partial":
                     vi = xi[base + r]
@@ -199,6 +207,7 @@ class Problem:
     order; `out_shape` is the result's shape."""
 
     view: Tensor
+    n_kept: int  # the view's leading dimensions are the kept ones, the rest reduced
     n_out: int
     n_red: int
     out_shape: tuple[int, ...]
@@ -234,19 +243,29 @@ def problem(x: Tensor, axis: Axis, keepdims: bool) -> Problem:
         out_shape = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
     else:
         out_shape = tuple(x.shape[d] for d in kept)
-    return Problem(view, n_out, n_red, out_shape)
+    return Problem(view, len(kept), n_out, n_red, out_shape)
 
 
-def _flat_or_4d(view: Tensor) -> tuple[Tensor, str]:
-    """The view as the kernel's `x`: 1-D when its elements collapse to one stride, else 4-D
-    (a copy first when more than four dimensions remain)."""
+def _layout(prob: Problem) -> tuple[Tensor, str]:
+    """The view as the kernel's `x`: 1-D when all its elements collapse to one stride; 2-D
+    [n_out, n_red] when the kept and the reduced dimensions each collapse to one (no index
+    arithmetic per element); else 4-D (a copy first when more than four dimensions remain)."""
+    view = prob.view
     shape, (strides,) = strided.collapse(view.shape, [view.element_strides])
     if len(shape) <= 1:
         n = shape[0] if shape else 1
         return Tensor(view.buffer, (n,), view.dtype, (strides[0] if strides else 0,),
                       view.offset), "flat"
+    k = prob.n_kept
+    kept, (kept_st,) = strided.collapse(view.shape[:k], [view.element_strides[:k]])
+    red, (red_st,) = strided.collapse(view.shape[k:], [view.element_strides[k:]])
+    if len(kept) <= 1 and len(red) <= 1:
+        return Tensor(view.buffer, (prob.n_out, prob.n_red), view.dtype,
+                      (kept_st[0] if kept_st else 0, red_st[0] if red_st else 0),
+                      view.offset), "2d"
     if len(shape) > 4:
-        return _flat_or_4d(view.contiguous())
+        contiguous = Problem(view.contiguous(), k, prob.n_out, prob.n_red, prob.out_shape)
+        return _layout(contiguous)
     pad = 4 - len(shape)
     return Tensor(view.buffer, (1,) * pad + shape, view.dtype, (0,) * pad + strides,
                   view.offset), "4d"
@@ -260,7 +279,7 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
         den: float = 1, mean: Tensor | None = None, indices: Tensor | None = None) -> None:
     """Reduces `prob` with `op` into the 1-D `out` (n_out elements; `indices` receives the
     positions for argmax/argmin), chunking long reductions into partial passes."""
-    x, layout = _flat_or_4d(prob.view)
+    x, layout = _layout(prob)
     kernel = reduce_kernel(acc)
     m = mean if mean is not None else _dummy()
     xi = _dummy()
@@ -271,9 +290,10 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
         # one invocation per (output, chunk) when the reduction is short or its elements are
         # strided (a column sum), one workgroup per (output, chunk) otherwise
         strided_rows = x.element_strides[-1] != 1
-        if n_red <= 16 or (n_out >= 4096 and n_red <= THREAD_CHUNK) or \
+        t_chunk = _thread_chunk(n_out, n_red)
+        if n_red <= 16 or (n_out >= 4096 and n_red <= t_chunk) or \
                 (strided_rows and n_out >= 256):
-            mode, n_chunks = "thread", -(-n_red // THREAD_CHUNK)
+            mode, n_chunks = "thread", -(-n_red // t_chunk)
             grid = n_out * n_chunks
         else:
             mode, n_chunks = "group", -(-n_red // CHUNK)
@@ -285,7 +305,7 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
             dst = empty((n_out * n_chunks,), acc)
             dsti = empty((n_out * n_chunks,), dt.i32) if arg else _dummy()
             stage_fin = "none"
-        kernel[grid](x, xi, m, dst, dsti, n_red, n_chunks, den, op, layout, mode, src,
+        kernel[grid](x, xi, m, dst, dsti, n_red, n_chunks, t_chunk, den, op, layout, mode, src,
                      stage_fin)
         if last:
             return
@@ -296,6 +316,16 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
         if op in ("any", "all"):
             pass
         n_red = n_chunks
+
+
+def _thread_chunk(n_out: int, n_red: int) -> int:
+    """Elements per invocation in thread mode: enough invocations to fill a large GPU, at
+    least 64 and at most THREAD_CHUNK elements each (a power of two)."""
+    want = -(-n_out * n_red // THREAD_TARGET)
+    chunk = 64
+    while chunk < want and chunk < THREAD_CHUNK:
+        chunk *= 2
+    return chunk
 
 
 # ---------------------------------------------------------------- the public functions
