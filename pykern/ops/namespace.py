@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys as _sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,9 @@ from .searching import count_nonzero, nonzero, searchsorted
 from .sets import unique_all, unique_counts, unique_inverse, unique_values
 
 __array_api_version__ = "2023.12"
+
+# importable as `pykern.array_api` too (`import pykern.array_api as xp`)
+_sys.modules.setdefault("pykern.array_api", _sys.modules[__name__])
 
 # ---------------------------------------------------------------- constants and dtypes
 

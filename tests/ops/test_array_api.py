@@ -46,6 +46,8 @@ def test_namespace_has_the_standard_names():
     assert t.__array_namespace__() is xp
     assert t.__array_namespace__(api_version="2023.12") is xp
     assert xp.__array_api_version__ == "2023.12"
+    import pykern.array_api as imported
+    assert imported is xp
     missing = [n for n in STANDARD_2023_12 if not hasattr(xp, n)]
     assert not missing
     info = xp.__array_namespace_info__()
