@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,10 +73,20 @@ def literal_words(value: int, bits: int) -> tuple[int, ...]:
 
 
 def float_bits(value: float, bits: int) -> int:
-    """The IEEE bit pattern of `value` rounded to a `bits`-wide float (16, 32 or 64)."""
+    """The IEEE bit pattern of `value` rounded to a `bits`-wide float (16, 32 or 64).
+
+    A finite value that rounds beyond the type's range is +-inf, as numpy's `np.float16(1e6)`.
+
+    >>> hex(float_bits(-1e6, 16)), hex(float_bits(65504.0, 16)), hex(float_bits(1e39, 32))
+    ('0xfc00', '0x7bff', '0x7f800000')
+    """
     fmt = {16: "<e", 32: "<f", 64: "<d"}[bits]
     unsigned = {16: "<H", 32: "<I", 64: "<Q"}[bits]
-    return struct.unpack(unsigned, struct.pack(fmt, value))[0]
+    try:
+        packed = struct.pack(fmt, value)
+    except OverflowError:  # rounds to infinity
+        packed = struct.pack(fmt, math.copysign(math.inf, value))
+    return struct.unpack(unsigned, packed)[0]
 
 
 def encode_module(header: Iterable[int], instructions: Iterable[Instruction]) -> bytes:

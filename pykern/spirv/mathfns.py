@@ -66,7 +66,57 @@ def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     x_negative = fn.f_ord_less_than(BOOL, _copysign(ctx, ty, (ctx.const(ty, 1.0), x)), zero)
     at_zero = fn.select(ty, x_negative, ctx.const(ty, math.pi), zero)
     at_zero = _copysign(ctx, ty, (at_zero, y))
-    return fn.select(ty, both_zero, at_zero, fn.glsl(ty, GLSL.Atan2, y, x))
+    result = fn.select(ty, both_zero, at_zero, fn.glsl(ty, GLSL.Atan2, y, x))
+    return _nan_through(ctx, ty, (y, x), result)
+
+
+def _atan(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    return _nan_through(ctx, ty, args, ctx.fn.glsl(ty, GLSL.Atan, args[0]))
+
+
+def _nan_through(ctx: LoweringContext, ty: FloatType, args: Sequence[int], result: int) -> int:
+    """`result`, or NaN where an argument is NaN: drivers' Atan/Atan2 need not propagate NaN
+    (lavapipe's give 0.0)."""
+    fn = ctx.fn
+    nan = fn.is_nan(BOOL, args[0])
+    for arg in args[1:]:
+        nan = fn.logical_or(BOOL, nan, fn.is_nan(BOOL, arg))
+    return fn.select(ty, nan, ctx.const(ty, float("nan")), result)
+
+
+def _trunc(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    """Toward zero. f64 from Floor/Ceil: lavapipe's f64 Trunc returns some values unchanged."""
+    fn, x = ctx.fn, args[0]
+    if ty.bits != 64:
+        return fn.glsl(ty, GLSL.Trunc, x)
+    negative = fn.f_ord_less_than(BOOL, x, ctx.const(ty, 0.0))
+    return fn.select(ty, negative, fn.glsl(ty, GLSL.Ceil, x), fn.glsl(ty, GLSL.Floor, x))
+
+
+def _round(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    """Python's round(): halves to even. f64 from Floor: lavapipe's f64 RoundEven rounds 1.5
+    to 1.0. r = floor(x), then up where x - r (exact) is above a half, or a half and r odd;
+    -0.0, inf and NaN come back as they are (x is integral there, or NaN)."""
+    fn, x = ctx.fn, args[0]
+    if ty.bits != 64:
+        return fn.glsl(ty, GLSL.RoundEven, x)
+
+    def c(value: float) -> int:
+        return ctx.const(ty, value)
+
+    r = fn.glsl(ty, GLSL.Floor, x)
+    fraction = fn.f_sub(ty, x, r)  # exact, in [0, 1)
+    half_r = fn.f_mul(ty, r, c(0.5))
+    odd = fn.f_unord_not_equal(BOOL, fn.glsl(ty, GLSL.Floor, half_r), half_r)
+    up = fn.logical_or(BOOL, fn.f_ord_greater_than(BOOL, fraction, c(0.5)),
+                       fn.logical_and(BOOL, fn.f_ord_equal(BOOL, fraction, c(0.5)), odd))
+    rounded = fn.select(ty, up, fn.f_add(ty, r, c(1.0)), r)
+    # integral x (and so -0.0, +-inf) and NaN as they are; x in (-0.5, 0) rounds to -0.0
+    integral = fn.logical_not(BOOL, fn.f_ord_less_than(BOOL, r, x))
+    rounded = fn.select(ty, integral, x, rounded)
+    to_zero = fn.logical_and(BOOL, fn.f_ord_equal(BOOL, rounded, c(0.0)),
+                             fn.f_ord_less_than(BOOL, x, c(0.0)))
+    return fn.select(ty, to_zero, c(-0.0), rounded)
 
 
 # erf: Taylor series near 0 (relative accuracy where erf is small), Abramowitz & Stegun 7.1.26
@@ -117,7 +167,7 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.TAN: _glsl(GLSL.Tan),
     MathFn.ASIN: _glsl(GLSL.Asin),
     MathFn.ACOS: _glsl(GLSL.Acos),
-    MathFn.ATAN: _glsl(GLSL.Atan),
+    MathFn.ATAN: _atan,
     MathFn.ATAN2: _atan2,  # (y, x) in both
     MathFn.SINH: _glsl(GLSL.Sinh),
     MathFn.COSH: _glsl(GLSL.Cosh),
@@ -125,8 +175,8 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ERF: _erf,
     MathFn.FLOOR: _glsl(GLSL.Floor),
     MathFn.CEIL: _glsl(GLSL.Ceil),
-    MathFn.TRUNC: _glsl(GLSL.Trunc),
-    MathFn.ROUND: _glsl(GLSL.RoundEven),  # Python's round(): halves to even
+    MathFn.TRUNC: _trunc,
+    MathFn.ROUND: _round,  # Python's round(): halves to even
     MathFn.FMA: _glsl(GLSL.Fma),
     MathFn.POW: _pow,
     MathFn.COPYSIGN: _copysign,

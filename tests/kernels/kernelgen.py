@@ -78,15 +78,6 @@ KNOWN_BUGS = {
     "wrong, and so are i64 // and % of such values (also through pk.u64(x) and back); i32 -> "
     "i64/u64 conversions are spelled with zero extension instead, and 64-bit ints are never "
     "mixed with i32 operands",
-    "f64 trunc/round": "test_known_bug_f64_trunc_and_round: on lavapipe pk.trunc and pk.round "
-    "of f64 are wrong (round(1.5) == 1.0, trunc(-1931503091.5) unchanged); not generated for "
-    "f64",
-    "atan of nan": "test_known_bug_atan_of_nan: on lavapipe pk.atan(nan) and pk.atan2 with a "
-    "nan operand give 0.0 (Python: nan); their arguments are clamped, which maps NaN to a "
-    "number",
-    "f16 literal overflow": "test_known_bug_f16_literal_beyond_range: a float literal beyond "
-    "f16's range next to an f16 operand crashes the SPIR-V backend (OverflowError in "
-    "float_bits); f16 clamps use bounds within +-60000",
     "signed zero, inf and nan folding": "test_known_bug_lavapipe_folds_float_zero_constants and "
     "test_known_bug_float_mod_sign_of_zero: lavapipe folds x * 0.0 to 0.0 (wrong for inf, nan, "
     "-x), x + 0.0 to x (wrong for -0.0) and x / 0.0 to 0.0, even where the module declares "
@@ -352,8 +343,7 @@ class KernelGenerator:
             return E(f"({v})" if v < 0 else str(v), None)
         pool = ["1.0", "0.5", "2.0", "3.0", "1.5", "-1.0", "0.25", "-2.5", "10.0", "0.1", "7",
                 "100.0", "-3", "1e3", "0.375", "math.pi", "math.e"]
-        if t != F16:  # beyond f16's range: see KNOWN_BUGS["f16 literal overflow"]
-            pool += ["1e-3", "65536.0", "-1e4"]
+        pool += ["1e-3", "65536.0", "-1e4"]  # 65536.0 is inf next to an f16 operand
         if divisor:  # at least 0.1 in magnitude, below 1e6 (see `dividend`)
             pool = [p for p in pool if p not in ("1e-3", "65536.0")]
         v = c.pick(pool)
@@ -449,14 +439,12 @@ class KernelGenerator:
             return E(f"{c.pick(['bool', 'pk.bool_'])}({e.code})", t, True)
         if u.is_float and t.is_int:
             # the operand must be exact: an approximation error could move it across an integer
-            # (f16: no literals beyond its range, see KNOWN_BUGS["f16 literal overflow"])
+            # (f16: bounds within its range, so that the clamp keeps the operand finite)
             lo, hi = (CLAMP_F16 if u == F16 else CLAMP)[t]
             inner = e if e.exact else E(e.code, u, True)  # callers pass exact operands
             spelled = c.pick([t.pk, "int"]) if t == I32 else t.pk
             if t == I32 and c.chance(15):
-                # no trunc/round of f64: see KNOWN_BUGS["f64 trunc/round"]
-                fn = c.pick(["math.floor", "math.ceil"] + (
-                    [] if u == F64 else ["math.trunc", "round"]))
+                fn = c.pick(["math.floor", "math.ceil", "math.trunc", "round"])
                 return E(f"{fn}(min(max({inner.code}, {lo}.0), {hi}.0))", I32)
             return E(f"{spelled}(min(max({inner.code}, {lo:.1f}), {hi:.1f}))", t)
         if u == I32 and t.is_int and t.bits == 64:
@@ -640,8 +628,7 @@ class KernelGenerator:
 
     def exact_fn(self, t: DT, exact: bool, depth: int) -> E:
         a = self.typed_expr(t, True, depth)
-        # no trunc/round of f64: see KNOWN_BUGS["f64 trunc/round"]
-        fn = self.c.pick(EXACT_UNARY[:2] if t == F64 else EXACT_UNARY)
+        fn = self.c.pick(EXACT_UNARY)
         return E(f"pk.{fn}({a.code})", t)
 
     def copysign(self, t: DT, exact: bool, depth: int) -> E:
@@ -673,11 +660,10 @@ class KernelGenerator:
     def math_fn(self, t: DT, exact: bool, depth: int) -> E:
         c = self.c
         fn = c.pick(F64_APPROX_UNARY if t == F64 else APPROX_UNARY + ("atan2",))
-        if fn == "atan2":  # continuous: x >= 0.5; no NaN (KNOWN_BUGS["atan of nan"])
+        if fn == "atan2":  # continuous: x >= 0.5
             y = self.typed_expr(t, False, depth)
             x = self.typed_expr(t, False, depth)
-            return E(f"{c.pick(['pk', 'math'])}.atan2({nan_free(y.code, t)}, "
-                     f"abs({nan_free(x.code, t)}) + 0.5)", t, False)
+            return E(f"{c.pick(['pk', 'math'])}.atan2({y.code}, abs({x.code}) + 0.5)", t, False)
         ns = "math" if fn != "rsqrt" and c.chance(30) else "pk"  # math has all but rsqrt
         if fn in ("asin", "acos"):
             a = self.typed_expr(t, True, depth)  # steep near +-1: only exact arguments
@@ -694,9 +680,9 @@ class KernelGenerator:
                 "sin": f"min(max({a.code}, -3.0), 3.0)",
                 "cos": f"min(max({a.code}, -3.0), 3.0)",
                 "tan": f"min(max({a.code}, -1.0), 1.0)",
-                "atan": nan_free(a.code, t),
                 "sinh": f"min(max({a.code}, -5.0), 5.0)",
                 "cosh": f"min(max({a.code}, -5.0), 5.0)",
+                "atan": a.code,
                 "tanh": a.code,
                 "erf": a.code,
             }[fn]
@@ -984,12 +970,6 @@ class KernelGenerator:
         return GeneratedKernel(self.name, source, list(self.inputs), list(self.scalars),
                                dict(self.outputs), self.n,
                                approx_rtol=3e-2 if "pk.f16" in source else 2e-4)
-
-
-def nan_free(code: str, t: DT) -> str:
-    """`code` with NaN replaced (by -inf or -1e30): atan of NaN, see KNOWN_BUGS["atan of nan"]."""
-    bound = "math.inf" if t == F16 else "1e30"
-    return f"min(max({code}, -{bound}), {bound})"
 
 
 def dividend(code: str, t: DT) -> str:

@@ -181,9 +181,6 @@ def test_known_bug_lavapipe_folds_float_zero_constants():
     assert_same(device, interpreter, expected)
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason="SPIR-V backend: a float literal "
-                   "beyond f16's range next to an f16 operand (x * 1e6) crashes the lowering "
-                   "(OverflowError in float_bits); the interpreter, like numpy, gives inf")
 def test_known_bug_f16_literal_beyond_range():
     def k(x: pk.f16[:], out: pk.f16[:]):
         i = pk.global_id(0)
@@ -209,8 +206,6 @@ def test_known_bug_sign_extended_i64_compared_with_constant():
     assert_same(device, interpreter, [1, 2, 1, 0])
 
 
-@pytest.mark.xfail(strict=True, reason="lavapipe: GLSL.std.450 Trunc and RoundEven of f64 are "
-                   "wrong (round(1.5) is 1.0, trunc(-1931503091.5) is unchanged)")
 def test_known_bug_f64_trunc_and_round():
     def k(x: pk.f64[:], out: pk.f64[:]):
         i = pk.global_id(0)
@@ -222,9 +217,6 @@ def test_known_bug_f64_trunc_and_round():
     assert_same(device, interpreter, [2.0, 1.0, -1931503092.0, -1931503091.0])
 
 
-@pytest.mark.xfail(strict=True, reason="SPIR-V backend on lavapipe: pk.atan(nan) and pk.atan2 "
-                   "with a nan operand give 0.0 (Python: nan); GLSL Atan/Atan2 do not propagate "
-                   "NaN there, as Pow does not (which pykern already patches)")
 def test_known_bug_atan_of_nan():
     def k(x: pk.f32[:], out: pk.f32[:]):
         i = pk.global_id(0)
