@@ -15,7 +15,7 @@ from . import __version__, ir
 from .cache import DiskCache, cache_key
 from .config import config
 from .binder import ArgBinder
-from .dtypes import ArrayType, DType, constexpr
+from .dtypes import Array, ArrayType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
 from .frontend.support import check_support
@@ -89,10 +89,9 @@ class Kernel:
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
         self._variants: dict[tuple, CompiledVariant] = {}
-        # kernels with only concretely typed parameters have one variant per (device, grid
-        # ndim): launches find it without specialising on the arguments
-        self._simple: dict[tuple, CompiledVariant] = {}
-        self._simple_checked: bool | None = None
+        # launches find their variant by (device, grid ndim, cheap signature) without
+        # specialising on the arguments; see _signature
+        self._fast: dict[tuple, CompiledVariant] = {}
         self._launchers: dict[object, Callable[..., None]] = {}
 
     # ------------------------------------------------------------ compiling
@@ -110,12 +109,13 @@ class Kernel:
             self._params = signature(self.__wrapped__)
         return self._params
 
-    @property
-    def _is_simple(self) -> bool:
-        if self._simple_checked is None:
-            self._simple_checked = all(isinstance(s, (DType, ArrayType))
-                                       for s in self.params.values())
-        return self._simple_checked
+    @functools.cached_property
+    def _specs(self) -> tuple:
+        return tuple(self.params.values())
+
+    @functools.cached_property
+    def _constexpr_positions(self) -> tuple[int, ...]:
+        return tuple(i for i, s in enumerate(self._specs) if s is constexpr)
 
     def _workgroup(self, grid_ndim: int) -> tuple[int, int, int]:
         return self.workgroup or DEFAULT_WORKGROUPS[grid_ndim]  # type: ignore[return-value]
@@ -229,20 +229,38 @@ class Kernel:
     def __call__(self, *args: object) -> None:
         raise TypeError(f"launch a kernel with a grid: {self.__name__}[n](...)")
 
+    def _signature(self, args: tuple) -> tuple | None:
+        """A cheap key for the variant `args` select — the dtype and ndim of tensors passed for
+        `pk.Array` parameters, the values of constexpr ones — or None when only the thorough
+        path (`specialize`) can tell (numpy arrays for generic parameters, odd values)."""
+        sig = []
+        for spec, a in zip(self._specs, args):
+            if spec is constexpr:
+                if type(a) not in (int, float, bool, str):
+                    return None
+                sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
+            elif spec is Array:
+                if type(a) is not Tensor:
+                    return None
+                sig.append((a.dtype, len(a.shape)))
+        return tuple(sig)
+
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object) -> None:
         if self.interpret:
             return self._interpret(grid, grid_ndim, args)
         device = get_device()
-        variant = self._simple.get((device, grid_ndim)) if self._is_simple else None
-        if variant is None or len(args) != len(variant.params):
+        specs = self._specs
+        sig = self._signature(args) if len(args) == len(specs) else None
+        variant = self._fast.get((device, grid_ndim, sig)) if sig is not None else None
+        if variant is None:
             try:
                 variant = self._variant(args, grid_ndim)
             except CompileError as e:
                 raise e.with_traceback(None) from None
-            if self._is_simple:
-                self._simple[(device, grid_ndim)] = variant
-            args = tuple(a for a, spec in zip(args, self.params.values())
-                         if spec is not constexpr)
+            if sig is not None:
+                self._fast[(device, grid_ndim, sig)] = variant
+        if self._constexpr_positions:
+            args = tuple(a for a, spec in zip(args, specs) if spec is not constexpr)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
         if variant.module.debug_sites:
             self._debug_launch(variant, device, grid, buffers, block)

@@ -72,6 +72,10 @@ class Translator(CallTranslator):
             result = self.visit(stmt)
             if result is not None:
                 out.extend(result if isinstance(result, list) else [result])
+            if out and isinstance(out[-1], (ir.Return, ir.Break, ir.Continue)):
+                # what follows never runs (also after a compile-time `if` whose branch taken
+                # returns): leave it out, as it may not even type-check for this variant
+                break
         return tuple(out)
 
     # ------------------------------------------------------------ assignment

@@ -195,3 +195,20 @@ def test_generic_array_and_constexpr_parameters():
     assert [p.name for p in kir.params] == ["x"]
     fors = [n for s in kir.body for n in walk(s) if isinstance(n, ir.ForRange)]
     assert isinstance(fors[0].stop, ir.Const) and fors[0].stop.value == 3
+
+
+def test_code_after_a_compile_time_branch_that_returns_is_not_translated():
+    @pk.func
+    def pick(op, x):
+        if op == "neg":
+            return -x
+        elif op == "twice":
+            return x * 2.0
+        return x > 0.0  # a bool: would clash with the f32 returns, but never runs for these ops
+
+    def k(x: pk.f32[:], op: pk.constexpr):
+        x[0] = pick(op, x[0])
+
+    src = load_source(k)
+    kir = translate(src, {"x": pk.f32[:]}, (64, 1, 1), {"op": "neg"})
+    assert kir.functions[0].return_type == pk.f32
