@@ -16,8 +16,8 @@ from .context import LoweringContext
 from .control import begin_loop, end_loop, enter_body
 from .function import FunctionBuilder as FB
 from .grammar import GLSL
-from .typemap import unsigned
-from .types import BOOL, FloatType, IntType, ScalarType
+from .typemap import unsigned, value_capabilities
+from .types import BOOL, F32, FloatType, IntType, ScalarType
 
 Compare = Callable[[FB, ScalarType, int, int], int]
 
@@ -83,84 +83,146 @@ class _DivMod:
 
 
 def float_floordiv(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """Python's `a // b`: the floor of the exact quotient, as numpy computes it through fmod."""
+    """Python's `a // b` as numpy computes it (`npy_floor_divide`): a / b for b == 0, else the
+    quotient of `npy_divmod`."""
     return _FloatDivMod(ctx, ty, a, b).quotient
 
 
 def float_mod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
-    """Python's `a % b`: a - b * (a // b) rounded once, with the sign of b (-0.0 for b < 0)."""
-    return _FloatDivMod(ctx, ty, a, b).remainder()
+    """Python's `a % b` as numpy computes it (`npy_remainder`): fmod(a, b) with the sign of b
+    (-0.0 for b < 0 where it is zero); inf % b and a % 0 are NaN, a % inf is a or inf."""
+    return _FloatDivMod(ctx, ty, a, b).remainder
 
 
 class _FloatDivMod:
-    """Floor division without an exact fmod.
+    """numpy's `npy_divmod`, step for step, on an exact fmod:
 
-    q = floor(a / b) can be one off: OpFDiv may err by 2.5 ULP, and even a correctly rounded
-    quotient rounds 7.5 / 0.1f up to 75 where the exact one is 74.99999. So q is checked
-    against the exact product b * q, which Dekker's algorithm gives as p + e (two floats, from
-    multiplies and adds that NoContraction keeps rounded one at a time):
-    a < b * q means q is one too big, a >= b * (q + 1) one too small (for b > 0; the other way
-    round for b < 0). `a - p` is exact in the cases where the comparison is close (Sterbenz),
-    so comparing it with `e` decides them exactly.
+        mod = fmod(a, b); div = (a - mod) / b
+        if mod != 0 and (b < 0) != (mod < 0): mod += b; div -= 1
+        if mod == 0: mod = copysign(0, b)
+        floordiv = floor(div), plus 1 where div - floor(div) > 0.5; copysign(0, a / b) where
+        div == 0; a / b where b == 0.
+
+    f16 is computed in f32 and rounded back, as numpy does. Signed zeros are made on the bits
+    (drivers fold `b * 0.0`).
     """
 
     def __init__(self, ctx: LoweringContext, ty: FloatType, a: int, b: int) -> None:
-        self.ctx, self.ty, self.a, self.b = ctx, ty, a, b
         fn = ctx.fn
-        self.b_split = _split(ctx, ty, b)
-        zero, one = ctx.const(ty, 0.0), ctx.const(ty, 1.0)
-        self.b_negative = fn.f_ord_less_than(BOOL, b, zero)
-        q = fn.glsl(ty, GLSL.Floor, fn.f_div(ty, a, b))
-        q_next = fn.f_add(ty, q, one)
-        over = self._compare_with_product(q, FB.f_ord_less_than, FB.f_ord_greater_than)
-        reached = self._compare_with_product(q_next, FB.f_ord_greater_than_equal,
-                                             FB.f_ord_less_than_equal)
-        q = fn.select(ty, over, fn.f_sub(ty, q, one), q)
-        self.quotient = fn.select(ty, reached, q_next, q)
+        if ty.bits == 16:
+            inner = _FloatDivMod(ctx, F32, fn.f_convert(F32, a), fn.f_convert(F32, b))
+            self.quotient = fn.f_convert(ty, inner.quotient)
+            self.remainder = fn.f_convert(ty, inner.remainder)
+            return
 
-    def remainder(self) -> int:
-        fn, ty = self.ctx.fn, self.ty
-        p, e = _two_product(self.ctx, ty, self.b, self.b_split, self.quotient)
-        r = fn.f_sub(ty, fn.f_sub(ty, self.a, p), e)
-        # an exact zero takes the divisor's sign, as in Python (b * 0.0 is that signed zero)
-        is_zero = fn.f_ord_equal(BOOL, r, self.ctx.const(ty, 0.0))
-        return fn.select(ty, is_zero, fn.f_mul(ty, self.b, self.ctx.const(ty, 0.0)), r)
+        def c(value: float) -> int:
+            return ctx.const(ty, value)
 
-    def _compare_with_product(self, q: int, if_positive: Compare, if_negative: Compare) -> int:
-        """`a <op> b * q`, exactly: `op` is `if_positive` for b > 0, else `if_negative`."""
-        fn, ty = self.ctx.fn, self.ty
-        p, e = _two_product(self.ctx, ty, self.b, self.b_split, q)
-        difference = fn.f_sub(ty, self.a, p)
-        return fn.select(BOOL, self.b_negative, if_negative(fn, BOOL, difference, e),
-                         if_positive(fn, BOOL, difference, e))
+        zero, one = c(0.0), c(1.0)
+        mod = _fmod(ctx, ty, a, b)
+        div = fn.f_div(ty, fn.f_sub(ty, a, mod), b)
+        nonzero = fn.f_unord_not_equal(BOOL, mod, zero)  # NaN counts, as in C's `if (mod)`
+        signs_differ = fn.logical_not_equal(BOOL, fn.f_ord_less_than(BOOL, b, zero),
+                                            fn.f_ord_less_than(BOOL, mod, zero))
+        adjust = fn.logical_and(BOOL, nonzero, signs_differ)
+        mod = fn.select(ty, adjust, fn.f_add(ty, mod, b), mod)
+        div = fn.select(ty, adjust, fn.f_sub(ty, div, one), div)
+        self.remainder = fn.select(ty, nonzero, mod, _signed_zero(ctx, ty, b))
 
-
-# significand bits of each float width, for Veltkamp's splitting constant 2**ceil(p/2) + 1
-_SIGNIFICAND_BITS = {16: 11, 32: 24, 64: 53}
+        floordiv = fn.glsl(ty, GLSL.Floor, div)
+        snap = fn.f_ord_greater_than(BOOL, fn.f_sub(ty, div, floordiv), c(0.5))
+        floordiv = fn.select(ty, snap, fn.f_add(ty, floordiv, one), floordiv)
+        # div == 0 only where b is neither 0 nor NaN: a / b is then +-0, signed by a and b
+        div_zero = fn.f_ord_equal(BOOL, div, zero)
+        floordiv = fn.select(ty, div_zero, _signed_zero(ctx, ty, a, b), floordiv)
+        b_zero = fn.f_ord_equal(BOOL, b, zero)
+        self.quotient = fn.select(ty, b_zero, fn.f_div(ty, a, b), floordiv)
 
 
-def _split(ctx: LoweringContext, ty: FloatType, x: int) -> tuple[int, int]:
-    """Veltkamp: x = hi + lo exactly, each half with at most half the significand bits."""
+def _sign_bit(ctx: LoweringContext, ty: FloatType) -> tuple[IntType, int]:
+    bits = IntType(ty.bits, False)
+    ctx.module.require(*value_capabilities(bits))
+    return bits, ctx.const(bits, 1 << (ty.bits - 1))
+
+
+def _signed_zero(ctx: LoweringContext, ty: FloatType, *signs: int) -> int:
+    """0.0 with the sign bit of `signs[0]` (xor that of `signs[1]`), made on the bits."""
     fn = ctx.fn
-    factor = ctx.const(ty, 2.0 ** -(-_SIGNIFICAND_BITS[ty.bits] // 2) + 1)
-    c = fn.f_mul(ty, factor, x)
-    hi = fn.f_sub(ty, c, fn.f_sub(ty, c, x))
-    return hi, fn.f_sub(ty, x, hi)
+    bits, sign = _sign_bit(ctx, ty)
+    word = fn.bitcast(bits, signs[0])
+    for other in signs[1:]:
+        word = fn.bitwise_xor(bits, word, fn.bitcast(bits, other))
+    return fn.bitcast(ty, fn.bitwise_and(bits, word, sign))
 
 
-def _two_product(ctx: LoweringContext, ty: FloatType, x: int, x_split: tuple[int, int],
-                 y: int) -> tuple[int, int]:
-    """Dekker: (p, e) with p = fl(x * y) and p + e = x * y exactly. Where splitting overflows
-    (huge operands; f16 above ~1000) e would be NaN: then it is 0 and only p is used."""
+# mantissa (stored significand) bits of f32 and f64
+_MANTISSA_BITS = {32: 23, 64: 52}
+
+
+def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
+    """C's fmod(a, b), exact (f32, f64): NaN for a NaN operand, an infinite a or b == 0; a where
+    |a| < |b| (so for b = +-inf); else the remainder of the significands by long division.
+
+    With a = ma * 2**ea and b = mb * 2**eb (integer significands, ea >= eb), fmod(|a|, |b|) is
+    (ma * 2**(ea - eb) mod mb) * 2**eb: the shift is done some bits at a time (as many as fit
+    beside a significand in one word: 8 for f32, 11 for f64), reducing mod mb after each, so a
+    loop of at most ceil(277 / 8) (f32) or ceil(2098 / 11) (f64) iterations; none where the
+    quotient is below 2**8 (2**11). The result has the sign of a.
+    """
     fn = ctx.fn
-    (xh, xl), (yh, yl) = x_split, _split(ctx, ty, y)
-    p = fn.f_mul(ty, x, y)
-    e = fn.f_sub(ty, fn.f_mul(ty, xh, yh), p)
-    e = fn.f_add(ty, e, fn.f_mul(ty, xh, yl))
-    e = fn.f_add(ty, e, fn.f_mul(ty, xl, yh))
-    e = fn.f_add(ty, e, fn.f_mul(ty, xl, yl))
-    finite = fn.f_ord_equal(BOOL, e, e)
-    return p, fn.select(ty, finite, e, ctx.const(ty, 0.0))
+    width, m = ty.bits, _MANTISSA_BITS[ty.bits]
+    uty, sign = _sign_bit(ctx, ty)
+
+    def u(value: int) -> int:
+        return ctx.const(uty, value)
+
+    magnitude_mask = u((1 << (width - 1)) - 1)
+    a_bits = fn.bitcast(uty, a)
+    ua = fn.bitwise_and(uty, a_bits, magnitude_mask)
+    ub = fn.bitwise_and(uty, fn.bitcast(uty, b), magnitude_mask)
+    inf_bits = u(((1 << (width - 1 - m)) - 1) << m)
+    nan = fn.logical_or(BOOL, fn.logical_or(BOOL, fn.u_greater_than_equal(BOOL, ua, inf_bits),
+                                            fn.u_greater_than(BOOL, ub, inf_bits)),
+                        fn.i_equal(BOOL, ub, u(0)))
+    below = fn.u_less_than(BOOL, ua, ub)  # |a| < |b|: fmod is a
+    trivial = fn.logical_or(BOOL, nan, below)
+    # the trivial cases divide 1.0 by 1.0: no iterations
+    one_bits = u(((1 << (width - 2 - m)) - 1) << m)
+    ua = fn.select(uty, trivial, one_bits, ua)
+    ub = fn.select(uty, trivial, one_bits, ub)
+
+    shift_m, implicit, fraction_mask = u(m), u(1 << m), u((1 << m) - 1)
+
+    def unpack(x: int) -> tuple[int, int]:
+        """(biased exponent, at least 1; integer significand) of a finite |x| > 0."""
+        exponent = fn.shift_right_logical(uty, x, shift_m)
+        subnormal = fn.i_equal(BOOL, exponent, u(0))
+        fraction = fn.bitwise_and(uty, x, fraction_mask)
+        return (fn.select(uty, subnormal, u(1), exponent),
+                fn.select(uty, subnormal, fraction, fn.bitwise_or(uty, fraction, implicit)))
+
+    (ea, ma), (eb, mb) = unpack(ua), unpack(ub)
+    step = width - 1 - m  # r < mb < 2**(m + 1): r << step fits the word
+    r_var = fn.variable(uty, "fmod.r")
+    d_var = fn.variable(uty, "fmod.d")
+    fn.store(r_var, fn.u_mod(uty, ma, mb))
+    fn.store(d_var, fn.i_sub(uty, ea, eb))
+    loop = begin_loop(fn)
+    enter_body(fn, loop, fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)))
+    d = fn.load(uty, d_var)
+    k = fn.select(uty, fn.u_less_than(BOOL, d, u(step)), d, u(step))
+    fn.store(r_var, fn.u_mod(uty, fn.shift_left_logical(uty, fn.load(uty, r_var), k), mb))
+    fn.store(d_var, fn.i_sub(uty, d, k))
+    end_loop(fn, loop)
+    r = fn.load(uty, r_var)
+
+    # r * 2**(eb - bias - m), exactly: r * 2**-m is in [0, 2), 2**(eb - bias) is a normal float
+    scale = fn.bitcast(ty, fn.shift_left_logical(uty, eb, shift_m))
+    magnitude = fn.f_mul(ty, fn.f_mul(ty, fn.convert_u_to_f(ty, r), ctx.const(ty, 2.0 ** -m)),
+                         scale)
+    signed = fn.bitwise_or(uty, fn.bitcast(uty, magnitude), fn.bitwise_and(uty, a_bits, sign))
+    result = fn.select(ty, below, a, fn.bitcast(ty, signed))
+    return fn.select(ty, nan, ctx.const(ty, float("nan")), result)
 
 
 # ---------------------------------------------------------------- **

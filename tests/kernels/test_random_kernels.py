@@ -104,8 +104,6 @@ def assert_same(device, interpreter, expected):
     assert key(device) == key(expected), f"device {device.tolist()}, expected {expected}"
 
 
-@pytest.mark.xfail(strict=True, reason="SPIR-V backend: float // and % with an infinite operand "
-                   "differ from Python (inf // 2.0 is nan, 5.0 // inf is 0.0, -5.0 % inf is inf)")
 def test_known_bug_float_floordiv_mod_of_infinity():
     def k(x: pk.f32[:], y: pk.f32[:], out: pk.f32[:]):
         i = pk.global_id(0)
@@ -122,8 +120,6 @@ def test_known_bug_float_floordiv_mod_of_infinity():
     assert_same(device, interpreter, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="SPIR-V backend: float % (and //) is wrong once the "
-                   "quotient nears 2**24 (f32): the remainder is not even within [0, b)")
 def test_known_bug_float_mod_of_large_quotient():
     def k(x: pk.f32[:], y: pk.f32[:], out: pk.f32[:]):
         i = pk.global_id(0)
@@ -137,8 +133,6 @@ def test_known_bug_float_mod_of_large_quotient():
     assert_same(device, interpreter, expected)
 
 
-@pytest.mark.xfail(strict=True, reason="SPIR-V backend: f16 // and % are wrong from operands or "
-                   "quotients of about 1000 on (the Dekker split overflows f16): 4000 % 3 gives 0")
 def test_known_bug_f16_mod():
     def k(x: pk.f16[:], out: pk.f16[:]):
         i = pk.global_id(0)
@@ -149,9 +143,6 @@ def test_known_bug_f16_mod():
     assert_same(device, interpreter, [1.0])  # 4000 = 3 * 1333 + 1; the device: 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="SPIR-V backend: float % gives +0.0 where Python gives "
-                   "-0.0 (-5.0 % -5.0): it takes the sign from b * 0.0, which lavapipe folds "
-                   "to +0.0")
 def test_known_bug_float_mod_sign_of_zero():
     def k(x: pk.f32[:], y: pk.f32[:], out: pk.f32[:]):
         i = pk.global_id(0)

@@ -68,3 +68,46 @@ def test_f16_literals_beyond_range_are_inf(device):
         expected = np.stack([np.minimum(x, np.float16(1e6)), np.maximum(x, np.float16(-1e6)),
                              x * np.float16(65519.0)], 1).ravel()
     assert key(out) == key(expected)
+
+
+def divmod_operands(nt, rng):
+    """Every pair of edge values (inf, nan, +-0.0, subnormals, the largest and smallest
+    values, large quotients), then random pairs over the whole exponent range."""
+    info = np.finfo(nt)
+    edges = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, -1.5, 2.0, 3.0, -3.0, 5.0, -5.0, 7.5, 0.1, -0.1,
+             1.6289477, 5.245318e19, 4000.0, 1000.0, 65504.0, 1e6, -1e6, 2.0**24, 2.0**24 + 2,
+             3.0 * 2.0**60, 1e30, -1e30, 1e300, float(info.max), -float(info.max),
+             float(info.tiny), float(info.smallest_subnormal), -float(info.smallest_subnormal),
+             3 * float(info.smallest_subnormal), np.inf, -np.inf, np.nan]
+    with np.errstate(all="ignore"):
+        edges = np.unique(np.array(edges, np.float64).astype(nt))
+    a, b = (v.ravel() for v in np.meshgrid(edges, edges))
+    bits = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[nt]
+    width = np.dtype(nt).itemsize * 8
+    random = rng.integers(0, 2**width - 1, (2, 4000), dtype=np.uint64, endpoint=True)
+    random = random.astype(bits).view(nt)
+    # and quotients near an integer: b * k (rounded) for k of every size
+    k = np.exp2(rng.uniform(0, 40 if nt == np.float64 else 20, 2000)).round()
+    near_b = rng.uniform(-10, 10, 2000)
+    with np.errstate(over="ignore"):
+        near = [(near_b * k).astype(nt), near_b.astype(nt)]
+    return (np.concatenate([a, random[0], near[0]]).astype(nt),
+            np.concatenate([b, random[1], near[1]]).astype(nt))
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32", "f64"])
+def test_float_floordiv_and_mod_match_numpy(device, dtype):
+    pt, nt = DTYPES[dtype]
+
+    def k(x: pt[:], y: pt[:], out: pt[:]):
+        i = pk.global_id(0)
+        out[2 * i] = x[i] // y[i]
+        out[2 * i + 1] = x[i] % y[i]
+
+    x, y = divmod_operands(nt, np.random.default_rng(0))
+    out = run(k, len(x), x, y, np.zeros(2 * len(x), nt))
+    with np.errstate(all="ignore"):
+        expected = np.stack([np.floor_divide(x, y), np.remainder(x, y)], 1).ravel()
+    bad = [(float(x[i // 2]), float(y[i // 2]), "//%"[i % 2], g, e)
+           for i, (g, e) in enumerate(zip(key(out), key(expected))) if g != e]
+    assert not bad, f"{len(bad)} differ (a, b, op, device, numpy): {bad[:10]}"
