@@ -463,7 +463,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
             from ._support import copy_into
             copy_into(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
         return out
-    cfg = linalg.GPU_SMALL
+    cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
     ksize = c * kh * kw
     budget = loop_budget()
     if budget is not None and cdiv(ksize, cfg.bk) > budget:

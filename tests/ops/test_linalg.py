@@ -14,7 +14,7 @@ from pykern.ops import linalg
 from ops_inputs import ALL, EPS, layouts, make, seeds
 
 KERNELS = {"auto": None, "registers": linalg.CPU_TILE, "tiled64": linalg.GPU_SMALL,
-           "tiled128": linalg.GPU_LARGE}
+           "tiled64x128": linalg.GPU_TILE, "tiled64k16": linalg.TileConfig(16, 16, 4, 4, 16)}
 
 
 def reference(a: np.ndarray, b: np.ndarray, out_dtype: pk.DType) -> np.ndarray:
