@@ -65,26 +65,17 @@ X = TypeVar("X")
 # ---------------------------------------------------------------- known bugs worked around
 
 KNOWN_BUGS = {
-    "float floordiv/mod of inf": "test_known_bug_float_floordiv_mod_of_infinity: on the device "
-    "inf // y is +-inf (Python: nan), x // inf and x % inf are wrong; operands of float // and "
-    "% are clamped to finite values",
-    "float floordiv/mod of large quotients": "test_known_bug_float_mod_of_large_quotient and "
-    "test_known_bug_f16_mod: the device's float % is far off (outside [0, |b|)) once the "
-    "quotient nears 2**(significand bits), and f16 // and % are wrong from quotients or operands "
-    "of about 1000 on; operands are clamped so that quotients stay below ~1e6 (f32), ~1e13 (f64), "
-    "600 (f16)",
     "i32 -> i64 compare": "test_known_bug_sign_extended_i64_compared_with_constant: on lavapipe "
     "pk.i64(x) < C for an i32 x (OpSConvert, then OpSLessThan and friends with a constant) is "
     "wrong, and so are i64 // and % of such values (also through pk.u64(x) and back); i32 -> "
     "i64/u64 conversions are spelled with zero extension instead, and 64-bit ints are never "
     "mixed with i32 operands",
-    "signed zero, inf and nan folding": "test_known_bug_lavapipe_folds_float_zero_constants and "
-    "test_known_bug_float_mod_sign_of_zero: lavapipe folds x * 0.0 to 0.0 (wrong for inf, nan, "
-    "-x), x + 0.0 to x (wrong for -0.0) and x / 0.0 to 0.0, even where the module declares "
-    "SignedZeroInfNanPreserve; pykern's float % relies on b * 0.0 for the sign of a zero "
-    "result. Float literals are never 0, float locals are never assigned a literal, `/` divides "
-    "by a literal, abs(x) + 0.5 or an array element/scalar parameter, and exact comparisons "
-    "treat -0.0 as 0.0. A float that the driver can still prove 0 (say pk.f32(j) of a loop "
+    "signed zero, inf and nan folding": "test_known_bug_lavapipe_folds_float_zero_constants: "
+    "lavapipe folds x * 0.0 to 0.0 (wrong for inf, nan, -x), x + 0.0 to x (wrong for -0.0) and "
+    "x / 0.0 to 0.0, even where the module declares SignedZeroInfNanPreserve. Float literals "
+    "are never 0, float locals are never assigned a literal, `/` divides by a literal, "
+    "abs(x) + 0.5 or an array element/scalar parameter, and exact comparisons treat -0.0 as "
+    "0.0. A float that the driver can still prove 0 (say pk.f32(j) of a loop "
     "variable in an unrolled loop) can slip through, rarely",
 }
 
@@ -616,15 +607,16 @@ class KernelGenerator:
         return E(f"({dividend(a.code, t)} {op} {self.float_divisor(t, depth)})", t)
 
     def float_divisor(self, t: DT, depth: int) -> str:
-        """A divisor for float // and %: a literal, or a run-time value, at least 0.1 in
-        magnitude (see `dividend`)."""
+        """A divisor for float // and %: a nonzero literal (a literal 0.0 is folded: see
+        KNOWN_BUGS["signed zero, inf and nan folding"]), or any run-time value, sometimes
+        clamped to [0.25, 1e6] (f16: 100) or its negation."""
         c = self.c
         if c.chance(50):
             return self.literal(t, nonzero=True, divisor=True).code
         d = self.typed_expr(t, True, depth).code
         lo, hi = ("0.25", "100.0") if t == F16 else ("0.25", "1e6")
         clamped = f"min(max({d}, {lo}), {hi})"
-        return c.pick([clamped, f"(-{clamped})"])
+        return c.pick([clamped, f"(-{clamped})", d])
 
     def exact_fn(self, t: DT, exact: bool, depth: int) -> E:
         a = self.typed_expr(t, True, depth)
@@ -973,12 +965,9 @@ class KernelGenerator:
 
 
 def dividend(code: str, t: DT) -> str:
-    """`code` (of float type `t`) clamped for float // and %: finite (see KNOWN_BUGS["float
-    floordiv/mod of inf"]), and small enough that the quotient by a divisor of magnitude >= 0.1
-    stays far below 2**(significand bits) (KNOWN_BUGS["float floordiv/mod of large
-    quotients"]). NaN becomes the lower bound."""
-    bound = {F16: "60.0", F32: "1e5", F64: "1e12"}[t]
-    return f"min(max({code}, -{bound}), {bound})"
+    """`code` (of float type `t`) as the dividend of float // and %: any value (inf, NaN and
+    large quotients included)."""
+    return code
 
 
 def indent(lines: list[str]) -> list[str]:
@@ -1100,7 +1089,7 @@ def float_scale(gk: GeneratedKernel, args: dict[str, Any], dev: dict, ref: dict,
 
 def same_exact(d: Any, r: Any, t: DT) -> bool:
     """Equal; for floats NaN equals NaN and -0.0 equals 0.0: the sign of a zero is not checked,
-    for float % gets it wrong on lavapipe (KNOWN_BUGS["signed zero, inf and nan folding"]) and
+    for lavapipe folds x * 0.0 and x + 0.0 (KNOWN_BUGS["signed zero, inf and nan folding"]) and
     min/max of 0.0 and -0.0 may return either (GLSL NMin/NMax)."""
     if t.is_float:
         d, r = float(d), float(r)
