@@ -185,6 +185,7 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
 def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfast: bool,
                   b_nfast: bool) -> pk.Kernel:
     ACC = accumulator(c_dt)  # noqa: N806
+    FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT = WGX * WGY  # noqa: N806
@@ -254,7 +255,10 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
                     bv[j] = Bs[kk, tx + j * WGX]
                 for i in range(TM):
                     for j in range(TN):
-                        acc[i, j] += av[i] * bv[j]
+                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
+                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
+                        else:
+                            acc[i, j] += av[i] * bv[j]
             pk.barrier()
         for i in range(TM):
             row = m0 + ty + i * WGY
@@ -273,6 +277,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
 @functools.lru_cache(maxsize=None)
 def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> pk.Kernel:
     ACC = accumulator(c_dt)  # noqa: N806
+    FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
 
@@ -307,7 +312,10 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
                 bv[j] = ACC(b[z1, z2, kk, cols[j]])
             for i in range(TM):
                 for j in range(TN):
-                    acc[i, j] += av[i] * bv[j]
+                    if FUSED:  # one rounding per step (fma), twice the rate of mul + add
+                        acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
+                    else:
+                        acc[i, j] += av[i] * bv[j]
         for i in range(TM):
             row = m0 + ty + i * WGY
             if row < M:

@@ -24,7 +24,7 @@ from ..dtypes import DType
 from ..tensor import Tensor, empty
 from . import linalg
 from ._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor, batch_pieces,
-                       broadcast_shapes, cdiv, check_dtype_in, check_int,
+                       broadcast_shapes, broadcast_strides, cdiv, check_dtype_in, check_int,
                        compute_float, contiguous, fill, is_cpu_device, loop_budget,
                        normalize_axis, prod, view)
 from .f64math import exp64, log64
@@ -481,6 +481,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
 def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linalg.TileConfig",
                  has_bias: bool) -> pk.Kernel:
     ACC = accumulator(o_dt)  # noqa: N806
+    FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT = WGX * WGY  # noqa: N806
@@ -559,7 +560,10 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
                     bv[j] = Bs[kk, tx + j * WGX]
                 for i in range(TM):
                     for j in range(TN):
-                        acc[i, j] += av[i] * bv[j]
+                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
+                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
+                        else:
+                            acc[i, j] += av[i] * bv[j]
             pk.barrier()
         for i in range(TM):
             gm = m0 + ty + i * WGY
@@ -621,6 +625,9 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     if lk == 0:
         fill(out, 0)
         return out
+    if _use_fused(d, dv):
+        _attention_fused(q, k, v, out, batch, bool(causal), float(scale))
+        return out
     sdt = dt.f64 if out_dtype == dt.f64 else dt.f32
     scores = empty(batch + (lq, lk), sdt)
     kt = view(k, k.shape[:-2] + (d, lk), k.element_strides[:-2] + (k.element_strides[-1],
@@ -634,6 +641,139 @@ def attention(q: object, k: object, v: object, causal: bool = False,
                   causal_offset=offset, op=op)
     linalg._matmul_into(scores, v, out, batch)
     return out
+
+
+# tests set this to force (True) or forbid (False) the fused kernel; None: by device and sizes
+FUSED_ATTENTION: bool | None = None
+FUSED_MAX_DIM = 64  # q·k and the output row live in registers: D + Dv + 16 values
+ATT_QUERIES = 64  # queries per workgroup, one per invocation
+ATT_KEYS = 16  # keys staged in shared memory per step
+
+
+def _use_fused(d: int, dv: int) -> bool:
+    if FUSED_ATTENTION is not None:
+        return FUSED_ATTENTION and d >= 1
+    return not is_cpu_device() and 1 <= d <= FUSED_MAX_DIM and dv <= FUSED_MAX_DIM
+
+
+def _attention_fused(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[int, ...],
+                     causal: bool, scale: float) -> None:
+    """Flash-attention style: one invocation per query keeps its scaled q row, running max,
+    running sum and output row in registers; each step stages ATT_KEYS keys and values in
+    shared memory, scores them, and rescales the partial output by exp(old max - new max).
+    The scores never reach memory."""
+    lq, d = q.shape[-2:]
+    lk, dv = v.shape[-2:]
+    strides = [broadcast_strides(batch, t.shape[:-2], t.element_strides[:-2])
+               for t in (q, k, v)] + [out.element_strides[:-2]]
+    budget = loop_budget()
+    if budget is not None and cdiv(lk, ATT_KEYS) > budget:
+        raise ValueError(f"attention: {lk} keys are more than this device runs in one "
+                         "invocation")
+    kern = _attention_kernel(q.dtype, k.dtype, v.dtype, out.dtype, d, dv, causal)
+    for deltas, bshape, bstrides in batch_pieces(batch or (1,), strides if batch else
+                                                 [(0,)] * 4, 2):
+        views = [view(t, bshape + t.shape[-2:], st + t.element_strides[-2:], t.offset + delta)
+                 for t, st, delta in zip((q, k, v, out), bstrides, deltas)]
+        kern[cdiv(lq, ATT_QUERIES) * ATT_QUERIES, prod(bshape)](*views, scale)
+
+
+@functools.lru_cache(maxsize=None)
+def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int, dv: int,
+                      causal: bool) -> pk.Kernel:
+    CF = compute_float(o_dt)  # noqa: N806
+    F64 = CF == dt.f64  # noqa: N806
+    D, DV, CAUSAL = d, dv, causal  # noqa: N806
+    BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
+    DVS = max(dv, 1)  # noqa: N806
+    LOADS_K = cdiv(BK * d, BQ)  # noqa: N806
+    LOADS_V = cdiv(BK * DVS, BQ)  # noqa: N806
+
+    @pk.kernel(workgroup=(BQ, 1, 1))
+    def attention_fused(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
+                        out: o_dt[:, :, :, :], scale: CF):
+        Ks = pk.shared(CF, (BK, D))
+        Vs = pk.shared(CF, (BK, DVS))
+        qr = pk.local(CF, D)
+        o = pk.local(CF, DVS)
+        sc = pk.local(CF, BK)
+        t = pk.local_id(0)
+        qi = pk.global_id(0)
+        z = pk.global_id(1)
+        nb2 = out.shape[1]
+        z1 = z // nb2
+        z2 = z % nb2
+        lq = q.shape[2]
+        lk = k.shape[2]
+        row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
+        for c in range(D):
+            qr[c] = CF(q[z1, z2, row, c]) * scale
+        for c in range(DVS):
+            o[c] = 0.0
+        m: CF = -math.inf
+        total: CF = 0.0
+        kend = lk
+        if CAUSAL:  # no key beyond this workgroup's last query is needed (uniform bound)
+            kend = min(lk, (pk.group_id(0) + 1) * BQ)
+        for k0 in range(0, kend, BK):
+            for r in range(LOADS_K):
+                e = t + r * BQ
+                if e < BK * D:
+                    j = e // D
+                    c = e % D
+                    kv: CF = 0.0
+                    if k0 + j < lk:
+                        kv = CF(k[z1, z2, k0 + j, c])
+                    Ks[j, c] = kv
+            for r in range(LOADS_V):
+                e = t + r * BQ
+                if e < BK * DVS:
+                    j = e // DVS
+                    c = e % DVS
+                    vv: CF = 0.0
+                    if k0 + j < lk and c < DV:
+                        vv = CF(v[z1, z2, k0 + j, c])
+                    Vs[j, c] = vv
+            pk.barrier()
+            bm = m
+            for j in range(BK):
+                s: CF = 0.0
+                for c in range(D):
+                    s = pk.fma(qr[c], Ks[j, c], s)
+                ok = k0 + j < lk
+                if CAUSAL:
+                    ok = ok and k0 + j <= qi
+                if not ok:
+                    s = -math.inf
+                sc[j] = s
+                bm = max(bm, s)
+            if bm != -math.inf:
+                alpha: CF = 1.0
+                if m != bm:
+                    if F64:
+                        alpha = exp64(m - bm)
+                    else:
+                        alpha = pk.exp(m - bm)
+                total = total * alpha
+                for c in range(DVS):
+                    o[c] = o[c] * alpha
+                for j in range(BK):
+                    p: CF = 0.0
+                    if sc[j] != -math.inf:
+                        if F64:
+                            p = exp64(sc[j] - bm)
+                        else:
+                            p = pk.exp(sc[j] - bm)
+                    total += p
+                    for c in range(DVS):
+                        o[c] = pk.fma(p, Vs[j, c], o[c])
+                m = bm
+            pk.barrier()
+        if qi < lq:
+            for c in range(DV):
+                out[z1, z2, qi, c] = o[c] / total
+
+    return attention_fused
 
 
 # ---------------------------------------------------------------- one_hot

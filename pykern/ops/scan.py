@@ -1,7 +1,8 @@
 """Prefix sums: `cumsum`.
 
-Short rows (or many rows) are scanned one row per invocation, in order — for f32, f64 and
-integers this is numpy's own order of additions, so results match numpy's bit for bit. Long
+Short rows are scanned one row per invocation, in order — for f32, f64 and integers this is
+numpy's own order of additions, so results match numpy's bit for bit. (Up to 64 elements on
+GPUs; on CPU devices up to 256, or 8,192 when there are 2,048 rows or more.) Long
 rows use a three-phase blocked scan: each workgroup reduces a block of BLOCK elements to its
 sum, the block sums of every row are scanned (by this same function, recursively), and each
 workgroup then scans its block (sequentially per invocation, a Hillis-Steele scan over the
@@ -15,14 +16,15 @@ import pykern as pk
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty
-from ._support import (accumulator, as_tensor, batch_pieces, cdiv, contiguous, loop_budget,
-                       normalize_axis, prod, view)
+from ._support import (accumulator, as_tensor, batch_pieces, cdiv, contiguous, is_cpu_device,
+                       loop_budget, normalize_axis, prod, view)
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
 THREADS = 256
 PER_THREAD = 4
 BLOCK = THREADS * PER_THREAD
+SHORT_ROW = 64  # on GPUs, rows up to this long are scanned one per invocation
 
 
 def cumsum_dtype(d: DType) -> DType:
@@ -72,7 +74,10 @@ def _scan(x: Tensor, out: Tensor, axis: int) -> None:
                 out.element_strides[:axis] + out.element_strides[axis + 1:]]
                if rest else [(0,), (0,)])
     budget = loop_budget()
-    sequential = length <= 256 or (rows >= 2048 and length <= 8192)
+    if is_cpu_device():  # few cores: one row per invocation keeps them all busy
+        sequential = length <= 256 or (rows >= 2048 and length <= 8192)
+    else:  # GPUs: one invocation per row reads uncoalesced and leaves the GPU idle
+        sequential = length <= SHORT_ROW
     if budget is not None and length > budget:
         sequential = False
     acc = accumulator(out.dtype)

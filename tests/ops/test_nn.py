@@ -290,6 +290,24 @@ def test_attention_longer_sequences_causal():
         close(got, ref_attention(q, k, v, causal, 0.25), 2e-5, 2e-5)
 
 
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("qs,ks,vs,causal,dtype", [
+    ((2, 70, 8), (2, 90, 8), (2, 90, 5), True, pk.f32),
+    ((3, 1, 20, 4), (2, 33, 4), (1, 33, 4), False, pk.f32),
+    ((130, 4), (17, 4), (17, 6), True, pk.f64),
+    ((2, 40, 8), (2, 40, 8), (2, 40, 8), True, pk.f16),
+])
+def test_attention_fused_and_composed_kernels(fused, qs, ks, vs, causal, dtype, monkeypatch):
+    from pykern.ops import nn
+    monkeypatch.setattr(nn, "FUSED_ATTENTION", fused)
+    rng = np.random.default_rng(len(qs) + qs[-2])
+    q, k, v = (sample(rng, dtype, s, -2, 2) for s in (qs, ks, vs))
+    got = pk.attention(q, k, v, causal=causal)
+    expected = ref_attention(q, k, v, causal, 1 / math.sqrt(qs[-1]))
+    tol = {pk.f16: 1e-2, pk.f32: 2e-5, pk.f64: 1e-12}[dtype]
+    close(got.numpy(), expected, tol, tol * 4)
+
+
 def test_attention_errors():
     q = np.ones((2, 3, 4), np.float32)
     with pytest.raises(ValueError, match="same last dimension"):

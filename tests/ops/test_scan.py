@@ -60,11 +60,11 @@ def test_explicit_dtype(dtype, out):
 
 def test_sequential_rows_match_numpy_bit_for_bit():
     rng = np.random.default_rng(16)
-    x = rng.standard_normal((7, 200)).astype(np.float32)
+    x = rng.standard_normal((7, 60)).astype(np.float32)  # short rows: in order on every device
     np.testing.assert_array_equal(pk.cumsum(x, axis=1).numpy(), np.cumsum(x, axis=1))
 
 
-@pytest.mark.parametrize("length", [257, 1024, 1025, 5000])
+@pytest.mark.parametrize("length", [65, 257, 1024, 1025, 5000])
 @pytest.mark.parametrize("dtype", [pk.f32, pk.i32, pk.f16], ids=lambda d: d.name)
 def test_long_rows_blocked_scan(length, dtype):
     rng = np.random.default_rng(length)
@@ -73,6 +73,14 @@ def test_long_rows_blocked_scan(length, dtype):
     xt = np.ascontiguousarray(x.T)  # the scanned axis strided
     t = pk.Tensor(pk.asarray(xt).buffer, x.shape, pk.asarray(xt).dtype, (1, 3), 0)
     check(pk.cumsum(t, axis=1), x, 1, expected_dtype(dtype))
+
+
+def test_gpu_rule_blocked_scan_of_medium_rows(monkeypatch):
+    monkeypatch.setattr(scan, "is_cpu_device", lambda: False)  # rows > 64: the blocked scan
+    rng = np.random.default_rng(18)
+    x = rng.integers(-9, 9, (3000, 70)).astype(np.float32)
+    check(pk.cumsum(x, axis=1), x, 1, pk.f32)
+    check(pk.cumsum(x, axis=0), x, 0, pk.f32)
 
 
 def test_many_blocks_recursive_scan(monkeypatch):
