@@ -50,8 +50,3 @@ from .ops.linalg import matmul
 from .ops.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
 from .ops.scan import cumsum
 from .ops.sort import argsort, sort, topk
-from .ops.indexing import concat, scatter_add, stack, take, take_along_axis
-from .ops.linalg import matmul
-from .ops.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
-from .ops.scan import cumsum
-from .ops.sort import argsort, sort, topk
