@@ -19,7 +19,7 @@ import pykern as pk
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty
-from ._support import as_tensor, batch_pieces, cdiv, check_int, normalize_axis, view
+from ._support import as_tensor, batch_pieces, cdiv, check_int, normalize_axis, prod, view
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -34,14 +34,14 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
-    return _sort_op(x, axis, descending, None, "sort")[0]
+    return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
 
 
 def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
     """The i64 indices that sort `x` along `axis`; stable: equal elements keep their order
     (in both directions), so it equals numpy's `argsort(kind="stable")` for ascending order.
     Every dtype."""
-    return _sort_op(x, axis, descending, None, "argsort")[1]
+    return _sort_op(x, axis, descending, None, "argsort", values=False)[1]
 
 
 def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
@@ -62,8 +62,10 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
-def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str
-             ) -> tuple[Tensor, Tensor]:
+def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
+             values: bool = True, indices: bool = True) -> tuple[Tensor, Tensor]:
+    """Sorted values and indices along `axis` (the first k with `k`); an output not wanted
+    is written to a one-element scratch tensor (stride 0) instead of being allocated."""
     x = as_tensor(x, f"{op}: x")
     if x.dtype not in SORT_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
@@ -82,9 +84,9 @@ def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str
     length = x.shape[axis]
     nout = length if k is None else k
     shape = x.shape[:axis] + (nout,) + x.shape[axis + 1:]
-    vals = empty(shape, x.dtype)
-    inds = empty(shape, INDEX_DTYPE)
-    if vals.size == 0:
+    vals = empty(shape, x.dtype) if values else _sink(x.dtype, shape)
+    inds = empty(shape, INDEX_DTYPE) if indices else _sink(INDEX_DTYPE, shape)
+    if prod(shape) == 0:
         return vals, inds
     rest = x.shape[:axis] + x.shape[axis + 1:]
 
@@ -147,6 +149,11 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
         kern = last if k == p else merge
         kern[nblocks * threads](x, keys, idx, vals, inds, length, k, k, rows)
         k *= 2
+
+
+def _sink(d: DType, shape: tuple[int, ...]) -> Tensor:
+    """A write-only stand-in for an unwanted output: every element is one scratch element."""
+    return view(_scratch_dummies(d)[0], shape, (0,) * len(shape), 0)
 
 
 @functools.lru_cache(maxsize=None)
