@@ -4,9 +4,13 @@ Buffers do not get a VkDeviceMemory each: drivers limit how many exist at once
 (maxMemoryAllocationCount, often 4096) and vkAllocateMemory is slow. Requests are carved out of
 blocks of `block_size` bytes (one pool of blocks per memory type and mapping), aligned to the
 buffer's memory requirements and to the device's descriptor offset alignment. A request larger
-than half a block gets a dedicated allocation. Freed ranges are merged and reused; a block that
-becomes empty is returned to the driver unless it is its pool's only empty one (which is kept so
-that a create/free loop does not allocate and free a block each time).
+than half a block gets a dedicated allocation, its size rounded up to 2 MiB. Freed ranges are
+merged and reused; a block that becomes empty is returned to the driver unless it is its pool's
+only empty one (which is kept so that a create/free loop does not allocate and free a block each
+time). A freed dedicated allocation is kept as a spare, up to a quarter of the device-local heap,
+for the next request of its size: tensor ops make and drop large results all the time, and a
+vkAllocateMemory of 256 MiB costs milliseconds on a GPU. Spares go back to the driver first when
+memory runs short.
 
 Out-of-memory is decided here, by our own accounting against the heap size, *before* the driver
 is asked: lavapipe (and some other drivers) accept huge vkAllocateMemory calls without backing
@@ -38,6 +42,7 @@ UNIFORM = "uniform"  # per-launch argument blocks: host-visible, device-local if
 MIB = 2**20
 MIN_BLOCK = 16 * MIB
 MAX_BLOCK = 256 * MIB
+DEDICATED_GRANULE = 2 * MIB  # dedicated sizes round up to this, so similar requests share spares
 
 
 def default_block_size(heap_size: int) -> int:
@@ -68,8 +73,9 @@ class MemoryBlock:
 @dataclass(eq=False, slots=True)
 class Allocation:
     """`size` bytes at `offset` of `memory`; `mapped` is the host `char*` of the first byte, or
-    None; `block` is the block it was carved from (None for a dedicated allocation), where it
-    holds `reserved` bytes from `start` (the alignment padding included)."""
+    None; `block` is the block it was carved from, where it holds `reserved` bytes from `start`
+    (the alignment padding included); for a dedicated allocation (`block` None) `reserved` is the
+    size of its VkDeviceMemory."""
 
     memory: object
     size: int
@@ -92,6 +98,7 @@ class MemoryStats:
     dedicated: int
     reserved_bytes: int  # obtained from the driver
     used_bytes: int  # handed out to buffers
+    spare_bytes: int = 0  # freed dedicated allocations kept for reuse
 
 
 class Allocator:
@@ -130,6 +137,9 @@ class Allocator:
         # of one usage, so worked out once
         self._choices: dict[tuple[str, int], tuple[int, bool, int]] = {}
         self._dedicated = 0
+        # freed dedicated allocations by (type, mapped): (size, memory, pointer), oldest first
+        self._spares: dict[tuple[int, bool], list[tuple[int, object, object]]] = {}
+        self._spare_bytes = 0
         self._largest_local = max(
             (
                 size
@@ -152,6 +162,7 @@ class Allocator:
         self.storage_host_cached = self.storage_mapped and bool(
             self.types[self._mapped_storage_type][0] & HOST_CACHED
         )
+        self.spare_limit = self._largest_local // 4
 
     # ---- choosing types ----
 
@@ -213,13 +224,15 @@ class Allocator:
 
     def stats(self) -> MemoryStats:
         blocks = sum(len(pool) for pool in self._pools.values())
+        spares = sum(len(s) for s in self._spares.values())
         return MemoryStats(
             allocate_calls=self.allocate_calls,
-            driver_allocations=blocks + self._dedicated,
+            driver_allocations=blocks + self._dedicated + spares,
             blocks=blocks,
             dedicated=self._dedicated,
             reserved_bytes=sum(self.heap_reserved),
             used_bytes=sum(self.heap_used),
+            spare_bytes=self._spare_bytes,
         )
 
     # ---- allocating ----
@@ -238,9 +251,12 @@ class Allocator:
         if alignment < self.offset_alignment:
             alignment = self.offset_alignment
         if size > self.block_sizes[heap] // 2:
-            memory, pointer = self._driver_allocate(size, type_index, mapped)
+            rounded = -(-size // DEDICATED_GRANULE) * DEDICATED_GRANULE
+            memory, pointer = self._take_spare(rounded, type_index, mapped)
+            if memory is None:
+                memory, pointer = self._driver_allocate(rounded, type_index, mapped)
             self._dedicated += 1
-            allocation = Allocation(memory, size, type_index, heap, pointer)
+            allocation = Allocation(memory, size, type_index, heap, pointer, reserved=rounded)
         else:
             block, start, offset = self._carve(size, alignment, type_index, mapped)
             allocation = Allocation(
@@ -264,7 +280,7 @@ class Allocator:
         self.heap_used[allocation.heap_index] -= allocation.size
         block = allocation.block
         if block is None:
-            self._driver_free(allocation.memory, allocation.size, allocation.heap_index)
+            self._keep_spare(allocation)
             self._dedicated -= 1
         else:
             block.ranges.free(allocation.start, allocation.reserved)
@@ -275,7 +291,8 @@ class Allocator:
         allocation.block = None
 
     def release_empty_blocks(self) -> None:
-        """Returns every empty block to the driver (when memory runs short)."""
+        """Returns every spare and every empty block to the driver (when memory runs short)."""
+        self._free_spares(0)
         for pool in self._pools.values():
             for block in [b for b in pool if b.ranges.empty]:
                 pool.remove(block)
@@ -283,12 +300,42 @@ class Allocator:
 
     def destroy(self) -> None:
         """Frees every block (at device close: no buffer may use them any more)."""
+        self._free_spares(0)
         for pool in self._pools.values():
             for block in pool:
                 self._driver_free(block.memory, block.size, block.heap_index)
         self._pools.clear()
 
     # ---- internals ----
+
+    def _take_spare(self, size: int, type_index: int, mapped: bool) -> tuple[object, object]:
+        spares = self._spares.get((type_index, mapped))
+        if spares:
+            for i, (spare_size, memory, pointer) in enumerate(spares):
+                if spare_size == size:
+                    del spares[i]
+                    self._spare_bytes -= size
+                    return memory, pointer
+        return None, None
+
+    def _keep_spare(self, allocation: Allocation) -> None:
+        size = allocation.reserved
+        if size > self.spare_limit:
+            self._driver_free(allocation.memory, size, allocation.heap_index)
+            return
+        self._free_spares(self.spare_limit - size)
+        key = (allocation.type_index, allocation.mapped is not None)
+        self._spares.setdefault(key, []).append((size, allocation.memory, allocation.mapped))
+        self._spare_bytes += size
+
+    def _free_spares(self, keep: int) -> None:
+        """Returns the oldest spares to the driver until at most `keep` bytes are kept."""
+        for (type_index, _), spares in self._spares.items():
+            heap = self.types[type_index][1]
+            while spares and self._spare_bytes > keep:
+                size, memory, _ = spares.pop(0)
+                self._spare_bytes -= size
+                self._driver_free(memory, size, heap)
 
     def _carve(
         self, size: int, alignment: int, type_index: int, mapped: bool

@@ -129,7 +129,33 @@ def test_large_buffers_get_a_dedicated_allocation(device):
     assert (np.frombuffer(big.download(8000, block // 4), np.int64) == np.arange(1000)).all()
     big.free()
     after = device.memory_stats()
-    assert after.dedicated == before.dedicated and after.reserved_bytes == before.reserved_bytes
+    # the freed allocation is kept as a spare for the next request of its size ...
+    assert after.dedicated == before.dedicated
+    assert after.spare_bytes == before.spare_bytes + big_rounded(block // 2 + 4096)
+    assert after.reserved_bytes == before.reserved_bytes + big_rounded(block // 2 + 4096)
+    again = device.create_buffer(block // 2 + 1000)  # rounds to the same size
+    assert device.memory_stats().allocate_calls == after.allocate_calls
+    again.free()
+    # ... and goes back to the driver when memory runs short
+    device.allocator.release_empty_blocks()
+    final = device.memory_stats()
+    assert final.spare_bytes == 0 and final.reserved_bytes <= before.reserved_bytes
+
+
+def big_rounded(size: int) -> int:
+    from pykern.runtime.memory import DEDICATED_GRANULE
+    return -(-size // DEDICATED_GRANULE) * DEDICATED_GRANULE
+
+
+def test_spares_never_exceed_their_limit(device):
+    device.sync()
+    block = device.allocator.block_sizes[0]
+    limit = device.allocator.spare_limit
+    buffers = [device.create_buffer(block) for _ in range(limit // block + 2)]
+    for b in buffers:
+        b.free()
+    assert device.memory_stats().spare_bytes <= limit
+    device.allocator.release_empty_blocks()
 
 
 @pytest.fixture
