@@ -6,7 +6,7 @@ row with a stride of the workgroup size keeping running statistics (online max a
 exponentials; Welford's mean and M2), the workgroup combines them in shared memory with a tree
 of barriers, and a second walk writes the result. Short rows go one row per invocation.
 Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (exp/log in f64 come from
-pykern.ops.f64math, since Vulkan has them in 32 bits only).
+pykern.ops.math64, since Vulkan has them in 32 bits only).
 
 conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
 kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
@@ -27,7 +27,7 @@ from ._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor, ba
                        broadcast_shapes, broadcast_strides, cdiv, check_dtype_in, check_int,
                        compute_float, contiguous, fill, is_cpu_device, loop_budget,
                        normalize_axis, prod, view)
-from .f64math import exp64, log64
+from .math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
 
