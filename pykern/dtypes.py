@@ -48,7 +48,8 @@ class DType:
         """`pk.f32[:]` is a 1-D array of f32, `pk.f32[:, :]` a 2-D one."""
         dims = dims if isinstance(dims, tuple) else (dims,)
         if not 1 <= len(dims) <= 4 or any(d != slice(None) for d in dims):
-            raise TypeError(f"array annotations are written {self.name}[:] to {self.name}[:, :, :, :]")
+            raise TypeError(f"array annotations are written {self.name}[:] to "
+                            f"{self.name}[:, :, :, :]")
         return ArrayType(self, len(dims))
 
     def __call__(self, value: object) -> np.generic:

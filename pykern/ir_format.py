@@ -1,6 +1,7 @@
 """Readable text of the typed IR, Python-like with every value's type: what `kernel.ir()` prints.
 
-    kernel saxpy(a: f32, x: f32[:] (read), y: f32[:] (read), out: f32[:] (write)) workgroup (256, 1, 1)
+    kernel saxpy(a: f32, x: f32[:] (read), y: f32[:] (read), out: f32[:] (write))
+      workgroup (256, 1, 1)
       i: i32 = global_id(0)
       out[i] = ((a * x[i]):f32 + y[i]):f32
 """

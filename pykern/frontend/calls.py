@@ -213,7 +213,8 @@ class CallTranslator(ExprTranslator):
             t = promote(a.default_type, b.default_type)
         else:
             t = self.unify(a, b)
-        return ir.Select(cond=cond, then=self.typed(a, t, args[1]), orelse=self.typed(b, t, args[2]),
+        return ir.Select(cond=cond, then=self.typed(a, t, args[1]),
+                         orelse=self.typed(b, t, args[2]),
                          type=t, loc=self.loc(node))
 
     def pow_call(self, callee: object, args: list, name: str, node: ast.AST) -> Value:

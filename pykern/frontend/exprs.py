@@ -9,13 +9,12 @@ behave alike.
 from __future__ import annotations
 
 import ast
-import math
 import operator
 from collections.abc import Callable
 
 from .. import dtypes as dt
 from .. import ir
-from ..dtypes import ArrayType, DType
+from ..dtypes import DType
 from ..errors import KernelTypeError
 from .source import is_missing
 from .typerules import PyConst, arithmetic_type, convert_constant, promote, type_for_constant

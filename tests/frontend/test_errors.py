@@ -101,7 +101,7 @@ def test_return_value():
 
 def test_for_over_non_range():
     def k(out: pk.f32[:]):
-        for x in out:  # error
+        for x in out:  # error  # noqa: B007
             pass
 
     expect_error(k, (A,), "out:", "must iterate over range")

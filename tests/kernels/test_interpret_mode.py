@@ -46,7 +46,8 @@ def test_interpreter_reports_out_of_bounds_with_the_line():
         i = pk.global_id(0)
         x[i + 1] = 1.0
 
-    with pytest.raises(pk.KernelIndexError, match=r"test_interpret_mode.py:47:9: kernel .off_by_one.*index \(4,\) of .x."):
+    where = r"test_interpret_mode.py:47:9: kernel .off_by_one.*index \(4,\) of .x."
+    with pytest.raises(pk.KernelIndexError, match=where):
         off_by_one[4](np.zeros(4, np.float32))
 
 

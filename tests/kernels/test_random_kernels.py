@@ -158,7 +158,8 @@ def test_known_bug_float_mod_sign_of_zero():
 ON_LAVAPIPE = "llvmpipe" in pk.get_device().info.name
 
 
-@pytest.mark.xfail(ON_LAVAPIPE, strict=True, reason="lavapipe: x * 0.0, x + 0.0 and x / 0.0 with a literal "
+@pytest.mark.xfail(ON_LAVAPIPE, strict=True,
+                   reason="lavapipe: x * 0.0, x + 0.0 and x / 0.0 with a literal "
                    "zero are folded (to 0.0, x, 0.0), wrong for inf, nan and -0.0, even where the "
                    "module declares SignedZeroInfNanPreserve")
 def test_known_bug_lavapipe_folds_float_zero_constants():
@@ -186,7 +187,8 @@ def test_known_bug_f16_literal_beyond_range():
     assert_same(device, interpreter, [1.0, float("inf")])
 
 
-@pytest.mark.xfail(ON_LAVAPIPE, strict=True, reason="lavapipe: an i32 sign-extended to i64 (OpSConvert) and "
+@pytest.mark.xfail(ON_LAVAPIPE, strict=True,
+                   reason="lavapipe: an i32 sign-extended to i64 (OpSConvert) and "
                    "compared with a constant (OpSLessThan and friends) gives the wrong answer, so "
                    "pk.i64(x) % 3 is wrong too; the SPIR-V is right")
 def test_known_bug_sign_extended_i64_compared_with_constant():
