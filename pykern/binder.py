@@ -99,7 +99,7 @@ class ArgBinder:
             buffers.append(t.buffer)
             values.append(t.offset)
             values += t.shape
-            values += t.element_strides
+            values += t._strides  # element strides (the property costs a call per launch)
         if self.extra_buffers:
             buffers += self.extra_buffers
         return self.pack(*values), buffers, copy_back

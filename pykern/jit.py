@@ -114,6 +114,11 @@ class Kernel:
         return tuple(self.params.values())
 
     @functools.cached_property
+    def _specialises(self) -> bool:
+        """Whether variants depend on the arguments (pk.Array or constexpr parameters)."""
+        return any(s is constexpr or s is Array for s in self._specs)
+
+    @functools.cached_property
     def _constexpr_positions(self) -> tuple[int, ...]:
         return tuple(i for i, s in enumerate(self._specs) if s is constexpr)
 
@@ -250,7 +255,12 @@ class Kernel:
             return self._interpret(grid, grid_ndim, args)
         device = get_device()
         specs = self._specs
-        sig = self._signature(args) if len(args) == len(specs) else None
+        if len(args) != len(specs):
+            sig = None
+        elif self._specialises:
+            sig = self._signature(args)
+        else:
+            sig = ()  # concretely typed parameters: one variant per device and grid ndim
         variant = self._fast.get((device, grid_ndim, sig)) if sig is not None else None
         if variant is None:
             try:
