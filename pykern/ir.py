@@ -17,7 +17,8 @@ Contract (checked by `pykern.frontend.verify`):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
 
 from .dtypes import ArrayType, DType
 
@@ -496,3 +497,14 @@ class Kernel(Node):
             if p.name == name:
                 return p
         raise KeyError(name)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and every node below it (through fields and tuples of nodes), depth first: the
+    one traversal the frontend's checks and both backends' pre-passes share."""
+    yield node
+    for f in fields(node):
+        value = getattr(node, f.name)
+        for child in value if isinstance(value, tuple) else (value,):
+            if isinstance(child, Node):
+                yield from walk(child)

@@ -9,7 +9,7 @@ not a failure deep in the backend or the driver. Feature names are those of
 from __future__ import annotations
 
 import linecache
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from .. import dtypes as dt
 from .. import ir
@@ -30,16 +30,6 @@ NOT_IN_64_BITS = frozenset({
 })
 
 
-def _nodes(node: object) -> Iterator[ir.Node]:
-    if isinstance(node, ir.Node):
-        yield node
-        for value in vars(node).values():
-            yield from _nodes(value)
-    elif isinstance(node, tuple):
-        for item in node:
-            yield from _nodes(item)
-
-
 def _error(loc: ir.Loc, message: str) -> CompileError:
     return CompileError(message, loc.file, loc.line, loc.col,
                         linecache.getline(loc.file, loc.line) or None)
@@ -50,8 +40,7 @@ def check_support(kernel: ir.Kernel, features: frozenset[str],
     """Raises CompileError at the first use of a type or function `features` cannot run."""
     stored = {p.type.dtype for p in kernel.params if isinstance(p.type, ArrayType)}
     stored |= {a.dtype for a in kernel.arrays}
-    for node in _nodes((kernel.params, kernel.arrays, kernel.functions, kernel.locals,
-                        kernel.body)):
+    for node in ir.walk(kernel):
         t = getattr(node, "type", None)
         t = t.dtype if isinstance(t, ArrayType) else t
         if isinstance(node, ir.ArrayDecl):

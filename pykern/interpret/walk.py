@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import fields
+from collections.abc import Iterable
 
 from .. import ir
 
@@ -11,21 +10,11 @@ from .. import ir
 EXCHANGING = frozenset(ir.SubgroupOp) - {ir.SubgroupOp.SIZE, ir.SubgroupOp.LANE}
 
 
-def walk(node: ir.Node) -> Iterator[ir.Node]:
-    """`node` and every node below it (through fields and tuples of nodes), depth first."""
-    yield node
-    for f in fields(node):
-        value = getattr(node, f.name)
-        for child in value if isinstance(value, tuple) else (value,):
-            if isinstance(child, ir.Node):
-                yield from walk(child)
-
-
 def synchronises(stmts: Iterable[ir.Stmt], lockstep_functions: set[str]) -> bool:
     """Whether running `stmts` meets other invocations: a barrier, an exchanging subgroup
     operation, or a call of a device function that does."""
     for stmt in stmts:
-        for node in walk(stmt):
+        for node in ir.walk(stmt):
             if isinstance(node, ir.Barrier):
                 return True
             if isinstance(node, ir.Subgroup) and node.op in EXCHANGING:

@@ -19,7 +19,6 @@ from pykern.dtypes import DType
 
 from .function import FunctionBuilder
 from .grammar import Scope, StorageClass
-from .irwalk import walk
 from .layout import offset_field, shape_field, stride_field
 from .module import ModuleBuilder
 from .resources import Resources
@@ -181,7 +180,7 @@ def kernel_arrays(kernel: ir.Kernel, module: ModuleBuilder, resources: Resources
                   target: Target) -> dict[str, ArrayAccess]:
     """Every array a kernel (and its device functions) can name, by name."""
     float_atomics: dict[str, set[ir.AtomicOp]] = {}
-    for node in walk(kernel):
+    for node in ir.walk(kernel):
         if isinstance(node, ir.Atomic) and node.type.is_float:
             float_atomics.setdefault(node.array, set()).add(node.op)
     arrays: dict[str, ArrayAccess] = {}

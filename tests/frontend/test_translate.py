@@ -23,14 +23,7 @@ def ir_of(fn, *args, debug=False):
     return kernel_ir
 
 
-def walk(node):
-    """Every IR node under `node`."""
-    yield node
-    for value in vars(node).values():
-        items = value if isinstance(value, tuple) else (value,)
-        for item in items:
-            if isinstance(item, ir.Node):
-                yield from walk(item)
+walk = ir.walk
 
 
 @pk.func
