@@ -68,20 +68,23 @@ class BoundArray:
     copy_back_to: np.ndarray | None = None
 
 
-def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> None:
-    where = f"{kernel_name}(): parameter '{param}' expects {t!r}"
+def array_kind(value: object) -> tuple[DType, int] | None:
+    """The dtype and ndim of a tensor or numpy argument; None for anything else (a numpy dtype
+    without a pykern equivalent too)."""
     if isinstance(value, Tensor):
-        dtype, ndim = value.dtype, value.ndim
-    elif isinstance(value, np.ndarray):
+        return value.dtype, value.ndim
+    if isinstance(value, np.ndarray):
         try:
-            dtype = dt.from_numpy(value.dtype)
+            return dt.from_numpy(value.dtype), value.ndim
         except KeyError:
-            raise LaunchError(f"{where}, got {describe_arg(value)}") from None
-        ndim = value.ndim
-    else:
-        raise LaunchError(f"{where}, got {describe_arg(value)}")
-    if dtype != t.dtype or ndim != t.ndim:
-        raise LaunchError(f"{where}, got {describe_arg(value)}")
+            return None
+    return None
+
+
+def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> None:
+    if array_kind(value) != (t.dtype, t.ndim):
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' expects {t!r}, got "
+                          f"{describe_arg(value)}")
 
 
 def bind_array(param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
@@ -94,22 +97,15 @@ def bind_array(param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
 
 def array_type_of(kernel_name: str, param: str, value: object) -> ArrayType:
     """The ArrayType a `pk.Array` parameter takes from its argument."""
-    if isinstance(value, Tensor):
-        dtype, ndim = value.dtype, value.ndim
-    elif isinstance(value, np.ndarray):
-        try:
-            dtype = dt.from_numpy(value.dtype)
-        except KeyError:
-            raise LaunchError(f"{kernel_name}(): parameter '{param}' expects an array of a "
-                              f"pykern dtype, got {describe_arg(value)}") from None
-        ndim = value.ndim
-    else:
-        raise LaunchError(f"{kernel_name}(): parameter '{param}' expects an array, got "
+    kind = array_kind(value)
+    if kind is None:
+        what = "an array of a pykern dtype" if isinstance(value, np.ndarray) else "an array"
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' expects {what}, got "
                           f"{describe_arg(value)}")
-    if not 1 <= ndim <= 4:
+    if not 1 <= kind[1] <= 4:
         raise LaunchError(f"{kernel_name}(): parameter '{param}' expects 1 to 4 dimensions, got "
                           f"{describe_arg(value)}")
-    return ArrayType(dtype, ndim)
+    return ArrayType(*kind)
 
 
 def constexpr_value(kernel_name: str, param: str, value: object) -> bool | int | float | str:
