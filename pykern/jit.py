@@ -118,6 +118,10 @@ class Kernel:
         """Whether variants depend on the arguments (pk.Array or constexpr parameters)."""
         return any(s is constexpr or s is Array for s in self._specs)
 
+    def _runtime_args(self, args: tuple) -> tuple:
+        """The arguments the device sees: constexpr ones are compiled in, not passed."""
+        return tuple(a for a, spec in zip(args, self._specs) if spec is not constexpr)
+
     @functools.cached_property
     def _constexpr_positions(self) -> tuple[int, ...]:
         return tuple(i for i, s in enumerate(self._specs) if s is constexpr)
@@ -270,7 +274,7 @@ class Kernel:
             if sig is not None:
                 self._fast[(device, grid_ndim, sig)] = variant
         if self._constexpr_positions:
-            args = tuple(a for a, spec in zip(args, specs) if spec is not constexpr)
+            args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
         if variant.module.debug_sites:
             self._debug_launch(variant, device, grid, buffers, block)
@@ -305,7 +309,7 @@ class Kernel:
             kernel_ir = self._translate(self._key(args, grid_ndim))
         except CompileError as e:
             raise e.with_traceback(None) from None
-        runtime_args = [a for a, spec in zip(args, self.params.values()) if spec is not constexpr]
+        runtime_args = self._runtime_args(args)
         arrays: dict[str, ArrayArg] = {}
         scalars: dict[str, object] = {}
         written: list[tuple[Tensor, np.ndarray]] = []
