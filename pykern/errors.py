@@ -39,3 +39,14 @@ class KernelIndexError(IndexError):
 
 class KernelAssertionError(AssertionError):
     """Debug mode: an `assert` in a kernel failed."""
+
+
+def outside_grid_hint(invocation: tuple[int, ...], grid: tuple[int, ...]) -> str:
+    """The hint an error made by `invocation` of a kernel with `pk.barrier()` carries when the
+    invocation lies outside the launch's `grid` (such kernels are not masked: every invocation
+    of their workgroups runs the body); "" when it lies inside."""
+    if all(i < g for i, g in zip(invocation, grid)):
+        return ""
+    return (f" (invocation {tuple(invocation)} lies outside the grid {tuple(grid)}: a kernel "
+            "that calls pk.barrier() runs every invocation of its workgroups, so it must test "
+            "pk.global_id(d) < pk.grid(d) itself before touching what lies past the grid)")

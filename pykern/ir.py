@@ -474,8 +474,11 @@ class Function(Node):
 class Kernel(Node):
     """One compiled variant of a `@pk.kernel`.
 
-    The frontend puts the grid mask (`if global_id(d) >= grid(d): return` for d in 0..2) at the
-    start of `body`, so backends run `body` as it is for every invocation they launch.
+    When `masked`, the frontend put the grid mask (`if global_id(d) >= grid(d): return` for d
+    in 0..2) at the start of `body`; a kernel with a `Barrier` (in its body or a function it
+    calls) is not masked, since every invocation of a workgroup must reach each barrier: its
+    body tests `grid(d)` itself. Either way backends run `body` as it is for every invocation
+    they launch.
     """
 
     name: str
@@ -486,6 +489,7 @@ class Kernel(Node):
     arrays: tuple[ArrayDecl, ...] = ()  # shared and local arrays
     functions: tuple[Function, ...] = ()  # callees come before their callers
     debug: bool = False  # bounds-check every array access and evaluate asserts
+    masked: bool = True  # the body starts with the grid mask (false for kernels with barriers)
 
     def __str__(self) -> str:
         from .ir_format import format_kernel  # the printer depends on this module, not back

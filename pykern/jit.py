@@ -298,7 +298,8 @@ class Kernel:
         report.read_into(words)
         report.free()
         error = debug_failure(self.__name__, variant.module.debug_sites, words,
-                              variant.array_ndims.__getitem__)
+                              variant.array_ndims.__getitem__,
+                              None if variant.module.masked else grid)
         if error is not None:
             raise error.with_traceback(None)
 

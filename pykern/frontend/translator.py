@@ -397,7 +397,7 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
     tr = Translator(src, ctx, scalars, aliases, constants)
     fn = src.tree
     loc = tr.loc(fn)
-    prologue: list[ir.Stmt] = [grid_mask(loc, masked_dims(workgroup, grid_ndim))]
+    prologue: list[ir.Stmt] = []
     for name in constants:
         if name in tr.assigned:
             raise tr.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
@@ -410,12 +410,18 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
             prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t, loc=loc),
                                       loc=loc))
     body = tr.block(strip_docstring(fn.body))
+    # every invocation of a workgroup must reach its barriers, so a kernel with one is not
+    # masked: there the kernel itself tests pk.global_id(d) < pk.grid(d) (as in CUDA)
+    masked = not any(isinstance(node, ir.Barrier)
+                     for stmt in body + tuple(ctx.functions) for node in ir.walk(stmt))
+    if masked:
+        prologue.insert(0, grid_mask(loc, masked_dims(workgroup, grid_ndim)))
     ir_params = tuple(ir.Param(name=n, type=t, access=ctx.access.get(n, ir.Access.NONE), loc=loc)
                       for n, t in params.items())
     return ir.Kernel(name=fn.name, params=ir_params, locals=tuple(tr.locals.values()),
                      body=tuple(prologue) + body, workgroup=workgroup,
                      arrays=tuple(ctx.decls.values()), functions=tuple(ctx.functions),
-                     debug=debug, loc=loc)
+                     debug=debug, masked=masked, loc=loc)
 
 
 def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import NoReturn
 
 from .. import ir
-from ..errors import KernelAssertionError, KernelIndexError
+from ..errors import KernelAssertionError, KernelIndexError, outside_grid_hint
 from . import names
 from .names import AccessSite, AssertSite, row_major_strides
 
@@ -50,6 +50,8 @@ def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
                and kernel.debug else
                f"index {index} of '{s.array}' (shape {shape}) is out of bounds: element "
                f"{address} is outside its buffer of {length} elements")
+        if not kernel.masked:
+            why += outside_grid_hint(invocation, tuple(values[g] for g in names.GRID))
         raise KernelIndexError(_with_source(
             f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: {why}", s.loc))
     return report

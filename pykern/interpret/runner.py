@@ -14,7 +14,8 @@ linear local index (x fastest), which also makes the subgroups: lane = index % s
   and a subgroup operation sees the values of all active invocations of its subgroup.
 
 An invocation that has ended no longer takes part in barriers, as on GPUs where an exited
-invocation does not hold a barrier back (invocations past the grid end at the grid mask).
+invocation does not hold a barrier back. Invocations past the grid end at the grid mask, except
+in kernels with barriers, which have none (`ir.Kernel.masked`): there they run the body too.
 Vulkan leaves barriers and subgroup operations in non-uniform control flow undefined; this is
 the lenient reading: whoever reaches the same operation together takes part.
 """

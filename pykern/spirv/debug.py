@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pykern import ir
-from pykern.errors import KernelAssertionError, KernelIndexError
+from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
 
 from .arrays import ArrayAccess
 from .builtins import builtin
@@ -117,9 +117,12 @@ class DebugReporter:
 
 
 def failure(kernel_name: str, sites: Sequence[DebugSite], words: np.ndarray,
-            ndim: Callable[[str], int]) -> Exception | None:
+            ndim: Callable[[str], int], grid: tuple[int, int, int] | None = None
+            ) -> Exception | None:
     """The error a debug launch reports through its debug buffer `words` (DEBUG_WORDS u32),
-    or None. `ndim(array)` gives the number of dimensions of an array the kernel names."""
+    or None. `ndim(array)` gives the number of dimensions of an array the kernel names.
+    `grid` is the launch's grid for a kernel that is not masked (one with barriers): an
+    access by an invocation outside it gets a hint naming the rule."""
     words = np.asarray(words, dtype=np.uint32)
     if words[0] == 0:
         return None
@@ -132,8 +135,9 @@ def failure(kernel_name: str, sites: Sequence[DebugSite], words: np.ndarray,
     n = ndim(site.array)
     index = tuple(int(v) for v in words[_INDICES:_INDICES + n].view(np.int32))
     shape = tuple(int(v) for v in words[_SHAPE:_SHAPE + n].view(np.int32))
+    hint = outside_grid_hint(invocation, grid) if grid is not None else ""
     return KernelIndexError(_with_source(
-        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}",
+        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}{hint}",
         site.loc))
 
 

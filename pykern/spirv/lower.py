@@ -37,6 +37,7 @@ class SpirvModule:
     entry_point: str = ENTRY_POINT
     required_features: frozenset[str] = field(default_factory=frozenset)
     debug_sites: tuple[DebugSite, ...] = ()
+    masked: bool = True  # the kernel's body starts with the grid mask (ir.Kernel.masked)
 
 
 def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
@@ -79,7 +80,7 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
             f"kernel {kernel.name!r} needs device features the device lacks: "
             f"{', '.join(sorted(missing))}", kernel.loc.file, kernel.loc.line, kernel.loc.col)
     sites = tuple(ctx.debug.sites) if ctx.debug is not None else ()
-    return SpirvModule(words, layout, ENTRY_POINT, needed, sites)
+    return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked)
 
 
 def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:
