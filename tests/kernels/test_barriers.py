@@ -155,3 +155,20 @@ def test_an_access_past_the_grid_names_the_barrier_rule(interpret):
                              r"pk\.barrier\(\).*pk\.global_id\(d\) < pk\.grid\(d\)"):
         unguarded[100](x, total)
     unguarded[128](np.ones(128, np.float32), total)  # a full last workgroup: no error
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_subgroup_operations_of_a_masked_kernel_see_only_the_grid(interpret):
+    size = pk.get_device().info.features.subgroup_size if not interpret else 32
+
+    @pk.kernel(workgroup=(64,), interpret=interpret)
+    def sums(x: pk.i32[:], out: pk.i32[:]):
+        i = pk.global_id(0)
+        out[i] = pk.subgroup_add(x[i])
+
+    n = size + 3  # the second subgroup has three invocations inside the grid
+    x = np.arange(1, n + 1, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    sums[n](x, out)
+    expected = [x[:size].sum()] * size + [x[size:].sum()] * 3
+    assert out.tolist() == expected
