@@ -298,11 +298,12 @@ def test_module_whose_layout_a_load_would_not_plan_is_not_stored(cache):
     for f in cache.directory.iterdir():
         f.unlink()
     layout = variant.module.layout
+    push = jit.target_for(pk.get_device()).max_push_constants_size
     odd = dataclasses.replace(layout, buffers=layout.buffers[::-1])
-    cache.store("1" * 64, variant.module.words, variant.params, odd, 128)
+    cache.store("1" * 64, variant.module.words, variant.params, odd, push)
     assert not list(cache.directory.iterdir())
-    cache.store("1" * 64, variant.module.words, variant.params, layout, 128)
-    entry = cache.load("1" * 64, COPY_TRIPLE_PARAMS, layout.workgroup, 128)
+    cache.store("1" * 64, variant.module.words, variant.params, layout, push)
+    entry = cache.load("1" * 64, COPY_TRIPLE_PARAMS, layout.workgroup, push)
     assert entry is not None and entry.layout == layout and entry.params == variant.params
 
 
