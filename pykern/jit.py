@@ -158,10 +158,13 @@ class Kernel:
         no lowering), else through the frontend and the SPIR-V layer."""
         start = time.perf_counter()
         target = target_for(device)
+        workgroup, _, types, _ = key
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
-        disk_key = cache_key(self.__wrapped__, (key, self.debug), target, __version__) \
+        # keyed on self.source: the very text _translate parses, read once per kernel object
+        disk_key = cache_key(self.source, (key, self.debug), target, __version__) \
             if disk is not None else ""
-        entry = disk.load(disk_key) if disk is not None else None
+        push_size = target.max_push_constants_size
+        entry = disk.load(disk_key, types, workgroup, push_size) if disk is not None else None
         ndims: dict[str, int] = {}
         if entry is not None:
             module, params = SpirvModule(entry.words, entry.layout), entry.params
@@ -172,7 +175,7 @@ class Kernel:
             module, params = lower(kernel_ir, target), kernel_ir.params
             ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
             if disk is not None:
-                disk.store(disk_key, module.words, module.layout, params)
+                disk.store(disk_key, module.words, params, module.layout, push_size)
         ndims.update({p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)})
         compiled = time.perf_counter()
         program = device.create_program(module.words, module.layout)

@@ -7,24 +7,25 @@ which starts with Vulkan's header (length, version, vendor id, device id, UUID).
 reaches the driver both are checked; a file that fails either check, or cannot be read, is
 ignored (the cache starts empty and is rewritten at the next save).
 
-The directory is created with mode 0700 and refused if another user owns it or others may write
-to it. Saving writes a temporary file and renames it into place (`os.replace`), so a reader
-never sees half a file; concurrent processes simply race to write a complete one.
+The directory is created with mode 0700; it and the file are checked where they are opened
+(`files.PrivateDirectory`: no symbolic links, this user's, writable by nobody else). Saving
+writes a temporary file and renames it into place, so a reader never sees half a file;
+concurrent processes simply race to write a complete one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
-import warnings
 from pathlib import Path
 
 from . import _vk
 from ._vk import ffi, lib
-from .files import private_directory, write_atomic
+from .files import PrivateDirectory
 from .info import DeviceInfo
 
 MAGIC = b"PKPIPE01"
+MAX_FILE_BYTES = 1 << 30  # a larger file is not a cache of ours
 DIGEST = 32
 HEADER = struct.Struct("<IIII16s")  # VkPipelineCacheHeaderVersionOne
 HEADER_VERSION_ONE = 1
@@ -73,9 +74,12 @@ class PipelineCache:
         self, vk_device: object, fn: object, info: DeviceInfo, directory: Path | None
     ) -> None:
         self._dev, self._fn, self._info = vk_device, fn, info
+        self._directory = (
+            PrivateDirectory(directory, "the pipeline cache is") if directory is not None else None
+        )
         self.path = (
             directory / file_name(info)
-            if directory is not None and private_directory(directory, "the pipeline cache is")
+            if self._directory is not None and self._directory.usable
             else None
         )
         initial = self._load()
@@ -122,10 +126,7 @@ class PipelineCache:
         digest = hashlib.sha256(data).digest()
         if digest == self._saved or not header_matches(data, self._info):
             return False
-        try:
-            write_atomic(self.path, wrap(data))
-        except OSError as e:
-            warnings.warn(f"pykern: could not save the pipeline cache: {e}", stacklevel=2)
+        if not self._directory.write(self.path.name, wrap(data)):  # type: ignore[union-attr]
             return False
         self._saved = digest
         return True
@@ -138,8 +139,7 @@ class PipelineCache:
     def _load(self) -> bytes:
         if self.path is None:
             return b""
-        try:
-            contents = self.path.read_bytes()
-        except OSError:
+        contents = self._directory.read(self.path.name, MAX_FILE_BYTES)  # type: ignore[union-attr]
+        if contents is None:
             return b""
         return unwrap(contents, self._info) or b""

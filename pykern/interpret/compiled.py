@@ -31,7 +31,7 @@ class InterpretedKernel:
         self.source: str = generated.source
         self.generated = generated
         self.lockstep: bool = generated.lockstep
-        self.filename = f"<pykern.interpret {kernel.name} {id(self):x}>"
+        self.filename = f"<pykern.interpret {names.comment(kernel.name)} {id(self):x}>"
         # registered so tracebacks and debuggers show the generated lines
         linecache.cache[self.filename] = (len(self.source), None,
                                           self.source.splitlines(True), self.filename)

@@ -19,7 +19,7 @@ BUILTINS: dict[ir.BuiltinKind, Callable[[ir.Kernel, int], str]] = {
     ir.BuiltinKind.GLOBAL_ID: lambda k, d: names.GLOBAL_IDS[d],
     ir.BuiltinKind.LOCAL_ID: lambda k, d: names.LOCAL_IDS[d],
     ir.BuiltinKind.GROUP_ID: lambda k, d: names.GROUP_IDS[d],
-    ir.BuiltinKind.GROUP_SIZE: lambda k, d: str(k.workgroup[d]),
+    ir.BuiltinKind.GROUP_SIZE: lambda k, d: str(int(k.workgroup[d])),
     ir.BuiltinKind.NUM_GROUPS: lambda k, d: names.NUM_GROUPS[d],
     ir.BuiltinKind.GRID: lambda k, d: names.GRID[d],
 }
@@ -90,7 +90,8 @@ class ExprCodegen:
             return repr(bool(e.value))
         if e.type.is_float:
             return self.state.float_constant(e.value, e.type)
-        return str(e.value) if e.value >= 0 else f"({e.value})"
+        value = int(e.value)  # an int's text, whatever the IR was built with
+        return str(value) if value >= 0 else f"({value})"
 
     def _local(self, e: ir.LocalRef) -> str:
         return names.local(e.name)
@@ -156,7 +157,7 @@ class ExprCodegen:
         if e.op is ir.SubgroupOp.SIZE:
             return names.SUBGROUP_SIZE
         if e.op is ir.SubgroupOp.LANE:
-            wx, wy, _ = self.kernel.workgroup
+            wx, wy = (int(w) for w in self.kernel.workgroup[:2])
             linear = f"{names.LOCAL_IDS[0]} + {names.LOCAL_IDS[1]} * {wx} + " \
                      f"{names.LOCAL_IDS[2]} * {wx * wy}"
             return f"(({linear}) % {names.SUBGROUP_SIZE})"

@@ -65,7 +65,8 @@ def generate(kernel: ir.Kernel) -> GeneratedKernel:
     bind_lines += stmts.block(kernel.body, 3)
     bind_lines += [INDENT * 2 + "return invocation", INDENT + "return workgroup", ""]
     header = [
-        f"# kernel {kernel.name!r} from {kernel.loc}, workgroup {kernel.workgroup}, as Python",
+        f"# kernel {names.comment(kernel.name)} from {names.comment(kernel.loc)}, workgroup "
+        f"{tuple(int(w) for w in kernel.workgroup)}, as Python",
         "# by pykern.interpret: ints are Python ints wrapped to their width, floats numpy scalars",
         "# of their type; an array is a flat buffer a_NAME indexed at off_NAME + sum(i * stride).",
         *(["", *state.module_lines()] if state.constants or state.definitions else []),
@@ -82,7 +83,8 @@ def function_lines(fn: ir.Function, stmts: StmtCodegen, depth: int) -> list[str]
     """A device function as a nested def; its parameters are its first locals."""
     args = ", ".join(names.local(p.name) for p in fn.params)
     pad = INDENT * (depth + 1)
-    lines = [INDENT * depth + f"def {names.function(fn.name)}({args}):  # line {fn.loc.line}"]
+    lines = [INDENT * depth + f"def {names.function(fn.name)}({args}):"
+             f"  # line {int(fn.loc.line)}"]
     lines += [pad + f"{names.local(v.name)} = {zero(v.type, stmts.state)}" for v in fn.locals]
     return lines + stmts.block(fn.body, depth + 1)
 
@@ -90,9 +92,13 @@ def function_lines(fn: ir.Function, stmts: StmtCodegen, depth: int) -> list[str]
 def declarations(kernel: ir.Kernel, space: ir.MemorySpace, state: CodegenState,
                  depth: int) -> list[str]:
     """The arrays of `space`, created zeroed (their contents start undefined on the GPU)."""
-    return [INDENT * depth + f"{names.buffer(d.name)} = [{zero(d.dtype, state)}] * "
-            f"{math.prod(d.shape)}  # pk.{space.value}({d.dtype.name}, {d.shape})"
-            for d in kernel.arrays if d.space is space]
+    lines = []
+    for d in kernel.arrays:
+        if d.space is space:
+            shape = tuple(int(n) for n in d.shape)
+            lines.append(INDENT * depth + f"{names.buffer(d.name)} = [{zero(d.dtype, state)}] * "
+                         f"{math.prod(shape)}  # pk.{space.value}({d.dtype.name}, {shape})")
+    return lines
 
 
 def bind_params(kernel: ir.Kernel) -> tuple[str, ...]:

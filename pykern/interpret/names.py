@@ -5,48 +5,70 @@ scalar parameter, `a_` array, `f_` device function, `off_`/`len_`/`shapeK_`/`str
 geometry of an array parameter), so no user name can collide with another or with the
 generator's own names, which all start with an underscore (helpers, temporaries `_t3`,
 constants `_k0`, ids `_gid0`).
+
+User text never reaches the source as it is. A name that is not a plain identifier (the IR can
+be built by hand, and a function's `__name__` can be set to anything) is spelt by the hex of its
+UTF-8 bytes (`vu_6120` for the local `a `); the `u` keeps such spellings apart from those of
+plain names. Other text (the kernel's name and file in the header) goes in as a `repr`, through
+`comment`; assert messages and access sites stay out of the source, in side tables the error
+reporters read.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 
 from .. import ir
 from ..dtypes import DType
 
 
+def identifier(kind: str, name: str) -> str:
+    """`kind_name` for a plain identifier, else `kindu_HEX`: always a valid identifier, and one
+    that no other name of that kind is given."""
+    if name.isidentifier() and unicodedata.is_normalized("NFKC", name):
+        return f"{kind}_{name}"  # Python reads identifiers NFKC-normalised: only those as-is
+    return f"{kind}u_{name.encode('utf-8', 'surrogatepass').hex()}"
+
+
+def comment(text: object) -> str:
+    """`text` as it may appear in a comment of the source: one line, every control or
+    line-breaking character escaped."""
+    return repr(str(text))
+
+
 def local(name: str) -> str:
-    return f"v_{name}"
+    return identifier("v", name)
 
 
 def scalar(name: str) -> str:
-    return f"p_{name}"
+    return identifier("p", name)
 
 
 def buffer(array: str) -> str:
-    return f"a_{array}"
+    return identifier("a", array)
 
 
 def function(name: str) -> str:
-    return f"f_{name}"
+    return identifier("f", name)
 
 
 def offset(array: str) -> str:
-    return f"off_{array}"
+    return identifier("off", array)
 
 
 def length(array: str) -> str:
     """The number of elements of the array's buffer."""
-    return f"len_{array}"
+    return identifier("len", array)
 
 
 def shape(array: str, axis: int) -> str:
-    return f"shape{axis}_{array}"
+    return identifier(f"shape{int(axis)}", array)
 
 
 def stride(array: str, axis: int) -> str:
-    return f"stride{axis}_{array}"
+    return identifier(f"stride{int(axis)}", array)
 
 
 # builtins of one invocation (arguments of `invocation`) and of the launch (bound by `bind`)
@@ -84,9 +106,10 @@ class Geometry:
 
     @staticmethod
     def of_decl(decl: ir.ArrayDecl) -> Geometry:
+        shape = tuple(int(n) for n in decl.shape)
         return Geometry(buffer(decl.name), None,
-                        tuple(str(s) for s in row_major_strides(decl.shape)),
-                        tuple(str(n) for n in decl.shape), str(math.prod(decl.shape)))
+                        tuple(str(s) for s in row_major_strides(shape)),
+                        tuple(str(n) for n in shape), str(math.prod(shape)))
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -28,7 +28,7 @@ class StmtCodegen:
                 raise AssertionError(f"no interpretation for IR statement {type(s).__name__}")
             out = method(self, s, depth)
             if s.loc.line:  # where it came from, for a reader of the generated source
-                out[0] += f"  # line {s.loc.line}"
+                out[0] += f"  # line {int(s.loc.line)}"
             lines += out
         return lines or [INDENT * depth + "pass"]
 

@@ -99,3 +99,35 @@ def test_saving_twice_writes_only_changes(tmp_path):
     assert device.save_pipeline_cache()
     assert not device.save_pipeline_cache()  # nothing new since
     device.close()
+
+
+def test_a_file_others_may_write_or_a_link_is_refused_and_replaced(tmp_path):
+    device = rt.open_device(cache_dir=tmp_path)
+    use_a_program(device)
+    path = device.pipeline_cache.path
+    device.close()
+    os.chmod(path, 0o666)
+    with pytest.warns(UserWarning, match="writable by others"):
+        device = rt.open_device(cache_dir=tmp_path)
+    assert device.pipeline_cache.loaded_bytes == 0
+    use_a_program(device)
+    device.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # a new file in its place
+    real = tmp_path / "elsewhere.bin"
+    path.rename(real)
+    path.symlink_to(real)
+    with pytest.warns(UserWarning, match="symbolic link"):
+        device = rt.open_device(cache_dir=tmp_path)
+    assert device.pipeline_cache.loaded_bytes == 0
+    device.close()
+
+
+def test_a_directory_made_writable_by_others_after_opening_is_not_written(tmp_path):
+    directory = tmp_path / "cache"
+    device = rt.open_device(cache_dir=directory)
+    use_a_program(device)
+    os.chmod(directory, 0o777)
+    with pytest.warns(UserWarning, match="writable by others"):
+        assert not device.save_pipeline_cache()
+    device.close()
+    assert list(directory.iterdir()) == []
