@@ -100,8 +100,8 @@ class _Emit:
     def equal(self, a: int, b: int) -> int:
         return self.fn.i_equal(BOOL, a, b)
 
-    def pick(self, cond: int, a: int, b: int, ty: object = U32) -> int:
-        return self.fn.select(ty, cond, a, b)  # type: ignore[arg-type]
+    def pick(self, cond: int, a: int, b: int) -> int:
+        return self.fn.select(U32, cond, a, b)
 
     def fpick(self, cond: int, a: int, b: int) -> int:
         return self.fn.select(F32, cond, a, b)

@@ -148,7 +148,8 @@ min_max_interpreted = pk.kernel(interpret=True)(min_max_body)
 
 @pytest.mark.parametrize("kernel", [min_max, min_max_interpreted], ids=["device", "interpret"])
 def test_min_max_clamp_follow_numpy_nan_rule(kernel):
-    v = np.array([np.nan, 1.0, -0.0, 0.0, 2.0, -3.0, np.inf, -np.inf, 1e-45], np.float32)
+    # (no subnormals: NVIDIA compares them as zero unless a kernel asks to preserve them)
+    v = np.array([np.nan, 1.0, -0.0, 0.0, 2.0, -3.0, np.inf, -np.inf, 1e-30], np.float32)
     x, y = (a.ravel() for a in np.meshgrid(v, v))
     out = np.zeros((x.size, 5), np.float32)
     kernel[x.size](x, y, out)
