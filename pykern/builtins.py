@@ -2,8 +2,8 @@
 
 These are real Python objects so that the frontend can resolve `pk.sqrt`, `from pykern import
 sqrt` or any alias to the same thing by identity. Called from ordinary Python (outside a kernel)
-they raise, except the math functions, which compute on Python/numpy numbers so a `@pk.func`-
-style helper can be tried on the host.
+they raise, except the math functions: `pykern.ops` makes those the tensor functions of the same
+names (`fma`, which has none, computes on numbers).
 """
 
 from __future__ import annotations

@@ -193,8 +193,9 @@ class CallTranslator(ExprTranslator):
 
     def min_max_pair(self, kind: ir.BinOpKind, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, PyConst) and isinstance(b, PyConst):
-            pick = min if kind is ir.BinOpKind.MIN else max
-            return PyConst(pick(a.value, b.value))  # type: ignore[type-var]
+            x, y = a.value, b.value
+            better = x < y if kind is ir.BinOpKind.MIN else x > y  # type: ignore[operator]
+            return PyConst(x if better or x != x else y)  # numpy's NaN rule, as on the device
         t = arithmetic_type(self.unify(a, b))
         return ir.BinOp(op=kind, lhs=self.typed(a, t, node), rhs=self.typed(b, t, node), type=t,
                         loc=self.loc(node))

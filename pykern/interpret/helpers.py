@@ -76,8 +76,20 @@ def float_pow(a: np.floating, b: np.floating) -> np.floating:
     return a ** b
 
 
+def minimum(a: np.floating, b: np.floating) -> np.floating:
+    """Kernel `min` of floats, numpy's `minimum`: a NaN operand wins (the first of two), and
+    of two equal values (-0.0 and 0.0) the second."""
+    return a if (a < b or a != a) else b
+
+
+def maximum(a: np.floating, b: np.floating) -> np.floating:
+    """Kernel `max` of floats, numpy's `maximum` (NaN as `minimum`)."""
+    return a if (a > b or a != a) else b
+
+
 def fmin(a: np.floating, b: np.floating) -> np.floating:
-    """GLSL NMin: when one operand is NaN, the other."""
+    """GLSL NMin, as float atomics and subgroup minima compute: when one operand is NaN, the
+    other."""
     if b != b:
         return a
     return b if (a != a or b < a) else a
@@ -179,6 +191,8 @@ NAMESPACE: dict[str, object] = {
     "_sar": sar,
     "_shr": shr,
     "_float_pow": float_pow,
+    "_minimum": minimum,
+    "_maximum": maximum,
     "_fmin": fmin,
     "_fmax": fmax,
     "_float_to_int": float_to_int,

@@ -90,8 +90,8 @@ BINARY: dict[tuple[B, str], Binary] = {
     # bools order False < True, so min is `and` and max is `or`, as in the SPIR-V lowering
     **{(B.MIN, k): _call("min") for k in (dt.BOOL, dt.INT, dt.UINT)},
     **{(B.MAX, k): _call("max") for k in (dt.BOOL, dt.INT, dt.UINT)},
-    (B.MIN, dt.FLOAT): _call("_fmin"),
-    (B.MAX, dt.FLOAT): _call("_fmax"),
+    (B.MIN, dt.FLOAT): _call("_minimum"),  # numpy's: NaN propagates
+    (B.MAX, dt.FLOAT): _call("_maximum"),
     # numpy float comparisons are ordered (False with a NaN) except !=, as Python's are
     **{(op, k): _infix(text) for op, text in _COMPARISON_TEXT.items() for k in ALL_KINDS},
 }
@@ -206,11 +206,17 @@ ATOMIC_UPDATES: dict[ir.AtomicOp, B] = {
 }
 
 
+# float atomic min/max keep the non-NaN operand (GLSL NMin/NMax, as the SPIR-V CAS loop)
+_FLOAT_ATOMIC_MIN_MAX = {ir.AtomicOp.MIN: "_fmin", ir.AtomicOp.MAX: "_fmax"}
+
+
 def atomic_update(state: CodegenState, op: ir.AtomicOp, t: DType) -> str:
     """The name of a module-level function `(old, value) -> new` for atomic `op` on `t`."""
     name = f"_atomic_{op.value}_{t.name}"
     if op is ir.AtomicOp.EXCHANGE:
         body = "value"
+    elif t.is_float and op in _FLOAT_ATOMIC_MIN_MAX:
+        body = f"{_FLOAT_ATOMIC_MIN_MAX[op]}(old, value)"
     else:
         body = BINARY[ATOMIC_UPDATES[op], t.kind](t, "old", "value")
     return state.define((op, t), name, f"def {name}(old, value): return {body}")

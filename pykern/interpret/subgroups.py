@@ -6,7 +6,8 @@ active invocations, and the subgroup size; it returns one result per active invo
 Where the GPU's result is undefined this defines one: a shuffle or broadcast from an inactive
 or out-of-range lane gives the invocation's own value (as NVIDIA's shfl does); reductions
 add in lane order, each step rounded (a GPU adds in a tree: floats may differ in the last
-bits); min/max of floats ignore NaNs, as the binary min/max do.
+bits); min/max of floats ignore NaNs (GLSL's NMin/NMax; the kernel `min`/`max`
+propagate them).
 """
 
 from __future__ import annotations

@@ -43,10 +43,10 @@ def other(name: str) -> Callable[..., Any]:
 
 def _tensor_aware_builtins() -> None:
     """`pk.exp`, `pk.sqrt`, ... are kernel builtins (resolved by identity inside kernels) and
-    also API names for tensor functions: outside a kernel, a call with a pk.Tensor argument
-    runs the tensor op; anything else keeps the builtin's host behaviour."""
+    also API names of tensor functions: outside a kernel they are the tensor functions, taking
+    tensors, numpy arrays, numpy scalars and Python scalars as every elementwise function does
+    (scalars give a 0-d tensor, computed by the same kernel as a tensor would be)."""
     from .. import builtins as bi
-    from ..tensor import Tensor
 
     ew = elementwise
     ops: dict[object, Callable[..., Any]] = {
@@ -59,17 +59,7 @@ def _tensor_aware_builtins() -> None:
         bi.clamp: ew.clip, bi.select: ew.where,
     }
     for builtin, op in ops.items():
-        host = builtin._host  # type: ignore[attr-defined]
-        if getattr(host, "tensor_aware", False):
-            continue
-
-        def dispatch(*args: object, _host: Callable = host, _op: Callable = op) -> object:
-            if any(isinstance(a, Tensor) for a in args):
-                return _op(*args)
-            return _host(*args)
-
-        dispatch.tensor_aware = True  # type: ignore[attr-defined]
-        builtin._host = dispatch  # type: ignore[attr-defined]
+        builtin._host = op  # type: ignore[attr-defined]
 
 
 _tensor_aware_builtins()

@@ -91,9 +91,7 @@ def unary_op(x, op):
     elif op == "sign_unsigned":
         return pk.select(x > 0, 1, x)
     elif op == "relu":
-        # arithmetic, not select(x < 0, 0, x): NVIDIA's compiler turns that select (even behind
-        # an explicit nan test) into a max that drops nan; + 0 makes -0.0 a +0.0
-        return x * pk.select(x < 0, 0, 1) + 0
+        return builtins.max(x, 0)  # numpy's maximum: nan stays nan, -0.0 gives 0.0
     elif op == "exp":
         return pk.exp(x)
     elif op == "exp2":
@@ -129,10 +127,10 @@ def unary_op(x, op):
     elif op == "cosh":
         return pk.cosh(x)
     elif op == "tanh":
-        return pk.select(builtins.abs(x) > 15.0, pk.copysign(1.0, x), pk.tanh(x))
+        return pk.tanh(x)
     elif op == "asinh":
         a = builtins.abs(x)
-        big = pk.log(pk.select(a > 1e18, 1.0, a)) + LN2
+        big = pk.log(pk.select(a > 1e18, a, 1.0)) + LN2  # a * a would overflow
         small = log1p_f(a + a * a / (1.0 + pk.sqrt(1.0 + a * a)))
         return pk.copysign(pk.select(a > 1e18, big, small), x)
     elif op == "acosh":
@@ -154,7 +152,7 @@ def unary_op(x, op):
         return 0.5 * x * (1.0 + pk.erf(x * SQRT1_2))
     elif op == "gelu_tanh":
         u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + pk.select(builtins.abs(u) > 15.0, pk.copysign(1.0, u), pk.tanh(u)))
+        return 0.5 * x * (1.0 + pk.tanh(u))
     elif op == "floor":
         return pk.floor(x)
     elif op == "ceil":
@@ -164,11 +162,11 @@ def unary_op(x, op):
     elif op == "round":
         return pk.round(x)
     elif op == "isnan":
-        return x != x
+        return pk.isnan(x)
     elif op == "isinf":
         return pk.isinf(x)
     elif op == "isfinite":
-        return not (pk.isinf(x) or x != x)
+        return not (pk.isinf(x) or pk.isnan(x))
     elif op == "signbit":
         return pk.copysign(1.0, x) < 0.0
     elif op == "invert":
@@ -177,17 +175,6 @@ def unary_op(x, op):
         return not x
     else:  # the exp/log family in f64: "exp_d", "log_d", ...
         return unary_d(x, op)
-
-
-@pk.func
-def maximum_f(x, y):
-    # numpy's maximum: a nan in either operand wins
-    return pk.select(x != x, x, pk.select(x >= y, x, y))
-
-
-@pk.func
-def minimum_f(x, y):
-    return pk.select(x != x, x, pk.select(x <= y, x, y))
 
 
 @pk.func
@@ -208,9 +195,9 @@ def binary_op(x, y, op):
     elif op == "pow":
         return x ** y
     elif op == "maximum":
-        return maximum_f(x, y)
+        return builtins.max(x, y)  # the kernel max and min are numpy's (nan propagates)
     elif op == "minimum":
-        return minimum_f(x, y)
+        return builtins.min(x, y)
     elif op == "equal":
         return x == y
     elif op == "not_equal":
@@ -267,7 +254,7 @@ def ternary_op(x, y, z, op):
     if op == "where":
         return pk.select(x, y, z)
     else:  # "clip"
-        return minimum_f(maximum_f(x, y), z)
+        return pk.clamp(x, y, z)  # numpy's minimum(maximum(x, lo), hi)
 
 
 # ---------------------------------------------------------------- the generic kernels
@@ -392,9 +379,12 @@ def constant(value: object, dtype: DType) -> Tensor:
 
 
 def as_tensor(x: object) -> Tensor:
-    """A tensor operand from a tensor, numpy array/scalar or (nested) list."""
+    """A tensor operand from a tensor, numpy array/scalar, (nested) list or Python scalar (a
+    0-d tensor of pykern's default dtype for it: bool_, i32, f32)."""
     if isinstance(x, Tensor):
         return x
+    if pr.is_python_scalar(x):
+        return asarray(x)
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         return asarray(x)
     if hasattr(x, "__array__") or hasattr(x, "__dlpack__"):

@@ -148,9 +148,11 @@ def log_d(x):
 
 @pk.func
 def expm1_d(x):
-    """e**x - 1, by its Taylor series for |x| < 0.5."""
-    r: pk.f64 = 0.0
-    if abs(x) < 0.5:
+    """e**x - 1, by its Taylor series for |x| < 0.5 (-0.0 stays -0.0)."""
+    r: pk.f64 = x
+    if x == 0.0:
+        r = x  # x + x * x * p would give +0.0 for -0.0
+    elif abs(x) < 0.5:
         p: pk.f64 = 1.0 / 355687428096000.0
         p = p * x + 1.0 / 20922789888000.0
         p = p * x + 1.0 / 1307674368000.0
@@ -298,14 +300,15 @@ def unary_d(x, op):
 @pk.func
 def pow_d(x, y):
     """x ** y in f64 as exp(y log |x|), with numpy's special cases: x ** 0 == 1, 1 ** y == 1,
-    a negative base needs an integral exponent (else nan) and takes its sign from the parity."""
+    a finite negative base needs an integral exponent (else nan), and a negative base (or -0.0)
+    takes its sign from the parity of an integral exponent (-inf ** 0.5 is inf, as numpy)."""
     r: pk.f64 = 0.0
     yi = pk.trunc(y)
     if y == 0.0 or x == 1.0:
         r = 1.0
     elif x != x or y != y:
         r = x + y
-    elif x < 0.0 and yi != y:
+    elif x < 0.0 and yi != y and not pk.isinf(x):
         r = math.nan
     else:
         ax = abs(x)
@@ -317,7 +320,7 @@ def pow_d(x, y):
             r = 1.0
         else:
             r = exp_d(y * log_d(ax))
-        if x < 0.0 or (x == 0.0 and pk.copysign(1.0, x) < 0.0):
+        if yi == y and (x < 0.0 or (x == 0.0 and pk.copysign(1.0, x) < 0.0)):
             half = yi * 0.5
             if pk.trunc(half) != half:  # odd exponent
                 r = -r

@@ -5,8 +5,7 @@
     y = xp.sum(xp.exp(t), axis=-1, keepdims=True)
 
 Everything here runs pykern kernels. Real dtypes only (no complex64/complex128). Deviations from
-the standard (docs/tensor.md lists them): integer sums/products accumulate in 64 bits as numpy
-(the default integer dtype is int32); mixed int/float promotion gives the float dtype; unique_*,
+the standard (docs/tensor.md lists them): mixed int/float promotion gives the float dtype; unique_*,
 nonzero and repeat with array repeats have data-dependent shapes and read a count back;
 `float16` is provided as an extension.
 """
@@ -219,7 +218,9 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """The dot product of vectors along `axis` (broadcasting the other dimensions)."""
+    """The dot product of vectors along `axis` (broadcasting the other dimensions), in the
+    operands' promoted dtype as the standard says (integers wrap there, as matmul's do; bool
+    is any-of-ands)."""
     a, b = _as_tensor(x1), _as_tensor(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("vecdot needs tensors of at least one dimension")
@@ -229,7 +230,10 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if -axis > a.ndim or -axis > b.ndim or a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} of shapes {a.shape} and {b.shape} must exist "
                          "and have one size")
-    return sum(multiply(a, b), axis=axis)
+    products = multiply(a, b)
+    if products.dtype == dt.bool_:
+        return any(products, axis=axis)
+    return sum(products, axis=axis, dtype=products.dtype)
 
 
 def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:

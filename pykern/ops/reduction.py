@@ -14,8 +14,9 @@ launch has about 131,072 invocations), neighbouring invocations taking neighbour
 that their reads coalesce. var/std take two
 passes (the mean, then the squared deviations from it).
 
-Result dtypes (numpy's): sum/prod of bool and signed ints accumulate and return i64, of
-unsigned ints u64, of floats their own dtype (f16 accumulates in f32); `dtype=` overrides.
+Result dtypes (the array API's): sum/prod of bool and signed ints accumulate and return the
+default integer dtype i32 (i64 stays i64), of unsigned ints u32 (u64 stays u64), of floats their
+own dtype (f16 accumulates in f32); `dtype=` overrides. Integer means sum exactly in 64 bits.
 mean/var/std return the float dtype, f32 for integer and bool input. max/min keep the dtype;
 argmax/argmin return i64; any/all bool.
 """
@@ -33,6 +34,7 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty, normalize_axis
 from . import elementwise as ew
+from . import promotion as pr
 from . import strided
 
 WG = 64  # invocations per workgroup in group mode
@@ -331,19 +333,28 @@ def _thread_chunk(n_out: int, n_red: int) -> int:
 # ---------------------------------------------------------------- the public functions
 
 
-def _accumulator(dtype: DType) -> DType:
-    """sum/prod's result dtype for input `dtype` (numpy's)."""
+def sum_dtype(dtype: DType) -> DType:
+    """sum/prod/cumsum's result dtype for input `dtype` without `dtype=`, by the array API
+    (2023.12): signed integers give the default integer dtype, unsigned ones the unsigned dtype
+    of its width, unless they are wider already (i64, u64 stay); floats their own dtype. bool,
+    where the standard says nothing, counts as a small signed integer."""
+    default = pr.DEFAULT_INT
     if dtype == dt.bool_ or dtype.kind == dt.INT:
-        return dt.i64
+        return dtype if dtype.bits > default.bits else default
     if dtype.kind == dt.UINT:
-        return dt.u64
+        return dtype if dtype.bits > default.bits else dt.from_numpy(f"uint{default.bits}")
     return dtype
+
+
+def _exact_sum_dtype(dtype: DType) -> DType:
+    """The 64-bit integer type that sums integers of `dtype` exactly (for means)."""
+    return dt.u64 if dtype.kind == dt.UINT else dt.i64
 
 
 def _sum_like(op: str, x: object, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
     x = ew.as_tensor(x)
     prob = problem(x, axis, keepdims)
-    rdtype = dt.as_dtype(dtype) if dtype is not None else _accumulator(x.dtype)
+    rdtype = dt.as_dtype(dtype) if dtype is not None else sum_dtype(x.dtype)
     if rdtype == dt.bool_:
         rdtype = dt.i64
     out = empty(prob.out_shape, rdtype)
@@ -359,7 +370,8 @@ def _sum_like(op: str, x: object, axis: Axis, keepdims: bool, dtype: object) -> 
 def sum(x: object, /, *, axis: Axis = None, keepdims: bool = False,  # noqa: A001
         dtype: object = None) -> Tensor:
     """Sum over `axis` (None: all; an int or a tuple, negative counts from the end). bool and
-    signed ints give i64, unsigned u64, floats their own dtype; the sum of nothing is 0."""
+    signed ints give i32 (i64 stays i64), unsigned u32 (u64 stays u64), floats their own dtype
+    (`sum_dtype`); integer sums wrap; the sum of nothing is 0."""
     return _sum_like("sum", x, axis, keepdims, dtype)
 
 
@@ -391,7 +403,7 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
         return fill(out, float("nan"))
     if not x.dtype.is_float:
         # integers sum exactly in 64 bits, then divide
-        total = empty(prob.out_shape, _accumulator(x.dtype))
+        total = empty(prob.out_shape, _exact_sum_dtype(x.dtype))
         run("sum", prob, total.dtype, total.reshape(-1))
         ew.binary("divide", total.astype(dt.f32), float(prob.n_red), out=out)
         return out

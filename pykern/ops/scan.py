@@ -16,6 +16,7 @@ import pykern as pk
 from .. import dtypes as dt
 from ..dtypes import DType
 from ..tensor import Tensor, empty
+from .reduction import sum_dtype
 from ._support import (accumulator, as_tensor, batch_pieces, cdiv, contiguous, is_cpu_device,
                        loop_budget, normalize_axis, prod, view)
 
@@ -27,20 +28,11 @@ BLOCK = THREADS * PER_THREAD
 SHORT_ROW = 64  # on GPUs, rows up to this long are scanned one per invocation
 
 
-def cumsum_dtype(d: DType) -> DType:
-    """numpy's (and pk.sum's) result dtype: bool and signed ints give i64, unsigned ints u64,
-    floats their own dtype."""
-    if d == dt.bool_ or d.kind == dt.INT:
-        return dt.i64
-    if d.kind == dt.UINT:
-        return dt.u64
-    return d
-
-
 def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     """Cumulative sum along `axis` (numpy's `cumsum`; `axis=None` scans the flattened tensor).
-    The result dtype is `dtype` when given, else that of `pk.sum`: i64 for bool and signed
-    integers, u64 for unsigned, the input's own for floats. Integer sums wrap. f16 sums are kept
+    The result dtype is `dtype` when given, else that of `pk.sum`: i32 for bool and signed
+    integers up to 32 bits, u32 for unsigned ones, i64 and u64 for those, the input's own for
+    floats. Integer sums wrap. f16 sums are kept
     in f32 and rounded once per output (numpy rounds after every addition). Every dtype.
 
         pk.cumsum(x, axis=0)
@@ -49,7 +41,7 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype not in SCAN_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
-    out_dtype = cumsum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
+    out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
     if axis is None:
         flat = contiguous(x)
         out = empty((x.size,), out_dtype)

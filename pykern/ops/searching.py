@@ -88,9 +88,10 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
 
 
 def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
-    """The number of nonzero elements (i64) over `axis`."""
+    """The number of nonzero elements (i64, the standard's index dtype) over `axis`."""
     from .reduction import sum as _sum
-    return _sum(ew.binary("not_equal", ew.as_tensor(x), 0), axis=axis, keepdims=keepdims)
+    return _sum(ew.binary("not_equal", ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
+                dtype=dt.i64)
 
 
 @pk.kernel

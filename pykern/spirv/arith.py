@@ -17,7 +17,8 @@ from . import pysemantics as py
 from .context import LoweringContext
 from .function import FunctionBuilder as FB
 from .grammar import GLSL
-from .types import BOOL, U32, ScalarType
+from .mathfns import is_nan
+from .types import BOOL, U32, FloatType, ScalarType
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]
 Unary = Callable[[LoweringContext, ScalarType, int], int]
@@ -65,6 +66,20 @@ def _bool_order(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
     return compare
 
 
+def _nan_or_pick(better: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+    """numpy's minimum/maximum: a NaN operand is the result (the first, if both are);
+    otherwise `a` where `better(a, b)` (a < b for min, a > b for max), else `b` (of -0.0 and
+    0.0, the second, as numpy). The NaN tests are on the bits: GLSL's FMin/FMax leave NaN
+    undefined, NMin/NMax drop it, and a fast-math driver may fold a float NaN test."""
+    def lower(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+        assert isinstance(ty, FloatType)
+        fn = ctx.fn
+        result = fn.select(ty, better(fn, BOOL, a, b), a, b)
+        result = fn.select(ty, is_nan(ctx, ty, b), b, result)
+        return fn.select(ty, is_nan(ctx, ty, a), a, result)
+    return lower
+
+
 def _unary(method: Callable[[FB, ScalarType, int], int]) -> Unary:
     return lambda ctx, ty, a: method(ctx.fn, ty, a)
 
@@ -105,11 +120,11 @@ BINARY: dict[tuple[B, str], Binary] = {
     **{(B.RSHIFT, k): py.shift_right for k in INTS},
     (B.MIN, "i"): _glsl(GLSL.SMin),
     (B.MIN, "u"): _glsl(GLSL.UMin),
-    (B.MIN, "f"): _glsl(GLSL.NMin),
+    (B.MIN, "f"): _nan_or_pick(FB.f_ord_less_than),
     (B.MIN, "b"): _same(FB.logical_and),
     (B.MAX, "i"): _glsl(GLSL.SMax),
     (B.MAX, "u"): _glsl(GLSL.UMax),
-    (B.MAX, "f"): _glsl(GLSL.NMax),
+    (B.MAX, "f"): _nan_or_pick(FB.f_ord_greater_than),
     (B.MAX, "b"): _same(FB.logical_or),
     **{(B.EQ, k): _test(FB.i_equal) for k in INTS},
     **{(B.NE, k): _test(FB.i_not_equal) for k in INTS},

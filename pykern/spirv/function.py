@@ -21,7 +21,7 @@ from .grammar import (
 )
 from .instruction import Instruction
 from .module import ModuleBuilder
-from .types import VOID, FunctionType, PointerType, SpirvType
+from .types import VOID, FunctionType, IntType, PointerType, SpirvType, StructType
 
 GLSL_STD_450 = "GLSL.std.450"
 
@@ -150,6 +150,11 @@ class FunctionBuilder:
 
     def s_negate(self, ty: SpirvType, a: int) -> int:
         return self._emit(Op.SNegate, ty, a)
+
+    def u_mul_extended(self, ty: IntType, a: int, b: int) -> tuple[int, int]:
+        """The low and high halves of the full product of two unsigned ints (OpUMulExtended)."""
+        product = self._emit(Op.UMulExtended, StructType((ty, ty)), a, b)
+        return self.composite_extract(ty, product, 0), self.composite_extract(ty, product, 1)
 
     # ------------------------------------------------------------ float arithmetic
 

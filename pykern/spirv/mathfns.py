@@ -2,7 +2,9 @@
 
 Most are GLSL.std.450 instructions. GLSL.std.450 defines its transcendental functions for 16-
 and 32-bit floats only, so those are refused for f64 (NotImplementedError). `erf` is not in
-GLSL.std.450: it is evaluated here, in f32.
+GLSL.std.450: it is evaluated here, in f32. sin, cos, tan and tanh are `pykern.spirv.mathf32`'s
+(the GLSL ones are far from numpy's outside [-pi, pi] and near 0), f16 through f32. `isnan`
+tests the bits (`is_nan`), which no fast-math assumption of a driver can fold away.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from collections.abc import Callable, Sequence
 
 from pykern.ir import MathFn
 
+from . import mathf32
 from .context import LoweringContext
 from .grammar import GLSL
 from .pysemantics import float_pow
 from .typemap import value_capabilities
-from .types import BOOL, F32, FloatType, IntType
+from .types import BOOL, F32, U32, FloatType, IntType, VectorType
 
 MathLowering = Callable[[LoweringContext, FloatType, Sequence[int]], int]
 
@@ -38,7 +41,35 @@ def _pow(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
 
 
 def _isnan(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-    return ctx.fn.is_nan(BOOL, args[0])
+    return is_nan(ctx, ty, args[0])
+
+
+def is_nan(ctx: LoweringContext, ty: FloatType, x: int) -> int:
+    """`x` is a NaN, from its bits: exponent all ones and a nonzero fraction. (OpIsNan and
+    ordered comparisons are what a driver that assumes no NaNs may fold away.)"""
+    fn = ctx.fn
+    if ty.bits == 16:  # f16 -> f32 is exact and keeps NaNs NaN; no 16-bit integers needed
+        x, ty = fn.f_convert(F32, x), F32
+    if ty.bits == 32:
+        magnitude = fn.bitwise_and(U32, fn.bitcast(U32, x), ctx.const(U32, 0x7FFFFFFF))
+        return fn.u_greater_than(BOOL, magnitude, ctx.const(U32, 0x7F800000))
+    # f64 as two u32 words (no 64-bit integers needed): the low word's bits count as one
+    words = fn.bitcast(VectorType(U32, 2), x)
+    low, high = fn.composite_extract(U32, words, 0), fn.composite_extract(U32, words, 1)
+    low_bit = fn.select(U32, fn.i_not_equal(BOOL, low, ctx.const(U32, 0)), ctx.const(U32, 1),
+                        ctx.const(U32, 0))
+    magnitude = fn.bitwise_or(U32, fn.bitwise_and(U32, high, ctx.const(U32, 0x7FFFFFFF)),
+                              low_bit)
+    return fn.u_greater_than(BOOL, magnitude, ctx.const(U32, 0x7FF00000))
+
+
+def _via_f32(f32_function: Callable[[LoweringContext, int], int]) -> MathLowering:
+    """A one-argument function of `pykern.spirv.mathf32`, for f16 through f32."""
+    def lower(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+        if ty == F32:
+            return f32_function(ctx, args[0])
+        return ctx.fn.f_convert(ty, f32_function(ctx, ctx.fn.f_convert(F32, args[0])))
+    return lower
 
 
 def _isinf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
@@ -71,7 +102,9 @@ def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
 
 
 def _atan(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-    return _nan_through(ctx, ty, args, ctx.fn.glsl(ty, GLSL.Atan, args[0]))
+    # the sign of x on the result: lavapipe's Atan(-0.0) is +0.0
+    result = _copysign(ctx, ty, (ctx.fn.glsl(ty, GLSL.Atan, args[0]), args[0]))
+    return _nan_through(ctx, ty, args, result)
 
 
 def _nan_through(ctx: LoweringContext, ty: FloatType, args: Sequence[int], result: int) -> int:
@@ -148,10 +181,9 @@ def _erf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
                     fn.glsl(F32, GLSL.Exp, fn.f_negate(F32, x2)))
     far = fn.f_sub(F32, c(1.0), tail)
     magnitude = fn.select(F32, fn.f_ord_less_than(BOOL, ax, c(_ERF_SWITCH)), near, far)
-    # NaN in, NaN out; the sign of x (erf is odd)
-    magnitude = fn.select(F32, fn.is_nan(BOOL, x), x, magnitude)
-    result = fn.select(F32, fn.f_ord_less_than(BOOL, x, c(0.0)),
-                       fn.f_negate(F32, magnitude), magnitude)
+    # NaN in, NaN out; the sign of x, -0.0's too (erf is odd)
+    magnitude = fn.select(F32, is_nan(ctx, F32, x), x, magnitude)
+    result = _copysign(ctx, F32, (magnitude, x))
     return result if ty == F32 else fn.f_convert(ty, result)
 
 
@@ -162,16 +194,16 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.EXP2: _glsl(GLSL.Exp2),
     MathFn.LOG: _glsl(GLSL.Log),
     MathFn.LOG2: _glsl(GLSL.Log2),
-    MathFn.SIN: _glsl(GLSL.Sin),
-    MathFn.COS: _glsl(GLSL.Cos),
-    MathFn.TAN: _glsl(GLSL.Tan),
+    MathFn.SIN: _via_f32(mathf32.sin),
+    MathFn.COS: _via_f32(mathf32.cos),
+    MathFn.TAN: _via_f32(mathf32.tan),
     MathFn.ASIN: _glsl(GLSL.Asin),
     MathFn.ACOS: _glsl(GLSL.Acos),
     MathFn.ATAN: _atan,
     MathFn.ATAN2: _atan2,  # (y, x) in both
     MathFn.SINH: _glsl(GLSL.Sinh),
     MathFn.COSH: _glsl(GLSL.Cosh),
-    MathFn.TANH: _glsl(GLSL.Tanh),
+    MathFn.TANH: _via_f32(mathf32.tanh),
     MathFn.ERF: _erf,
     MathFn.FLOOR: _glsl(GLSL.Floor),
     MathFn.CEIL: _glsl(GLSL.Ceil),

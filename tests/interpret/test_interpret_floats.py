@@ -67,13 +67,16 @@ def nan_min_max(a: pk.f32[:], b: pk.f32[:], lo: pk.f32[:], hi: pk.f32[:]):
     hi[i] = max(a[i], b[i])
 
 
-def test_min_max_ignore_nan():
-    a = np.array([NAN, 1, NAN, 3, -INF, 2], np.float32)
-    b = np.array([1, NAN, NAN, -3, 5, 2], np.float32)
+def test_min_max_propagate_nan_as_numpy():
+    a = np.array([NAN, 1, NAN, 3, -INF, 2, -0.0, 0.0], np.float32)
+    b = np.array([1, NAN, NAN, -3, 5, 2, 0.0, -0.0], np.float32)
     lo, hi = np.zeros_like(a), np.zeros_like(a)
     interpret(nan_min_max, a.size, a, b, lo, hi)
-    np.testing.assert_array_equal(lo, np.fmin(a, b))
-    np.testing.assert_array_equal(hi, np.fmax(a, b))
+    np.testing.assert_array_equal(lo, np.minimum(a, b))
+    np.testing.assert_array_equal(hi, np.maximum(a, b))
+    # of two zeros, the second, as numpy
+    np.testing.assert_array_equal(np.signbit(lo[6:]), np.signbit(np.minimum(a, b)[6:]))
+    np.testing.assert_array_equal(np.signbit(hi[6:]), np.signbit(np.maximum(a, b)[6:]))
 
 
 def compare(a: pk.f32[:], b: pk.f32[:], out: pk.i32[:]):

@@ -18,7 +18,7 @@ what the IR defines):
 - integer `//` and `%` divide by `(d | 1)`, `max(abs(d), 1)` or a non-zero literal;
 - shift counts are masked to `0 .. bits - 1` of the shifted type;
 - float -> int conversions clamp first, to bounds the float type represents exactly
-  (NaN is clamped too: `max(NaN, lo)` is `lo`, GLSL NMax / the interpreter's `_fmax`);
+  (NaN stays NaN through `min`/`max`, numpy's rule, and converts to 0 on both backends);
 - integer `**` has an exponent in 0..7; float `**` has a base `abs(x)` or an integral exponent;
 - every loop runs a handful of iterations (lavapipe caps an invocation at 65,535);
 - array indices are `i` or `(expr) % len(x)`;

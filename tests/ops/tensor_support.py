@@ -82,9 +82,8 @@ def _slice(size: int, step: int, big: int) -> slice:
 
 def tolerance(dtype: pk.DType, kind: str = "exact") -> dict[str, float]:
     """rtol/atol for comparing a pykern result of `dtype` with numpy: 'exact' (+ - *, casts,
-    integer ops, compares), 'div' (3 ULP), 'math' (exp/log-like: a few ULP in f32), 'trig'
-    (absolute 5e-4, Vulkan's promise for sin/cos on [-pi, pi]), 'loose' (atan-like and
-    hyperbolics: 1e-6 + 4e-4 relative)."""
+    integer ops, compares), 'div' (3 ULP), 'math' (exp/log-like and pykern's own sin, cos,
+    tan, tanh: a few ULP in f32), 'loose' (atan-like and hyperbolics: 1e-6 + 4e-4 relative)."""
     if not dtype.is_float:
         return {"rtol": 0, "atol": 0}
     f16 = dtype == pk.f16
@@ -92,7 +91,6 @@ def tolerance(dtype: pk.DType, kind: str = "exact") -> dict[str, float]:
         "exact": (1e-3, 0) if f16 else (0, 0),
         "div": (2e-3, 0) if f16 else (4e-7, 0) if dtype == pk.f32 else (1e-15, 0),
         "math": (3e-3, 1e-3) if f16 else (4e-6, 1e-6),
-        "trig": (3e-3, 2e-3) if f16 else (0, 5e-4),
         "loose": (3e-3, 1e-3) if f16 else (4e-4, 1e-6),
     }
     rtol, atol = table[kind]

@@ -100,27 +100,67 @@ def test_argmax_argmin(name, data, shape, keepdims):
     np.testing.assert_array_equal(out.numpy(), expected)
 
 
-@pytest.mark.parametrize("dtype,expected", [(pk.bool_, pk.i64), (pk.i8, pk.i64), (pk.u8, pk.u64),
-                                            (pk.i32, pk.i64), (pk.u32, pk.u64), (pk.i64, pk.i64),
-                                            (pk.f16, pk.f16), (pk.f64, pk.f64)])
-def test_sum_and_prod_accumulator_dtypes(dtype, expected):
-    a = sample(rng, dtype, (6, 50), 0, 120)
+# the array API's result dtypes with pykern's default integer dtype i32: signed ints (and bool)
+# give i32, unsigned ones u32, unless 64 bits already; floats keep their dtype
+SUM_DTYPES = [(pk.bool_, pk.i32), (pk.i8, pk.i32), (pk.i16, pk.i32), (pk.i32, pk.i32),
+              (pk.i64, pk.i64), (pk.u8, pk.u32), (pk.u16, pk.u32), (pk.u32, pk.u32),
+              (pk.u64, pk.u64), (pk.f16, pk.f16), (pk.f32, pk.f32), (pk.f64, pk.f64)]
+
+
+def _sum_inputs(dtype, shape):
+    """Large values: sums overflow the input type, and for 32-bit results wrap at 32 bits."""
+    if dtype == pk.bool_ or dtype.is_float:
+        return sample(rng, dtype, shape, 0, 120)
+    info = np.iinfo(dtype.numpy)
+    lo = max(int(info.min), -(2**31)) if dtype.kind == "i" else 0
+    hi = min(int(info.max), 2**31 - 1)
+    return rng.integers(lo, hi, shape, endpoint=True).astype(dtype.numpy)
+
+
+@pytest.mark.parametrize("dtype,expected", SUM_DTYPES, ids=lambda d: d.name)
+def test_sum_prod_cumsum_result_dtypes_are_the_standards(dtype, expected):
+    a = _sum_inputs(dtype, (6, 50))
     t = pk.asarray(a)
-    s = t.sum(axis=1)
-    assert s.dtype == expected
-    ref = a.sum(axis=1)
-    assert ref.dtype == expected.numpy  # numpy's accumulators
-    if dtype == pk.f16:  # pykern accumulates f16 in f32, so it is at least as close
-        np.testing.assert_allclose(s.numpy(), a.astype(np.float64).sum(axis=1), rtol=1e-3)
-    else:
-        np.testing.assert_array_equal(s.numpy(), ref)
-    p = pk.asarray(a[:, :3]).prod(axis=1)
-    assert p.dtype == expected
+    s, p, c = t.sum(axis=1), pk.asarray(a[:, :3]).prod(axis=1), pk.cumsum(t, axis=1)
+    assert s.dtype == p.dtype == c.dtype == expected
+    assert pk.array_api.cumulative_sum(t, axis=1).dtype == expected
     with np.errstate(over="ignore"):
-        np.testing.assert_allclose(p.numpy().astype(np.float64), a[:, :3].prod(axis=1),
-                                   rtol=1e-3)
-    assert t.sum(dtype=pk.i16 if not dtype.is_float else pk.f32).dtype == \
-        (pk.i16 if not dtype.is_float else pk.f32)
+        if dtype == pk.f16:  # pykern accumulates f16 in f32, so it is at least as close
+            np.testing.assert_allclose(s.numpy(), a.astype(np.float64).sum(axis=1), rtol=1e-3)
+            return
+        if dtype.is_float:
+            np.testing.assert_allclose(s.numpy(), a.sum(axis=1), rtol=1e-5)
+            return
+        # integers wrap in the result dtype, as numpy's with that dtype
+        np.testing.assert_array_equal(s.numpy(), a.sum(axis=1, dtype=expected.numpy))
+        np.testing.assert_array_equal(p.numpy(), a[:, :3].prod(axis=1, dtype=expected.numpy))
+        np.testing.assert_array_equal(c.numpy(), a.cumsum(axis=1, dtype=expected.numpy))
+    assert t.sum(dtype=pk.i16).dtype == pk.i16
+    assert t.sum(dtype=pk.i64).dtype == pk.i64
+
+
+@pytest.mark.parametrize("dtype", [pk.i8, pk.u8, pk.i16, pk.i32, pk.u32, pk.i64, pk.f32])
+def test_vecdot_keeps_the_input_dtype(dtype):
+    a, b = _sum_inputs(dtype, (4, 30)), _sum_inputs(dtype, (30,))
+    got = pk.array_api.vecdot(pk.asarray(a), pk.asarray(b))
+    assert got.dtype == dtype
+    with np.errstate(over="ignore"):
+        if dtype.is_float:
+            np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ b, rtol=1e-5)
+        else:  # wrapping in the input dtype, as numpy's matmul of that dtype
+            np.testing.assert_array_equal(got.numpy(), a @ b)
+    m = pk.asarray(rng.integers(0, 2, (3, 5)).astype(bool))
+    v = pk.array_api.vecdot(m, m)
+    assert v.dtype == pk.bool_
+    np.testing.assert_array_equal(v.numpy(), m.numpy().any(axis=1))
+
+
+def test_integer_means_and_counts_stay_exact_in_64_bits():
+    a = np.full((2, 40), 2**31 - 1, np.int32)  # the i32 sum wraps, the mean must not
+    np.testing.assert_allclose(pk.mean(pk.asarray(a), axis=1).numpy(), a.mean(axis=1))
+    m = pk.asarray(a > 0)
+    assert pk.count_nonzero(m).dtype == pk.i64  # the standard's default index dtype
+    assert int(pk.count_nonzero(m)) == 80
 
 
 @pytest.mark.parametrize("dtype", [pk.i32, pk.u8, pk.f16, pk.f64, pk.i64, pk.bool_])

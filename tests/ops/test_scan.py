@@ -16,11 +16,11 @@ shapes = st.lists(st.integers(0, 6), min_size=1, max_size=4).map(tuple)
 
 
 def expected_dtype(d: pk.DType) -> pk.DType:
-    if d == pk.bool_ or d.kind == "i":
-        return pk.i64
-    if d.kind == "u":
-        return pk.u64
-    return d
+    """The array API's: the default integer dtype (i32) for signed ints and bool, the unsigned
+    dtype of its width (u32) for unsigned ones, 64-bit ones and floats as they are."""
+    if d in (pk.i64, pk.u64) or d.is_float:
+        return d
+    return pk.u32 if d.kind == "u" else pk.i32
 
 
 def check(got: pk.Tensor, x: np.ndarray, axis: int | None, out_dtype: pk.DType) -> None:

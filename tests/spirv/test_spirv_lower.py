@@ -110,10 +110,20 @@ def test_float_arithmetic_is_never_contracted(op):
 @pytest.mark.parametrize(("op", "instruction"), [
     (B.EQ, "OpFOrdEqual"), (B.NE, "OpFUnordNotEqual"), (B.LT, "OpFOrdLessThan"),
     (B.LE, "OpFOrdLessThanEqual"), (B.GT, "OpFOrdGreaterThan"),
-    (B.GE, "OpFOrdGreaterThanEqual"), (B.MIN, "NMin"), (B.MAX, "NMax"), (B.DIV, "OpFDiv"),
+    (B.GE, "OpFOrdGreaterThanEqual"), (B.MIN, "OpFOrdLessThan"), (B.MAX, "OpFOrdGreaterThan"),
+    (B.DIV, "OpFDiv"),
 ])
 def test_float_instruction_choice(op, instruction):
     assert instruction in compile_ok(binop_kernel(op, F32))[1]
+
+
+@pytest.mark.parametrize("op", [B.MIN, B.MAX])
+def test_float_min_max_test_nan_on_the_bits(op):
+    # numpy's rule (a NaN operand wins) on integer tests: GLSL FMin/NMin leave NaN undefined
+    # or drop it, and OpIsNan may be folded by a fast-math driver
+    asm = compile_ok(binop_kernel(op, F32))[1]
+    assert not re.search(r"\b[FN]M(in|ax)\b|OpIsNan", asm)
+    assert "OpBitcast" in asm and "OpUGreaterThan" in asm and "OpSelect" in asm
 
 
 @pytest.mark.parametrize(("op", "dtype", "instruction"), [
