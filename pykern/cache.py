@@ -7,8 +7,8 @@ The key covers everything the module depends on, read from what the frontend tra
 - the value of every dotted name that text contains (`FACTOR`, `cfg.BLOCK`, `pk.sqrt`),
   resolved as the frontend resolves it: closure, globals, builtins, then attributes. A
   `@pk.func` among them adds its own text and names, and so on down the calls;
-- the variant (argument types, constexpr values, workgroup), the compiler version and the
-  target (device features and limits).
+- the variant (argument types, constexpr values, workgroup), the compiler version, a hash of
+  pykern's own source (`compiler_fingerprint`) and the target (device features and limits).
 
 An entry is `<key>.spv` (the module) and `<key>.json`: the format, how the kernel uses each
 parameter (its access: the only thing the key does not determine) and a SHA-256 over the key,
@@ -167,10 +167,32 @@ def _target_text(target: object) -> str:
     return _canonical(target)  # a device's target is the same object for every kernel
 
 
+@functools.lru_cache(maxsize=1)
+def compiler_fingerprint() -> str:
+    """A SHA-256 over the source of pykern itself (the compiler, the op library and the
+    runtime's layout code), read once per process (a few milliseconds): a module compiled by
+    another pykern — upgraded, or edited in a development checkout without a version bump — is
+    never loaded."""
+    from . import runtime  # the runtime's binding layout decides the module's interface too
+
+    return source_digest((Path(__file__).parent, Path(runtime.__file__).parent))
+
+
+def source_digest(packages: Sequence[Path]) -> str:
+    """A SHA-256 over the names and contents of every .py file under `packages`."""
+    h = hashlib.sha256()
+    for package in packages:
+        for path in sorted(package.rglob("*.py")):
+            h.update(f"{path.relative_to(package)}\0{path.stat().st_size}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(src: KernelSource, variant: tuple, target: object, compiler_version: str) -> str:
     """The key of the module that translating `src` for `variant` and lowering it for `target`
     gives."""
     parts = [f"format={FORMAT_VERSION}", f"pykern={compiler_version}",
+             f"compiler={compiler_fingerprint()}",
              source_fingerprint(src), _canonical(variant), _target_text(target)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

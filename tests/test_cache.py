@@ -479,3 +479,25 @@ def test_entry_or_directory_of_another_user_is_refused(cache):
     os.chown(cache.directory, 54321, -1)
     with pytest.warns(UserWarning, match="belongs to another user"):
         assert not run_copy_triple()
+
+
+def test_key_covers_the_compilers_own_source(tmp_path, monkeypatch):
+    """A module compiled by another pykern (upgraded, or edited without a version bump) is
+    never loaded: the key covers a digest of pykern's source, which any edit changes."""
+    from pykern import cache
+
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    digest = cache.source_digest([package])
+    (package / "sub" / "b.py").write_text("y = 3\n")
+    assert cache.source_digest([package]) != digest
+
+    @pk.kernel
+    def ident(x: pk.f32[:]):
+        x[pk.global_id(0)] = 1.0
+
+    before = cache.cache_key(ident.source, ("v",), "target", "0.1.0")
+    monkeypatch.setattr(cache, "compiler_fingerprint", lambda: digest)
+    assert cache.cache_key(ident.source, ("v",), "target", "0.1.0") != before
