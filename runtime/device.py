@@ -344,7 +344,7 @@ class Device:
                 batch = self._record_copy(staging, 0, raw, offset + start, piece.nbytes)
                 buf.use_serial = buf.write_serial = batch.serial
                 self._batches.defer(batch.serial, lambda s=staging: self._staging.release(s))
-                self._batches.command_recorded(batch)
+                self._batches.submit_if_full(batch)
 
     def _download(self, buf: Buffer, out: memoryview, offset: int) -> None:
         with self._lock:
@@ -365,7 +365,6 @@ class Device:
                     batch = self._record_copy(raw, offset + start, staging, 0, piece.nbytes)
                     buf.use_serial = batch.serial
                     pending.append((piece, staging, batch.serial))
-                    self._batches.command_recorded(batch)
                     self._batches.submit()
                     if len(pending) == 2:
                         self._read_piece(*pending.popleft())
@@ -393,17 +392,17 @@ class Device:
             self._check_open()
             pair = self._queries.take()
             batch = self._batches.current()
+            batch.commands += 1  # so that a batch holding only timestamps is still submitted
             self.fn.vkCmdResetQueryPool(batch.cmd, pair[0], pair[1], 2)
             self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1])
-            batch.commands += 1  # so that a batch holding only timestamps is still submitted
             return pair
 
     def _timer_stop(self, pair: tuple[object, int]) -> int:
         with self._lock:
             self._check_open()
             batch = self._batches.current()
-            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1] + 1)
             batch.commands += 1
+            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1] + 1)
             return batch.serial
 
     def _timer_read(self, pair: tuple[object, int], serial: int) -> int:
@@ -431,6 +430,7 @@ class Device:
         self, src: RawBuffer, src_offset: int, dst: RawBuffer, dst_offset: int, nbytes: int
     ) -> Batch:
         batch = self._batches.current()
+        self._batches.command_begun(batch)
         self._batches.order_copy(batch, src, dst)
         region = self._copy_region
         region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
