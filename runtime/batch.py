@@ -135,9 +135,11 @@ class BatchQueue:
         max_in_flight: int,
         descriptors: DescriptorAllocator,
         uniforms: UniformArena,
+        hung_advice: str = "",
     ) -> None:
         self._dev, self._fn, self._queue, self._family = vk_device, fn, queue, family
         self.timeout = timeout
+        self.hung_advice = hung_advice  # what a timeout error tells the user to do
         self.batch_launches = batch_launches
         self.max_in_flight = max_in_flight
         self.descriptors = descriptors
@@ -323,6 +325,19 @@ class BatchQueue:
                 return
         release()  # the batch was lost to a failed submit; nothing uses the object any more
 
+    def recover(self) -> bool:
+        """Whether the queue can be used: after a wait timed out (`hung`), True once the work
+        that ran too long has finished after all (the queue is then as before), False while it
+        still runs. Work queued behind it would wait for it, so nothing more may be waited for
+        meanwhile."""
+        if not self.hung:
+            return True
+        status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
+        if status == _vk.NOT_READY:
+            return False
+        self.hung = False  # the next wait retires it (or reports the device lost)
+        return True
+
     def _retire_finished(self) -> None:
         while self.in_flight:
             status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
@@ -338,7 +353,7 @@ class BatchQueue:
             self.hung = True
             raise DeviceError(
                 f"the device did not finish its work within {self.timeout:g} s (PYKERN_TIMEOUT): "
-                "a kernel may not terminate"
+                f"a kernel may not terminate. {self.hung_advice}"
             )
         try:
             _vk.check(result, "vkWaitForFences")
@@ -381,7 +396,7 @@ class BatchQueue:
     def drain(self) -> bool:
         """Waits (with the timeout) for all submitted work, dropping unsubmitted commands;
         False when the device did not finish in time."""
-        if self.hung:
+        if not self.recover():
             return False
         if self.recording is not None:
             batch, self.recording = self.recording, None

@@ -103,6 +103,7 @@ class Device:
         self._instance = instance  # keeps the instance alive as long as the device
         self._lock = threading.RLock()
         self._closed = False
+        self._closed_reason = f"device {info.name} is closed"
         self._programs: dict[tuple[bytes, BindingLayout, str], Program] = {}
         self._live: set[RawBuffer] = set()
         self.family, timestamp_bits = _compute_family(physical_device, info.name)
@@ -145,6 +146,8 @@ class Device:
             max_in_flight=config.max_in_flight,
             descriptors=self._descriptors,
             uniforms=self._uniforms,
+            hung_advice=f"Until that work finishes the device refuses every use; "
+            f"{self._reopen_advice()}.",
         )
         self._set_cache = DescriptorSetCache(self.handle, fn, lambda: self._batches.completed)
         self._launcher = Launcher(
@@ -316,8 +319,29 @@ class Device:
 
     @property
     def hung(self) -> bool:
-        """True once a wait timed out: the device may still be running a kernel."""
+        """True once a wait timed out, until the work that ran too long has finished: the
+        device may still be running a kernel, and refuses every use meanwhile."""
         return self._batches.hung
+
+    @property
+    def usable(self) -> bool:
+        """False once the device is closed, lost, or hung on work that still runs;
+        `set_device` then opens a fresh device in its place."""
+        with self._lock:
+            return not (self._closed or self._batches.lost) and self._batches.recover()
+
+    def disown(self, parent_pid: int) -> None:
+        """Marks the device as the parent's, in a child made by os.fork(): its Vulkan objects
+        are the parent's (the driver's threads did not come along), so using or destroying
+        them here could hang. Every use raises DeviceError; close() does nothing."""
+        self._lock = threading.RLock()  # another thread may have held it at the fork
+        self._closed = True
+        self._closed_reason = (
+            f"device {self.info.name} belongs to the parent process (pid {parent_pid}): a "
+            "process made by os.fork() cannot use its parent's Vulkan device, nor buffers made "
+            "on it. Start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+            "start method instead."
+        )
 
     @property
     def lost(self) -> bool:
@@ -450,8 +474,24 @@ class Device:
         self._staging.trim()
 
     def _check_open(self) -> None:
+        if self._closed or self._batches.hung:
+            self._refuse_use()
+
+    def _refuse_use(self) -> None:
+        """Raises the DeviceError that says why the device cannot be used, unless a hung
+        device has recovered meanwhile."""
         if self._closed:
-            raise DeviceError(f"device {self.info.name} is closed")
+            raise DeviceError(self._closed_reason)
+        if not self._batches.recover():
+            raise DeviceError(
+                f"device {self.info.name} is unusable: work submitted to it did not finish "
+                f"within {self.config.timeout:g} s (PYKERN_TIMEOUT) and is still running (a "
+                f"kernel may not terminate). {self._reopen_advice()}; what was made on this "
+                "device stays unusable until that work finishes."
+            )
+
+    def _reopen_advice(self) -> str:
+        return f"set_device({self.info.index}) (pk.set_device) opens a fresh device"
 
     def _create(self, physical_device: object, info: DeviceInfo) -> object:
         extensions = sorted(info.extensions)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pykern.runtime as rt
 import pytest
-from rt_helpers import args_for, layout_of, slots, spv
+from rt_helpers import args_for, layout_of, slots, spin_result, spv
 
 HERE = Path(__file__).parent
 
@@ -198,18 +198,6 @@ def test_interrupted_uniform_reservation_leaves_the_device_usable(device, monkey
 
 
 # ---- Ctrl-C during a wait (a real SIGINT, in a subprocess) ----
-
-SPIN_STEPS = 60_000  # spin.comp: acc = i, then acc = acc * 1664525 + 1013904223 this often
-
-
-def spin_result(n: int) -> np.ndarray:
-    """What spin.comp writes: the LCG step applied SPIN_STEPS times is itself affine."""
-    a, c = 1, 0
-    for _ in range(SPIN_STEPS):
-        a, c = (a * 1664525) % 2**32, (c * 1664525 + 1013904223) % 2**32
-    i = np.arange(n, dtype=np.uint64)
-    return ((i * np.uint64(a) + np.uint64(c)) % np.uint64(2**32)).astype(np.uint32)
-
 
 WAITER = f"""
 import sys, time

@@ -4,35 +4,7 @@ Each case runs in a subprocess, since what is tested is what happens at exit."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-import time
-from pathlib import Path
-
-HERE = Path(__file__).parent
-
-PRELUDE = f"""
-import sys
-sys.path.insert(0, {str(HERE)!r})
-import numpy as np
-import pykern.runtime as rt
-from rt_helpers import args_for, layout_of, slots, spv
-"""
-
-
-def run(body: str, timeout: float, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    start = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **env},
-        check=False,
-    )
-    return result, time.monotonic() - start
+from rt_helpers import run_python as run
 
 
 def test_exit_with_pending_work_tears_down_cleanly():
