@@ -485,7 +485,7 @@ class Device:
         if not self._batches.recover():
             raise DeviceError(
                 f"device {self.info.name} is unusable: work submitted to it did not finish "
-                f"within {self.config.timeout:g} s (PYKERN_TIMEOUT) and is still running (a "
+                f"within {self._batches.timeout:g} s (PYKERN_TIMEOUT) and is still running (a "
                 f"kernel may not terminate). {self._reopen_advice()}; what was made on this "
                 "device stays unusable until that work finishes."
             )

@@ -37,12 +37,15 @@ def test_exit_with_pending_work_tears_down_cleanly():
 def test_runaway_kernel_times_out_and_exit_does_not_hang():
     result, seconds = run(
         """
+        from rt_helpers import assemble
         device = rt.get_device()
-        layout = layout_of(slots("out", writable=("out",)), [], (64, 1, 1))
-        program = device.create_program(spv("spin"), layout)
-        n = 4_000_000  # 60,000 steps each: minutes of work on lavapipe
+        layout = layout_of(slots("flag", "out", writable=("out",)), [], (64, 1, 1))
+        program = device.create_program(assemble("hang"), layout)
+        flag = device.create_buffer(16)
+        flag.upload(np.zeros(4, np.uint32))
+        n = 100_000  # never ends on a GPU; a minute of work on lavapipe, which ends every loop
         out = device.create_buffer(4 * n)
-        device.launch(program, (n,), [out], args_for(layout))
+        device.launch(program, (n,), [flag, out], args_for(layout))
         try:
             device.sync()
             print("finished in time", flush=True)
