@@ -360,14 +360,17 @@ class Device:
                 ffi.memmove(raw.mapped + offset, data, data.nbytes)
                 return
             # staged: each piece's copy is queued behind earlier launches like a launch, and
-            # nothing waits; the staging buffer returns to the pool when its batch has run
+            # nothing waits; the staging buffer returns to the pool when its batch has run.
+            # Both are noted before the copy is recorded, so that an interrupt in between
+            # leaves nothing pending unclaimed.
             for start in range(0, data.nbytes, CHUNK):
                 piece = data[start : start + CHUNK]
                 staging = self._staging.get(piece.nbytes)
                 ffi.memmove(staging.mapped, piece, piece.nbytes)
-                batch = self._record_copy(staging, 0, raw, offset + start, piece.nbytes)
+                batch = self._batches.current()
                 buf.use_serial = buf.write_serial = batch.serial
                 self._batches.defer(batch.serial, lambda s=staging: self._staging.release(s))
+                self._record_copy(batch, staging, 0, raw, offset + start, piece.nbytes)
                 self._batches.submit_if_full(batch)
 
     def _download(self, buf: Buffer, out: memoryview, offset: int) -> None:
@@ -386,9 +389,10 @@ class Device:
                 for start in range(0, out.nbytes, CHUNK):
                     piece = out[start : start + CHUNK]
                     staging = self._staging.get(piece.nbytes)
-                    batch = self._record_copy(raw, offset + start, staging, 0, piece.nbytes)
+                    batch = self._batches.current()
                     buf.use_serial = batch.serial
                     pending.append((piece, staging, batch.serial))
+                    self._record_copy(batch, raw, offset + start, staging, 0, piece.nbytes)
                     self._batches.submit()
                     if len(pending) == 2:
                         self._read_piece(*pending.popleft())
@@ -451,15 +455,19 @@ class Device:
     # ---- internals ----
 
     def _record_copy(
-        self, src: RawBuffer, src_offset: int, dst: RawBuffer, dst_offset: int, nbytes: int
-    ) -> Batch:
-        batch = self._batches.current()
+        self,
+        batch: Batch,
+        src: RawBuffer,
+        src_offset: int,
+        dst: RawBuffer,
+        dst_offset: int,
+        nbytes: int,
+    ) -> None:
         self._batches.command_begun(batch)
         self._batches.order_copy(batch, src, dst)
         region = self._copy_region
         region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
         self.fn.vkCmdCopyBuffer(batch.cmd, src.handle, dst.handle, 1, region)
-        return batch
 
     def _destroy_raw(self, raw: RawBuffer) -> None:
         if self._closed:

@@ -175,6 +175,38 @@ def test_interrupted_submit_or_wait_loses_no_work(device, monkeypatch, call):
     assert not device._batches.in_flight and device._batches.recording is None
 
 
+@pytest.fixture
+def staged():
+    """A device that stages every transfer through a copy command, as a discrete GPU does."""
+    device = rt.open_device(force_staging=True)
+    yield device
+    device.close()
+
+
+def test_interrupted_staged_upload_is_waited_for_before_its_buffer_goes(staged, monkeypatch):
+    device = staged
+    program, layout = affine(device)
+    src, dst = buffers(device, 2)
+    device.sync()
+    interrupt_after(device, monkeypatch, "vkCmdCopyBuffer")
+    with pytest.raises(KeyboardInterrupt):
+        src.upload(X)
+    monkeypatch.undo()
+    # the copy was recorded: the buffer is in use until it has run, and holds what it copied
+    device.launch(program, (N,), [src, dst], args_for(layout, 2.0, 0.0))
+    np.testing.assert_array_equal(read(dst), 2 * X)
+    np.testing.assert_array_equal(read(src), X)
+    device.sync()
+    device.launch(program, (N,), [dst, src], args_for(layout, 0.5, 0.0))
+    interrupt_after(device, monkeypatch, "vkCmdCopyBuffer")
+    with pytest.raises(KeyboardInterrupt):
+        dst.upload(np.zeros(N, np.float32))
+    monkeypatch.undo()
+    dst.free()  # while its copy is still only recorded: released once that has run
+    device.sync()
+    np.testing.assert_array_equal(read(src), X)
+
+
 def test_interrupted_uniform_reservation_leaves_the_device_usable(device, monkeypatch):
     """A Ctrl-C while a launch gets memory for its uniform argument block (which may wait)."""
     layout = layout_of(
