@@ -330,7 +330,8 @@ class BatchQueue:
         that ran too long has finished after all (the queue is then as before), False while it
         still runs. Work queued behind it would wait for it, so nothing more may be waited for
         meanwhile."""
-        if not self.hung:
+        if not self.hung or not self.in_flight:
+            self.hung = False
             return True
         status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
         if status == _vk.NOT_READY:

@@ -319,8 +319,8 @@ class Device:
 
     @property
     def hung(self) -> bool:
-        """True once a wait timed out, until the work that ran too long has finished: the
-        device may still be running a kernel, and refuses every use meanwhile."""
+        """True once a wait timed out: the device may still be running a kernel, and refuses
+        every use meanwhile. The next use (or `usable`) that finds the work finished clears it."""
         return self._batches.hung
 
     @property
