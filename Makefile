@@ -13,21 +13,30 @@ PYTEST_ARGS ?=
 demo: venv
 	$(PY) examples/quickstart.py
 
-# The whole suite, then the kernel and runtime tests again under the Vulkan validation layers
-# (lavapipe hides out-of-bounds accesses and missing barriers; the layers do not): any
-# validation error fails the test that caused it. VALIDATE=0 skips the second pass.
+# The whole suite, then the kernel tests in two passes under the Vulkan validation layer, where
+# any validation error fails the test that caused it (lavapipe hides both kinds of bug):
+#   - with synchronisation validation: missing or wrong barriers and misuse of the API;
+#   - with GPU-assisted validation: shader accesses outside a buffer.
+# (tests/runtime runs under the layer with synchronisation validation in the main pass already.)
+# VALIDATE=0 skips both; GPU_AV=0 only the second.
 VALIDATE ?= 1
-VALIDATED_TESTS := tests/kernels tests/runtime --deselect tests/kernels/test_random_kernels.py
+GPU_AV ?= 1
+VALIDATED_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
+GPU_AV_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
+SYNC_VALIDATION := VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+GPU_ASSISTED := VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT
 
 test: venv
 	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
-	if [ $$rc -ne 0 ]; then exit $$rc; fi; \
-	if [ "$(VALIDATE)" = 1 ]; then \
-	  echo "make test: kernel and runtime tests again under the validation layers"; \
-	  PYKERN_VALIDATE=1 $(PY) -m pytest -q $(VALIDATED_TESTS); rc=$$?; \
-	  if [ $$rc -eq 5 ]; then echo "make test: the validated pass collected no tests"; exit 1; fi; \
-	fi; \
+	if [ $$rc -ne 0 ] || [ "$(VALIDATE)" != 1 ]; then exit $$rc; fi; \
+	echo "make test: kernel tests again under synchronisation validation"; \
+	PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(SYNC_VALIDATION) $(PY) -m pytest -q $(VALIDATED_TESTS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: the validated pass collected no tests"; exit 1; fi; \
+	if [ $$rc -ne 0 ] || [ "$(GPU_AV)" != 1 ]; then exit $$rc; fi; \
+	echo "make test: kernel tests again under GPU-assisted validation"; \
+	PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(GPU_ASSISTED) $(PY) -m pytest -q $(GPU_AV_TESTS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: the GPU-assisted pass collected no tests"; exit 1; fi; \
 	exit $$rc
 
 bench: venv

@@ -14,10 +14,18 @@ it may run concurrently with the commands before it. The barrier is one global
 VkMemoryBarrier: it orders everything before it, so it opens a new epoch for every buffer at
 once. Epochs run on across batches because a barrier also orders against commands of earlier
 submissions, which may still be running.
+
+Interrupts: Python delivers a KeyboardInterrupt (Ctrl-C) between bytecodes, which includes the
+moment a C call returns, never inside one. Fence waits therefore run in short slices, and the
+bookkeeping around each Vulkan call is ordered so that an interrupt after any of them leaves a
+state that is true: work recorded is counted before it is recorded, a batch whose command
+buffer was ended is submitted and tracked before the interrupt goes on, and a batch being
+waited for stays in flight.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
 STAGES = lib.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | lib.VK_PIPELINE_STAGE_TRANSFER_BIT
 WRITES = lib.VK_ACCESS_SHADER_WRITE_BIT | lib.VK_ACCESS_TRANSFER_WRITE_BIT
 ACCESSES = WRITES | lib.VK_ACCESS_SHADER_READ_BIT | lib.VK_ACCESS_TRANSFER_READ_BIT
+WAIT_SLICE_NS = 50_000_000  # longest single fence wait: how soon a Ctrl-C is delivered
 
 
 class Batch:
@@ -126,10 +135,11 @@ class BatchQueue:
         max_in_flight: int,
         descriptors: DescriptorAllocator,
         uniforms: UniformArena,
+        hung_advice: str = "",
     ) -> None:
         self._dev, self._fn, self._queue, self._family = vk_device, fn, queue, family
-        self.timeout_ns = int(timeout * 1e9)
         self.timeout = timeout
+        self.hung_advice = hung_advice  # what a timeout error tells the user to do
         self.batch_launches = batch_launches
         self.max_in_flight = max_in_flight
         self.descriptors = descriptors
@@ -208,10 +218,14 @@ class BatchQueue:
         src.read_epoch = epoch
         dst.write_epoch = epoch
 
-    def command_recorded(self, batch: Batch) -> None:
-        """Counts a recorded command; submits the batch once it holds `batch_launches`."""
+    def command_begun(self, batch: Batch) -> None:
+        """Counts a command about to be recorded into `batch`. Counted first, so that a batch
+        interrupted part way through recording one is still submitted by the next wait."""
         batch.commands += 1
         self.commands += 1
+
+    def submit_if_full(self, batch: Batch) -> None:
+        """Submits the batch once it holds `batch_launches` commands."""
         if batch.commands >= self.batch_launches:
             self.submit()
 
@@ -222,9 +236,9 @@ class BatchQueue:
         batch = self.recording
         if batch is None or batch.commands == 0:
             return
-        self.recording = None
         fn = self._fn
         # device writes must be made available to the host before a fence wait lets it read
+        # (interrupted after this, the batch stays open: a second such barrier is harmless)
         fn.vkCmdPipelineBarrier(
             batch.cmd,
             STAGES,
@@ -237,20 +251,49 @@ class BatchQueue:
             0,
             ffi.NULL,
         )
+        ended = False
         try:
             _vk.check(fn.vkEndCommandBuffer(batch.cmd), "vkEndCommandBuffer")
-            _vk.check(
-                fn.vkQueueSubmit(self._queue, 1, batch.submit_info, batch.fence), "vkQueueSubmit"
-            )
+            ended = True
+            self._queue_submit(batch)
         except DeviceError:
-            # the work is lost; release what it held so the device stays usable
-            self._recycle(batch)
+            self._drop(batch)
             raise
-        self.submits += 1
-        self.in_flight.append(batch)
+        except BaseException:
+            # An interrupt, delivered as vkEndCommandBuffer or vkQueueSubmit returned: the
+            # command buffer takes no more commands, so it is submitted (if that had not
+            # happened yet) and tracked before the interrupt goes on.
+            if not ended:
+                try:
+                    self._queue_submit(batch)
+                except DeviceError:
+                    self._drop(batch)
+                    raise
+            self._track(batch)
+            raise
+        self._track(batch)
         self._retire_finished()
         while len(self.in_flight) > self.max_in_flight:
             self._retire(self.in_flight[0])
+
+    def _queue_submit(self, batch: Batch) -> None:
+        _vk.check(
+            self._fn.vkQueueSubmit(self._queue, 1, batch.submit_info, batch.fence),
+            "vkQueueSubmit",
+        )
+
+    def _track(self, batch: Batch) -> None:
+        """Moves a submitted batch from recording to in flight (in this order: an interrupt as
+        append returns must not leave a pending batch open for recording)."""
+        self.recording = None
+        self.in_flight.append(batch)
+        self.submits += 1
+
+    def _drop(self, batch: Batch) -> None:
+        """Forgets the open batch whose submission failed: the work is lost; what it held is
+        released so that the device stays usable."""
+        self.recording = None
+        self._recycle(batch)
 
     def wait(self, serial: int) -> None:
         """Returns once the batch `serial` (and every one before it) has finished, submitting
@@ -282,6 +325,20 @@ class BatchQueue:
                 return
         release()  # the batch was lost to a failed submit; nothing uses the object any more
 
+    def recover(self) -> bool:
+        """Whether the queue can be used: after a wait timed out (`hung`), True once the work
+        that ran too long has finished after all (the queue is then as before), False while it
+        still runs. Work queued behind it would wait for it, so nothing more may be waited for
+        meanwhile."""
+        if not self.hung or not self.in_flight:
+            self.hung = False
+            return True
+        status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
+        if status == _vk.NOT_READY:
+            return False
+        self.hung = False  # the next wait retires it (or reports the device lost)
+        return True
+
     def _retire_finished(self) -> None:
         while self.in_flight:
             status = self._fn.vkGetFenceStatus(self._dev, self.in_flight[0].fence)
@@ -291,22 +348,36 @@ class BatchQueue:
             self._retire(self.in_flight[0])
 
     def _retire(self, batch: Batch) -> None:
-        result = self._fn.vkWaitForFences(self._dev, 1, batch.fence_array, 1, self.timeout_ns)
+        """Waits for the oldest batch in flight, `batch`, and recycles it."""
+        result = self._wait_for(batch)
         if result == _vk.TIMEOUT:
             self.hung = True
             raise DeviceError(
                 f"the device did not finish its work within {self.timeout:g} s (PYKERN_TIMEOUT): "
-                "a kernel may not terminate"
+                f"a kernel may not terminate. {self.hung_advice}"
             )
         try:
             _vk.check(result, "vkWaitForFences")
         except DeviceLost:
             self.lost = True  # teardown then waits for the device as a whole, not this fence
             raise
-        self.in_flight.popleft()
-        _vk.check(self._fn.vkResetFences(self._dev, 1, batch.fence_array), "vkResetFences")
-        self.completed = batch.serial
-        self._recycle(batch)
+        try:
+            self.in_flight.popleft()
+        finally:  # also when an interrupt comes as popleft returns: the batch must not leak
+            self.completed = batch.serial
+            _vk.check(self._fn.vkResetFences(self._dev, 1, batch.fence_array), "vkResetFences")
+            self._recycle(batch)
+
+    def _wait_for(self, batch: Batch) -> int:
+        """vkWaitForFences on the batch's fence for at most the timeout, in slices of
+        WAIT_SLICE_NS: Python delivers a Ctrl-C between two slices, not only once the whole
+        wait is over (the batch then stays in flight, waited for again by the next wait)."""
+        wait, dev, fences = self._fn.vkWaitForFences, self._dev, batch.fence_array
+        deadline = time.monotonic() + self.timeout
+        while True:
+            result = wait(dev, 1, fences, 1, WAIT_SLICE_NS)
+            if result != _vk.TIMEOUT or time.monotonic() >= deadline:
+                return result
 
     def _recycle(self, batch: Batch) -> None:
         self.descriptors.recycle(batch.descriptor_pools)
@@ -326,7 +397,7 @@ class BatchQueue:
     def drain(self) -> bool:
         """Waits (with the timeout) for all submitted work, dropping unsubmitted commands;
         False when the device did not finish in time."""
-        if self.hung:
+        if not self.recover():
             return False
         if self.recording is not None:
             batch, self.recording = self.recording, None

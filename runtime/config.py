@@ -14,6 +14,9 @@ from pathlib import Path
 
 from .errors import DeviceError
 
+# the validation layer's feature that checks shader accesses on the device (VK_LAYER_ENABLES)
+GPU_ASSISTED = "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT"
+
 
 @dataclass(frozen=True)
 class Config:
@@ -28,6 +31,10 @@ class Config:
       directly; stage every transfer as on a discrete GPU (used to test that path on lavapipe).
     - `push_descriptors`: bind buffers with VK_KHR_push_descriptor where the device has it
       (one call per launch); False uses cached descriptor sets, as devices without it do.
+      Off under GPU-assisted validation (`PYKERN_VALIDATE=1` with
+      `VK_LAYER_ENABLES` naming `VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT`): the layer
+      does not see what push descriptors bind, reports every such buffer as uninitialized and
+      stops the shader's accesses to it.
     - `cache_dir`: where the VkPipelineCache is kept between runs, next to the compile cache:
       `PYKERN_CACHE_DIR`, else `$XDG_CACHE_HOME/pykern`, else `~/.cache/pykern`; None (no
       pipeline cache on disk) when `PYKERN_CACHE=0`.
@@ -58,11 +65,13 @@ class Config:
             ) from None
         if timeout <= 0:
             raise DeviceError(f"PYKERN_TIMEOUT={timeout_text!r} must be positive")
+        validate = _flag(env.get("PYKERN_VALIDATE"))
         return Config(
             device=env.get("PYKERN_DEVICE") or None,
-            validate=_flag(env.get("PYKERN_VALIDATE")),
+            validate=validate,
             timeout=timeout,
             force_staging=_flag(env.get("PYKERN_FORCE_STAGING")),
+            push_descriptors=not (validate and GPU_ASSISTED in env.get("VK_LAYER_ENABLES", "")),
             cache_dir=cache_dir(env),
         )
 

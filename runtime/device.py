@@ -103,6 +103,7 @@ class Device:
         self._instance = instance  # keeps the instance alive as long as the device
         self._lock = threading.RLock()
         self._closed = False
+        self._closed_reason = f"device {info.name} is closed"
         self._programs: dict[tuple[bytes, BindingLayout, str], Program] = {}
         self._live: set[RawBuffer] = set()
         self.family, timestamp_bits = _compute_family(physical_device, info.name)
@@ -145,6 +146,8 @@ class Device:
             max_in_flight=config.max_in_flight,
             descriptors=self._descriptors,
             uniforms=self._uniforms,
+            hung_advice=f"Until that work finishes the device refuses every use; "
+            f"{self._reopen_advice()}.",
         )
         self._set_cache = DescriptorSetCache(self.handle, fn, lambda: self._batches.completed)
         self._launcher = Launcher(
@@ -316,8 +319,29 @@ class Device:
 
     @property
     def hung(self) -> bool:
-        """True once a wait timed out: the device may still be running a kernel."""
+        """True once a wait timed out: the device may still be running a kernel, and refuses
+        every use meanwhile. The next use (or `usable`) that finds the work finished clears it."""
         return self._batches.hung
+
+    @property
+    def usable(self) -> bool:
+        """False once the device is closed, lost, or hung on work that still runs;
+        `set_device` then opens a fresh device in its place."""
+        with self._lock:
+            return not (self._closed or self._batches.lost) and self._batches.recover()
+
+    def disown(self, parent_pid: int) -> None:
+        """Marks the device as the parent's, in a child made by os.fork(): its Vulkan objects
+        are the parent's (the driver's threads did not come along), so using or destroying
+        them here could hang. Every use raises DeviceError; close() does nothing."""
+        self._lock = threading.RLock()  # another thread may have held it at the fork
+        self._closed = True
+        self._closed_reason = (
+            f"device {self.info.name} belongs to the parent process (pid {parent_pid}): a "
+            "process made by os.fork() cannot use its parent's Vulkan device, nor buffers made "
+            "on it. Start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+            "start method instead."
+        )
 
     @property
     def lost(self) -> bool:
@@ -336,15 +360,18 @@ class Device:
                 ffi.memmove(raw.mapped + offset, data, data.nbytes)
                 return
             # staged: each piece's copy is queued behind earlier launches like a launch, and
-            # nothing waits; the staging buffer returns to the pool when its batch has run
+            # nothing waits; the staging buffer returns to the pool when its batch has run.
+            # Both are noted before the copy is recorded, so that an interrupt in between
+            # leaves nothing pending unclaimed.
             for start in range(0, data.nbytes, CHUNK):
                 piece = data[start : start + CHUNK]
                 staging = self._staging.get(piece.nbytes)
                 ffi.memmove(staging.mapped, piece, piece.nbytes)
-                batch = self._record_copy(staging, 0, raw, offset + start, piece.nbytes)
+                batch = self._batches.current()
                 buf.use_serial = buf.write_serial = batch.serial
                 self._batches.defer(batch.serial, lambda s=staging: self._staging.release(s))
-                self._batches.command_recorded(batch)
+                self._record_copy(batch, staging, 0, raw, offset + start, piece.nbytes)
+                self._batches.submit_if_full(batch)
 
     def _download(self, buf: Buffer, out: memoryview, offset: int) -> None:
         with self._lock:
@@ -362,10 +389,10 @@ class Device:
                 for start in range(0, out.nbytes, CHUNK):
                     piece = out[start : start + CHUNK]
                     staging = self._staging.get(piece.nbytes)
-                    batch = self._record_copy(raw, offset + start, staging, 0, piece.nbytes)
+                    batch = self._batches.current()
                     buf.use_serial = batch.serial
                     pending.append((piece, staging, batch.serial))
-                    self._batches.command_recorded(batch)
+                    self._record_copy(batch, raw, offset + start, staging, 0, piece.nbytes)
                     self._batches.submit()
                     if len(pending) == 2:
                         self._read_piece(*pending.popleft())
@@ -393,17 +420,17 @@ class Device:
             self._check_open()
             pair = self._queries.take()
             batch = self._batches.current()
+            batch.commands += 1  # so that a batch holding only timestamps is still submitted
             self.fn.vkCmdResetQueryPool(batch.cmd, pair[0], pair[1], 2)
             self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1])
-            batch.commands += 1  # so that a batch holding only timestamps is still submitted
             return pair
 
     def _timer_stop(self, pair: tuple[object, int]) -> int:
         with self._lock:
             self._check_open()
             batch = self._batches.current()
-            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1] + 1)
             batch.commands += 1
+            self.fn.vkCmdWriteTimestamp(batch.cmd, BOTTOM, pair[0], pair[1] + 1)
             return batch.serial
 
     def _timer_read(self, pair: tuple[object, int], serial: int) -> int:
@@ -428,14 +455,19 @@ class Device:
     # ---- internals ----
 
     def _record_copy(
-        self, src: RawBuffer, src_offset: int, dst: RawBuffer, dst_offset: int, nbytes: int
-    ) -> Batch:
-        batch = self._batches.current()
+        self,
+        batch: Batch,
+        src: RawBuffer,
+        src_offset: int,
+        dst: RawBuffer,
+        dst_offset: int,
+        nbytes: int,
+    ) -> None:
+        self._batches.command_begun(batch)
         self._batches.order_copy(batch, src, dst)
         region = self._copy_region
         region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
         self.fn.vkCmdCopyBuffer(batch.cmd, src.handle, dst.handle, 1, region)
-        return batch
 
     def _destroy_raw(self, raw: RawBuffer) -> None:
         if self._closed:
@@ -450,8 +482,24 @@ class Device:
         self._staging.trim()
 
     def _check_open(self) -> None:
+        if self._closed or self._batches.hung:
+            self._refuse_use()
+
+    def _refuse_use(self) -> None:
+        """Raises the DeviceError that says why the device cannot be used, unless a hung
+        device has recovered meanwhile."""
         if self._closed:
-            raise DeviceError(f"device {self.info.name} is closed")
+            raise DeviceError(self._closed_reason)
+        if not self._batches.recover():
+            raise DeviceError(
+                f"device {self.info.name} is unusable: work submitted to it did not finish "
+                f"within {self._batches.timeout:g} s (PYKERN_TIMEOUT) and is still running (a "
+                f"kernel may not terminate). {self._reopen_advice()}; what was made on this "
+                "device stays unusable until that work finishes."
+            )
+
+    def _reopen_advice(self) -> str:
+        return f"set_device({self.info.index}) (pk.set_device) opens a fresh device"
 
     def _create(self, physical_device: object, info: DeviceInfo) -> object:
         extensions = sorted(info.extensions)

@@ -102,6 +102,11 @@ class Instance:
         )
         return [handles[i] for i in range(count[0])]
 
+    def disown(self) -> None:
+        """In a child made by os.fork(): the instance is the parent's; close() leaves it."""
+        self.handle = None
+        self._messenger = None
+
     def close(self) -> None:
         """Destroys the messenger and the instance; every device must be gone already."""
         if self.handle is None:

@@ -141,6 +141,17 @@ class Launcher:
                     f"than the device's limit {limit}) but the layout has no base fields"
                 )
         queue = self._queue
+        # From here on the launch changes what the program's descriptor writes and argument
+        # block hold, and records binds of its own, so the open batch stops claiming that what
+        # a launch bound is still bound; the claim is made again only once this launch is
+        # recorded whole. An exception at any point (a refused buffer, out of memory, a
+        # KeyboardInterrupt between two bytecodes) leaves no false claim behind, and the next
+        # launch binds what it needs.
+        recording = queue.recording
+        was_bound = False
+        if recording is not None:
+            was_bound = recording.bound is program
+            recording.bound = None
         # Check every buffer, point the program's descriptor writes at the ones that changed
         # since its last launch and find out whether the launch conflicts with a command of
         # the current epoch (RAW, WAW, WAR).
@@ -152,16 +163,16 @@ class Launcher:
         for i in range(n_buffers):
             buf = buffers[i]
             if getattr(buf, "device", None) is not device:
-                _refuse(program, f"buffer {i} ({buf!r}) does not belong to this device")
+                raise ValueError(f"buffer {i} ({buf!r}) does not belong to this device")
             raw = buf._raw
             if raw is None:
-                _refuse(program, f"buffer {i} was freed")
+                raise ValueError(f"buffer {i} was freed")
             if last_raws[i] is not raw:
                 same_buffers = False
-                last_raws[i] = raw
                 info = program.info_list[i]
                 info.buffer = raw.handle
                 info.range = buf.nbytes or MIN_SIZE
+                last_raws[i] = raw  # after the write it records
             if raw.write_epoch == epoch or (writes_mask[i] and raw.read_epoch == epoch):
                 hazard = True
         if n0 == 0 or n1 == 0 or n2 == 0:
@@ -176,6 +187,7 @@ class Launcher:
         block = program.block_view
         same_block = dispatches is None and args == program.last_args and grid == program.last_grid
         if size and not same_block:
+            program.last_args = None  # the block no longer holds them
             block[:] = args
             if program.grid_packer is not None:
                 packer, at = program.grid_packer
@@ -183,11 +195,16 @@ class Launcher:
             elif program.grid_offsets is not None:
                 for off, g in zip(program.grid_offsets, grid, strict=True):
                     _U32.pack_into(block, off, g)
-            program.last_args, program.last_grid = bytes(args), grid
+            program.last_grid = grid
+            program.last_args = bytes(args)
 
         fn = self._fn
         batch = queue.recording or queue.current()
+        # what the launch before bound is still bound only in the batch it was recorded in
+        # (`recording` may have been submitted by the uniform reservation)
+        current = was_bound and batch is recording
         cmd, serial = batch.cmd, batch.serial
+        queue.command_begun(batch)
         if hazard:
             queue.record_barrier(batch)
             epoch += 1
@@ -203,14 +220,13 @@ class Launcher:
                 buf.write_serial = serial
 
         if batch.pipeline is not program.pipeline:
+            batch.pipeline = None  # until the bind has returned
             fn.vkCmdBindPipeline(cmd, COMPUTE, program.pipeline)
             batch.pipeline = program.pipeline
         # What the previous command of this batch bound is still bound if it was a launch of
-        # this program: an identical launch repeated skips rebinding buffers and arguments.
-        current = batch.bound is program
-        batch.bound = None  # until this launch is recorded whole
+        # this program (`current`): an identical launch repeated skips rebinding buffers and
+        # arguments.
         if program.uses_uniform:
-            batch.bound = None
             program.last_args = None  # each dispatch has its own block
             self._record_uniform(program, batch, block, dispatches or [((0, 0, 0), (n0, n1, n2))])
         else:
@@ -224,15 +240,14 @@ class Launcher:
                 fn.vkCmdDispatch(cmd, n0, n1, n2)
                 batch.bound = program
             else:
+                program.last_args = None  # the block will hold the last dispatch's base
                 for base, counts in dispatches:
                     self._pack_base(program, block, base)
                     fn.vkCmdPushConstants(
                         cmd, program.pipeline_layout, COMPUTE_STAGE, 0, size, program.block_data
                     )
                     fn.vkCmdDispatch(cmd, counts[0], counts[1], counts[2])
-                batch.bound = None
-                program.last_args = None  # the block now holds the last dispatch's base
-        queue.command_recorded(batch)
+        queue.submit_if_full(batch)
 
     def _bind_buffers(self, program: Program, batch: Batch) -> None:
         """Binds the storage buffers whose descriptors sit in `program.buffer_infos`."""
@@ -301,10 +316,3 @@ class Launcher:
         else:
             for off, b in zip(program.base_offsets, base, strict=True):
                 _U32.pack_into(block, off, b)
-
-
-def _refuse(program: Program, message: str) -> None:
-    """Raises ValueError for a bad launch, forgetting which buffers the program's descriptor
-    writes point at (some were just overwritten)."""
-    program.last_raws = [None] * program.n_buffers
-    raise ValueError(message)

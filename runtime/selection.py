@@ -1,15 +1,27 @@
 """The process's devices: listing, choosing the current one, and tearing down at exit.
 
-Nothing here runs at import. The first call that needs Vulkan reads the `Config` from the
-environment, creates the instance and registers the exit handler.
+Nothing here touches Vulkan at import (it only registers the fork handler below). The first
+call that needs Vulkan reads the `Config` from the environment, creates the instance and
+registers the exit handler.
 
 Switching devices keeps the old one open: buffers made on it stay valid and usable, and every
-device is closed at exit (or by `shutdown()`).
+device is closed at exit (or by `shutdown()`). A device that became unusable (a kernel that ran
+past PYKERN_TIMEOUT and still runs, a lost device, one closed by the user) is replaced by a
+fresh one when `set_device` asks for it again.
+
+After `os.fork()` the child inherits the parent's Vulkan objects but not the driver's threads:
+using or destroying them there can hang (vkDestroyDevice at exit did). The child therefore
+disowns everything it inherited: every use raises DeviceError, and nothing is destroyed at its
+exit. Nor can it open a device of its own once the parent had opened one: the driver's global
+state does not survive the fork (lavapipe works, then crashes at the child's exit, joining
+threads of the parent). A child of a process that never opened a device starts a runtime of
+its own on first use.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from dataclasses import replace
 
@@ -32,14 +44,18 @@ class Runtime:
         self.infos = [query_device_info(i, p) for i, p in enumerate(self.instance.physical_devices)]
         self.opened: dict[int, Device] = {}
         self.extra: list[Device] = []  # from open_device: not shared, closed at shutdown too
+        self.replaced: list[Device] = []  # unusable devices set_device replaced
         self.current: Device | None = None
 
     def open(self, index: int) -> Device:
+        """The shared device of index `index`: the one opened before, unless it became
+        unusable (then a fresh one takes its place)."""
         device = self.opened.get(index)
+        if device is not None and not device.usable:
+            self.replaced.append(device)  # closed at shutdown, if it can be
+            device = None
         if device is None:
-            device = Device(
-                self.instance, self.infos[index], self.instance.physical_devices[index], self.config
-            )
+            device = _new_device(self, index, self.config)
             self.opened[index] = device
         return device
 
@@ -51,30 +67,75 @@ class Runtime:
     def close(self) -> None:
         """Closes every device, then the instance (kept if a device could not be destroyed)."""
         clean = True
-        for device in [*self.opened.values(), *self.extra]:
+        for device in self.devices():
             device.close()
             clean = clean and device.handle is None
         self.opened.clear()
         self.extra.clear()
+        self.replaced.clear()
         self.current = None
         if clean:
             self.instance.close()
+
+    def devices(self) -> list[Device]:
+        """Every device this runtime opened."""
+        return [*self.opened.values(), *self.extra, *self.replaced]
+
+    def disown(self, parent_pid: int) -> None:
+        """In a child made by os.fork(): every device is the parent's (see `Device.disown`)."""
+        for device in self.devices():
+            device.disown(parent_pid)
+        self.instance.disown()
 
 
 _lock = threading.RLock()
 _runtime: Runtime | None = None
 _exit_handler_registered = False
+_inherited: list[Runtime] = []  # a forked child's runtimes of its parent: kept, never closed
+_device_opened = False  # a VkDevice was made in this process, or in a parent it was forked from
+_forked_refusal: str | None = None  # why this forked process cannot use Vulkan
+
+
+def _disown_after_fork() -> None:
+    """Runs in the child of os.fork(): the runtime it inherited is the parent's."""
+    global _lock, _runtime, _forked_refusal
+    _lock = threading.RLock()  # another thread may have held it at the fork
+    runtime, _runtime = _runtime, None
+    parent = os.getppid()
+    if runtime is not None:
+        runtime.disown(parent)
+        _inherited.append(runtime)
+    if _device_opened and _forked_refusal is None:
+        _forked_refusal = (
+            f"pykern cannot use Vulkan in this process: it was made by os.fork() from a process "
+            f"(pid {parent}) that had opened a Vulkan device, and the driver's state does not "
+            "survive a fork. Start worker processes with multiprocessing's 'spawn' or "
+            "'forkserver' start method, or fork before the first device is opened."
+        )
+
+
+os.register_at_fork(after_in_child=_disown_after_fork)
 
 
 def _get_runtime() -> Runtime:
     global _runtime, _exit_handler_registered
     with _lock:
         if _runtime is None:
+            if _forked_refusal is not None:
+                raise DeviceError(_forked_refusal)
             _runtime = Runtime(Config.from_env())
             if not _exit_handler_registered:
                 atexit.register(shutdown)
                 _exit_handler_registered = True
         return _runtime
+
+
+def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
+    global _device_opened
+    _device_opened = True  # before: a fork during the creation must count it too
+    return Device(
+        runtime.instance, runtime.infos[index], runtime.instance.physical_devices[index], config
+    )
 
 
 def choose_default(infos: list[DeviceInfo]) -> int:
@@ -141,13 +202,7 @@ def open_device(which: int | str | None = None, **config: object) -> Device:
     with _lock:
         runtime = _get_runtime()
         index = runtime.default_index() if which is None else select(runtime.infos, which)
-        settings = replace(runtime.config, **config)
-        device = Device(
-            runtime.instance,
-            runtime.infos[index],
-            runtime.instance.physical_devices[index],
-            settings,
-        )
+        device = _new_device(runtime, index, replace(runtime.config, **config))
         runtime.extra.append(device)
         return device
 
@@ -166,7 +221,7 @@ def settle() -> None:
     `validation_messages()`, since some errors are only reported when work is submitted."""
     with _lock:
         runtime = _runtime
-        opened = [] if runtime is None else [*runtime.opened.values(), *runtime.extra]
+        opened = [] if runtime is None else runtime.devices()
     for device in opened:
         if not (device.closed or device.hung or device.lost):
             device.sync()

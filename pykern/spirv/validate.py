@@ -16,6 +16,11 @@ class SpirvToolMissingError(RuntimeError):
     """spirv-val / spirv-dis is not installed (Debian/Ubuntu package `spirv-tools`)."""
 
 
+class SpirvToolTimeoutError(RuntimeError):
+    """spirv-val / spirv-dis ran past `TIMEOUT_S` and was killed: the tool on PATH is hung or
+    broken (no module takes it that long)."""
+
+
 def validate(words: bytes, target_env: str = "vulkan1.2") -> None:
     """Runs `spirv-val --target-env TARGET_ENV -` on `words`.
 
@@ -52,5 +57,12 @@ def _run(tool: str, args: list[str], words: bytes) -> subprocess.CompletedProces
         raise SpirvToolMissingError(
             f"{tool} is not installed or not on PATH; install SPIRV-Tools "
             "(Debian/Ubuntu: apt-get install spirv-tools)")
-    return subprocess.run([path, *args], input=words, capture_output=True, timeout=TIMEOUT_S,
-                          check=False)
+    try:
+        return subprocess.run([path, *args], input=words, capture_output=True,
+                              timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise SpirvToolTimeoutError(
+            f"{tool} ({path}) did not finish within {TIMEOUT_S:g} s and was stopped; it "
+            f"checks a module of {len(words):,} bytes in well under a second, so this {tool} "
+            "is hung or broken (reinstall SPIRV-Tools: Debian/Ubuntu package spirv-tools)"
+        ) from None

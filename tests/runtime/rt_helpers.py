@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
+
+import numpy as np
 
 from pykern.runtime import BindingLayout, BufferSlot
 
@@ -54,3 +60,41 @@ def layout_of(
 def args_for(layout: BindingLayout, *values: object) -> bytearray:
     """The block with `values` for the leading fields; grid and base are the runtime's."""
     return layout.pack([*values, 0, 0, 0, 0, 0, 0])
+
+
+SPIN_STEPS = 60_000  # spin.comp: acc = i, then acc = acc * 1664525 + 1013904223 this often
+
+
+def spin_result(n: int) -> np.ndarray:
+    """What spin.comp writes for a grid of n: the LCG step applied SPIN_STEPS times is itself
+    an affine map, composed here in Python integers."""
+    a, c = 1, 0
+    for _ in range(SPIN_STEPS):
+        a, c = (a * 1664525) % 2**32, (c * 1664525 + 1013904223) % 2**32
+    i = np.arange(n, dtype=np.uint64)
+    return ((i * np.uint64(a) + np.uint64(c)) % np.uint64(2**32)).astype(np.uint32)
+
+
+PRELUDE = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import numpy as np
+import pykern.runtime as rt
+from rt_helpers import args_for, layout_of, slots, spv
+"""
+
+
+def run_python(body: str, timeout: float, **env: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs `body` (after imports of numpy, the runtime and these helpers) in a fresh Python
+    with `env` added to the environment; returns the result and the seconds it took. For what
+    happens at exit, and for work that may hang: the test survives it."""
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+        check=False,
+    )
+    return result, time.monotonic() - start

@@ -423,6 +423,11 @@ def test_repeated_launches_skip_rebinding_but_not_changes(device):
     go(other, b, 3.0)  # b = 30x, not 3x from what the launch before bound
     go(src, c, 3.0)
     go(other, c, 5.0)  # differs from the launch before in slot 0 (and the arguments)
+    # an empty launch records nothing, but the one after it must still bind its own buffers
+    device.launch(program, (0,), [src, a], args_for(layout, 7.0, 0.0))
+    device.launch(program, (n,), [src, a], args_for(layout, 7.0, 0.0))
+    np.testing.assert_array_equal(read(a, n, np.float32), 7 * x)
+    go(src, a, 2.0)
     np.testing.assert_array_equal(read(a, n, np.float32), 2 * x)
     np.testing.assert_array_equal(read(b, n, np.float32), 30 * x)
     np.testing.assert_array_equal(read(c, n, np.float32), 50 * x)

@@ -4,35 +4,7 @@ Each case runs in a subprocess, since what is tested is what happens at exit."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-import time
-from pathlib import Path
-
-HERE = Path(__file__).parent
-
-PRELUDE = f"""
-import sys
-sys.path.insert(0, {str(HERE)!r})
-import numpy as np
-import pykern.runtime as rt
-from rt_helpers import args_for, layout_of, slots, spv
-"""
-
-
-def run(body: str, timeout: float, **env: str) -> tuple[subprocess.CompletedProcess, float]:
-    start = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-c", PRELUDE + textwrap.dedent(body)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **env},
-        check=False,
-    )
-    return result, time.monotonic() - start
+from rt_helpers import run_python as run
 
 
 def test_exit_with_pending_work_tears_down_cleanly():
@@ -65,12 +37,15 @@ def test_exit_with_pending_work_tears_down_cleanly():
 def test_runaway_kernel_times_out_and_exit_does_not_hang():
     result, seconds = run(
         """
+        from rt_helpers import assemble
         device = rt.get_device()
-        layout = layout_of(slots("out", writable=("out",)), [], (64, 1, 1))
-        program = device.create_program(spv("spin"), layout)
-        n = 4_000_000  # 60,000 steps each: minutes of work on lavapipe
+        layout = layout_of(slots("flag", "out", writable=("out",)), [], (64, 1, 1))
+        program = device.create_program(assemble("hang"), layout)
+        flag = device.create_buffer(16)
+        flag.upload(np.zeros(4, np.uint32))
+        n = 100_000  # never ends on a GPU; a minute of work on lavapipe, which ends every loop
         out = device.create_buffer(4 * n)
-        device.launch(program, (n,), [out], args_for(layout))
+        device.launch(program, (n,), [flag, out], args_for(layout))
         try:
             device.sync()
             print("finished in time", flush=True)
