@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -227,7 +229,8 @@ class Kernel:
         if missing:
             warnings.warn(StrictFloatWarning(
                 f"kernel {self.__name__!r}: strict floating point on {device.info.name} "
-                f"without {', '.join(missing)}: the device does not allow them"), stacklevel=6)
+                f"without {', '.join(missing)}: the device does not allow them"),
+                stacklevel=_caller_outside_pykern())
 
     def _check_limits(self, kernel_ir: ir.Kernel, device: Any) -> None:
         """Workgroup size and shared memory against the device's limits, as compile errors."""
@@ -381,6 +384,16 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _caller_outside_pykern() -> int:
+    """The `stacklevel` that makes a warning issued by the caller name the first line outside
+    pykern (the user's launch, or the tensor op they called)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
