@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from array import array
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from pykern import ir
 from pykern.errors import CompileError
@@ -116,9 +116,7 @@ def strict_float_shortfall(words: bytes, target: Target) -> tuple[str, ...]:
 def float_widths(words: bytes) -> frozenset[int]:
     """The widths of the OpTypeFloat declarations of a SPIR-V module (as `lower` returns it, or
     loaded from the disk cache)."""
-    code = array("I", words)
-    if sys.byteorder != "little":
-        code.byteswap()
+    code = np.frombuffer(words, "<u4").tolist()
     widths, i = set(), 5  # after the header
     while i < len(code):
         count, opcode = code[i] >> 16, code[i] & 0xFFFF

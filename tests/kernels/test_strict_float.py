@@ -7,12 +7,16 @@ exact (fractions), as numpy has no fma.
 lavapipe already rounds `/` and `sqrt` correctly, so one test replaces the device's first
 approximation by one deliberately a few ULP off (as Vulkan allows) to show the correction; and
 one compiles for a device that cannot ask for round-to-nearest, to run the conversions that
-round in code."""
+round in code.
+
+    PYKERN_STRICT_SAMPLES=200000 pytest tests/kernels/test_strict_float.py   # more random values
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import warnings
 from fractions import Fraction
@@ -34,6 +38,7 @@ INTS = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32] + \
 # significand bits (the implicit one included) and largest exponent
 FORMATS = {np.float16: (11, 15), np.float32: (24, 127), np.float64: (53, 1023)}
 UINTS = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}
+SAMPLES = int(os.environ.get("PYKERN_STRICT_SAMPLES", "6000"))
 rng = np.random.default_rng(20240813)
 
 
@@ -134,7 +139,7 @@ def operands(dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p, emax = FORMATS[dtype]
     special = special_values(dtype)
     pairs = np.array(np.meshgrid(special, special)).reshape(2, -1).astype(dtype)
-    n = 6000
+    n = SAMPLES
     x = np.concatenate([pairs[0], random_bits(dtype, n), short_values(dtype, n),
                         short_values(dtype, n // 4, (-emax // 2 - p, -emax // 2))])
     y = np.concatenate([pairs[1], random_bits(dtype, n), short_values(dtype, n),
