@@ -44,14 +44,14 @@ F16 = FloatType(16)
 def divide(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
     """`a / b` correctly rounded."""
     if ty.bits == 16:
-        return _through_f32(ctx, lambda o, x, y: _divide(o, x, y), a, b)
+        return _through_f32(ctx, _divide, a, b)
     return _divide(_Ops(ctx, ty), a, b)
 
 
 def square_root(ctx: LoweringContext, ty: FloatType, x: int) -> int:
     """`sqrt(x)` correctly rounded."""
     if ty.bits == 16:
-        return _through_f32(ctx, lambda o, v: _square_root(o, v), x)
+        return _through_f32(ctx, _square_root, x)
     return _square_root(_Ops(ctx, ty), x)
 
 
