@@ -27,7 +27,7 @@ from .dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i
 from .errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
                      KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory)
 from .func import Func, func
-from .jit import Kernel, kernel
+from .jit import Kernel, StrictFloatWarning, kernel, strict_float
 from .runtime import devices, get_device, set_device, sync
 from .tensor import Tensor, asarray, empty, empty_like
 from .ops import random

@@ -30,6 +30,7 @@ class CompilerConfig:
     cache_validate: bool  # PYKERN_CACHE_VALIDATE: re-run spirv-val on modules loaded from disk
     interpret: bool  # PYKERN_INTERPRET: run kernels in the interpreter
     debug: bool  # PYKERN_DEBUG: bounds checks and asserts in every kernel
+    strict_float: bool = False  # PYKERN_STRICT_FLOAT: IEEE floating point in every kernel
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> CompilerConfig:
@@ -41,6 +42,7 @@ class CompilerConfig:
             cache_validate=_flag(env, "PYKERN_CACHE_VALIDATE", False),
             interpret=_flag(env, "PYKERN_INTERPRET", False),
             debug=_flag(env, "PYKERN_DEBUG", False),
+            strict_float=_flag(env, "PYKERN_STRICT_FLOAT", False),
         )
 
 

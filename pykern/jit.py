@@ -3,10 +3,15 @@ from the disk cache), keeps one variant per argument signature and device, and l
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,15 +31,39 @@ from .interpret import run as interpret_run
 from .spirv.debug import DEBUG_BYTES, DEBUG_WORDS
 from .spirv.debug import failure as debug_failure
 from .spirv.layout import DEBUG_BUFFER
-from .spirv.lower import SpirvModule, lower
+from .spirv.lower import SpirvModule, lower, strict_float_shortfall
 from .tensor import Tensor
-from .spirv.target import Target, features_of
+from .spirv.target import Target, features_of, float_controls_of
 from .spirv.validate import disassemble, validate
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one: 256
 # invocations, as NVIDIA launches small workgroups too slowly to fill its memory bus (64-wide
 # ones cap a one-element-per-invocation add at 29% of the H200's bandwidth)
 DEFAULT_WORKGROUPS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
+
+# set by `strict_float()` for the launches of one thread (or asyncio task)
+_STRICT_FLOAT: ContextVar[bool] = ContextVar("pykern_strict_float", default=False)
+
+
+class StrictFloatWarning(UserWarning):
+    """A strict-floating-point kernel runs on a device that cannot give all of it: the message
+    names what (denormals, signed zeros/inf/NaN or round-to-nearest, per float width)."""
+
+
+@contextlib.contextmanager
+def strict_float() -> Iterator[None]:
+    """Strict floating point for every kernel launched in the block, the op library's included:
+
+        with pk.strict_float():
+            y = (a / b).numpy()          # numpy's bits
+
+    It holds for the thread (or asyncio task) that entered it; kernels compiled strict (with
+    `@pk.kernel(strict_float=True)` or PYKERN_STRICT_FLOAT=1) are strict everywhere."""
+    token = _STRICT_FLOAT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT_FLOAT.reset(token)
 
 
 @dataclass(frozen=True)
@@ -67,15 +96,17 @@ def disk_cache() -> DiskCache | None:
 def target_for(device: Any) -> Target:
     """What the compiler needs to know of a device: its limits and the optional features it
     has (and the runtime enabled)."""
+    features = device.info.features
     return Target(max_push_constants_size=device.info.limits.max_push_constants_size,
-                  features=features_of(device.info.features))
+                  features=features_of(features),
+                  float_controls=float_controls_of(features.float_controls))
 
 
 class Kernel:
     """A `@pk.kernel` function. Launch with `kernel[grid](*args)`."""
 
     def __init__(self, fn: Callable, workgroup: tuple[int, ...] | None = None,
-                 debug: bool = False, interpret: bool = False):
+                 debug: bool = False, interpret: bool = False, strict_float: bool = False):
         functools.update_wrapper(self, fn)
         self.__wrapped__ = fn
         if workgroup is not None:
@@ -85,6 +116,8 @@ class Kernel:
         self.workgroup = workgroup
         self.debug = debug or config().debug
         self.interpret = interpret or config().interpret
+        # strict everywhere; otherwise strict where launched inside `strict_float()`
+        self.strict_float = strict_float or config().strict_float
         self._source: KernelSource | None = None
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
@@ -129,14 +162,19 @@ class Kernel:
     def _workgroup(self, grid_ndim: int) -> tuple[int, int, int]:
         return self.workgroup or DEFAULT_WORKGROUPS[grid_ndim]  # type: ignore[return-value]
 
+    def _strict(self) -> bool:
+        """Whether a launch from here is in strict floating point."""
+        return self.strict_float or _STRICT_FLOAT.get()
+
     def _key(self, args: tuple, grid_ndim: int) -> tuple:
         """Which variant `args` select: workgroup shape, parameter types (`pk.Array` ones take
-        the argument's dtype and ndim) and constexpr values."""
+        the argument's dtype and ndim), constexpr values, and strict floating point or not."""
         types, constants = specialize(self.__name__, self.params, args)
         return (self._workgroup(grid_ndim), grid_ndim, tuple(types.items()),
-                tuple((k, type(v).__name__, v) for k, v in constants.items()))
+                tuple((k, type(v).__name__, v) for k, v in constants.items()), self._strict())
 
     def _translate(self, key: tuple) -> ir.Kernel:
+        key = key[:4]  # strict and default variants share their IR
         kernel_ir = self._irs.get(key)
         if kernel_ir is None:
             workgroup, grid_ndim, types, constants = key
@@ -158,7 +196,10 @@ class Kernel:
         no lowering), else through the frontend and the SPIR-V layer."""
         start = time.perf_counter()
         target = target_for(device)
-        workgroup, _, types, _ = key
+        workgroup, _, types, _ = key[:4]
+        strict = key[4]
+        if strict:
+            target = replace(target, strict_float=True)
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
         # keyed on self.source: the very text _translate parses, read once per kernel object
         disk_key = cache_key(self.source, (key, self.debug), target, __version__) \
@@ -177,11 +218,22 @@ class Kernel:
             if disk is not None:
                 disk.store(disk_key, module.words, params, module.layout, push_size)
         ndims.update({p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)})
+        if strict:
+            self._warn_strict_shortfall(module, target, device)
         compiled = time.perf_counter()
         program = device.create_program(module.words, module.layout)
         return CompiledVariant(params, module, program, compiled - start,
                                time.perf_counter() - compiled, entry is not None,
                                ArgBinder(self.__name__, params, module.layout), ndims)
+
+    def _warn_strict_shortfall(self, module: SpirvModule, target: Target, device: Any) -> None:
+        """Says, once per variant, which float controls strict mode could not have."""
+        missing = strict_float_shortfall(module.words, target)
+        if missing:
+            warnings.warn(StrictFloatWarning(
+                f"kernel {self.__name__!r}: strict floating point on {device.info.name} "
+                f"without {', '.join(missing)}: the device does not allow them"),
+                stacklevel=_caller_outside_pykern())
 
     def _check_limits(self, kernel_ir: ir.Kernel, device: Any) -> None:
         """Workgroup size and shared memory against the device's limits, as compile errors."""
@@ -268,14 +320,15 @@ class Kernel:
             sig = self._signature(args)
         else:
             sig = ()  # concretely typed parameters: one variant per device and grid ndim
-        variant = self._fast.get((device, grid_ndim, sig)) if sig is not None else None
+        fast_key = (device, grid_ndim, sig, self.strict_float or _STRICT_FLOAT.get())
+        variant = self._fast.get(fast_key) if sig is not None else None
         if variant is None:
             try:
                 variant = self._variant(args, grid_ndim)
             except CompileError as e:
                 raise e.with_traceback(None) from None
             if sig is not None:
-                self._fast[(device, grid_ndim, sig)] = variant
+                self._fast[fast_key] = variant
         if self._constexpr_positions:
             args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
@@ -337,13 +390,27 @@ class Kernel:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
 
 
+def _caller_outside_pykern() -> int:
+    """The `stacklevel` that makes a warning issued by the caller name the first line outside
+    pykern (the user's launch, or the tensor op they called)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
-           debug: bool = False, interpret: bool = False) -> Any:
+           debug: bool = False, interpret: bool = False, strict_float: bool = False) -> Any:
     """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`.
 
     `debug=True` (or PYKERN_DEBUG=1) checks every array index and evaluates asserts;
     `interpret=True` (or PYKERN_INTERPRET=1) runs the body as Python over numpy instead of on
-    the device, with the same semantics, for debugging."""
+    the device, with the same semantics, for debugging; `strict_float=True` (or
+    PYKERN_STRICT_FLOAT=1, or a launch inside `pk.strict_float()`) gives numpy's bits for
+    `+ - * / sqrt fma` and conversions (IEEE 754 rounding, subnormals, signed zeros)."""
     if fn is None:
-        return lambda f: Kernel(f, workgroup=workgroup, debug=debug, interpret=interpret)
-    return Kernel(fn, workgroup=workgroup, debug=debug, interpret=interpret)
+        return lambda f: Kernel(f, workgroup=workgroup, debug=debug, interpret=interpret,
+                                strict_float=strict_float)
+    return Kernel(fn, workgroup=workgroup, debug=debug, interpret=interpret,
+                  strict_float=strict_float)

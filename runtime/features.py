@@ -111,6 +111,70 @@ PLAIN_EXTENSIONS = (
 )
 
 
+@dataclass(frozen=True)
+class FloatControls:
+    """VkPhysicalDeviceFloatControlsProperties: what a shader may ask of the device's float
+    arithmetic (SPV_KHR_float_controls, core in Vulkan 1.2), per float width (16, 32, 64).
+
+    `signed_zero_inf_nan_preserve`: the widths where a shader may ask for IEEE infinities, NaNs
+    and signed zeros (else the driver may assume none occur); `denorm_preserve` /
+    `denorm_flush_to_zero`: where it may ask for subnormals to be kept / flushed;
+    `rounding_mode_rte` / `rounding_mode_rtz`: where it may ask for round-to-nearest-even /
+    toward-zero. The independences say which widths may choose their denormal and rounding
+    modes separately: 'all', '32_bit_only' (16 and 64 must agree) or 'none' (all agree).
+    """
+
+    signed_zero_inf_nan_preserve: frozenset[int] = frozenset()
+    denorm_preserve: frozenset[int] = frozenset()
+    denorm_flush_to_zero: frozenset[int] = frozenset()
+    rounding_mode_rte: frozenset[int] = frozenset()
+    rounding_mode_rtz: frozenset[int] = frozenset()
+    denorm_behavior_independence: str = "none"
+    rounding_mode_independence: str = "none"
+
+    def __str__(self) -> str:
+        def widths(ws: frozenset[int]) -> str:
+            return " ".join(f"f{w}" for w in sorted(ws)) or "none"
+
+        return (f"inf/nan/-0 preserved: {widths(self.signed_zero_inf_nan_preserve)}; "
+                f"denormals preserved: {widths(self.denorm_preserve)}; "
+                f"round to nearest even: {widths(self.rounding_mode_rte)}")
+
+
+_INDEPENDENCE = {
+    lib.VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY: "32_bit_only",
+    lib.VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL: "all",
+    lib.VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE: "none",
+}
+
+
+def query_float_controls(physical_device: object) -> FloatControls:
+    """The device's float controls (the caller checks that it has Vulkan 1.2 or
+    VK_KHR_shader_float_controls, which the struct needs)."""
+    props = ffi.new(
+        "VkPhysicalDeviceFloatControlsProperties*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES},
+    )
+    root = ffi.new(
+        "VkPhysicalDeviceProperties2*",
+        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": props},
+    )
+    lib.vkGetPhysicalDeviceProperties2(physical_device, root)
+
+    def widths(member: str) -> frozenset[int]:
+        return frozenset(w for w in (16, 32, 64) if getattr(props, f"{member}Float{w}"))
+
+    return FloatControls(
+        signed_zero_inf_nan_preserve=widths("shaderSignedZeroInfNanPreserve"),
+        denorm_preserve=widths("shaderDenormPreserve"),
+        denorm_flush_to_zero=widths("shaderDenormFlushToZero"),
+        rounding_mode_rte=widths("shaderRoundingModeRTE"),
+        rounding_mode_rtz=widths("shaderRoundingModeRTZ"),
+        denorm_behavior_independence=_INDEPENDENCE.get(props.denormBehaviorIndependence, "none"),
+        rounding_mode_independence=_INDEPENDENCE.get(props.roundingModeIndependence, "none"),
+    )
+
+
 def device_extensions(physical_device: object) -> list[str]:
     """Names of the device extensions the driver offers."""
     return _vk.enumerate_names(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from . import _vk
 from ._vk import ffi, lib
-from .features import device_extensions, query_supported
+from .features import FloatControls, device_extensions, query_float_controls, query_supported
 
 KINDS = {
     lib.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: "discrete",
@@ -56,6 +56,20 @@ class DeviceFeatures:
     vulkan_memory_model: bool
     scalar_block_layout: bool
     subgroup_size_control: bool
+    float_controls: FloatControls = FloatControls()
+
+    # SPV_KHR_float_controls capabilities, usable where the device allows the mode for some width
+    @property
+    def signed_zero_inf_nan_preserve(self) -> bool:
+        return bool(self.float_controls.signed_zero_inf_nan_preserve)
+
+    @property
+    def denorm_preserve(self) -> bool:
+        return bool(self.float_controls.denorm_preserve)
+
+    @property
+    def rounding_mode_rte(self) -> bool:
+        return bool(self.float_controls.rounding_mode_rte)
 
 
 @dataclass(frozen=True)
@@ -128,7 +142,8 @@ class DeviceInfo:
             f"push constants {lim.max_push_constants_size} B, "
             f"shared memory {lim.max_shared_memory // 1024} KiB\n"
             f"    features: {', '.join(flags) or 'none'}; "
-            f"subgroup ops: {', '.join(sorted(f.subgroup_operations)) or 'none'}"
+            f"subgroup ops: {', '.join(sorted(f.subgroup_operations)) or 'none'}\n"
+            f"    float controls: {f.float_controls}"
         )
 
 
@@ -160,6 +175,9 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
     )
     lib.vkGetPhysicalDeviceProperties2(physical_device, props2)
     props = props2.properties
+    api_version = _vk.split_version(props.apiVersion)
+    # the struct is Vulkan 1.2 core; older drivers may only know it through the extension
+    has_float_controls = api_version[:2] >= (1, 2) or "VK_KHR_shader_float_controls" in extensions
     compute_subgroups = bool(subgroup.supportedStages & lib.VK_SHADER_STAGE_COMPUTE_BIT)
     features = DeviceFeatures(
         fp16=supported["shaderFloat16"],
@@ -189,6 +207,8 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         vulkan_memory_model=supported["vulkanMemoryModel"],
         scalar_block_layout=supported["scalarBlockLayout"],
         subgroup_size_control=supported["subgroupSizeControl"],
+        float_controls=query_float_controls(physical_device) if has_float_controls
+        else FloatControls(),
     )
     lim = props.limits
     limits = DeviceLimits(
@@ -212,7 +232,7 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         kind=KINDS.get(props.deviceType, "other"),
         vendor_id=props.vendorID,
         device_id=props.deviceID,
-        api_version=_vk.split_version(props.apiVersion),
+        api_version=api_version,
         driver=ffi.string(driver.driverInfo).decode(errors="replace")
         or ffi.string(driver.driverName).decode(errors="replace"),
         uuid=bytes(ffi.buffer(ids.deviceUUID)).hex(),

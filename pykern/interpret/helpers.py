@@ -14,7 +14,7 @@ Where the GPU result is undefined, these define one (the SPIR-V lowering in
 - float to int conversion truncates toward zero, saturates at the type's limits, and NaN
   gives 0 (what NVIDIA's conversion instructions do);
 - a `range` with step 0 runs no iterations;
-- `fma` rounds once for f64 and through f64 for f16/f32 (the GPU may or may not fuse).
+- `fma` rounds once (the GPU may or may not fuse, except in strict floating point).
 
 Float `//` and `%` need no helper: numpy's operators on numpy scalars are Python's (the floor
 of the exact quotient, through fmod), and give inf/NaN when dividing by zero.
@@ -111,7 +111,8 @@ def fma(a: np.floating, b: np.floating, c: np.floating) -> np.floating:
     """`a * b + c` rounded once (for f16/f32, via an exact product in f64)."""
     t = type(a)
     if t is not np.float64:
-        return t(np.float64(a) * np.float64(b) + np.float64(c))
+        product = np.float64(a) * np.float64(b)  # exact: 2 * 24 bits fit in 53
+        return t(_sum_rounded_to_odd(product, np.float64(c)))
     if math.isfinite(a) and math.isfinite(b) and math.isfinite(c):
         exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
         if exact:  # an exact zero takes its sign from a * b + c below
@@ -120,6 +121,19 @@ def fma(a: np.floating, b: np.floating, c: np.floating) -> np.floating:
             except OverflowError:
                 pass
     return a * b + c
+
+
+def _sum_rounded_to_odd(x: np.float64, y: np.float64) -> np.float64:
+    """x + y rounded to odd (toward zero, the last bit set where inexact): rounding that to a
+    format of at most 51 bits rounds the exact sum, where rounding RN(x + y) again could not."""
+    s = x + y
+    if not np.isfinite(s):
+        return s
+    virtual = s - x
+    err = (x - (s - virtual)) + (y - virtual)  # s + err = x + y exactly (two-sum)
+    if err != 0 and not int(s.view(np.uint64)) & 1:
+        s = np.nextafter(s, np.inf if err > 0 else -np.inf)
+    return s
 
 
 def select(cond: bool, a: object, b: object) -> object:

@@ -14,6 +14,7 @@ from pykern.ir import BinOpKind as B
 from pykern.ir import UnaryOpKind as U
 
 from . import pysemantics as py
+from . import strict
 from .context import LoweringContext
 from .function import FunctionBuilder as FB
 from .grammar import GLSL
@@ -55,6 +56,13 @@ def _test(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
 
 def _glsl(instruction: GLSL) -> Binary:
     return lambda ctx, ty, a, b: ctx.fn.glsl(ty, instruction, a, b)
+
+
+def _divide(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+    # Vulkan allows 2.5 ULP; strict floating point promises numpy's correctly rounded quotient
+    if ctx.target.strict_float:
+        return strict.divide(ctx, ty, a, b)  # type: ignore[arg-type]
+    return ctx.fn.f_div(ty, a, b)
 
 
 def _bool_order(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
@@ -101,7 +109,7 @@ BINARY: dict[tuple[B, str], Binary] = {
     (B.ADD, "f"): _same(FB.f_add),
     (B.SUB, "f"): _same(FB.f_sub),
     (B.MUL, "f"): _same(FB.f_mul),
-    (B.DIV, "f"): _same(FB.f_div),
+    (B.DIV, "f"): _divide,
     (B.FLOORDIV, "i"): py.signed_floordiv,
     (B.FLOORDIV, "u"): py.unsigned_floordiv,
     (B.FLOORDIV, "f"): py.float_floordiv,

@@ -15,6 +15,7 @@ import numpy as np
 
 from pykern.dtypes import DType
 
+from . import strict
 from .context import LoweringContext
 from .types import BOOL, FloatType, IntType, ScalarType
 
@@ -82,15 +83,28 @@ def _saturated(ctx: LoweringContext, src: FloatType, dst: IntType, value: int,
 
 
 def _signed_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+    if _rounds_in_code(ctx, dst):
+        return strict.int_to_float(ctx, src, dst, value)
     return ctx.fn.convert_s_to_f(dst, value)
 
 
 def _unsigned_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+    if _rounds_in_code(ctx, dst):
+        return strict.int_to_float(ctx, src, dst, value)
     return ctx.fn.convert_u_to_f(dst, value)
 
 
 def _float_to_float(ctx: LoweringContext, src: FloatType, dst: FloatType, value: int) -> int:
+    if dst.bits < src.bits and _rounds_in_code(ctx, dst):
+        return strict.narrow_float(ctx, src, dst, value)
     return ctx.fn.f_convert(dst, value)
+
+
+def _rounds_in_code(ctx: LoweringContext, dst: FloatType) -> bool:
+    """Whether a conversion to `dst` must round to nearest even in code: strict floating point
+    on a device that cannot ask for RoundingModeRTE on `dst` (where it can, the instruction
+    rounds so)."""
+    return ctx.target.strict_float and not ctx.target.rounds_to_nearest(dst.bits)
 
 
 CASTS: dict[tuple[str, str], Convert] = {

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import BinOpKind, LogicalKind
 
-from . import arith, arrays, casts
+from . import arith, arrays, casts, strict
 from .atomics import atomic
 from .builtins import builtin
 from .context import LoweringContext
@@ -38,7 +38,11 @@ class ExpressionLowering:
         return tuple(self.lower(i) for i in indices)
 
     def _const(self, e: ir.Const) -> int:
-        return self.ctx.const(self.ctx.type_of(e.type), e.value)
+        ty = self.ctx.type_of(e.type)
+        if self.ctx.target.strict_float and isinstance(ty, FloatType):
+            # hidden from the driver's constant folding (see strict.runtime_constant)
+            return strict.runtime_constant(self.ctx, ty, e.value)
+        return self.ctx.const(ty, e.value)
 
     def _local(self, e: ir.LocalRef) -> int:
         return self.fn.load(self.ctx.type_of(e.type), self.ctx.locals[e.name])

@@ -21,9 +21,16 @@ from .grammar import (
 )
 from .instruction import Instruction
 from .module import ModuleBuilder
-from .types import VOID, FunctionType, IntType, PointerType, SpirvType, StructType
+from .types import VOID, FloatType, FunctionType, IntType, PointerType, SpirvType, StructType
 
 GLSL_STD_450 = "GLSL.std.450"
+
+# pykern promises numpy's results for float + - *: the driver may never fuse them into an FMA
+ALWAYS_EXACT = frozenset({Op.FAdd, Op.FSub, Op.FMul})
+# ... and in strict mode (`FunctionBuilder.strict`) every float operation stays as written: Mesa
+# and others skip their inexact algebraic rewrites for NoContraction ("exact") instructions
+STRICT_EXACT = ALWAYS_EXACT | {Op.FDiv, Op.FNegate, Op.FRem, Op.FMod, Op.ExtInst, Op.FConvert,
+                               Op.ConvertSToF, Op.ConvertUToF}
 
 
 class FunctionBuilder:
@@ -36,8 +43,11 @@ class FunctionBuilder:
     """
 
     def __init__(self, module: ModuleBuilder, result: SpirvType = VOID,
-                 params: Sequence[SpirvType] = (), name: str | None = None) -> None:
+                 params: Sequence[SpirvType] = (), name: str | None = None,
+                 strict: bool = False) -> None:
         self.module = module
+        self.strict = strict  # every float operation NoContraction (strict floating point)
+        self._exact_ops = STRICT_EXACT if strict else ALWAYS_EXACT
         self.result = result
         self.param_types = tuple(params)
         self.id = module.new_id()
@@ -101,6 +111,8 @@ class FunctionBuilder:
         result = self.module.new_id()
         self._current.append(
             Instruction(opcode, self.module.type_id(result_type), result, operands))
+        if opcode in self._exact_ops and isinstance(result_type, FloatType):
+            self.module.decorate(result, Decoration.NoContraction)
         return result
 
     def _emit_void(self, opcode: Op, *operands: int) -> None:
@@ -110,12 +122,6 @@ class FunctionBuilder:
     def _terminate(self, opcode: Op, *operands: int) -> None:
         self._emit_void(opcode, *operands)
         self._current = None
-
-    def _exact(self, opcode: Op, ty: SpirvType, a: int, b: int) -> int:
-        # pykern promises numpy's results for + - *: the driver may not fuse them into an FMA
-        result = self._emit(opcode, ty, a, b)
-        self.module.decorate(result, Decoration.NoContraction)
-        return result
 
     # ------------------------------------------------------------ memory
 
@@ -159,13 +165,13 @@ class FunctionBuilder:
     # ------------------------------------------------------------ float arithmetic
 
     def f_add(self, ty: SpirvType, a: int, b: int) -> int:
-        return self._exact(Op.FAdd, ty, a, b)
+        return self._emit(Op.FAdd, ty, a, b)
 
     def f_sub(self, ty: SpirvType, a: int, b: int) -> int:
-        return self._exact(Op.FSub, ty, a, b)
+        return self._emit(Op.FSub, ty, a, b)
 
     def f_mul(self, ty: SpirvType, a: int, b: int) -> int:
-        return self._exact(Op.FMul, ty, a, b)
+        return self._emit(Op.FMul, ty, a, b)
 
     def f_div(self, ty: SpirvType, a: int, b: int) -> int:
         return self._emit(Op.FDiv, ty, a, b)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pykern import ir
 from pykern.errors import CompileError
 from pykern.runtime.layout import BindingLayout
@@ -12,12 +14,12 @@ from .arrays import kernel_arrays
 from .context import FunctionRef, LoweringContext
 from .debug import DebugReporter, DebugSite
 from .function import FunctionBuilder
-from .grammar import Capability, ExecutionMode, ExecutionModel
+from .grammar import Capability, ExecutionMode, ExecutionModel, Op
 from .layout import plan_layout
 from .module import ModuleBuilder
 from .resources import Resources
 from .statements import StatementLowering
-from .target import PRESERVE_INF_NAN, Target, required_features
+from .target import Target, required_features
 from .typemap import value_type
 from .types import VOID
 from .validate import validate
@@ -52,7 +54,7 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     module = ModuleBuilder(target.spirv_version)
     module.require(Capability.Shader)
     resources = Resources(module, kernel, layout)
-    entry = FunctionBuilder(module, name=kernel.name)
+    entry = FunctionBuilder(module, name=kernel.name, strict=target.strict_float)
     ctx = LoweringContext(kernel, module, entry, resources, target,
                           kernel_arrays(kernel, module, resources, target),
                           debug=DebugReporter() if kernel.debug else None)
@@ -65,11 +67,7 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
 
     module.entry_point(ExecutionModel.GLCompute, entry.id, ENTRY_POINT, module.global_variables)
     module.execution_mode(entry.id, ExecutionMode.LocalSize, *kernel.workgroup)
-    if PRESERVE_INF_NAN in target.features:
-        # inf, NaN and -0.0 as IEEE (and numpy) have them, for every float width in use
-        for bits in sorted(module.float_widths):
-            module.require(Capability.SignedZeroInfNanPreserve)
-            module.execution_mode(entry.id, ExecutionMode.SignedZeroInfNanPreserve, bits)
+    _float_controls(module, entry.id, target)
     words = module.assemble()
     validate(words, target.target_env)
 
@@ -83,11 +81,58 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked)
 
 
+# the float controls (SPV_KHR_float_controls) execution modes, each with its capability
+_PRESERVE = (ExecutionMode.SignedZeroInfNanPreserve, Capability.SignedZeroInfNanPreserve)
+_DENORM = (ExecutionMode.DenormPreserve, Capability.DenormPreserve)
+_RTE = (ExecutionMode.RoundingModeRTE, Capability.RoundingModeRTE)
+
+
+def _float_controls(module: ModuleBuilder, entry: int, target: Target) -> None:
+    """Asks for IEEE inf/NaN/-0 for every float width in use that the target allows it for
+    (the driver may assume none occur otherwise); strict kernels also for subnormals kept and
+    round-to-nearest-even (`strict_float_shortfall` names what the target cannot give)."""
+    for bits in sorted(module.float_widths):
+        modes = [_PRESERVE] if target.preserves_inf_nan(bits) else []
+        if target.strict_float:
+            modes += [_DENORM] if target.keeps_denormals(bits) else []
+            modes += [_RTE] if target.rounds_to_nearest(bits) else []
+        for mode, capability in modes:
+            module.require(capability)
+            module.execution_mode(entry, mode, bits)
+
+
+def strict_float_shortfall(words: bytes, target: Target) -> tuple[str, ...]:
+    """What strict floating point cannot have on `target` for the float widths module `words`
+    uses ("denormals (f32)", ...): empty where the device allows every float control."""
+    missing = []
+    for bits in sorted(float_widths(words)):
+        for what, allowed in (("inf/nan/-0", target.preserves_inf_nan(bits)),
+                              ("denormals", target.keeps_denormals(bits)),
+                              ("round to nearest even", target.rounds_to_nearest(bits))):
+            if not allowed:
+                missing.append(f"{what} (f{bits})")
+    return tuple(missing)
+
+
+def float_widths(words: bytes) -> frozenset[int]:
+    """The widths of the OpTypeFloat declarations of a SPIR-V module (as `lower` returns it, or
+    loaded from the disk cache)."""
+    code = np.frombuffer(words, "<u4").tolist()
+    widths, i = set(), 5  # after the header
+    while i < len(code):
+        count, opcode = code[i] >> 16, code[i] & 0xFFFF
+        if opcode == Op.TypeFloat:
+            widths.add(code[i + 2])
+        i += max(count, 1)
+    return frozenset(widths)
+
+
 def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:
     """Emits device function `function` and registers it for the calls that follow."""
     result = value_type(function.return_type) if function.return_type is not None else VOID
     params = [kernel_ctx.type_of(p.type) for p in function.params]
-    fn = FunctionBuilder(kernel_ctx.module, result, params, function.name)
+    fn = FunctionBuilder(kernel_ctx.module, result, params, function.name,
+                         strict=kernel_ctx.target.strict_float)
     ctx = kernel_ctx.for_function(fn)
     # parameters are locals assigned from the arguments on entry
     for param, value in zip(function.params, fn.params, strict=True):

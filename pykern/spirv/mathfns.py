@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from pykern.ir import MathFn
 
-from . import mathf32
+from . import mathf32, strict
 from .context import LoweringContext
 from .grammar import GLSL
 from .pysemantics import float_pow
@@ -34,6 +34,20 @@ def math_call(ctx: LoweringContext, fn: MathFn, ty: FloatType, args: Sequence[in
 
 def _glsl(instruction: GLSL) -> MathLowering:
     return lambda ctx, ty, args: ctx.fn.glsl(ty, instruction, *args)
+
+
+def _sqrt(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    # Vulkan's Sqrt is a few ULP off; strict floating point promises the correctly rounded root
+    if ctx.target.strict_float:
+        return strict.square_root(ctx, ty, args[0])
+    return ctx.fn.glsl(ty, GLSL.Sqrt, args[0])
+
+
+def _fma(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    # Vulkan lets Fma be a separate multiply and add; strict floating point rounds once
+    if ctx.target.strict_float:
+        return strict.fused_multiply_add(ctx, ty, *args)
+    return ctx.fn.glsl(ty, GLSL.Fma, *args)
 
 
 def _pow(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
@@ -188,7 +202,7 @@ def _erf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
 
 
 MATH: dict[MathFn, MathLowering] = {
-    MathFn.SQRT: _glsl(GLSL.Sqrt),
+    MathFn.SQRT: _sqrt,
     MathFn.RSQRT: _glsl(GLSL.InverseSqrt),
     MathFn.EXP: _glsl(GLSL.Exp),
     MathFn.EXP2: _glsl(GLSL.Exp2),
@@ -209,7 +223,7 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.CEIL: _glsl(GLSL.Ceil),
     MathFn.TRUNC: _trunc,
     MathFn.ROUND: _round,  # Python's round(): halves to even
-    MathFn.FMA: _glsl(GLSL.Fma),
+    MathFn.FMA: _fma,
     MathFn.POW: _pow,
     MathFn.COPYSIGN: _copysign,
     MathFn.ISNAN: _isnan,
