@@ -4,6 +4,7 @@ from the disk cache), keeps one variant per argument signature and device, and l
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -226,10 +227,17 @@ class Kernel:
         return disassemble(self.spirv(*args, **kwargs))
 
     def _by_name(self, args: tuple, kwargs: dict) -> tuple:
-        """`args` with the keyword arguments put in their parameters' places."""
-        if not kwargs:
+        """`args` with the keyword arguments and default values put in their parameters'
+        places."""
+        if not kwargs and (len(args) >= len(self._specs) or not self._defaults):
             return args
-        return bind_keywords(self.__name__, list(self.params), args, kwargs)
+        return bind_keywords(self.__name__, list(self.params), args, kwargs, self._defaults)
+
+    @functools.cached_property
+    def _defaults(self) -> dict[str, object]:
+        """The default values of the parameters that have one."""
+        return {p.name: p.default for p in inspect.signature(self.__wrapped__).parameters.values()
+                if p.default is not p.empty}
 
     # ------------------------------------------------------------ launching
 
@@ -267,7 +275,7 @@ class Kernel:
 
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object,
                 **kwargs: object) -> None:
-        if kwargs:
+        if kwargs or len(args) < len(self._specs):
             args = self._by_name(args, kwargs)
         if self.interpret:
             return self._interpret(grid, grid_ndim, args)

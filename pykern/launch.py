@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,9 +75,11 @@ def float_value(where: str, t: DType, value: numbers.Real) -> float:
     return v
 
 
-def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict) -> tuple:
-    """The arguments of a call with keywords as one positional tuple, as Python binds them:
-    each keyword names a parameter not given positionally, and every parameter gets one."""
+def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict,
+                  defaults: Mapping[str, object]) -> tuple:
+    """The arguments of a call as one positional tuple, as Python binds them: each keyword
+    names a parameter not given positionally; a parameter given neither way takes its default
+    value (`def k(..., block: pk.constexpr = 128)`), and without one it is an error."""
     if len(args) > len(names):
         return args  # the count error is reported by `specialize`
     bound: list[object] = list(args) + [_MISSING] * (len(names) - len(args))
@@ -88,6 +91,9 @@ def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict)
         if bound[k] is not _MISSING:
             raise LaunchError(f"{kernel_name}() got multiple values for parameter '{key}'")
         bound[k] = value
+    for k, name in enumerate(names):
+        if bound[k] is _MISSING and name in defaults:
+            bound[k] = defaults[name]
     missing = [n for n, v in zip(names, bound) if v is _MISSING]
     if missing:
         raise LaunchError(f"{kernel_name}() is missing argument(s) for "

@@ -104,7 +104,7 @@ class ExprTranslator(ast.NodeVisitor):
                                        "(==, !=) with another constant", KernelTypeError)
             try:
                 return ir.Const(value=convert_constant(value.value, t), type=t, loc=self.loc(node))
-            except ValueError as e:
+            except (ValueError, OverflowError) as e:  # OverflowError: an int beyond any float
                 raise self.error(node, f"constant {e}", KernelTypeError) from None
         if value.type == t:
             return value

@@ -176,6 +176,24 @@ def test_bad_arguments_by_name(tensors, args, kwargs, words):
     assert_intact_and_working(x, X, O)
 
 
+@pk.kernel
+def with_defaults(x: pk.f32[:], out: pk.f32[:], a: pk.f32 = 2.0, n: pk.constexpr = 3):
+    i = pk.global_id(0)
+    out[i] = a * x[i] + n
+
+
+def test_parameters_with_default_values():
+    x = np.arange(4, dtype=np.float32)
+    for args, kwargs, expected in [((), {}, 2 * x + 3), ((5.0,), {}, 5 * x + 3),
+                                   ((), {"n": 1}, 2 * x + 1), ((1.0, 0), {}, x)]:
+        out = np.zeros(4, np.float32)
+        with_defaults[4](x, out, *args, **kwargs)
+        np.testing.assert_array_equal(out, expected)
+    for call in (lambda: with_defaults[4](x=x), lambda: with_defaults[4](x)):
+        with pytest.raises(pk.LaunchError, match="is missing argument\\(s\\) for 'out'"):
+            call()
+
+
 def test_inspection_takes_arguments_by_name_too():
     x = np.zeros(4, np.float32)
     assert str(scale.ir(a=1.0, x=x, out=x)) == str(scale.ir(1.0, x, x))
