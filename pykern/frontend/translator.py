@@ -26,7 +26,7 @@ from .typerules import PyConst
 
 # bytes of pk.local arrays one invocation may have: lavapipe compiles a kernel with 16 KiB in
 # about a second, with 64 KiB in 18 s, 128 KiB in 90 s, 256 KiB in more than two minutes
-# (and 4 GiB kills the process); GPUs spill such arrays to slow scratch memory long before
+# GPUs spill such arrays to slow scratch memory long before
 MAX_LOCAL_BYTES = 16 * 1024
 
 
