@@ -25,7 +25,7 @@ from .typerules import PyConst
 
 
 # bytes of pk.local arrays one invocation may have: lavapipe compiles a kernel with 16 KiB in
-# about a second, with 64 KiB in 18 s, 128 KiB in 90 s, 256 KiB in more than two minutes
+# about a second, with 64 KiB in 18 s, 128 KiB in 90 s, 256 KiB in more than two minutes;
 # GPUs spill such arrays to slow scratch memory long before
 MAX_LOCAL_BYTES = 16 * 1024
 
