@@ -31,7 +31,6 @@ MAX_IR_DEPTH = 32  # expression levels the backends see
 # Python frames the translator uses per source level (visit, dispatch, visit_X, a handler,
 # a comprehension), with room to spare
 _FRAMES_PER_LEVEL = 8
-_SHALLOW = 100  # sources at most this deep translate within any recursion limit
 
 # expressions whose value no statement before them can change (pre-computing something else
 # before them keeps the result)
@@ -73,10 +72,8 @@ def check_nesting(tree: ast.AST, error: Callable[[ast.AST, str], CompileError]) 
 @contextmanager
 def recursion_room(levels: int) -> Iterator[None]:
     """Python's recursion limit raised, while the block runs, so that `levels` more source
-    levels can be translated from here."""
-    if levels <= _SHALLOW:
-        yield
-        return
+    levels can be translated from here (a device function's body from a deep call site
+    too)."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(old + _FRAMES_PER_LEVEL * levels)
     try:
