@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ir
 from .dtypes import ArrayType, DType
-from .frontend.typerules import int_range
+from .frontend.typerules import float_overflow, int_range
 from .launch import bind_array, check_array, scalar_value
 from .runtime.layout import BindingLayout
 from .tensor import Tensor
@@ -58,8 +58,11 @@ class ArgBinder:
         for i, p in scalar_params:
             t = p.type
             kind = float if t.is_float else bool if t.kind == "b" else int
-            lo, hi = (-np.inf, np.inf) if t.is_float else (0, 1) if t.kind == "b" \
-                else int_range(t)
+            if t.is_float:  # finite values within range: inf, nan and the rest are checked
+                hi = float(np.nextafter(float_overflow(t), 0.0))
+                lo = -hi
+            else:
+                lo, hi = (0, 1) if t.kind == "b" else int_range(t)
             self.scalars.append(_ScalarSlot(i, p.name, t, kind, lo, hi))
             expected.append(p.name)
         for i, p in array_params:
@@ -92,7 +95,7 @@ class ArgBinder:
             if not (type(t) is Tensor and t.dtype is a.dtype and len(t.shape) == a.ndim):
                 check_array(self.kernel_name, a.param.name, a.param.type,  # type: ignore[arg-type]
                             t)
-                bound = bind_array(a.param, t)
+                bound = bind_array(self.kernel_name, a.param, t)
                 if bound.copy_back_to is not None:
                     copy_back.append((bound.copy_back_to, bound.tensor))
                 t = bound.tensor

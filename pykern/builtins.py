@@ -2,30 +2,60 @@
 
 These are real Python objects so that the frontend can resolve `pk.sqrt`, `from pykern import
 sqrt` or any alias to the same thing by identity. Called from ordinary Python (outside a kernel)
-they raise, except the math functions: `pykern.ops` makes those the tensor functions of the same
-names (`fma`, which has none, computes on numbers).
+they raise, except the math functions. A math name that is also a tensor function of the op
+library (`pk.exp`, `pk.abs`, `pk.max`, ...) is one object for both: `pykern/__init__.py` gives it
+that function (`serves_tensors`), which it runs on tensors, arrays and scalars alike (scalars
+give a 0-d tensor, computed by the same kernel as a tensor's elements), so every elementwise
+function takes Python and numpy scalars the same way. The others (`fma`) compute on numbers on
+the host, and so do `pk.min`/`pk.max` of two or more numbers (Python's `min`/`max`; of one
+argument they are the reductions).
 """
 
 from __future__ import annotations
 
+import builtins
 import math
+import numbers
 from collections.abc import Callable
 
 import numpy as np
 
 
 class KernelBuiltin:
-    """A name that only means something inside a kernel body."""
+    """A name that only means something inside a kernel body, or a math function that also
+    runs outside kernels: the op library's function once given one (`tensor_op`), else `host`
+    on numbers. `host_min_args`, where set, makes calls with that many numbers or more run
+    `host` even so (min and max: `pk.max(3, 4)` is Python's max, `pk.max(t)` the reduction)."""
 
-    def __init__(self, name: str, doc: str, host: Callable | None = None):
+    def __init__(self, name: str, doc: str, host: Callable | None = None,
+                 host_min_args: int = 0):
         self.__name__ = self.name = name
         self.__doc__ = doc
         self._host = host
+        self._host_min_args = host_min_args
+        self.tensor_op: Callable | None = None
 
-    def __call__(self, *args: object) -> object:
+    def serves_tensors(self, op: Callable) -> KernelBuiltin:
+        """Makes `op`, a function of the op library, what this name does outside kernels on
+        tensors, arrays, or with keyword arguments; returns self."""
+        self.tensor_op = op
+        self.__doc__ = f"{self.__doc__}\n\nOutside a kernel: {op.__doc__ or op.__name__}"
+        return self
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        if self.tensor_op is not None and (kwargs or not self._host_min_args
+                                           or not self._on_numbers(args)):
+            return self.tensor_op(*args, **kwargs)
         if self._host is None:
             raise RuntimeError(f"pk.{self.name}() can only be used inside a @pk.kernel")
+        if kwargs:
+            raise TypeError(f"pk.{self.name}() takes no keyword arguments")
         return self._host(*args)
+
+    def _on_numbers(self, args: tuple) -> bool:
+        """Whether the host function computes this call: numbers only, enough of them."""
+        return len(args) >= self._host_min_args and builtins.all(
+            isinstance(a, (numbers.Number, np.generic)) for a in args)
 
     def __repr__(self) -> str:
         return f"<pykern builtin {self.name}>"
@@ -74,9 +104,15 @@ fma = _math("fma", lambda a, b, c: a * b + c, "a * b + c (fused where the device
 copysign = _math("copysign", np.copysign, "the magnitude of x with the sign of y")
 isnan = _math("isnan", np.isnan, "True where x is NaN")
 isinf = _math("isinf", np.isinf, "True where x is infinite")
-clamp = _math("clamp", lambda x, lo, hi: min(max(x, lo), hi), "min(max(x, lo), hi)")
+clamp = _math("clamp", lambda x, lo, hi: builtins.min(builtins.max(x, lo), hi),
+              "min(max(x, lo), hi)")
 select = _math("select", lambda c, a, b: a if c else b,
                "select(c, a, b): a where c else b; both are evaluated (no branch)")
+abs = _math("abs", builtins.abs, "the absolute value, of any numeric type")  # noqa: A001
+min = KernelBuiltin("min", "pk.min: min(a, b, ...) of two or more numbers, as Python's "  # noqa: A001
+                           "min", builtins.min, host_min_args=2)
+max = KernelBuiltin("max", "pk.max: max(a, b, ...) of two or more numbers, as Python's "  # noqa: A001
+                           "max", builtins.max, host_min_args=2)
 
 
 def _atomic(name: str, what: str) -> KernelBuiltin:
@@ -124,4 +160,5 @@ barrier = KernelBuiltin("barrier", "pk.barrier(): waits for every invocation of 
 
 ID_BUILTINS = (global_id, local_id, group_id, group_size, num_groups, grid)
 MATH_BUILTINS = (sqrt, exp, log, sin, cos, tanh, floor, ceil, pow, rsqrt, exp2, log2, tan, asin,
-                 acos, atan, atan2, sinh, cosh, erf, trunc, round, fma, copysign, isnan, isinf)
+                 acos, atan, atan2, sinh, cosh, erf, trunc, round, fma, copysign, isnan, isinf,
+                 abs, min, max, clamp, select)

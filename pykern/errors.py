@@ -14,15 +14,36 @@ __all__ = [
 class CompileError(Exception):
     """What the user wrote cannot be compiled. The message starts `file.py:LINE:COL:`, names the
     construct and shows the source line with a caret under the column. `line` and `col` are
-    1-based, as printed."""
+    1-based, as printed. An error inside a `@pk.func` also shows each call site that led to it,
+    innermost first (`call_sites`: (file, line, col) triples), as "called from file.py:LINE:COL"
+    lines, each with its source line and caret."""
 
     def __init__(self, message: str, file: str = "<unknown>", line: int = 0, col: int = 0,
-                 source_line: str | None = None):
+                 source_line: str | None = None,
+                 call_sites: tuple[tuple[str, int, int, str | None], ...] = ()):
         self.file, self.line, self.col, self.reason = file, line, col, message
-        text = f"{file}:{line}:{col}: {message}"
-        if source_line is not None:
-            text += f"\n    {source_line.rstrip()}\n    {' ' * max(col - 1, 0)}^"
+        self.source_line = source_line
+        self.call_sites = tuple(site[:3] for site in call_sites)
+        self._sites = call_sites
+        text = f"{file}:{line}:{col}: {message}" + _show(source_line, col)
+        for site_file, site_line, site_col, site_source in call_sites:
+            text += f"\ncalled from {site_file}:{site_line}:{site_col}" + _show(site_source,
+                                                                              site_col)
         super().__init__(text)
+
+    def called_from(self, file: str, line: int, col: int, source_line: str | None = None
+                    ) -> CompileError:
+        """This error (same class, same location) with one more call site, the caller of the
+        outermost one so far."""
+        return type(self)(self.reason, self.file, self.line, self.col, self.source_line,
+                          self._sites + ((file, line, col, source_line),))
+
+
+def _show(source_line: str | None, col: int) -> str:
+    """The source line and a caret under column `col`, as the lines after a location."""
+    if source_line is None:
+        return ""
+    return f"\n    {source_line.rstrip()}\n    {' ' * max(col - 1, 0)}^"
 
 
 class KernelTypeError(CompileError):

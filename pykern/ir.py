@@ -504,11 +504,17 @@ class Kernel(Node):
 
 
 def walk(node: Node) -> Iterator[Node]:
-    """`node` and every node below it (through fields and tuples of nodes), depth first: the
-    one traversal the frontend's checks and both backends' pre-passes share."""
-    yield node
-    for f in fields(node):
-        value = getattr(node, f.name)
-        for child in value if isinstance(value, tuple) else (value,):
-            if isinstance(child, Node):
-                yield from walk(child)
+    """`node` and every node below it (through fields and tuples of nodes), depth first, each
+    before its children and those in field order: the one traversal the frontend's checks and
+    both backends' pre-passes share. Iterative, so any depth is fine."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        children = []
+        for f in fields(current):
+            value = getattr(current, f.name)
+            for child in value if isinstance(value, tuple) else (value,):
+                if isinstance(child, Node):
+                    children.append(child)
+        stack.extend(reversed(children))

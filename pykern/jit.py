@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import sys
 import time
@@ -23,8 +24,10 @@ from .binder import ArgBinder
 from .dtypes import Array, ArrayType, constexpr
 from .errors import CompileError
 from .frontend import KernelSource, load_source, signature, translate
+from .frontend.source import check_function
 from .frontend.support import check_support
-from .launch import normalize_grid, scalar_value, specialize
+from .launch import (bind_keywords, check_tensor, check_writable, diagnose_buffers,
+                     normalize_grid, scalar_value, specialize)
 from .runtime import get_device
 from .interpret import ArrayArg
 from .interpret import run as interpret_run
@@ -107,6 +110,7 @@ class Kernel:
 
     def __init__(self, fn: Callable, workgroup: tuple[int, ...] | None = None,
                  debug: bool = False, interpret: bool = False, strict_float: bool = False):
+        check_function(fn, "@pk.kernel")
         functools.update_wrapper(self, fn)
         self.__wrapped__ = fn
         if workgroup is not None:
@@ -252,28 +256,43 @@ class Kernel:
             raise self.source.error(big.loc, f"pk.shared arrays take {shared} bytes, more than "
                                              f"the device's {limits.max_shared_memory}")
 
-    def compile(self, *args: object, grid: object = 1) -> CompiledVariant:
+    def compile(self, *args: object, grid: object = 1, **kwargs: object) -> CompiledVariant:
         """Compiles (or fetches from the cache) the variant `args` select, without running it."""
         normalize_grid(self.__name__, grid)
+        args = self._by_name(args, kwargs)
         try:
             return self._variant(args, len(grid) if isinstance(grid, tuple) else 1)
         except CompileError as e:
             raise e.with_traceback(None) from None
 
-    def ir(self, *args: object) -> ir.Kernel:
+    def ir(self, *args: object, **kwargs: object) -> ir.Kernel:
         """The typed IR of the variant `args` select (no device needed)."""
+        args = self._by_name(args, kwargs)
         try:
             return self._translate(self._key(args, 1))
         except CompileError as e:
             raise e.with_traceback(None) from None
 
-    def spirv(self, *args: object) -> bytes:
+    def spirv(self, *args: object, **kwargs: object) -> bytes:
         """The SPIR-V binary of the variant `args` select."""
-        return self.compile(*args).module.words
+        return self.compile(*args, **kwargs).module.words
 
-    def asm(self, *args: object) -> str:
+    def asm(self, *args: object, **kwargs: object) -> str:
         """The SPIR-V disassembly (spirv-dis) of the variant `args` select."""
-        return disassemble(self.spirv(*args))
+        return disassemble(self.spirv(*args, **kwargs))
+
+    def _by_name(self, args: tuple, kwargs: dict) -> tuple:
+        """`args` with the keyword arguments and default values put in their parameters'
+        places."""
+        if not kwargs and (len(args) >= len(self._specs) or not self._defaults):
+            return args
+        return bind_keywords(self.__name__, list(self.params), args, kwargs, self._defaults)
+
+    @functools.cached_property
+    def _defaults(self) -> dict[str, object]:
+        """The default values of the parameters that have one."""
+        return {p.name: p.default for p in inspect.signature(self.__wrapped__).parameters.values()
+                if p.default is not p.empty}
 
     # ------------------------------------------------------------ launching
 
@@ -309,7 +328,10 @@ class Kernel:
                 sig.append((a.dtype, len(a.shape)))
         return tuple(sig)
 
-    def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object) -> None:
+    def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object,
+                **kwargs: object) -> None:
+        if kwargs or len(args) < len(self._specs):
+            args = self._by_name(args, kwargs)
         if self.interpret:
             return self._interpret(grid, grid_ndim, args)
         device = get_device()
@@ -332,10 +354,16 @@ class Kernel:
         if self._constexpr_positions:
             args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
-        if variant.module.debug_sites:
-            self._debug_launch(variant, device, grid, buffers, block)
-        else:
-            device.launch(variant.program, grid, buffers, block)
+        try:
+            if variant.module.debug_sites:
+                self._debug_launch(variant, device, grid, buffers, block)
+            else:
+                device.launch(variant.program, grid, buffers, block)
+        except ValueError:
+            # the runtime refuses a freed buffer or one of another device, before recording
+            # anything: name the parameter (the binder's fast path does not look)
+            diagnose_buffers(self.__name__, variant.params, args, device)
+            raise
         for array, tensor in copy_back:
             np.copyto(array, tensor.numpy())
 
@@ -374,6 +402,7 @@ class Kernel:
             if not isinstance(param.type, ArrayType):
                 scalars[param.name] = scalar_value(self.__name__, param.name, param.type, value)
             elif isinstance(value, Tensor):
+                check_tensor(self.__name__, param.name, value, None)
                 flat = np.empty(value.buffer.nbytes // value.dtype.itemsize, value.dtype.numpy)
                 value.buffer.read_into(flat)
                 arrays[param.name] = ArrayArg(flat, value.offset, value.shape,
@@ -381,6 +410,7 @@ class Kernel:
                 if param.access & ir.Access.WRITE:
                     written.append((value, flat))
             else:
+                check_writable(self.__name__, param, value)
                 arrays[param.name] = ArrayArg.of(value)  # type: ignore[arg-type]
         interpret_run(kernel_ir, grid, arrays, scalars)  # type: ignore[arg-type]
         for tensor, flat in written:

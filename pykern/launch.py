@@ -6,7 +6,9 @@ raises `pk.LaunchError` naming the parameter and leaves every tensor and the dev
 
 from __future__ import annotations
 
+import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +17,7 @@ from . import dtypes as dt
 from . import ir
 from .dtypes import ArrayType, DType
 from .errors import LaunchError
-from .frontend.typerules import int_range
+from .frontend.typerules import float_overflow, int_range
 from .tensor import Tensor, asarray
 
 
@@ -51,13 +53,92 @@ def scalar_value(kernel_name: str, param: str, t: DType, value: object) -> bool 
     if t == dt.bool_:
         return 1 if value else 0
     if t.is_float:
-        return float(value)  # type: ignore[arg-type]
+        return float_value(where, t, value)  # type: ignore[arg-type]
     if isinstance(value, float) and not value.is_integer():
         raise LaunchError(f"{where} expects an integer, got {value!r}")
     lo, hi = int_range(t)
     if not lo <= int(value) <= hi:  # type: ignore[call-overload]
         raise LaunchError(f"{where}: {value!r} is out of range {lo}..{hi}")
     return int(value)  # type: ignore[call-overload]
+
+
+def float_value(where: str, t: DType, value: numbers.Real) -> float:
+    """`value` for a float parameter of type `t`. A finite value that would round to infinity
+    in `t` (1e39 for an f32) is refused; inf and nan pass as they are."""
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond any float
+        v = math.inf
+    if abs(v) >= float_overflow(t) and not (isinstance(value, float) and math.isinf(value)):
+        raise LaunchError(f"{where}: {value!r} is out of range: the largest finite {t.name} is "
+                          f"{float(np.finfo(t.numpy).max):.9g} (inf and nan are accepted)")
+    return v
+
+
+def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict,
+                  defaults: Mapping[str, object]) -> tuple:
+    """The arguments of a call as one positional tuple, as Python binds them: each keyword
+    names a parameter not given positionally; a parameter given neither way takes its default
+    value (`def k(..., block: pk.constexpr = 128)`), and without one it is an error."""
+    if len(args) > len(names):
+        return args  # the count error is reported by `specialize`
+    bound: list[object] = list(args) + [_MISSING] * (len(names) - len(args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise LaunchError(f"{kernel_name}() got an unexpected keyword argument '{key}' "
+                              f"(parameters: {', '.join(names)})")
+        k = names.index(key)
+        if bound[k] is not _MISSING:
+            raise LaunchError(f"{kernel_name}() got multiple values for parameter '{key}'")
+        bound[k] = value
+    for k, name in enumerate(names):
+        if bound[k] is _MISSING and name in defaults:
+            bound[k] = defaults[name]
+    missing = [n for n, v in zip(names, bound) if v is _MISSING]
+    if missing:
+        raise LaunchError(f"{kernel_name}() is missing argument(s) for "
+                          f"{', '.join(repr(m) for m in missing)}")
+    return tuple(bound)
+
+
+_MISSING = object()
+
+
+def check_tensor(kernel_name: str, param: str, tensor: Tensor, device: object | None) -> None:
+    """Raises LaunchError unless `tensor`'s memory exists and (when `device` is given) belongs
+    to the device the kernel runs on."""
+    buffer = tensor.buffer
+    if getattr(buffer, "freed", False):
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' was given a tensor whose "
+                          "device memory was freed")
+    if device is not None and getattr(buffer, "device", None) is not device:
+        raise LaunchError(f"{kernel_name}(): parameter '{param}' was given a tensor of another "
+                          f"device ({_device_name(buffer)}) than the one the kernel runs on "
+                          f"({_device_name(device)}); copy it over with "
+                          "pk.asarray(t.numpy())")
+
+
+def _device_name(obj: object) -> str:
+    device = getattr(obj, "device", obj)
+    info = getattr(device, "info", None)
+    return getattr(info, "name", None) or repr(device)
+
+
+def diagnose_buffers(kernel_name: str, params: tuple[ir.Param, ...], args: tuple,
+                     device: object) -> None:
+    """After the runtime refused a launch's buffers: the LaunchError naming the parameter whose
+    tensor was freed or belongs to another device (returns if none is)."""
+    for param, value in zip(params, args):
+        if param.is_array and isinstance(value, Tensor):
+            check_tensor(kernel_name, param.name, value, device)
+
+
+def check_writable(kernel_name: str, param: ir.Param, value: object) -> None:
+    """A numpy array the kernel writes must be writable (the results are copied into it)."""
+    if param.access & ir.Access.WRITE and isinstance(value, np.ndarray) and \
+            not value.flags.writeable:
+        raise LaunchError(f"{kernel_name}(): parameter '{param.name}' is written by the kernel, "
+                          "but the numpy array given for it is read-only")
 
 
 @dataclass
@@ -87,10 +168,11 @@ def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> No
                           f"{describe_arg(value)}")
 
 
-def bind_array(param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
+def bind_array(kernel_name: str, param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
     """A numpy argument is copied to a new tensor; if the kernel writes it, back afterwards."""
     if isinstance(value, Tensor):
         return BoundArray(value)
+    check_writable(kernel_name, param, value)
     written = bool(param.access & ir.Access.WRITE)
     return BoundArray(asarray(value), value if written else None)
 

@@ -63,6 +63,10 @@ SUBGROUP = {
     bi.subgroup_shuffle_xor: ir.SubgroupOp.SHUFFLE_XOR,
     bi.subgroup_prefix_add: ir.SubgroupOp.PREFIX_ADD,
 }
+# Python's names and pykern's (which also name tensor functions outside kernels) alike
+ABS = {abs: 0, bi.abs: 0}
+MIN_MAX = {min: ir.BinOpKind.MIN, bi.min: ir.BinOpKind.MIN, max: ir.BinOpKind.MAX,
+           bi.max: ir.BinOpKind.MAX}
 SUBGROUP_ARITY = {ir.SubgroupOp.SIZE: 0, ir.SubgroupOp.LANE: 0, ir.SubgroupOp.BROADCAST: 2,
                   ir.SubgroupOp.SHUFFLE: 2, ir.SubgroupOp.SHUFFLE_XOR: 2}
 
@@ -104,7 +108,7 @@ class CallTranslator(ExprTranslator):
         return (
             (ID_BUILTINS, self.id_builtin), (MATH_FUNCTIONS, self.math_call),
             (INT_RESULT_FUNCTIONS, self.int_math_call), (ATOMICS, self.atomic),
-            (SUBGROUP, self.subgroup), ({abs: 0}, self.abs_call), ({min: 0, max: 0}, self.min_max),
+            (SUBGROUP, self.subgroup), (ABS, self.abs_call), (MIN_MAX, self.min_max),
             ({pow: 0}, self.pow_call), ({len: 0}, self.len_call),
             ({bi.clamp: 0}, self.clamp), ({bi.select: 0}, self.select),
             ({range: 0}, self.misplaced), ({bi.shared: 0, bi.local: 0, bi.barrier: 0},
@@ -166,7 +170,7 @@ class CallTranslator(ExprTranslator):
         self.check_arity(args, 1, name, node)
         value = self.visit(args[0])
         if isinstance(value, PyConst):
-            return PyConst(callee(value.value))  # type: ignore[operator]
+            return self.fold_call(callee, (value,), node)  # type: ignore[arg-type]
         if value.type.is_int or value.type == dt.bool_:
             return self.typed(value, arithmetic_type(value.type), node)
         (operand,) = self.float_args([value], args)
@@ -177,7 +181,7 @@ class CallTranslator(ExprTranslator):
         self.check_arity(args, 1, name, node)
         value = self.visit(args[0])
         if isinstance(value, PyConst):
-            return PyConst(abs(value.value))  # type: ignore[arg-type]
+            return self.fold_call(abs, (value,), node)
         t = arithmetic_type(value.type)
         return ir.UnaryOp(op=ir.UnaryOpKind.ABS, operand=self.typed(value, t, node), type=t,
                           loc=self.loc(node))
@@ -185,7 +189,7 @@ class CallTranslator(ExprTranslator):
     def min_max(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
         if len(args) < 2:
             raise self.error(node, f"{name}() inside a kernel takes two or more numbers")
-        kind = ir.BinOpKind.MIN if callee is min else ir.BinOpKind.MAX
+        kind = MIN_MAX[callee]
         result = self.visit(args[0])
         for arg in args[1:]:
             result = self.min_max_pair(kind, result, self.visit(arg), node)
@@ -193,9 +197,11 @@ class CallTranslator(ExprTranslator):
 
     def min_max_pair(self, kind: ir.BinOpKind, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, PyConst) and isinstance(b, PyConst):
-            x, y = a.value, b.value
-            better = x < y if kind is ir.BinOpKind.MIN else x > y  # type: ignore[operator]
-            return PyConst(x if better or x != x else y)  # numpy's NaN rule, as on the device
+            def numpy_rule(x: object, y: object) -> object:
+                better = x < y if kind is ir.BinOpKind.MIN else x > y  # type: ignore[operator]
+                return x if better or x != x else y  # numpy's NaN rule, as on the device
+
+            return self.fold_call(numpy_rule, (a, b), node)
         t = arithmetic_type(self.unify(a, b))
         return ir.BinOp(op=kind, lhs=self.typed(a, t, node), rhs=self.typed(b, t, node), type=t,
                         loc=self.loc(node))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable
+from typing import Any
 
 from .. import dtypes as dt
 from .. import ir
 from ..dtypes import DType
-from ..errors import KernelTypeError
+from ..errors import CompileError, KernelTypeError
 from .source import is_missing
 from .typerules import PyConst, arithmetic_type, convert_constant, promote, type_for_constant
 
@@ -41,6 +42,17 @@ PY_OPERATORS: dict[type, Callable] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge,
 }
+
+
+def snippet(node: ast.AST, limit: int = 60) -> str:
+    """The source text of `node`, shortened to `limit` characters, for messages."""
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - a node ast cannot print (or nested too deeply)
+        return type(node).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def describe(node: ast.AST) -> str:
     """A short human name for an unsupported construct."""
     return {
@@ -52,6 +64,13 @@ def describe(node: ast.AST) -> str:
         "Raise": "raise", "Global": "global", "Nonlocal": "nonlocal", "Delete": "del",
         "FunctionDef": "nested def", "ClassDef": "class definition", "Import": "import",
         "ImportFrom": "import", "Match": "match", "AsyncFor": "async for",
+        "BinOp": "operator", "UnaryOp": "unary operator", "BoolOp": "boolean operator",
+        "Compare": "comparison", "Call": "call", "Subscript": "subscript",
+        "Attribute": "attribute", "Name": "name", "Constant": "constant",
+        "IfExp": "conditional expression", "Assign": "assignment",
+        "AugAssign": "augmented assignment", "AnnAssign": "annotated assignment",
+        "If": "if statement", "For": "for loop", "While": "while loop", "Return": "return",
+        "Expr": "expression statement", "Assert": "assert",
     }.get(type(node).__name__, type(node).__name__)
 
 
@@ -59,6 +78,21 @@ class ExprTranslator(ast.NodeVisitor):
     """Expression half of the translator; `Translator` adds statements and the state: `src`
     (KernelSource), `params` (scalar parameters), `aliases` (array names in scope -> kernel
     names), `locals`, `assigned`, `constants`, `ctx` (per-kernel context), `loc`, `error`."""
+
+    def visit(self, node: ast.AST) -> Any:
+        """Translates `node`. An exception that is not a CompileError (a case a check missed)
+        becomes one located at the innermost node being translated, as Triton's code generator
+        does, so no raw Python error escapes the compiler."""
+        try:
+            return super().visit(node)
+        except CompileError:
+            raise
+        except RecursionError:
+            raise self.error(node, "expression nested too deeply to compile: split it with "
+                                   "intermediate variables") from None
+        except Exception as e:  # noqa: BLE001 - turned into a located error, the cause kept
+            raise self.error(node, f"cannot compile {describe(node)} '{snippet(node)}': "
+                                   f"{type(e).__name__}: {e}") from e
 
     # ------------------------------------------------------------ helpers on values
 
@@ -70,7 +104,7 @@ class ExprTranslator(ast.NodeVisitor):
                                        "(==, !=) with another constant", KernelTypeError)
             try:
                 return ir.Const(value=convert_constant(value.value, t), type=t, loc=self.loc(node))
-            except ValueError as e:
+            except (ValueError, OverflowError) as e:  # OverflowError: an int beyond any float
                 raise self.error(node, f"constant {e}", KernelTypeError) from None
         if value.type == t:
             return value
@@ -100,10 +134,16 @@ class ExprTranslator(ast.NodeVisitor):
         return promote(lhs.type, rhs.type)
 
     def fold(self, op: type, lhs: PyConst, rhs: PyConst, node: ast.AST) -> PyConst:
+        return self.fold_call(PY_OPERATORS[op], (lhs, rhs), node)
+
+    def fold_call(self, fn: Callable, args: tuple[PyConst, ...], node: ast.AST) -> PyConst:
+        """`fn` applied to constants at compile time, with Python's semantics; where Python
+        raises (`"a" + 1`, `1 // 0`, `abs("s")`) a located error says why."""
         try:
-            return PyConst(PY_OPERATORS[op](lhs.value, rhs.value))
-        except (ArithmeticError, ValueError) as e:
-            raise self.error(node, f"constant expression fails: {e}") from None
+            return PyConst(fn(*(a.value for a in args)))
+        except (ArithmeticError, ValueError, TypeError) as e:
+            raise self.error(node, f"constant expression '{snippet(node)}' fails: {e}"
+                             ) from None
 
     # ------------------------------------------------------------ leaves
 
@@ -116,10 +156,13 @@ class ExprTranslator(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> Value:
         name = node.id
         if name in self.locals:
+            why = self.flow.unassigned(name)
+            if why is not None:
+                raise self.error(node, f"'{name}' may be unassigned here: {why}")
             local = self.locals[name]
             return ir.LocalRef(name=name, type=local.type, loc=self.loc(node))
         if name in self.assigned:
-            raise self.error(node, f"local variable '{name}' is used before it is assigned")
+            raise self.error(node, self.never_assigned(name, node))
         if name in self.constants:
             return PyConst(self.constants[name])  # type: ignore[arg-type]
         if name in self.aliases:
@@ -128,6 +171,18 @@ class ExprTranslator(ast.NodeVisitor):
         if name in self.params:
             return ir.ScalarParam(name=name, type=self.params[name], loc=self.loc(node))
         return self.captured(self.src.lookup(name), name, node)
+
+    def never_assigned(self, name: str, node: ast.Name) -> str:
+        """Why `name`, which the function assigns somewhere, has no value at this read where
+        nothing translated so far assigned it."""
+        first = self.assigned[name]
+        where = self.loc(first)
+        if (first.lineno, first.col_offset) > (node.lineno, node.col_offset):
+            return f"local variable '{name}' is used before it is assigned (at {where})"
+        # an assignment before the read that was not translated
+        return (f"'{name}' may be unassigned here: it is only assigned at {where}, in code "
+                "this variant does not compile (the branch not taken of a compile-time if, "
+                "or code after a return, break or continue)")
 
     def captured(self, obj: object, name: str, node: ast.AST) -> Value:
         """A value captured from the enclosing scope at compile time."""
@@ -314,7 +369,7 @@ class ExprTranslator(ast.NodeVisitor):
                               type=dt.bool_, loc=loc)
         if isinstance(value, PyConst):
             fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
-            return PyConst(fn[type(node.op)](value.value))
+            return self.fold_call(fn[type(node.op)], (value,), node)
         t = arithmetic_type(value.type)
         if isinstance(node.op, ast.UAdd):
             return self.typed(value, t, node)

@@ -58,8 +58,43 @@ def is_missing(value: object) -> bool:
     return value is _MISSING
 
 
+def check_function(fn: object, decorator: str) -> None:
+    """Raises unless `fn` can be compiled: TypeError naming what was passed when it is not a
+    Python function (an int, a class, a builtin, a bound method, ...), a located CompileError
+    for a lambda (its body is an expression, not statements). Reads no source."""
+    if inspect.isfunction(fn):
+        if fn.__name__ == "<lambda>":
+            raise _lambda_error(fn, decorator)
+        return
+    raise TypeError(f"{decorator} needs a function defined with def, got {_what(fn)}")
+
+
+def _what(obj: object) -> str:
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if inspect.ismethod(obj):
+        return f"the bound method {name} (decorate a plain function: kernels have no self)"
+    if inspect.isclass(obj):
+        return f"the class {name}"
+    if inspect.isbuiltin(obj):
+        return f"the builtin {name}"
+    return f"{type(obj).__name__} {obj!r:.60}"
+
+
+def _lambda_error(fn: Callable, decorator: str) -> CompileError:
+    code = fn.__code__  # type: ignore[attr-defined]
+    line = linecache.getline(code.co_filename, code.co_firstlineno) or None
+    # the `lambda` keyword is the last one before where its body starts
+    positions = code.co_positions() if hasattr(code, "co_positions") else ()  # Python 3.11+
+    body_col = min((c for ln, _, c, end in positions
+                    if ln == code.co_firstlineno and c is not None and end), default=None)
+    col = (line or "").rfind("lambda", 0, body_col) + 1 or 1
+    return CompileError(f"{decorator} needs a function defined with def, not a lambda",
+                        code.co_filename, code.co_firstlineno, col, line)
+
+
 def load_source(fn: Callable) -> KernelSource:
     """Parses `fn`'s source. Works for functions defined inside other functions (dedented)."""
+    check_function(fn, "a kernel or @pk.func")
     try:
         lines, first_line = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or inspect.getfile(fn)
@@ -70,8 +105,20 @@ def load_source(fn: Callable) -> KernelSource:
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip())
-    module = ast.parse(text)
-    tree = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, RecursionError, MemoryError) as e:
+        # Python compiled the function, so this is source that changed on disk since, or
+        # nesting too deep for the parser at this recursion limit
+        why = "an expression is nested too deeply" if not isinstance(e, SyntaxError) else \
+            f"its source does not parse ({e.msg})"
+        raise CompileError(f"cannot compile {fn.__qualname__}: {why}", file, first_line,
+                           indent + 1, lines[0]) from None
+    tree = next((n for n in module.body if isinstance(n, (ast.FunctionDef,
+                                                          ast.AsyncFunctionDef))), None)
+    if tree is None:
+        raise CompileError(f"cannot compile {fn.__qualname__}: no function definition found at "
+                           "its source lines", file, first_line, indent + 1, lines[0])
     src = KernelSource(fn, tree, text, file, first_line - 1, indent)  # type: ignore[arg-type]
     if isinstance(tree, ast.AsyncFunctionDef):
         raise src.error(tree, "a kernel cannot be 'async def'")

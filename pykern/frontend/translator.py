@@ -7,6 +7,7 @@ one function body (the kernel's, or a `@pk.func`'s for one call signature) withi
 from __future__ import annotations
 
 import ast
+import linecache
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,9 +17,24 @@ from .. import ir
 from ..dtypes import ArrayType, DType
 from ..errors import CompileError, KernelTypeError
 from .calls import CallTranslator
+from .depth import Splitter, check_nesting, recursion_room
 from .exprs import Value
-from .source import KernelSource, load_source
+from .flow import Assignments
+from .source import KernelSource, is_missing, load_source
 from .typerules import PyConst
+
+
+# bytes of pk.local arrays one invocation may have: lavapipe compiles a kernel with 16 KiB in
+# about a second, with 64 KiB in 18 s, 128 KiB in 90 s, 256 KiB in more than two minutes;
+# GPUs spill such arrays to slow scratch memory long before
+MAX_LOCAL_BYTES = 16 * 1024
+
+
+def decl_bytes(decl: ir.ArrayDecl) -> int:
+    size = decl.dtype.itemsize
+    for n in decl.shape:
+        size *= n
+    return size
 
 
 @dataclass
@@ -52,6 +68,9 @@ class Translator(CallTranslator):
         self.locals: dict[str, ir.Local] = {}
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
+        self.flow = Assignments({})
+        self.splitter = Splitter(self.fresh_local)
+        self.temporaries = 0
 
     # ------------------------------------------------------------ plumbing
 
@@ -62,6 +81,19 @@ class Translator(CallTranslator):
               ) -> CompileError:
         return self.src.error(node, message, cls)
 
+    def fresh_local(self, t: DType, loc: ir.Loc) -> str:
+        """A new local no name of the function's can clash with (for a piece of a deep
+        expression)."""
+        while True:
+            name = f"_pk_tmp{self.temporaries}"
+            self.temporaries += 1
+            if not (name in self.assigned or name in self.locals or name in self.params
+                    or name in self.aliases or name in self.constants
+                    or not is_missing(self.src.lookup(name))):
+                break
+        self.locals[name] = ir.Local(name=name, type=t, loc=loc)
+        return name
+
     def note_access(self, array: str, how: ir.Access) -> None:
         if array in self.ctx.access:
             self.ctx.access[array] |= how
@@ -71,7 +103,8 @@ class Translator(CallTranslator):
         for stmt in stmts:
             result = self.visit(stmt)
             if result is not None:
-                out.extend(result if isinstance(result, list) else [result])
+                for s in result if isinstance(result, list) else [result]:
+                    out.extend(self.splitter.stmt(s))  # the backends get shallow expressions
             if out and isinstance(out[-1], (ir.Return, ir.Break, ir.Continue)):
                 # what follows never runs (also after a compile-time `if` whose branch taken
                 # returns): leave it out, as it may not even type-check for this variant
@@ -98,7 +131,10 @@ class Translator(CallTranslator):
                                    f"has type {local.type.name} since {local.loc} (convert it "
                                    f"explicitly, e.g. pk.{local.type.name}(...))",
                              KernelTypeError)
-        return ir.Assign(name=name, value=self.typed(value, local.type, node), loc=self.loc(node))
+        assign = ir.Assign(name=name, value=self.typed(value, local.type, node),
+                           loc=self.loc(node))
+        self.flow.assign(name, assign.loc)
+        return assign
 
     def store(self, target: ast.Subscript, value: Value, node: ast.AST) -> ir.Stmt:
         """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does."""
@@ -160,10 +196,23 @@ class Translator(CallTranslator):
             raise self.error(node, f"'{name}' is already defined; {what}() needs a new name")
         decl = ir.ArrayDecl(name=name, dtype=dt.as_dtype(dtype), shape=tuple(shape), space=space,
                             loc=self.loc(node))
+        if space is ir.MemorySpace.LOCAL:
+            self.check_private_memory(decl, node)
         self.ctx.decls[name] = decl
         self.ctx.array_types[name] = ArrayType(decl.dtype, len(shape))
         self.aliases[name] = name
         return None
+
+    def check_private_memory(self, decl: ir.ArrayDecl, node: ast.AST) -> None:
+        """All of a kernel's pk.local arrays together stay within MAX_LOCAL_BYTES per
+        invocation: drivers keep them in registers or scratch memory, and far past that they
+        take minutes to compile or fail outright."""
+        total = decl_bytes(decl) + sum(decl_bytes(d) for d in self.ctx.decls.values()
+                                       if d.space is ir.MemorySpace.LOCAL)
+        if total > MAX_LOCAL_BYTES:
+            raise self.error(node, f"pk.local arrays would take {total:,} bytes per invocation "
+                                   f"here, more than the limit of {MAX_LOCAL_BYTES:,} (16 KiB): "
+                                   "keep large buffers in pk.shared or global arrays")
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ir.Stmt:
         target = node.target
@@ -186,8 +235,22 @@ class Translator(CallTranslator):
             raise self.error(node.annotation, f"'{ast.unparse(node.annotation)}' is not a scalar "
                                               "type (use pk.i32, pk.f32, ...)", KernelTypeError)
         t = dt.as_dtype(declared)
-        value = PyConst(0) if node.value is None else self.visit(node.value)
-        return self.assign_local(node.target.id, value, node, declared=t)
+        if node.value is None:
+            return self.declare_local(node.target.id, t, node)
+        return self.assign_local(node.target.id, self.visit(node.value), node, declared=t)
+
+    def declare_local(self, name: str, t: DType, node: ast.AnnAssign) -> None:
+        """`name: type` alone gives the variable its type; as in Python, it assigns nothing."""
+        if name in self.aliases:
+            raise self.error(node, f"array '{name}' cannot be re-assigned")
+        local = self.locals.get(name)
+        if local is None:
+            self.locals[name] = ir.Local(name=name, type=t, loc=self.loc(node))
+        elif local.type != t:
+            raise self.error(node, f"'{name}' is declared {t.name} here but has type "
+                                   f"{local.type.name} since {local.loc}", KernelTypeError)
+        self.flow.declare(name, self.loc(node))
+        return None
 
     # ------------------------------------------------------------ control flow
 
@@ -198,21 +261,33 @@ class Translator(CallTranslator):
             # constexpr ifs), so the other may use names or types this variant lacks
             return list(self.block(node.body if test.value else node.orelse))
         cond = self.truth(test, node.test)
-        return ir.If(cond=cond, body=self.block(node.body), orelse=self.block(node.orelse),
-                     loc=self.loc(node))
+        before = self.flow.fork()
+        body = self.block(node.body)
+        after_body, self.flow.state = self.flow.state, before
+        orelse = self.block(node.orelse)
+        self.flow.join_branches(after_body, self.flow.state)
+        return ir.If(cond=cond, body=body, orelse=orelse, loc=self.loc(node))
 
-    def loop_body(self, stmts: list[ast.stmt]) -> tuple[ir.Stmt, ...]:
+    def loop_body(self, node: ast.For | ast.While, runs: str, var: str | None = None
+                  ) -> tuple[ir.Stmt, ...]:
+        """A loop's body; `runs` says whether it may run zero times (see Assignments)."""
+        kind = "for" if isinstance(node, ast.For) else "while"
+        self.flow.enter_loop(kind, self.loc(node), var)
         self.loop_depth += 1
         try:
-            return self.block(stmts)
+            body = self.block(node.body)
         finally:
             self.loop_depth -= 1
+        self.flow.exit_loop(runs)
+        return body
 
     def visit_While(self, node: ast.While) -> ir.Stmt:
         if node.orelse:
             raise self.error(node, "while ... else is not supported in a kernel")
-        cond = self.truth(self.visit(node.test), node.test)
-        return ir.While(cond=cond, body=self.loop_body(node.body), loc=self.loc(node))
+        test = self.visit(node.test)
+        cond = self.truth(test, node.test)
+        runs = "forever" if isinstance(test, PyConst) and test.value else "maybe"
+        return ir.While(cond=cond, body=self.loop_body(node, runs), loc=self.loc(node))
 
     def visit_For(self, node: ast.For) -> ir.Stmt:
         if node.orelse:
@@ -248,20 +323,31 @@ class Translator(CallTranslator):
                              KernelTypeError)
         if local is None:
             self.locals[var] = ir.Local(name=var, type=t, loc=self.loc(node.target))
+        bounds = [v.value if isinstance(v, PyConst) else None for v in values]
+        runs = "once" if None not in bounds and len(range(*bounds)) > 0 else "maybe"
         return ir.ForRange(var=var, start=start, stop=stop, step=step,
-                           body=self.loop_body(node.body), loc=self.loc(node))
+                           body=self.loop_body(node, runs, var), loc=self.loc(node))
 
     def visit_Break(self, node: ast.Break) -> ir.Stmt:
         if not self.loop_depth:
             raise self.error(node, "'break' outside a loop")
-        return ir.Break(loc=self.loc(node))
+        loc = self.loc(node)
+        self.flow.leave(f"the break at {loc}")
+        return ir.Break(loc=loc)
 
     def visit_Continue(self, node: ast.Continue) -> ir.Stmt:
         if not self.loop_depth:
             raise self.error(node, "'continue' outside a loop")
-        return ir.Continue(loc=self.loc(node))
+        loc = self.loc(node)
+        self.flow.next_iteration(f"the continue at {loc}")
+        return ir.Continue(loc=loc)
 
     def visit_Return(self, node: ast.Return) -> ir.Stmt:
+        stmt = self.return_statement(node)
+        self.flow.end_path()
+        return stmt
+
+    def return_statement(self, node: ast.Return) -> ir.Stmt:
         if node.value is None:
             if self.function is not None and self.return_type not in (None, dt.void):
                 raise self.error(node, f"'{self.function}' returns {self.return_type.name} "
@@ -361,10 +447,17 @@ class Translator(CallTranslator):
         sub = Translator(src, self.ctx, {}, aliases, constants, function=fn.__name__)
         for pname, value in scalars:
             sub.locals[pname] = ir.Local(name=pname, type=value.type, loc=sub.loc(src.tree))
+            sub.flow.assign(pname, sub.locals[pname].loc)
         params = tuple(sub.locals.values())
         self.ctx.call_stack.append(fn.__qualname__)
         try:
-            body = sub.block(strip_docstring(src.tree.body))
+            with recursion_room(check_nesting(src.tree, src.error)):
+                body = sub.block(strip_docstring(src.tree.body))
+        except CompileError as e:
+            # name the call that typed the function this way too (both places matter)
+            loc = self.loc(node)
+            raise e.called_from(loc.file, loc.line, loc.col,
+                                linecache.getline(loc.file, loc.line) or None) from None
         finally:
             self.ctx.call_stack.pop()
         rtype = None if sub.return_type in (None, dt.void) else sub.return_type
@@ -400,13 +493,16 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
     prologue: list[ir.Stmt] = []
     for name in constants:
         if name in tr.assigned:
-            raise tr.error(fn, f"constexpr parameter '{name}' cannot be re-assigned")
+            raise tr.error(tr.assigned[name], f"constexpr parameter '{name}' cannot be "
+                                              "re-assigned")
     for name, t in params.items():
         if name in tr.assigned:
             if isinstance(t, ArrayType):
-                raise tr.error(fn, f"array parameter '{name}' cannot be re-assigned")
+                raise tr.error(tr.assigned[name], f"array parameter '{name}' cannot be "
+                                                  "re-assigned")
             # a scalar parameter the body assigns to becomes a local initialised from it
             tr.locals[name] = ir.Local(name=name, type=t, loc=loc)
+            tr.flow.assign(name, loc)
             prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t, loc=loc),
                                       loc=loc))
     body = tr.block(strip_docstring(fn.body))
@@ -432,13 +528,17 @@ def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body
 
 
-def assigned_names(fn: ast.FunctionDef) -> frozenset[str]:
-    """Names the body binds (Python makes them local to the whole function)."""
-    names = set()
+def assigned_names(fn: ast.FunctionDef) -> dict[str, ast.Name]:
+    """Names the body binds (Python makes them local to the whole function), each with the
+    first place in the source that binds it."""
+    names: dict[str, ast.Name] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-    return frozenset(names)
+            first = names.get(node.id)
+            if first is None or (node.lineno, node.col_offset) < (first.lineno,
+                                                                  first.col_offset):
+                names[node.id] = node
+    return names
 
 
 def masked_dims(workgroup: tuple[int, int, int], grid_ndim: int) -> tuple[int, ...]:

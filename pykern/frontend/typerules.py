@@ -14,7 +14,10 @@ Promotion of two typed operands:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from .. import dtypes as dt
 from ..dtypes import DType
@@ -39,6 +42,15 @@ def int_range(t: DType) -> tuple[int, int]:
     if t.kind == dt.UINT:
         return 0, (1 << t.bits) - 1
     return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+
+
+def float_overflow(t: DType) -> float:
+    """The smallest magnitude that rounds to infinity in float type `t`: the largest finite
+    value plus half a unit in its last place (inf for f64, Python's own floats)."""
+    if t.bits >= 64:
+        return math.inf
+    info = np.finfo(t.numpy)
+    return float(info.max) + 2.0 ** (info.maxexp - info.nmant - 2)
 
 
 def convert_constant(value: bool | int | float, t: DType) -> bool | int | float:

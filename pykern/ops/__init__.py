@@ -39,27 +39,3 @@ def other(name: str) -> Callable[..., Any]:
         if fn is not None:
             return fn
     raise NotImplementedError(f"pykern has no '{name}' op yet")
-
-
-def _tensor_aware_builtins() -> None:
-    """`pk.exp`, `pk.sqrt`, ... are kernel builtins (resolved by identity inside kernels) and
-    also API names of tensor functions: outside a kernel they are the tensor functions, taking
-    tensors, numpy arrays, numpy scalars and Python scalars as every elementwise function does
-    (scalars give a 0-d tensor, computed by the same kernel as a tensor would be)."""
-    from .. import builtins as bi
-
-    ew = elementwise
-    ops: dict[object, Callable[..., Any]] = {
-        bi.sqrt: ew.sqrt, bi.exp: ew.exp, bi.log: ew.log, bi.sin: ew.sin, bi.cos: ew.cos,
-        bi.tanh: ew.tanh, bi.floor: ew.floor, bi.ceil: ew.ceil, bi.pow: ew.pow,
-        bi.rsqrt: ew.rsqrt, bi.exp2: ew.exp2, bi.log2: ew.log2, bi.tan: ew.tan,
-        bi.asin: ew.asin, bi.acos: ew.acos, bi.atan: ew.atan, bi.atan2: ew.atan2,
-        bi.sinh: ew.sinh, bi.cosh: ew.cosh, bi.erf: ew.erf, bi.trunc: ew.trunc,
-        bi.round: ew.round, bi.copysign: ew.copysign, bi.isnan: ew.isnan, bi.isinf: ew.isinf,
-        bi.clamp: ew.clip, bi.select: ew.where,
-    }
-    for builtin, op in ops.items():
-        builtin._host = op  # type: ignore[attr-defined]
-
-
-_tensor_aware_builtins()

@@ -178,3 +178,163 @@ def test_error_is_raised_without_internal_frames():
         pk.kernel(k).ir(A)
     frames = [f.filename for f in traceback.extract_tb(info.tb)]
     assert not any("/pykern/frontend/" in f for f in frames), frames
+
+
+# ---------------------------------------------------------------- no raw Python error escapes
+
+
+def test_string_arithmetic_is_a_located_error():
+    def plus(out: pk.f32[:]):
+        out[0] = "a" + 1  # error
+
+    def negate(out: pk.f32[:]):
+        out[0] = -"a"  # error
+
+    def absolute(out: pk.f32[:]):
+        out[0] = abs("s")  # error
+
+    expect_error(plus, (A,), '"a" + 1', "can only concatenate str")
+    expect_error(negate, (A,), '-"a"', "bad operand type for unary -")
+    expect_error(absolute, (A,), 'abs("s")', "bad operand type for abs()")
+
+
+def test_an_unexpected_exception_becomes_an_error_at_the_innermost_node(monkeypatch):
+    # fault injection: a translation step that fails in a way no check foresaw
+    from pykern.frontend.exprs import ExprTranslator
+
+    def broken(self, node):
+        raise ZeroDivisionError("injected")
+
+    monkeypatch.setattr(ExprTranslator, "visit_Compare", broken)
+
+    def k(out: pk.f32[:]):
+        out[0] = 1.0 if out[1] < 2.0 else 0.0  # error
+
+    err = expect_error(k, (A,), "out[1] < 2.0", "ZeroDivisionError: injected")
+    assert "comparison" in str(err)
+
+
+@pk.func
+def takes_a_string_sum(x):
+    return x + "s"  # error
+
+
+@pk.func
+def passes_it_on(x):
+    return takes_a_string_sum(x) * 2.0  # caller
+
+
+def test_an_error_inside_a_device_function_names_its_call_sites():
+    def k(out: pk.f32[:]):
+        out[0] = passes_it_on(out[1])  # kernel call
+
+    with pytest.raises(pk.KernelTypeError) as info:
+        pk.kernel(k).ir(A)
+    err, text = info.value, str(info.value)
+    file = inspect.getsourcefile(k)
+
+    def where(fn, marker, snippet):
+        lines, first = inspect.getsourcelines(fn)
+        k = next(i for i, line in enumerate(lines) if marker in line)
+        return first + k, lines[k].index(snippet) + 1
+
+    inner = where(takes_a_string_sum, "# error", 'x + "s"')
+    middle = where(passes_it_on, "# caller", "takes_a_string_sum(x)")
+    outer = where(k, "# kernel call", "passes_it_on(out[1])")
+    assert (err.line, err.col) == inner
+    assert text.startswith(f"{file}:{inner[0]}:{inner[1]}: the string 's'")
+    assert err.call_sites == ((file, *middle), (file, *outer))
+    assert f"\ncalled from {file}:{middle[0]}:{middle[1]}\n" in text
+    assert f"\ncalled from {file}:{outer[0]}:{outer[1]}\n" in text
+    assert text.index(f":{middle[0]}:") < text.index(f":{outer[0]}:")  # innermost first
+    assert "passes_it_on(out[1])" in text and "^" in text.splitlines()[-1]
+
+
+def test_reassigning_an_array_parameter_points_at_the_assignment():
+    def k(out: pk.f32[:], x: pk.f32[:]):
+        i = pk.global_id(0)
+        out[i] = 1.0
+        x = out  # error  # noqa: F841
+
+    expect_error(k, (A, A), "x = out", "array parameter 'x' cannot be re-assigned")
+
+
+def test_reassigning_a_constexpr_parameter_points_at_the_assignment():
+    def k(out: pk.f32[:], n: pk.constexpr):
+        out[0] = 1.0
+        n += 1  # error
+
+    expect_error(k, (A, 3), "n += 1", "constexpr parameter 'n' cannot be re-assigned")
+
+
+# ---------------------------------------------------------------- pk.kernel of a non-function
+
+
+class Holder:
+    def method(self, out: pk.f32[:]):
+        out[0] = 1.0
+
+
+@pytest.mark.parametrize("obj, words", [
+    (5, "got int 5"),
+    (len, "got the builtin len"),
+    (Holder, "got the class Holder"),
+    (Holder().method, "got the bound method Holder.method"),
+    (pk.kernel(Holder.method), "got Kernel"),
+])
+def test_kernel_of_something_that_is_not_a_function(obj, words):
+    with pytest.raises(TypeError) as info:
+        pk.kernel(obj)
+    assert str(info.value).startswith("@pk.kernel needs a function defined with def, ")
+    assert words in str(info.value)
+    with pytest.raises(TypeError, match="needs a function defined with def"):
+        pk.kernel(workgroup=(64,))(obj)
+
+
+def test_kernel_of_a_lambda_is_a_located_error():
+    line = inspect.currentframe().f_lineno + 1
+    fn = lambda out: None  # noqa: E731
+    with pytest.raises(pk.CompileError) as info:
+        pk.kernel(fn)
+    text = str(info.value)
+    col = inspect.getsource(fn).index("lambda out") + 1
+    assert text.startswith(f"{__file__}:{line}:{col}: @pk.kernel needs a function defined "
+                           "with def, not a lambda"), text
+    assert text.splitlines()[2] == "    " + " " * (col - 1) + "^"
+
+
+# ---------------------------------------------------------------- private memory
+
+
+def test_private_memory_beyond_the_limit_is_refused_at_the_declaration():
+    def k(out: pk.f32[:]):
+        a = pk.local(pk.f32, (2**12,))  # 16 KiB: exactly the limit
+        a[0] = 1.0
+        b = pk.local(pk.u8, 1)  # error
+        b[0] = 2
+        out[0] = a[0] + b[0]
+
+    err = expect_error(k, (A,), "b = pk.local", "pk.local arrays would take 16,385 bytes per "
+                                                "invocation here, more than the limit of 16,384")
+
+    def huge(out: pk.f32[:]):
+        buf = pk.local(pk.f32, (2**30,))  # error
+        out[0] = buf[0]
+
+    expect_error(huge, (A,), "buf = pk.local", "4,294,967,296 bytes per invocation")
+    assert err.line
+
+
+def test_private_memory_up_to_the_limit_runs():
+    @pk.kernel
+    def k(out: pk.f32[:], n: pk.i32):
+        i = pk.global_id(0)
+        a = pk.local(pk.f32, (32, 64))  # 8 KiB
+        b = pk.local(pk.i32, 2048)  # 8 KiB: 16 KiB together
+        a[n, n] = 1.5 * i
+        b[n] = i
+        out[i] = a[n, n] + b[n]
+
+    out = np.zeros(8, np.float32)
+    k[8](out, 31)
+    np.testing.assert_array_equal(out, 2.5 * np.arange(8, dtype=np.float32))
