@@ -4,7 +4,12 @@
 typed locals of every dtype the device has, expressions (arithmetic, comparisons incl. chained,
 `and/or/not`, bit operations and shifts, conditional expressions, casts, `abs/min/max`, math
 functions), `if/elif/else`, `for ... in range(...)` with 1 to 3 arguments and negative steps,
-`while` loops with a counter, `break`/`continue`, augmented assignment and early `return`. Each
+`while` loops with a counter, `break`/`continue`, augmented assignment and early `return`;
+some kernels exchange values through `pk.shared` memory across `pk.barrier()`s with a grid that
+ends inside the last workgroup (such kernels are not masked: the invocations past the grid run
+and take part, and only those inside store), and some read a variable that an `if` without
+`else`, an `elif` chain or a loop may leave unassigned, which must be a compile error naming it
+on the device and in the interpreter alike (and is not when every path assigns it). Each
 local ends up in an output array; `check` launches the kernel on the device and in the
 interpreter and `compare` checks the outputs against each other.
 
@@ -48,6 +53,7 @@ import itertools
 import math
 import os
 import random
+import re
 import sys
 import tempfile
 import textwrap
@@ -263,6 +269,8 @@ class GeneratedKernel:
     outputs: dict[str, tuple[DT, list[Var]]]  # array name -> dtype and the locals it receives
     n: int  # grid size (and input length)
     approx_rtol: float
+    workgroup: int | None = None  # set for kernels with barriers (partial last workgroup)
+    expected_error: str | None = None  # a regex: the kernel must not compile, with this error
 
     def param_names(self) -> list[str]:
         return ([a for a, _ in self.inputs] + [s for s, _ in self.scalars] + list(self.outputs))
@@ -294,6 +302,7 @@ class KernelGenerator:
         self.loop_vars: list[Var] = []  # in scope (read-only)
         self.counters = itertools.count()
         self.budget = Budget(0)
+        self.barrier = False  # the kernel has barriers: invocations past the grid run it too
 
     # ------------------------------------------------------------ types
 
@@ -917,7 +926,65 @@ class KernelGenerator:
         for out, (_, vs) in self.outputs.items():
             for v in vs:
                 lines.append(f"{out}[i * {len(vs)} + {v.slot}] = {v.name}")
+        if self.barrier:  # not masked: only the invocations inside the grid store
+            return ["if pk.global_id(0) < pk.grid(0):"] + indent(lines)
         return lines
+
+    # ------------------------------------------------------------ barriers
+
+    def exchange(self) -> list[str]:
+        """Each invocation puts a value in workgroup memory and, after a barrier, takes its
+        neighbour's: invocations past the grid (there is no mask in a kernel with barriers) take
+        part, so the last, partial workgroup's exchanges come out as the interpreter's."""
+        c = self.c
+        wg = self.workgroup
+        sources = [v for v in self.vars if not v.type.is_bool]
+        if not sources or wg is None:
+            return []
+        lines = ["t = pk.local_id(0)"]
+        for k in range(c.integer(1, 2)):
+            v = c.pick(sources)
+            targets = [w for w in sources if w.type == v.type and (v.exact or not w.exact)]
+            w = c.pick(targets)
+            buf = f"sh{k}"
+            offset = c.integer(1, wg - 1) if wg > 1 else 0
+            lines += [f"{buf} = pk.shared({v.type.pk}, {wg})", f"{buf}[t] = {v.name}",
+                      "pk.barrier()", f"{w.name} = {buf}[(t + {offset}) % {wg}]",
+                      "pk.barrier()"]
+        return lines
+
+    # ------------------------------------------------------------ definite assignment
+
+    def maybe_unassigned(self) -> tuple[list[str], str | None]:
+        """A new variable assigned under a condition or in a loop, then read: a compile error
+        naming it unless every path assigns it (an if with an else that does too). Returns the
+        lines and the expected error (a regex) or None."""
+        c = self.c
+        v = c.pick(self.vars)
+        name = f"u{next(self.counters)}"
+        cond = f"{self.runtime_leaf(v.type)} == {self.runtime_leaf(v.type)}"
+        value = self.expr(v.type, v.exact, 1)
+        if value.literal:
+            value = self.leaf(v.type, v.exact, allow_literal=False)
+        shape = c.pick(["both", "if", "elif", "for", "while"])
+        if shape == "both":
+            other = self.leaf(v.type, v.exact, allow_literal=False)
+            lines = [f"if {cond}:", f"    {name} = {value.code}", "else:",
+                     f"    {name} = {other.code}"]
+        elif shape == "if":
+            lines = [f"if {cond}:", f"    {name} = {value.code}"]
+        elif shape == "elif":
+            lines = [f"if {cond}:", f"    {name} = {value.code}", f"elif {self.condition(1)}:",
+                     "    pass", "else:", f"    {name} = {value.code}"]
+        elif shape == "for":
+            # a run-time trip count: a loop over constant non-empty bounds would assign it
+            lines = [f"for {name}_j in range({self.runtime_leaf(I32)} % 4):",
+                     f"    {name} = {value.code}"]
+        else:
+            lines = [f"{name}_k = 0", f"while {name}_k < {self.small(I32, 0, 3).code}:",
+                     f"    {name}_k += 1", f"    {name} = {value.code}"]
+        lines.append(f"{v.name} = {name}")
+        return lines, None if shape == "both" else f"'{name}' may be unassigned here"
 
     # ------------------------------------------------------------ the kernel
 
@@ -930,8 +997,13 @@ class KernelGenerator:
         for k in range(c.pick([0, 1, 2], [3, 2, 1])):
             self.scalars.append((f"s{k}", self.some_type()))
         self.budget = Budget(c.integer(3, 25))
+        # kernels with barriers are not masked: invocations past the grid compute the values
+        # of the last one, and store nothing
+        self.barrier = c.chance(15)
+        self.workgroup = c.pick([5, 8, 16, 32]) if self.barrier else None
         # locals, declared up front from the inputs
-        lines = ["i = pk.global_id(0)"]
+        lines = ["i = min(pk.global_id(0), pk.grid(0) - 1)" if self.barrier
+                 else "i = pk.global_id(0)"]
         for k in range(c.integer(1, 5)):
             t = self.some_type()
             exact = not t.is_float or c.chance(40)
@@ -952,6 +1024,12 @@ class KernelGenerator:
             for slot, v in enumerate(vs):
                 v.slot = slot
             self.outputs[f"o_{t.name}"] = (t, vs)
+        if self.barrier:
+            lines += self.exchange()
+        expected_error = None
+        if c.chance(10):
+            unassigned, expected_error = self.maybe_unassigned()
+            lines += unassigned
         body = self.block(0, 0, False, 8)
         lines += body + self.stores()
         params = ([f"{a}: {t.pk}[:]" for a, t in self.inputs]
@@ -961,7 +1039,8 @@ class KernelGenerator:
                              f"def {self.name}({', '.join(params)}):"] + indent(lines)) + "\n"
         return GeneratedKernel(self.name, source, list(self.inputs), list(self.scalars),
                                dict(self.outputs), self.n,
-                               approx_rtol=3e-2 if "pk.f16" in source else 2e-4)
+                               approx_rtol=3e-2 if "pk.f16" in source else 2e-4,
+                               workgroup=self.workgroup, expected_error=expected_error)
 
 
 def dividend(code: str, t: DT) -> str:
@@ -1177,6 +1256,27 @@ class Outcome:
         return "\n".join(p for p in parts if p)
 
 
+def expect_compile_error(gk: GeneratedKernel, kernels: Sequence[Any], args: dict[str, Any]
+                         ) -> Outcome:
+    """The outcome of a kernel that must not compile: each of `kernels` (device, interpreter)
+    must raise pk.CompileError matching `gk.expected_error`, and nothing else."""
+    outcome = Outcome(gk, args)
+    for kernel in kernels:
+        try:
+            run(gk, kernel, args)
+        except pk.CompileError as e:
+            if not re.search(gk.expected_error or "", str(e)):
+                outcome.error = f"the wrong compile error, expected {gk.expected_error!r}:\n{e}"
+                return outcome
+        except Exception:
+            outcome.error = traceback.format_exc()
+            return outcome
+        else:
+            outcome.error = f"compiled and ran, but must fail with {gk.expected_error!r}"
+            return outcome
+    return outcome
+
+
 def check(gk: GeneratedKernel, directory: str, rng: np.random.Generator, runs: int = 1
           ) -> Outcome:
     """Loads `gk`, runs it on the device and in the interpreter with `runs` argument sets, and
@@ -1185,8 +1285,12 @@ def check(gk: GeneratedKernel, directory: str, rng: np.random.Generator, runs: i
         fn = load(gk, directory)
     except Exception:
         return Outcome(gk, {}, error=traceback.format_exc())
-    device, interpreter = pk.kernel(fn), pk.kernel(fn, interpret=True)
+    workgroup = (gk.workgroup,) if gk.workgroup is not None else None
+    device = pk.kernel(fn, workgroup=workgroup)
+    interpreter = pk.kernel(fn, workgroup=workgroup, interpret=True)
     outcome = Outcome(gk, {})
+    if gk.expected_error is not None:
+        return expect_compile_error(gk, (device, interpreter), make_arguments(gk, rng))
     for _ in range(runs):
         args = make_arguments(gk, rng)
         outcome = Outcome(gk, args)
