@@ -65,11 +65,6 @@ X = TypeVar("X")
 # ---------------------------------------------------------------- known bugs worked around
 
 KNOWN_BUGS = {
-    "i32 -> i64 compare": "test_known_bug_sign_extended_i64_compared_with_constant: on lavapipe "
-    "pk.i64(x) < C for an i32 x (OpSConvert, then OpSLessThan and friends with a constant) is "
-    "wrong, and so are i64 // and % of such values (also through pk.u64(x) and back); i32 -> "
-    "i64/u64 conversions are spelled with zero extension instead, and 64-bit ints are never "
-    "mixed with i32 operands",
     "signed zero, inf and nan folding": "test_known_bug_lavapipe_folds_float_zero_constants: "
     "lavapipe folds x * 0.0 to 0.0 (wrong for inf, nan, -x), x + 0.0 to x (wrong for -0.0) and "
     "x / 0.0 to 0.0, even where the module declares SignedZeroInfNanPreserve. Float literals "
@@ -311,10 +306,8 @@ class KernelGenerator:
         return [t for t in self.dtypes if t.is_float]
 
     def narrower(self, t: DT) -> list[DT]:
-        """Types s != t with promote(t, s) == t: the other operand of a mixed operation
-        (not i32 with i64: see KNOWN_BUGS["i32 -> i64 compare"])."""
-        return [s for s in self.dtypes if s != t and promote(t, s) == t
-                and not (t.is_int and t.bits == 64 and s == I32)]
+        """Types s != t with promote(t, s) == t: the other operand of a mixed operation."""
+        return [s for s in self.dtypes if s != t and promote(t, s) == t]
 
     # ------------------------------------------------------------ literals
 
@@ -438,9 +431,6 @@ class KernelGenerator:
                 fn = c.pick(["math.floor", "math.ceil", "math.trunc", "round"])
                 return E(f"{fn}(min(max({inner.code}, {lo}.0), {hi}.0))", I32)
             return E(f"{spelled}(min(max({inner.code}, {lo:.1f}), {hi:.1f}))", t)
-        if u == I32 and t.is_int and t.bits == 64:
-            # sign extension without OpSConvert: see KNOWN_BUGS["i32 -> i64 compare"]
-            return E(f"({t.pk}(pk.u32({e.code})) - ({t.pk}(pk.u32({e.code}) >> 31) << 32))", t)
         spelled = c.pick([t.pk, "float"]) if t == F32 else t.pk
         return E(f"{spelled}({e.code})", t, e.exact)
 
