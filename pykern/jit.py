@@ -27,6 +27,8 @@ from .spirv.debug import DEBUG_BYTES, DEBUG_WORDS
 from .spirv.debug import failure as debug_failure
 from .spirv.layout import DEBUG_BUFFER
 from .spirv.lower import SpirvModule, lower
+from .spirv.loopcap import sites_in_module
+from .loop_status import LoopStatus
 from .tensor import Tensor
 from .spirv.target import Target, features_of
 from .spirv.validate import disassemble, validate
@@ -50,6 +52,7 @@ class CompiledVariant:
     from_disk_cache: bool
     binder: ArgBinder
     array_ndims: dict[str, int]  # of every array the kernel names (for debug reports)
+    loop_status: LoopStatus | None = None  # where the device cuts loops short and it has some
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,8 +70,10 @@ def disk_cache() -> DiskCache | None:
 def target_for(device: Any) -> Target:
     """What the compiler needs to know of a device: its limits and the optional features it
     has (and the runtime enabled)."""
-    return Target(max_push_constants_size=device.info.limits.max_push_constants_size,
-                  features=features_of(device.info.features))
+    limits = device.info.limits
+    return Target(max_push_constants_size=limits.max_push_constants_size,
+                  features=features_of(device.info.features),
+                  loop_iteration_cap=limits.loop_iteration_cap)
 
 
 class Kernel:
@@ -178,7 +183,17 @@ class Kernel:
         program = device.create_program(module.words, module.layout)
         return CompiledVariant(params, module, program, compiled - start,
                                time.perf_counter() - compiled, entry is not None,
-                               ArgBinder(self.__name__, params, module.layout), ndims)
+                               ArgBinder(self.__name__, params, module.layout), ndims,
+                               self._loop_status(module, device))
+
+    def _loop_status(self, module: SpirvModule, device: Any) -> LoopStatus | None:
+        """The status buffer of a module whose loops report being cut short (a module from
+        the disk cache names its loops in its words)."""
+        slot = LoopStatus.slot_of(module.layout)
+        if slot is None:
+            return None
+        sites = module.loop_sites or sites_in_module(module.words)
+        return LoopStatus(device, self.__name__, sites, slot)
 
     def _check_limits(self, kernel_ir: ir.Kernel, device: Any) -> None:
         """Workgroup size and shared memory against the device's limits, as compile errors."""
@@ -276,10 +291,15 @@ class Kernel:
         if self._constexpr_positions:
             args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
+        status = variant.loop_status
+        if status is not None:
+            buffers[status.slot] = status.buffer
         if variant.module.debug_sites:
             self._debug_launch(variant, device, grid, buffers, block)
         else:
             device.launch(variant.program, grid, buffers, block)
+            if status is not None:
+                status.watch()  # a loop cut short raises at the wait for the results
         for array, tensor in copy_back:
             np.copyto(array, tensor.numpy())
 
@@ -294,6 +314,8 @@ class Kernel:
                     if s.name == DEBUG_BUFFER)
         buffers[slot] = report
         device.launch(variant.program, grid, buffers, block)
+        if variant.loop_status is not None:
+            variant.loop_status.watch()
         words = np.empty(DEBUG_WORDS, np.uint32)
         report.read_into(words)
         report.free()

@@ -143,6 +143,7 @@ class BatchQueue:
         self.hung = False  # a wait timed out: the GPU may still be running; never destroy
         self.lost = False  # a wait reported VK_ERROR_DEVICE_LOST
         self.epoch = 0  # barriers recorded so far; see the module docstring
+        self._checks: deque[Callable[[], None]] = deque()  # see `after`
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
         self._begin_info = ffi.new(
@@ -254,7 +255,11 @@ class BatchQueue:
 
     def wait(self, serial: int) -> None:
         """Returns once the batch `serial` (and every one before it) has finished, submitting
-        the open batch if it is the one."""
+        the open batch if it is the one; then runs the checks due (see `after`)."""
+        self._wait_for(serial)
+        self._run_checks()
+
+    def _wait_for(self, serial: int) -> None:
         if serial <= self.completed:
             return
         if self.recording is not None and self.recording.serial <= serial:
@@ -263,10 +268,23 @@ class BatchQueue:
             self._retire(self.in_flight[0])
 
     def wait_all(self) -> None:
-        """Submits the open batch and waits for everything."""
+        """Submits the open batch and waits for everything; then runs the checks due."""
         self.submit()
         while self.in_flight:
             self._retire(self.in_flight[0])
+        self._run_checks()
+
+    def after(self, serial: int, check: Callable[[], None]) -> None:
+        """Runs `check` at the end of the first `wait` or `wait_all` once batch `serial` has
+        finished (the batch retiring inside that wait or before it), after the queue's own
+        bookkeeping: an exception `check` raises comes out of that wait, and the checks still
+        due run at the next one. A check may use the device (read a buffer, say)."""
+        self.defer(serial, lambda: self._checks.append(check))
+
+    def _run_checks(self) -> None:
+        checks = self._checks
+        while checks:
+            checks.popleft()()
 
     def defer(self, serial: int, release: Callable[[], None]) -> None:
         """Runs `release` once batch `serial` has finished (at once if it has)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import AtomicOp as A
 
+from . import loopcap
 from .arrays import ArrayAccess, FloatAsBits
 from .context import LoweringContext
 from .control import Loop, selection, while_loop
@@ -120,5 +121,5 @@ def _cas_loop(ctx: LoweringContext, ty: FloatType, bits: IntType, pointer: int, 
         fn.store(expected, seen)
         selection(fn, fn.i_equal(BOOL, seen, old), loop.break_, None)
 
-    while_loop(ctx, lambda: ctx.const(BOOL, True), attempt)
+    while_loop(ctx, lambda: ctx.const(BOOL, True), attempt, loopcap.CAS)
     return fn.bitcast(ty, fn.load(bits, expected))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import loopcap
 from .context import LoweringContext
 from .control import Loop, while_loop
 from .function import FunctionBuilder as FB
@@ -214,7 +215,8 @@ def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
         fn.store(r_var, fn.u_mod(uty, fn.shift_left_logical(uty, fn.load(uty, r_var), k), mb))
         fn.store(d_var, fn.i_sub(uty, d, k))
 
-    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)), reduce)
+    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)), reduce,
+               loopcap.FLOAT_MOD)
     r = fn.load(uty, r_var)
 
     # r * 2**(eb - bias - m), exactly: r * 2**-m is in [0, 2), 2**(eb - bias) is a normal float
@@ -260,7 +262,7 @@ def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
         fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
 
     while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero),
-               square_and_multiply)
+               square_and_multiply, loopcap.INT_POW)
 
     result = fn.load(ty, result_var)
     if negative_exp is None:

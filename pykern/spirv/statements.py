@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from pykern import ir
 
-from . import arrays
+from . import arrays, loopcap
 from .context import LoweringContext
 from .control import Loop, counted_loop, selection, while_loop
 from .expressions import ExpressionLowering
@@ -35,6 +36,7 @@ class StatementLowering:
             method = _DISPATCH.get(type(stmt))
             if method is None:
                 raise AssertionError(f"no lowering for IR statement {type(stmt).__name__}")
+            self.ctx.loc = stmt.loc
             method(self, stmt)
 
     def _assign(self, s: ir.Assign) -> None:
@@ -47,7 +49,8 @@ class StatementLowering:
         array = self.ctx.arrays[s.array]
 
         def access() -> None:
-            arrays.store(self.fn, self.ctx.module, array, indices, value)
+            arrays.store(self.fn, self.ctx.module, array, self.ctx.local_indices(array, indices),
+                         value)
 
         if self.ctx.debug is None:
             access()
@@ -75,8 +78,11 @@ class StatementLowering:
         selection(self.fn, cond, lambda: self.lower_block(s.body), orelse)
 
     def _while(self, s: ir.While) -> None:
-        while_loop(self.ctx, lambda: self.expr.lower(s.cond),
-                   lambda loop: self._loop_body(loop, s.body))
+        # a guarded while loop leaves on a flag, which is one of the shapes in which lavapipe
+        # loses pk.local stores
+        with self._local_indices_hidden():
+            while_loop(self.ctx, lambda: self.expr.lower(s.cond),
+                       lambda loop: self._loop_body(loop, s.body), loopcap.WHILE)
 
     def _for_range(self, s: ir.ForRange) -> None:
         # Python: bounds evaluated once, in order; the loop counts its iterations on a hidden
@@ -103,7 +109,24 @@ class StatementLowering:
             fn.store(var, value)
             self._loop_body(loop, s.body)
 
-        counted_loop(ctx, uty, trips, body, f"{s.var}.k")
+        with self._local_indices_hidden(_leaves_early(s.body)):
+            counted_loop(ctx, uty, trips, body, f"{s.var}.k", loopcap.FOR)
+
+    @contextmanager
+    def _local_indices_hidden(self, needed: bool = True) -> Iterator[None]:
+        """Inside the loop emitted in this block, `pk.local` indices get the guard's hidden
+        zero added (on a target with a loop guard, where `needed`): see `pykern.spirv.loopcap`.
+        The zero is loaded here, before the loop, so that it dominates the whole loop."""
+        ctx = self.ctx
+        if (not needed or ctx.loops is None or ctx.hidden_zero is not None
+                or not any(a.space is ir.MemorySpace.LOCAL for a in ctx.kernel.arrays)):
+            yield
+            return
+        ctx.hidden_zero = ctx.loops.zero(ctx)
+        try:
+            yield
+        finally:
+            ctx.hidden_zero = None
 
     def _loop_body(self, loop: Loop, body: Sequence[ir.Stmt]) -> None:
         self._loops.append(loop)
@@ -121,6 +144,20 @@ class StatementLowering:
             self.fn.return_()
         else:
             self.fn.return_value(self.expr.lower(s.value))
+
+
+def _leaves_early(body: Sequence[ir.Stmt]) -> bool:
+    """Whether a loop with this body has an exit besides its test: a `break` of its own or a
+    `return` anywhere inside."""
+    for stmt in body:
+        if isinstance(stmt, (ir.Break, ir.Return)):
+            return True
+        if isinstance(stmt, ir.If) and (_leaves_early(stmt.body) or _leaves_early(stmt.orelse)):
+            return True
+        if isinstance(stmt, (ir.While, ir.ForRange)) and any(
+                isinstance(node, ir.Return) for node in ir.walk(stmt)):
+            return True
+    return False
 
 
 _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {

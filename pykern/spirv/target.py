@@ -63,12 +63,17 @@ class Target:
     Where a feature only makes code faster (native float atomics) or more exact
     (PRESERVE_INF_NAN), its absence selects another way (a compare-and-swap loop; fast math)
     instead of a refusal.
+
+    `loop_iteration_cap` is the number of loop iterations after which the device's driver
+    ends every loop of an invocation without a word (`DeviceLimits.loop_iteration_cap`); where
+    it is set, every loop reports being cut short (`pykern.spirv.loopcap`).
     """
 
     max_push_constants_size: int = 128
     features: frozenset[str] = ALL_FEATURES
     spirv_version: tuple[int, int] = (1, 5)
     target_env: str = "vulkan1.2"
+    loop_iteration_cap: int | None = None
 
 
 def required_features(capabilities: frozenset[Capability]) -> frozenset[str]:

@@ -144,8 +144,57 @@ def insertion_two_arrays(x: pk.i32[:, :], lengths: pk.i32[:], perm: pk.i32[:, :]
         perm[r, j] = where[j]
 
 
+def bubble_early_exit(x: pk.i32[:, :], lengths: pk.i32[:], perm: pk.i32[:, :]):
+    # the classic bubble sort: a pass without swaps ends it (a `break`); the passes are a
+    # while loop with a break in a for loop that may break too
+    r = pk.global_id(0)
+    n = lengths[r]
+    buf = pk.local(pk.i32, 8)
+    for j in range(n):
+        buf[j] = x[r, j]
+    a = 0
+    while True:
+        swapped = False
+        for b in range(n - 1 - a):
+            if b == 100:
+                break
+            if buf[b] > buf[b + 1]:
+                t = buf[b]
+                buf[b] = buf[b + 1]
+                buf[b + 1] = t
+                swapped = True
+        a += 1
+        if not swapped:
+            break
+    for j in range(n):
+        x[r, j] = buf[j]
+    perm[r, 0] = a  # the number of passes
+
+
+def bubble_returns(x: pk.i32[:, :], lengths: pk.i32[:], perm: pk.i32[:, :]):
+    # `return` from inside the loops once sorted: a loop with a second exit
+    r = pk.global_id(0)
+    n = lengths[r]
+    buf = pk.local(pk.i32, 8)
+    for j in range(n):
+        buf[j] = x[r, j]
+    for _a in range(n + 1):
+        swaps = 0
+        for b in range(n - 1):
+            if buf[b] > buf[b + 1]:
+                t = buf[b]
+                buf[b] = buf[b + 1]
+                buf[b + 1] = t
+                swaps += 1
+        if swaps == 0:
+            for j in range(n):
+                x[r, j] = buf[j]
+            return
+
+
 @pytest.mark.parametrize("kernel_fn", [bubble_for, bubble_while, bubble_downward,
-                                       bubble_runtime_step, insertion_two_arrays],
+                                       bubble_runtime_step, insertion_two_arrays,
+                                       bubble_early_exit, bubble_returns],
                          ids=lambda f: f.__name__)
 def test_local_array_sorts_with_runtime_trip_counts(kernel_fn):
     x, lengths = rows()
