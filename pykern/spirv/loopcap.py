@@ -18,15 +18,24 @@ that code after a loop is reached only through its exits, where the exit test fa
 - A counted loop (`counted_loop`: a `for` over a range) compares its counter k with the trip
   count after the loop: k != trips means iterations were left. The exit test, k < trips, is
   another comparison, so the driver cannot fold the check, and a constant trip count still
-  lets it unroll the loop (the check then folds away with it). A cut at the back-edge of the
-  last iteration finds k == trips: the loop was done, no report. `break` sets k to trips - 1
-  and goes on through the continue block, so the loop keeps one exit and k == trips after it.
-- A while loop (`while_loop`) evaluates its condition at the end of each iteration (and once
-  before the first) into a variable `more`; the loop runs while `more and token`, `token`
-  being word 0 of the status buffer compared with 0 (always true, unknown to the driver), and
-  after the loop, `more` true means it was cut. Testing at the end of the iteration means a
-  loop whose last iteration used the last back-edge allowed knows it was done. `break` sets
-  `more` false and goes on through the continue block, which then skips the condition.
+  lets it unroll the loop (the check then folds away with it). `break` sets k to trips and
+  goes on through the continue block, so the loop keeps one exit and k == trips after it.
+- A while loop (`while_loop`) evaluates its condition before the loop and again at the end of
+  each iteration into a variable `more`; the loop runs while `more and token`, `token` being
+  word 0 of the status buffer compared with 0 (always true, unknown to the driver), and after
+  the loop, `more` true means it was cut. `break` sets `more` false and goes on through the
+  continue block.
+
+The step of both (k += 1, the condition) runs in the body, before each branch to the continue
+block, not in the continue block: Mesa moves a continue block reached from several places (a
+`continue`) to the top of the loop, after the back-edge. So a loop whose last iteration used
+the last back-edge allowed finished its step before it and knows it was done: no report.
+
+The same driver loses stores to `pk.local` arrays indexed by an induction variable (`buf[b]`
+then `buf[b + 1]`) in loops with a second exit (`break`, `return`) and in loops that leave on a
+flag, as a guarded while loop does. In those loops (`StatementLowering`) the indices of
+`pk.local` arrays get `zero` added, a run-time 0 read from the status buffer, which keeps the
+driver from treating them as induction variables.
 
 Status buffer words (u32): word 0 is 0 (the token); word 1 + s counts the invocations whose
 loop site s was cut (atomic adds; the host compares with what it saw before). Each site is
