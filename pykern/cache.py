@@ -45,6 +45,7 @@ from .frontend.source import KernelSource, is_missing
 from .runtime.files import PrivateDirectory
 from .runtime.layout import BindingLayout
 from .spirv.layout import plan_layout
+from .spirv.loopcap import sites_in_module
 from .spirv.validate import SpirvValidationError
 
 FORMAT_VERSION = 2
@@ -213,11 +214,13 @@ def entry_digest(key: str, meta: dict, words: bytes) -> str:
 
 
 def planned_layout(params: tuple[ir.Param, ...], workgroup: tuple[int, int, int],
-                   max_push_size: int) -> BindingLayout:
+                   max_push_size: int, words: bytes) -> BindingLayout:
     """The binding layout lowering gives a (non-debug) kernel with these parameters and
-    workgroup: it depends on nothing else, so entries do not store it."""
+    workgroup, compiled to `words`: it depends on nothing else (a module whose loops report
+    being cut short names them in its words, and has the slot of their status buffer), so
+    entries do not store it."""
     stub = ir.Kernel(name="cached", params=params, locals=(), body=(), workgroup=workgroup)
-    return plan_layout(stub, max_push_size)
+    return plan_layout(stub, max_push_size, loop_status=bool(sites_in_module(words)))
 
 
 def _params_from(doc: object, signature: Sequence[tuple[str, object]]) -> tuple | None:
@@ -294,13 +297,18 @@ class DiskCache:
                 warnings.warn(f"pykern: a cached module failed spirv-val, compiling it again: "
                               f"{first[0]}", stacklevel=3)
                 return None
-        return CacheEntry(words, params, planned_layout(params, workgroup, max_push_size))
+        try:
+            layout = planned_layout(params, workgroup, max_push_size, words)
+        except (ValueError, KeyError, TypeError, struct.error):  # loop sites of another shape
+            return None
+        return CacheEntry(words, params, layout)
 
     def store(self, key: str, words: bytes, params: tuple[ir.Param, ...],
               layout: BindingLayout, max_push_size: int) -> None:
         """Stores a module, unless its layout is not the one a load would plan (then a load
         could not give it back as it is)."""
-        if not self.enabled or layout != planned_layout(params, layout.workgroup, max_push_size):
+        if not self.enabled or \
+                layout != planned_layout(params, layout.workgroup, max_push_size, words):
             return
         meta: dict[str, object] = {"format": FORMAT_VERSION,
                                    "access": [p.access.value for p in params]}

@@ -35,6 +35,8 @@ from .spirv.debug import DEBUG_BYTES, DEBUG_WORDS
 from .spirv.debug import failure as debug_failure
 from .spirv.layout import DEBUG_BUFFER
 from .spirv.lower import SpirvModule, lower, strict_float_shortfall
+from .spirv.loopcap import sites_in_module
+from .loop_status import LoopStatus
 from .tensor import Tensor
 from .spirv.target import Target, features_of, float_controls_of
 from .spirv.validate import disassemble, validate
@@ -82,6 +84,7 @@ class CompiledVariant:
     from_disk_cache: bool
     binder: ArgBinder
     array_ndims: dict[str, int]  # of every array the kernel names (for debug reports)
+    loop_status: LoopStatus | None = None  # where the device cuts loops short and it has some
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,10 +102,11 @@ def disk_cache() -> DiskCache | None:
 def target_for(device: Any) -> Target:
     """What the compiler needs to know of a device: its limits and the optional features it
     has (and the runtime enabled)."""
-    features = device.info.features
-    return Target(max_push_constants_size=device.info.limits.max_push_constants_size,
+    limits, features = device.info.limits, device.info.features
+    return Target(max_push_constants_size=limits.max_push_constants_size,
                   features=features_of(features),
-                  float_controls=float_controls_of(features.float_controls))
+                  float_controls=float_controls_of(features.float_controls),
+                  loop_iteration_cap=limits.loop_iteration_cap)
 
 
 class Kernel:
@@ -228,7 +232,17 @@ class Kernel:
         program = device.create_program(module.words, module.layout)
         return CompiledVariant(params, module, program, compiled - start,
                                time.perf_counter() - compiled, entry is not None,
-                               ArgBinder(self.__name__, params, module.layout), ndims)
+                               ArgBinder(self.__name__, params, module.layout), ndims,
+                               self._loop_status(module, device))
+
+    def _loop_status(self, module: SpirvModule, device: Any) -> LoopStatus | None:
+        """The status buffer of a module whose loops report being cut short (a module from
+        the disk cache names its loops in its words)."""
+        slot = LoopStatus.slot_of(module.layout)
+        if slot is None:
+            return None
+        sites = module.loop_sites or sites_in_module(module.words)
+        return LoopStatus(device, self.__name__, sites, slot)
 
     def _warn_strict_shortfall(self, module: SpirvModule, target: Target, device: Any) -> None:
         """Says, once per variant, which float controls strict mode could not have."""
@@ -354,6 +368,9 @@ class Kernel:
         if self._constexpr_positions:
             args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
+        status = variant.loop_status
+        if status is not None:
+            buffers[status.slot] = status.buffer
         try:
             if variant.module.debug_sites:
                 self._debug_launch(variant, device, grid, buffers, block)
@@ -364,6 +381,8 @@ class Kernel:
             # anything: name the parameter (the binder's fast path does not look)
             diagnose_buffers(self.__name__, variant.params, args, device)
             raise
+        if status is not None and not variant.module.debug_sites:
+            status.watch()  # a loop cut short raises at the wait for the results
         for array, tensor in copy_back:
             np.copyto(array, tensor.numpy())
 
@@ -378,6 +397,8 @@ class Kernel:
                     if s.name == DEBUG_BUFFER)
         buffers[slot] = report
         device.launch(variant.program, grid, buffers, block)
+        if variant.loop_status is not None:
+            variant.loop_status.watch()
         words = np.empty(DEBUG_WORDS, np.uint32)
         report.read_into(words)
         report.free()

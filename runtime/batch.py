@@ -153,6 +153,7 @@ class BatchQueue:
         self.hung = False  # a wait timed out: the GPU may still be running; never destroy
         self.lost = False  # a wait reported VK_ERROR_DEVICE_LOST
         self.epoch = 0  # barriers recorded so far; see the module docstring
+        self._checks: deque[Callable[[], None]] = deque()  # see `after`
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
         self._begin_info = ffi.new(
@@ -297,7 +298,11 @@ class BatchQueue:
 
     def wait(self, serial: int) -> None:
         """Returns once the batch `serial` (and every one before it) has finished, submitting
-        the open batch if it is the one."""
+        the open batch if it is the one; then runs the checks due (see `after`)."""
+        self._wait_for(serial)
+        self._run_checks()
+
+    def _wait_for(self, serial: int) -> None:
         if serial <= self.completed:
             return
         if self.recording is not None and self.recording.serial <= serial:
@@ -306,10 +311,23 @@ class BatchQueue:
             self._retire(self.in_flight[0])
 
     def wait_all(self) -> None:
-        """Submits the open batch and waits for everything."""
+        """Submits the open batch and waits for everything; then runs the checks due."""
         self.submit()
         while self.in_flight:
             self._retire(self.in_flight[0])
+        self._run_checks()
+
+    def after(self, serial: int, check: Callable[[], None]) -> None:
+        """Runs `check` at the end of the first `wait` or `wait_all` once batch `serial` has
+        finished (the batch retiring inside that wait or before it), after the queue's own
+        bookkeeping: an exception `check` raises comes out of that wait, and the checks still
+        due run at the next one. A check may use the device (read a buffer, say)."""
+        self.defer(serial, lambda: self._checks.append(check))
+
+    def _run_checks(self) -> None:
+        checks = self._checks
+        while checks:
+            checks.popleft()()
 
     def defer(self, serial: int, release: Callable[[], None]) -> None:
         """Runs `release` once batch `serial` has finished (at once if it has)."""
@@ -349,7 +367,7 @@ class BatchQueue:
 
     def _retire(self, batch: Batch) -> None:
         """Waits for the oldest batch in flight, `batch`, and recycles it."""
-        result = self._wait_for(batch)
+        result = self._wait_fence(batch)
         if result == _vk.TIMEOUT:
             self.hung = True
             raise DeviceError(
@@ -368,7 +386,7 @@ class BatchQueue:
             _vk.check(self._fn.vkResetFences(self._dev, 1, batch.fence_array), "vkResetFences")
             self._recycle(batch)
 
-    def _wait_for(self, batch: Batch) -> int:
+    def _wait_fence(self, batch: Batch) -> int:
         """vkWaitForFences on the batch's fence for at most the timeout, in slices of
         WAIT_SLICE_NS: Python delivers a Ctrl-C between two slices, not only once the whole
         wait is over (the batch then stays in flight, waited for again by the next wait)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import _vk
 from ._vk import ffi, lib
@@ -249,6 +249,16 @@ class Device:
         with self._lock:
             self._check_open()
             self._batches.wait_all()
+
+    def after(self, serial: int, check: Callable[[], None]) -> None:
+        """Runs `check` once the batch `serial` has finished (a launch's batch is the
+        `use_serial` its buffers got), at the end of the next wait for the device's work
+        (`sync`, reading a buffer, ...); an exception `check` raises is raised by that wait,
+        after everything the wait did is accounted for. For reports from a launch: whatever
+        went wrong surfaces where the results are waited for."""
+        with self._lock:
+            self._check_open()
+            self._batches.after(serial, check)
 
     def timer(self) -> GpuTimer:
         """A context manager measuring the device time of the work recorded inside it:

@@ -16,6 +16,11 @@ KINDS = {
     lib.VK_PHYSICAL_DEVICE_TYPE_OTHER: "other",
 }
 
+# drivers that end every loop of an invocation after a number of iterations in total, by
+# VkDriverId: Mesa's llvmpipe (lavapipe) counts loop back-edges per invocation batch and stops
+# at 65,535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), in every version we know
+LOOP_ITERATION_CAPS = {lib.VK_DRIVER_ID_MESA_LLVMPIPE: 65535}
+
 SUBGROUP_OPERATIONS = (
     (lib.VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"),
     (lib.VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"),
@@ -87,6 +92,10 @@ class DeviceLimits:
     min_uniform_buffer_offset_alignment: int
     timestamp_period: float  # nanoseconds per timestamp tick
     max_push_descriptors: int = 0  # VK_KHR_push_descriptor; 0 without it
+    # Loop iterations the driver lets one invocation run, all its loops together, before it
+    # silently ends every loop still running (None: no such cap). lavapipe has one
+    # (LP_MAX_TGSI_LOOP_ITERATIONS, one counter shared by every loop of the shader).
+    loop_iteration_cap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +149,10 @@ class DeviceInfo:
             f"{lim.max_workgroup_count[0]} groups per dispatch, "
             f"storage buffers up to {lim.max_storage_buffer_range / 2**20:.0f} MiB, "
             f"push constants {lim.max_push_constants_size} B, "
-            f"shared memory {lim.max_shared_memory // 1024} KiB\n"
+            f"shared memory {lim.max_shared_memory // 1024} KiB"
+            + (f", loops cut after {lim.loop_iteration_cap:,} iterations per invocation"
+               if lim.loop_iteration_cap is not None else "")
+            + "\n"
             f"    features: {', '.join(flags) or 'none'}; "
             f"subgroup ops: {', '.join(sorted(f.subgroup_operations)) or 'none'}\n"
             f"    float controls: {f.float_controls}"
@@ -225,6 +237,7 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         max_push_descriptors=push.maxPushDescriptors
         if "VK_KHR_push_descriptor" in extensions
         else 0,
+        loop_iteration_cap=LOOP_ITERATION_CAPS.get(driver.driverID),
     )
     return DeviceInfo(
         index=index,

@@ -147,6 +147,7 @@ class DeclaredArray:
         self.encoding = encoding
         self._storage = (StorageClass.Workgroup if decl.space == ir.MemorySpace.SHARED
                          else StorageClass.Private)
+        self.private = self._storage == StorageClass.Private  # a pk.local array
         self._variable: int | None = None
         # row-major strides, in elements
         self._strides = [math.prod(decl.shape[k + 1:]) for k in range(len(decl.shape))]

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import AtomicOp as A
 
+from . import loopcap
 from .arrays import ArrayAccess, FloatAsBits
 from .context import LoweringContext
-from .control import begin_loop, end_loop, enter_body, selection
+from .control import Loop, selection, while_loop
 from .function import FunctionBuilder as FB
 from .grammar import GLSL, Capability, MemorySemantics
 from .types import BOOL, U32, FloatType, IntType, ScalarType
@@ -112,12 +113,13 @@ def _cas_loop(ctx: LoweringContext, ty: FloatType, bits: IntType, pointer: int, 
     relaxed = _relaxed(ctx)
     expected = fn.variable(bits, "cas.expected")
     fn.store(expected, fn.atomic_load(bits, pointer, scope, relaxed))
-    loop = begin_loop(fn)
-    enter_body(fn, loop, ctx.const(BOOL, True))
-    old = fn.load(bits, expected)
-    new = fn.bitcast(bits, combine(ctx, ty, fn.bitcast(ty, old), value))
-    seen = fn.atomic_compare_exchange(bits, pointer, scope, relaxed, relaxed, new, old)
-    fn.store(expected, seen)
-    selection(fn, fn.i_equal(BOOL, seen, old), lambda: fn.branch(loop.merge), None)
-    end_loop(fn, loop)
+
+    def attempt(loop: Loop) -> None:
+        old = fn.load(bits, expected)
+        new = fn.bitcast(bits, combine(ctx, ty, fn.bitcast(ty, old), value))
+        seen = fn.atomic_compare_exchange(bits, pointer, scope, relaxed, relaxed, new, old)
+        fn.store(expected, seen)
+        selection(fn, fn.i_equal(BOOL, seen, old), loop.break_, None)
+
+    while_loop(ctx, lambda: ctx.const(BOOL, True), attempt, loopcap.CAS)
     return fn.bitcast(ty, fn.load(bits, expected))

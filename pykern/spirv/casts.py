@@ -43,10 +43,26 @@ def _float_to_bool(ctx: LoweringContext, src: ScalarType, dst: ScalarType, value
 
 
 def _from_signed(ctx: LoweringContext, src: IntType, dst: IntType, value: int) -> int:
-    # OpSConvert sign-extends or truncates into a type of any signedness
     if src.bits == dst.bits:
         return ctx.fn.bitcast(dst, value)
-    return ctx.fn.s_convert(dst, value)
+    if src.bits > dst.bits:
+        return ctx.fn.s_convert(dst, value)  # truncates, into a type of any signedness
+    return _sign_extend(ctx, src, dst, value)
+
+
+def _sign_extend(ctx: LoweringContext, src: IntType, dst: IntType, value: int) -> int:
+    """`value` widened with copies of its sign bit, without OpSConvert: zero-extended, then
+    (z ^ s) - s with s the source's sign bit, which leaves a non-negative value as it is and
+    subtracts 2**bits from a negative one. lavapipe (Mesa 22.3) miscompiles OpSConvert from
+    i32 to i64 when the result is compared (3 < 5 comes out False, i64 // and % of it are
+    wrong); this spelling it gets right, and other drivers compile it to the same sign
+    extension."""
+    fn = ctx.fn
+    wide = IntType(dst.bits, False)
+    zero_extended = fn.u_convert(wide, fn.bitcast(IntType(src.bits, False), value))
+    sign = ctx.const(wide, 1 << (src.bits - 1))
+    extended = fn.i_sub(wide, fn.bitwise_xor(wide, zero_extended, sign), sign)
+    return fn.bitcast(dst, extended) if dst.signed else extended
 
 
 def _from_unsigned(ctx: LoweringContext, src: IntType, dst: IntType, value: int) -> int:

@@ -14,10 +14,11 @@ from .module import ModuleBuilder
 from .resources import Resources
 from .target import Target
 from .typemap import value_capabilities, value_type
-from .types import ScalarType, SpirvType, VoidType
+from .types import I32, ScalarType, SpirvType, VoidType
 
 if TYPE_CHECKING:
     from .debug import DebugReporter
+    from .loopcap import LoopGuard
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class LoweringContext:
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     locals: dict[str, int] = field(default_factory=dict)
     debug: DebugReporter | None = None  # set when the kernel is compiled in debug mode
+    loops: LoopGuard | None = None  # set when the target's driver cuts loops short
+    loc: ir.Loc = ir.UNKNOWN_LOC  # of the statement being lowered
+    # a run-time 0 the driver cannot see, added to `pk.local` indices inside the loops where
+    # lavapipe loses stores to them (see `pykern.spirv.loopcap`); None elsewhere
+    hidden_zero: int | None = None
 
     def type_of(self, dtype: DType) -> ScalarType | VoidType:
         """The register type of `dtype`, declaring the capability arithmetic on it needs."""
@@ -52,6 +58,13 @@ class LoweringContext:
     def const(self, ty: ScalarType, value: bool | int | float) -> int:
         """The id of a constant of type `ty`."""
         return self.module.constant(ty, value)
+
+    def local_indices(self, array: ArrayAccess, indices: tuple[int, ...]) -> tuple[int, ...]:
+        """The indices to access `array` with: `hidden_zero` added to the first one where it
+        is set and `array` is a `pk.local` array."""
+        if self.hidden_zero is None or not getattr(array, "private", False):
+            return indices
+        return (self.fn.i_add(I32, indices[0], self.hidden_zero), *indices[1:])
 
     def for_function(self, fn: FunctionBuilder) -> LoweringContext:
         """The context for emitting another function of the same kernel."""

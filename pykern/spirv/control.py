@@ -1,6 +1,8 @@
 """Structured control flow shapes: selections and loops, as SPIR-V §2.11 wants them.
 
-A loop is laid out as glslang does it:
+Every loop pykern emits, the user's `for` and `while` and the ones inside operations (integer
+`**`, float `%`, compare-and-swap atomics), comes from `counted_loop` or `while_loop`, laid out
+as glslang lays out a `for`:
 
     pre:      OpBranch %header
     header:   OpLoopMerge %merge %continue None ; OpBranch %cond
@@ -9,7 +11,9 @@ A loop is laid out as glslang does it:
     continue: (the step) OpBranch %header
     merge:
 
-`break` branches to %merge, `continue` to %continue.
+`Loop.break_()` branches to %merge, `Loop.continue_()` to %continue. On a target whose driver
+cuts loops short (`LoweringContext.loops` set), each loop also reports a cut after %merge, and
+its shape changes a little for that: see `pykern.spirv.loopcap`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .context import LoweringContext
 from .function import FunctionBuilder
+from .loopcap import LoopSite
+from .types import BOOL, IntType
 
 Emit = Callable[[], None]
 
@@ -48,39 +55,120 @@ def selection(fn: FunctionBuilder, cond: int, then: Emit | None, orelse: Emit | 
         fn.unreachable()
 
 
-@dataclass(frozen=True)
+@dataclass
 class Loop:
-    """The labels of one loop construct."""
+    """The loop being emitted, as its body sees it: where `break` and `continue` go.
 
+    A loop guarded against being cut short (see `pykern.spirv.loopcap`) runs its step in the
+    body, not in the continue block: `latch` before every branch to the continue block (the
+    end of the body and each `continue`), and `leave` instead for `break`, which then goes on
+    through the continue block and ends the loop at the next test."""
+
+    fn: FunctionBuilder
     header: int
-    cond: int
-    body: int
     continue_target: int
     merge: int
+    latch: Emit | None = None
+    leave: Emit | None = None
+
+    def break_(self) -> None:
+        """Leaves the loop (ends the current block)."""
+        if self.leave is None:
+            self.fn.branch(self.merge)
+        else:
+            self.leave()
+            self.fn.branch(self.continue_target)
+
+    def continue_(self) -> None:
+        """Goes on with the next iteration (ends the current block)."""
+        if self.latch is not None:
+            self.latch()
+        self.fn.branch(self.continue_target)
 
 
-def begin_loop(fn: FunctionBuilder) -> Loop:
+def counted_loop(ctx: LoweringContext, counter: IntType, trips: int,
+                 body: Callable[[Loop, int], None], name: str = "k",
+                 what: str = "loop") -> None:
+    """`for k in range(trips)` on a hidden unsigned `counter` k (a variable called `name`):
+    `body(loop, k)` emits the body, given the id of k's value in this iteration. `what` names
+    the loop in a report that it was cut short.
+
+    k is the loop's only induction variable, and it is what the exit test compares: loops
+    that step a second variable beside the counter they test (the value next to the
+    iterations left, say) are miscompiled by lavapipe (Mesa 22.3) when the body stores to a
+    `pk.local` array at that variable and its successor; a body derives what it needs from k.
+    """
+    fn, guard, site = ctx.fn, ctx.loops, LoopSite(ctx.loc, what)
+    k_var = fn.variable(counter, name)
+    fn.store(k_var, ctx.const(counter, 0))
+
+    def advance() -> None:
+        fn.store(k_var, fn.i_add(counter, fn.load(counter, k_var), ctx.const(counter, 1)))
+
+    if guard is None:
+        loop = _begin(fn)
+    else:  # `break` leaves k == trips, as a finished loop does
+        loop = _begin(fn, latch=advance, leave=lambda: fn.store(k_var, trips))
+    k = fn.load(counter, k_var)
+    _enter_body(fn, loop, fn.u_less_than(BOOL, k, trips))
+    body(loop, k)
+    _end(fn, loop, advance if guard is None else None)
+    if guard is not None:
+        cut = fn.i_not_equal(BOOL, fn.load(counter, k_var), trips)
+        selection(fn, cut, lambda: guard.count(ctx, site), None)
+
+
+def while_loop(ctx: LoweringContext, cond: Callable[[], int], body: Callable[[Loop], None],
+               what: str = "loop") -> None:
+    """`while cond(): body(loop)`; `cond()` emits the condition and returns its id (on a
+    target that cuts loops short it is emitted before the loop and at every end of an
+    iteration). `what` names the loop in a report that it was cut short."""
+    fn, guard, site = ctx.fn, ctx.loops, LoopSite(ctx.loc, what)
+    if guard is None:
+        loop = _begin(fn)
+        _enter_body(fn, loop, cond())
+        body(loop)
+        _end(fn, loop, None)
+        return
+    token = guard.token(ctx)
+    more = fn.variable(BOOL, "more")
+    fn.store(more, cond())
+
+    def test_again() -> None:
+        loc, ctx.loc = ctx.loc, site.loc  # for loops inside the condition, and their reports
+        fn.store(more, cond())
+        ctx.loc = loc
+
+    loop = _begin(fn, latch=test_again, leave=lambda: fn.store(more, ctx.const(BOOL, False)))
+    _enter_body(fn, loop, fn.logical_and(BOOL, fn.load(BOOL, more), token))
+    body(loop)
+    _end(fn, loop, None)
+    selection(fn, fn.load(BOOL, more), lambda: guard.count(ctx, site), None)
+
+
+def _begin(fn: FunctionBuilder, latch: Emit | None = None, leave: Emit | None = None) -> Loop:
     """Emits the loop header and opens the condition block."""
-    loop = Loop(*(fn.new_label() for _ in range(5)))
-    fn.branch(loop.header)
-    fn.begin_block(loop.header)
-    fn.loop_merge(loop.merge, loop.continue_target)
-    fn.branch(loop.cond)
-    fn.begin_block(loop.cond)
-    return loop
+    header, cond, continue_target, merge = (fn.new_label() for _ in range(4))
+    fn.branch(header)
+    fn.begin_block(header)
+    fn.loop_merge(merge, continue_target)
+    fn.branch(cond)
+    fn.begin_block(cond)
+    return Loop(fn, header, continue_target, merge, latch, leave)
 
 
-def enter_body(fn: FunctionBuilder, loop: Loop, cond: int) -> None:
+def _enter_body(fn: FunctionBuilder, loop: Loop, cond: int) -> None:
     """Ends the condition block (`cond` false leaves the loop) and opens the body."""
-    fn.branch_conditional(cond, loop.body, loop.merge)
-    fn.begin_block(loop.body)
+    body = fn.new_label()
+    fn.branch_conditional(cond, body, loop.merge)
+    fn.begin_block(body)
 
 
-def end_loop(fn: FunctionBuilder, loop: Loop, step: Emit | None = None) -> None:
-    """Ends the body, emits the continue block (running `step`, e.g. `i += 1`) and opens the
-    merge block, where code after the loop goes."""
+def _end(fn: FunctionBuilder, loop: Loop, step: Emit | None) -> None:
+    """Ends the body (as `continue` does), emits the continue block (running `step`) and
+    opens the merge block, where code after the loop goes."""
     if fn.is_open:
-        fn.branch(loop.continue_target)
+        loop.continue_()
     fn.begin_block(loop.continue_target)
     if step is not None:
         step()

@@ -55,7 +55,8 @@ class ExpressionLowering:
         indices = self._indices(e.indices)
 
         def access() -> int:
-            return arrays.load(self.fn, self.ctx.module, array, indices)
+            return arrays.load(self.fn, self.ctx.module, array,
+                               self.ctx.local_indices(array, indices))
 
         if self.ctx.debug is None:
             return access()

@@ -13,10 +13,15 @@ The argument block holds, in this order:
 
 Each array parameter gets a storage buffer at the binding equal to its rank among the array
 parameters; a kernel compiled in debug mode gets one more, `DEBUG_BUFFER`, after them (see
-`pykern.spirv.debug`). The launcher packs values into the block in exactly this field order.
+`pykern.spirv.debug`). For a device whose driver cuts loops short, the plan also has a slot
+for `LOOP_STATUS_BUFFER` (see `pykern.spirv.loopcap`), bound after every other binding so that
+`without_loop_status` can drop it from a kernel without loops. The launcher packs values into
+the block in exactly this field order.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pykern import ir
 from pykern.dtypes import DType
@@ -33,11 +38,15 @@ SCALAR_FORMATS = {
 ARRAY_FIELD_FORMAT = "i"
 # the name of the debug-mode report buffer's slot (pykern.spirv.debug re-exports it)
 DEBUG_BUFFER = "__debug__"
+# the name of the slot of the buffer where loops report being cut short (pykern.spirv.loopcap)
+LOOP_STATUS_BUFFER = "__loop_status__"
 
 
-def plan_layout(kernel: ir.Kernel, max_push_size: int = 128) -> BindingLayout:
+def plan_layout(kernel: ir.Kernel, max_push_size: int = 128,
+                loop_status: bool = False) -> BindingLayout:
     """The binding layout of `kernel`: push constants when the block fits `max_push_size`
-    bytes, a uniform buffer bound after the storage buffers otherwise.
+    bytes, a uniform buffer bound after the storage buffers otherwise; with `loop_status`, a
+    last slot for the LOOP_STATUS_BUFFER.
 
     >>> from pykern import dtypes as dt
     >>> k = ir.Kernel(name="k", params=(ir.Param(name="x", type=dt.f32[:]),), locals=(),
@@ -59,7 +68,21 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128) -> BindingLayout:
         fields.append((offset_field(p.name), ARRAY_FIELD_FORMAT))
         fields += [(shape_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
         fields += [(stride_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
-    return BindingLayout.build(buffers, fields, kernel.workgroup, max_push_size)
+    layout = BindingLayout.build(buffers, fields, kernel.workgroup, max_push_size)
+    if not loop_status:
+        return layout
+    # Only atomics touch it, whose order does not matter, and the host reads it after the
+    # launch's batch has finished: launches need no barrier around it, so the runtime's hazard
+    # tracking is told it is neither read nor written (it then counts as read)
+    last = max([b.binding for b in buffers] + [layout.uniform_binding])
+    status = BufferSlot(last + 1, LOOP_STATUS_BUFFER, readable=False, writable=False)
+    return replace(layout, buffers=layout.buffers + (status,))
+
+
+def without_loop_status(layout: BindingLayout) -> BindingLayout:
+    """`layout` without its LOOP_STATUS_BUFFER slot (the last binding, so no other moves)."""
+    return replace(layout, buffers=tuple(b for b in layout.buffers
+                                         if b.name != LOOP_STATUS_BUFFER))
 
 
 def scalar_format(dtype: DType) -> str:

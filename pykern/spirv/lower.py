@@ -15,7 +15,8 @@ from .context import FunctionRef, LoweringContext
 from .debug import DebugReporter, DebugSite
 from .function import FunctionBuilder
 from .grammar import Capability, ExecutionMode, ExecutionModel, Op
-from .layout import plan_layout
+from .layout import plan_layout, without_loop_status
+from .loopcap import LoopGuard, LoopSite
 from .module import ModuleBuilder
 from .resources import Resources
 from .statements import StatementLowering
@@ -31,8 +32,10 @@ DEFAULT_TARGET = Target()
 @dataclass(frozen=True)
 class SpirvModule:
     """A compiled kernel: SPIR-V `words` (little-endian bytes), how to bind it (`layout`), its
-    entry point, the optional device features (`pykern.spirv.target` names) it needs, and in
-    debug mode the sites its debug buffer can name (`pykern.spirv.debug`)."""
+    entry point, the optional device features (`pykern.spirv.target` names) it needs, in
+    debug mode the sites its debug buffer can name (`pykern.spirv.debug`), and for a target
+    that cuts loops short the loops that report it (`pykern.spirv.loopcap`; the layout then
+    has the LOOP_STATUS_BUFFER slot)."""
 
     words: bytes
     layout: BindingLayout
@@ -40,6 +43,7 @@ class SpirvModule:
     required_features: frozenset[str] = field(default_factory=frozenset)
     debug_sites: tuple[DebugSite, ...] = ()
     masked: bool = True  # the kernel's body starts with the grid mask (ir.Kernel.masked)
+    loop_sites: tuple[LoopSite, ...] = ()
 
 
 def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
@@ -50,14 +54,15 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     rejects the output, NotImplementedError for what this backend does not do: f64
     transcendental functions, 8/16-bit atomics).
     """
-    layout = plan_layout(kernel, target.max_push_constants_size)
+    guard = LoopGuard() if target.loop_iteration_cap is not None else None
+    layout = plan_layout(kernel, target.max_push_constants_size, loop_status=guard is not None)
     module = ModuleBuilder(target.spirv_version)
     module.require(Capability.Shader)
     resources = Resources(module, kernel, layout)
     entry = FunctionBuilder(module, name=kernel.name, strict=target.strict_float)
     ctx = LoweringContext(kernel, module, entry, resources, target,
                           kernel_arrays(kernel, module, resources, target),
-                          debug=DebugReporter() if kernel.debug else None)
+                          debug=DebugReporter() if kernel.debug else None, loops=guard)
 
     # callees come first in `kernel.functions`, so each body can name those before it
     for function in kernel.functions:
@@ -78,7 +83,10 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
             f"kernel {kernel.name!r} needs device features the device lacks: "
             f"{', '.join(sorted(missing))}", kernel.loc.file, kernel.loc.line, kernel.loc.col)
     sites = tuple(ctx.debug.sites) if ctx.debug is not None else ()
-    return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked)
+    loop_sites = tuple(guard.sites) if guard is not None else ()
+    if guard is not None and not loop_sites:
+        layout = without_loop_status(layout)  # no loop: nothing to bind
+    return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked, loop_sites)
 
 
 # the float controls (SPV_KHR_float_controls) execution modes, each with its capability

@@ -2,7 +2,7 @@
 
 Sections are kept apart and assembled in the order of the SPIR-V spec §2.4 (logical layout):
 capabilities, extensions, extended-instruction imports, memory model, entry points, execution
-modes, debug names, annotations, types/constants/global variables, function definitions.
+modes, debug strings and names, annotations, types/constants/global variables, function definitions.
 Function bodies are built by `pykern.spirv.function.FunctionBuilder` and handed back here.
 """
 
@@ -61,6 +61,7 @@ class ModuleBuilder:
             Op.MemoryModel, operands=(AddressingModel.Logical, MemoryModel.GLSL450))
         self._entry_points: list[Instruction] = []
         self._execution_modes: list[Instruction] = []
+        self._strings: list[Instruction] = []
         self._names: dict[tuple[int, int | None], Instruction] = {}
         self._annotations: dict[Instruction, None] = {}  # an ordered set
         self._globals: list[Instruction] = []
@@ -113,6 +114,13 @@ class ModuleBuilder:
     def execution_mode(self, function: int, mode: ExecutionMode, *literals: int) -> None:
         self._execution_modes.append(
             Instruction(Op.ExecutionMode, operands=(function, mode, *literals)))
+
+    def string(self, text: str) -> int:
+        """An OpString (debug information: the module carries `text`, nothing refers to it
+        unless asked); returns its id."""
+        result = self.new_id()
+        self._strings.append(Instruction(Op.String, None, result, (text,)))
+        return result
 
     def name(self, target: int, text: str) -> None:
         """An OpName for the disassembly; the first name given to an id wins."""
@@ -258,7 +266,7 @@ class ModuleBuilder:
             [self._memory_model],
             list(self._entry_points),
             list(self._execution_modes),
-            list(self._names.values()),
+            list(self._strings) + list(self._names.values()),
             list(self._annotations),
             list(self._globals),
             list(self._functions),

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import loopcap
 from .context import LoweringContext
-from .control import begin_loop, end_loop, enter_body
+from .control import Loop, while_loop
 from .function import FunctionBuilder as FB
 from .grammar import GLSL
 from .typemap import unsigned, value_capabilities
@@ -207,13 +208,15 @@ def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
     d_var = fn.variable(uty, "fmod.d")
     fn.store(r_var, fn.u_mod(uty, ma, mb))
     fn.store(d_var, fn.i_sub(uty, ea, eb))
-    loop = begin_loop(fn)
-    enter_body(fn, loop, fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)))
-    d = fn.load(uty, d_var)
-    k = fn.select(uty, fn.u_less_than(BOOL, d, u(step)), d, u(step))
-    fn.store(r_var, fn.u_mod(uty, fn.shift_left_logical(uty, fn.load(uty, r_var), k), mb))
-    fn.store(d_var, fn.i_sub(uty, d, k))
-    end_loop(fn, loop)
+
+    def reduce(loop: Loop) -> None:
+        d = fn.load(uty, d_var)
+        k = fn.select(uty, fn.u_less_than(BOOL, d, u(step)), d, u(step))
+        fn.store(r_var, fn.u_mod(uty, fn.shift_left_logical(uty, fn.load(uty, r_var), k), mb))
+        fn.store(d_var, fn.i_sub(uty, d, k))
+
+    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)), reduce,
+               loopcap.FLOAT_MOD)
     r = fn.load(uty, r_var)
 
     # r * 2**(eb - bias - m), exactly: r * 2**-m is in [0, 2), 2**(eb - bias) is a normal float
@@ -248,16 +251,18 @@ def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
     fn.store(base_var, base)
     fn.store(exp_var, magnitude)
 
-    loop = begin_loop(fn)
-    enter_body(fn, loop, fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero))
-    e = fn.load(uty, exp_var)
-    r = fn.load(ty, result_var)
-    b = fn.load(ty, base_var)
-    odd = fn.i_not_equal(BOOL, fn.bitwise_and(uty, e, uone), uzero)
-    fn.store(result_var, fn.select(ty, odd, fn.i_mul(ty, r, b), r))
-    fn.store(base_var, fn.i_mul(ty, b, b))
-    fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
-    end_loop(fn, loop)
+
+    def square_and_multiply(loop: Loop) -> None:
+        e = fn.load(uty, exp_var)
+        r = fn.load(ty, result_var)
+        b = fn.load(ty, base_var)
+        odd = fn.i_not_equal(BOOL, fn.bitwise_and(uty, e, uone), uzero)
+        fn.store(result_var, fn.select(ty, odd, fn.i_mul(ty, r, b), r))
+        fn.store(base_var, fn.i_mul(ty, b, b))
+        fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
+
+    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero),
+               square_and_multiply, loopcap.INT_POW)
 
     result = fn.load(ty, result_var)
     if negative_exp is None:

@@ -94,9 +94,12 @@ class Resources:
 
     # ------------------------------------------------------------ storage buffers
 
-    def buffer_variable(self, array: str, element: ScalarType, stride: int) -> int:
+    def buffer_variable(self, array: str, element: ScalarType, stride: int,
+                        access_decorations: bool = True) -> int:
         """The StorageBuffer variable of array parameter `array`: a Block struct holding one
-        runtime array of `element` (ArrayStride `stride`), at the array's binding."""
+        runtime array of `element` (ArrayStride `stride`), at the array's binding; NonWritable
+        or NonReadable as its slot says, unless `access_decorations` is False (a buffer that
+        its slot describes for the runtime's hazard tracking only, see `plan_layout`)."""
         if array not in self._buffers:
             slot = self._slots[array]
             self._module.require(*storage_capabilities(StorageClass.StorageBuffer, element))
@@ -105,9 +108,9 @@ class Resources:
             self._module.name(self._module.type_id(block_type), f"{_type_name(element)}_buffer")
             self._module.decorate(var, Decoration.DescriptorSet, DESCRIPTOR_SET)
             self._module.decorate(var, Decoration.Binding, slot.binding)
-            if not slot.writable:
+            if access_decorations and not slot.writable:
                 self._module.decorate(var, Decoration.NonWritable)
-            if not slot.readable:
+            if access_decorations and not slot.readable:
                 self._module.decorate(var, Decoration.NonReadable)
             self._buffers[array] = var
         return self._buffers[array]

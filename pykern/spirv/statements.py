@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from pykern import ir
 
-from . import arrays
+from . import arrays, loopcap
 from .context import LoweringContext
-from .control import Loop, begin_loop, end_loop, enter_body, selection
+from .control import Loop, counted_loop, selection, while_loop
 from .expressions import ExpressionLowering
 from .grammar import MemorySemantics, Scope
 from .pysemantics import range_length
 from .typemap import unsigned
-from .types import BOOL, U32, IntType
+from .types import U32, IntType
 
 
 class StatementLowering:
@@ -35,6 +36,7 @@ class StatementLowering:
             method = _DISPATCH.get(type(stmt))
             if method is None:
                 raise AssertionError(f"no lowering for IR statement {type(stmt).__name__}")
+            self.ctx.loc = stmt.loc
             method(self, stmt)
 
     def _assign(self, s: ir.Assign) -> None:
@@ -47,7 +49,8 @@ class StatementLowering:
         array = self.ctx.arrays[s.array]
 
         def access() -> None:
-            arrays.store(self.fn, self.ctx.module, array, indices, value)
+            arrays.store(self.fn, self.ctx.module, array, self.ctx.local_indices(array, indices),
+                         value)
 
         if self.ctx.debug is None:
             access()
@@ -75,14 +78,17 @@ class StatementLowering:
         selection(self.fn, cond, lambda: self.lower_block(s.body), orelse)
 
     def _while(self, s: ir.While) -> None:
-        loop = begin_loop(self.fn)
-        enter_body(self.fn, loop, self.expr.lower(s.cond))
-        self._loop_body(loop, s.body)
-        end_loop(self.fn, loop)
+        # a guarded while loop leaves on a flag, which is one of the shapes in which lavapipe
+        # loses pk.local stores
+        with self._local_indices_hidden():
+            while_loop(self.ctx, lambda: self.expr.lower(s.cond),
+                       lambda loop: self._loop_body(loop, s.body), loopcap.WHILE)
 
     def _for_range(self, s: ir.ForRange) -> None:
-        # Python: bounds evaluated once, in order; the loop runs on hidden variables (the next
-        # value and the iterations left), so assigning to `var` in the body changes nothing.
+        # Python: bounds evaluated once, in order; the loop counts its iterations on a hidden
+        # counter k and assigns start + k * step to `var` at the top of each (wrapping
+        # arithmetic gives the exact value, which is inside the type), so assigning to `var`
+        # in the body changes nothing, and no value past the range is ever computed
         fn, ctx = self.fn, self.ctx
         ty = ctx.type_of(s.start.type)
         assert isinstance(ty, IntType), f"range over {s.start.type.name}"
@@ -90,22 +96,37 @@ class StatementLowering:
         start, stop, step = (self.expr.lower(e) for e in (s.start, s.stop, s.step))
         known_step = s.step.value if isinstance(s.step, ir.Const) else None
         trips = range_length(ctx, ty, start, stop, step, known_step)
-        next_var = fn.variable(ty, f"{s.var}.next")
-        left_var = fn.variable(uty, f"{s.var}.left")
-        fn.store(next_var, start)
-        fn.store(left_var, trips)
+        var = ctx.locals[s.var]
 
-        loop = begin_loop(fn)
-        left = fn.load(uty, left_var)
-        enter_body(fn, loop, fn.i_not_equal(BOOL, left, ctx.const(uty, 0)))
-        fn.store(ctx.locals[s.var], fn.load(ty, next_var))
-        self._loop_body(loop, s.body)
+        def body(loop: Loop, k: int) -> None:
+            done = k if ty == uty else fn.bitcast(ty, k)
+            if known_step == 1:
+                value = fn.i_add(ty, start, done)
+            elif known_step == -1:
+                value = fn.i_sub(ty, start, done)
+            else:
+                value = fn.i_add(ty, start, fn.i_mul(ty, done, step))
+            fn.store(var, value)
+            self._loop_body(loop, s.body)
 
-        def advance() -> None:
-            fn.store(next_var, fn.i_add(ty, fn.load(ty, next_var), step))
-            fn.store(left_var, fn.i_sub(uty, fn.load(uty, left_var), ctx.const(uty, 1)))
+        with self._local_indices_hidden(_leaves_early(s.body)):
+            counted_loop(ctx, uty, trips, body, f"{s.var}.k", loopcap.FOR)
 
-        end_loop(fn, loop, advance)
+    @contextmanager
+    def _local_indices_hidden(self, needed: bool = True) -> Iterator[None]:
+        """Inside the loop emitted in this block, `pk.local` indices get the guard's hidden
+        zero added (on a target with a loop guard, where `needed`): see `pykern.spirv.loopcap`.
+        The zero is loaded here, before the loop, so that it dominates the whole loop."""
+        ctx = self.ctx
+        if (not needed or ctx.loops is None or ctx.hidden_zero is not None
+                or not any(a.space is ir.MemorySpace.LOCAL for a in ctx.kernel.arrays)):
+            yield
+            return
+        ctx.hidden_zero = ctx.loops.zero(ctx)
+        try:
+            yield
+        finally:
+            ctx.hidden_zero = None
 
     def _loop_body(self, loop: Loop, body: Sequence[ir.Stmt]) -> None:
         self._loops.append(loop)
@@ -113,16 +134,30 @@ class StatementLowering:
         self._loops.pop()
 
     def _break(self, s: ir.Break) -> None:
-        self.fn.branch(self._loops[-1].merge)
+        self._loops[-1].break_()
 
     def _continue(self, s: ir.Continue) -> None:
-        self.fn.branch(self._loops[-1].continue_target)
+        self._loops[-1].continue_()
 
     def _return(self, s: ir.Return) -> None:
         if s.value is None:
             self.fn.return_()
         else:
             self.fn.return_value(self.expr.lower(s.value))
+
+
+def _leaves_early(body: Sequence[ir.Stmt]) -> bool:
+    """Whether a loop with this body has an exit besides its test: a `break` of its own or a
+    `return` anywhere inside."""
+    for stmt in body:
+        if isinstance(stmt, (ir.Break, ir.Return)):
+            return True
+        if isinstance(stmt, ir.If) and (_leaves_early(stmt.body) or _leaves_early(stmt.orelse)):
+            return True
+        if isinstance(stmt, (ir.While, ir.ForRange)) and any(
+                isinstance(node, ir.Return) for node in ir.walk(stmt)):
+            return True
+    return False
 
 
 _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {

@@ -112,6 +112,9 @@ class Target:
 
     `strict_float` is not the device's but the kernel's: IEEE results for `+ - * / sqrt fma`
     and conversions (`pykern.spirv.strict`), with every float control `float_controls` allows.
+    `loop_iteration_cap` is the number of loop iterations after which the device's driver
+    ends every loop of an invocation without a word (`DeviceLimits.loop_iteration_cap`); where
+    it is set, every loop reports being cut short (`pykern.spirv.loopcap`).
     """
 
     max_push_constants_size: int = 128
@@ -120,6 +123,7 @@ class Target:
     target_env: str = "vulkan1.2"
     float_controls: FloatControls = FloatControls()
     strict_float: bool = False
+    loop_iteration_cap: int | None = None
 
     def preserves_inf_nan(self, bits: int) -> bool:
         """Whether modules for this target ask for IEEE inf/NaN/-0 on floats of `bits`."""

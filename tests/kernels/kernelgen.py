@@ -5,13 +5,16 @@ typed locals of every dtype the device has, expressions (arithmetic, comparisons
 `and/or/not`, bit operations and shifts, conditional expressions, casts, `abs/min/max`, math
 functions), `if/elif/else`, `for ... in range(...)` with 1 to 3 arguments and negative steps,
 `while` loops with a counter, `break`/`continue`, augmented assignment and early `return`;
-some kernels exchange values through `pk.shared` memory across `pk.barrier()`s with a grid that
-ends inside the last workgroup (such kernels are not masked: the invocations past the grid run
-and take part, and only those inside store), and some read a variable that an `if` without
-`else`, an `elif` chain or a loop may leave unassigned, which must be a compile error naming it
-on the device and in the interpreter alike (and is not when every path assigns it). Each
-local ends up in an output array; `check` launches the kernel on the device and in the
-interpreter and `compare` checks the outputs against each other.
+`pk.local` arrays, stored to and swapped at loop-variable indices (`buf[j % L]`, `buf[(j + 1) %
+L]`) in loops with run-time bounds; integer arithmetic, `//`, `%` and comparisons that mix
+widths and signedness. Some kernels exchange values through `pk.shared` memory across
+`pk.barrier()`s with a grid that ends inside the last workgroup (such kernels are not masked:
+the invocations past the grid run and take part, and only those inside store), and some read a
+variable that an `if` without `else`, an `elif` chain or a loop may leave unassigned, which must
+be a compile error naming it on the device and in the interpreter alike (and is not when every
+path assigns it). Each local, and each element of each local array, ends up in an output
+array; `check` launches the kernel on the device and in the interpreter and `compare` checks
+the outputs against each other.
 
 Every choice goes through a `Chooser`, so the same generator serves hypothesis (`HypothesisChooser`:
 every choice is a draw, and hypothesis shrinks a failing kernel by shrinking its draws toward
@@ -26,7 +29,7 @@ what the IR defines):
   (NaN stays NaN through `min`/`max`, numpy's rule, and converts to 0 on both backends);
 - integer `**` has an exponent in 0..7; float `**` has a base `abs(x)` or an integral exponent;
 - every loop runs a handful of iterations (lavapipe caps an invocation at 65,535);
-- array indices are `i` or `(expr) % len(x)`;
+- array indices are `i` or `(expr) % len(x)`, and `(expr) % L` for a local array of length L;
 - no float arguments outside the domain where Vulkan promises any precision (sin/cos on
   [-pi, pi], ...), and f64 gets no transcendental functions (GLSL.std.450 has none).
 
@@ -71,11 +74,6 @@ X = TypeVar("X")
 # ---------------------------------------------------------------- known bugs worked around
 
 KNOWN_BUGS = {
-    "i32 -> i64 compare": "test_known_bug_sign_extended_i64_compared_with_constant: on lavapipe "
-    "pk.i64(x) < C for an i32 x (OpSConvert, then OpSLessThan and friends with a constant) is "
-    "wrong, and so are i64 // and % of such values (also through pk.u64(x) and back); i32 -> "
-    "i64/u64 conversions are spelled with zero extension instead, and 64-bit ints are never "
-    "mixed with i32 operands",
     "signed zero, inf and nan folding": "test_known_bug_lavapipe_folds_float_zero_constants: "
     "lavapipe folds x * 0.0 to 0.0 (wrong for inf, nan, -x), x + 0.0 to x (wrong for -0.0) and "
     "x / 0.0 to 0.0, even where the module declares SignedZeroInfNanPreserve. Float literals "
@@ -244,6 +242,21 @@ class Var:
     type: DT
     exact: bool = True  # floats only: assigned correctly rounded expressions only
     slot: int = -1  # index in its output array
+    lo: int | None = None  # loop variables: bounds of the value (None: unknown)
+    hi: int | None = None
+
+
+@dataclass(frozen=True)
+class LocalArray:
+    """A `pk.local` array of the kernel: its elements are compared like locals."""
+
+    name: str
+    type: DT
+    length: int
+
+    @property
+    def elements(self) -> list[Var]:
+        return [Var(f"{self.name}[{q}]", self.type, True, q) for q in range(self.length)]
 
 
 @dataclass(frozen=True)
@@ -300,6 +313,7 @@ class KernelGenerator:
         self.scalars: list[tuple[str, DT]] = []
         self.vars: list[Var] = []
         self.loop_vars: list[Var] = []  # in scope (read-only)
+        self.local_arrays: list[LocalArray] = []
         self.counters = itertools.count()
         self.budget = Budget(0)
         self.barrier = False  # the kernel has barriers: invocations past the grid run it too
@@ -320,10 +334,8 @@ class KernelGenerator:
         return [t for t in self.dtypes if t.is_float]
 
     def narrower(self, t: DT) -> list[DT]:
-        """Types s != t with promote(t, s) == t: the other operand of a mixed operation
-        (not i32 with i64: see KNOWN_BUGS["i32 -> i64 compare"])."""
-        return [s for s in self.dtypes if s != t and promote(t, s) == t
-                and not (t.is_int and t.bits == 64 and s == I32)]
+        """Types s != t with promote(t, s) == t: the other operand of a mixed operation."""
+        return [s for s in self.dtypes if s != t and promote(t, s) == t]
 
     # ------------------------------------------------------------ literals
 
@@ -373,6 +385,11 @@ class KernelGenerator:
         if ss:
             candidates.append(lambda: E(c.pick(ss), t))
             weights.append(2)
+        las = [a for a in self.local_arrays if a.type == t]
+        if las:
+            candidates.append(lambda: (lambda a: E(f"{a.name}[{self.local_index(a)}]", t))(
+                c.pick(las)))
+            weights.append(4)
         if t == I32:
             candidates.append(lambda: E(c.pick(
                 ["i", f"len({self.inputs[0][0]})", f"{self.inputs[-1][0]}.shape[0]", "pk.grid(0)",
@@ -424,6 +441,35 @@ class KernelGenerator:
         bound = str(self.n) if c.chance(50) else f"len({self.inputs[0][0]})"
         return f"({e.code}) % {bound}"
 
+    def local_index(self, a: LocalArray) -> str:
+        """An index inside local array `a`: a loop variable that stays inside it (`buf[j]`),
+        or else see `local_index_base`."""
+        return self.local_index_pair(a, 0)[0]
+
+    def local_index_pair(self, a: LocalArray, gap: int = 1) -> tuple[str, str]:
+        """Indices k and k + `gap` inside local array `a`: a loop variable for which both stay
+        inside (`buf[j]`, `buf[j + 1]`: the index an induction variable), mostly, else
+        `local_index_base()` modulo the length."""
+        c = self.c
+        direct = [v for v in self.loop_vars if v.lo is not None and v.hi is not None
+                  and v.lo >= 0 and v.hi + gap < a.length]
+        if direct and c.chance(70):
+            v = c.pick(direct)
+            return v.name, f"{v.name} + {gap}" if gap else v.name
+        base = self.local_index_base()
+        return f"{base} % {a.length}", f"({base} + {gap}) % {a.length}"
+
+    def local_index_base(self) -> str:
+        """What a local array index is taken modulo its length of (Python's %, never
+        negative): a loop variable mostly, else an integer expression."""
+        c = self.c
+        lvs = [v for v in self.loop_vars if v.type.is_int]
+        if lvs and c.chance(75):
+            return c.pick(lvs).name
+        if self.budget.statements > 0 and c.chance(50):
+            return self.typed_expr(self.int_type(), True, 1).code
+        return "i"
+
     # ------------------------------------------------------------ conversions
 
     def convert(self, e: E, t: DT) -> E:
@@ -447,9 +493,6 @@ class KernelGenerator:
                 fn = c.pick(["math.floor", "math.ceil", "math.trunc", "round"])
                 return E(f"{fn}(min(max({inner.code}, {lo}.0), {hi}.0))", I32)
             return E(f"{spelled}(min(max({inner.code}, {lo:.1f}), {hi:.1f}))", t)
-        if u == I32 and t.is_int and t.bits == 64:
-            # sign extension without OpSConvert: see KNOWN_BUGS["i32 -> i64 compare"]
-            return E(f"({t.pk}(pk.u32({e.code})) - ({t.pk}(pk.u32({e.code}) >> 31) << 32))", t)
         spelled = c.pick([t.pk, "float"]) if t == F32 else t.pk
         return E(f"{spelled}({e.code})", t, e.exact)
 
@@ -474,11 +517,11 @@ class KernelGenerator:
 
     def builders(self, t: DT, exact: bool) -> list[tuple[Callable[[DT, bool, int], E], int]]:
         if t.is_bool:
-            return [(self.b_compare, 10), (self.b_logical, 5), (self.b_not, 2),
-                    (self.b_bitwise, 2), (self.b_predicate, 2), (self.b_cast, 2),
-                    (self.ifexp, 2), (self.chained, 3)]
+            return [(self.b_compare, 10), (self.b_mixed_compare, 3), (self.b_logical, 5),
+                    (self.b_not, 2), (self.b_bitwise, 2), (self.b_predicate, 2),
+                    (self.b_cast, 2), (self.ifexp, 2), (self.chained, 3)]
         if t.is_int:
-            return [(self.arith, 10), (self.mixed, 3), (self.int_divmod, 4), (self.int_pow, 2),
+            return [(self.arith, 10), (self.mixed, 5), (self.int_divmod, 4), (self.int_pow, 2),
                     (self.bitwise, 5), (self.shift, 4), (self.unary, 3), (self.absminmax, 4),
                     (self.ifexp, 3), (self.cast_from, 4)]
         out = [(self.arith, 10), (self.mixed, 3), (self.float_divmod, 3), (self.unary, 3),
@@ -507,22 +550,31 @@ class KernelGenerator:
         others = self.narrower(t)
         if not others:
             return self.arith(t, exact, depth)
-        s = self.c.pick(others)
+        c = self.c
+        s = c.pick(others)
+        if t.is_int and s.is_int and c.chance(40):
+            # // and % across widths and signedness (i64 // i32 by a negative divisor, ...)
+            op = c.pick(["//", "%"])
+            if c.chance(50):
+                return E(f"({self.typed_expr(t, True, depth).code} {op} "
+                         f"{self.divisor(s, depth, literal=False)})", t)
+            return E(f"({self.typed_expr(s, True, depth).code} {op} "
+                     f"{self.divisor(t, depth, literal=False)})", t)
         a = self.typed_expr(t, exact, depth)
         # an approximate operand is fine when the other type is a float too: + - * only
         if t.is_float and not s.is_float:
             b = self.int_operand(s)  # see `int_operand`
         else:
             b = self.typed_expr(s, exact or not s.is_float, depth)
-        op = self.c.pick(["+", "-", "*"])
-        if self.c.chance(50):
+        op = c.pick(["+", "-", "*"])
+        if c.chance(50):
             a, b = b, a
         return E(f"({a.code} {op} {b.code})", t, a.exact and b.exact)
 
-    def divisor(self, t: DT, depth: int) -> str:
-        """A non-zero integer expression of type `t` (or a literal)."""
+    def divisor(self, t: DT, depth: int, literal: bool = True) -> str:
+        """A non-zero integer expression of type `t` (or, if `literal`, a literal)."""
         c = self.c
-        how = c.pick(["or1", "literal", "maxabs"], [5, 3, 2])
+        how = c.pick(["or1", "literal", "maxabs"], [5, 3 if literal else 0, 2])
         if how == "literal":
             return self.literal(t, nonzero=True).code
         d = self.typed_expr(t, True, depth)
@@ -722,6 +774,18 @@ class KernelGenerator:
         op = self.c.pick(["<", "<=", ">", ">=", "==", "!="])
         return E(f"({a.code} {op} {b.code})", BOOL)
 
+    def b_mixed_compare(self, t: DT, exact: bool, depth: int) -> E:
+        """A comparison of integers of two widths (the narrower one converted)."""
+        wide = self.int_type()
+        others = [s for s in self.narrower(wide) if s.is_int]
+        if not others:
+            return self.b_compare(t, exact, depth)
+        a = self.typed_expr(wide, True, depth)
+        b = self.typed_expr(self.c.pick(others), True, depth)  # a literal would take `wide`
+        if self.c.chance(50):
+            a, b = b, a
+        return E(f"({a.code} {self.c.pick(['<', '<=', '>', '>=', '==', '!='])} {b.code})", BOOL)
+
     def chained(self, t: DT, exact: bool, depth: int) -> E:
         s = self.some_type(allow_bool=False)
         a = self.typed_expr(s, True, depth)
@@ -813,14 +877,22 @@ class KernelGenerator:
     def statement(self, depth: int, loops: int, in_loop: bool) -> list[str]:
         c = self.c
         self.budget.statements -= 1
-        kinds = ["assign", "aug", "if", "for", "while", "break", "continue", "return"]
+        kinds = ["assign", "aug", "if", "for", "while", "break", "continue", "return",
+                 "store", "swap"]
+        arrays = 1 if self.local_arrays else 0
         weights = [10, 5, 4 if depth < 3 else 0, 3 if loops < 2 and depth < 3 else 0,
                    2 if loops < 2 and depth < 3 else 0, 2 if in_loop else 0,
-                   2 if in_loop else 0, 1]
+                   2 if in_loop else 0, 1, 4 * arrays, (8 if in_loop else 1) * arrays]
         kind = c.pick(kinds, weights)
         edepth = c.pick([1, 2, 3], [3, 3, 1])
         if kind == "assign":
             return [self.assign(c.pick(self.vars), edepth)]
+        if kind == "store":
+            a = c.pick(self.local_arrays)
+            value = self.typed_expr(a.type, True, edepth)
+            return [f"{a.name}[{self.local_index(a)}] = {value.code}"]
+        if kind == "swap":
+            return self.swap(c.pick(self.local_arrays))
         if kind == "aug":
             return [self.augassign(c.pick(self.vars), edepth)]
         if kind == "if":
@@ -835,6 +907,16 @@ class KernelGenerator:
             return [f"if {self.condition(2)}:", f"    {kind}"]
         # early return: store what we have, then leave
         return [f"if {self.condition(2)}:"] + indent(self.stores() + ["return"])
+
+    def swap(self, a: LocalArray) -> list[str]:
+        """The step of a bubble sort: neighbouring elements of `a` exchanged when out of
+        order, `a[k]` stored first, then `a[k + 1]` (the shape lavapipe once miscompiled)."""
+        k, k1 = self.local_index_pair(a)
+        t = f"t{next(self.counters)}"
+        return [f"if {a.name}[{k}] > {a.name}[{k1}]:",
+                f"    {t} = {a.name}[{k}]",
+                f"    {a.name}[{k}] = {a.name}[{k1}]",
+                f"    {a.name}[{k1}] = {t}"]
 
     def condition(self, depth: int) -> str:
         e = self.expr(BOOL, True, depth)
@@ -872,10 +954,14 @@ class KernelGenerator:
         t = c.pick([I32] + others, [8] + [1] * len(others))
         signed = t.signed
         nargs = c.pick([1, 2, 3])
+        lo: int | None = None  # bounds of the loop variable, where they are easy to tell
+        hi: int | None = None
         if nargs == 1:
             args = [self.small(t, -1 if signed else 0, 5)]
+            lo, hi = 0, 4
         elif nargs == 2:
             args = [self.small(t, -3 if signed else 0, 3), self.small(t, -3 if signed else 0, 5)]
+            lo, hi = (-3 if signed else 0), 4
         else:
             down = signed and c.chance(50)
             if down:
@@ -896,7 +982,7 @@ class KernelGenerator:
                     step_e = E(step, None)
             args.append(step_e)
         vt = t if any(not a.literal for a in args) else I32
-        var = Var(f"j{next(self.counters)}", vt)
+        var = Var(f"j{next(self.counters)}", vt, lo=lo, hi=hi)
         header = f"for {var.name} in range({', '.join(a.code for a in args)}):"
         self.loop_vars.append(var)
         body = self.block(depth + 1, loops + 1, True, 3)
@@ -907,15 +993,18 @@ class KernelGenerator:
         c = self.c
         others = [s for s in self.dtypes if s.is_int and s != I32]
         ct = c.pick([I32] + others, [6] + [1] * len(others))
-        counter = Var(f"w{next(self.counters)}", ct)
+        counter = Var(f"w{next(self.counters)}", ct, lo=1)  # counted up at the top of the body
         init = (f"{counter.name} = 0" if ct == I32 and c.chance(70)
                 else f"{counter.name}: {ct.pk} = 0")
         limit = c.integer(0, 5)
         cond = f"{counter.name} < {limit}"
+        if c.chance(30):  # a bound known at run time only
+            cond = f"{counter.name} < {self.runtime_leaf(I32)} % {limit + 1}"
         if c.chance(40):
             cond += f" {c.pick(['and', 'or'])} {self.condition(2)}"
             if " or " in cond:  # keep it bounded
                 cond = f"({cond}) and {counter.name} < {limit + 2}"
+        counter.hi = limit + 2
         self.loop_vars.append(counter)
         body = self.block(depth + 1, loops + 1, True, 3)
         self.loop_vars.pop()
@@ -986,6 +1075,17 @@ class KernelGenerator:
         lines.append(f"{v.name} = {name}")
         return lines, None if shape == "both" else f"'{name}' may be unassigned here"
 
+    def declare_local_arrays(self) -> list[str]:
+        c = self.c
+        lines = []
+        for k in range(c.pick([0, 1, 2], [2, 3, 1])):
+            a = LocalArray(f"buf{k}", self.some_type(allow_bool=False), c.integer(4, 8))
+            self.local_arrays.append(a)
+            lines.append(f"{a.name} = pk.local({a.type.pk}, {a.length})")
+            for q in range(c.integer(0, 2)):  # some elements start non-zero
+                lines.append(f"{a.name}[{q}] = {self.leaf(a.type, True, allow_literal=False).code}")
+        return lines
+
     # ------------------------------------------------------------ the kernel
 
     def generate(self) -> GeneratedKernel:
@@ -1016,6 +1116,7 @@ class KernelGenerator:
             else:
                 lines.append(f"{v.name} = {init.code}")
             self.vars.append(v)
+        lines += self.declare_local_arrays()
         self.outputs = {}
         by_type: dict[DT, list[Var]] = {}
         for v in self.vars:
@@ -1024,6 +1125,8 @@ class KernelGenerator:
             for slot, v in enumerate(vs):
                 v.slot = slot
             self.outputs[f"o_{t.name}"] = (t, vs)
+        for a in self.local_arrays:
+            self.outputs[f"o_{a.name}"] = (a.type, a.elements)
         if self.barrier:
             lines += self.exchange()
         expected_error = None

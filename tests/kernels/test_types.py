@@ -196,3 +196,80 @@ def test_f64_transcendental_is_a_clear_error():
 
     with pytest.raises(pk.CompileError, match=r"exp\(\) on f64 is not available on Vulkan"):
         exp64[1](np.zeros(1, np.float64))
+
+
+INTS = [pk.i8, pk.i16, pk.i32, pk.i64, pk.u8, pk.u16, pk.u32, pk.u64]
+
+
+def int_edges(dtype):
+    """Small values of both signs and the type's limits."""
+    info = np.iinfo(dtype.numpy)
+    values = [0, 1, 3, 7, 100, info.max, info.max - 1, info.min]
+    values += [-1, -4, -7, -100, info.min + 1] if info.min < 0 else [250 % (info.max + 1)]
+    return np.array(values, dtype.numpy)
+
+
+@pytest.mark.parametrize("dst", INTS, ids=lambda d: d.name)
+def test_integer_conversions_then_compare_and_divide(dst):
+    """Every int -> int conversion (sign extension from signed sources, zero extension from
+    unsigned ones, truncation), its result compared with constants and divided: lavapipe got
+    an i32 sign-extended to i64 and compared wrong (3 < 5 was False)."""
+    @pk.kernel
+    def convert(x: pk.Array, out: pk.Array):
+        i = pk.global_id(0)
+        a = dst(x[i])
+        out[6 * i] = a
+        out[6 * i + 1] = 1 if a < 5 else 0
+        out[6 * i + 2] = 1 if a >= 2 else 0
+        out[6 * i + 3] = 1 if a == 3 else 0
+        out[6 * i + 4] = a // 3
+        out[6 * i + 5] = a % 7
+
+    for src in INTS:
+        x = int_edges(src)
+        out = np.zeros(6 * x.size, dst.numpy)
+        convert[x.size](x, out)
+        expected = []
+        for v in x.astype(dst.numpy).tolist():  # numpy's conversion: wraps, sign-extends
+            expected += [v, int(v < 5), int(v >= 2), int(v == 3), v // 3, v % 7]
+        np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(dst.numpy),
+                                      err_msg=f"{src.name} -> {dst.name}")
+
+
+# (wider, narrower): the narrower operand converts to the wider type; both fit in it, so
+# Python's // and % on the values are the answer
+MIXED_WIDTHS = [(pk.i64, pk.i32), (pk.i64, pk.i16), (pk.i64, pk.i8), (pk.i64, pk.u32),
+                (pk.i32, pk.i16), (pk.i32, pk.i8), (pk.i32, pk.u16), (pk.i16, pk.i8),
+                (pk.u64, pk.u32), (pk.u32, pk.u8)]
+
+
+@pytest.mark.parametrize("wide, narrow", MIXED_WIDTHS, ids=lambda d: d.name)
+def test_mixed_width_floordiv_and_mod(wide, narrow):
+    """`a // b`, `a % b` and comparisons of a wide `a` with a narrower `b`, either way round:
+    i64 // i32 gave 1 // -1 == 0 and 7 % -2 == 7 on lavapipe (the divisor's sign lost)."""
+    @pk.kernel
+    def mixed(a: wide[:], b: narrow[:], out: wide[:]):
+        i = pk.global_id(0)
+        out[5 * i] = a[i] // b[i]
+        out[5 * i + 1] = a[i] % b[i]
+        out[5 * i + 2] = b[i] // a[i]
+        out[5 * i + 3] = b[i] % a[i]
+        out[5 * i + 4] = (1 if a[i] < b[i] else 0) + (2 if b[i] < 0 else 0)
+
+    signed = np.iinfo(narrow.numpy).min < 0
+    pairs = [(1, 1), (7, 2), (-7, 2), (7, 3), (5, 3), (100, 7), (-100, 7), (3, 100)]
+    if signed:
+        pairs += [(1, -1), (7, -2), (-7, -2), (5, -3), (-5, -3), (0, -4)]
+    pairs += [(int(np.iinfo(wide.numpy).max), int(np.iinfo(narrow.numpy).max)),
+              (int(np.iinfo(narrow.numpy).min) or 9, int(np.iinfo(narrow.numpy).min) or 4)]
+    if np.iinfo(wide.numpy).min == 0:
+        pairs = [(a, b) for a, b in pairs if a >= 0]
+    a = np.array([p[0] for p in pairs], wide.numpy)
+    b = np.array([p[1] for p in pairs], narrow.numpy)
+    out = np.zeros(5 * a.size, wide.numpy)
+    mixed[a.size](a, b, out)
+    expected = []
+    for x, y in zip(a.tolist(), b.tolist()):
+        expected += [x // y, x % y, y // x if x else 0, y % x if x else 0,
+                     (x < y) + 2 * (y < 0)]
+    np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(wide.numpy))

@@ -431,5 +431,5 @@ def test_missing_device_feature_is_a_compile_error():
 
 def test_names_label_the_disassembly():
     _, asm = compile_ok(total_kernel([counting_loop([add_total()])]))
-    for name in ('"total"', '"i"', '"i.next"', '"i.left"', '"grid0"', '"out.stride0"'):
+    for name in ('"total"', '"i"', '"i.k"', '"grid0"', '"out.stride0"'):
         assert name in asm
