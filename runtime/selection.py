@@ -27,6 +27,8 @@ from dataclasses import replace
 
 from .config import Config
 from .device import Device
+from .device_files import detach_device_files
+from .forked_exit import end_with_os_exit
 from .errors import DeviceError
 from .info import DeviceInfo, query_device_info
 from .instance import Instance
@@ -64,8 +66,9 @@ class Runtime:
             return select(self.infos, self.config.device, source="PYKERN_DEVICE")
         return choose_default(self.infos)
 
-    def close(self) -> None:
-        """Closes every device, then the instance (kept if a device could not be destroyed)."""
+    def close(self) -> bool:
+        """Closes every device, then the instance (kept if a device could not be destroyed);
+        False when one could not."""
         clean = True
         for device in self.devices():
             device.close()
@@ -76,6 +79,7 @@ class Runtime:
         self.current = None
         if clean:
             self.instance.close()
+        return clean
 
     def devices(self) -> list[Device]:
         """Every device this runtime opened."""
@@ -105,6 +109,9 @@ def _disown_after_fork() -> None:
     if runtime is not None:
         runtime.disown(parent)
         _inherited.append(runtime)
+    if runtime is not None and any(info.kind != "cpu" for info in runtime.infos):
+        # a GPU driver's exit code in this child would damage the parent's device
+        end_with_os_exit()
     if _device_opened and _forked_refusal is None:
         _forked_refusal = (
             f"pykern cannot use Vulkan in this process: it was made by os.fork() from a process "
@@ -133,9 +140,21 @@ def _get_runtime() -> Runtime:
 def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
     global _device_opened
     _device_opened = True  # before: a fork during the creation must count it too
-    return Device(
-        runtime.instance, runtime.infos[index], runtime.instance.physical_devices[index], config
-    )
+    try:
+        return Device(
+            runtime.instance, runtime.infos[index], runtime.instance.physical_devices[index],
+            config,
+        )
+    except DeviceError as error:
+        if not _inherited:
+            raise
+        # some drivers (NVIDIA's) refuse a device in a child forked from a process that had
+        # used Vulkan at all, even without a device
+        raise DeviceError(
+            f"{error}. This process was made by os.fork() from one that had used Vulkan, which "
+            "this driver does not allow: start worker processes with multiprocessing's 'spawn' "
+            "or 'forkserver' start method, or fork before pykern is first used."
+        ) from error
 
 
 def choose_default(infos: list[DeviceInfo]) -> int:
@@ -248,9 +267,11 @@ def validation_enabled() -> bool:
 
 
 def shutdown() -> None:
-    """Closes every device and the instance (runs at exit). A later call starts afresh."""
+    """Closes every device and the instance (runs at exit). A later call starts afresh. A
+    device still running work that never ends cannot be destroyed, and its driver would block
+    the exit: its device files are let go of instead (`detach_device_files`)."""
     global _runtime
     with _lock:
         runtime, _runtime = _runtime, None
-    if runtime is not None:
-        runtime.close()
+    if runtime is not None and not runtime.close():
+        detach_device_files()

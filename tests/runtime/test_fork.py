@@ -97,6 +97,8 @@ print("parent works", flush=True)
 
 
 def test_a_child_of_a_process_without_a_device_opens_its_own():
+    """lavapipe lets such a child open a device of its own; NVIDIA's driver refuses any device
+    in a child of a process that used Vulkan, which must then be a clear error."""
     result, _ = run_python(
         WAIT_FOR_CHILD
         + """
@@ -104,7 +106,12 @@ assert rt.devices()  # the parent has an instance, but no device
 layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
 pid = os.fork()
 if pid == 0:
-    device = rt.get_device()
+    try:
+        device = rt.get_device()
+    except rt.DeviceError as error:  # NVIDIA's driver refuses a device after a fork
+        assert "os.fork()" in str(error) and "'spawn'" in str(error), error
+        print("child refused clearly", flush=True)
+        raise SystemExit(0)
     counts = device.create_buffer(4 * 100)
     counts.upload(np.zeros(100, np.uint32))
     device.launch(device.create_program(spv("count"), layout), (100,), [counts],
@@ -119,6 +126,5 @@ assert device.create_buffer(16) is not None
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "child ran a kernel" in result.stdout and "child exit: 0" in result.stdout, (
-        result.stdout + result.stderr
-    )
+    ran = "child ran a kernel" in result.stdout or "child refused clearly" in result.stdout
+    assert ran and "child exit: 0" in result.stdout, result.stdout + result.stderr
