@@ -273,3 +273,44 @@ def test_mixed_width_floordiv_and_mod(wide, narrow):
         expected += [x // y, x % y, y // x if x else 0, y % x if x else 0,
                      (x < y) + 2 * (y < 0)]
     np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(wide.numpy))
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64, np.float16])
+def test_float_to_64_bit_conversions_past_2_to_the_32(src):
+    """Written once into an array and read back in the same invocation, then converted: a
+    kernel of this shape made NVIDIA's driver (580, H200) return 0 or all ones for every value
+    past 2**32 when pykern emitted a 64-bit OpConvertFToU/S."""
+    if src is np.float64 and not pk.get_device().info.features.fp64:
+        pytest.skip("no fp64")
+    if src is np.float16 and not pk.get_device().info.features.fp16:
+        pytest.skip("no fp16")
+    if not pk.get_device().info.features.int64:
+        pytest.skip("no int64")
+
+    @pk.kernel
+    def convert(x: pk.Array, kept: pk.Array, u: pk.u64[:], s: pk.i64[:], w: pk.i32[:]):
+        i = pk.global_id(0)
+        kept[i] = min(max(x[i], 0.0), 1.8e19)
+        u[i] = pk.u64(kept[i])
+        s[i] = pk.i64(x[i])
+        w[i] = pk.i32(pk.u64(min(max(x[i], 0.0), 1.8e19)))
+
+    big = [1e10, 2.0**32, 2.0**32 + 2**12, 2.0**40 + 2**20, 2.0**63, 1.5 * 2**63, 1.7e19]
+    values = big + [-1e10, -(2.0**62), 3.0, 0.0, -0.0, 65504.0, np.inf, -np.inf, np.nan]
+    x = np.array(values, np.float64)
+    x = x.astype(src) if src is not np.float16 else np.clip(x, -65504, 65504).astype(src)
+    n = x.size
+    u, s, w = np.zeros(n, np.uint64), np.zeros(n, np.int64), np.zeros(n, np.int32)
+    convert[n](x, np.zeros(n, src), u, s, w)
+    wide = x.astype(np.float64)
+    with np.errstate(over="ignore"):  # 1.8e19 is inf in f16, as the kernel's literal is
+        top = float(src(1.8e19))
+    clamped = np.nan_to_num(np.minimum(np.maximum(wide, 0.0), top), nan=0.0)
+    expected_u = [min(int(v), 2**64 - 1) for v in clamped]
+    expected_s = [0 if np.isnan(v) else max(min(int(v) if np.isfinite(v) else
+                                               (2**63 - 1 if v > 0 else -2**63), 2**63 - 1),
+                                           -2**63) for v in wide]
+    assert u.tolist() == expected_u
+    assert s.tolist() == expected_s
+    assert w.tolist() == [int(np.array(v, np.uint64).astype(np.uint32).view(np.int32))
+                          for v in expected_u]
