@@ -103,9 +103,13 @@ class Resources:
         if array not in self._buffers:
             slot = self._slots[array]
             self._module.require(*storage_capabilities(StorageClass.StorageBuffer, element))
-            block_type = StructType((RuntimeArrayType(element, stride),), (0,), block=True)
+            # one block type per buffer, as glslang declares them: NVIDIA's driver (580, H200)
+            # read a buffer written earlier in the invocation through a stale, read-only path
+            # when another buffer of the same block type was NonWritable
+            block_type = StructType((RuntimeArrayType(element, stride),), (0,), block=True,
+                                    tag=array)
             var = self._module.global_variable(StorageClass.StorageBuffer, block_type, array)
-            self._module.name(self._module.type_id(block_type), f"{_type_name(element)}_buffer")
+            self._module.name(self._module.type_id(block_type), f"{array}_{_type_name(element)}")
             self._module.decorate(var, Decoration.DescriptorSet, DESCRIPTOR_SET)
             self._module.decorate(var, Decoration.Binding, slot.binding)
             if access_decorations and not slot.writable:

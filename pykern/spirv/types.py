@@ -61,11 +61,14 @@ class FixedArrayType:
 
 @dataclass(frozen=True)
 class StructType:
-    """A struct; with `offsets` its members get Offset decorations, `block` adds Block."""
+    """A struct; with `offsets` its members get Offset decorations, `block` adds Block. `tag`
+    keeps structs that are otherwise equal apart (each storage buffer has a block type of its
+    own, see `Resources.buffer_variable`)."""
 
     members: tuple[SpirvType, ...]
     offsets: tuple[int, ...] | None = None
     block: bool = False
+    tag: str = ""
 
 
 @dataclass(frozen=True)

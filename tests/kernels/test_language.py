@@ -616,3 +616,21 @@ def test_kernel_defined_in_function_is_dedented_and_recompiled_per_closure():
     make(1)[10](x)
     make(5)[10](x)
     np.testing.assert_array_equal(x, np.full(10, 6))
+
+
+def test_an_element_written_then_read_in_the_same_invocation():
+    """The read sees the write, also where another buffer of the kernel is only read: NVIDIA's
+    driver (580, H200) read the old contents while every f32 buffer shared one SPIR-V block
+    type, one of them NonWritable."""
+    @pk.kernel
+    def copy_then_double(x: pk.f32[:], kept: pk.f32[:], out: pk.f32[:]):
+        i = pk.global_id(0)
+        kept[i] = x[i]
+        out[i] = kept[i] * 2.0
+
+    x = np.array([1e10, 2.0**40, 3.0, -5.5], np.float32)
+    kept, out = pk.zeros(4, pk.f32), pk.zeros(4, pk.f32)
+    copy_then_double[4](pk.asarray(x), kept, out)
+    np.testing.assert_array_equal(kept.numpy(), x)
+    np.testing.assert_array_equal(out.numpy(), 2 * x)
+    assert copy_then_double.asm(x, kept, out).count("OpTypeStruct %_runtimearr_float") == 3
