@@ -17,7 +17,8 @@ from pykern.dtypes import DType
 
 from . import strict
 from .context import LoweringContext
-from .types import BOOL, FloatType, IntType, ScalarType
+from .grammar import GLSL
+from .types import BOOL, F32, FloatType, IntType, ScalarType
 
 Convert = Callable[[LoweringContext, ScalarType, ScalarType, int], int]
 
@@ -74,11 +75,39 @@ def _from_unsigned(ctx: LoweringContext, src: IntType, dst: IntType, value: int)
 
 
 def _float_to_signed(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
+    if dst.bits == 64:
+        return _saturated(ctx, src, dst, value, _float_to_64_bits(ctx, src, dst, value))
     return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_s(dst, value))
 
 
 def _float_to_unsigned(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
+    if dst.bits == 64:
+        return _saturated(ctx, src, dst, value, _float_to_64_bits(ctx, src, dst, value))
     return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_u(dst, value))
+
+
+def _float_to_64_bits(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
+    """A float in `dst`'s range truncated to a 64-bit int, from two 32-bit conversions of its
+    magnitude's halves: NVIDIA's driver (580, H200) turns an OpConvertFToU/S to 64 bits whose
+    result is then narrowed to 32 bits (`pk.i32(pk.u64(x))`) into one saturating 32-bit
+    conversion, which is wrong past 2**32 (all ones, not the low bits). Exact: the high half is
+    floor(|v| / 2**32) and the low half |v| - high * 2**32, both exact in the float type (an f16
+    is widened to f32 first: 2**32 is beyond its range)."""
+    fn = ctx.fn
+    if src.bits == 16:
+        src, value = F32, fn.f_convert(F32, value)
+    magnitude = fn.glsl(src, GLSL.FAbs, value) if dst.signed else value
+    high = fn.glsl(src, GLSL.Floor, fn.f_mul(src, magnitude, ctx.const(src, 2.0 ** -32)))
+    low = fn.f_sub(src, magnitude, fn.f_mul(src, high, ctx.const(src, 2.0 ** 32)))
+    u32, u64 = IntType(32, False), IntType(64, False)
+    halves = fn.bitwise_or(
+        u64, fn.shift_left_logical(u64, fn.u_convert(u64, fn.convert_f_to_u(u32, high)),
+                                   ctx.const(u64, 32)),
+        fn.u_convert(u64, fn.convert_f_to_u(u32, low)))
+    if not dst.signed:
+        return halves
+    negative = fn.f_ord_less_than(BOOL, value, ctx.const(src, 0.0))
+    return fn.bitcast(dst, fn.select(u64, negative, fn.s_negate(u64, halves), halves))
 
 
 def _saturated(ctx: LoweringContext, src: FloatType, dst: IntType, value: int,

@@ -277,9 +277,10 @@ def test_mixed_width_floordiv_and_mod(wide, narrow):
 
 @pytest.mark.parametrize("src", [np.float32, np.float64, np.float16])
 def test_float_to_64_bit_conversions_past_2_to_the_32(src):
-    """Written into an array and read back in the same invocation, then converted: on NVIDIA's
-    driver (580, H200) such kernels returned 0 or all ones while all storage buffers shared one
-    block type (see test_language.py's read-back test)."""
+    """Converted to 64 bits, also after a write and a read back in the same invocation, and
+    narrowed to 32 bits after: NVIDIA's driver (580, H200) made `pk.i32(pk.u64(x))` one
+    saturating 32-bit conversion (all ones past 2**32), and read the written element's old
+    contents while all storage buffers shared one block type."""
     if src is np.float64 and not pk.get_device().info.features.fp64:
         pytest.skip("no fp64")
     if src is np.float16 and not pk.get_device().info.features.fp16:

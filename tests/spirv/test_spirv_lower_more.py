@@ -127,7 +127,7 @@ def test_float_atomics(op, target, shared):
         assert "OpAtomicCompareExchange %uint" in asm and "OpLoopMerge" in asm
     if not native:  # the array of the atomics is kept as bits
         assert ("%tile = OpVariable %_ptr_Workgroup__arr_uint" in asm if shared
-                else "%x = OpVariable %_ptr_StorageBuffer_u32_buffer" in asm)
+                else "%x = OpVariable %_ptr_StorageBuffer_x_u32" in asm)
 
 
 def test_float_array_with_cas_atomics_is_stored_as_bits_everywhere():
@@ -136,7 +136,7 @@ def test_float_array_with_cas_atomics_is_stored_as_bits_everywhere():
                                 *[s for s in k.body if not isinstance(s, ir.If)]],
                                params=k.params))
     # the plain load and store of x go through its bits too
-    assert "%x = OpVariable %_ptr_StorageBuffer_u32_buffer" in asm
+    assert "%x = OpVariable %_ptr_StorageBuffer_x_u32" in asm
     assert "OpBitcast %float" in asm and "OpBitcast %uint" in asm
 
 
