@@ -21,10 +21,10 @@ from ..dtypes import DType
 from ..runtime import get_device
 from ..tensor import Tensor
 
-# lavapipe (Vulkan on the CPU) stops any invocation after 65,535 loop iterations in total
-# (loops with a constant trip count are unrolled and do not count); ops split work so that
-# each invocation stays below this on such devices
-CPU_LOOP_BUDGET = 60_000
+# some drivers stop an invocation after a number of loop iterations in total (lavapipe:
+# 65,535; `DeviceLimits.loop_iteration_cap`); ops split work so that each invocation stays
+# this far below the cap (loops with a constant trip count are unrolled and do not count)
+LOOP_BUDGET_MARGIN = 5_535
 
 
 def as_tensor(x: object, what: str) -> Tensor:
@@ -124,7 +124,8 @@ def compute_float(d: DType) -> DType:
 
 def loop_budget() -> int | None:
     """The per-invocation loop-iteration budget of the current device (None: unlimited)."""
-    return CPU_LOOP_BUDGET if get_device().info.kind == "cpu" else None
+    cap = get_device().info.limits.loop_iteration_cap
+    return None if cap is None else cap - LOOP_BUDGET_MARGIN
 
 
 def is_cpu_device() -> bool:
