@@ -14,7 +14,6 @@ argument they are the reductions).
 from __future__ import annotations
 
 import builtins
-import math
 import numbers
 from collections.abc import Callable
 
@@ -73,42 +72,42 @@ num_groups = _id_builtin("num_groups", "the number of workgroups of the launch")
 grid = _id_builtin("grid", "the launch's logical size (the grid of kernel[grid])")
 
 
-def _math(name: str, fn: Callable, doc: str) -> KernelBuiltin:
-    return KernelBuiltin(name, f"pk.{name}: {doc}", fn)
+def _math(name: str, doc: str, host: Callable | None = None) -> KernelBuiltin:
+    """A math name. `pykern/__init__.py` gives all but fma an op-library function
+    (`serves_tensors`), which then runs every call outside a kernel: only fma needs `host`."""
+    return KernelBuiltin(name, f"pk.{name}: {doc}", host)
 
 
-sqrt = _math("sqrt", np.sqrt, "square root")
-exp = _math("exp", np.exp, "e raised to x")
-log = _math("log", np.log, "natural logarithm")
-sin = _math("sin", np.sin, "sine (radians)")
-cos = _math("cos", np.cos, "cosine (radians)")
-tanh = _math("tanh", np.tanh, "hyperbolic tangent")
-floor = _math("floor", np.floor, "largest integral value <= x, in x's float type")
-ceil = _math("ceil", np.ceil, "smallest integral value >= x, in x's float type")
-pow = _math("pow", math.pow, "x raised to y (Python semantics for negative x)")  # noqa: A001
-rsqrt = _math("rsqrt", lambda x: 1.0 / np.sqrt(x), "1 / sqrt(x)")
-exp2 = _math("exp2", np.exp2, "2 raised to x")
-log2 = _math("log2", np.log2, "base-2 logarithm")
-tan = _math("tan", np.tan, "tangent (radians)")
-asin = _math("asin", np.arcsin, "inverse sine")
-acos = _math("acos", np.arccos, "inverse cosine")
-atan = _math("atan", np.arctan, "inverse tangent")
-atan2 = _math("atan2", np.arctan2, "atan2(y, x): the angle of the point (x, y)")
-sinh = _math("sinh", np.sinh, "hyperbolic sine")
-cosh = _math("cosh", np.cosh, "hyperbolic cosine")
-erf = _math("erf", np.vectorize(math.erf), "the error function")
-trunc = _math("trunc", np.trunc, "x rounded toward zero, in x's float type")
-round = _math("round", np.round, "x rounded to the nearest integer, halves to even, in x's "  # noqa: A001
+sqrt = _math("sqrt", "square root")
+exp = _math("exp", "e raised to x")
+log = _math("log", "natural logarithm")
+sin = _math("sin", "sine (radians)")
+cos = _math("cos", "cosine (radians)")
+tanh = _math("tanh", "hyperbolic tangent")
+floor = _math("floor", "largest integral value <= x, in x's float type")
+ceil = _math("ceil", "smallest integral value >= x, in x's float type")
+pow = _math("pow", "x raised to y (Python semantics for negative x)")  # noqa: A001
+rsqrt = _math("rsqrt", "1 / sqrt(x)")
+exp2 = _math("exp2", "2 raised to x")
+log2 = _math("log2", "base-2 logarithm")
+tan = _math("tan", "tangent (radians)")
+asin = _math("asin", "inverse sine")
+acos = _math("acos", "inverse cosine")
+atan = _math("atan", "inverse tangent")
+atan2 = _math("atan2", "atan2(y, x): the angle of the point (x, y)")
+sinh = _math("sinh", "hyperbolic sine")
+cosh = _math("cosh", "hyperbolic cosine")
+erf = _math("erf", "the error function")
+trunc = _math("trunc", "x rounded toward zero, in x's float type")
+round = _math("round", "x rounded to the nearest integer, halves to even, in x's "  # noqa: A001
               "float type")
-fma = _math("fma", lambda a, b, c: a * b + c, "a * b + c (fused where the device fuses)")
-copysign = _math("copysign", np.copysign, "the magnitude of x with the sign of y")
-isnan = _math("isnan", np.isnan, "True where x is NaN")
-isinf = _math("isinf", np.isinf, "True where x is infinite")
-clamp = _math("clamp", lambda x, lo, hi: builtins.min(builtins.max(x, lo), hi),
-              "min(max(x, lo), hi)")
-select = _math("select", lambda c, a, b: a if c else b,
-               "select(c, a, b): a where c else b; both are evaluated (no branch)")
-abs = _math("abs", builtins.abs, "the absolute value, of any numeric type")  # noqa: A001
+fma = _math("fma", "a * b + c (fused where the device fuses)", lambda a, b, c: a * b + c)
+copysign = _math("copysign", "the magnitude of x with the sign of y")
+isnan = _math("isnan", "True where x is NaN")
+isinf = _math("isinf", "True where x is infinite")
+clamp = _math("clamp", "min(max(x, lo), hi)")
+select = _math("select", "select(c, a, b): a where c else b; both are evaluated (no branch)")
+abs = _math("abs", "the absolute value, of any numeric type")  # noqa: A001
 min = KernelBuiltin("min", "pk.min: min(a, b, ...) of two or more numbers, as Python's "  # noqa: A001
                            "min", builtins.min, host_min_args=2)
 max = KernelBuiltin("max", "pk.max: max(a, b, ...) of two or more numbers, as Python's "  # noqa: A001
@@ -159,6 +158,3 @@ barrier = KernelBuiltin("barrier", "pk.barrier(): waits for every invocation of 
                                    "and makes their memory writes visible to each other.")
 
 ID_BUILTINS = (global_id, local_id, group_id, group_size, num_groups, grid)
-MATH_BUILTINS = (sqrt, exp, log, sin, cos, tanh, floor, ceil, pow, rsqrt, exp2, log2, tan, asin,
-                 acos, atan, atan2, sinh, cosh, erf, trunc, round, fma, copysign, isnan, isinf,
-                 abs, min, max, clamp, select)
