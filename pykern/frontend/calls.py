@@ -16,7 +16,7 @@ from .. import ir
 from ..dtypes import DType
 from ..errors import KernelTypeError
 from .exprs import ExprTranslator, Value
-from .typerules import PyConst, arithmetic_type, promote
+from .typerules import PyConst, arithmetic_type, maximum, minimum, promote
 
 # Python's names behave as in Python (math.floor returns an int), pykern's as numpy's (floats)
 MATH_FUNCTIONS: dict[object, ir.MathFn] = {
@@ -197,11 +197,8 @@ class CallTranslator(ExprTranslator):
 
     def min_max_pair(self, kind: ir.BinOpKind, a: Value, b: Value, node: ast.AST) -> Value:
         if isinstance(a, PyConst) and isinstance(b, PyConst):
-            def numpy_rule(x: object, y: object) -> object:
-                better = x < y if kind is ir.BinOpKind.MIN else x > y  # type: ignore[operator]
-                return x if better or x != x else y  # numpy's NaN rule, as on the device
-
-            return self.fold_call(numpy_rule, (a, b), node)
+            rule = minimum if kind is ir.BinOpKind.MIN else maximum  # numpy's, as on the device
+            return self.fold_call(rule, (a, b), node)
         t = arithmetic_type(self.unify(a, b))
         return ir.BinOp(op=kind, lhs=self.typed(a, t, node), rhs=self.typed(b, t, node), type=t,
                         loc=self.loc(node))

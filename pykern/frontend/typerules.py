@@ -44,6 +44,18 @@ def int_range(t: DType) -> tuple[int, int]:
     return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
 
 
+def minimum(a: float, b: float) -> float:
+    """Kernel `min`, numpy's `minimum`: a NaN operand wins (the first of two), and of two equal
+    values (-0.0 and 0.0) the second. Folds constants here; the interpreter runs it on numpy
+    floats (`interpret.helpers`)."""
+    return a if (a < b or a != a) else b
+
+
+def maximum(a: float, b: float) -> float:
+    """Kernel `max`, numpy's `maximum` (NaN as `minimum`)."""
+    return a if (a > b or a != a) else b
+
+
 def float_overflow(t: DType) -> float:
     """The smallest magnitude that rounds to infinity in float type `t`: the largest finite
     value plus half a unit in its last place (inf for f64, Python's own floats)."""

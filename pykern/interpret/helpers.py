@@ -27,6 +27,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..frontend.typerules import maximum, minimum  # kernel min/max of floats, numpy's
+
 # ---------------------------------------------------------------- integers
 
 
@@ -74,17 +76,6 @@ def float_pow(a: np.floating, b: np.floating) -> np.floating:
     """Python's `a ** b` as C's pow: a negative base with a non-integral exponent gives NaN, a
     zero base with a negative exponent gives inf (never an exception)."""
     return a ** b
-
-
-def minimum(a: np.floating, b: np.floating) -> np.floating:
-    """Kernel `min` of floats, numpy's `minimum`: a NaN operand wins (the first of two), and
-    of two equal values (-0.0 and 0.0) the second."""
-    return a if (a < b or a != a) else b
-
-
-def maximum(a: np.floating, b: np.floating) -> np.floating:
-    """Kernel `max` of floats, numpy's `maximum` (NaN as `minimum`)."""
-    return a if (a > b or a != a) else b
 
 
 def fmin(a: np.floating, b: np.floating) -> np.floating:
