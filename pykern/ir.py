@@ -17,6 +17,7 @@ Contract (checked by `pykern.frontend.verify`):
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
@@ -453,6 +454,11 @@ class ArrayDecl(Node):
     dtype: DType
     shape: tuple[int, ...]
     space: MemorySpace
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the array takes: its item size times its number of elements."""
+        return self.dtype.itemsize * math.prod(self.shape)
 
 
 @dataclass(frozen=True, kw_only=True)
