@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from .. import ir
 from ..dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
 from ..errors import KernelTypeError
-from .depth import check_nesting, recursion_room
+from .depth import recursion_room
 from .source import KernelSource, load_source
 from .translator import translate_kernel
 from .verify import verify
@@ -65,7 +65,7 @@ def translate(src: KernelSource, params: Mapping[str, DType | ArrayType],
     values of its `pk.constexpr` parameters (which are not parameters of the IR), launched with
     grids of `grid_ndim` dimensions. `debug` keeps asserts (and asks backends for bounds
     checks)."""
-    with recursion_room(check_nesting(src.tree, src.error)):
+    with recursion_room(src.nesting_depth):
         kernel = translate_kernel(src, params, constants or {}, workgroup, debug, grid_ndim)
         verify(kernel)
     return kernel

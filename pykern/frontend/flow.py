@@ -35,8 +35,8 @@ class _Loop:
 class Assignments:
     """The definite-assignment state of one function body being translated."""
 
-    def __init__(self, entry: dict[str, Loc]):
-        self.state: State = dict(entry)
+    def __init__(self) -> None:
+        self.state: State = {}
         self.why: dict[str, str] = {}  # for a local that may be unassigned: the reason
         self.loops: list[_Loop] = []
 

@@ -9,10 +9,12 @@ import linecache
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..errors import CompileError
 from ..ir import Loc
+from .depth import check_nesting
 
 _MISSING = object()
 
@@ -27,6 +29,13 @@ class KernelSource:
     file: str
     line_offset: int  # add to ast line numbers to get file line numbers
     col_offset: int  # indentation removed by dedent
+
+    @cached_property
+    def nesting_depth(self) -> int:
+        """The depth of the function's syntax tree, walked once per source (every variant and
+        specialisation translates the same tree); a located CompileError when it is deeper than
+        a kernel may nest (`depth.check_nesting`)."""
+        return check_nesting(self.tree, self.error)
 
     def loc(self, node: ast.AST) -> Loc:
         return Loc(self.file, getattr(node, "lineno", 1) + self.line_offset,

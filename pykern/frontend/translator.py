@@ -17,7 +17,7 @@ from .. import ir
 from ..dtypes import ArrayType, DType
 from ..errors import CompileError, KernelTypeError
 from .calls import CallTranslator
-from .depth import Splitter, check_nesting, recursion_room
+from .depth import Splitter, recursion_room
 from .exprs import Value
 from .flow import Assignments
 from .source import KernelSource, is_missing, load_source
@@ -28,13 +28,6 @@ from .typerules import PyConst
 # about a second, with 64 KiB in 18 s, 128 KiB in 90 s, 256 KiB in more than two minutes;
 # GPUs spill such arrays to slow scratch memory long before
 MAX_LOCAL_BYTES = 16 * 1024
-
-
-def decl_bytes(decl: ir.ArrayDecl) -> int:
-    size = decl.dtype.itemsize
-    for n in decl.shape:
-        size *= n
-    return size
 
 
 @dataclass
@@ -48,6 +41,10 @@ class KernelContext:
     functions: list[ir.Function] = field(default_factory=list)  # callees before callers
     specialisations: dict[tuple, ir.Function] = field(default_factory=dict)
     call_stack: list[str] = field(default_factory=list)  # device functions being translated
+    # a pk.barrier() was translated, in the kernel or a device function: it is in the IR then,
+    # as `block` only leaves out statements it does not translate (after a return, in the
+    # untaken branch of a constant `if`) and a translated function stays in `functions`
+    has_barrier: bool = False
 
 
 class Translator(CallTranslator):
@@ -68,7 +65,7 @@ class Translator(CallTranslator):
         self.locals: dict[str, ir.Local] = {}
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
-        self.flow = Assignments({})
+        self.flow = Assignments()
         self.splitter = Splitter(self.fresh_local)
         self.temporaries = 0
 
@@ -207,8 +204,8 @@ class Translator(CallTranslator):
         """All of a kernel's pk.local arrays together stay within MAX_LOCAL_BYTES per
         invocation: drivers keep them in registers or scratch memory, and far past that they
         take minutes to compile or fail outright."""
-        total = decl_bytes(decl) + sum(decl_bytes(d) for d in self.ctx.decls.values()
-                                       if d.space is ir.MemorySpace.LOCAL)
+        total = decl.nbytes + sum(d.nbytes for d in self.ctx.decls.values()
+                                  if d.space is ir.MemorySpace.LOCAL)
         if total > MAX_LOCAL_BYTES:
             raise self.error(node, f"pk.local arrays would take {total:,} bytes per invocation "
                                    f"here, more than the limit of {MAX_LOCAL_BYTES:,} (16 KiB): "
@@ -391,6 +388,7 @@ class Translator(CallTranslator):
         if isinstance(value, ast.Call) and self.resolve(value.func) is bi.barrier:
             if value.args or value.keywords:
                 raise self.error(value, "pk.barrier() takes no arguments")
+            self.ctx.has_barrier = True
             return ir.Barrier(loc=self.loc(node))
         if isinstance(value, ast.Call):
             result = self.visit(value)
@@ -451,7 +449,7 @@ class Translator(CallTranslator):
         params = tuple(sub.locals.values())
         self.ctx.call_stack.append(fn.__qualname__)
         try:
-            with recursion_room(check_nesting(src.tree, src.error)):
+            with recursion_room(src.nesting_depth):
                 body = sub.block(strip_docstring(src.tree.body))
         except CompileError as e:
             # name the call that typed the function this way too (both places matter)
@@ -508,8 +506,7 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
     body = tr.block(strip_docstring(fn.body))
     # every invocation of a workgroup must reach its barriers, so a kernel with one is not
     # masked: there the kernel itself tests pk.global_id(d) < pk.grid(d) (as in CUDA)
-    masked = not any(isinstance(node, ir.Barrier)
-                     for stmt in body + tuple(ctx.functions) for node in ir.walk(stmt))
+    masked = not ctx.has_barrier
     if masked:
         prologue.insert(0, grid_mask(loc, masked_dims(workgroup, grid_ndim)))
     ir_params = tuple(ir.Param(name=n, type=t, access=ctx.access.get(n, ir.Access.NONE), loc=loc)

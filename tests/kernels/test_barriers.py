@@ -118,6 +118,20 @@ def test_a_barrier_in_a_device_function_unmasks_the_kernel():
     assert not mark.ir(seen).masked
 
 
+def test_a_barrier_that_is_not_translated_leaves_the_kernel_masked():
+    @pk.kernel(workgroup=(8,))
+    def mark(seen: pk.i32[:], sync: pk.constexpr):
+        if sync:
+            pk.barrier()
+        seen[pk.global_id(0)] = 1
+        return
+        pk.barrier()  # after the return: never runs, not translated
+
+    seen = np.zeros(16, np.int32)
+    assert mark.ir(seen, False).masked
+    assert not mark.ir(seen, True).masked
+
+
 def test_the_guard_reads_nothing_out_of_range_in_debug_mode():
     @pk.kernel(workgroup=(64,), debug=True)
     def guarded(x: pk.f32[:], out: pk.f32[:]):
