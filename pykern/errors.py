@@ -23,13 +23,17 @@ class CompileError(Exception):
                  call_sites: tuple[tuple[str, int, int, str | None], ...] = ()):
         self.file, self.line, self.col, self.reason = file, line, col, message
         self.source_line = source_line
-        self.call_sites = tuple(site[:3] for site in call_sites)
-        self._sites = call_sites
+        self._sites = call_sites  # each with its source line, for called_from
         text = f"{file}:{line}:{col}: {message}" + _show(source_line, col)
         for site_file, site_line, site_col, site_source in call_sites:
             text += f"\ncalled from {site_file}:{site_line}:{site_col}" + _show(site_source,
                                                                               site_col)
         super().__init__(text)
+
+    @property
+    def call_sites(self) -> tuple[tuple[str, int, int], ...]:
+        """(file, line, col) of each call site, innermost first."""
+        return tuple(site[:3] for site in self._sites)
 
     def called_from(self, file: str, line: int, col: int, source_line: str | None = None
                     ) -> CompileError:
