@@ -383,11 +383,8 @@ def as_tensor(x: object) -> Tensor:
     0-d tensor of pykern's default dtype for it: bool_, i32, f32)."""
     if isinstance(x, Tensor):
         return x
-    if pr.is_python_scalar(x):
-        return asarray(x)
-    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
-        return asarray(x)
-    if hasattr(x, "__array__") or hasattr(x, "__dlpack__"):
+    if pr.is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic, list, tuple)) \
+            or hasattr(x, "__array__") or hasattr(x, "__dlpack__"):
         return asarray(x)
     raise TypeError(f"expected a pk.Tensor, array or number, got {type(x).__name__}")
 
