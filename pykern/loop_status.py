@@ -36,8 +36,7 @@ class LoopStatus:
     @staticmethod
     def slot_of(layout: Any) -> int | None:
         """The index of the status buffer's slot in `layout.buffers`, or None."""
-        return next((i for i, s in enumerate(layout.buffers) if s.name == LOOP_STATUS_BUFFER),
-                    None)
+        return layout.buffer_index(LOOP_STATUS_BUFFER)
 
     def watch(self) -> None:
         """Called after each launch that bound the buffer."""

@@ -104,6 +104,10 @@ class BindingLayout:
         last = self.fields[-1]
         return -(-(last.offset + FIELD_FORMATS[last.fmt]) // 16) * 16
 
+    def buffer_index(self, name: str) -> int | None:
+        """The index in `buffers` of the slot named `name`, or None."""
+        return next((i for i, s in enumerate(self.buffers) if s.name == name), None)
+
     def offset_of(self, name: str) -> int:
         for f in self.fields:
             if f.name == name:

@@ -272,6 +272,12 @@ def test_layout_must_fit_device_limits(device):
         device.create_program(spv("count"), no_grid)
 
 
+def test_buffer_index_finds_a_slot_by_name():
+    layout = rt.BindingLayout.build(slots("x", "y"), [("n", "I")], (64, 1, 1))
+    assert layout.buffer_index("y") == 1
+    assert layout.buffer_index("z") is None
+
+
 def test_freeing_a_buffer_in_use_defers_its_release(device):
     program, layout = count_program(device)
     counts = zeros(device, 1000)
