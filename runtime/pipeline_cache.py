@@ -77,11 +77,9 @@ class PipelineCache:
         self._directory = (
             PrivateDirectory(directory, "the pipeline cache is") if directory is not None else None
         )
-        self.path = (
-            directory / file_name(info)
-            if self._directory is not None and self._directory.usable
-            else None
-        )
+        if self._directory is not None and not self._directory.usable:
+            self._directory = None  # refused at start: memory only
+        self._name = file_name(info)
         initial = self._load()
         self.loaded_bytes = len(initial)
         self._saved = hashlib.sha256(initial).digest()
@@ -100,6 +98,11 @@ class PipelineCache:
             "vkCreatePipelineCache",
         )
         self.handle = handle[0]
+
+    @property
+    def path(self) -> Path | None:
+        """The cache's file, or None when the cache is kept in memory only."""
+        return None if self._directory is None else self._directory.path / self._name
 
     def data(self) -> bytes:
         """What the driver's cache holds now."""
@@ -120,13 +123,13 @@ class PipelineCache:
     def save(self) -> bool:
         """Writes the cache to its file if it changed since it was loaded or saved; True if
         written. Failing to write is a warning, never an error."""
-        if self.path is None or self.handle is None:
+        if self._directory is None or self.handle is None:
             return False
         data = self.data()
         digest = hashlib.sha256(data).digest()
         if digest == self._saved or not header_matches(data, self._info):
             return False
-        if not self._directory.write(self.path.name, wrap(data)):  # type: ignore[union-attr]
+        if not self._directory.write(self._name, wrap(data)):
             return False
         self._saved = digest
         return True
@@ -137,9 +140,9 @@ class PipelineCache:
             self.handle = None
 
     def _load(self) -> bytes:
-        if self.path is None:
+        if self._directory is None:
             return b""
-        contents = self._directory.read(self.path.name, MAX_FILE_BYTES)  # type: ignore[union-attr]
+        contents = self._directory.read(self._name, MAX_FILE_BYTES)
         if contents is None:
             return b""
         return unwrap(contents, self._info) or b""
