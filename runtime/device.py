@@ -13,7 +13,7 @@ from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, BufferMaker, RawBuffer
 from .config import Config
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
-from .errors import DeviceError
+from .errors import FORK_ADVICE, DeviceError
 from .features import build_enable_chain, query_supported
 from .info import DeviceFeatures, DeviceInfo, DeviceLimits, memory_properties
 from .instance import API_VERSION, Instance
@@ -349,8 +349,7 @@ class Device:
         self._closed_reason = (
             f"device {self.info.name} belongs to the parent process (pid {parent_pid}): a "
             "process made by os.fork() cannot use its parent's Vulkan device, nor buffers made "
-            "on it. Start worker processes with multiprocessing's 'spawn' or 'forkserver' "
-            "start method instead."
+            f"on it. {FORK_ADVICE} instead."
         )
 
     @property

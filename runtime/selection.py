@@ -29,7 +29,7 @@ from .config import Config
 from .device import Device
 from .device_files import detach_device_files
 from .forked_exit import end_with_os_exit
-from .errors import DeviceError
+from .errors import FORK_ADVICE, DeviceError
 from .info import DeviceInfo, query_device_info
 from .instance import Instance
 from .validation import ValidationMessage
@@ -109,15 +109,14 @@ def _disown_after_fork() -> None:
     if runtime is not None:
         runtime.disown(parent)
         _inherited.append(runtime)
-    if runtime is not None and any(info.kind != "cpu" for info in runtime.infos):
-        # a GPU driver's exit code in this child would damage the parent's device
-        end_with_os_exit()
+        if any(info.kind != "cpu" for info in runtime.infos):
+            # a GPU driver's exit code in this child would damage the parent's device
+            end_with_os_exit()
     if _device_opened and _forked_refusal is None:
         _forked_refusal = (
             f"pykern cannot use Vulkan in this process: it was made by os.fork() from a process "
             f"(pid {parent}) that had opened a Vulkan device, and the driver's state does not "
-            "survive a fork. Start worker processes with multiprocessing's 'spawn' or "
-            "'forkserver' start method, or fork before the first device is opened."
+            f"survive a fork. {FORK_ADVICE}, or fork before the first device is opened."
         )
 
 
@@ -152,8 +151,7 @@ def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
         # used Vulkan at all, even without a device
         raise DeviceError(
             f"{error}. This process was made by os.fork() from one that had used Vulkan, which "
-            "this driver does not allow: start worker processes with multiprocessing's 'spawn' "
-            "or 'forkserver' start method, or fork before pykern is first used."
+            f"this driver does not allow. {FORK_ADVICE}, or fork before pykern is first used."
         ) from error
 
 
