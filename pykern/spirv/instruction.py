@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .grammar import Op
@@ -58,6 +58,30 @@ def encode_string(text: str) -> list[int]:
     data = text.encode("utf-8") + b"\0"
     data += b"\0" * (-len(data) % 4)
     return list(struct.unpack(f"<{len(data) // 4}I", data))
+
+
+def decode_string(words: Sequence[int]) -> str:
+    """The literal string `words` start with (as `encode_string` makes it; invalid UTF-8
+    replaced).
+
+    >>> decode_string([1852399981, 0, 7])
+    'main'
+    """
+    data = struct.pack(f"<{len(words)}I", *words)
+    return data.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def instructions(words: bytes) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """The instructions of a binary module (little-endian bytes), after its five-word header:
+    each one's opcode and operand words. Stops at a word count of 0 (a malformed module)."""
+    code = struct.unpack(f"<{len(words) // 4}I", words)
+    at = 5
+    while at < len(code):
+        count, opcode = code[at] >> 16, code[at] & 0xFFFF
+        if count == 0:
+            return
+        yield opcode, code[at + 1:at + count]
+        at += count
 
 
 def literal_words(value: int, bits: int) -> tuple[int, ...]:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import json
 import linecache
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -58,6 +57,7 @@ from pykern.errors import DeviceError
 
 from .context import LoweringContext
 from .grammar import MemorySemantics, Op, Scope, StorageClass
+from .instruction import decode_string, instructions
 from .layout import LOOP_STATUS_BUFFER
 from .types import BOOL, I32, U32, PointerType
 
@@ -93,13 +93,14 @@ class LoopGuard:
     def token(self, ctx: LoweringContext) -> int:
         """A bool that is true at run time, which the driver cannot know (see the module
         docstring)."""
-        word = ctx.fn.load(U32, self._word(ctx, TOKEN_WORD))
-        return ctx.fn.i_equal(BOOL, word, ctx.const(U32, 0))
+        return ctx.fn.i_equal(BOOL, self._token_word(ctx), ctx.const(U32, 0))
 
     def zero(self, ctx: LoweringContext) -> int:
         """An i32 that is 0 at run time, which the driver cannot know (word 0 of the status
-        buffer, like `token`)."""
-        return ctx.fn.bitcast(I32, ctx.fn.load(U32, self._word(ctx, TOKEN_WORD)))
+        buffer, like `token`, but a load of its own: a while loop runs only while its token is
+        true, so a zero derived from the token's load would be known to be 0 inside the loop,
+        and lavapipe loses the `pk.local` stores again, as tests/kernels/test_loops.py shows)."""
+        return ctx.fn.bitcast(I32, self._token_word(ctx))
 
     def count(self, ctx: LoweringContext, site: LoopSite) -> None:
         """Emits the report of a cut at `site`: its count of cut invocations goes up by one
@@ -112,6 +113,9 @@ class LoopGuard:
                             ctx.const(U32, Scope.Device), ctx.const(U32, MemorySemantics.None_),
                             ctx.const(U32, 1))
 
+    def _token_word(self, ctx: LoweringContext) -> int:
+        return ctx.fn.load(U32, self._word(ctx, TOKEN_WORD))
+
     def _word(self, ctx: LoweringContext, k: int) -> int:
         buffer = ctx.resources.buffer_variable(LOOP_STATUS_BUFFER, U32, 4,
                                                access_decorations=False)
@@ -123,22 +127,15 @@ def sites_in_module(words: bytes) -> tuple[LoopSite, ...]:
     """The loop sites a module's OpStrings name, in site order (none for a module compiled
     for a device without a loop cap)."""
     found: dict[int, LoopSite] = {}
-    data = struct.unpack(f"<{len(words) // 4}I", words)
-    at = 5  # past the header
-    while at < len(data):
-        count, opcode = data[at] >> 16, data[at] & 0xFFFF
-        if count == 0:
-            break
+    for opcode, operands in instructions(words):
+        if opcode == Op.Function:
+            break  # debug strings come long before the code
         if opcode == Op.String:
-            raw = struct.pack(f"<{count - 2}I", *data[at + 2:at + count])
-            text = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+            text = decode_string(operands[1:])  # after the result id
             if _SITE_KEY in text:
                 site = json.loads(text)
                 loc = ir.Loc(site["file"], site["line"], site["col"])
                 found[site[_SITE_KEY]] = LoopSite(loc, site["what"])
-        elif opcode == Op.Function:
-            break  # debug strings come long before the code
-        at += count
     return tuple(found[k] for k in sorted(found))
 
 

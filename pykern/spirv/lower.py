@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import NamedTuple
 
 from pykern import ir
 from pykern.errors import CompileError
@@ -15,6 +15,7 @@ from .context import FunctionRef, LoweringContext
 from .debug import DebugReporter, DebugSite
 from .function import FunctionBuilder
 from .grammar import Capability, ExecutionMode, ExecutionModel, Op
+from .instruction import instructions
 from .layout import plan_layout, without_loop_status
 from .loopcap import LoopGuard, LoopSite
 from .module import ModuleBuilder
@@ -89,10 +90,25 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked, loop_sites)
 
 
-# the float controls (SPV_KHR_float_controls) execution modes, each with its capability
-_PRESERVE = (ExecutionMode.SignedZeroInfNanPreserve, Capability.SignedZeroInfNanPreserve)
-_DENORM = (ExecutionMode.DenormPreserve, Capability.DenormPreserve)
-_RTE = (ExecutionMode.RoundingModeRTE, Capability.RoundingModeRTE)
+class _FloatControl(NamedTuple):
+    """A float control (SPV_KHR_float_controls) and when a module asks for it."""
+
+    what: str  # as `strict_float_shortfall` names it
+    mode: ExecutionMode
+    capability: Capability
+    allowed: Callable[[Target, int], bool]  # whether the target allows it for a float width
+    strict_only: bool  # asked for by strict kernels only
+
+
+# in the order a module asks for them, per float width
+_FLOAT_CONTROLS = (
+    _FloatControl("inf/nan/-0", ExecutionMode.SignedZeroInfNanPreserve,
+                  Capability.SignedZeroInfNanPreserve, Target.preserves_inf_nan, False),
+    _FloatControl("denormals", ExecutionMode.DenormPreserve, Capability.DenormPreserve,
+                  Target.keeps_denormals, True),
+    _FloatControl("round to nearest even", ExecutionMode.RoundingModeRTE,
+                  Capability.RoundingModeRTE, Target.rounds_to_nearest, True),
+)
 
 
 def _float_controls(module: ModuleBuilder, entry: int, target: Target) -> None:
@@ -100,39 +116,24 @@ def _float_controls(module: ModuleBuilder, entry: int, target: Target) -> None:
     (the driver may assume none occur otherwise); strict kernels also for subnormals kept and
     round-to-nearest-even (`strict_float_shortfall` names what the target cannot give)."""
     for bits in sorted(module.float_widths):
-        modes = [_PRESERVE] if target.preserves_inf_nan(bits) else []
-        if target.strict_float:
-            modes += [_DENORM] if target.keeps_denormals(bits) else []
-            modes += [_RTE] if target.rounds_to_nearest(bits) else []
-        for mode, capability in modes:
-            module.require(capability)
-            module.execution_mode(entry, mode, bits)
+        for control in _FLOAT_CONTROLS:
+            if (target.strict_float or not control.strict_only) and control.allowed(target, bits):
+                module.require(control.capability)
+                module.execution_mode(entry, control.mode, bits)
 
 
 def strict_float_shortfall(words: bytes, target: Target) -> tuple[str, ...]:
     """What strict floating point cannot have on `target` for the float widths module `words`
     uses ("denormals (f32)", ...): empty where the device allows every float control."""
-    missing = []
-    for bits in sorted(float_widths(words)):
-        for what, allowed in (("inf/nan/-0", target.preserves_inf_nan(bits)),
-                              ("denormals", target.keeps_denormals(bits)),
-                              ("round to nearest even", target.rounds_to_nearest(bits))):
-            if not allowed:
-                missing.append(f"{what} (f{bits})")
-    return tuple(missing)
+    return tuple(f"{control.what} (f{bits})" for bits in sorted(float_widths(words))
+                 for control in _FLOAT_CONTROLS if not control.allowed(target, bits))
 
 
 def float_widths(words: bytes) -> frozenset[int]:
     """The widths of the OpTypeFloat declarations of a SPIR-V module (as `lower` returns it, or
     loaded from the disk cache)."""
-    code = np.frombuffer(words, "<u4").tolist()
-    widths, i = set(), 5  # after the header
-    while i < len(code):
-        count, opcode = code[i] >> 16, code[i] & 0xFFFF
-        if opcode == Op.TypeFloat:
-            widths.add(code[i + 2])
-        i += max(count, 1)
-    return frozenset(widths)
+    return frozenset(operands[1] for opcode, operands in instructions(words)
+                     if opcode == Op.TypeFloat)  # after the result id: the width
 
 
 def _lower_function(kernel_ctx: LoweringContext, function: ir.Function) -> None:
