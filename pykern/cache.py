@@ -45,7 +45,7 @@ from .frontend.source import KernelSource, is_missing
 from .runtime.files import PrivateDirectory
 from .runtime.layout import BindingLayout
 from .spirv.layout import plan_layout
-from .spirv.loopcap import sites_in_module
+from .spirv.loopcap import LoopSite, sites_in_module
 from .spirv.validate import SpirvValidationError
 
 FORMAT_VERSION = 2
@@ -214,13 +214,13 @@ def entry_digest(key: str, meta: dict, words: bytes) -> str:
 
 
 def planned_layout(params: tuple[ir.Param, ...], workgroup: tuple[int, int, int],
-                   max_push_size: int, words: bytes) -> BindingLayout:
+                   max_push_size: int, loop_sites: Sequence[LoopSite]) -> BindingLayout:
     """The binding layout lowering gives a (non-debug) kernel with these parameters and
-    workgroup, compiled to `words`: it depends on nothing else (a module whose loops report
-    being cut short names them in its words, and has the slot of their status buffer), so
-    entries do not store it."""
+    workgroup, whose module names `loop_sites` in its words (`sites_in_module`): it depends on
+    nothing else (a module whose loops report being cut short has the slot of their status
+    buffer), so entries do not store it."""
     stub = ir.Kernel(name="cached", params=params, locals=(), body=(), workgroup=workgroup)
-    return plan_layout(stub, max_push_size, loop_status=bool(sites_in_module(words)))
+    return plan_layout(stub, max_push_size, loop_status=bool(loop_sites))
 
 
 def _params_from(doc: object, signature: Sequence[tuple[str, object]]) -> tuple | None:
@@ -253,6 +253,7 @@ class CacheEntry:
     words: bytes
     params: tuple[ir.Param, ...]
     layout: BindingLayout
+    loop_sites: tuple[LoopSite, ...]  # what `sites_in_module` finds in the words
 
 
 # ---------------------------------------------------------------- the directory
@@ -298,17 +299,19 @@ class DiskCache:
                               f"{first[0]}", stacklevel=3)
                 return None
         try:
-            layout = planned_layout(params, workgroup, max_push_size, words)
+            loop_sites = sites_in_module(words)
+            layout = planned_layout(params, workgroup, max_push_size, loop_sites)
         except (ValueError, KeyError, TypeError, struct.error):  # loop sites of another shape
             return None
-        return CacheEntry(words, params, layout)
+        return CacheEntry(words, params, layout, loop_sites)
 
     def store(self, key: str, words: bytes, params: tuple[ir.Param, ...],
               layout: BindingLayout, max_push_size: int) -> None:
         """Stores a module, unless its layout is not the one a load would plan (then a load
         could not give it back as it is)."""
         if not self.enabled or \
-                layout != planned_layout(params, layout.workgroup, max_push_size, words):
+                layout != planned_layout(params, layout.workgroup, max_push_size,
+                                         sites_in_module(words)):
             return
         meta: dict[str, object] = {"format": FORMAT_VERSION,
                                    "access": [p.access.value for p in params]}
