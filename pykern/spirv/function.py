@@ -27,8 +27,9 @@ GLSL_STD_450 = "GLSL.std.450"
 
 # pykern promises numpy's results for float + - *: the driver may never fuse them into an FMA
 ALWAYS_EXACT = frozenset({Op.FAdd, Op.FSub, Op.FMul})
-# ... and in strict mode (`FunctionBuilder.strict`) every float operation stays as written: Mesa
-# and others skip their inexact algebraic rewrites for NoContraction ("exact") instructions
+# ... and in strict mode (`FunctionBuilder(strict=True)`) every float operation stays as
+# written: Mesa and others skip their inexact algebraic rewrites for NoContraction ("exact")
+# instructions
 STRICT_EXACT = ALWAYS_EXACT | {Op.FDiv, Op.FNegate, Op.FRem, Op.FMod, Op.ExtInst, Op.FConvert,
                                Op.ConvertSToF, Op.ConvertUToF}
 
@@ -46,7 +47,7 @@ class FunctionBuilder:
                  params: Sequence[SpirvType] = (), name: str | None = None,
                  strict: bool = False) -> None:
         self.module = module
-        self.strict = strict  # every float operation NoContraction (strict floating point)
+        # strict floating point: every float operation NoContraction
         self._exact_ops = STRICT_EXACT if strict else ALWAYS_EXACT
         self.result = result
         self.param_types = tuple(params)

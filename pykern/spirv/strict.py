@@ -17,9 +17,9 @@ and leaves the rounding of conversions to the driver. In strict mode (`Target.st
 - conversions round to nearest even through RoundingModeRTE; where the device cannot ask for it,
   `int_to_float` and `narrow_float` round in exact integer and float operations instead.
 
-Every float operation here is NoContraction (`FunctionBuilder.strict`): the error-free
-transformations rely on each one being rounded once, as written. Bit manipulation needs an
-integer of the float's width (f64: Int64).
+Every float operation here is NoContraction (`FunctionBuilder(strict=True)`): the
+error-free transformations rely on each one being rounded once, as written. Bit manipulation
+needs an integer of the float's width (f64: Int64).
 """
 
 from __future__ import annotations
