@@ -90,6 +90,7 @@ class ArrayAccess(Protocol):
     dtype: DType
     encoding: Encoding
     scope: Scope  # of atomics on its elements
+    private: bool  # a `pk.local` array
 
     def pointer(self, fn: FunctionBuilder, indices: tuple[int, ...]) -> int: ...
 
@@ -114,6 +115,7 @@ class ParamArray:
     in wrapping i32 arithmetic; offset, shape and strides come from the argument block."""
 
     scope = Scope.Device
+    private = False
 
     def __init__(self, module: ModuleBuilder, resources: Resources, param: ir.Param,
                  encoding: Encoding) -> None:
@@ -170,8 +172,7 @@ class DeclaredArray:
             array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
             # pk.local arrays start at zero, as in the interpreter; Workgroup memory cannot
             # have an initializer in Vulkan 1.2, so pk.shared starts undefined
-            zero = (self._module.constant_null(array_type)
-                    if self._storage == StorageClass.Private else None)
+            zero = self._module.constant_null(array_type) if self.private else None
             self._variable = self._module.global_variable(self._storage, array_type,
                                                           self._decl.name, zero)
         return self._variable

@@ -62,7 +62,7 @@ class LoweringContext:
     def local_indices(self, array: ArrayAccess, indices: tuple[int, ...]) -> tuple[int, ...]:
         """The indices to access `array` with: `hidden_zero` added to the first one where it
         is set and `array` is a `pk.local` array."""
-        if self.hidden_zero is None or not getattr(array, "private", False):
+        if self.hidden_zero is None or not array.private:
             return indices
         return (self.fn.i_add(I32, indices[0], self.hidden_zero), *indices[1:])
 
