@@ -74,16 +74,14 @@ def _from_unsigned(ctx: LoweringContext, src: IntType, dst: IntType, value: int)
     return value if not dst.signed else fn.bitcast(dst, value)
 
 
-def _float_to_signed(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
+def _float_to_int(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
     if dst.bits == 64:
-        return _saturated(ctx, src, dst, value, _float_to_64_bits(ctx, src, dst, value))
-    return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_s(dst, value))
-
-
-def _float_to_unsigned(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
-    if dst.bits == 64:
-        return _saturated(ctx, src, dst, value, _float_to_64_bits(ctx, src, dst, value))
-    return _saturated(ctx, src, dst, value, ctx.fn.convert_f_to_u(dst, value))
+        converted = _float_to_64_bits(ctx, src, dst, value)
+    elif dst.signed:
+        converted = ctx.fn.convert_f_to_s(dst, value)
+    else:
+        converted = ctx.fn.convert_f_to_u(dst, value)
+    return _saturated(ctx, src, dst, value, converted)
 
 
 def _float_to_64_bits(ctx: LoweringContext, src: FloatType, dst: IntType, value: int) -> int:
@@ -163,8 +161,8 @@ CASTS: dict[tuple[str, str], Convert] = {
     ("i", "u"): _from_signed,
     ("u", "u"): _from_unsigned,
     ("u", "i"): _from_unsigned,
-    ("f", "i"): _float_to_signed,
-    ("f", "u"): _float_to_unsigned,
+    ("f", "i"): _float_to_int,
+    ("f", "u"): _float_to_int,
     ("i", "f"): _signed_to_float,
     ("u", "f"): _unsigned_to_float,
     ("f", "f"): _float_to_float,
