@@ -35,7 +35,6 @@ from .spirv.debug import DEBUG_BYTES, DEBUG_WORDS
 from .spirv.debug import failure as debug_failure
 from .spirv.layout import DEBUG_BUFFER
 from .spirv.lower import SpirvModule, lower, strict_float_shortfall
-from .spirv.loopcap import sites_in_module
 from .loop_status import LoopStatus
 from .tensor import Tensor
 from .spirv.target import Target, features_of, float_controls_of
@@ -204,8 +203,7 @@ class Kernel:
         no lowering), else through the frontend and the SPIR-V layer."""
         start = time.perf_counter()
         target = target_for(device)
-        workgroup, _, types, _ = key[:4]
-        strict = key[4]
+        workgroup, _, types, _, strict = key
         if strict:
             target = replace(target, strict_float=True)
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
@@ -216,7 +214,8 @@ class Kernel:
         entry = disk.load(disk_key, types, workgroup, push_size) if disk is not None else None
         ndims: dict[str, int] = {}
         if entry is not None:
-            module, params = SpirvModule(entry.words, entry.layout), entry.params
+            module = SpirvModule(entry.words, entry.layout, loop_sites=entry.loop_sites)
+            params = entry.params
         else:
             kernel_ir = self._translate(key)
             self._check_limits(kernel_ir, device)
@@ -236,13 +235,12 @@ class Kernel:
                                self._loop_status(module, device))
 
     def _loop_status(self, module: SpirvModule, device: Any) -> LoopStatus | None:
-        """The status buffer of a module whose loops report being cut short (a module from
-        the disk cache names its loops in its words)."""
+        """The status buffer of a module whose loops report being cut short (from the disk
+        cache too: `CacheEntry.loop_sites`)."""
         slot = LoopStatus.slot_of(module.layout)
         if slot is None:
             return None
-        sites = module.loop_sites or sites_in_module(module.words)
-        return LoopStatus(device, self.__name__, sites, slot)
+        return LoopStatus(device, self.__name__, module.loop_sites, slot)
 
     def _warn_strict_shortfall(self, module: SpirvModule, target: Target, device: Any) -> None:
         """Says, once per variant, which float controls strict mode could not have."""
@@ -262,11 +260,10 @@ class Kernel:
             raise self.source.error(self.source.tree, f"workgroup {wg} exceeds the device's "
                                     f"limits ({limits.max_workgroup_invocations} invocations, "
                                     f"sizes up to {limits.max_workgroup_size})")
-        shared = sum(a.dtype.itemsize * int(np.prod(a.shape)) for a in kernel_ir.arrays
-                     if a.space is ir.MemorySpace.SHARED)
+        shared = sum(a.nbytes for a in kernel_ir.arrays if a.space is ir.MemorySpace.SHARED)
         if shared > limits.max_shared_memory:
             big = max((a for a in kernel_ir.arrays if a.space is ir.MemorySpace.SHARED),
-                      key=lambda a: a.dtype.itemsize * int(np.prod(a.shape)))
+                      key=lambda a: a.nbytes)
             raise self.source.error(big.loc, f"pk.shared arrays take {shared} bytes, more than "
                                              f"the device's {limits.max_shared_memory}")
 
@@ -356,7 +353,7 @@ class Kernel:
             sig = self._signature(args)
         else:
             sig = ()  # concretely typed parameters: one variant per device and grid ndim
-        fast_key = (device, grid_ndim, sig, self.strict_float or _STRICT_FLOAT.get())
+        fast_key = (device, grid_ndim, sig, self._strict())
         variant = self._fast.get(fast_key) if sig is not None else None
         if variant is None:
             try:
@@ -376,13 +373,13 @@ class Kernel:
                 self._debug_launch(variant, device, grid, buffers, block)
             else:
                 device.launch(variant.program, grid, buffers, block)
+                if status is not None:
+                    status.watch()  # a loop cut short raises at the wait for the results
         except ValueError:
             # the runtime refuses a freed buffer or one of another device, before recording
             # anything: name the parameter (the binder's fast path does not look)
             diagnose_buffers(self.__name__, variant.params, args, device)
             raise
-        if status is not None and not variant.module.debug_sites:
-            status.watch()  # a loop cut short raises at the wait for the results
         for array, tensor in copy_back:
             np.copyto(array, tensor.numpy())
 
@@ -393,8 +390,8 @@ class Kernel:
         KernelAssertionError."""
         report = device.create_buffer(DEBUG_BYTES)
         report.upload(np.zeros(DEBUG_WORDS, np.uint32))
-        slot = next(i for i, s in enumerate(variant.module.layout.buffers)
-                    if s.name == DEBUG_BUFFER)
+        slot = variant.module.layout.buffer_index(DEBUG_BUFFER)
+        assert slot is not None, "a debug module has a debug buffer"
         buffers[slot] = report
         device.launch(variant.program, grid, buffers, block)
         if variant.loop_status is not None:
