@@ -19,7 +19,8 @@ from .context import LoweringContext
 from .function import FunctionBuilder as FB
 from .grammar import GLSL
 from .mathfns import is_nan
-from .types import BOOL, U32, FloatType, ScalarType
+from .types import BOOL, U32, FloatType, IntType, ScalarType
+from .typemap import unsigned
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]
 Unary = Callable[[LoweringContext, ScalarType, int], int]
@@ -100,6 +101,19 @@ def _identity(ctx: LoweringContext, ty: ScalarType, a: int) -> int:
     return a
 
 
+def _signed_abs(ctx: LoweringContext, ty: ScalarType, a: int) -> int:
+    """`abs(a)` wrapping as numpy (`abs(INT_MIN)` is INT_MIN): `(a ^ m) + (m >>> (bits - 1))`
+    with `m = a >> (bits - 1)`, all ones for a negative `a`. NVIDIA takes GLSL's SAbs, and the
+    usual idioms it recognises as abs (`a < 0 ? -a : a`, `(a ^ m) - m`, `a * sign`), to be
+    non-negative, so a later `% n` or `< 0` of `abs(INT_MIN)` went wrong there; this form it
+    does not rewrite."""
+    assert isinstance(ty, IntType)
+    fn, uty = ctx.fn, unsigned(ty)
+    m = fn.shift_right_arithmetic(ty, a, ctx.const(ty, ty.bits - 1))
+    sign_bit = fn.shift_right_logical(uty, fn.bitcast(uty, m), ctx.const(uty, ty.bits - 1))
+    return fn.i_add(ty, fn.bitwise_xor(ty, a, m), fn.bitcast(ty, sign_bit))
+
+
 INTS = ("i", "u")
 
 BINARY: dict[tuple[B, str], Binary] = {
@@ -163,7 +177,7 @@ UNARY: dict[tuple[U, str], Unary] = {
     (U.NEG, "f"): _unary(FB.f_negate),
     (U.NOT, "b"): _unary(FB.logical_not),
     **{(U.INVERT, k): _unary(FB.not_) for k in INTS},
-    (U.ABS, "i"): _unary_glsl(GLSL.SAbs),
+    (U.ABS, "i"): _signed_abs,
     (U.ABS, "u"): _identity,
     (U.ABS, "f"): _unary_glsl(GLSL.FAbs),
 }

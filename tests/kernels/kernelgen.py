@@ -41,7 +41,8 @@ device must match the interpreter bit for bit (NaN equal to NaN). Approximate on
 compared with a relative tolerance scaled to the magnitudes involved. Integers and bools are
 always exact, so a discontinuous operation (comparison, float -> int conversion, floor, `//`,
 `%`, `copysign`'s sign, isnan/isinf) only ever takes exact operands: an approximation error can
-never flip a branch.
+never flip a branch. `copysign`'s sign is never a NaN either: the sign bit of a NaN that an
+operation makes is the device's.
 
 Known bugs (pykern's and lavapipe's) the generator steers around are listed in `KNOWN_BUGS`;
 each has a minimal xfail test in test_random_kernels.py. When one is fixed, its xfail test
@@ -687,7 +688,10 @@ class KernelGenerator:
     def copysign(self, t: DT, exact: bool, depth: int) -> E:
         a = self.typed_expr(t, exact, depth)
         b = self.typed_expr(t, True, depth)
-        return E(f"{self.c.pick(['pk', 'math'])}.copysign({a.code}, {b.code})", t, a.exact)
+        # the sign of a NaN an operation makes is the device's (x86 sets it, NVIDIA does not),
+        # so the sign operand is never NaN
+        sign = f"pk.select(pk.isnan({b.code}), 1.0, {b.code})"
+        return E(f"{self.c.pick(['pk', 'math'])}.copysign({a.code}, {sign})", t, a.exact)
 
     def true_div(self, t: DT, exact: bool, depth: int) -> E:
         c = self.c

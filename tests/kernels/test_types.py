@@ -236,6 +236,32 @@ def test_integer_conversions_then_compare_and_divide(dst):
                                       err_msg=f"{src.name} -> {dst.name}")
 
 
+SIGNED = [pk.i8, pk.i16, pk.i32, pk.i64]
+
+
+@pytest.mark.parametrize("dtype", SIGNED, ids=lambda d: d.name)
+def test_abs_wraps_and_its_result_can_be_negative(dtype):
+    """`abs(INT_MIN)` is INT_MIN, as numpy, and what follows sees a negative number: NVIDIA
+    takes GLSL's SAbs (and the common abs idioms) to be non-negative; `abs(INT_MIN) % 24` gave
+    8 instead of 16 there."""
+    @pk.kernel
+    def absolute(x: pk.Array, out: pk.Array):
+        i = pk.global_id(0)
+        a = abs(x[i])
+        out[4 * i] = a
+        out[4 * i + 1] = a % 24
+        out[4 * i + 2] = 1 if a < 0 else 0
+        out[4 * i + 3] = a // 5
+
+    x = int_edges(dtype)
+    out = np.zeros(4 * x.size, dtype.numpy)
+    absolute[x.size](x, out)
+    expected = []
+    for v in np.abs(x).tolist():  # numpy's abs wraps
+        expected += [v, v % 24, int(v < 0), v // 5]
+    np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(dtype.numpy))
+
+
 # (wider, narrower): the narrower operand converts to the wider type; both fit in it, so
 # Python's // and % on the values are the answer
 MIXED_WIDTHS = [(pk.i64, pk.i32), (pk.i64, pk.i16), (pk.i64, pk.i8), (pk.i64, pk.u32),
