@@ -14,7 +14,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # before the imports: the compile cache keys on it
 
-from .builtins import (abs, acos, asin, atan, atan2, atomic_add, atomic_and_, atomic_cas,
+from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atomic_and_, atomic_cas,
                        atomic_exchange, atomic_max, atomic_min, atomic_or_, atomic_sub,
                        atomic_xor, barrier, ceil, clamp, copysign, cos, cosh, erf, exp, exp2,
                        floor, fma, global_id, grid, group_id, group_size, isinf, isnan, local,
@@ -23,19 +23,19 @@ from .builtins import (abs, acos, asin, atan, atan2, atomic_add, atomic_and_, at
                        subgroup_broadcast, subgroup_lane, subgroup_max, subgroup_min,
                        subgroup_prefix_add, subgroup_shuffle, subgroup_shuffle_xor,
                        subgroup_size, tan, tanh, trunc)
-from .dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i8, i16, i32, i64,
-                     u8, u16, u32, u64)
-from .errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
+from pykern.lang.dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i8, i16,
+                                i32, i64, u8, u16, u32, u64)
+from pykern.errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
                      KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory)
-from .func import Func, func
-from .jit import Kernel, StrictFloatWarning, kernel, strict_float
-from .runtime import devices, get_device, set_device, sync
-from .tensor import Tensor, asarray, empty, empty_like
-from .ops import random
-from .ops import namespace as array_api
-from .ops.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril, triu,
-                           zeros, zeros_like)
-from .ops.elementwise import (acosh, add, asinh, astype, atanh, bitwise_and,
+from pykern.lang.func import Func, func
+from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
+from pykern.runtime import devices, get_device, set_device, sync
+from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
+from pykern.tensor import random
+from pykern.tensor import namespace as array_api
+from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
+                                    triu, zeros, zeros_like)
+from pykern.tensor.elementwise import (acosh, add, asinh, astype, atanh, bitwise_and,
                               bitwise_invert, bitwise_left_shift, bitwise_or, bitwise_right_shift,
                               bitwise_xor, clip, divide, equal, expm1, floor_divide, gelu,
                               greater, greater_equal, hypot, isfinite, less, less_equal, log10,
@@ -43,16 +43,16 @@ from .ops.elementwise import (acosh, add, asinh, astype, atanh, bitwise_and,
                               maximum, minimum, multiply, negative, not_equal, positive,
                               reciprocal, relu, remainder, sigmoid, sign, signbit, silu, square,
                               subtract, where)
-from .ops.promotion import can_cast, result_type
-from .ops.reduction import all, any, argmax, argmin, mean, prod, std, sum, var
-from .ops.searching import count_nonzero
-from .ops.indexing import concat, scatter_add, stack, take, take_along_axis
-from .ops.linalg import matmul
-from .ops.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
-from .ops.scan import cumsum
-from .ops.sort import argsort, sort, topk
-from .ops import elementwise as _ew
-from .ops import reduction as _reduction
+from pykern.tensor.promotion import can_cast, result_type
+from pykern.tensor.reduction import all, any, argmax, argmin, mean, prod, std, sum, var
+from pykern.tensor.searching import count_nonzero
+from pykern.tensor.indexing import concat, scatter_add, stack, take, take_along_axis
+from pykern.tensor.linalg import matmul
+from pykern.tensor.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
+from pykern.tensor.scan import cumsum
+from pykern.tensor.sort import argsort, sort, topk
+from pykern.tensor import elementwise as _ew
+from pykern.tensor import reduction as _reduction
 
 # The math names of the kernel language that are also tensor functions: one object each,
 # resolved by identity inside kernels, running the op on tensors outside (see builtins).

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-import pykern.jit as jit
-import pykern.cache as pkcache
-from pykern.cache import DiskCache
+import pykern.jit.kernel as jit
+import pykern.jit.cache as pkcache
+from pykern.jit.cache import DiskCache
 from pykern.config import CompilerConfig
 
 FACTOR = 3
@@ -484,7 +484,7 @@ def test_entry_or_directory_of_another_user_is_refused(cache):
 def test_key_covers_the_compilers_own_source(tmp_path, monkeypatch):
     """A module compiled by another pykern (upgraded, or edited without a version bump) is
     never loaded: the key covers a digest of pykern's source, which any edit changes."""
-    from pykern import cache
+    from pykern.jit import cache
 
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 
-from .. import ir
-from ..dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
-from ..errors import KernelTypeError
-from .depth import recursion_room
-from .source import KernelSource, load_source
-from .translator import translate_kernel
-from .verify import verify
+from pykern import ir
+from pykern.lang.dtypes import PYTHON_ALIASES, Array, ArrayType, DType, constexpr
+from pykern.errors import KernelTypeError
+from pykern.frontend.depth import recursion_room
+from pykern.frontend.source import KernelSource, load_source
+from pykern.frontend.translator import translate_kernel
+from pykern.ir.verify import verify
 
 __all__ = ["KernelSource", "load_source", "signature", "translate", "verify"]
 

@@ -10,13 +10,13 @@ import ast
 import math
 from collections.abc import Callable
 
-from .. import builtins as bi
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import DType
-from ..errors import KernelTypeError
-from .exprs import ExprTranslator, Value
-from .typerules import PyConst, arithmetic_type, maximum, minimum, promote
+from pykern.lang import builtins as bi
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import DType
+from pykern.errors import KernelTypeError
+from pykern.frontend.exprs import ExprTranslator, Value
+from pykern.frontend.typerules import PyConst, arithmetic_type, maximum, minimum, promote
 
 # Python's names behave as in Python (math.floor returns an int), pykern's as numpy's (floats)
 MATH_FUNCTIONS: dict[object, ir.MathFn] = {

@@ -21,10 +21,10 @@ from contextlib import contextmanager
 from dataclasses import fields, replace
 from typing import TypeVar
 
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import DType
-from ..errors import CompileError
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import DType
+from pykern.errors import CompileError
 
 MAX_NESTING = 1000  # source levels; Python itself compiles about 3,000 at its default limit
 MAX_IR_DEPTH = 32  # expression levels the backends see

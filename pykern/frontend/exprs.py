@@ -13,12 +13,13 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import DType
-from ..errors import CompileError, KernelTypeError
-from .source import is_missing
-from .typerules import PyConst, arithmetic_type, convert_constant, promote, type_for_constant
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import DType
+from pykern.errors import CompileError, KernelTypeError
+from pykern.frontend.source import is_missing
+from pykern.frontend.typerules import (PyConst, arithmetic_type, convert_constant, promote,
+                                       type_for_constant)
 
 Value = ir.Expr | PyConst
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import Loc
+from pykern.ir import Loc
 
 # the locals assigned on every path to here, each with (one) place assigning it; None where
 # no path arrives (after a return, break or continue)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..errors import CompileError
-from ..ir import Loc
-from .depth import check_nesting
+from pykern.errors import CompileError
+from pykern.ir import Loc
+from pykern.frontend.depth import check_nesting
 
 _MISSING = object()
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import linecache
 from collections.abc import Callable
 
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import ArrayType, DType
-from ..errors import CompileError
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.errors import CompileError
 
 # arithmetic on the type needs the first feature; keeping it in a buffer the second
 TYPE_FEATURES: dict[DType, tuple[str, str | None]] = {

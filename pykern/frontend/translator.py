@@ -11,17 +11,17 @@ import linecache
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .. import builtins as bi
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import ArrayType, DType
-from ..errors import CompileError, KernelTypeError
-from .calls import CallTranslator
-from .depth import Splitter, recursion_room
-from .exprs import Value
-from .flow import Assignments
-from .source import KernelSource, is_missing, load_source
-from .typerules import PyConst
+from pykern.lang import builtins as bi
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.errors import CompileError, KernelTypeError
+from pykern.frontend.calls import CallTranslator
+from pykern.frontend.depth import Splitter, recursion_room
+from pykern.frontend.exprs import Value
+from pykern.frontend.flow import Assignments
+from pykern.frontend.source import KernelSource, is_missing, load_source
+from pykern.frontend.typerules import PyConst
 
 
 # bytes of pk.local arrays one invocation may have: lavapipe compiles a kernel with 16 KiB in

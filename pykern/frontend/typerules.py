@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes as dt
-from ..dtypes import DType
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .. import ir
-from .arrays import ArrayArg
-from .compiled import DEFAULT_SUBGROUP_SIZE, InterpretedKernel, compile_python
+from pykern import ir
+from pykern.interpret.arrays import ArrayArg
+from pykern.interpret.compiled import DEFAULT_SUBGROUP_SIZE, InterpretedKernel, compile_python
 
 __all__ = ["ArrayArg", "InterpretedKernel", "compile_python", "run"]
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import ArrayType, DType
-from ..errors import LaunchError
-from . import names
-from .ops import int_range
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.errors import LaunchError
+from pykern.interpret import names
+from pykern.interpret.ops import int_range
 
 
 @dataclass(frozen=True)

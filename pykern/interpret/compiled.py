@@ -8,14 +8,14 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .. import ir
-from ..errors import LaunchError
-from . import names
-from .arrays import parameter_values
-from .helpers import NAMESPACE
-from .module import generate
-from .reports import assertion_reporter, out_of_bounds_reporter
-from .runner import SCHEDULES, Grid, Launch, num_groups
+from pykern import ir
+from pykern.errors import LaunchError
+from pykern.interpret import names
+from pykern.interpret.arrays import parameter_values
+from pykern.interpret.helpers import NAMESPACE
+from pykern.interpret.module import generate
+from pykern.interpret.reports import assertion_reporter, out_of_bounds_reporter
+from pykern.interpret.runner import SCHEDULES, Grid, Launch, num_groups
 
 CACHE_SIZE = 256
 DEFAULT_SUBGROUP_SIZE = 32  # NVIDIA's; lavapipe's is 8: pass the device's to compare with it

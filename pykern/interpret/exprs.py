@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import dtypes as dt
-from .. import ir
-from . import names, ops
-from .names import CodegenState, Geometry, SubgroupSite
-from .walk import EXCHANGING
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.interpret import names, ops
+from pykern.interpret.names import CodegenState, Geometry, SubgroupSite
+from pykern.interpret.walk import EXCHANGING
 
 BUILTINS: dict[ir.BuiltinKind, Callable[[ir.Kernel, int], str]] = {
     ir.BuiltinKind.GLOBAL_ID: lambda k, d: names.GLOBAL_IDS[d],

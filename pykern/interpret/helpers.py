@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..frontend.typerules import maximum, minimum  # kernel min/max of floats, numpy's
+from pykern.frontend.typerules import maximum, minimum  # kernel min/max of floats, numpy's
 
 # ---------------------------------------------------------------- integers
 

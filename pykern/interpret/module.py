@@ -23,13 +23,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .. import ir
-from ..dtypes import DType
-from . import names
-from .exprs import ExprCodegen
-from .names import AccessSite, AssertSite, CodegenState, SubgroupSite
-from .stmts import INDENT, StmtCodegen
-from .walk import lockstep_functions, synchronises
+from pykern import ir
+from pykern.lang.dtypes import DType
+from pykern.interpret import names
+from pykern.interpret.exprs import ExprCodegen
+from pykern.interpret.names import AccessSite, AssertSite, CodegenState, SubgroupSite
+from pykern.interpret.stmts import INDENT, StmtCodegen
+from pykern.interpret.walk import lockstep_functions, synchronises
 
 
 @dataclass(frozen=True)

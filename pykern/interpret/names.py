@@ -20,8 +20,8 @@ import math
 import unicodedata
 from dataclasses import dataclass, field
 
-from .. import ir
-from ..dtypes import DType
+from pykern import ir
+from pykern.lang.dtypes import DType
 
 
 def identifier(kind: str, name: str) -> str:

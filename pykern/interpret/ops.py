@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import dtypes as dt
-from .. import ir
-from ..dtypes import DType
-from ..ir import BinOpKind as B
-from ..ir import MathFn as M
-from ..ir import UnaryOpKind as U
-from .names import CodegenState
+from pykern.lang import dtypes as dt
+from pykern import ir
+from pykern.lang.dtypes import DType
+from pykern.ir import BinOpKind as B
+from pykern.ir import MathFn as M
+from pykern.ir import UnaryOpKind as U
+from pykern.interpret.names import CodegenState
 
 # ---------------------------------------------------------------- integer wrapping
 

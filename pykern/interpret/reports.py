@@ -11,10 +11,10 @@ import math
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
-from .. import ir
-from ..errors import KernelAssertionError, KernelIndexError, outside_grid_hint
-from . import names
-from .names import AccessSite, AssertSite, row_major_strides
+from pykern import ir
+from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
+from pykern.interpret import names
+from pykern.interpret.names import AccessSite, AssertSite, row_major_strides
 
 
 def _with_source(text: str, loc: ir.Loc) -> str:

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import subgroups
-from .names import SubgroupSite
+from pykern.interpret import subgroups
+from pykern.interpret.names import SubgroupSite
 
 Invocation = Callable[..., Any]
 Grid = tuple[int, int, int]

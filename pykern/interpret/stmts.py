@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .. import ir
-from . import names
-from .exprs import ExprCodegen
-from .names import AssertSite
+from pykern import ir
+from pykern.interpret import names
+from pykern.interpret.exprs import ExprCodegen
+from pykern.interpret.names import AssertSite
 
 INDENT = "    "
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import reduce
 
-from .. import dtypes as dt
-from ..dtypes import DType
-from ..ir import SubgroupOp as S
-from . import helpers
-from .names import SubgroupSite
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.ir import SubgroupOp as S
+from pykern.interpret import helpers
+from pykern.interpret.names import SubgroupSite
 
 Args = list[tuple]
 Exchange = Callable[[DType, list[int], Args, int], list]

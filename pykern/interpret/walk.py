@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import ir
+from pykern import ir
 
 # subgroup operations that need the values of other invocations; SIZE and LANE do not
 EXCHANGING = frozenset(ir.SubgroupOp) - {ir.SubgroupOp.SIZE, ir.SubgroupOp.LANE}

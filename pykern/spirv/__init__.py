@@ -17,10 +17,10 @@ Layers, bottom up:
 - `validate`: spirv-val and spirv-dis, run on every module `lower` returns.
 """
 
-from .layout import plan_layout
-from .lower import SpirvModule, lower
-from .target import Target, features_of
-from .validate import SpirvToolMissingError, SpirvValidationError, disassemble, validate
+from pykern.spirv.layout import plan_layout
+from pykern.spirv.lower import SpirvModule, lower
+from pykern.spirv.target import Target, features_of
+from pykern.spirv.validate import SpirvToolMissingError, SpirvValidationError, disassemble, validate
 
 __all__ = [
     "lower", "SpirvModule", "Target", "features_of", "plan_layout", "validate", "disassemble",

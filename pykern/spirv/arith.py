@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pykern.dtypes import DType
+from pykern.lang.dtypes import DType
 from pykern.ir import BinOpKind as B
 from pykern.ir import UnaryOpKind as U
 
-from . import pysemantics as py
-from . import strict
-from .context import LoweringContext
-from .function import FunctionBuilder as FB
-from .grammar import GLSL
-from .mathfns import is_nan
-from .types import BOOL, U32, FloatType, IntType, ScalarType
-from .typemap import unsigned
+from pykern.spirv import pysemantics as py
+from pykern.spirv import strict
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.function import FunctionBuilder as FB
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.mathfns import is_nan
+from pykern.spirv.types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv.typemap import unsigned
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]
 Unary = Callable[[LoweringContext, ScalarType, int], int]

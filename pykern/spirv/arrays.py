@@ -14,17 +14,18 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pykern import ir
-from pykern.dtypes import BOOL as BOOL_KIND
-from pykern.dtypes import DType
+from pykern.lang.dtypes import BOOL as BOOL_KIND
+from pykern.lang.dtypes import DType
 
-from .function import FunctionBuilder
-from .grammar import Scope, StorageClass
-from .layout import offset_field, shape_field, stride_field
-from .module import ModuleBuilder
-from .resources import Resources
-from .target import FLOAT32_ATOMIC_ADD, FLOAT64_ATOMIC_ADD, Target
-from .typemap import BOOL_ELEMENT, value_type
-from .types import BOOL, I32, U32, FixedArrayType, FloatType, IntType, PointerType, ScalarType
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.grammar import Scope, StorageClass
+from pykern.spirv.layout import offset_field, shape_field, stride_field
+from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.resources import Resources
+from pykern.spirv.target import FLOAT32_ATOMIC_ADD, FLOAT64_ATOMIC_ADD, Target
+from pykern.spirv.typemap import BOOL_ELEMENT, value_type
+from pykern.spirv.types import (BOOL, I32, U32, FixedArrayType, FloatType, IntType, PointerType,
+                                ScalarType)
 
 # ---------------------------------------------------------------- encodings
 

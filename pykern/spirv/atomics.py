@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import AtomicOp as A
 
-from . import loopcap
-from .arrays import ArrayAccess, FloatAsBits
-from .context import LoweringContext
-from .control import Loop, selection, while_loop
-from .function import FunctionBuilder as FB
-from .grammar import GLSL, Capability, MemorySemantics
-from .types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv import loopcap
+from pykern.spirv.arrays import ArrayAccess, FloatAsBits
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.control import Loop, selection, while_loop
+from pykern.spirv.function import FunctionBuilder as FB
+from pykern.spirv.grammar import GLSL, Capability, MemorySemantics
+from pykern.spirv.types import BOOL, U32, FloatType, IntType, ScalarType
 
 AtomicRMW = Callable[[FB, ScalarType, int, int, int, int], int]
 

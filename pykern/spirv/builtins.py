@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 from pykern.ir import BuiltinKind
 
-from .context import LoweringContext
-from .grammar import BuiltIn
-from .layout import BASE_FIELDS, GRID_FIELDS
-from .types import BOOL, I32, U32
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import BuiltIn
+from pykern.spirv.layout import BASE_FIELDS, GRID_FIELDS
+from pykern.spirv.types import BOOL, I32, U32
 
 BuiltinLowering = Callable[[LoweringContext, int], int]
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pykern.dtypes import DType
+from pykern.lang.dtypes import DType
 
-from . import strict
-from .context import LoweringContext
-from .grammar import GLSL
-from .types import BOOL, F32, FloatType, IntType, ScalarType
+from pykern.spirv import strict
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.types import BOOL, F32, FloatType, IntType, ScalarType
 
 Convert = Callable[[LoweringContext, ScalarType, ScalarType, int], int]
 

@@ -6,19 +6,19 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pykern import ir
-from pykern.dtypes import DType
+from pykern.lang.dtypes import DType
 
-from .arrays import ArrayAccess
-from .function import FunctionBuilder
-from .module import ModuleBuilder
-from .resources import Resources
-from .target import Target
-from .typemap import value_capabilities, value_type
-from .types import I32, ScalarType, SpirvType, VoidType
+from pykern.spirv.arrays import ArrayAccess
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.resources import Resources
+from pykern.spirv.target import Target
+from pykern.spirv.typemap import value_capabilities, value_type
+from pykern.spirv.types import I32, ScalarType, SpirvType, VoidType
 
 if TYPE_CHECKING:
-    from .debug import DebugReporter
-    from .loopcap import LoopGuard
+    from pykern.spirv.debug import DebugReporter
+    from pykern.spirv.loopcap import LoopGuard
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .context import LoweringContext
-from .function import FunctionBuilder
-from .loopcap import LoopSite
-from .types import BOOL, IntType
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.loopcap import LoopSite
+from pykern.spirv.types import BOOL, IntType
 
 Emit = Callable[[], None]
 

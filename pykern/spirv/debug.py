@@ -25,13 +25,13 @@ import numpy as np
 from pykern import ir
 from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
 
-from .arrays import ArrayAccess
-from .builtins import builtin
-from .context import LoweringContext
-from .control import selection
-from .grammar import MemorySemantics, Scope, StorageClass
-from .layout import DEBUG_BUFFER
-from .types import BOOL, I32, U32, PointerType, ScalarType
+from pykern.spirv.arrays import ArrayAccess
+from pykern.spirv.builtins import builtin
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.control import selection
+from pykern.spirv.grammar import MemorySemantics, Scope, StorageClass
+from pykern.spirv.layout import DEBUG_BUFFER
+from pykern.spirv.types import BOOL, I32, U32, PointerType, ScalarType
 
 DEBUG_WORDS = 16
 DEBUG_BYTES = 4 * DEBUG_WORDS

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import BinOpKind, LogicalKind
 
-from . import arith, arrays, casts, strict
-from .atomics import atomic
-from .builtins import builtin
-from .context import LoweringContext
-from .control import selection
-from .mathfns import math_call
-from .subgroups import subgroup
-from .types import BOOL, FloatType
+from pykern.spirv import arith, arrays, casts, strict
+from pykern.spirv.atomics import atomic
+from pykern.spirv.builtins import builtin
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.control import selection
+from pykern.spirv.mathfns import math_call
+from pykern.spirv.subgroups import subgroup
+from pykern.spirv.types import BOOL, FloatType
 
 
 class ExpressionLowering:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .grammar import (
+from pykern.spirv.grammar import (
     GLSL,
     Decoration,
     FunctionControl,
@@ -19,9 +19,10 @@ from .grammar import (
     SelectionControl,
     StorageClass,
 )
-from .instruction import Instruction
-from .module import ModuleBuilder
-from .types import VOID, FloatType, FunctionType, IntType, PointerType, SpirvType, StructType
+from pykern.spirv.instruction import Instruction
+from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.types import (VOID, FloatType, FunctionType, IntType, PointerType, SpirvType,
+                                StructType)
 
 GLSL_STD_450 = "GLSL.std.450"
 

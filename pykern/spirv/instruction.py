@@ -7,7 +7,7 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .grammar import Op
+from pykern.spirv.grammar import Op
 
 # An operand is one 32-bit word (an id, a literal number or an enum value) or a literal string.
 Operand = int | str

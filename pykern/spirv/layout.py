@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pykern import ir
-from pykern.dtypes import DType
+from pykern.lang.dtypes import DType
 from pykern.runtime.layout import BindingLayout, BufferSlot
 
 GRID_FIELDS = ("grid0", "grid1", "grid2")
@@ -48,7 +48,7 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128,
     bytes, a uniform buffer bound after the storage buffers otherwise; with `loop_status`, a
     last slot for the LOOP_STATUS_BUFFER.
 
-    >>> from pykern import dtypes as dt
+    >>> from pykern.lang import dtypes as dt
     >>> k = ir.Kernel(name="k", params=(ir.Param(name="x", type=dt.f32[:]),), locals=(),
     ...               body=(), workgroup=(64, 1, 1))
     >>> [f.name for f in plan_layout(k).fields][6:]

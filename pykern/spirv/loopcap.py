@@ -6,7 +6,7 @@ runs out, every loop still running ends as if its condition had become false, an
 goes on with wrong values. On a target with such a cap (`Target.loop_iteration_cap`) every loop
 pykern emits (`pykern.spirv.control`) checks, after it, whether it was cut, and counts a cut in
 the status buffer `LOOP_STATUS_BUFFER`, which the launcher binds and reads once the launch has
-run (`pykern.loop_status`): the user gets a `pk.DeviceError` naming the kernel and the loop,
+run (`pykern.jit.loop_status`): the user gets a `pk.DeviceError` naming the kernel and the loop,
 never a silent wrong answer. Elsewhere nothing of this is emitted.
 
 How a loop tells. A cut invocation leaves the loop from its back-edge, having run the continue
@@ -55,11 +55,11 @@ import numpy as np
 from pykern import ir
 from pykern.errors import DeviceError
 
-from .context import LoweringContext
-from .grammar import MemorySemantics, Op, Scope, StorageClass
-from .instruction import decode_string, instructions
-from .layout import LOOP_STATUS_BUFFER
-from .types import BOOL, I32, U32, PointerType
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import MemorySemantics, Op, Scope, StorageClass
+from pykern.spirv.instruction import decode_string, instructions
+from pykern.spirv.layout import LOOP_STATUS_BUFFER
+from pykern.spirv.types import BOOL, I32, U32, PointerType
 
 TOKEN_WORD, FIRST_SITE_WORD = 0, 1
 _SITE_KEY = "pykern_loop_site"

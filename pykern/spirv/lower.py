@@ -10,21 +10,21 @@ from pykern import ir
 from pykern.errors import CompileError
 from pykern.runtime.layout import BindingLayout
 
-from .arrays import kernel_arrays
-from .context import FunctionRef, LoweringContext
-from .debug import DebugReporter, DebugSite
-from .function import FunctionBuilder
-from .grammar import Capability, ExecutionMode, ExecutionModel, Op
-from .instruction import instructions
-from .layout import plan_layout, without_loop_status
-from .loopcap import LoopGuard, LoopSite
-from .module import ModuleBuilder
-from .resources import Resources
-from .statements import StatementLowering
-from .target import Target, required_features
-from .typemap import value_type
-from .types import VOID
-from .validate import validate
+from pykern.spirv.arrays import kernel_arrays
+from pykern.spirv.context import FunctionRef, LoweringContext
+from pykern.spirv.debug import DebugReporter, DebugSite
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.grammar import Capability, ExecutionMode, ExecutionModel, Op
+from pykern.spirv.instruction import instructions
+from pykern.spirv.layout import plan_layout, without_loop_status
+from pykern.spirv.loopcap import LoopGuard, LoopSite
+from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.resources import Resources
+from pykern.spirv.statements import StatementLowering
+from pykern.spirv.target import Target, required_features
+from pykern.spirv.typemap import value_type
+from pykern.spirv.types import VOID
+from pykern.spirv.validate import validate
 
 ENTRY_POINT = "main"
 DEFAULT_TARGET = Target()

@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .context import LoweringContext
-from .grammar import GLSL
-from .types import BOOL, F32, U32
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.types import BOOL, F32, U32
 
 # 2/pi after 26 zero bits (bit t has weight 2^(25 - t)): enough for the window of every f32
 # exponent at least that of pi/4

@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 
 from pykern.ir import MathFn
 
-from . import mathf32, strict
-from .context import LoweringContext
-from .grammar import GLSL
-from .pysemantics import float_pow
-from .typemap import value_capabilities
-from .types import BOOL, F32, U32, FloatType, IntType, VectorType
+from pykern.spirv import mathf32, strict
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.pysemantics import float_pow
+from pykern.spirv.typemap import value_capabilities
+from pykern.spirv.types import BOOL, F32, U32, FloatType, IntType, VectorType
 
 MathLowering = Callable[[LoweringContext, FloatType, Sequence[int]], int]
 

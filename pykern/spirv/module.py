@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from .grammar import (
+from pykern.spirv.grammar import (
     MAGIC_NUMBER,
     AddressingModel,
     Capability,
@@ -21,8 +21,8 @@ from .grammar import (
     Op,
     StorageClass,
 )
-from .instruction import Instruction, encode_module, float_bits, literal_words
-from .types import (
+from pykern.spirv.instruction import Instruction, encode_module, float_bits, literal_words
+from pykern.spirv.types import (
     U32,
     BoolType,
     FixedArrayType,

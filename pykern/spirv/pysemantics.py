@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import loopcap
-from .context import LoweringContext
-from .control import Loop, while_loop
-from .function import FunctionBuilder as FB
-from .grammar import GLSL
-from .typemap import unsigned, value_capabilities
-from .types import BOOL, F32, FloatType, IntType, ScalarType
+from pykern.spirv import loopcap
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.control import Loop, while_loop
+from pykern.spirv.function import FunctionBuilder as FB
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.typemap import unsigned, value_capabilities
+from pykern.spirv.types import BOOL, F32, FloatType, IntType, ScalarType
 
 Compare = Callable[[FB, ScalarType, int, int], int]
 

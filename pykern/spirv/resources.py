@@ -9,11 +9,11 @@ from __future__ import annotations
 from pykern import ir
 from pykern.runtime.layout import PUSH_CONSTANT, BindingLayout, BufferSlot
 
-from .function import FunctionBuilder
-from .grammar import BuiltIn, Decoration, StorageClass
-from .module import ModuleBuilder
-from .typemap import FIELD_TYPES, storage_capabilities, value_type
-from .types import (
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.grammar import BuiltIn, Decoration, StorageClass
+from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.typemap import FIELD_TYPES, storage_capabilities, value_type
+from pykern.spirv.types import (
     BOOL,
     I32,
     U32,

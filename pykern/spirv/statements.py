@@ -7,14 +7,14 @@ from contextlib import contextmanager
 
 from pykern import ir
 
-from . import arrays, loopcap
-from .context import LoweringContext
-from .control import Loop, counted_loop, selection, while_loop
-from .expressions import ExpressionLowering
-from .grammar import MemorySemantics, Scope
-from .pysemantics import range_length
-from .typemap import unsigned
-from .types import U32, IntType
+from pykern.spirv import arrays, loopcap
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.control import Loop, counted_loop, selection, while_loop
+from pykern.spirv.expressions import ExpressionLowering
+from pykern.spirv.grammar import MemorySemantics, Scope
+from pykern.spirv.pysemantics import range_length
+from pykern.spirv.typemap import unsigned
+from pykern.spirv.types import U32, IntType
 
 
 class StatementLowering:

@@ -28,12 +28,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .context import LoweringContext
-from .function import FunctionBuilder
-from .grammar import GLSL
-from .layout import GRID_FIELDS
-from .typemap import value_capabilities
-from .types import BOOL, F32, I32, U32, FloatType, IntType
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.function import FunctionBuilder
+from pykern.spirv.grammar import GLSL
+from pykern.spirv.layout import GRID_FIELDS
+from pykern.spirv.typemap import value_capabilities
+from pykern.spirv.types import BOOL, F32, I32, U32, FloatType, IntType
 
 F16 = FloatType(16)
 

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from pykern import ir
 from pykern.ir import SubgroupOp as S
 
-from .context import LoweringContext
-from .grammar import BuiltIn, Capability, GroupOperation, Op, Scope
-from .types import BOOL, I32, U32, FloatType, IntType, ScalarType
+from pykern.spirv.context import LoweringContext
+from pykern.spirv.grammar import BuiltIn, Capability, GroupOperation, Op, Scope
+from pykern.spirv.types import BOOL, I32, U32, FloatType, IntType, ScalarType
 
 SubgroupLowering = Callable[[LoweringContext, ScalarType, Sequence[int]], int]
 

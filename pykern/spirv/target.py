@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .grammar import Capability
+from pykern.spirv.grammar import Capability
 
 # Device feature names, as the compiler reports them in `SpirvModule.required_features`. Where
 # `pykern.runtime.DeviceFeatures` has a bool field for one, the name is that field's; the

@@ -3,11 +3,11 @@ use needs."""
 
 from __future__ import annotations
 
-from pykern.dtypes import BOOL as BOOL_KIND
-from pykern.dtypes import FLOAT, DType
+from pykern.lang.dtypes import BOOL as BOOL_KIND
+from pykern.lang.dtypes import FLOAT, DType
 
-from .grammar import Capability, StorageClass
-from .types import BOOL, VOID, BoolType, FloatType, IntType, ScalarType, VoidType
+from pykern.spirv.grammar import Capability, StorageClass
+from pykern.spirv.types import BOOL, VOID, BoolType, FloatType, IntType, ScalarType, VoidType
 
 VOID_KIND = "v"  # the kind of `dtypes.void`
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .grammar import StorageClass
+from pykern.spirv.grammar import StorageClass
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from pykern import frontend, ir
-from pykern.dtypes import ArrayType, DType
+from pykern.lang.dtypes import ArrayType, DType
 from pykern.interpret import ArrayArg, InterpretedKernel, compile_python
 
 

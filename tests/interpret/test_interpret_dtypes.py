@@ -8,7 +8,7 @@ import pytest
 from interp_support import kernel_ir
 
 import pykern as pk
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern.interpret import compile_python
 
 rng = np.random.default_rng(3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.interpret import ArrayArg
 from pykern.interpret.names import SubgroupSite

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.interpret import compile_python, run
 

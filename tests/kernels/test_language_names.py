@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern import builtins as bi
+from pykern.lang import builtins as bi
 
 MATH_NAMES = ("sqrt rsqrt exp exp2 log log2 sin cos tan asin acos atan atan2 sinh cosh tanh erf "
               "pow floor ceil trunc round fma abs min max clamp isnan isinf copysign "

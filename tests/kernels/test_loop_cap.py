@@ -216,7 +216,7 @@ def test_sync_raises_the_report_of_a_tensor_launch():
 
 @capped
 def test_loop_sites_come_back_from_the_disk_cache():
-    from pykern.jit import disk_cache
+    from pykern.jit.kernel import disk_cache
 
     if disk_cache() is None:
         pytest.skip("the compile cache is off (PYKERN_CACHE=0)")

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-import pykern.jit as jit
+import pykern.jit.kernel as jit
 from pykern.config import CompilerConfig
 from pykern.spirv import strict
 from pykern.spirv.types import IntType
@@ -457,7 +457,7 @@ def test_strict_float_from_the_environment():
 
 
 def test_strict_variants_have_their_own_disk_cache_entries(monkeypatch, tmp_path):
-    from pykern.cache import DiskCache
+    from pykern.jit.cache import DiskCache
 
     monkeypatch.setattr(jit, "disk_cache", lambda: DiskCache(tmp_path))
 

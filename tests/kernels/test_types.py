@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-import pykern.jit as jit
+import pykern.jit.kernel as jit
 
 rng = np.random.default_rng(7)
 ALL = [pk.bool_, pk.i8, pk.i16, pk.i32, pk.i64, pk.u8, pk.u16, pk.u32, pk.u64, pk.f16, pk.f32,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
-from pykern.dtypes import DType
+from pykern.lang.dtypes import DType
 
 I32, U32, F32, BOOL = dt.i32, dt.u32, dt.f32, dt.bool_
 B, U = ir.BinOpKind, ir.UnaryOpKind

@@ -31,9 +31,9 @@ from spirv_irkit import (
     with_extras,
 )
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
-from pykern.frontend.verify import verify
+from pykern.ir.verify import verify
 
 interpret = pytest.importorskip("pykern.interpret", reason="the interpreter is not available")
 

@@ -8,7 +8,7 @@ import pytest
 from pykern.runtime.layout import PUSH_CONSTANT, UNIFORM
 from spirv_irkit import array, kernel, scalar
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.spirv import plan_layout
 from pykern.spirv.layout import SCALAR_FORMATS

@@ -29,7 +29,7 @@ from spirv_irkit import (
     unop,
 )
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.errors import CompileError
 from pykern.spirv import SpirvModule, Target, disassemble, lower

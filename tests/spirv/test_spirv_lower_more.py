@@ -30,9 +30,9 @@ from spirv_irkit import (
     with_extras,
 )
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
-from pykern.frontend.verify import verify
+from pykern.ir.verify import verify
 from pykern.spirv import Target, disassemble, lower
 from pykern.spirv.target import ALL_FEATURES, FLOAT32_ATOMIC_ADD
 

@@ -31,7 +31,7 @@ from spirv_irkit import (
     unop,
 )
 
-from pykern import dtypes as dt
+from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.spirv import lower
 

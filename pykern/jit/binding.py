@@ -1,0 +1,108 @@
+"""Turning a launch's arguments into an argument block and a buffer list, fast.
+
+An `ArgBinder` is built once per compiled variant from its parameters and binding layout: for
+each parameter it knows which fields of the block it fills. Binding then runs a short loop
+with cheap checks for the common cases (a `pk.Tensor` of the right dtype and ndim, a Python
+float or int in range); anything else goes through the thorough checks of `launch`, which
+convert numpy arrays or raise `pk.LaunchError` naming the parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pykern import ir
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.frontend.typerules import float_overflow, int_range
+from pykern.jit.arguments import bind_array, check_array, scalar_value
+from pykern.runtime.layout import BindingLayout
+from pykern.tensor.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class _ScalarSlot:
+    arg: int
+    name: str
+    type: DType
+    kind: type  # the Python type that needs no conversion
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class _ArraySlot:
+    arg: int
+    param: ir.Param
+    dtype: DType
+    ndim: int
+
+
+class ArgBinder:
+    """Binds the runtime arguments of one variant (constexpr arguments already removed).
+
+    The argument block's fields are, in order (see `pykern.spirv.layout.plan_layout`): the
+    grid and base fields, each scalar parameter, then for each array parameter its offset,
+    shape and strides; buffers follow the array parameters, then the debug buffer if any. The
+    binder relies on that order to build the field list by appending."""
+
+    def __init__(self, kernel_name: str, params: tuple[ir.Param, ...], layout: BindingLayout):
+        self.kernel_name = kernel_name
+        self.layout = layout
+        self.scalars: list[_ScalarSlot] = []
+        self.arrays: list[_ArraySlot] = []
+        expected = [f.name for f in layout.fields[:6]]
+        scalar_params = [(i, p) for i, p in enumerate(params) if not isinstance(p.type, ArrayType)]
+        array_params = [(i, p) for i, p in enumerate(params) if isinstance(p.type, ArrayType)]
+        for i, p in scalar_params:
+            t = p.type
+            kind = float if t.is_float else bool if t.kind == "b" else int
+            if t.is_float:  # finite values within range: inf, nan and the rest are checked
+                hi = float(np.nextafter(float_overflow(t), 0.0))
+                lo = -hi
+            else:
+                lo, hi = (0, 1) if t.kind == "b" else int_range(t)
+            self.scalars.append(_ScalarSlot(i, p.name, t, kind, lo, hi))
+            expected.append(p.name)
+        for i, p in array_params:
+            t = p.type
+            self.arrays.append(_ArraySlot(i, p, t.dtype, t.ndim))
+            expected += [f"{p.name}.offset"] + [f"{p.name}.shape{k}" for k in range(t.ndim)] \
+                + [f"{p.name}.stride{k}" for k in range(t.ndim)]
+        if expected != [f.name for f in layout.fields] or \
+                [s.name for s in layout.buffers[:len(self.arrays)]] != [p.name for _, p in
+                                                                        array_params]:
+            raise AssertionError(f"argument block of {kernel_name} is not laid out as the "
+                                 "binder expects")
+        self.extra_buffers = [None] * (len(layout.buffers) - len(self.arrays))
+        self.pack = layout._struct.pack
+
+    def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, Tensor]]]:
+        """The packed block, the buffers in binding order (the debug buffer's slot left None)
+        and the (numpy array, tensor) pairs to copy back after the launch."""
+        values: list = [0, 0, 0, 0, 0, 0]  # grid and base: the runtime fills them in
+        for s in self.scalars:
+            v = args[s.arg]
+            if type(v) is s.kind and s.lo <= v <= s.hi:
+                values.append(v)
+            else:
+                values.append(scalar_value(self.kernel_name, s.name, s.type, v))
+        buffers: list = []
+        copy_back: list[tuple[np.ndarray, Tensor]] = []
+        for a in self.arrays:
+            t = args[a.arg]
+            if not (type(t) is Tensor and t.dtype is a.dtype and len(t.shape) == a.ndim):
+                check_array(self.kernel_name, a.param.name, a.param.type,  # type: ignore[arg-type]
+                            t)
+                bound = bind_array(self.kernel_name, a.param, t)
+                if bound.copy_back_to is not None:
+                    copy_back.append((bound.copy_back_to, bound.tensor))
+                t = bound.tensor
+            buffers.append(t.buffer)
+            values.append(t.offset)
+            values += t.shape
+            values += t._strides  # element strides (the property costs a call per launch)
+        if self.extra_buffers:
+            buffers += self.extra_buffers
+        return self.pack(*values), buffers, copy_back

@@ -1,0 +1,56 @@
+"""The host side of loops cut short by the driver: a status buffer per compiled variant, read
+when the launches that used it have run (see `pykern.spirv.loopcap` for the kernel side)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pykern.spirv.layout import LOOP_STATUS_BUFFER
+from pykern.spirv.loopcap import LoopSite, cut_error, status_words
+
+
+class LoopStatus:
+    """The status buffer of one variant whose loops report cuts, on one device.
+
+    Every launch of the variant binds the same buffer; its words only grow (atomic counts), so
+    nothing resets it between launches. After a launch, `watch` asks the device to read it
+    once the launch's batch has finished (once per batch); a count that grew since the last
+    read becomes a `pk.DeviceError`, raised by the wait that finds it (`t.numpy()`, `pk.sync()`,
+    the copy back of numpy arguments).
+    """
+
+    def __init__(self, device: Any, kernel_name: str, sites: Sequence[LoopSite],
+                 slot: int) -> None:
+        self.kernel_name = kernel_name
+        self.sites = tuple(sites)
+        self.slot = slot  # the index of the status buffer among the launch's buffers
+        self._device = device
+        self._seen = np.zeros(status_words(self.sites), np.uint32)
+        self.buffer = device.create_buffer(self._seen.nbytes)
+        self.buffer.upload(self._seen)
+        self._watched = -1  # the batch serial of the last launch watched
+
+    @staticmethod
+    def slot_of(layout: Any) -> int | None:
+        """The index of the status buffer's slot in `layout.buffers`, or None."""
+        return layout.buffer_index(LOOP_STATUS_BUFFER)
+
+    def watch(self) -> None:
+        """Called after each launch that bound the buffer."""
+        serial = self.buffer.use_serial  # the batch the launch was recorded into
+        if serial != self._watched:
+            self._watched = serial
+            self._device.after(serial, self._check)
+
+    def _check(self) -> None:
+        now = np.empty_like(self._seen)
+        self.buffer.read_into(now)
+        seen, self._seen = self._seen, now
+        info = self._device.info
+        error = cut_error(self.kernel_name, info.name, info.limits.loop_iteration_cap,
+                          self.sites, seen, now)
+        if error is not None:
+            raise error

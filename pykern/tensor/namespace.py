@@ -1,0 +1,358 @@
+"""The Python array API namespace for pykern tensors (standard version 2023.12), available as
+`pykern.array_api` and from `t.__array_namespace__()`.
+
+    xp = t.__array_namespace__()
+    y = xp.sum(xp.exp(t), axis=-1, keepdims=True)
+
+Everything here runs pykern kernels. Real dtypes only (no complex64/complex128). Deviations from
+the standard (docs/tensor.md lists them): mixed int/float promotion gives the float dtype; unique_*,
+nonzero and repeat with array repeats have data-dependent shapes and read a count back;
+`float16` is provided as an extension.
+"""
+
+# ruff: noqa: F401  (this module re-exports the op library's functions under the standard's names)
+from __future__ import annotations
+
+import math
+import operator
+import sys as _sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
+from pykern.tensor.tensor import Tensor
+from pykern.tensor.tensor import asarray as _asarray
+from pykern.tensor.tensor import empty as _empty
+from pykern.tensor.tensor import empty_like as _empty_like
+from pykern.tensor import other as _other
+from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
+                                    triu, zeros, zeros_like)
+from pykern.tensor.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
+                                       bitwise_and, bitwise_invert, bitwise_left_shift, bitwise_or,
+                                       bitwise_right_shift, bitwise_xor, ceil, clip, copysign, cos,
+                                       cosh, divide, equal, exp, expm1, floor, floor_divide,
+                                       greater, greater_equal, hypot, isfinite, isinf, isnan, less,
+                                       less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+                                       logical_not, logical_or, logical_xor, maximum, minimum,
+                                       multiply, negative, not_equal, positive, pow, remainder,
+                                       round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
+                                       tanh, trunc, where)
+from pykern.tensor.elementwise import as_tensor as _as_tensor
+from pykern.tensor.elementwise import astype as _astype
+from pykern.tensor.manipulation import (broadcast_arrays, broadcast_to, expand_dims, flip,
+                                        matrix_transpose, meshgrid, moveaxis, permute_dims, repeat,
+                                        reshape, roll, squeeze, tile, unstack)
+from pykern.tensor.promotion import can_cast as _can_cast
+from pykern.tensor.promotion import result_type as _result_type
+from pykern.tensor.reduction import (all, any, argmax, argmin, max, mean, min, prod, std, sum, var)  # noqa: A004
+from pykern.tensor.searching import count_nonzero, nonzero, searchsorted
+from pykern.tensor.sets import unique_all, unique_counts, unique_inverse, unique_values
+
+__array_api_version__ = "2023.12"
+
+# importable as `pykern.array_api` too (`import pykern.array_api as xp`)
+_sys.modules.setdefault("pykern.array_api", _sys.modules[__name__])
+
+# ---------------------------------------------------------------- constants and dtypes
+
+e = math.e
+inf = math.inf
+nan = math.nan
+pi = math.pi
+newaxis = None
+
+bool = dt.bool_  # noqa: A001
+int8, int16, int32, int64 = dt.i8, dt.i16, dt.i32, dt.i64
+uint8, uint16, uint32, uint64 = dt.u8, dt.u16, dt.u32, dt.u64
+float16, float32, float64 = dt.f16, dt.f32, dt.f64  # float16: an extension
+
+
+# ---------------------------------------------------------------- creation
+
+
+def asarray(obj: object, /, *, dtype: object = None, device: object = None,
+            copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
+    """A tensor from a tensor, array, (nested) sequence or scalar."""
+    _check_device(device)
+    return _asarray(obj, dtype, copy=copy)
+
+
+def empty(shape: int | Sequence[int], *, dtype: object = None, device: object = None) -> Tensor:
+    _check_device(device)
+    return _empty(shape, dt.f32 if dtype is None else dtype)
+
+
+def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
+    _check_device(device)
+    return _empty_like(x, dtype)
+
+
+def from_dlpack(x: object, /, *, device: object = None, copy: object = None) -> Tensor:
+    """A tensor holding a copy of any DLPack-exporting (host) array."""
+    _check_device(device)
+    if copy is False:
+        raise BufferError("from_dlpack(copy=False): pykern cannot share host memory")
+    return _asarray(np.from_dlpack(x))
+
+
+def _check_device(device: object) -> None:
+    if device is not None and device is not get_device() and device != get_device():
+        raise ValueError(f"pykern works on its current device only ({get_device()}), not "
+                         f"{device!r}")
+
+
+# ---------------------------------------------------------------- data types
+
+
+def astype(x: Tensor, dtype: object, /, *, copy: builtins_bool = True,  # type: ignore  # noqa
+           device: object = None) -> Tensor:
+    _check_device(device)
+    return _astype(x, dtype, copy=copy)
+
+
+def result_type(*arrays_and_dtypes: object) -> DType:
+    return _result_type(*arrays_and_dtypes)
+
+
+def can_cast(from_: object, to: object, /) -> builtins_bool:  # type: ignore  # noqa: F821
+    src = from_.dtype if isinstance(from_, Tensor) else dt.as_dtype(from_)
+    return _can_cast(src, dt.as_dtype(to))
+
+
+@dataclass(frozen=True)
+class finfo_object:  # noqa: N801
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class iinfo_object:  # noqa: N801
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def _dtype_of(x: object) -> DType:
+    return x.dtype if isinstance(x, Tensor) else dt.as_dtype(x)
+
+
+def finfo(type: object, /) -> finfo_object:  # noqa: A002
+    """Machine limits of a float dtype."""
+    d = _dtype_of(type)
+    if not d.is_float:
+        raise ValueError(f"finfo takes a float dtype, not {d.name}")
+    f = np.finfo(d.numpy)
+    return finfo_object(d.bits, float(f.eps), float(f.max), float(f.min),
+                        float(f.smallest_normal), d)
+
+
+def iinfo(type: object, /) -> iinfo_object:  # noqa: A002
+    """Limits of an integer dtype."""
+    d = _dtype_of(type)
+    if not d.is_int:
+        raise ValueError(f"iinfo takes an integer dtype, not {d.name}")
+    i = np.iinfo(d.numpy)
+    return iinfo_object(d.bits, int(i.max), int(i.min), d)
+
+
+_KINDS = {
+    "bool": lambda d: d == dt.bool_,
+    "signed integer": lambda d: d.kind == dt.INT,
+    "unsigned integer": lambda d: d.kind == dt.UINT,
+    "integral": lambda d: d.is_int,
+    "real floating": lambda d: d.is_float,
+    "complex floating": lambda d: False,
+    "numeric": lambda d: d != dt.bool_,
+}
+
+
+def isdtype(dtype: object, kind: object) -> builtins_bool:  # type: ignore  # noqa: F821
+    """Whether `dtype` is of `kind`: a dtype, a kind name ('bool', 'signed integer',
+    'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric') or a
+    tuple of these."""
+    d = dt.as_dtype(dtype)
+    if isinstance(kind, tuple):
+        return builtins_any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}")
+        return _KINDS[kind](d)
+    return d == dt.as_dtype(kind)
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_bool = _builtins.bool
+builtins_any = _builtins.any
+
+
+# ---------------------------------------------------------------- elementwise extras
+
+
+def conj(x: Tensor, /) -> Tensor:
+    """The complex conjugate: a copy, as pykern has real dtypes only."""
+    return _as_tensor(x).copy()
+
+
+def real(x: Tensor, /) -> Tensor:
+    return _as_tensor(x).copy()
+
+
+def imag(x: Tensor, /) -> Tensor:
+    return zeros_like(_as_tensor(x))
+
+
+# ---------------------------------------------------------------- linear algebra
+
+
+def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+    return _other("matmul")(x1, x2)
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of vectors along `axis` (broadcasting the other dimensions), in the
+    operands' promoted dtype as the standard says (integers wrap there, as matmul's do; bool
+    is any-of-ands)."""
+    a, b = _as_tensor(x1), _as_tensor(x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("vecdot needs tensors of at least one dimension")
+    if axis >= 0:
+        raise ValueError("vecdot: axis must be negative (it counts from the end of the "
+                         "broadcast shape)")
+    if -axis > a.ndim or -axis > b.ndim or a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"vecdot: axis {axis} of shapes {a.shape} and {b.shape} must exist "
+                         "and have one size")
+    products = multiply(a, b)
+    if products.dtype == dt.bool_:
+        return any(products, axis=axis)
+    return sum(products, axis=axis, dtype=products.dtype)
+
+
+def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:
+    """Sum of products over the given axes (the last `axes` of x1 with the first of x2, or two
+    sequences of axes), through one matmul."""
+    a, b = _as_tensor(x1), _as_tensor(x2)
+    if hasattr(axes, "__index__"):
+        n = operator.index(axes)  # type: ignore[arg-type]
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: axes={n} does not fit shapes {a.shape}, {b.shape}")
+        ax_a = list(range(a.ndim - n, a.ndim))
+        ax_b = list(range(n))
+    else:
+        ax_a = [operator.index(i) % a.ndim for i in axes[0]]  # type: ignore[index]
+        ax_b = [operator.index(i) % b.ndim for i in axes[1]]  # type: ignore[index]
+        if len(ax_a) != len(ax_b):
+            raise ValueError("tensordot: the two axes sequences differ in length")
+    for i, j in zip(ax_a, ax_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of x1 ({a.shape[i]}) and axis {j} of x2 "
+                             f"({b.shape[j]}) differ")
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [j for j in range(b.ndim) if j not in ax_b]
+    k = 1
+    for i in ax_a:
+        k *= a.shape[i]
+    m = 1
+    for i in free_a:
+        m *= a.shape[i]
+    n_ = 1
+    for j in free_b:
+        n_ *= b.shape[j]
+    am = a.permute(*free_a, *ax_a).reshape(m, k)
+    bm = b.permute(*ax_b, *free_b).reshape(k, n_)
+    out = matmul(am, bm)
+    return out.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
+
+
+# ---------------------------------------------------------------- from the other op modules
+
+
+def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    if axis is None:
+        return _other("concat")([_as_tensor(a).reshape(-1) for a in arrays], axis=0)
+    return _other("concat")(list(arrays), axis=axis)
+
+
+def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    return _other("stack")(list(arrays), axis=axis)
+
+
+def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
+    return _other("take")(x, indices, axis=axis)
+
+
+def sort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
+         stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
+    """Sorted along `axis` (always stable)."""
+    return _other("sort")(x, axis=axis, descending=descending)
+
+
+def argsort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
+            stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
+    """Indices that sort `x` along `axis` (always stable: ties keep their order)."""
+    return _other("argsort")(x, axis=axis, descending=descending)
+
+
+def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
+                   include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
+    x = _as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("cumulative_sum: axis is required for tensors of more than one "
+                             "dimension")
+        axis = 0
+    result = _other("cumsum")(x, axis=axis, dtype=dtype)
+    if include_initial:
+        axis = axis % x.ndim
+        shape = list(result.shape)
+        shape[axis] += 1
+        out = zeros(tuple(shape), result.dtype)
+        out[(slice(None),) * axis + (slice(1, None),)] = result
+        return out
+    return result
+
+
+# ---------------------------------------------------------------- inspection
+
+
+class _Info:
+    """`__array_namespace_info__()`: what this namespace supports."""
+
+    def capabilities(self) -> dict[str, builtins_bool]:  # type: ignore[valid-type]
+        return {"boolean indexing": False, "data-dependent shapes": True}
+
+    def default_device(self) -> object:
+        return get_device()
+
+    def devices(self) -> list[object]:
+        return [get_device()]
+
+    def default_dtypes(self, *, device: object = None) -> dict[str, DType | None]:
+        return {"real floating": float32, "complex floating": None, "integral": int32,
+                "indexing": int64}
+
+    def dtypes(self, *, device: object = None, kind: object = None) -> dict[str, DType]:
+        names = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+                 "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+                 "float32": float32, "float64": float64}
+        if kind is None:
+            return names
+        return {k: v for k, v in names.items() if isdtype(v, kind)}
+
+
+def __array_namespace_info__() -> _Info:  # noqa: N807
+    return _Info()
+
+
+__all__ = [name for name in dir() if not name.startswith("_") and name not in (
+    "annotations", "Sequence", "dataclass", "Any", "DType", "Tensor", "math", "np", "operator",
+    "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object")]

@@ -1,0 +1,822 @@
+"""Neural-network ops: `softmax`, `log_softmax`, `layer_norm`, `conv2d`, `attention`,
+`one_hot`.
+
+Row ops (softmax family, layer_norm) give each row to one workgroup: every invocation walks the
+row with a stride of the workgroup size keeping running statistics (online max and sum of
+exponentials; Welford's mean and M2), the workgroup combines them in shared memory with a tree
+of barriers, and a second walk writes the result. Short rows go one row per invocation.
+Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (exp/log in f64 come from
+pykern.tensor.math64, since Vulkan has them in 32 bits only).
+
+conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
+kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
+(no im2col buffer). attention is matmul → fused scale/mask/softmax → matmul.
+"""
+
+import functools
+import math
+from collections.abc import Sequence
+
+import pykern as pk
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor import linalg
+from pykern.tensor._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor,
+                                    batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
+                                    check_dtype_in, check_int, compute_float, contiguous, fill,
+                                    is_cpu_device, loop_budget, normalize_axis, prod, view)
+from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
+
+SHORT_ROW = 16  # rows up to this long: one row per invocation
+
+
+# ---------------------------------------------------------------- softmax family
+
+def softmax(x: object, axis: int = -1) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `axis`, for f16, f32 and f64 tensors (same dtype
+    out; computed in f32 for f16). Integer inputs raise TypeError.
+
+        p = pk.softmax(logits, axis=-1)
+    """
+    return _softmax_op(x, axis, log=False, op="softmax")
+
+
+def log_softmax(x: object, axis: int = -1) -> Tensor:
+    """x - max - log(sum(exp(x - max))) along `axis` (f16, f32, f64), without forming
+    softmax's quotient, so large negative values stay finite."""
+    return _softmax_op(x, axis, log=True, op="log_softmax")
+
+
+def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
+    x = as_tensor(x, f"{op}: x")
+    check_dtype_in(x, FLOATS, op, "x")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x is 0-d; it needs an axis to normalise along")
+    axis = normalize_axis(axis, x.ndim, op)
+    out = empty(x.shape, x.dtype)
+    if out.size == 0:
+        return out
+    _softmax_rows(x, out, axis, log=log, scale=1.0, causal_offset=None, op=op)
+    return out
+
+
+def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
+                  causal_offset: int | None, op: str) -> None:
+    """out = softmax(x * scale) along `axis`; with `causal_offset`, x is (..., Lq, Lk) and row i
+    keeps only columns j <= i + causal_offset (the rest give 0); x must then be row-major."""
+    length = x.shape[axis]
+    rest = x.shape[:axis] + x.shape[axis + 1:]
+    strides = [x.element_strides[:axis] + x.element_strides[axis + 1:],
+               out.element_strides[:axis] + out.element_strides[axis + 1:]]
+    xs, os_ = x.element_strides[axis], out.element_strides[axis]
+    causal = causal_offset is not None
+    if length <= SHORT_ROW and not causal:
+        kern = _softmax_short_kernel(x.dtype, out.dtype, log)
+        wg = 1
+    else:
+        wg = _row_workgroup(length, passes=2, op=op)
+        kern = _softmax_kernel(x.dtype, out.dtype, log, causal, wg)
+    for deltas, shape, (sx, so) in batch_pieces(rest, strides, 3):
+        xv = view(x, shape + (length,), sx + (xs,), x.offset + deltas[0])
+        ov = view(out, shape + (length,), so + (os_,), out.offset + deltas[1])
+        rows = prod(shape)
+        if wg == 1:
+            kern[rows](xv, ov, scale)
+        else:
+            kern[wg, rows](xv, ov, scale, causal_offset or 0, x.shape[-2] if causal else 1)
+
+
+def _row_workgroup(length: int, passes: int, op: str) -> int:
+    """Invocations per row: enough that each walks at most a few thousand elements, and on
+    CPU devices few enough that barriers stay cheap; checked against the loop budget."""
+    if is_cpu_device():
+        wg = 64 if length <= 64 * 4096 else 1024
+    else:
+        wg = 32 if length <= 1024 else 256 if length <= 256 * 64 else 1024
+    budget = loop_budget()
+    if budget is not None and passes * cdiv(length, wg) > budget:
+        raise ValueError(f"{op}: rows of {length} elements are longer than this device runs "
+                         f"in one workgroup ({budget * wg // passes}); split the axis")
+    return wg
+
+
+@functools.lru_cache(maxsize=None)
+def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) -> pk.Kernel:
+    CF = compute_float(x_dt)  # noqa: N806
+    F64 = CF == dt.f64  # noqa: N806
+    LOG = log  # noqa: N806
+    CAUSAL = causal  # noqa: N806
+    WG = wg  # noqa: N806
+    LEVELS = wg.bit_length() - 1  # noqa: N806
+
+    @pk.kernel(workgroup=(WG, 1, 1))
+    def softmax_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF, offset: int,
+                     lq: int):
+        sm = pk.shared(CF, WG)
+        ss = pk.shared(CF, WG)
+        t = pk.local_id(0)
+        r = pk.global_id(1)
+        n1 = x.shape[1]
+        n2 = x.shape[2]
+        i2 = r % n2
+        q = r // n2
+        i1 = q % n1
+        i0 = q // n1
+        length = x.shape[3]
+        lim = length
+        if CAUSAL:
+            lim = max(min(length, r % lq + offset + 1), 0)  # r % lq: the query's index
+        # online max and sum of exponentials over this invocation's elements
+        m: CF = -math.inf
+        s: CF = 0.0
+        for j in range(t, lim, WG):
+            v = CF(x[i0, i1, i2, j]) * scale
+            if v > m:
+                if F64:
+                    s = s * exp64(m - v) + 1.0
+                else:
+                    s = s * pk.exp(m - v) + 1.0
+                m = v
+            elif v == m:
+                s += 1.0  # also when both are -inf, where v - m would be NaN
+            else:
+                if F64:
+                    s += exp64(v - m)
+                else:
+                    s += pk.exp(v - m)
+        sm[t] = m
+        ss[t] = s
+        pk.barrier()
+        for level in range(LEVELS):
+            step = WG >> (level + 1)
+            if t < step:
+                m1 = sm[t]
+                m2 = sm[t + step]
+                s1 = ss[t]
+                s2 = ss[t + step]
+                mm = max(m1, m2)
+                if m1 != mm:
+                    if F64:
+                        s1 = s1 * exp64(m1 - mm)
+                    else:
+                        s1 = s1 * pk.exp(m1 - mm)
+                if m2 != mm:
+                    if F64:
+                        s2 = s2 * exp64(m2 - mm)
+                    else:
+                        s2 = s2 * pk.exp(m2 - mm)
+                sm[t] = mm
+                ss[t] = s1 + s2
+            pk.barrier()
+        m = sm[0]
+        s = ss[0]
+        ls: CF = 0.0
+        if LOG:
+            if F64:
+                ls = log64(s)
+            else:
+                ls = pk.log(s)
+        for j in range(t, length, WG):
+            v = CF(x[i0, i1, i2, j]) * scale
+            if LOG:
+                out[i0, i1, i2, j] = v - m - ls
+            elif CAUSAL and j >= lim:
+                out[i0, i1, i2, j] = 0.0
+            else:
+                if F64:
+                    out[i0, i1, i2, j] = exp64(v - m) / s
+                else:
+                    out[i0, i1, i2, j] = pk.exp(v - m) / s
+
+    return softmax_rows
+
+
+@functools.lru_cache(maxsize=None)
+def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
+    CF = compute_float(x_dt)  # noqa: N806
+    F64 = CF == dt.f64  # noqa: N806
+    LOG = log  # noqa: N806
+
+    @pk.kernel
+    def softmax_short(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF):
+        r = pk.global_id(0)
+        n1 = x.shape[1]
+        n2 = x.shape[2]
+        i2 = r % n2
+        q = r // n2
+        i1 = q % n1
+        i0 = q // n1
+        length = x.shape[3]
+        m: CF = -math.inf
+        for j in range(length):
+            m = max(m, CF(x[i0, i1, i2, j]) * scale)
+        s: CF = 0.0
+        for j in range(length):
+            v = CF(x[i0, i1, i2, j]) * scale
+            if v != m:  # v == m gives 1 (also for -inf == -inf)
+                if F64:
+                    s += exp64(v - m)
+                else:
+                    s += pk.exp(v - m)
+            else:
+                s += 1.0
+        if m != m:
+            s = m  # a NaN anywhere: NaN everywhere, as numpy
+        ls: CF = 0.0
+        if LOG:
+            if F64:
+                ls = log64(s)
+            else:
+                ls = pk.log(s)
+        for j in range(length):
+            v = CF(x[i0, i1, i2, j]) * scale
+            if LOG:
+                out[i0, i1, i2, j] = v - m - ls
+            elif F64:
+                out[i0, i1, i2, j] = exp64(v - m) / s
+            else:
+                out[i0, i1, i2, j] = pk.exp(v - m) / s
+
+    return softmax_short
+
+
+# ---------------------------------------------------------------- layer_norm
+
+def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object = None,
+               bias: object = None, eps: float = 1e-5) -> Tensor:
+    """(x - mean) / sqrt(var + eps) * weight + bias over the trailing `normalized_shape`
+    dimensions (biased variance, as PyTorch's layer_norm). Floats only (f16, f32, f64; f16 is
+    computed in f32); `weight`/`bias` have shape `normalized_shape` and any float dtype.
+    The result has x's dtype.
+
+        y = pk.layer_norm(x, x.shape[-1], gamma, beta)
+    """
+    op = "layer_norm"
+    x = as_tensor(x, f"{op}: x")
+    check_dtype_in(x, FLOATS, op, "x")
+    if isinstance(normalized_shape, (int,)) and not isinstance(normalized_shape, bool):
+        normalized_shape = (normalized_shape,)
+    try:
+        norm = tuple(check_int(s, op, "normalized_shape entries", 0) for s in normalized_shape)
+    except TypeError:
+        raise TypeError(f"{op}: normalized_shape must be an int or a sequence of ints, not "
+                        f"{normalized_shape!r}") from None
+    if not norm or len(norm) > x.ndim or x.shape[x.ndim - len(norm):] != norm:
+        raise ValueError(f"{op}: normalized_shape {norm} must be the trailing dimensions of x's "
+                         f"shape {x.shape}")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
+        raise ValueError(f"{op}: eps must be a non-negative number, got {eps!r}")
+    params = []
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            params.append(None)
+            continue
+        p = as_tensor(p, f"{op}: {name}")
+        check_dtype_in(p, FLOATS, op, name)
+        if p.shape != norm:
+            raise ValueError(f"{op}: {name} has shape {p.shape}, expected normalized_shape "
+                             f"{norm}")
+        params.append(p)
+    out = empty(x.shape, x.dtype)
+    if out.size == 0:
+        return out
+    length = prod(norm)
+    lead = x.shape[:x.ndim - len(norm)]
+    xr = _as_rows(x, len(lead), length)
+    orow = view(out, lead + (length,), out.element_strides[:len(lead)] + (1,))
+    w, b = (_as_vector(p, length) if p is not None else _dummy(x.dtype) for p in params)
+    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op=op)
+    kern = _layer_norm_kernel(x.dtype, w.dtype, b.dtype, params[0] is not None,
+                              params[1] is not None, wg)
+    strides = [xr.element_strides[:-1], orow.element_strides[:-1]]
+    for deltas, shape, (sx, so) in batch_pieces(lead or (1,), strides if lead else [(0,), (0,)],
+                                                3):
+        xv = view(xr, shape + (length,), sx + xr.element_strides[-1:], xr.offset + deltas[0])
+        ov = view(orow, shape + (length,), so + (1,), orow.offset + deltas[1])
+        rows = prod(shape)
+        grid = (rows,) if wg == 1 else (wg, rows)
+        kern[grid](xv, w, b, ov, float(eps))
+    return out
+
+
+def _as_rows(x: Tensor, nlead: int, length: int) -> Tensor:
+    """x as (lead..., length): its trailing dims merged, copied when their strides forbid."""
+    shape, (strides,) = _merge_tail(x.shape[nlead:], x.element_strides[nlead:])
+    if len(shape) > 1:
+        x = contiguous(x)
+        strides = (1,)
+    return view(x, x.shape[:nlead] + (length,), x.element_strides[:nlead] + strides)
+
+
+def _merge_tail(shape: tuple[int, ...], strides: tuple[int, ...]
+                ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    from pykern.tensor._support import collapse
+    cshape, cstrides = collapse(shape, [strides])
+    if not cshape:
+        return (1,), [(1,)]
+    return cshape, cstrides
+
+
+def _as_vector(p: Tensor, length: int) -> Tensor:
+    shape, (strides,) = _merge_tail(p.shape, p.element_strides)
+    if len(shape) > 1:
+        p = contiguous(p)
+        strides = (1,)
+    return view(p, (length,), strides)
+
+
+@functools.lru_cache(maxsize=None)
+def _dummy(d: DType) -> Tensor:
+    t = empty((1,), d)
+    fill(t, 0)
+    return t
+
+
+@functools.lru_cache(maxsize=None)
+def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
+                       wg: int) -> pk.Kernel:
+    CF = compute_float(x_dt)  # noqa: N806
+    HAS_W, HAS_B = has_w, has_b  # noqa: N806
+    WG = wg  # noqa: N806
+    LEVELS = max(wg.bit_length() - 1, 0)  # noqa: N806
+    SHORT = wg == 1  # noqa: N806
+
+    @pk.kernel(workgroup=(max(WG, 64) if SHORT else WG, 1, 1))
+    def layer_norm_rows(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
+                        eps: CF):
+        sn = pk.shared(CF, WG)
+        smean = pk.shared(CF, WG)
+        sm2 = pk.shared(CF, WG)
+        t = 0
+        r = pk.global_id(0)
+        if not SHORT:
+            t = pk.local_id(0)
+            r = pk.global_id(1)
+        n1 = x.shape[1]
+        n2 = x.shape[2]
+        i2 = r % n2
+        q = r // n2
+        i1 = q % n1
+        i0 = q // n1
+        length = x.shape[3]
+        # Welford over this invocation's elements
+        cnt: CF = 0.0
+        mean: CF = 0.0
+        m2: CF = 0.0
+        for j in range(t, length, WG):
+            v = CF(x[i0, i1, i2, j])
+            cnt += 1.0
+            d = v - mean
+            mean += d / cnt
+            m2 += d * (v - mean)
+        if not SHORT:
+            sn[t] = cnt
+            smean[t] = mean
+            sm2[t] = m2
+            pk.barrier()
+            for level in range(LEVELS):
+                step = WG >> (level + 1)
+                if t < step:
+                    na = sn[t]
+                    nb = sn[t + step]
+                    n = na + nb
+                    if nb > 0.0:  # Chan et al.'s combination of two partial results
+                        delta = smean[t + step] - smean[t]
+                        smean[t] = smean[t] + delta * (nb / n)
+                        sm2[t] = sm2[t] + sm2[t + step] + delta * delta * (na * nb / n)
+                        sn[t] = n
+                pk.barrier()
+            mean = smean[0]
+            m2 = sm2[0]
+        rstd = 1.0 / pk.sqrt(m2 / CF(length) + eps)
+        for j in range(t, length, WG):
+            y = (CF(x[i0, i1, i2, j]) - mean) * rstd
+            if HAS_W:
+                y = y * CF(w[j])
+            if HAS_B:
+                y = y + CF(b[j])
+            out[i0, i1, i2, j] = y
+
+    return layer_norm_rows
+
+
+# ---------------------------------------------------------------- conv2d
+
+def _pair(v: object, op: str, what: str, minimum: int) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise ValueError(f"{op}: {what} must be an int or a pair of ints, got {v!r}")
+        return check_int(v[0], op, what, minimum), check_int(v[1], op, what, minimum)
+    n = check_int(v, op, what, minimum)
+    return n, n
+
+
+def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, int] = 1,
+           padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1) -> Tensor:
+    """2-D cross-correlation (PyTorch's conv2d without groups): x of shape (N, C, H, W), w of
+    (O, C, KH, KW), optional bias (O,), zero padding. The result is (N, O, OH, OW) with
+    OH = (H + 2·ph - dh·(KH - 1) - 1) // sh + 1 (likewise OW), in the promoted dtype of x and w
+    (bias is converted to it). Every numeric dtype; f16 accumulates in f32, narrow integers in
+    32 bits (wrapping).
+
+        y = pk.conv2d(images, filters, bias, stride=2, padding=1)
+    """
+    op = "conv2d"
+    x, w = as_tensor(x, f"{op}: x"), as_tensor(w, f"{op}: w")
+    check_dtype_in(x, NUMERIC, op, "x")
+    check_dtype_in(w, NUMERIC, op, "w")
+    if x.ndim != 4:
+        raise ValueError(f"{op}: x must be 4-d (N, C, H, W), got shape {x.shape}")
+    if w.ndim != 4:
+        raise ValueError(f"{op}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
+    sh, sw = _pair(stride, op, "stride", 1)
+    ph, pw = _pair(padding, op, "padding", 0)
+    dh, dw = _pair(dilation, op, "dilation", 1)
+    n, c, h, wd = x.shape
+    o, c2, kh, kw = w.shape
+    if c != c2:
+        raise ValueError(f"{op}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
+                         f"{w.shape})")
+    out_dtype = linalg.promote(x.dtype, w.dtype)
+    b = None
+    if bias is not None:
+        b = as_tensor(bias, f"{op}: bias")
+        check_dtype_in(b, NUMERIC, op, "bias")
+        if b.shape != (o,):
+            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
+    if kh == 0 or kw == 0:
+        raise ValueError(f"{op}: the kernel size must be at least 1x1, got w of shape {w.shape}")
+    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
+        raise ValueError(f"{op}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than the "
+                         f"padded input ({h + 2 * ph}x{wd + 2 * pw})")
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = empty((n, o, oh, ow), out_dtype)
+    if out.size == 0:
+        return out
+    if c == 0:
+        if b is None:
+            fill(out, 0)
+        else:
+            from pykern.tensor._support import copy_into
+            copy_into(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
+        return out
+    cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
+    ksize = c * kh * kw
+    budget = loop_budget()
+    if budget is not None and cdiv(ksize, cfg.bk) > budget:
+        raise ValueError(f"{op}: C·KH·KW = {ksize} is more than this device runs in one "
+                         "invocation")
+    bv = b if b is not None else _dummy(out_dtype)
+    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out_dtype, cfg, b is not None)
+    m = n * oh * ow
+    grid = (cdiv(o, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy)
+    kern[grid](x, w, bv, out, sh, sw, ph, pw, dh, dw)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linalg.TileConfig",
+                 has_bias: bool) -> pk.Kernel:
+    ACC = accumulator(o_dt)  # noqa: N806
+    FUSED = ACC.is_float  # noqa: N806
+    WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
+    BM, BN = cfg.bm, cfg.bn  # noqa: N806
+    NT = WGX * WGY  # noqa: N806
+    LOADS_A = cdiv(BM * BK, NT)  # noqa: N806
+    LOADS_B = cdiv(BN * BK, NT)  # noqa: N806
+    HAS_BIAS = has_bias  # noqa: N806
+
+    @pk.kernel(workgroup=(WGX, WGY, 1))
+    def conv2d_igemm(x: x_dt[:, :, :, :], w: w_dt[:, :, :, :], bias: b_dt[:],
+                     out: o_dt[:, :, :, :], sh: int, sw: int, ph: int, pw: int, dh: int,
+                     dw: int):
+        # rows m: output pixels (n, oh, ow); columns: output channels; k: (c, kh, kw)
+        As = pk.shared(ACC, (BK, BM + 1))
+        Bs = pk.shared(ACC, (BK, BN + 1))
+        acc = pk.local(ACC, (TM, TN))
+        av = pk.local(ACC, TM)
+        bv = pk.local(ACC, TN)
+        tx = pk.local_id(0)
+        ty = pk.local_id(1)
+        tid = ty * WGX + tx
+        n0 = pk.group_id(0) * BN
+        m0 = pk.group_id(1) * BM
+        C = x.shape[1]
+        H = x.shape[2]
+        W = x.shape[3]
+        O = out.shape[1]
+        OH = out.shape[2]
+        OW = out.shape[3]
+        KH = w.shape[2]
+        KW = w.shape[3]
+        M = out.shape[0] * OH * OW
+        KK = KH * KW
+        K = C * KK
+        for i in range(TM):
+            for j in range(TN):
+                acc[i, j] = 0
+        for k0 in range(0, K, BK):
+            for r in range(LOADS_A):
+                e = tid + r * NT
+                if e < BM * BK:
+                    row = e % BM  # consecutive invocations: neighbouring output pixels
+                    kk = e // BM
+                    gm = m0 + row
+                    gk = k0 + kk
+                    va: ACC = 0
+                    if gm < M and gk < K:
+                        pn = gm // (OH * OW)
+                        p = gm % (OH * OW)
+                        ih = (p // OW) * sh - ph
+                        iw = (p % OW) * sw - pw
+                        ci = gk // KK
+                        tap = gk % KK
+                        ih += (tap // KW) * dh
+                        iw += (tap % KW) * dw
+                        if 0 <= ih < H and 0 <= iw < W:
+                            va = ACC(x[pn, ci, ih, iw])
+                    As[kk, row] = va
+            for r in range(LOADS_B):
+                e = tid + r * NT
+                if e < BN * BK:
+                    kb = e % BK  # w is (O, C, KH, KW): k runs fastest in memory
+                    col = e // BK
+                    gn = n0 + col
+                    gk = k0 + kb
+                    vb: ACC = 0
+                    if gn < O and gk < K:
+                        ci = gk // KK
+                        tap = gk % KK
+                        vb = ACC(w[gn, ci, tap // KW, tap % KW])
+                    Bs[kb, col] = vb
+            pk.barrier()
+            for kk in range(BK):
+                for i in range(TM):
+                    av[i] = As[kk, ty + i * WGY]
+                for j in range(TN):
+                    bv[j] = Bs[kk, tx + j * WGX]
+                for i in range(TM):
+                    for j in range(TN):
+                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
+                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
+                        else:
+                            acc[i, j] += av[i] * bv[j]
+            pk.barrier()
+        for i in range(TM):
+            gm = m0 + ty + i * WGY
+            if gm < M:
+                pn = gm // (OH * OW)
+                p = gm % (OH * OW)
+                for j in range(TN):
+                    gn = n0 + tx + j * WGX
+                    if gn < O:
+                        v = acc[i, j]
+                        if HAS_BIAS:
+                            v += ACC(bias[gn])
+                        out[pn, gn, p // OW, p % OW] = v
+
+    return conv2d_igemm
+
+
+# ---------------------------------------------------------------- attention
+
+def attention(q: object, k: object, v: object, causal: bool = False,
+              scale: float | None = None) -> Tensor:
+    """Scaled dot-product attention: softmax(q @ kᵀ · scale, masked) @ v over the last two
+    dimensions, q (..., Lq, D), k (..., Lk, D), v (..., Lk, Dv) with broadcasting batch
+    dimensions; the result is (..., Lq, Dv). `scale` defaults to 1/sqrt(D). `causal=True`
+    keeps, for query i, the keys j <= i (the top-left aligned lower triangle, as PyTorch's
+    `is_causal`). Float dtypes (f16, f32, f64); scores and probabilities are kept in f32
+    (f64 for f64 inputs); the result has the promoted dtype of q, k and v. With Lk == 0 the
+    result is zeros.
+
+        out = pk.attention(q, k, v, causal=True)
+    """
+    op = "attention"
+    q, k, v = (as_tensor(t, f"{op}: {n}") for t, n in ((q, "q"), (k, "k"), (v, "v")))
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_dtype_in(t, FLOATS, op, name)
+        if t.ndim < 2:
+            raise ValueError(f"{op}: {name} must have at least 2 dimensions (..., L, D), got "
+                             f"shape {t.shape}")
+    lq, d = q.shape[-2:]
+    lk, dk = k.shape[-2:]
+    lv, dv = v.shape[-2:]
+    if dk != d:
+        raise ValueError(f"{op}: q and k must have the same last dimension, got {q.shape} and "
+                         f"{k.shape}")
+    if lv != lk:
+        raise ValueError(f"{op}: k and v must have the same length (dimension -2), got "
+                         f"{k.shape} and {v.shape}")
+    if not isinstance(causal, (bool, int)):
+        raise TypeError(f"{op}: causal must be a bool")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d) if d > 0 else 1.0
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"{op}: scale must be a number or None, not {type(scale).__name__}")
+    batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=op)
+    out_dtype = linalg.promote(q.dtype, k.dtype, v.dtype)
+    out = empty(batch + (lq, dv), out_dtype)
+    if out.size == 0:
+        return out
+    if lk == 0:
+        fill(out, 0)
+        return out
+    if _use_fused(d, dv):
+        _attention_fused(q, k, v, out, batch, bool(causal), float(scale))
+        return out
+    sdt = dt.f64 if out_dtype == dt.f64 else dt.f32
+    scores = empty(batch + (lq, lk), sdt)
+    kt = view(k, k.shape[:-2] + (d, lk), k.element_strides[:-2] + (k.element_strides[-1],
+                                                                    k.element_strides[-2]))
+    if d == 0:
+        fill(scores, 0)
+    else:
+        linalg._matmul_into(q, kt, scores, batch)
+    offset = 0 if causal else None
+    _softmax_rows(scores, scores, scores.ndim - 1, log=False, scale=float(scale),
+                  causal_offset=offset, op=op)
+    linalg._matmul_into(scores, v, out, batch)
+    return out
+
+
+# tests set this to force (True) or forbid (False) the fused kernel; None: by device and sizes
+FUSED_ATTENTION: bool | None = None
+FUSED_MAX_DIM = 64  # q·k and the output row live in registers: D + Dv + 16 values
+ATT_QUERIES = 64  # queries per workgroup, one per invocation
+ATT_KEYS = 16  # keys staged in shared memory per step
+
+
+def _use_fused(d: int, dv: int) -> bool:
+    if FUSED_ATTENTION is not None:
+        return FUSED_ATTENTION and d >= 1
+    return not is_cpu_device() and 1 <= d <= FUSED_MAX_DIM and dv <= FUSED_MAX_DIM
+
+
+def _attention_fused(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[int, ...],
+                     causal: bool, scale: float) -> None:
+    """Flash-attention style: one invocation per query keeps its scaled q row, running max,
+    running sum and output row in registers; each step stages ATT_KEYS keys and values in
+    shared memory, scores them, and rescales the partial output by exp(old max - new max).
+    The scores never reach memory."""
+    lq, d = q.shape[-2:]
+    lk, dv = v.shape[-2:]
+    strides = [broadcast_strides(batch, t.shape[:-2], t.element_strides[:-2])
+               for t in (q, k, v)] + [out.element_strides[:-2]]
+    budget = loop_budget()
+    if budget is not None and cdiv(lk, ATT_KEYS) > budget:
+        raise ValueError(f"attention: {lk} keys are more than this device runs in one "
+                         "invocation")
+    kern = _attention_kernel(q.dtype, k.dtype, v.dtype, out.dtype, d, dv, causal)
+    for deltas, bshape, bstrides in batch_pieces(batch or (1,), strides if batch else
+                                                 [(0,)] * 4, 2):
+        views = [view(t, bshape + t.shape[-2:], st + t.element_strides[-2:], t.offset + delta)
+                 for t, st, delta in zip((q, k, v, out), bstrides, deltas)]
+        kern[cdiv(lq, ATT_QUERIES) * ATT_QUERIES, prod(bshape)](*views, scale)
+
+
+@functools.lru_cache(maxsize=None)
+def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int, dv: int,
+                      causal: bool) -> pk.Kernel:
+    CF = compute_float(o_dt)  # noqa: N806
+    F64 = CF == dt.f64  # noqa: N806
+    D, DV, CAUSAL = d, dv, causal  # noqa: N806
+    BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
+    DVS = max(dv, 1)  # noqa: N806
+    LOADS_K = cdiv(BK * d, BQ)  # noqa: N806
+    LOADS_V = cdiv(BK * DVS, BQ)  # noqa: N806
+
+    @pk.kernel(workgroup=(BQ, 1, 1))
+    def attention_fused(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
+                        out: o_dt[:, :, :, :], scale: CF):
+        Ks = pk.shared(CF, (BK, D))
+        Vs = pk.shared(CF, (BK, DVS))
+        qr = pk.local(CF, D)
+        o = pk.local(CF, DVS)
+        sc = pk.local(CF, BK)
+        t = pk.local_id(0)
+        qi = pk.global_id(0)
+        z = pk.global_id(1)
+        nb2 = out.shape[1]
+        z1 = z // nb2
+        z2 = z % nb2
+        lq = q.shape[2]
+        lk = k.shape[2]
+        row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
+        for c in range(D):
+            qr[c] = CF(q[z1, z2, row, c]) * scale
+        for c in range(DVS):
+            o[c] = 0.0
+        m: CF = -math.inf
+        total: CF = 0.0
+        kend = lk
+        if CAUSAL:  # no key beyond this workgroup's last query is needed (uniform bound)
+            kend = min(lk, (pk.group_id(0) + 1) * BQ)
+        for k0 in range(0, kend, BK):
+            for r in range(LOADS_K):
+                e = t + r * BQ
+                if e < BK * D:
+                    j = e // D
+                    c = e % D
+                    kv: CF = 0.0
+                    if k0 + j < lk:
+                        kv = CF(k[z1, z2, k0 + j, c])
+                    Ks[j, c] = kv
+            for r in range(LOADS_V):
+                e = t + r * BQ
+                if e < BK * DVS:
+                    j = e // DVS
+                    c = e % DVS
+                    vv: CF = 0.0
+                    if k0 + j < lk and c < DV:
+                        vv = CF(v[z1, z2, k0 + j, c])
+                    Vs[j, c] = vv
+            pk.barrier()
+            bm = m
+            for j in range(BK):
+                s: CF = 0.0
+                for c in range(D):
+                    s = pk.fma(qr[c], Ks[j, c], s)
+                ok = k0 + j < lk
+                if CAUSAL:
+                    ok = ok and k0 + j <= qi
+                if not ok:
+                    s = -math.inf
+                sc[j] = s
+                bm = max(bm, s)
+            if bm != -math.inf:
+                alpha: CF = 1.0
+                if m != bm:
+                    if F64:
+                        alpha = exp64(m - bm)
+                    else:
+                        alpha = pk.exp(m - bm)
+                total = total * alpha
+                for c in range(DVS):
+                    o[c] = o[c] * alpha
+                for j in range(BK):
+                    p: CF = 0.0
+                    if sc[j] != -math.inf:
+                        if F64:
+                            p = exp64(sc[j] - bm)
+                        else:
+                            p = pk.exp(sc[j] - bm)
+                    total += p
+                    for c in range(DVS):
+                        o[c] = pk.fma(p, Vs[j, c], o[c])
+                m = bm
+            pk.barrier()
+        if qi < lq:
+            for c in range(DV):
+                out[z1, z2, qi, c] = o[c] / total
+
+    return attention_fused
+
+
+# ---------------------------------------------------------------- one_hot
+
+def one_hot(indices: object, num_classes: int, dtype: object = dt.f32) -> Tensor:
+    """A tensor of shape indices.shape + (num_classes,) with 1 where the last index equals the
+    value of `indices` and 0 elsewhere. `indices` of any integer dtype; `dtype` of the result
+    any pykern dtype (default f32). Negative or too large indices give an all-zero row (a
+    device tensor's values are not checked on the host).
+
+        pk.one_hot(labels, 10)
+    """
+    op = "one_hot"
+    ind = as_tensor(indices, f"{op}: indices")
+    check_dtype_in(ind, INDEX_DTYPES, op, "indices")
+    num_classes = check_int(num_classes, op, "num_classes", 0)
+    d = dt.as_dtype(dtype)
+    out = empty(ind.shape + (num_classes,), d)
+    if out.size == 0:
+        return out
+    rest = ind.shape
+    strides = [ind.element_strides, out.element_strides[:-1]]
+    for deltas, shape, (si, so) in batch_pieces(rest or (1,), strides if rest else [(0,), (0,)],
+                                                3):
+        iv = view(ind, shape, si, ind.offset + deltas[0])
+        ov = view(out, shape + (num_classes,), so + (1,), out.offset + deltas[1])
+        _one_hot_kernel(ind.dtype, d)[num_classes, prod(shape)](iv, ov)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
+    @pk.kernel(workgroup=(16, 4, 1))
+    def one_hot4(ind: i_dt[:, :, :], out: o_dt[:, :, :, :]):
+        cls = pk.global_id(0)
+        r = pk.global_id(1)
+        n1 = ind.shape[1]
+        n2 = ind.shape[2]
+        i2 = r % n2
+        q = r // n2
+        i1 = q % n1
+        i0 = q // n1
+        hit = ind[i0, i1, i2] == cls
+        out[i0, i1, i2, cls] = 1 if hit else 0
+
+    return one_hot4

@@ -1,0 +1,317 @@
+"""Sorting: `sort`, `argsort`, `topk`.
+
+A bitonic sorting network over (key, index) pairs. Comparing the index when keys tie makes the
+network stable (equal keys keep their original order, in both directions), so argsort is a
+stable argsort. NaN sorts after every number in ascending order (numpy) and before every number
+in descending order (PyTorch: NaN counts as the largest value).
+
+Rows are padded to a power of two P with elements that sort last. Rows with P <= BLOCK (2048)
+are sorted in shared memory by one workgroup (tiny rows: several per workgroup). Longer rows go
+through a global scratch copy: each BLOCK-long chunk is sorted in shared memory, then every
+merge stage k > BLOCK runs its strides >= BLOCK as global compare-exchange launches and its
+strides < BLOCK in shared memory again — log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
+"""
+
+import functools
+
+import pykern as pk
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor._support import (as_tensor, batch_pieces, cdiv, check_int, normalize_axis, prod,
+                                    view)
+
+SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
+               dt.f32, dt.f64)
+INDEX_DTYPE = dt.i64  # argsort/topk indices, as numpy's intp
+BLOCK = 2048  # elements sorted in shared memory by one workgroup
+THREADS = 256
+
+
+def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
+    """`x` sorted along `axis` (ascending unless `descending`); NaN last ascending, first
+    descending. Every dtype.
+
+        pk.sort(scores, descending=True)
+    """
+    return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
+
+
+def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
+    """The i64 indices that sort `x` along `axis`; stable: equal elements keep their order
+    (in both directions), so it equals numpy's `argsort(kind="stable")` for ascending order.
+    Every dtype."""
+    return _sort_op(x, axis, descending, None, "argsort", values=False)[1]
+
+
+def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
+    """The `k` largest (or smallest, `largest=False`) elements along `axis` and their i64
+    indices, as PyTorch's `topk`: sorted (largest first, or smallest first), ties in index
+    order, NaN counted as the largest value. `k` may be 0 to the axis length. Every dtype.
+
+        values, indices = pk.topk(logits, 5)
+    """
+    op = "topk"
+    xt = as_tensor(x, f"{op}: x")
+    k = check_int(k, op, "k", 0)
+    if xt.ndim == 0:
+        raise ValueError(f"{op}: x is 0-d")
+    ax = normalize_axis(axis, xt.ndim, op)
+    if k > xt.shape[ax]:
+        raise ValueError(f"{op}: k = {k} is larger than axis {ax}'s length {xt.shape[ax]}")
+    return _sort_op(xt, ax, bool(largest), k, op)
+
+
+def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
+             values: bool = True, indices: bool = True) -> tuple[Tensor, Tensor]:
+    """Sorted values and indices along `axis` (the first k with `k`); an output not wanted
+    is written to a one-element scratch tensor (stride 0) instead of being allocated."""
+    x = as_tensor(x, f"{op}: x")
+    if x.dtype not in SORT_DTYPES:
+        raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
+    if not isinstance(descending, (bool, int)):
+        raise TypeError(f"{op}: descending must be a bool")
+    if x.ndim == 0:
+        if k is None:
+            out = empty((), x.dtype)
+            from pykern.tensor._support import copy_into, fill
+            copy_into(out, x)
+            idx = empty((), INDEX_DTYPE)
+            fill(idx, 0)
+            return out, idx
+        raise ValueError(f"{op}: x is 0-d")
+    axis = normalize_axis(axis, x.ndim, op)
+    length = x.shape[axis]
+    nout = length if k is None else k
+    shape = x.shape[:axis] + (nout,) + x.shape[axis + 1:]
+    vals = empty(shape, x.dtype) if values else _sink(x.dtype, shape)
+    inds = empty(shape, INDEX_DTYPE) if indices else _sink(INDEX_DTYPE, shape)
+    if prod(shape) == 0:
+        return vals, inds
+    rest = x.shape[:axis] + x.shape[axis + 1:]
+
+    def others(t: Tensor) -> tuple[int, ...]:
+        return t.element_strides[:axis] + t.element_strides[axis + 1:]
+
+    strides = [others(x), others(vals), others(inds)] if rest else [(0,), (0,), (0,)]
+    p = 1 << max(length - 1, 0).bit_length()
+    for deltas, bshape, (sx, sv, si) in batch_pieces(rest or (1,), strides, 2):
+        xv = view(x, bshape + (length,), sx + (x.element_strides[axis],), x.offset + deltas[0])
+        vv = view(vals, bshape + (nout,), sv + (vals.element_strides[axis],),
+                  vals.offset + deltas[1])
+        iv = view(inds, bshape + (nout,), si + (inds.element_strides[axis],),
+                  inds.offset + deltas[2])
+        _sort_rows(xv, vv, iv, p, bool(descending))
+    return vals, inds
+
+
+def _key_dtype(d: DType) -> DType:
+    """What keys are kept as in shared memory: 32 bits at least (8- and 16-bit workgroup
+    storage is an optional device feature); the conversion is exact."""
+    if d in (dt.bool_, dt.i8, dt.i16):
+        return dt.i32
+    if d in (dt.u8, dt.u16):
+        return dt.u32
+    if d == dt.f16:
+        return dt.f32
+    return d
+
+
+def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> None:
+    """Sorts the rows of the (R1, R2, L) view x into (R1, R2, nout) views vals and inds."""
+    rows = x.shape[0] * x.shape[1]
+    length = x.shape[2]
+    kd = _key_dtype(x.dtype)
+    if p <= BLOCK:
+        block = max(p, 16)  # tiny rows share one kernel (and a workgroup: 8 rows each)
+        threads = min(max(block // 2, 64), THREADS)
+        kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
+        groups = cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
+        keys, idx = _scratch_dummies(kd)
+        kern[groups * threads](x, keys, idx, vals, inds, length, 2, block, rows)
+        return
+    keys = empty((rows, p), kd)
+    idx = empty((rows, p), dt.i32)
+    pairs = rows * (p // 2)
+    threads = min(THREADS, BLOCK // 2)
+    first = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, True, False)
+    nblocks = rows * (p // BLOCK)
+    first[nblocks * threads](x, keys, idx, vals, inds, length, 2, BLOCK, rows)
+    step = _global_step_kernel(kd, desc)
+    merge = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, False)
+    last = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, True)
+    k = 2 * BLOCK
+    while k <= p:
+        j = k // 2
+        while j >= BLOCK:
+            step[pairs](keys, idx, k, j, length)
+            j //= 2
+        kern = last if k == p else merge
+        kern[nblocks * threads](x, keys, idx, vals, inds, length, k, k, rows)
+        k *= 2
+
+
+def _sink(d: DType, shape: tuple[int, ...]) -> Tensor:
+    """A write-only stand-in for an unwanted output: every element is one scratch element."""
+    return view(_scratch_dummies(d)[0], shape, (0,) * len(shape), 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _scratch_dummies(kd: DType) -> tuple[Tensor, Tensor]:
+    return empty((1, 1), kd), empty((1, 1), dt.i32)
+
+
+@pk.func
+def _before_asc(ka, ia, kb, ib, n):
+    """(ka, ia) sorts before (kb, ib) ascending: pads (index >= n) last, NaN after numbers,
+    ties by index."""
+    r = ia < ib
+    if ia < n and ib < n:
+        a_nan = ka != ka
+        b_nan = kb != kb
+        if ka < kb or (b_nan and not a_nan):
+            r = True
+        elif kb < ka or (a_nan and not b_nan):
+            r = False
+    return r
+
+
+@pk.func
+def _before_desc(ka, ia, kb, ib, n):
+    """Descending: NaN first, then larger keys; ties by index; pads last."""
+    r = ia < ib
+    if ia < n and ib < n:
+        a_nan = ka != ka
+        b_nan = kb != kb
+        if kb < ka or (a_nan and not b_nan):
+            r = True
+        elif ka < kb or (b_nan and not a_nan):
+            r = False
+    return r
+
+
+@functools.lru_cache(maxsize=None)
+def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: int, desc: bool,
+                  load_x: bool, store_out: bool) -> pk.Kernel:
+    """Sorts BLOCK-long chunks in shared memory, running the bitonic stages kmin..kmax (for
+    stages beyond the chunk only their strides < BLOCK). Loads from x (padding past the row's
+    end) or from the scratch arrays; stores to the outputs (positions < their length) or back
+    to the scratch."""
+    BLK = block  # noqa: N806
+    T = threads  # noqa: N806
+    HALF = block // 2  # noqa: N806
+    G = max(T // HALF, 1)  # noqa: N806  rows per workgroup (tiny rows)
+    PAIRS = max(HALF // T, 1)  # noqa: N806  compare-exchanges per invocation per step
+    LOADS = max(BLK // T, 1) if G == 1 else 2  # noqa: N806
+    DESC, LOAD_X, STORE_OUT = desc, load_x, store_out  # noqa: N806
+    KD = k_dt  # noqa: N806
+
+    @pk.kernel(workgroup=(T, 1, 1))
+    def bitonic_block(x: x_dt[:, :, :], keys: k_dt[:, :], idx: pk.i32[:, :],
+                      vals: v_dt[:, :, :], inds: pk.i64[:, :, :], n: int, kmin: int, kmax: int,
+                      rows: int):
+        sk = pk.shared(KD, G * BLK)
+        si = pk.shared(pk.i32, G * BLK)
+        t = pk.local_id(0)
+        sub = t // HALF if G > 1 else 0  # which of the workgroup's rows
+        lt = t % HALF if G > 1 else t  # invocation index within its row
+        chunks = 1
+        if not LOAD_X or not STORE_OUT:
+            chunks = keys.shape[1] // BLK
+        g = pk.group_id(0)
+        row = g * G + sub
+        chunk = 0
+        if G == 1:
+            row = g // chunks
+            chunk = g % chunks
+        base = chunk * BLK  # position of this chunk in its row
+        live = row < rows
+        r = min(row, rows - 1)
+        r1 = r // x.shape[1]
+        r2 = r % x.shape[1]
+        for q in range(LOADS):
+            e = lt + q * T if G == 1 else lt + q * HALF
+            pos = base + e
+            kv: KD = 0
+            iv = pos
+            if LOAD_X:
+                if pos < n:
+                    kv = KD(x[r1, r2, pos])
+            else:
+                kv = keys[r, pos]
+                iv = idx[r, pos]
+            sk[sub * BLK + e] = kv
+            si[sub * BLK + e] = iv
+        pk.barrier()
+        k = kmin
+        while k <= kmax:
+            j = min(k // 2, HALF)
+            while j > 0:
+                for q in range(PAIRS):
+                    pr = lt + q * T
+                    i = 2 * j * (pr // j) + pr % j
+                    ll = i + j
+                    a = sub * BLK + i
+                    b = sub * BLK + ll
+                    ka = sk[a]
+                    ia = si[a]
+                    kb = sk[b]
+                    ib = si[b]
+                    up = ((base + i) & k) == 0
+                    # pairs are distinct (indices differ): "a before b" is "not b before a"
+                    if DESC:
+                        swap = _before_desc(kb, ib, ka, ia, n) == up
+                    else:
+                        swap = _before_asc(kb, ib, ka, ia, n) == up
+                    if swap:
+                        sk[a] = kb
+                        si[a] = ib
+                        sk[b] = ka
+                        si[b] = ia
+                pk.barrier()
+                j = j // 2
+            k = k * 2
+        for q in range(LOADS):
+            e = lt + q * T if G == 1 else lt + q * HALF
+            pos = base + e
+            if live:
+                if STORE_OUT:
+                    if pos < vals.shape[2]:
+                        vals[r1, r2, pos] = sk[sub * BLK + e]
+                        inds[r1, r2, pos] = si[sub * BLK + e]
+                else:
+                    keys[r, pos] = sk[sub * BLK + e]
+                    idx[r, pos] = si[sub * BLK + e]
+
+    return bitonic_block
+
+
+@functools.lru_cache(maxsize=None)
+def _global_step_kernel(k_dt: DType, desc: bool) -> pk.Kernel:
+    DESC = desc  # noqa: N806
+
+    @pk.kernel
+    def bitonic_global_step(keys: k_dt[:, :], idx: pk.i32[:, :], k: int, j: int, n: int):
+        g = pk.global_id(0)
+        half = keys.shape[1] // 2
+        r = g // half
+        pr = g % half
+        i = 2 * j * (pr // j) + pr % j
+        ll = i + j
+        ka = keys[r, i]
+        ia = idx[r, i]
+        kb = keys[r, ll]
+        ib = idx[r, ll]
+        up = (i & k) == 0
+        if DESC:
+            swap = _before_desc(kb, ib, ka, ia, n) == up
+        else:
+            swap = _before_asc(kb, ib, ka, ia, n) == up
+        if swap:
+            keys[r, i] = kb
+            idx[r, i] = ib
+            keys[r, ll] = ka
+            idx[r, ll] = ia
+
+    return bitonic_global_step

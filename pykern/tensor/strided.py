@@ -1,0 +1,119 @@
+"""Shapes and strides for the op library: broadcasting, collapsing dimensions, and cutting an
+n-d strided problem into launches of the 1-D or 4-D generic kernels.
+
+The generic kernels index their arrays either flat (`x[i]`, ND=1) or as 4-D (`x[i0, i1, i2, i3]`,
+ND=4), always through the tensor's own strides, so any view works. Before a launch, dimensions
+that are contiguous with their neighbour in every operand are merged (a row-major tensor of any
+shape becomes 1-D), size-1 dimensions dropped, and what is left padded to 4-D; more than four
+dimensions that cannot merge are cut into several 4-D launches along the leading ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from pykern.tensor.tensor import Tensor
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """numpy's broadcasting of shapes; ValueError naming them when they do not fit."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        for i, s in enumerate(shape, ndim - len(shape)):
+            if s == out[i] or s == 1:
+                continue
+            if out[i] == 1:
+                out[i] = s
+            else:
+                raise ValueError("shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                                 + " cannot be broadcast together")
+    return tuple(out)
+
+
+def collapse(shape: Sequence[int], strides: Sequence[Sequence[int]]
+             ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Drops size-1 dimensions and merges dimension k into k+1 wherever every operand has
+    stride[k] == stride[k+1] * shape[k+1]. The element order is unchanged."""
+    dims = [i for i, s in enumerate(shape) if s != 1]
+    new_shape: list[int] = []
+    new_strides: list[list[int]] = [[] for _ in strides]
+    for i in dims:
+        if new_shape and all(ns[-1] == st[i] * shape[i] for ns, st in zip(new_strides, strides)):
+            new_shape[-1] *= shape[i]
+            for ns, st in zip(new_strides, strides):
+                ns[-1] = st[i]
+        else:
+            new_shape.append(shape[i])
+            for ns, st in zip(new_strides, strides):
+                ns.append(st[i])
+    return tuple(new_shape), [tuple(ns) for ns in new_strides]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a generic kernel: `nd` is 1 or 4, `views` the operands (same order as
+    given) shaped for it, `n` the number of elements."""
+
+    nd: int
+    views: tuple[Tensor, ...]
+    n: int
+
+
+def plan(shape: Sequence[int], tensors: Sequence[Tensor]) -> Iterator[Launch]:
+    """Launches covering an elementwise problem of `shape`: every tensor in `tensors` is
+    already a view of exactly `shape` (broadcast ones with stride 0)."""
+    n_total = 1
+    for s in shape:
+        n_total *= s
+    if n_total == 0:
+        return
+    cshape, cstrides = collapse(shape, [t.element_strides for t in tensors])
+    if len(cshape) <= 1:
+        n = cshape[0] if cshape else 1
+        yield Launch(1, tuple(Tensor(t.buffer, (n,), t.dtype, (st[0] if st else 0,), t.offset)
+                              for t, st in zip(tensors, cstrides)), n)
+        return
+    lead = max(len(cshape) - 4, 0)
+    inner = (1,) * (4 - len(cshape) + lead) + cshape[lead:]
+    n = 1
+    for s in inner:
+        n *= s
+    for index in itertools.product(*(range(s) for s in cshape[:lead])):
+        views = []
+        for t, st in zip(tensors, cstrides):
+            offset = t.offset + sum(i * s for i, s in zip(index, st[:lead]))
+            strides = (0,) * (4 - len(st) + lead) + st[lead:]
+            views.append(Tensor(t.buffer, inner, t.dtype, strides, offset))
+        yield Launch(4, tuple(views), n)
+
+
+def extent(t: Tensor) -> tuple[int, int]:
+    """The lowest and highest element offsets `t` touches (t.size > 0)."""
+    return t._extent()
+
+
+def may_overlap(a: Tensor, b: Tensor) -> bool:
+    """Whether the two views can touch a common element (by buffer and address range)."""
+    if a.buffer is not b.buffer or a.size == 0 or b.size == 0:
+        return False
+    alo, ahi = extent(a)
+    blo, bhi = extent(b)
+    return alo <= bhi and blo <= ahi
+
+
+def same_elements(a: Tensor, b: Tensor) -> bool:
+    """Whether element k of `a` is element k of `b` for every k (the same view, broadcast
+    dimensions aside), so reading `b` while writing `a` elementwise is safe."""
+    if a.buffer is not b.buffer or a.shape != b.shape or a.offset != b.offset:
+        return False
+    return all(sa == sb or n == 1 for sa, sb, n in zip(a.element_strides, b.element_strides,
+                                                      a.shape))
+
+
+def has_internal_overlap(t: Tensor) -> bool:
+    """True when two indices of `t` reach one element (a broadcast view): writing it would
+    race."""
+    return any(st == 0 and s > 1 for s, st in zip(t.shape, t.element_strides))

@@ -1,0 +1,778 @@
+"""`pk.Tensor`: an n-d array living in a device buffer, its views, and the functions that
+create one from host data.
+
+A tensor is a view: a buffer plus shape, strides and offset (both in elements), so transposes,
+slices and broadcasts share memory. Launches that write it are queued; `numpy()` waits for
+them. Operators and methods hand the work to the op library (`pykern.tensor`), whose every op is
+a `@pk.kernel`; it is imported lazily, as it imports this module.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
+
+DLPACK_CPU = 1  # DLDeviceType kDLCPU
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    if isinstance(shape, Tensor):
+        raise TypeError("a shape must be an int or a sequence of ints, not a pk.Tensor")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"a shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides in elements."""
+    strides, step = [], 1
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _ops() -> Any:
+    import pykern.tensor as ops
+    return ops
+
+
+def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    """`axis` in 0..ndim-1 (negative counts from the end); ValueError naming it otherwise."""
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, got {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dimension(s)")
+    return a % ndim if ndim else a
+
+
+class Tensor:
+    """An array on the device. Create one with `pk.asarray`, `pk.empty`, `pk.zeros`, ...
+
+    Attributes: `shape`, `dtype` (a pk dtype), `ndim`, `size`, `strides` (bytes, as numpy),
+    `device`. `t.numpy()` or `np.asarray(t)` copies it back to the host. Indexing, `reshape`,
+    `transpose`, `.T`, `expand`, `squeeze`, `unsqueeze` give views sharing the buffer; operators
+    and functions run kernels and return new tensors.
+    """
+
+    __slots__ = ("buffer", "shape", "dtype", "_strides", "offset", "__weakref__")
+    # numpy hands its operators and ufuncs to __array_ufunc__ below
+    __array_priority__ = 1000
+
+    def __init__(self, buffer: object, shape: tuple[int, ...], dtype: DType,
+                 strides: tuple[int, ...] | None = None, offset: int = 0):
+        self.buffer = buffer
+        self.shape = shape
+        self.dtype = dtype
+        self._strides = contiguous_strides(shape) if strides is None else strides
+        self.offset = offset
+
+    # ------------------------------------------------------------ attributes
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def element_strides(self) -> tuple[int, ...]:
+        """Strides in elements (what kernels use)."""
+        return self._strides
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in bytes, as numpy reports them."""
+        return tuple(s * self.dtype.itemsize for s in self._strides)
+
+    @property
+    def device(self) -> object:
+        """The `pk` device (a runtime Device) holding the buffer."""
+        return self.buffer.device  # type: ignore[attr-defined]
+
+    @property
+    def is_contiguous(self) -> bool:
+        """Row-major with no gaps (strides of size-1 dimensions do not matter)."""
+        if self.size == 0:
+            return True
+        step = 1
+        for s, st in zip(reversed(self.shape), reversed(self._strides)):
+            if s != 1:
+                if st != step:
+                    return False
+                step *= s
+        return True
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        """The dimensions reversed (a view), as numpy's `.T`."""
+        return self.transpose()
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        """The last two dimensions swapped (a view): a stack of transposed matrices."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions, the tensor has {self.ndim}")
+        return self.swapaxes(-1, -2)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise
+
+    def __contains__(self, value: object) -> bool:
+        """`value in t`: whether any element equals `value` (as numpy)."""
+        return bool((self == value).any())
+
+    # ------------------------------------------------------------ to the host
+
+    def _extent(self) -> tuple[int, int]:
+        """The lowest and highest element offsets the view touches (size > 0)."""
+        lo = hi = self.offset
+        for s, st in zip(self.shape, self._strides):
+            if st < 0:
+                lo += (s - 1) * st
+            else:
+                hi += (s - 1) * st
+        return lo, hi
+
+    def numpy(self) -> np.ndarray:
+        """A numpy copy of the tensor; waits for the launches that write it."""
+        out = np.empty(self.shape, self.dtype.numpy)
+        if self.size == 0:
+            return out
+        itemsize = self.dtype.itemsize
+        if self.is_contiguous:
+            self.buffer.read_into(out, self.offset * itemsize)  # type: ignore[attr-defined]
+            return out
+        lo, hi = self._extent()
+        if hi - lo + 1 > 2 * self.size + 4096:  # a sparse view: gather on the device first
+            return self.contiguous().numpy()
+        flat = np.empty(hi - lo + 1, self.dtype.numpy)
+        self.buffer.read_into(flat, lo * itemsize)  # type: ignore[attr-defined]
+        view = np.lib.stride_tricks.as_strided(flat[self.offset - lo:], self.shape, self.strides)
+        return view.copy()
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("a pk.Tensor lives in device memory: np.asarray(t) always copies "
+                             "(copy=False is impossible)")
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def item(self) -> bool | int | float:
+        """The value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor of one element, this one has {self.size}")
+        return self.numpy().reshape(()).item()
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of {self.size} elements is ambiguous; "
+                             "use .any() or .all()")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if not self.dtype.is_int:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype.name}")
+        return int(self._scalar("index"))
+
+    def _scalar(self, what: str) -> bool | int | float:
+        if self.size != 1:
+            raise TypeError(f"only tensors of one element can be converted to {what}, this one "
+                            f"has {self.size}")
+        return self.item()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack export is of a host copy (see `__dlpack__`), so the device is the CPU."""
+        return (DLPACK_CPU, 0)
+
+    def __dlpack__(self, *, stream: object = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule of a host copy of the tensor: `np.from_dlpack(t)`,
+        `torch.from_dlpack(t)` work and receive CPU memory. Vulkan memory cannot be handed to
+        other frameworks, so `copy=False` raises BufferError and writes to the result never
+        reach the tensor."""
+        if copy is False:
+            raise BufferError("a pk.Tensor lives in Vulkan device memory: DLPack can only "
+                              "export a host copy (copy=False is impossible)")
+        if dl_device is not None and tuple(dl_device) != (DLPACK_CPU, 0):
+            raise BufferError(f"DLPack export to device {dl_device} is not supported; pykern "
+                              "exports host copies (kDLCPU)")
+        host = self.numpy()
+        if max_version is None:
+            return host.__dlpack__()
+        return host.__dlpack__(max_version=max_version)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="pk.Tensor(")
+        return f"pk.Tensor({body}, dtype={self.dtype!r})"
+
+    def __str__(self) -> str:
+        return str(self.numpy())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    # ------------------------------------------------------------ views
+
+    def _view(self, shape: tuple[int, ...], strides: tuple[int, ...],
+              offset: int | None = None) -> Tensor:
+        return Tensor(self.buffer, tuple(shape), self.dtype, tuple(strides),
+                      self.offset if offset is None else offset)
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """The same elements in `shape` (one entry may be -1): a view when the strides allow
+        it, else a contiguous copy."""
+        new = _reshape_shape(self.shape, self.size, shape)
+        if self.is_contiguous:
+            return self._view(new, contiguous_strides(new))
+        strides = _nocopy_strides(self.shape, self._strides, new)
+        if strides is not None:
+            return self._view(new, strides)
+        return self.contiguous().reshape(new)
+
+    def flatten(self) -> Tensor:
+        """A 1-D copy (numpy's `flatten` always copies)."""
+        return self.reshape(-1).copy() if self.is_contiguous else self.reshape(-1)
+
+    def ravel(self) -> Tensor:
+        """A 1-D view when possible, else a copy."""
+        return self.reshape(-1)
+
+    def transpose(self, *axes: int | Sequence[int]) -> Tensor:
+        """Dimensions permuted (a view): no argument reverses them, as numpy."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0])  # type: ignore[arg-type]
+        if not axes:
+            axes = tuple(range(self.ndim))[::-1]
+        return self.permute(*axes)  # type: ignore[arg-type]
+
+    def permute(self, *dims: int | Sequence[int]) -> Tensor:
+        """The dimensions in the order `dims` (a view)."""
+        if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+            dims = tuple(dims[0])  # type: ignore[arg-type]
+        if len(dims) != self.ndim:
+            raise ValueError(f"permute needs {self.ndim} axes for a tensor of shape "
+                             f"{self.shape}, got {dims}")
+        order = [normalize_axis(d, self.ndim) for d in dims]  # type: ignore[arg-type]
+        if sorted(order) != list(range(self.ndim)):
+            raise ValueError(f"axes {dims} are not a permutation of 0..{self.ndim - 1}")
+        return self._view(tuple(self.shape[d] for d in order),
+                          tuple(self._strides[d] for d in order))
+
+    def swapaxes(self, a: int, b: int) -> Tensor:
+        """Two dimensions exchanged (a view)."""
+        order = list(range(self.ndim))
+        a, b = normalize_axis(a, self.ndim), normalize_axis(b, self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return self.permute(*order)
+
+    def broadcast_to(self, shape: int | Sequence[int]) -> Tensor:
+        """A view of `shape` repeating this tensor along new or size-1 dimensions (stride 0)."""
+        shape = _shape(shape)
+        if len(shape) < self.ndim:
+            raise ValueError(f"cannot broadcast a tensor of shape {self.shape} to {shape}: "
+                             "fewer dimensions")
+        lead = len(shape) - self.ndim
+        strides = [0] * lead
+        for s, st, target in zip(self.shape, self._strides, shape[lead:]):
+            if s == target:
+                strides.append(st)
+            elif s == 1:
+                strides.append(0)
+            else:
+                raise ValueError(f"cannot broadcast a tensor of shape {self.shape} to {shape}")
+        return self._view(shape, tuple(strides))
+
+    def expand(self, *sizes: int | Sequence[int]) -> Tensor:
+        """PyTorch's `expand`: `broadcast_to` where -1 keeps a dimension's size."""
+        if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
+            sizes = tuple(sizes[0])  # type: ignore[arg-type]
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise ValueError(f"expand: {sizes} has fewer dimensions than the tensor {self.shape}")
+        shape = tuple(self.shape[i - lead] if s == -1 and i >= lead else s
+                      for i, s in enumerate(sizes))  # type: ignore[misc]
+        return self.broadcast_to(shape)
+
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> Tensor:
+        """Size-1 dimensions removed (a view): all of them, or those in `axis` (which must have
+        size 1)."""
+        if axis is None:
+            keep = [i for i, s in enumerate(self.shape) if s != 1]
+        else:
+            axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+            drop = {normalize_axis(a, self.ndim) for a in axes}
+            for a in drop:
+                if self.shape[a] != 1:
+                    raise ValueError(f"cannot squeeze axis {a} of size {self.shape[a]} (shape "
+                                     f"{self.shape})")
+            keep = [i for i in range(self.ndim) if i not in drop]
+        return self._view(tuple(self.shape[i] for i in keep), tuple(self._strides[i] for i in keep))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A size-1 dimension inserted at `dim` (a view; -1 appends)."""
+        dim = normalize_axis(dim, self.ndim + 1, "dim")
+        shape = list(self.shape)
+        strides = list(self._strides)
+        shape.insert(dim, 1)
+        strides.insert(dim, 0)
+        return self._view(tuple(shape), tuple(strides))
+
+    def flip(self, axis: int | Sequence[int] | None = None) -> Tensor:
+        """The order of elements reversed along `axis` (all axes when None): a view with
+        negative strides."""
+        axes = range(self.ndim) if axis is None else \
+            [axis] if isinstance(axis, (int, np.integer)) else list(axis)
+        key: list[slice] = [slice(None)] * self.ndim
+        for a in axes:
+            key[normalize_axis(a, self.ndim)] = slice(None, None, -1)
+        return self[tuple(key)]
+
+    def __getitem__(self, key: object) -> Tensor:
+        """Basic indexing (a view): ints (negative too) drop a dimension, slices with any step,
+        `None` adds a dimension, `...` stands for the rest."""
+        shape, strides, offset = _index(self, key)
+        return self._view(shape, strides, offset)
+
+    # ------------------------------------------------------------ copies
+
+    def contiguous(self) -> Tensor:
+        """This tensor if it is row-major already, else a row-major copy."""
+        return self if self.is_contiguous else self.copy()
+
+    def copy(self) -> Tensor:
+        """A row-major copy in a new buffer."""
+        return _ops().elementwise.astype(self, self.dtype, copy=True)
+
+    def clone(self) -> Tensor:
+        return self.copy()
+
+    def astype(self, dtype: object, copy: bool = True) -> Tensor:
+        """The values converted to `dtype` (a new tensor; with copy=False, this one when the
+        dtype is already right). Float to int truncates toward zero; to bool is `!= 0`."""
+        return _ops().elementwise.astype(self, dtype, copy=copy)
+
+    def to_device(self, device: object, /, *, stream: object = None) -> Tensor:
+        """The array API's `to_device`: this tensor if it is on `device` already; pykern works on
+        one device at a time."""
+        if device is None or device is self.device or device == self.device:
+            return self
+        raise ValueError(f"cannot move a tensor from {self.device} to {device!r}: pykern uses one "
+                         "device at a time (pk.set_device)")
+
+    def __setitem__(self, key: object, value: object) -> None:
+        """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
+        into this tensor's buffer."""
+        shape, strides, offset = _index(self, key)
+        _ops().elementwise.assign(self._view(shape, strides, offset), value)
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        """The Python array API namespace for pykern tensors (`pykern.array_api`)."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
+            raise ValueError(f"unsupported array API version {api_version!r}; pykern follows "
+                             "2023.12")
+        from pykern.tensor import namespace
+        return namespace
+
+    # ------------------------------------------------------------ numpy interop
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`); those
+        pykern does not have are refused (use `t.numpy()`)."""
+        return _ops().elementwise.array_ufunc(ufunc, method, inputs, kwargs)
+
+    # ------------------------------------------------------------ operators
+
+    def _binary(self, name: str, other: object, reflected: bool = False) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        ew = _ops().elementwise
+        return ew.binary(name, other, self) if reflected else ew.binary(name, self, other)
+
+    def _inplace(self, name: str, other: object) -> Tensor:
+        if not _is_operand(other):
+            return NotImplemented
+        _ops().elementwise.binary(name, self, other, out=self)
+        return self
+
+    def __add__(self, o: object) -> Tensor: return self._binary("add", o)
+    def __radd__(self, o: object) -> Tensor: return self._binary("add", o, True)
+    def __iadd__(self, o: object) -> Tensor: return self._inplace("add", o)
+    def __sub__(self, o: object) -> Tensor: return self._binary("subtract", o)
+    def __rsub__(self, o: object) -> Tensor: return self._binary("subtract", o, True)
+    def __isub__(self, o: object) -> Tensor: return self._inplace("subtract", o)
+    def __mul__(self, o: object) -> Tensor: return self._binary("multiply", o)
+    def __rmul__(self, o: object) -> Tensor: return self._binary("multiply", o, True)
+    def __imul__(self, o: object) -> Tensor: return self._inplace("multiply", o)
+    def __truediv__(self, o: object) -> Tensor: return self._binary("divide", o)
+    def __rtruediv__(self, o: object) -> Tensor: return self._binary("divide", o, True)
+    def __itruediv__(self, o: object) -> Tensor: return self._inplace("divide", o)
+    def __floordiv__(self, o: object) -> Tensor: return self._binary("floor_divide", o)
+    def __rfloordiv__(self, o: object) -> Tensor: return self._binary("floor_divide", o, True)
+    def __ifloordiv__(self, o: object) -> Tensor: return self._inplace("floor_divide", o)
+    def __mod__(self, o: object) -> Tensor: return self._binary("remainder", o)
+    def __rmod__(self, o: object) -> Tensor: return self._binary("remainder", o, True)
+    def __imod__(self, o: object) -> Tensor: return self._inplace("remainder", o)
+    def __pow__(self, o: object) -> Tensor: return self._binary("pow", o)
+    def __rpow__(self, o: object) -> Tensor: return self._binary("pow", o, True)
+    def __ipow__(self, o: object) -> Tensor: return self._inplace("pow", o)
+    def __and__(self, o: object) -> Tensor: return self._binary("bitwise_and", o)
+    def __rand__(self, o: object) -> Tensor: return self._binary("bitwise_and", o, True)
+    def __iand__(self, o: object) -> Tensor: return self._inplace("bitwise_and", o)
+    def __or__(self, o: object) -> Tensor: return self._binary("bitwise_or", o)
+    def __ror__(self, o: object) -> Tensor: return self._binary("bitwise_or", o, True)
+    def __ior__(self, o: object) -> Tensor: return self._inplace("bitwise_or", o)
+    def __xor__(self, o: object) -> Tensor: return self._binary("bitwise_xor", o)
+    def __rxor__(self, o: object) -> Tensor: return self._binary("bitwise_xor", o, True)
+    def __ixor__(self, o: object) -> Tensor: return self._inplace("bitwise_xor", o)
+    def __lshift__(self, o: object) -> Tensor: return self._binary("bitwise_left_shift", o)
+    def __rlshift__(self, o: object) -> Tensor:
+        return self._binary("bitwise_left_shift", o, True)
+    def __ilshift__(self, o: object) -> Tensor: return self._inplace("bitwise_left_shift", o)
+    def __rshift__(self, o: object) -> Tensor: return self._binary("bitwise_right_shift", o)
+    def __rrshift__(self, o: object) -> Tensor:
+        return self._binary("bitwise_right_shift", o, True)
+    def __irshift__(self, o: object) -> Tensor: return self._inplace("bitwise_right_shift", o)
+    def __eq__(self, o: object) -> Tensor: return self._binary("equal", o)  # type: ignore
+    def __ne__(self, o: object) -> Tensor: return self._binary("not_equal", o)  # type: ignore
+    def __lt__(self, o: object) -> Tensor: return self._binary("less", o)
+    def __le__(self, o: object) -> Tensor: return self._binary("less_equal", o)
+    def __gt__(self, o: object) -> Tensor: return self._binary("greater", o)
+    def __ge__(self, o: object) -> Tensor: return self._binary("greater_equal", o)
+
+    def __matmul__(self, o: object) -> Tensor:
+        if not _is_operand(o):
+            return NotImplemented
+        from pykern.tensor.linalg import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o: object) -> Tensor:
+        if not _is_operand(o):
+            return NotImplemented
+        from pykern.tensor.linalg import matmul
+        return matmul(o, self)
+
+    def __imatmul__(self, o: object) -> Tensor:
+        if not _is_operand(o):
+            return NotImplemented
+        from pykern.tensor.linalg import matmul
+        result = matmul(self, o)
+        if result.shape != self.shape:
+            raise ValueError(f"@= would change the shape {self.shape} to {result.shape}")
+        self[...] = result
+        return self
+
+    def __neg__(self) -> Tensor: return _ops().elementwise.negative(self)
+    def __pos__(self) -> Tensor: return _ops().elementwise.positive(self)
+    def __abs__(self) -> Tensor: return _ops().elementwise.abs(self)
+    def __invert__(self) -> Tensor: return _ops().elementwise.bitwise_invert(self)
+
+    # ------------------------------------------------------------ methods
+
+    def sum(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        return _ops().reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        return _ops().reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.mean(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
+            ddof: float | None = None) -> Tensor:
+        return _ops().reduction.var(self, axis=axis, keepdims=keepdims, correction=correction,
+                                    ddof=ddof)
+
+    def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
+            ddof: float | None = None) -> Tensor:
+        return _ops().reduction.std(self, axis=axis, keepdims=keepdims, correction=correction,
+                                    ddof=ddof)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.min(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.argmin(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops().reduction.all(self, axis=axis, keepdims=keepdims)
+
+    def clip(self, min: object = None, max: object = None) -> Tensor:  # noqa: A002
+        return _ops().elementwise.clip(self, min, max)
+
+    def round(self, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+        """Rounded to `decimals` places, halves to even (as numpy: scaled by 10**decimals,
+        rounded, scaled back)."""
+        ew = _ops().elementwise
+        if decimals == 0:
+            return ew.round(self, out=out)
+        scale = 10.0 ** decimals
+        return ew.divide(ew.round(ew.multiply(self, scale)), scale, out=out)
+
+
+def _is_operand(value: object) -> bool:
+    return isinstance(value, (Tensor, np.ndarray, np.generic, bool, int, float, list, tuple))
+
+
+# ---------------------------------------------------------------- indexing and reshaping
+
+
+def _index(t: Tensor, key: object) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """Shape, strides and offset of the view `t[key]` for basic indexing."""
+    items = key if isinstance(key, tuple) else (key,)
+    ellipses = sum(1 for k in items if k is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    items = tuple(k.__index__() if isinstance(k, Tensor) and k.ndim == 0 and k.dtype.is_int
+                  else k for k in items)  # a 0-d integer tensor indexes like an int
+    for k in items:
+        if isinstance(k, (Tensor, np.ndarray, list)) or isinstance(k, (bool, np.bool_)):
+            raise IndexError("pykern tensors support basic indexing only (ints, slices, None, "
+                             f"...), not {type(k).__name__}; use pk.take for gathers")
+    consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if consumed > t.ndim:
+        raise IndexError(f"too many indices: {consumed} for a tensor of {t.ndim} dimension(s)")
+    if ellipses:
+        at = next(i for i, k in enumerate(items) if k is Ellipsis)
+        items = items[:at] + (slice(None),) * (t.ndim - consumed) + items[at + 1:]
+    else:
+        items = items + (slice(None),) * (t.ndim - consumed)
+    shape: list[int] = []
+    strides: list[int] = []
+    offset = t.offset
+    dim = 0
+    for k in items:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        size, stride = t.shape[dim], t._strides[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * stride
+            shape.append(n)
+            strides.append(stride * step)
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(f"invalid index {k!r}: only ints, slices, None and ... are "
+                                 "supported") from None
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+            offset += (i % size) * stride
+        dim += 1
+    return tuple(shape), tuple(strides), offset
+
+
+def _reshape_shape(old: tuple[int, ...], size: int, shape: tuple) -> tuple[int, ...]:
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    try:
+        new = [operator.index(s) for s in shape]
+    except TypeError:
+        raise TypeError(f"reshape takes ints, got {shape!r}") from None
+    unknown = [i for i, s in enumerate(new) if s == -1]
+    if len(unknown) > 1 or any(s < -1 for s in new):
+        raise ValueError(f"invalid shape {tuple(new)}: at most one -1 and no other negative size")
+    known = 1
+    for s in new:
+        if s != -1:
+            known *= s
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape a tensor of shape {old} (size {size}) into "
+                             f"{tuple(new)}")
+        new[unknown[0]] = size // known
+    elif known != size:
+        raise ValueError(f"cannot reshape a tensor of shape {old} (size {size}) into {tuple(new)}")
+    return tuple(new)
+
+
+def _nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
+                    new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that make `new_shape` a view of a strided tensor, or None when a copy is needed
+    (numpy's _attempt_nocopy_reshape, C order)."""
+    if 0 in new_shape:
+        return contiguous_strides(new_shape)
+    dims = [(s, st) for s, st in zip(old_shape, old_strides) if s != 1]
+    olddims = [s for s, _ in dims]
+    oldstrides = [st for _, st in dims]
+    newdims = list(new_shape)
+    newstrides = [0] * len(newdims)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(newdims) and oi < len(olddims):
+        np_, op = newdims[ni], olddims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= newdims[nj]
+                nj += 1
+            else:
+                op *= olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]:
+                return None
+        newstrides[nj - 1] = oldstrides[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            newstrides[nk - 1] = newstrides[nk] * newdims[nk]
+        ni, nj = nj, nj + 1
+        oi, oj = oj, oj + 1
+    last = newstrides[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(newdims)):
+        newstrides[nk] = last
+    return tuple(newstrides)
+
+
+# ---------------------------------------------------------------- creation from host data
+
+
+def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object = None
+          ) -> Tensor:
+    """An uninitialised tensor. `pk.empty((2, 3), pk.f32)`."""
+    d = dt.f32 if dtype is None else dt.as_dtype(dtype)
+    shape = _shape(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    return Tensor(get_device().create_buffer(n * d.itemsize), shape, d)
+
+
+def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
+            device: object = None) -> Tensor:
+    """A tensor holding a copy of `obj` (a numpy array, a nested list, a scalar, a Tensor or any
+    object with `__array__`/`__dlpack__`). Python floats become f32 and Python ints i32 unless
+    `dtype` says otherwise; numpy arrays keep their dtype. A Tensor of the right dtype is
+    returned as is (copy=True copies it)."""
+    if isinstance(obj, Tensor):
+        if dtype is None or dt.as_dtype(dtype) == obj.dtype:
+            return obj.copy() if copy else obj
+        if copy is False:
+            raise ValueError(f"asarray(copy=False) cannot convert {obj.dtype.name} to "
+                             f"{dt.as_dtype(dtype).name} without a copy")
+        return obj.astype(dtype)
+    if copy is False:
+        raise ValueError("asarray(copy=False) of host data is impossible: the data must be "
+                         "copied to the device")
+    d = None if dtype is None else dt.as_dtype(dtype)
+    if isinstance(obj, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat_items(obj)):
+        obj = _lists_of_tensors_to_numpy(obj)
+    if isinstance(obj, complex) or (isinstance(obj, np.ndarray) and obj.dtype.kind == "c"):
+        raise TypeError("complex numbers are not supported by pykern tensors")
+    arr = np.asarray(obj, dtype=None if d is None else d.numpy)
+    if d is None:
+        if arr.dtype == np.float64 and not _has_numpy_dtype(obj):
+            arr = arr.astype(np.float32)  # Python floats default to f32, as in kernels
+        elif arr.dtype == np.int64 and not _has_numpy_dtype(obj):
+            if arr.size and (arr.min() < -2**31 or arr.max() >= 2**31):
+                raise OverflowError("Python integers out of the range of the default integer "
+                                    "dtype i32; pass dtype=pk.i64")
+            arr = arr.astype(np.int32)
+        try:
+            d = dt.from_numpy(arr.dtype)
+        except KeyError:
+            raise TypeError(f"numpy dtype {arr.dtype} has no pykern equivalent") from None
+    if not arr.flags.c_contiguous:
+        arr = arr.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
+    t = Tensor(get_device().create_buffer(arr.nbytes), arr.shape, d)
+    if arr.nbytes:
+        t.buffer.upload(arr)  # type: ignore[attr-defined]
+    return t
+
+
+def _has_numpy_dtype(obj: object) -> bool:
+    return isinstance(obj, (np.ndarray, np.generic)) or hasattr(obj, "__array__") and \
+        not isinstance(obj, (list, tuple))
+
+
+def _flat_items(obj: object) -> Iterator[object]:
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _flat_items(x)
+    else:
+        yield obj
+
+
+def _lists_of_tensors_to_numpy(obj: object) -> object:
+    if isinstance(obj, (list, tuple)):
+        return [_lists_of_tensors_to_numpy(x) for x in obj]
+    return obj.numpy() if isinstance(obj, Tensor) else obj
+
+
+def empty_like(t: Tensor | np.ndarray, dtype: object = None, *, device: object = None) -> Tensor:
+    """An uninitialised tensor of `t`'s shape and (unless given) dtype."""
+    return empty(t.shape, _like_dtype(t, dtype))
+
+
+def _like_dtype(t: object, dtype: object) -> DType:
+    if dtype is not None:
+        return dt.as_dtype(dtype)
+    d = getattr(t, "dtype", None)
+    if isinstance(d, DType):
+        return d
+    try:
+        return dt.from_numpy(d)
+    except (KeyError, TypeError):
+        raise TypeError(f"cannot take a dtype from {type(t).__name__}") from None
