@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import pykern as pk
-from pykern.jit import DEFAULT_WORKGROUPS
+from pykern.jit.kernel import DEFAULT_WORKGROUPS
 
 from . import kernels
 from .clock import per_call
