@@ -21,7 +21,7 @@ every choice is a draw, and hypothesis shrinks a failing kernel by shrinking its
 0, the simplest option) and plain seeded exploration (`RandomChooser`, used by
 `python tests/kernels/kernelgen.py --count 1000 --seed 7`).
 
-Undefined behaviour is never generated (see ../../pykern/ir.py and ../../pykern/interpret for
+Undefined behaviour is never generated (see ../../pykern/ir/nodes.py and ../../pykern/interpret for
 what the IR defines):
 - integer `//` and `%` divide by `(d | 1)`, `max(abs(d), 1)` or a non-zero literal;
 - shift counts are masked to `0 .. bits - 1` of the shifted type;
