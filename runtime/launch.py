@@ -17,52 +17,19 @@ from ._vk import ffi, lib
 from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
+from .grid import GRID_LIMIT, normalize_grid
 from .program import Program
 
 if TYPE_CHECKING:
     from .buffer import Buffer
 
-GRID_LIMIT = 2**31  # each grid dimension must stay below this: kernels index with 32-bit ints
 COMPUTE = lib.VK_PIPELINE_BIND_POINT_COMPUTE
 COMPUTE_STAGE = lib.VK_SHADER_STAGE_COMPUTE_BIT
 _U32 = struct.Struct("<I")
 
+__all__ = ["GRID_LIMIT", "Dispatch", "Launcher", "normalize_grid", "plan_dispatches"]
+
 Dispatch = tuple[tuple[int, int, int], tuple[int, int, int]]  # (base invocation, group counts)
-
-
-def normalize_grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
-    """The grid as three ints, missing trailing dimensions being 1.
-
-    Raises ValueError for a negative dimension, or one of 2**31 or more (kernels compute their
-    ids in 32 bits); `pk.LaunchError` is what the caller turns this into.
-    """
-    if type(grid) is tuple and len(grid) == 3:  # the common case, checked cheaply
-        g0, g1, g2 = grid
-        if (
-            type(g0) is int
-            and type(g1) is int
-            and type(g2) is int
-            and 0 <= g0 < GRID_LIMIT
-            and 0 <= g1 < GRID_LIMIT
-            and 0 <= g2 < GRID_LIMIT
-        ):
-            return grid
-    dims = (grid,) if isinstance(grid, int) else tuple(grid)
-    if not 1 <= len(dims) <= 3:
-        raise ValueError(f"a grid has 1 to 3 dimensions, not {len(dims)}: {grid!r}")
-    out = []
-    for d in dims:
-        if isinstance(d, bool) or not hasattr(d, "__index__"):
-            raise ValueError(f"grid dimensions must be integers: {grid!r}")
-        d = d.__index__()
-        if d < 0 or d >= GRID_LIMIT:
-            raise ValueError(
-                f"grid {tuple(dims)} is out of range: each dimension must be in [0, 2**31)"
-            )
-        out.append(d)
-    while len(out) < 3:
-        out.append(1)
-    return out[0], out[1], out[2]
 
 
 def plan_dispatches(
