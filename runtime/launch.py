@@ -17,52 +17,19 @@ from ._vk import ffi, lib
 from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
+from .grid import GRID_LIMIT, normalize_grid
 from .program import Program
 
 if TYPE_CHECKING:
     from .buffer import Buffer
 
-GRID_LIMIT = 2**31  # each grid dimension must stay below this: kernels index with 32-bit ints
 COMPUTE = lib.VK_PIPELINE_BIND_POINT_COMPUTE
 COMPUTE_STAGE = lib.VK_SHADER_STAGE_COMPUTE_BIT
 _U32 = struct.Struct("<I")
 
+__all__ = ["GRID_LIMIT", "Dispatch", "Launcher", "normalize_grid", "plan_dispatches"]
+
 Dispatch = tuple[tuple[int, int, int], tuple[int, int, int]]  # (base invocation, group counts)
-
-
-def normalize_grid(grid: Sequence[int] | int) -> tuple[int, int, int]:
-    """The grid as three ints, missing trailing dimensions being 1.
-
-    Raises ValueError for a negative dimension, or one of 2**31 or more (kernels compute their
-    ids in 32 bits); `pk.LaunchError` is what the caller turns this into.
-    """
-    if type(grid) is tuple and len(grid) == 3:  # the common case, checked cheaply
-        g0, g1, g2 = grid
-        if (
-            type(g0) is int
-            and type(g1) is int
-            and type(g2) is int
-            and 0 <= g0 < GRID_LIMIT
-            and 0 <= g1 < GRID_LIMIT
-            and 0 <= g2 < GRID_LIMIT
-        ):
-            return grid
-    dims = (grid,) if isinstance(grid, int) else tuple(grid)
-    if not 1 <= len(dims) <= 3:
-        raise ValueError(f"a grid has 1 to 3 dimensions, not {len(dims)}: {grid!r}")
-    out = []
-    for d in dims:
-        if isinstance(d, bool) or not hasattr(d, "__index__"):
-            raise ValueError(f"grid dimensions must be integers: {grid!r}")
-        d = d.__index__()
-        if d < 0 or d >= GRID_LIMIT:
-            raise ValueError(
-                f"grid {tuple(dims)} is out of range: each dimension must be in [0, 2**31)"
-            )
-        out.append(d)
-    while len(out) < 3:
-        out.append(1)
-    return out[0], out[1], out[2]
 
 
 def plan_dispatches(
@@ -108,14 +75,71 @@ class Launcher:
         self._dynamic_offset = ffi.new("uint32_t[1]")
 
     def launch(
-        self,
-        program: Program,
-        grid: Sequence[int] | int,
-        buffers: Sequence[Buffer],
+        self, program: Program, grid: Sequence[int] | int, buffers: Sequence[Buffer],
         args: bytes | bytearray | memoryview,
     ) -> None:
-        """Records one launch (see `Device.launch`)."""
+        """Records one launch (see `Device.launch`): everything is checked before anything is
+        recorded, and a launch repeated binds only what changed."""
         g0, g1, g2 = grid = normalize_grid(grid)
+        args = self._checked_args(program, buffers, args)
+        wg, limit = program.workgroup, self.max_groups
+        n0, n1, n2 = -(-g0 // wg[0]), -(-g1 // wg[1]), -(-g2 // wg[2])
+        dispatches = None  # one dispatch with base 0, the common case
+        if n0 > limit[0] or n1 > limit[1] or n2 > limit[2]:
+            dispatches = self._split(program, grid)
+        queue = self._queue
+        # From here on the launch changes the program's descriptor writes and block and records
+        # binds of its own, so the open batch stops claiming that what a launch bound is still
+        # bound, until this launch is recorded whole. An exception at any point (a refused
+        # buffer, out of memory, a KeyboardInterrupt between two bytecodes) leaves no false
+        # claim behind, and the next launch binds what it needs.
+        recording = queue.recording
+        was_bound = False
+        if recording is not None:
+            was_bound = recording.bound is program
+            recording.bound = None
+        epoch = queue.epoch
+        hazard, same_buffers = self._point_descriptors(program, buffers, epoch)
+        if n0 == 0 or n1 == 0 or n2 == 0:
+            return
+        if program.uses_uniform:
+            self._reserve_uniforms(program, len(dispatches) if dispatches else 1)
+        # the block lives in a C buffer of the program (we hold the device lock): push
+        # constants read it without a per-launch conversion
+        block = program.block_view
+        same_block = dispatches is None and args == program.last_args and grid == program.last_grid
+        if program.block_size and not same_block:
+            self._write_block(program, block, args, grid)
+        batch = queue.recording or queue.current()
+        # what the launch before bound is still bound only in the batch it was recorded in
+        # (`recording` may have been submitted by the uniform reservation)
+        current = was_bound and batch is recording
+        queue.command_begun(batch)
+        self._mark_uses(program, buffers, batch, epoch, hazard)
+        if batch.pipeline is not program.pipeline:
+            self._bind_pipeline(program, batch)
+        # What the previous command of this batch bound is still bound if it was a launch of
+        # this program (`current`): an identical launch repeated skips rebinding buffers and
+        # arguments.
+        if program.uses_uniform:
+            program.last_args = None  # each dispatch has its own block
+            self._record_uniform(program, batch, block, dispatches or [((0, 0, 0), (n0, n1, n2))])
+        elif dispatches is None:
+            if not (current and same_buffers):
+                self._bind_buffers(program, batch)
+            if program.block_size and not (current and same_block):
+                self._push_block(program, batch)
+            self._fn.vkCmdDispatch(batch.cmd, n0, n1, n2)
+            batch.bound = program
+        else:
+            self._record_split(program, batch, block, dispatches, current and same_buffers)
+        queue.submit_if_full(batch)
+
+    def _checked_args(
+        self, program: Program, buffers: Sequence[Buffer], args: bytes | bytearray | memoryview
+    ) -> bytes | bytearray | memoryview:
+        """Refuses a program of another device, a wrong number of buffers or a short block;
+        returns the block cut to the layout's size (bytes counted, whatever `args` is)."""
         if program.vk_device is not self._dev or program.pipeline is None:
             raise ValueError("the program was not created on this device (or was destroyed)")
         n_buffers = program.n_buffers
@@ -130,37 +154,29 @@ class Launcher:
                     f"the argument block is {len(args)} bytes; the layout needs {size}"
                 )
             args = memoryview(args)[:size]
-        wg, limit = program.workgroup, self.max_groups
-        n0, n1, n2 = -(-g0 // wg[0]), -(-g1 // wg[1]), -(-g2 // wg[2])
-        dispatches = None  # one dispatch with base 0, the common case
-        if n0 > limit[0] or n1 > limit[1] or n2 > limit[2]:
-            dispatches = plan_dispatches(grid, wg, limit)
-            if program.base_offsets is None:
-                raise ValueError(
-                    f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
-                    f"than the device's limit {limit}) but the layout has no base fields"
-                )
-        queue = self._queue
-        # From here on the launch changes what the program's descriptor writes and argument
-        # block hold, and records binds of its own, so the open batch stops claiming that what
-        # a launch bound is still bound; the claim is made again only once this launch is
-        # recorded whole. An exception at any point (a refused buffer, out of memory, a
-        # KeyboardInterrupt between two bytecodes) leaves no false claim behind, and the next
-        # launch binds what it needs.
-        recording = queue.recording
-        was_bound = False
-        if recording is not None:
-            was_bound = recording.bound is program
-            recording.bound = None
-        # Check every buffer, point the program's descriptor writes at the ones that changed
-        # since its last launch and find out whether the launch conflicts with a command of
-        # the current epoch (RAW, WAW, WAR).
+        return args
+
+    def _split(self, program: Program, grid: tuple[int, int, int]) -> list[Dispatch]:
+        """The dispatches of a grid with more workgroups than the device takes in one."""
+        dispatches = plan_dispatches(grid, program.workgroup, self.max_groups)
+        if program.base_offsets is None:
+            raise ValueError(
+                f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
+                f"than the device's limit {self.max_groups}) but the layout has no base fields"
+            )
+        return dispatches
+
+    def _point_descriptors(
+        self, program: Program, buffers: Sequence[Buffer], epoch: int
+    ) -> tuple[bool, bool]:
+        """Checks every buffer, points the program's descriptor writes at the ones that
+        changed since its last launch and finds out whether the launch conflicts with a
+        command of the current epoch (RAW, WAW, WAR). Returns (hazard, same buffers)."""
         device, writes_mask = self._device, program.writes_mask
         last_raws = program.last_raws
-        epoch = queue.epoch
         hazard = False
         same_buffers = True
-        for i in range(n_buffers):
+        for i in range(program.n_buffers):
             buf = buffers[i]
             if getattr(buf, "device", None) is not device:
                 raise ValueError(f"buffer {i} ({buf!r}) does not belong to this device")
@@ -175,41 +191,37 @@ class Launcher:
                 last_raws[i] = raw  # after the write it records
             if raw.write_epoch == epoch or (writes_mask[i] and raw.read_epoch == epoch):
                 hazard = True
-        if n0 == 0 or n1 == 0 or n2 == 0:
-            return
-        if program.uses_uniform:
-            # may allocate memory, which may wait for the device: before recording starts
-            count = len(dispatches) if dispatches else 1
-            self._uniforms.reserve(queue.current().uniform_chunks, program.uniform_stride * count)
+        return hazard, same_buffers
 
-        # the block lives in a C buffer of the program (we hold the device lock): push
-        # constants read it without a per-launch conversion
-        block = program.block_view
-        same_block = dispatches is None and args == program.last_args and grid == program.last_grid
-        if size and not same_block:
-            program.last_args = None  # the block no longer holds them
-            block[:] = args
-            if program.grid_packer is not None:
-                packer, at = program.grid_packer
-                packer.pack_into(block, at, g0, g1, g2)
-            elif program.grid_offsets is not None:
-                for off, g in zip(program.grid_offsets, grid, strict=True):
-                    _U32.pack_into(block, off, g)
-            program.last_grid = grid
-            program.last_args = bytes(args)
+    @staticmethod
+    def _write_block(
+        program: Program, block: object, args: bytes | bytearray | memoryview,
+        grid: tuple[int, int, int],
+    ) -> None:
+        """Copies `args` into the program's block and writes the grid into its grid fields."""
+        program.last_args = None  # the block no longer holds them
+        block[:] = args  # type: ignore[index]
+        if program.grid_packer is not None:
+            packer, at = program.grid_packer
+            packer.pack_into(block, at, grid[0], grid[1], grid[2])
+        elif program.grid_offsets is not None:
+            for off, g in zip(program.grid_offsets, grid, strict=True):
+                _U32.pack_into(block, off, g)
+        program.last_grid = grid
+        program.last_args = bytes(args)
 
-        fn = self._fn
-        batch = queue.recording or queue.current()
-        # what the launch before bound is still bound only in the batch it was recorded in
-        # (`recording` may have been submitted by the uniform reservation)
-        current = was_bound and batch is recording
-        cmd, serial = batch.cmd, batch.serial
-        queue.command_begun(batch)
+    def _mark_uses(
+        self, program: Program, buffers: Sequence[Buffer], batch: Batch, epoch: int,
+        hazard: bool,
+    ) -> None:
+        """Records the barrier a hazard needs (it opens a new epoch), and notes what the launch
+        reads and writes in `epoch` for the hazard tracking of later commands (see batch.py)."""
+        serial = batch.serial
         if hazard:
-            queue.record_barrier(batch)
+            self._queue.record_barrier(batch)
             epoch += 1
-        reads_mask = program.reads_mask
-        for i in range(n_buffers):
+        reads_mask, writes_mask = program.reads_mask, program.writes_mask
+        for i in range(program.n_buffers):
             buf = buffers[i]
             buf.use_serial = serial
             raw = buf._raw
@@ -219,35 +231,36 @@ class Launcher:
                 raw.write_epoch = epoch
                 buf.write_serial = serial
 
-        if batch.pipeline is not program.pipeline:
-            batch.pipeline = None  # until the bind has returned
-            fn.vkCmdBindPipeline(cmd, COMPUTE, program.pipeline)
-            batch.pipeline = program.pipeline
-        # What the previous command of this batch bound is still bound if it was a launch of
-        # this program (`current`): an identical launch repeated skips rebinding buffers and
-        # arguments.
-        if program.uses_uniform:
-            program.last_args = None  # each dispatch has its own block
-            self._record_uniform(program, batch, block, dispatches or [((0, 0, 0), (n0, n1, n2))])
-        else:
-            if not (current and same_buffers):
-                self._bind_buffers(program, batch)
-            if dispatches is None:
-                if size and not (current and same_block):
-                    fn.vkCmdPushConstants(
-                        cmd, program.pipeline_layout, COMPUTE_STAGE, 0, size, program.block_data
-                    )
-                fn.vkCmdDispatch(cmd, n0, n1, n2)
-                batch.bound = program
-            else:
-                program.last_args = None  # the block will hold the last dispatch's base
-                for base, counts in dispatches:
-                    self._pack_base(program, block, base)
-                    fn.vkCmdPushConstants(
-                        cmd, program.pipeline_layout, COMPUTE_STAGE, 0, size, program.block_data
-                    )
-                    fn.vkCmdDispatch(cmd, counts[0], counts[1], counts[2])
-        queue.submit_if_full(batch)
+    def _reserve_uniforms(self, program: Program, dispatches: int) -> None:
+        """Room for the blocks of a launch whose block is a uniform buffer. It may allocate
+        memory, which may wait for the device: called before recording starts."""
+        self._uniforms.reserve(
+            self._queue.current().uniform_chunks, program.uniform_stride * dispatches
+        )
+
+    def _bind_pipeline(self, program: Program, batch: Batch) -> None:
+        batch.pipeline = None  # until the bind has returned
+        self._fn.vkCmdBindPipeline(batch.cmd, COMPUTE, program.pipeline)
+        batch.pipeline = program.pipeline
+
+    def _push_block(self, program: Program, batch: Batch) -> None:
+        self._fn.vkCmdPushConstants(
+            batch.cmd, program.pipeline_layout, COMPUTE_STAGE, 0, program.block_size,
+            program.block_data,
+        )
+
+    def _record_split(
+        self, program: Program, batch: Batch, block: object, dispatches: list[Dispatch],
+        bound: bool,
+    ) -> None:
+        """Dispatches of a split launch with push constants: each with its own base."""
+        if not bound:
+            self._bind_buffers(program, batch)
+        program.last_args = None  # the block will hold the last dispatch's base
+        for base, counts in dispatches:
+            self._pack_base(program, block, base)
+            self._push_block(program, batch)
+            self._fn.vkCmdDispatch(batch.cmd, counts[0], counts[1], counts[2])
 
     def _bind_buffers(self, program: Program, batch: Batch) -> None:
         """Binds the storage buffers whose descriptors sit in `program.buffer_infos`."""

@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 FIELD_FORMATS = {"b": 1, "B": 1, "h": 2, "H": 2, "e": 2, "i": 4, "I": 4, "f": 4,
                  "q": 8, "Q": 8, "d": 8}
 
+# the default names of the fields that receive the launch's grid and each dispatch's base
+GRID_FIELDS = ("grid0", "grid1", "grid2")
+BASE_FIELDS = ("base0", "base1", "base2")
+
 PUSH_CONSTANT = "push_constant"
 UNIFORM = "uniform"
 
@@ -60,8 +64,8 @@ class BindingLayout:
     workgroup: tuple[int, int, int]
     block: str = PUSH_CONSTANT
     uniform_binding: int = -1
-    grid_fields: tuple[str, str, str] | None = ("grid0", "grid1", "grid2")
-    base_fields: tuple[str, str, str] | None = ("base0", "base1", "base2")
+    grid_fields: tuple[str, str, str] | None = GRID_FIELDS
+    base_fields: tuple[str, str, str] | None = BASE_FIELDS
     _struct: struct.Struct = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -117,3 +121,9 @@ class BindingLayout:
     def pack(self, values: Sequence[object]) -> bytearray:
         """Packs one value per field, in field order, into a new block."""
         return bytearray(self._struct.pack(*values))
+
+    @property
+    def packer(self) -> struct.Struct:
+        """The block's `struct.Struct`, for hot paths: `layout.packer.pack(*values)` gives the
+        bytes `pack(values)` holds, without the list and the copy."""
+        return self._struct

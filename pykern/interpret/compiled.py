@@ -16,6 +16,7 @@ from pykern.interpret.helpers import NAMESPACE
 from pykern.interpret.module import generate
 from pykern.interpret.reports import assertion_reporter, out_of_bounds_reporter
 from pykern.interpret.runner import SCHEDULES, Grid, Launch, num_groups
+from pykern.runtime import grid as runtime_grid
 
 CACHE_SIZE = 256
 DEFAULT_SUBGROUP_SIZE = 32  # NVIDIA's; lavapipe's is 8: pass the device's to compare with it
@@ -67,12 +68,12 @@ class InterpretedKernel:
 
 
 def normalize_grid(grid: int | tuple[int, ...]) -> Grid:
-    """An int or 1 to 3 non-negative ints, as three (missing dimensions are 1)."""
-    dims = (grid,) if isinstance(grid, (int, np.integer)) else tuple(grid)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 0
-                                          for d in dims):
-        raise LaunchError(f"grid must be an int or up to 3 non-negative ints, not {grid!r}")
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+    """An int or 1 to 3 ints in 0 .. 2**31-1, as three (missing dimensions are 1); the rules
+    are the device's (`pykern.runtime.grid`), a bad grid a LaunchError."""
+    try:
+        return runtime_grid.normalize_grid(grid)
+    except runtime_grid.GridError as e:
+        raise LaunchError(str(e)) from None
 
 
 # by identity: kernels equal but for their locations (compare=False) must not share code,

@@ -18,6 +18,7 @@ from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
+from pykern.runtime.grid import GridError, grid_dims
 from pykern.tensor.tensor import Tensor, asarray
 
 
@@ -29,16 +30,14 @@ def describe_arg(value: object) -> str:
     return f"a {type(value).__name__} ({value!r:.40})"
 
 
-def normalize_grid(kernel_name: str, grid: object) -> tuple[int, int, int]:
-    """`grid` (an int or a tuple of 1 to 3 ints >= 0) padded to three dimensions."""
-    dims = grid if isinstance(grid, tuple) else (grid,)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(
-            d, bool) for d in dims):
-        raise LaunchError(f"{kernel_name}[{grid!r}]: the grid must be an int or a tuple of 1 to 3 "
-                          "ints")
-    if any(d < 0 or d >= 2**31 for d in dims):
-        raise LaunchError(f"{kernel_name}[{grid!r}]: each grid dimension must be in 0 .. 2**31-1")
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+def normalize_grid(kernel_name: str, grid: object) -> tuple[tuple[int, int, int], int]:
+    """`grid` padded to three dimensions (see `pykern.runtime.grid`), and how many it named;
+    a bad grid is a LaunchError naming the kernel."""
+    try:
+        dims = grid_dims(grid)
+    except GridError as e:
+        raise LaunchError(f"{kernel_name}[{grid!r}]: {e}") from None
+    return dims + (1,) * (3 - len(dims)), len(dims)  # type: ignore[return-value]
 
 
 def scalar_value(kernel_name: str, param: str, t: DType, value: object) -> bool | int | float:

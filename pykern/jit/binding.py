@@ -18,6 +18,7 @@ from pykern.lang.dtypes import ArrayType, DType
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.jit.arguments import bind_array, check_array, scalar_value
 from pykern.runtime.layout import BindingLayout
+from pykern.spirv.layout import HEADER_FIELDS, block_fields
 from pykern.tensor.tensor import Tensor
 
 
@@ -39,49 +40,51 @@ class _ArraySlot:
     ndim: int
 
 
+_HEADER_COUNT = len(HEADER_FIELDS)
+
+
+def _scalar_slot(arg: int, name: str, t: DType) -> _ScalarSlot:
+    """The slot of a scalar parameter: the Python type and range that need no checks."""
+    kind = float if t.is_float else bool if t.kind == "b" else int
+    if t.is_float:  # finite values within range: inf, nan and the rest are checked
+        hi = float(np.nextafter(float_overflow(t), 0.0))
+        lo = -hi
+    else:
+        lo, hi = (0, 1) if t.kind == "b" else int_range(t)
+    return _ScalarSlot(arg, name, t, kind, lo, hi)
+
+
 class ArgBinder:
     """Binds the runtime arguments of one variant (constexpr arguments already removed).
 
-    The argument block's fields are, in order (see `pykern.spirv.layout.plan_layout`): the
-    grid and base fields, each scalar parameter, then for each array parameter its offset,
-    shape and strides; buffers follow the array parameters, then the debug buffer if any. The
-    binder relies on that order to build the field list by appending."""
+    The argument block's fields are, in order (`pykern.spirv.layout.block_fields`): the grid
+    and base fields, each scalar parameter, then for each array parameter its offset, shape
+    and strides; buffers follow the array parameters, then the debug buffer if any. The binder
+    relies on that order to build the field list by appending, and checks it once, here."""
 
     def __init__(self, kernel_name: str, params: tuple[ir.Param, ...], layout: BindingLayout):
         self.kernel_name = kernel_name
         self.layout = layout
         self.scalars: list[_ScalarSlot] = []
         self.arrays: list[_ArraySlot] = []
-        expected = [f.name for f in layout.fields[:6]]
-        scalar_params = [(i, p) for i, p in enumerate(params) if not isinstance(p.type, ArrayType)]
-        array_params = [(i, p) for i, p in enumerate(params) if isinstance(p.type, ArrayType)]
-        for i, p in scalar_params:
+        for i, p in enumerate(params):
             t = p.type
-            kind = float if t.is_float else bool if t.kind == "b" else int
-            if t.is_float:  # finite values within range: inf, nan and the rest are checked
-                hi = float(np.nextafter(float_overflow(t), 0.0))
-                lo = -hi
+            if isinstance(t, ArrayType):
+                self.arrays.append(_ArraySlot(i, p, t.dtype, t.ndim))
             else:
-                lo, hi = (0, 1) if t.kind == "b" else int_range(t)
-            self.scalars.append(_ScalarSlot(i, p.name, t, kind, lo, hi))
-            expected.append(p.name)
-        for i, p in array_params:
-            t = p.type
-            self.arrays.append(_ArraySlot(i, p, t.dtype, t.ndim))
-            expected += [f"{p.name}.offset"] + [f"{p.name}.shape{k}" for k in range(t.ndim)] \
-                + [f"{p.name}.stride{k}" for k in range(t.ndim)]
-        if expected != [f.name for f in layout.fields] or \
-                [s.name for s in layout.buffers[:len(self.arrays)]] != [p.name for _, p in
-                                                                        array_params]:
+                self.scalars.append(_scalar_slot(i, p.name, t))
+        array_names = [a.param.name for a in self.arrays]
+        if [name for name, _ in block_fields(params)] != [f.name for f in layout.fields] or \
+                [s.name for s in layout.buffers[:len(self.arrays)]] != array_names:
             raise AssertionError(f"argument block of {kernel_name} is not laid out as the "
                                  "binder expects")
         self.extra_buffers = [None] * (len(layout.buffers) - len(self.arrays))
-        self.pack = layout._struct.pack
+        self.pack = layout.packer.pack
 
     def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, Tensor]]]:
         """The packed block, the buffers in binding order (the debug buffer's slot left None)
         and the (numpy array, tensor) pairs to copy back after the launch."""
-        values: list = [0, 0, 0, 0, 0, 0]  # grid and base: the runtime fills them in
+        values: list = [0] * _HEADER_COUNT  # grid and base: the runtime fills them in
         for s in self.scalars:
             v = args[s.arg]
             if type(v) is s.kind and s.lo <= v <= s.hi:

@@ -10,21 +10,17 @@ launcher zeroes before the launch and reads after it:
 - words 4-7: the indices of the access (index accesses only; i32 bits);
 - words 8-11: the shape of the array it accessed.
 
-`failure(...)` turns those words into the `pk.KernelIndexError` / `pk.KernelAssertionError`
-to raise. A failing access does not touch memory (a load gives 0); a failing assert goes on.
+`pykern.jit.debug` binds the buffer at launch and turns those words into the
+`pk.KernelIndexError` / `pk.KernelAssertionError` to raise. A failing access does not touch
+memory (a load gives 0); a failing assert goes on.
 """
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from pykern import ir
-from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
-
 from pykern.spirv.arrays import ArrayAccess
 from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
@@ -35,7 +31,8 @@ from pykern.spirv.types import BOOL, I32, U32, PointerType, ScalarType
 
 DEBUG_WORDS = 16
 DEBUG_BYTES = 4 * DEBUG_WORDS
-_INVOCATION, _INDICES, _SHAPE = 1, 4, 8
+# where the report keeps the failing invocation, the indices and the shape (first word of each)
+INVOCATION_WORDS, INDEX_WORDS, SHAPE_WORDS = 1, 4, 8
 INDEX, ASSERT = "index", "assert"
 
 
@@ -108,40 +105,9 @@ class DebugReporter:
         def record() -> None:
             for d in range(3):
                 gid = builtin(ctx, ir.BuiltinKind.GLOBAL_ID, d)
-                fn.store(word(_INVOCATION + d), fn.bitcast(U32, gid))
+                fn.store(word(INVOCATION_WORDS + d), fn.bitcast(U32, gid))
             for k, (index, size) in enumerate(zip(indices, shape, strict=True)):
-                fn.store(word(_INDICES + k), fn.bitcast(U32, index))
-                fn.store(word(_SHAPE + k), fn.bitcast(U32, size))
+                fn.store(word(INDEX_WORDS + k), fn.bitcast(U32, index))
+                fn.store(word(SHAPE_WORDS + k), fn.bitcast(U32, size))
 
         selection(fn, fn.i_equal(BOOL, before, ctx.const(U32, 0)), record, None)
-
-
-def failure(kernel_name: str, sites: Sequence[DebugSite], words: np.ndarray,
-            ndim: Callable[[str], int], grid: tuple[int, int, int] | None = None
-            ) -> Exception | None:
-    """The error a debug launch reports through its debug buffer `words` (DEBUG_WORDS u32),
-    or None. `ndim(array)` gives the number of dimensions of an array the kernel names.
-    `grid` is the launch's grid for a kernel that is not masked (one with barriers): an
-    access by an invocation outside it gets a hint naming the rule."""
-    words = np.asarray(words, dtype=np.uint32)
-    if words[0] == 0:
-        return None
-    site = sites[int(words[0]) - 1]
-    invocation = tuple(int(v) for v in words[_INVOCATION:_INVOCATION + 3].view(np.int32))
-    where = f"{site.loc}: kernel '{kernel_name}', invocation {invocation}"
-    if site.kind == ASSERT:
-        return KernelAssertionError(_with_source(f"{where}: assertion failed: {site.message}",
-                                                 site.loc))
-    n = ndim(site.array)
-    index = tuple(int(v) for v in words[_INDICES:_INDICES + n].view(np.int32))
-    shape = tuple(int(v) for v in words[_SHAPE:_SHAPE + n].view(np.int32))
-    hint = outside_grid_hint(invocation, grid) if grid is not None else ""
-    return KernelIndexError(_with_source(
-        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}{hint}",
-        site.loc))
-
-
-def _with_source(text: str, loc: ir.Loc) -> str:
-    # the same shape as the interpreter's reports
-    line = linecache.getline(loc.file, loc.line)
-    return f"{text}\n    {line.strip()}" if line else text

@@ -25,10 +25,10 @@ from dataclasses import replace
 
 from pykern import ir
 from pykern.lang.dtypes import DType
-from pykern.runtime.layout import BindingLayout, BufferSlot
+from pykern.runtime.layout import BASE_FIELDS, GRID_FIELDS, BindingLayout, BufferSlot
 
-GRID_FIELDS = ("grid0", "grid1", "grid2")
-BASE_FIELDS = ("base0", "base1", "base2")
+# the fields the runtime fills in at each launch (grid, then base), before the parameters'
+HEADER_FIELDS = GRID_FIELDS + BASE_FIELDS
 
 # the `struct` format of each scalar parameter's field, by dtype name (narrow ones widened)
 SCALAR_FORMATS = {
@@ -62,13 +62,8 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128,
     ]
     if kernel.debug:
         buffers.append(BufferSlot(len(buffers), DEBUG_BUFFER, readable=True, writable=True))
-    fields = [(name, "I") for name in GRID_FIELDS + BASE_FIELDS]
-    fields += [(p.name, scalar_format(p.type)) for p in kernel.params if not p.is_array]
-    for p in arrays:
-        fields.append((offset_field(p.name), ARRAY_FIELD_FORMAT))
-        fields += [(shape_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
-        fields += [(stride_field(p.name, k), ARRAY_FIELD_FORMAT) for k in range(p.type.ndim)]
-    layout = BindingLayout.build(buffers, fields, kernel.workgroup, max_push_size)
+    layout = BindingLayout.build(buffers, block_fields(kernel.params), kernel.workgroup,
+                                 max_push_size)
     if not loop_status:
         return layout
     # Only atomics touch it, whose order does not matter, and the host reads it after the
@@ -77,6 +72,28 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128,
     last = max([b.binding for b in buffers] + [layout.uniform_binding])
     status = BufferSlot(last + 1, LOOP_STATUS_BUFFER, readable=False, writable=False)
     return replace(layout, buffers=layout.buffers + (status,))
+
+
+def block_fields(params: tuple[ir.Param, ...]) -> list[tuple[str, str]]:
+    """The argument block's `(name, struct format)` fields for these parameters, in block
+    order: the header, the scalars, then each array's geometry (see the module docstring).
+
+    >>> from pykern.lang import dtypes as dt
+    >>> [name for name, _ in block_fields((ir.Param(name="x", type=dt.f32[:]),))][6:]
+    ['x.offset', 'x.shape0', 'x.stride0']
+    """
+    fields = [(name, "I") for name in HEADER_FIELDS]
+    fields += [(p.name, scalar_format(p.type)) for p in params if not p.is_array]
+    for p in params:
+        if p.is_array:
+            fields += [(name, ARRAY_FIELD_FORMAT) for name in array_fields(p.name, p.type.ndim)]
+    return fields
+
+
+def array_fields(array: str, ndim: int) -> list[str]:
+    """The geometry fields of an array parameter: offset, shape per axis, stride per axis."""
+    return [offset_field(array)] + [shape_field(array, k) for k in range(ndim)] \
+        + [stride_field(array, k) for k in range(ndim)]
 
 
 def without_loop_status(layout: BindingLayout) -> BindingLayout:

@@ -297,7 +297,8 @@ def test_round_copysign_fma_atan2_and_predicates(device):
 
 
 def debug_failure(out, k):
-    from pykern.spirv.debug import DEBUG_BUFFER, failure
+    from pykern.jit.debug import failure
+    from pykern.spirv.debug import DEBUG_BUFFER
     module = out["module"]
     ndims = {p.name: p.type.ndim for p in k.params if p.is_array}
     ndims.update({a.name: len(a.shape) for a in k.arrays})
