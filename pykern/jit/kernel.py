@@ -28,7 +28,7 @@ from pykern.frontend.source import check_function
 from pykern.frontend.support import check_support
 from pykern.jit.arguments import (bind_keywords, check_tensor, check_writable, diagnose_buffers,
                      normalize_grid, scalar_value, specialize)
-from pykern.runtime import get_device
+from pykern.runtime import devices, get_device
 from pykern.interpret import ArrayArg
 from pykern.interpret import run as interpret_run
 from pykern.spirv.debug import DEBUG_BYTES, DEBUG_WORDS
@@ -121,10 +121,8 @@ class Kernel:
             if len(workgroup) != 3 or not all(isinstance(w, int) and w >= 1 for w in workgroup):
                 raise ValueError(f"workgroup must be 1 to 3 positive ints, got {workgroup!r}")
         self.workgroup = workgroup
-        self.debug = debug or config().debug
-        self.interpret = interpret or config().interpret
-        # strict everywhere; otherwise strict where launched inside `strict_float()`
-        self.strict_float = strict_float or config().strict_float
+        # as asked here; the environment's PYKERN_* flags join them on first use (below)
+        self._asked = {"debug": debug, "interpret": interpret, "strict_float": strict_float}
         self._source: KernelSource | None = None
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
@@ -133,6 +131,25 @@ class Kernel:
         # specialising on the arguments; see _signature
         self._fast: dict[tuple, CompiledVariant] = {}
         self._launchers: dict[object, Callable[..., None]] = {}
+
+    # The configuration is read on first use, not at decoration: the op library's kernels are
+    # made during `import pykern`, before the user's program may set PYKERN_* variables.
+
+    @functools.cached_property
+    def debug(self) -> bool:
+        """Bounds checks and asserts: `debug=True` or PYKERN_DEBUG=1."""
+        return self._asked["debug"] or config().debug
+
+    @functools.cached_property
+    def interpret(self) -> bool:
+        """Runs in the interpreter: `interpret=True` or PYKERN_INTERPRET=1."""
+        return self._asked["interpret"] or config().interpret
+
+    @functools.cached_property
+    def strict_float(self) -> bool:
+        """Strict everywhere (`strict_float=True` or PYKERN_STRICT_FLOAT=1); otherwise strict
+        where launched inside `strict_float()`."""
+        return self._asked["strict_float"] or config().strict_float
 
     # ------------------------------------------------------------ compiling
 
@@ -285,8 +302,23 @@ class Kernel:
             raise e.with_traceback(None) from None
 
     def spirv(self, *args: object, **kwargs: object) -> bytes:
-        """The SPIR-V binary of the variant `args` select."""
+        """The SPIR-V binary of the variant `args` select, for the current device; on a machine
+        without a Vulkan device, for a generic one (see `_generic_module`)."""
+        if not devices():
+            return self._generic_module(args, kwargs).words
         return self.compile(*args, **kwargs).module.words
+
+    def _generic_module(self, args: tuple, kwargs: dict) -> SpirvModule:
+        """The module for a device with every optional feature and Vulkan's minimum limits
+        (`Target()`): what needs no device, so that kernels compile where none exists."""
+        grid = kwargs.pop("grid", 1)
+        normalize_grid(self.__name__, grid)
+        args = self._by_name(args, kwargs)
+        try:
+            key = self._key(args, len(grid) if isinstance(grid, tuple) else 1)
+            return lower(self._translate(key), Target(strict_float=key[-1]))
+        except CompileError as e:
+            raise e.with_traceback(None) from None
 
     def asm(self, *args: object, **kwargs: object) -> str:
         """The SPIR-V disassembly (spirv-dis) of the variant `args` select."""
