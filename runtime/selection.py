@@ -179,6 +179,8 @@ def choose_default(infos: list[DeviceInfo]) -> int:
 def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device") -> int:
     """The index of the device `which` names: an index, or a case-insensitive substring of the
     name (the first match). Raises DeviceError, listing the devices, when nothing matches."""
+    if not infos:
+        choose_default(infos)  # raises DeviceUnavailable, saying what to install
     text = str(which).strip()
     if isinstance(which, int) or text.isdigit():
         index = int(text)

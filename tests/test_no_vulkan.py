@@ -93,12 +93,13 @@ for what, use in [("get_device", pk.get_device),
                   ("launch", lambda: saxpy[x.size](2.0, x, y, out))]:
     try:
         use()
-    except pk.DeviceError as error:
+    except pk.DeviceUnavailable as error:  # a pk.DeviceError
         message = str(error)
         assert advice in message, (what, message)
         assert "interpret" in message, (what, message)
     else:
-        raise AssertionError(what + " did not raise pk.DeviceError")
+        raise AssertionError(what + " did not raise pk.DeviceUnavailable")
+assert issubclass(pk.DeviceUnavailable, pk.DeviceError)
 pk.sync()  # nothing was opened: nothing to wait for
 assert pk.devices() == []  # asked again: still empty, no error
 """, tmp_path, env, prelude)
@@ -209,3 +210,16 @@ except pk.DeviceError as error:
 else:
     raise AssertionError("PYKERN_DEVICE was not read")
 """, tmp_path)
+
+
+def test_a_driver_that_lists_no_device_says_what_to_install():
+    """Where the instance is made but lists no device, choosing one (by default, by index or
+    by name) raises DeviceUnavailable naming the driver to install."""
+    from pykern.runtime import DeviceError, DeviceUnavailable
+    from pykern.runtime.selection import choose_default, select
+
+    for choose in (lambda: choose_default([]), lambda: select([], 0),
+                   lambda: select([], "NVIDIA", source="PYKERN_DEVICE")):
+        with pytest.raises(DeviceUnavailable, match="mesa-vulkan-drivers") as error:
+            choose()
+        assert isinstance(error.value, DeviceError)
