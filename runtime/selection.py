@@ -108,6 +108,9 @@ _exit_handler_registered = False
 _inherited: list[Runtime] = []  # a forked child's runtimes of its parent: kept, never closed
 _device_opened = False  # a VkDevice was made in this process, or in a parent it was forked from
 _forked_refusal: str | None = None  # why this forked process cannot use Vulkan
+# why this machine has no usable Vulkan, once found: asking again would load the binding (or
+# make an instance) anew each time, ~75 ms a call; shutdown() forgets it
+_unavailable: str | None = None
 
 
 def _disown_after_fork() -> None:
@@ -134,12 +137,18 @@ os.register_at_fork(after_in_child=_disown_after_fork)
 
 
 def _get_runtime() -> Runtime:
-    global _runtime, _exit_handler_registered
+    global _runtime, _exit_handler_registered, _unavailable
     with _lock:
         if _runtime is None:
             if _forked_refusal is not None:
                 raise DeviceError(_forked_refusal)
-            _runtime = Runtime(Config.from_env())
+            if _unavailable is not None:
+                raise DeviceUnavailable(_unavailable)
+            try:
+                _runtime = Runtime(Config.from_env())
+            except DeviceUnavailable as error:
+                _unavailable = str(error)
+                raise
             if not _exit_handler_registered:
                 atexit.register(shutdown)
                 _exit_handler_registered = True
@@ -284,8 +293,8 @@ def shutdown() -> None:
     """Closes every device and the instance (runs at exit). A later call starts afresh. A
     device still running work that never ends cannot be destroyed, and its driver would block
     the exit: its device files are let go of instead (`detach_device_files`)."""
-    global _runtime
+    global _runtime, _unavailable
     with _lock:
-        runtime, _runtime = _runtime, None
+        runtime, _runtime, _unavailable = _runtime, None, None
     if runtime is not None and not runtime.close():
         detach_device_files()

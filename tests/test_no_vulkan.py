@@ -223,3 +223,26 @@ def test_a_driver_that_lists_no_device_says_what_to_install():
         with pytest.raises(DeviceUnavailable, match="mesa-vulkan-drivers") as error:
             choose()
         assert isinstance(error.value, DeviceError)
+
+
+def test_unavailability_is_remembered_until_shutdown(tmp_path):
+    """Once Vulkan was found missing, later uses say so at once (without loading the binding
+    again); `shutdown()` forgets it, and the next use looks afresh (here: Vulkan is back)."""
+    run_python("""
+import sys
+
+import pykern as pk
+import pykern.runtime as rt
+
+assert pk.devices() == []
+del sys.modules["vulkan"]  # the package can be imported again ...
+assert pk.devices() == []  # ... but the first answer stands
+try:
+    pk.get_device()
+except pk.DeviceUnavailable as error:
+    assert "pip install vulkan" in str(error), error
+else:
+    raise AssertionError("the unavailability was forgotten")
+rt.shutdown()
+assert pk.devices(), "no device after shutdown() with Vulkan back"
+""", tmp_path, prelude=BLOCK_PACKAGE)
