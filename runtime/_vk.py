@@ -23,7 +23,7 @@ try:
 except ImportError as error:  # the package is not installed (or was blocked)
     raise DeviceUnavailable(unavailable_message(
         f"the `vulkan` Python package cannot be imported ({error})", INSTALL_PACKAGE)) from error
-except OSError as error:  # the package imports, but its dlopen of libvulkan.so.1 failed
+except OSError as error:  # the package is there, but its dlopen of libvulkan.so.1 failed
     raise DeviceUnavailable(unavailable_message(
         "the Vulkan loader (libvulkan.so.1) cannot be loaded", INSTALL_LOADER)) from error
 

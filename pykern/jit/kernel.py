@@ -303,7 +303,8 @@ class Kernel:
 
     def spirv(self, *args: object, **kwargs: object) -> bytes:
         """The SPIR-V binary of the variant `args` select, for the current device; on a machine
-        without a Vulkan device, for a generic one (see `_generic_module`)."""
+        without a Vulkan device, for a generic one (every optional feature, Vulkan's minimum
+        limits)."""
         if not devices():
             return self._generic_module(args, kwargs).words
         return self.compile(*args, **kwargs).module.words
