@@ -25,8 +25,9 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
                        subgroup_size, tan, tanh, trunc)
 from pykern.lang.dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i8, i16,
                                 i32, i64, u8, u16, u32, u64)
-from pykern.errors import (CompileError, DeviceError, DeviceLost, KernelAssertionError,
-                     KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory)
+from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable,
+                           KernelAssertionError, KernelIndexError, KernelTypeError, LaunchError,
+                           OutOfDeviceMemory)
 from pykern.lang.func import Func, func
 from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync

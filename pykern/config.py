@@ -1,6 +1,9 @@
 """Configuration of the compiler layers, read from the environment once, at the edge.
 
-The runtime has its own (`pykern.runtime.config`); this one covers what sits above it.
+`config()` reads it on first use (a kernel's first launch or compile), never at `import pykern`
+or at decoration: the op library's kernels are made at import, before a program may set
+PYKERN_* variables. The runtime has its own (`pykern.runtime.config`, read when a device is
+first needed); this one covers what sits above it.
 """
 
 from __future__ import annotations

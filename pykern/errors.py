@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from pykern.runtime.errors import DeviceError, DeviceLost, OutOfDeviceMemory
+# a Vulkan-free leaf of the runtime: importing it loads no Vulkan
+from pykern.runtime.errors import DeviceError, DeviceLost, DeviceUnavailable, OutOfDeviceMemory
 
 __all__ = [
     "CompileError", "KernelTypeError", "LaunchError", "DeviceError", "OutOfDeviceMemory",
-    "DeviceLost", "KernelIndexError", "KernelAssertionError",
+    "DeviceLost", "DeviceUnavailable", "KernelIndexError", "KernelAssertionError",
 ]
 
 

@@ -1,7 +1,10 @@
 """pykern's Vulkan runtime: devices, buffers, programs and launches.
 
 It runs SPIR-V words described by a `BindingLayout` and knows nothing of kernels, the IR or
-tensors. Nothing touches Vulkan at import: the device is created on first use.
+tensors. Nothing touches Vulkan at import, and nothing loads it: the modules that need the
+binding are imported on first use of their names, the device is created on first use, and on
+a machine without a usable Vulkan `devices()` is empty and `get_device()` raises
+`DeviceUnavailable` saying what to install.
 
     import pykern.runtime as rt
     dev = rt.get_device()
@@ -16,15 +19,15 @@ tensors. Nothing touches Vulkan at import: the device is created on first use.
     dev.stats()                     # commands, barriers, submits, memory blocks
 """
 
-from .buffer import Buffer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# Vulkan-free, imported at once: the compiler and `import pykern` use these
 from .config import Config
-from .device import Device
-from .errors import DeviceError, DeviceLost, OutOfDeviceMemory
-from .info import DeviceFeatures, DeviceInfo, DeviceLimits
-from .launch import normalize_grid, plan_dispatches
+from .errors import DeviceError, DeviceLost, DeviceUnavailable, OutOfDeviceMemory
 from .layout import BindingLayout, BufferSlot, Field
-from .memory import MemoryStats
-from .program import Program
 from .selection import (
     clear_validation_messages,
     current,
@@ -38,9 +41,50 @@ from .selection import (
     validation_enabled,
     validation_messages,
 )
-from .stats import DeviceStats
-from .timing import GpuTimer
-from .validation import ValidationMessage
+
+# The names whose modules load the Vulkan binding, and those modules: imported on first access
+# (PEP 562), so that importing the package never needs the loader.
+_LAZY = {
+    "Buffer": "buffer",
+    "Device": "device",
+    "DeviceFeatures": "info",
+    "DeviceInfo": "info",
+    "DeviceLimits": "info",
+    "normalize_grid": "launch",
+    "plan_dispatches": "launch",
+    "MemoryStats": "memory",
+    "Program": "program",
+    "DeviceStats": "stats",
+    "GpuTimer": "timing",
+    "ValidationMessage": "validation",
+}
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+    from .device import Device
+    from .info import DeviceFeatures, DeviceInfo, DeviceLimits
+    from .launch import normalize_grid, plan_dispatches
+    from .memory import MemoryStats
+    from .program import Program
+    from .stats import DeviceStats
+    from .timing import GpuTimer
+    from .validation import ValidationMessage
+
+
+def __getattr__(name: str) -> object:
+    """A Vulkan-dependent name, imported on first use (raises DeviceUnavailable where this
+    machine has no Vulkan)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BindingLayout",
@@ -54,6 +98,7 @@ __all__ = [
     "DeviceLimits",
     "DeviceLost",
     "DeviceStats",
+    "DeviceUnavailable",
     "Field",
     "GpuTimer",
     "MemoryStats",

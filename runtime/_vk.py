@@ -5,15 +5,27 @@ wrappers cost ~10x more per call (they rebuild every struct in Python) and have 
 where nested structs built inline are freed before the call reads them. Every struct here is
 made with `ffi.new`, and whoever builds one keeps a Python reference to it (and to everything
 it points to) until the call that reads it has returned.
+
+This is the one module that loads Vulkan, and nothing imports it before the first device use:
+where the package or the loader is missing, importing it raises `DeviceUnavailable` (a
+`DeviceError`) saying what to install, rather than an ImportError/OSError at `import pykern`.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from vulkan._vulkan import ffi, lib
+from .errors import (INSTALL_DRIVER, INSTALL_LOADER, INSTALL_PACKAGE, DeviceError, DeviceLost,
+                     DeviceUnavailable, OutOfDeviceMemory, unavailable_message)
 
-from .errors import DeviceError, DeviceLost, OutOfDeviceMemory
+try:
+    from vulkan._vulkan import ffi, lib
+except ImportError as error:  # the package is not installed (or was blocked)
+    raise DeviceUnavailable(unavailable_message(
+        f"the `vulkan` Python package cannot be imported ({error})", INSTALL_PACKAGE)) from error
+except OSError as error:  # the package is there, but its dlopen of libvulkan.so.1 failed
+    raise DeviceUnavailable(unavailable_message(
+        "the Vulkan loader (libvulkan.so.1) cannot be loaded", INSTALL_LOADER)) from error
 
 __all__ = ["ffi", "lib", "check", "result_name", "api_version", "load_device_functions"]
 
@@ -25,6 +37,7 @@ UINT64_MAX = 0xFFFF_FFFF_FFFF_FFFF
 ERROR_OUT_OF_HOST_MEMORY = -1
 ERROR_OUT_OF_DEVICE_MEMORY = -2
 ERROR_DEVICE_LOST = -4
+ERROR_INCOMPATIBLE_DRIVER = -9  # vkCreateInstance: the loader found no driver it can use
 ERROR_OUT_OF_POOL_MEMORY = -1000069000
 ERROR_FRAGMENTED_POOL = -12
 
@@ -54,6 +67,9 @@ def check(result: int, what: str) -> None:
     name = result_name(result)
     if result == ERROR_DEVICE_LOST:
         raise DeviceLost(f"{what} failed: {name} (the device was lost)")
+    if result == ERROR_INCOMPATIBLE_DRIVER:
+        raise DeviceUnavailable(unavailable_message(
+            f"the Vulkan loader found no driver ({what} failed: {name})", INSTALL_DRIVER))
     if result in (ERROR_OUT_OF_DEVICE_MEMORY, ERROR_OUT_OF_HOST_MEMORY):
         raise OutOfDeviceMemory(f"{what} failed: {name}")
     raise DeviceError(f"{what} failed: {name}")

@@ -1,8 +1,11 @@
 """The process's devices: listing, choosing the current one, and tearing down at exit.
 
-Nothing here touches Vulkan at import (it only registers the fork handler below). The first
-call that needs Vulkan reads the `Config` from the environment, creates the instance and
-registers the exit handler.
+Nothing here touches Vulkan at import (it only registers the fork handler below), nor imports
+a module that loads it: `import pykern` works on a machine without Vulkan. The first call that
+needs Vulkan reads the `Config` from the environment, loads the binding, creates the instance
+and registers the exit handler. Where Vulkan is unusable (no `vulkan` package, no loader, no
+driver, no device), `devices()` is empty and whatever needs a device raises `DeviceUnavailable`
+saying what to install.
 
 Switching devices keeps the old one open: buffers made on it stay valid and usable, and every
 device is closed at exit (or by `shutdown()`). A device that became unusable (a kernel that ran
@@ -24,15 +27,18 @@ import atexit
 import os
 import threading
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .config import Config
-from .device import Device
 from .device_files import detach_device_files
+from .errors import FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, unavailable_message
 from .forked_exit import end_with_os_exit
-from .errors import FORK_ADVICE, DeviceError
-from .info import DeviceInfo, query_device_info
-from .instance import Instance
-from .validation import ValidationMessage
+
+if TYPE_CHECKING:  # these load Vulkan: imported where a device is first needed
+    from .device import Device
+    from .info import DeviceInfo
+    from .instance import Instance
+    from .validation import ValidationMessage
 
 KIND_PREFERENCE = ("discrete", "integrated", "cpu", "virtual", "other")
 
@@ -41,8 +47,12 @@ class Runtime:
     """The instance, the devices it lists, the ones opened, and which one is current."""
 
     def __init__(self, config: Config) -> None:
+        # the first use of Vulkan in the process: raises DeviceUnavailable where it has none
+        from .info import query_device_info
+        from .instance import Instance
+
         self.config = config
-        self.instance = Instance(config)
+        self.instance: Instance = Instance(config)
         self.infos = [query_device_info(i, p) for i, p in enumerate(self.instance.physical_devices)]
         self.opened: dict[int, Device] = {}
         self.extra: list[Device] = []  # from open_device: not shared, closed at shutdown too
@@ -98,6 +108,9 @@ _exit_handler_registered = False
 _inherited: list[Runtime] = []  # a forked child's runtimes of its parent: kept, never closed
 _device_opened = False  # a VkDevice was made in this process, or in a parent it was forked from
 _forked_refusal: str | None = None  # why this forked process cannot use Vulkan
+# why this machine has no usable Vulkan, once found: asking again would load the binding (or
+# make an instance) anew each time, ~75 ms a call; shutdown() forgets it
+_unavailable: str | None = None
 
 
 def _disown_after_fork() -> None:
@@ -124,12 +137,18 @@ os.register_at_fork(after_in_child=_disown_after_fork)
 
 
 def _get_runtime() -> Runtime:
-    global _runtime, _exit_handler_registered
+    global _runtime, _exit_handler_registered, _unavailable
     with _lock:
         if _runtime is None:
             if _forked_refusal is not None:
                 raise DeviceError(_forked_refusal)
-            _runtime = Runtime(Config.from_env())
+            if _unavailable is not None:
+                raise DeviceUnavailable(_unavailable)
+            try:
+                _runtime = Runtime(Config.from_env())
+            except DeviceUnavailable as error:
+                _unavailable = str(error)
+                raise
             if not _exit_handler_registered:
                 atexit.register(shutdown)
                 _exit_handler_registered = True
@@ -137,6 +156,8 @@ def _get_runtime() -> Runtime:
 
 
 def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
+    from .device import Device
+
     global _device_opened
     _device_opened = True  # before: a fork during the creation must count it too
     try:
@@ -159,16 +180,16 @@ def choose_default(infos: list[DeviceInfo]) -> int:
     """The index of the first discrete GPU, else integrated GPU, else CPU implementation
     (then virtual, then other)."""
     if not infos:
-        raise DeviceError(
-            "no Vulkan device found (is a Vulkan driver installed? "
-            "lavapipe: apt install mesa-vulkan-drivers)"
-        )
+        raise DeviceUnavailable(unavailable_message("the Vulkan driver lists no device",
+                                                    INSTALL_DRIVER))
     return min(infos, key=lambda i: (KIND_PREFERENCE.index(i.kind), i.index)).index
 
 
 def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device") -> int:
     """The index of the device `which` names: an index, or a case-insensitive substring of the
     name (the first match). Raises DeviceError, listing the devices, when nothing matches."""
+    if not infos:
+        choose_default(infos)  # raises DeviceUnavailable, saying what to install
     text = str(which).strip()
     if isinstance(which, int) or text.isdigit():
         index = int(text)
@@ -183,8 +204,12 @@ def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device"
 
 
 def devices() -> list[DeviceInfo]:
-    """Every Vulkan device of the machine, in the order `set_device` indexes them."""
-    return list(_get_runtime().infos)
+    """Every Vulkan device of the machine, in the order `set_device` indexes them; [] where
+    the machine has no usable Vulkan (then `get_device()` says what to install)."""
+    try:
+        return list(_get_runtime().infos)
+    except DeviceUnavailable:
+        return []
 
 
 def get_device() -> Device:
@@ -268,8 +293,8 @@ def shutdown() -> None:
     """Closes every device and the instance (runs at exit). A later call starts afresh. A
     device still running work that never ends cannot be destroyed, and its driver would block
     the exit: its device files are let go of instead (`detach_device_files`)."""
-    global _runtime
+    global _runtime, _unavailable
     with _lock:
-        runtime, _runtime = _runtime, None
+        runtime, _runtime, _unavailable = _runtime, None, None
     if runtime is not None and not runtime.close():
         detach_device_files()

@@ -29,7 +29,9 @@ from pykern.jit.strict_float import StrictFloatWarning, in_strict_block, strict_
 from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
-from pykern.runtime import get_device
+from pykern.runtime import devices, get_device
+from pykern.spirv.lower import SpirvModule, lower
+from pykern.spirv.target import Target
 from pykern.spirv.validate import disassemble
 
 __all__ = ["DEFAULT_WORKGROUPS", "CompiledVariant", "Kernel", "StrictFloatWarning",
@@ -45,10 +47,8 @@ class Kernel:
         functools.update_wrapper(self, fn)
         self.__wrapped__ = fn
         self.workgroup = normalize_workgroup(workgroup)
-        self.debug = debug or config().debug
-        self.interpret = interpret or config().interpret
-        # strict everywhere; otherwise strict where launched inside `strict_float()`
-        self.strict_float = strict_float or config().strict_float
+        # as asked here; the environment's PYKERN_* flags join them on first use (below)
+        self._asked = {"debug": debug, "interpret": interpret, "strict_float": strict_float}
         self._source: KernelSource | None = None
         self._params: dict[str, object] | None = None
         self._irs: dict[tuple, ir.Kernel] = {}
@@ -57,6 +57,25 @@ class Kernel:
         # specialising on the arguments; see `fast_signature`
         self._fast: dict[tuple, CompiledVariant] = {}
         self._launchers: dict[object, Callable[..., None]] = {}
+
+    # The configuration is read on first use, not at decoration: the op library's kernels are
+    # made during `import pykern`, before the user's program may set PYKERN_* variables.
+
+    @functools.cached_property
+    def debug(self) -> bool:
+        """Bounds checks and asserts: `debug=True` or PYKERN_DEBUG=1."""
+        return self._asked["debug"] or config().debug
+
+    @functools.cached_property
+    def interpret(self) -> bool:
+        """Runs in the interpreter: `interpret=True` or PYKERN_INTERPRET=1."""
+        return self._asked["interpret"] or config().interpret
+
+    @functools.cached_property
+    def strict_float(self) -> bool:
+        """Strict everywhere (`strict_float=True` or PYKERN_STRICT_FLOAT=1); otherwise strict
+        where launched inside `strict_float()`."""
+        return self._asked["strict_float"] or config().strict_float
 
     # ------------------------------------------------------------ what it is
 
@@ -154,8 +173,24 @@ class Kernel:
             raise e.with_traceback(None) from None
 
     def spirv(self, *args: object, **kwargs: object) -> bytes:
-        """The SPIR-V binary of the variant `args` select."""
+        """The SPIR-V binary of the variant `args` select, for the current device; on a machine
+        without a Vulkan device, for a generic one (every optional feature, Vulkan's minimum
+        limits)."""
+        if not devices():
+            return self._generic_module(args, kwargs).words
         return self.compile(*args, **kwargs).module.words
+
+    def _generic_module(self, args: tuple, kwargs: dict) -> SpirvModule:
+        """The module for a device with every optional feature and Vulkan's minimum limits
+        (`Target()`): what needs no device, so that kernels compile where none exists."""
+        grid = kwargs.pop("grid", 1)
+        _, ndim = normalize_grid(self.__name__, grid)
+        args = self._by_name(args, kwargs)
+        try:
+            key = self._key(args, ndim)
+            return lower(self._translate(key), Target(strict_float=key.strict))
+        except CompileError as e:
+            raise e.with_traceback(None) from None
 
     def asm(self, *args: object, **kwargs: object) -> str:
         """The SPIR-V disassembly (spirv-dis) of the variant `args` select."""

@@ -1,0 +1,260 @@
+"""The layering of ARCHITECTURE.md, checked from the code: each arrow points one way only.
+
+The imports and `raise` statements of every module are read with `ast` (nothing is run), and
+the import of the front layers is tried in a Python where the `vulkan` package is blocked:
+
+- `pykern/frontend`, `pykern/ir` and `pykern/lang` import no backend and not the runtime;
+- `runtime/` (installed as `pykern.runtime`) imports nothing of pykern outside itself;
+- the runtime's Vulkan-free leaf modules import only the standard library and each other, and
+  the SPIR-V backend imports nothing else of the runtime;
+- a backend (`pykern/spirv`, `pykern/interpret`) raises no user-facing error: what reaches it
+  has been checked, so its failures are compiler bugs (AssertionError, RuntimeError);
+- `import pykern`, `pykern.ir`, `pykern.frontend` and `pykern.lang` work without Vulkan, and
+  `import pykern` loads no Vulkan even where it is installed.
+
+A case that fails because of work still pending elsewhere is marked xfail(strict=True) with the
+file it is about: when that work lands, the case passes, strict xfail fails, and the mark goes.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pykern.errors import CompileError, LaunchError
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKENDS = ("pykern.spirv", "pykern.interpret", "pykern.llvm")
+RUNTIME = "pykern.runtime"
+# the runtime's modules that load no Vulkan, which the compiler may import: the binding-layout
+# ABI, the errors, the device features and grid normalisation (not all of them exist yet)
+RUNTIME_LEAVES = ("layout", "errors", "feature", "grid")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name `path` is imported as (runtime/ is installed as pykern.runtime)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "runtime":
+        parts[:1] = ["pykern", "runtime"]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def sources(folder: str) -> list[Path]:
+    """The Python files of `folder` (relative to the repository), sorted."""
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def ids(paths: list[Path]) -> list[str]:
+    return [str(p.relative_to(ROOT)) for p in paths]
+
+
+def imports(path: Path) -> Iterator[tuple[str, int]]:
+    """Every name an import statement of `path` binds, as an absolute dotted name, with its
+    line: `import a.b` gives "a.b", `from a import b` gives "a.b" (a submodule or an
+    attribute), relative imports resolved against the file's package. Imports inside functions
+    and `if TYPE_CHECKING:` blocks count too: the layer knows of what they name."""
+    package = module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
+
+
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def violations(path: Path, allowed) -> list[str]:
+    """`file:line: name` for each import of `path` that `allowed(name)` refuses."""
+    return [f"{path.relative_to(ROOT)}:{line}: imports {name}"
+            for name, line in imports(path) if not allowed(name)]
+
+
+# ------------------------------------------------------------------ the front layers
+
+FRONT = sources("pykern/frontend") + sources("pykern/ir") + sources("pykern/lang")
+
+
+@pytest.mark.parametrize("path", FRONT, ids=ids(FRONT))
+def test_front_layers_import_no_backend_and_no_runtime(path):
+    def allowed(name: str) -> bool:
+        return not any(within(name, p) for p in (*BACKENDS, RUNTIME))
+
+    assert not violations(path, allowed)
+
+
+# ------------------------------------------------------------------ the runtime
+
+RUNTIME_FILES = sources("runtime")
+
+
+@pytest.mark.parametrize("path", RUNTIME_FILES, ids=ids(RUNTIME_FILES))
+def test_runtime_imports_nothing_of_pykern_outside_it(path):
+    def allowed(name: str) -> bool:
+        return not within(name, "pykern") or within(name, RUNTIME)
+
+    assert not violations(path, allowed)
+
+
+def leaf_of(name: str) -> str | None:
+    """The runtime module `name` (a module or a name in one) lies in, if it is a leaf."""
+    if not within(name, RUNTIME) or name == RUNTIME:
+        return None
+    module = name[len(RUNTIME) + 1:].split(".")[0]
+    return module if module in RUNTIME_LEAVES else None
+
+
+LEAF_FILES = [p for p in RUNTIME_FILES if p.stem in RUNTIME_LEAVES]
+
+
+def test_the_leaves_exist():
+    assert {"layout", "errors"} <= {p.stem for p in LEAF_FILES}
+
+
+@pytest.mark.parametrize("path", LEAF_FILES, ids=ids(LEAF_FILES))
+def test_runtime_leaves_import_only_the_standard_library_and_each_other(path):
+    def allowed(name: str) -> bool:
+        return name.split(".")[0] in sys.stdlib_module_names or leaf_of(name) is not None
+
+    assert not violations(path, allowed)
+
+
+SPIRV_FILES = sources("pykern/spirv")
+
+
+@pytest.mark.parametrize("path", SPIRV_FILES, ids=ids(SPIRV_FILES))
+def test_spirv_imports_only_the_runtime_leaves(path):
+    """Not the package (`from pykern.runtime import X`): only a leaf module by name."""
+    def allowed(name: str) -> bool:
+        return not within(name, RUNTIME) or leaf_of(name) is not None
+
+    assert not violations(path, allowed)
+
+
+# ------------------------------------------------------------------ backends raise no user error
+
+
+def user_error_names() -> set[str]:
+    """CompileError, LaunchError and every subclass pykern defines."""
+    names, pending = set(), [CompileError, LaunchError]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return names
+
+
+def raised_name(node: ast.Raise) -> str | None:
+    """The name of what `raise X`, `raise X(...)` or `raise m.X(...)` raises."""
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    if isinstance(exc, ast.Name):
+        return exc.id
+    if isinstance(exc, ast.Attribute):
+        return exc.attr
+    return None
+
+
+def user_errors_raised(path: Path, text: str | None = None) -> list[str]:
+    """`file:line: raises X` for each user-facing error the module at `path` (or `text`)
+    raises."""
+    user_errors = user_error_names()
+    tree = ast.parse(path.read_text() if text is None else text, str(path))
+    return [f"{path.name}:{node.lineno}: raises {raised_name(node)}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Raise) and node.exc is not None
+            and raised_name(node) in user_errors]
+
+
+def pending(file: str, reason: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"{file}: {reason}")
+
+
+# the backend files that raise a user-facing error today, and the work that removes it
+PENDING_BACKEND_FILES = {
+    "pykern/spirv/lower.py": pending(
+        "pykern/spirv/lower.py", "raises CompileError for a missing device feature; the "
+        "feature-listing pass (issue 9, item 4) makes the JIT layer raise it"),
+    "pykern/interpret/compiled.py": pending(
+        "pykern/interpret/compiled.py", "raises LaunchError for a bad grid or subgroup size; "
+        "grid normalisation moves to one Vulkan-free runtime leaf checked by the JIT layer"),
+    "pykern/interpret/arrays.py": pending(
+        "pykern/interpret/arrays.py", "raises LaunchError for bad interpreter arguments; the "
+        "JIT layer's argument binding has to check them before the backend runs"),
+}
+
+BACKEND_FILES = sources("pykern/spirv") + sources("pykern/interpret")
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=PENDING_BACKEND_FILES.get(i, ()), id=i)
+    for p, i in zip(BACKEND_FILES, ids(BACKEND_FILES))])
+def test_backends_raise_no_user_facing_error(path):
+    assert not user_errors_raised(path)
+
+
+def test_the_pending_backend_files_exist():
+    """A file named above that was renamed or removed makes its mark stale."""
+    assert all((ROOT / f).exists() for f in PENDING_BACKEND_FILES)
+
+
+def test_the_raise_check_finds_what_it_looks_for():
+    """The check itself: it finds `raise X(...)`, `raise m.X(...)` and `raise X` of a user
+    error, and leaves the others alone."""
+    sample = ("from pykern import errors\n"
+              "def f(x):\n"
+              "    if x == 1:\n        raise CompileError('a')\n"
+              "    if x == 2:\n        raise errors.KernelTypeError('b')\n"
+              "    if x == 3:\n        raise LaunchError\n"
+              "    raise RuntimeError('a bug')\n")
+    assert user_errors_raised(Path("sample.py"), sample) == [
+        "sample.py:4: raises CompileError", "sample.py:6: raises KernelTypeError",
+        "sample.py:8: raises LaunchError"]
+
+
+# ------------------------------------------------------------------ importing without Vulkan
+
+
+@pytest.mark.parametrize("module", ["pykern", "pykern.ir", "pykern.frontend", "pykern.lang"])
+def test_imports_without_vulkan(module):
+    program = ("import sys\n"
+               "sys.modules['vulkan'] = None  # import vulkan now fails\n"
+               f"import {module}\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_import_pykern_loads_no_vulkan():
+    """Where Vulkan is installed too, `import pykern` leaves it unloaded until a device is
+    first used."""
+    program = ("import sys\n"
+               "import pykern\n"
+               "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'vulkan'\n"
+               "                or m == 'pykern.runtime._vk')\n"
+               "assert not loaded, loaded\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_import_check_sees_the_relative_imports():
+    """`from .errors import DeviceError` in runtime/ is pykern.runtime.errors.DeviceError."""
+    found = {name for name, _ in imports(ROOT / "runtime" / "selection.py")}
+    assert "pykern.runtime.errors.DeviceError" in found
+    assert "pykern.runtime.device.Device" in found  # inside `if TYPE_CHECKING:` and a function
