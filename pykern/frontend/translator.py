@@ -418,9 +418,8 @@ class Translator(CallTranslator):
         for pname, arg in zip(names, args):
             array = self.array_name(arg)
             if array is not None:
-                if self.ctx.decls.get(array, None) is not None and \
-                        self.ctx.decls[array].space is ir.MemorySpace.LOCAL:
-                    raise self.error(arg, "pk.local arrays cannot be passed to device functions")
+                # by reference: the body uses the caller's array (a pk.local one is Private
+                # memory, which every function of the invocation reaches)
                 aliases[pname] = array
                 continue
             value = self.visit(arg)
