@@ -75,6 +75,18 @@ def describe(node: ast.AST) -> str:
     }.get(type(node).__name__, type(node).__name__)
 
 
+def is_compile_time_object(value: object) -> bool:
+    """A dtype or a `@pk.func`: usable inside a kernel as a type or callee, never as a value."""
+    return isinstance(value, DType) or getattr(value, "is_pykern_func", False) is True
+
+
+def not_a_value(name: str, value: object) -> str:
+    if isinstance(value, DType):
+        return (f"'{name}' is the type {value.name}, not a value: use it where a dtype goes, "
+                f"as in {name}(x) or pk.local({name}, 4)")
+    return f"'{name}' is a device function, not a value: call it, as in {name}(...)"
+
+
 class ExprTranslator(ast.NodeVisitor):
     """Expression half of the translator; `Translator` adds statements and the state: `src`
     (KernelSource), `params` (scalar parameters), `aliases` (array names in scope -> kernel
@@ -165,7 +177,10 @@ class ExprTranslator(ast.NodeVisitor):
         if name in self.assigned:
             raise self.error(node, self.never_assigned(name, node))
         if name in self.constants:
-            return PyConst(self.constants[name])  # type: ignore[arg-type]
+            value = self.constants[name]
+            if is_compile_time_object(value):
+                raise self.error(node, not_a_value(name, value), KernelTypeError)
+            return PyConst(value)  # type: ignore[arg-type]
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
                                    f"as in {name}[i]", KernelTypeError)
@@ -191,6 +206,8 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.error(node, f"name '{name}' is not defined")
         if isinstance(obj, dt.constexpr):
             obj = obj.value
+        if is_compile_time_object(obj):
+            raise self.error(node, not_a_value(name, obj), KernelTypeError)
         if isinstance(obj, (bool, int, float, str)):
             return PyConst(obj)  # a str only takes part in constant comparisons
         if hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():  # numpy scalar
@@ -202,11 +219,19 @@ class ExprTranslator(ast.NodeVisitor):
         """The Python object a dotted name (`pk.sqrt`, `math.pi`) refers to, without evaluating
         anything else; `None` when the node is not a dotted name of a non-local object."""
         if isinstance(node, ast.Name):
+            if node.id in self.constants and is_compile_time_object(self.constants[node.id]):
+                return self.constants[node.id]  # a constexpr dtype or @pk.func
             if (node.id in self.locals or node.id in self.params or node.id in self.assigned
                     or node.id in self.constants or node.id in self.aliases):
                 return None
             obj = self.src.lookup(node.id)
+            if isinstance(obj, dt.constexpr):
+                obj = obj.value
             return None if is_missing(obj) else obj
+        if isinstance(node, ast.Attribute) and node.attr == "dtype":
+            own = self.dtype_of(node.value)
+            if own is not None:
+                return own
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is None:
@@ -217,7 +242,25 @@ class ExprTranslator(ast.NodeVisitor):
             return getattr(base, node.attr)
         return None
 
+    def dtype_of(self, node: ast.AST) -> DType | None:
+        """The dtype `node.dtype` names when `node` is an array, a scalar parameter or a typed
+        local of this function; None for anything else."""
+        if not isinstance(node, ast.Name):
+            return None
+        array = self.array_name(node)
+        if array is not None:
+            return self.ctx.array_types[array].dtype
+        if node.id in self.locals:
+            return self.locals[node.id].type
+        if node.id in self.params:
+            return self.params[node.id]
+        return None
+
     def visit_Attribute(self, node: ast.Attribute) -> Value:
+        if node.attr == "dtype" and self.dtype_of(node.value) is not None:
+            raise self.error(node, f"'{snippet(node)}' is a type, not a value: use it where a "
+                                   f"dtype goes, as in {snippet(node)}(0) or "
+                                   f"pk.local({snippet(node)}, 4)", KernelTypeError)
         if isinstance(node.value, ast.Name) and (node.value.id in self.params
                                                  or node.value.id in self.aliases):
             raise self.error(node, f"'.{node.attr}' of a parameter is not supported here "

@@ -18,7 +18,7 @@ from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import CompileError, KernelTypeError
 from pykern.frontend.calls import CallTranslator
 from pykern.frontend.depth import Splitter, recursion_room
-from pykern.frontend.exprs import Value
+from pykern.frontend.exprs import Value, is_compile_time_object
 from pykern.frontend.flow import Assignments
 from pykern.frontend.source import KernelSource, is_missing, load_source
 from pykern.frontend.typerules import PyConst
@@ -421,6 +421,10 @@ class Translator(CallTranslator):
                 # by reference: the body uses the caller's array (a pk.local one is Private
                 # memory, which every function of the invocation reaches)
                 aliases[pname] = array
+                continue
+            obj = self.resolve(arg)
+            if is_compile_time_object(obj):  # a dtype or @pk.func passed on, compiled in
+                constants[pname] = obj
                 continue
             value = self.visit(arg)
             if isinstance(value, PyConst) and isinstance(value.value, str):

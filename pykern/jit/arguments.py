@@ -190,12 +190,14 @@ def array_type_of(kernel_name: str, param: str, value: object) -> ArrayType:
     return ArrayType(*kind)
 
 
-def constexpr_value(kernel_name: str, param: str, value: object) -> bool | int | float | str:
+def constexpr_value(kernel_name: str, param: str, value: object) -> object:
+    """The compile-time value of a constexpr argument: a number, bool, str, dtype or
+    `@pk.func`."""
     if isinstance(value, np.generic):
         value = value.item()
-    if not isinstance(value, (bool, int, float, str)):
-        raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, bool "
-                          f"or str, got {describe_arg(value)}")
+    if not dt.is_constexpr_value(value):
+        raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, "
+                          f"bool, str, pykern dtype or @pk.func, got {describe_arg(value)}")
     return value
 
 

@@ -21,7 +21,7 @@ from pykern import __version__, ir
 from pykern.jit.cache import DiskCache, cache_key
 from pykern.config import config
 from pykern.jit.binding import ArgBinder
-from pykern.lang.dtypes import Array, ArrayType, constexpr
+from pykern.lang.dtypes import Array, ArrayType, DType, constexpr
 from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
@@ -330,7 +330,8 @@ class Kernel:
         sig = []
         for spec, a in zip(self._specs, args):
             if spec is constexpr:
-                if type(a) not in (int, float, bool, str):
+                if type(a) not in (int, float, bool, str, DType) and \
+                        getattr(a, "is_pykern_func", False) is not True:
                     return None
                 sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
             elif spec is Array:
