@@ -229,7 +229,10 @@ class CallTranslator(ExprTranslator):
         self.check_arity(args, 1, name, node)
         array = self.array_name(args[0])
         if array is None:
-            raise self.error(node, "len() takes an array")
+            value = self.visit(args[0])
+            if hasattr(value, "elements"):  # a tuple: its length is known at compile time
+                return PyConst(len(self.tuple_of(value, args[0], "len()")))  # type: ignore
+            raise self.error(node, "len() takes an array or a tuple")
         if array in self.ctx.decls:
             return PyConst(self.ctx.decls[array].shape[0])
         return ir.ArrayDim(array=array, axis=0, type=dt.i32, loc=self.loc(node))

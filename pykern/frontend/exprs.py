@@ -109,8 +109,16 @@ class ExprTranslator(ast.NodeVisitor):
 
     # ------------------------------------------------------------ helpers on values
 
+    def not_scalar(self, value: object, node: ast.AST) -> CompileError:
+        """The error for a tuple (or another compile-time object) where a scalar is needed."""
+        n = len(value) if hasattr(value, "__len__") else 0  # type: ignore[arg-type]
+        return self.error(node, f"a tuple of {n} cannot be used as a value here: unpack it "
+                                "(a, b = ...) or index it with a constant", KernelTypeError)
+
     def typed(self, value: Value, t: DType, node: ast.AST) -> ir.Expr:
         """`value` converted to type `t` (a Cast where needed, a checked constant for PyConst)."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             if isinstance(value.value, str):
                 raise self.error(node, f"the string {value.value!r} can only be compared "
@@ -125,12 +133,16 @@ class ExprTranslator(ast.NodeVisitor):
 
     def strong(self, value: Value, node: ast.AST) -> ir.Expr:
         """`value` with a type: a PyConst gets its default type."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             return self.typed(value, value.default_type, node)
         return value
 
     def truth(self, value: Value, node: ast.AST) -> ir.Expr:
         """Python truthiness as a bool_ expression."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             return ir.Const(value=bool(value.value), type=dt.bool_, loc=self.loc(node))
         if value.type == dt.bool_:
@@ -257,6 +269,8 @@ class ExprTranslator(ast.NodeVisitor):
         return None
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
+        if node.attr == "shape" and self.array_name(node.value) is not None:
+            return self.shape_tuple(self.array_name(node.value), node)  # type: ignore
         if node.attr == "dtype" and self.dtype_of(node.value) is not None:
             raise self.error(node, f"'{snippet(node)}' is a type, not a value: use it where a "
                                    f"dtype goes, as in {snippet(node)}(0) or "
@@ -312,6 +326,10 @@ class ExprTranslator(ast.NodeVisitor):
             array = self.array_name(shape_of.value)
             if array is not None:
                 return self.shape_dim(array, node)
+        if isinstance(shape_of, (ast.Tuple, ast.Call, ast.Attribute)):
+            value = self.visit(shape_of)
+            if hasattr(value, "elements"):  # a tuple (frontend.tuples.TupleValue)
+                return self.tuple_item(value, node)  # type: ignore[attr-defined]
         raise self.error(node, "only arrays passed as parameters can be indexed")
 
     def shape_dim(self, array: str, node: ast.Subscript) -> Value:
@@ -334,6 +352,9 @@ class ExprTranslator(ast.NodeVisitor):
 
     def binary(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
+        for operand in (lhs, rhs):
+            if not isinstance(operand, (PyConst, ir.Expr)):
+                raise self.not_scalar(operand, node)
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst) and op in PY_OPERATORS:
             return self.fold(op, lhs, rhs, node)
         loc = self.loc(node)
@@ -371,6 +392,9 @@ class ExprTranslator(ast.NodeVisitor):
         if op not in COMPARISONS:
             raise self.error(node, f"comparison '{op.__name__}' is not supported in a kernel "
                                    "(use == != < <= > >=)")
+        for operand in (lhs, rhs):
+            if not isinstance(operand, (PyConst, ir.Expr)):
+                raise self.not_scalar(operand, node)
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
             return self.fold(op, lhs, rhs, node)
         t = self.unify(lhs, rhs)
@@ -405,6 +429,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Value:
         value = self.visit(node.operand)
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         loc = self.loc(node)
         if isinstance(node.op, ast.Not):
             if isinstance(value, PyConst):

@@ -16,7 +16,7 @@ from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import CompileError, KernelTypeError
-from pykern.frontend.calls import CallTranslator
+from pykern.frontend.tuples import TupleTranslator, TupleValue
 from pykern.frontend.depth import Splitter, recursion_room
 from pykern.frontend.exprs import Value, is_compile_time_object
 from pykern.frontend.flow import Assignments
@@ -45,9 +45,23 @@ class KernelContext:
     # as `block` only leaves out statements it does not translate (after a return, in the
     # untaken branch of a constant `if`) and a translated function stays in `functions`
     has_barrier: bool = False
+    # device functions that return a tuple: their name -> (slot array, element type) each
+    tuple_returns: dict[str, tuple[tuple[str, DType], ...]] = field(default_factory=dict)
+
+    def return_slot(self, t: DType, loc: ir.Loc) -> str:
+        """A new hidden one-element pk.local array that carries one element of a returned
+        tuple from a device function to its caller."""
+        n = len(self.decls)
+        while f"_pk_ret{n}" in self.array_types:
+            n += 1
+        name = f"_pk_ret{n}"
+        self.decls[name] = ir.ArrayDecl(name=name, dtype=t, shape=(1,),
+                                        space=ir.MemorySpace.LOCAL, loc=loc)
+        self.array_types[name] = ArrayType(t, 1)
+        return name
 
 
-class Translator(CallTranslator):
+class Translator(TupleTranslator):
     """Translates one function body. For a kernel, `params` are its scalar parameters and
     `aliases` maps each array parameter to itself; for a device function, `params` is empty,
     `scalar_args` become locals and `aliases` maps array parameters to the caller's arrays."""
@@ -149,8 +163,8 @@ class Translator(CallTranslator):
         if isinstance(target, ast.Subscript):
             return self.store(target, value, node)
         if isinstance(target, (ast.Tuple, ast.List)):
-            raise self.error(target, "tuple unpacking is not supported in a kernel: assign "
-                                     "each variable on its own")
+            raise self.error(target, f"cannot unpack a single value into {len(target.elts)} "
+                                     "targets: only a tuple unpacks", KernelTypeError)
         raise self.error(target, f"cannot assign to {ast.unparse(target)}")
 
     def visit_Assign(self, node: ast.Assign) -> list[ir.Stmt] | None:
@@ -158,6 +172,8 @@ class Translator(CallTranslator):
                                                                                    bi.local):
             return self.declare_array(node)
         value = self.visit(node.value)
+        if isinstance(value, TupleValue):
+            return self.assign_tuple(node, value)
         return [self.assign_to(t, value, node) for t in node.targets]
 
     def declare_array(self, node: ast.Assign) -> None:
@@ -339,13 +355,16 @@ class Translator(CallTranslator):
         self.flow.next_iteration(f"the continue at {loc}")
         return ir.Continue(loc=loc)
 
-    def visit_Return(self, node: ast.Return) -> ir.Stmt:
+    def visit_Return(self, node: ast.Return) -> ir.Stmt | list[ir.Stmt]:
         stmt = self.return_statement(node)
         self.flow.end_path()
         return stmt
 
-    def return_statement(self, node: ast.Return) -> ir.Stmt:
+    def return_statement(self, node: ast.Return) -> ir.Stmt | list[ir.Stmt]:
         if node.value is None:
+            if self.function is not None and self.return_tuple is not None:
+                raise self.error(node, f"'{self.function}' returns a tuple elsewhere: every "
+                                       "return needs a value")
             if self.function is not None and self.return_type not in (None, dt.void):
                 raise self.error(node, f"'{self.function}' returns {self.return_type.name} "
                                        "elsewhere: every return needs a value")
@@ -356,6 +375,12 @@ class Translator(CallTranslator):
             raise self.error(node, "a kernel cannot return a value: write results into an "
                                    "array parameter")
         value = self.visit(node.value)
+        if isinstance(value, TupleValue):
+            return self.return_tuple_statement(value, node)
+        if self.return_tuple is not None:
+            raise self.error(node, f"'{self.function}' returns a tuple of "
+                                   f"{len(self.return_tuple)} elsewhere, a single value here "
+                                   "(all returns need one type)", KernelTypeError)
         if self.return_type is None:
             self.return_type = self.strong(value, node).type
         elif self.return_type == dt.void:
@@ -394,6 +419,8 @@ class Translator(CallTranslator):
             result = self.visit(value)
             if isinstance(result, (ir.Atomic, ir.Call)):
                 return ir.Eval(value=result, loc=self.loc(node))
+            if isinstance(result, TupleValue) and result.prelude:
+                return list(result.prelude)  # a call of a function that returns a tuple
         raise self.error(node, f"expression statement '{ast.unparse(node)}' has no effect in a "
                                "kernel")
 
@@ -437,8 +464,10 @@ class Translator(CallTranslator):
         if function is None:
             function = self.translate_function(callee, src, scalars, aliases, constants, node)
             self.ctx.specialisations[key] = function
-        return ir.Call(function=function.name, args=tuple(v for _, v in scalars),
+        call = ir.Call(function=function.name, args=tuple(v for _, v in scalars),
                        type=function.return_type or dt.void, loc=self.loc(node))
+        slots = self.ctx.tuple_returns.get(function.name)
+        return call if slots is None else self.tuple_result(call, slots, self.loc(node))
 
     def translate_function(self, callee: object, src: KernelSource,
                            scalars: list[tuple[str, ir.Expr]], aliases: dict[str, str],
@@ -461,6 +490,9 @@ class Translator(CallTranslator):
                                 linecache.getline(loc.file, loc.line) or None) from None
         finally:
             self.ctx.call_stack.pop()
+        if sub.return_tuple is not None:
+            body = sub.end_of_tuple_function(body, sub.loc(src.tree))
+            self.ctx.tuple_returns[name] = tuple(zip(sub.return_slots, sub.return_tuple))
         rtype = None if sub.return_type in (None, dt.void) else sub.return_type
         if rtype is not None and not (body and isinstance(body[-1], ir.Return)):
             # falling off the end returns zero of the type, so every path has a value
