@@ -180,6 +180,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> Value:
         name = node.id
+        if name in self.tuple_vars:
+            return self.tuple_variable(name, node)  # type: ignore[attr-defined]
         if name in self.locals:
             why = self.flow.unassigned(name)
             if why is not None:
@@ -326,7 +328,8 @@ class ExprTranslator(ast.NodeVisitor):
             array = self.array_name(shape_of.value)
             if array is not None:
                 return self.shape_dim(array, node)
-        if isinstance(shape_of, (ast.Tuple, ast.Call, ast.Attribute)):
+        if isinstance(shape_of, (ast.Tuple, ast.Call, ast.Attribute)) or (
+                isinstance(shape_of, ast.Name) and shape_of.id in self.tuple_vars):
             value = self.visit(shape_of)
             if hasattr(value, "elements"):  # a tuple (frontend.tuples.TupleValue)
                 return self.tuple_item(value, node)  # type: ignore[attr-defined]

@@ -77,6 +77,8 @@ class Translator(TupleTranslator):
         self.function = function  # the device function's name, None in a kernel
         self.return_type: DType | None = None
         self.locals: dict[str, ir.Local] = {}
+        self.tuple_vars: dict[str, tuple[str, ...]] = {}  # variables holding a tuple: elements
+        self.tuple_var_locs: dict[str, ir.Loc] = {}  # where each got its length and types
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
         self.flow = Assignments()
@@ -130,6 +132,9 @@ class Translator(TupleTranslator):
         later ones must match it (a Python number converts)."""
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
+        if name in self.tuple_vars:
+            raise self.error(node, f"'{name}' holds a tuple since {self.tuple_var_locs[name]}: "
+                                   "it cannot take a single value", KernelTypeError)
         local = self.locals.get(name)
         if local is None:
             t = declared if declared is not None else self.strong(value, node).type
@@ -440,6 +445,7 @@ class Translator(TupleTranslator):
         if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or len(names) != len(args):
             raise self.error(node, f"{name}() takes {len(names)} argument(s), {len(args)} given")
         scalars: list[tuple[str, ir.Expr]] = []
+        tuples: dict[str, tuple[str, ...]] = {}
         aliases: dict[str, str] = {}
         constants: dict[str, object] = {}
         for pname, arg in zip(names, args):
@@ -457,12 +463,17 @@ class Translator(TupleTranslator):
             if isinstance(value, PyConst) and isinstance(value.value, str):
                 constants[pname] = value.value
                 continue
+            if isinstance(value, TupleValue):
+                parts, tuples[pname] = self.tuple_argument(pname, value, arg)
+                scalars += parts
+                continue
             scalars.append((pname, self.strong(value, arg)))
         key = (id(fn), tuple((n, v.type) for n, v in scalars), tuple(aliases.items()),
                tuple(constants.items()))
         function = self.ctx.specialisations.get(key)
         if function is None:
-            function = self.translate_function(callee, src, scalars, aliases, constants, node)
+            function = self.translate_function(callee, src, scalars, aliases, constants, node,
+                                               tuples)
             self.ctx.specialisations[key] = function
         call = ir.Call(function=function.name, args=tuple(v for _, v in scalars),
                        type=function.return_type or dt.void, loc=self.loc(node))
@@ -471,7 +482,8 @@ class Translator(TupleTranslator):
 
     def translate_function(self, callee: object, src: KernelSource,
                            scalars: list[tuple[str, ir.Expr]], aliases: dict[str, str],
-                           constants: dict[str, object], node: ast.AST) -> ir.Function:
+                           constants: dict[str, object], node: ast.AST,
+                           tuples: dict[str, tuple[str, ...]]) -> ir.Function:
         fn = callee.__wrapped__  # type: ignore[attr-defined]
         name = f"{fn.__name__}_{len(self.ctx.functions)}"
         sub = Translator(src, self.ctx, {}, aliases, constants, function=fn.__name__)
@@ -479,6 +491,9 @@ class Translator(TupleTranslator):
             sub.locals[pname] = ir.Local(name=pname, type=value.type, loc=sub.loc(src.tree))
             sub.flow.assign(pname, sub.locals[pname].loc)
         params = tuple(sub.locals.values())
+        for pname, parts in tuples.items():  # a tuple argument: one parameter per element
+            sub.tuple_vars[pname] = parts
+            sub.tuple_var_locs[pname] = sub.loc(src.tree)
         self.ctx.call_stack.append(fn.__qualname__)
         try:
             with recursion_room(src.nesting_depth):

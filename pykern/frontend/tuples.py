@@ -117,16 +117,73 @@ class TupleTranslator(CallTranslator):
         return out
 
     def assign_tuple(self, node: ast.Assign, value: TupleValue) -> list[ir.Stmt]:
-        """`a, b = value` (and `a, b = c, d = value`): the value once, then every target."""
+        """`a, b = value` (and `a, b = c, d = value`, `s = value`): the value once, then every
+        target."""
         stmts, staged = self.stage(value, node)
         for target in node.targets:
+            if isinstance(target, ast.Name):
+                stmts += self.assign_tuple_variable(target.id, staged, node)
+                continue
             if not isinstance(target, (ast.Tuple, ast.List)):
-                where = "an array element" if isinstance(target, ast.Subscript) else \
-                    "a variable"
-                raise self.error(target, f"a tuple of {len(value)} cannot be stored in {where}: "
-                                         "unpack it into names (a, b = ...)", KernelTypeError)
+                raise self.error(target, f"a tuple of {len(value)} cannot be stored in an array "
+                                         "element: unpack it into names (a, b = ...)",
+                                 KernelTypeError)
             stmts += self.unpack(target, staged, node)
         return stmts
+
+    # ------------------------------------------------------------ tuple variables
+
+    def assign_tuple_variable(self, name: str, value: TupleValue, node: ast.AST
+                              ) -> list[ir.Stmt]:
+        """`s = (a, b)`: a variable holding a tuple is one hidden local per element; its first
+        assignment fixes its length and element types, as a scalar's fixes its type."""
+        if name in self.aliases:  # type: ignore[attr-defined]
+            raise self.error(node, f"array '{name}' cannot be re-assigned")
+        if name in self.locals:  # type: ignore[attr-defined]
+            local = self.locals[name]  # type: ignore[attr-defined]
+            raise self.error(node, f"'{name}' has type {local.type.name} since {local.loc}: it "
+                                   "cannot hold a tuple", KernelTypeError)
+        loc = self.loc(node)
+        elements = self.tuple_vars.get(name)  # type: ignore[attr-defined]
+        if elements is None:
+            elements = tuple(self.fresh_local(self.strong(v, node).type, loc)  # type: ignore
+                             for v in value.elements)
+            self.tuple_vars[name] = elements  # type: ignore[attr-defined]
+            self.tuple_var_locs[name] = loc  # type: ignore[attr-defined]
+        since = self.tuple_var_locs[name]  # type: ignore[attr-defined]
+        if len(elements) != len(value):
+            raise self.error(node, f"'{name}' holds a tuple of {len(elements)} since {since}, "
+                                   f"not of {len(value)}", KernelTypeError)
+        out: list[ir.Stmt] = []
+        for k, (local_name, element) in enumerate(zip(elements, value.elements)):
+            t = self.locals[local_name].type  # type: ignore[attr-defined]
+            if isinstance(element, ir.Expr) and element.type != t:
+                raise self.error(node, f"element {k} of '{name}' has type {t.name} since {since}"
+                                       f", not {element.type.name}", KernelTypeError)
+            out.append(ir.Assign(name=local_name, value=self.typed(element, t, node), loc=loc))
+            self.flow.assign(local_name, loc)  # type: ignore[attr-defined]
+        return out
+
+    def tuple_variable(self, name: str, node: ast.AST) -> TupleValue:
+        """A read of a variable holding a tuple: its element locals."""
+        elements = self.tuple_vars[name]  # type: ignore[attr-defined]
+        values = []
+        for local_name in elements:
+            why = self.flow.unassigned(local_name)  # type: ignore[attr-defined]
+            if why is not None:
+                raise self.error(node, f"'{name}' may be unassigned here: {why}")
+            values.append(ir.LocalRef(name=local_name,
+                                      type=self.locals[local_name].type,  # type: ignore
+                                      loc=self.loc(node)))
+        return TupleValue(tuple(values))
+
+    def tuple_argument(self, pname: str, value: TupleValue, node: ast.AST
+                       ) -> tuple[list[tuple[str, ir.Expr]], tuple[str, ...]]:
+        """A tuple passed to a device function: one scalar parameter per element (the callee
+        sees a tuple variable); the parameters and their names."""
+        value = self.tuple_of(value, node, "an argument of a device function")
+        names = tuple(f"_pk_{pname}{k}" for k in range(len(value)))
+        return [(n, self.strong(v, node)) for n, v in zip(names, value.elements)], names
 
     # ------------------------------------------------------------ returns
 

@@ -167,12 +167,45 @@ def test_tuple_stored_in_an_array():
                  pk.KernelTypeError)
 
 
-def test_tuple_stored_in_a_variable():
+def test_tuple_variable_keeps_its_length():
     def k(out: pk.i32[:]):
-        t = two(out[0])  # error
+        t = two(out[0])
+        t = (1, 2, 3)  # error
 
-    expect_error(k, (I4,), "t", "a tuple of 2 cannot be stored in a variable: unpack it",
+    expect_error(k, (I4,), "t = (1, 2, 3)", "'t' holds a tuple of 2 since", pk.KernelTypeError)
+
+
+def test_tuple_variable_keeps_its_element_types():
+    def k(out: pk.i32[:], x: pk.f32[:]):
+        t = (out[0], x[0])
+        t = (x[1], x[0])  # error
+
+    expect_error(k, (I4, A), "t = (x[1]", "element 0 of 't' has type i32 since",
                  pk.KernelTypeError)
+
+
+def test_tuple_variable_cannot_take_a_scalar_and_back():
+    def k(out: pk.i32[:]):
+        t = out.shape
+        t = 3  # error
+
+    expect_error(k, (I4,), "t = 3", "'t' holds a tuple since", pk.KernelTypeError)
+
+    def k2(out: pk.i32[:]):
+        t = 3
+        t = out.shape  # error
+
+    expect_error(k2, (I4,), "t = out.shape", "'t' has type i32 since", pk.KernelTypeError)
+
+
+def test_tuple_variable_assigned_on_one_path_only():
+    def k(out: pk.i32[:]):
+        if out[0] > 0:
+            s = (1, 2)
+        a, b = s  # error
+
+    expect_error(k, (I4,), "s  #", "'s' may be unassigned here: it is only assigned in the "
+                                   "if-branch")
 
 
 def test_indexing_a_called_tuple_needs_unpacking_first():

@@ -172,3 +172,41 @@ def test_unravel_of_an_atomic_evaluates_it_once(interpret):
     k[32](counter, out)
     assert counter[0] == 32
     assert sorted(out.ravel().tolist()) == list(range(1, 33))
+
+
+@pk.func
+def flat_index(idx, shape):
+    """A tuple parameter is a tuple in the function: indexed, measured, passed on."""
+    assert len(idx) == len(shape)
+    return pk.ravel(idx, shape) + 0 * shape[len(shape) - 1]
+
+
+@pk.func
+def halves(shape):
+    a, b = shape
+    return a // 2, b // 2
+
+
+@pytest.mark.parametrize("interpret", BACKENDS)
+def test_tuple_variables_and_tuple_arguments(interpret):
+    @pk.kernel(interpret=interpret)
+    def k(x: pk.f32[:, :], out: pk.i32[:, :]):
+        i = pk.global_id(0)
+        shape = x.shape
+        idx = pk.unravel(i, shape)
+        r, c = idx
+        out[i, 0] = flat_index(idx, shape)
+        out[i, 1] = flat_index((c, r), (shape[1], shape[0]))
+        h = halves(shape)
+        hr, hc = h
+        if r >= hr:
+            idx = (r - hr, c)  # a tuple variable is re-assigned with one of the same types
+        out[i, 2] = idx[0] * 100 + idx[1] + len(idx) * 10000 + hc * 0
+
+    x = np.zeros((6, 5), np.float32)
+    out = np.zeros((30, 3), np.int32)
+    k[30](x, out)
+    r, c = np.unravel_index(np.arange(30), (6, 5))
+    np.testing.assert_array_equal(out[:, 0], np.arange(30))
+    np.testing.assert_array_equal(out[:, 1], c * 6 + r)
+    np.testing.assert_array_equal(out[:, 2], np.where(r >= 3, r - 3, r) * 100 + c + 20000)
