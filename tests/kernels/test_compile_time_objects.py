@@ -111,9 +111,10 @@ def test_array_and_scalar_dtype_attribute(interpret):
 
 def test_two_funcs_of_one_name_never_share_a_disk_cache_entry():
     """Two @pk.func objects with the same qualified name and different bodies are two
-    variants, in memory and on disk (the key has each function's source)."""
-    def make(body_scale: float):
-        if body_scale == 2.0:
+    variants on disk too: a second kernel object (an empty memory cache, as in a new process)
+    launched with the second function must not load the module compiled for the first."""
+    def make_func(scale: float):
+        if scale == 2.0:
             @pk.func
             def op(v):
                 return v * 2.0
@@ -123,17 +124,39 @@ def test_two_funcs_of_one_name_never_share_a_disk_cache_entry():
                 return v * 3.0
         return op
 
-    twice, thrice = make(2.0), make(3.0)
+    def make_kernel():
+        @pk.kernel
+        def k(x: pk.f32[:], op: pk.constexpr):
+            i = pk.global_id(0)
+            x[i] = op(x[i])
+        return k
+
+    twice, thrice = make_func(2.0), make_func(3.0)
     assert twice.__qualname__ == thrice.__qualname__
-
-    @pk.kernel
-    def k(x: pk.f32[:], op: pk.constexpr):
-        i = pk.global_id(0)
-        x[i] = op(x[i])
-
     a = np.ones(8, np.float32)
-    k[8](a, twice)
-    k[8](a, thrice)
-    np.testing.assert_array_equal(a, 6.0)
-    from pykern.jit.cache import _canonical
-    assert _canonical(twice) != _canonical(thrice)
+    make_kernel()[8](a, twice)
+    np.testing.assert_array_equal(a, 2.0)
+    b = np.ones(8, np.float32)
+    make_kernel()[8](b, thrice)
+    np.testing.assert_array_equal(b, 3.0)
+
+
+def test_funcs_of_one_source_with_other_captured_values_are_other_variants():
+    """Same name and text, another closure value: the key has what the text reads too."""
+    def make_func(scale: float):
+        @pk.func
+        def op(v):
+            return v * scale
+        return op
+
+    def make_kernel():
+        @pk.kernel
+        def k(x: pk.f32[:], op: pk.constexpr):
+            i = pk.global_id(0)
+            x[i] = op(x[i])
+        return k
+
+    for scale in (2.0, 5.0):
+        a = np.ones(8, np.float32)
+        make_kernel()[8](a, make_func(scale))
+        np.testing.assert_array_equal(a, scale)
