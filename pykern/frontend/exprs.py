@@ -405,6 +405,9 @@ class ExprTranslator(ast.NodeVisitor):
                         rhs=self.typed(rhs, t, node), type=dt.bool_, loc=self.loc(node))
 
     def visit_Compare(self, node: ast.Compare) -> Value:
+        same = self.compare_compile_time_objects(node)
+        if same is not None:
+            return same
         # a < b < c is (a < b) and (b < c); b has no side effects, so evaluating it twice is safe
         operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         result: Value | None = None
@@ -414,6 +417,21 @@ class ExprTranslator(ast.NodeVisitor):
                                                               node)
         assert result is not None
         return result
+
+    def compare_compile_time_objects(self, node: ast.Compare) -> PyConst | None:
+        """`t == pk.f32`, `op is not square`, `x.dtype != y.dtype`: decided at compile time
+        when a side is a dtype or @pk.func (so `if acc == pk.f64:` compiles one branch)."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is,
+                                                               ast.IsNot)):
+            return None
+        lhs, rhs = self.resolve(node.left), self.resolve(node.comparators[0])
+        if not (is_compile_time_object(lhs) or is_compile_time_object(rhs)):
+            return None
+        if lhs is None or rhs is None:
+            raise self.error(node, "a dtype or device function compares only with another "
+                                   "one (==, !=, is, is not)", KernelTypeError)
+        same = lhs is rhs if isinstance(node.ops[0], (ast.Is, ast.IsNot)) else lhs == rhs
+        return PyConst(same if isinstance(node.ops[0], (ast.Eq, ast.Is)) else not same)
 
     def logical(self, kind: ir.LogicalKind, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):

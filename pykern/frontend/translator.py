@@ -200,13 +200,14 @@ class Translator(TupleTranslator):
             raise self.error(call.args[0], f"the dtype of {what}() must be a pykern type such as "
                                            "pk.f32", KernelTypeError)
         shape_node = call.args[1]
-        parts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+        shape_value = self.visit(shape_node)  # a tuple (or a.shape of a declared array) or one int
+        parts = shape_value.elements if isinstance(shape_value, TupleValue) else (shape_value,)
         shape = []
-        for part in parts:
-            value = self.visit(part)
-            if not (isinstance(value, PyConst) and type(value.value) is int and value.value > 0):
-                raise self.error(part, f"the shape of {what}() must be positive constant ints")
-            shape.append(value.value)
+        for k, part in enumerate(parts):
+            if not (isinstance(part, PyConst) and type(part.value) is int and part.value > 0):
+                where = shape_node.elts[k] if isinstance(shape_node, ast.Tuple) else shape_node
+                raise self.error(where, f"the shape of {what}() must be positive constant ints")
+            shape.append(part.value)
         if not 1 <= len(shape) <= 4:
             raise self.error(shape_node, f"{what}() arrays have 1 to 4 dimensions")
         name = node.targets[0].id

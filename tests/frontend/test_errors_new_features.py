@@ -47,6 +47,15 @@ def test_dtype_attribute_used_as_a_value():
     expect_error(k, (A,), "out.dtype", "'out.dtype' is a type, not a value", pk.KernelTypeError)
 
 
+def test_dtype_compared_with_a_number():
+    def k(out: pk.f32[:], t: pk.constexpr):
+        if t == 3:  # error
+            out[0] = 1.0
+
+    expect_error(k, (A, pk.f32), "t == 3", "a dtype or device function compares only with "
+                 "another one", pk.KernelTypeError)
+
+
 def test_constexpr_of_an_unsupported_object_is_a_launch_error():
     @pk.kernel
     def k(out: pk.f32[:], op: pk.constexpr):

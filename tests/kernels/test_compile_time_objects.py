@@ -59,7 +59,10 @@ def test_dtype_as_constexpr_parameter_casts_and_declares(interpret):
             buf[j] = acc_t(x[i]) * acc_t(j)
         tile[pk.local_id(0)] = buf[0] + buf[1] + buf[2] + buf[3]
         pk.barrier()
-        out[i] = pk.f32(tile[pk.local_id(0)] + acc_t(0.75))
+        total: acc_t = 0
+        if acc_t == pk.f32 and acc_t.is_float:  # decided at compile time
+            total = acc_t(0.75)
+        out[i] = pk.f32(tile[pk.local_id(0)] + total)
 
     x = np.linspace(-2.3, 7.9, 64, dtype=np.float32)
     out = np.empty_like(x)
@@ -93,17 +96,19 @@ def test_array_and_scalar_dtype_attribute(interpret):
         acc: x.dtype = 0
         buf = pk.local(x.dtype, 4)
         tile = pk.shared(out.dtype, 8)
+        same = pk.local(x.dtype, buf.shape)  # a declared array's shape is constant
+        same[3] = x.dtype(1) if x.dtype != out.dtype else x.dtype(0)
         for j in range(4):
             buf[j] = x[i] + x.dtype(j)
             acc += buf[j]
         scaled = acc * x.dtype(n)
         tile[pk.local_id(0)] = out.dtype(scaled) + out.dtype(scaled.dtype(1))
-        out[i] = tile[pk.local_id(0)] + n.dtype(0)
+        out[i] = tile[pk.local_id(0)] + n.dtype(0) + out.dtype(same[3])
 
     x = np.arange(16, dtype=np.int32)
     out = np.empty(16, np.float32)
     k[16](x, out, 3)
-    np.testing.assert_array_equal(out, (4 * x + 6) * 3 + 1)
+    np.testing.assert_array_equal(out, (4 * x + 6) * 3 + 1 + 1)  # i32 != f32
     xf = np.linspace(0, 1, 16, dtype=np.float32)
     k[16](xf, out, 2)
     np.testing.assert_allclose(out, (4 * xf + 6) * 2 + 1, rtol=1e-6)
