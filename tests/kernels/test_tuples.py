@@ -210,3 +210,38 @@ def test_tuple_variables_and_tuple_arguments(interpret):
     np.testing.assert_array_equal(out[:, 0], np.arange(30))
     np.testing.assert_array_equal(out[:, 1], c * 6 + r)
     np.testing.assert_array_equal(out[:, 2], np.where(r >= 3, r - 3, r) * 100 + c + 20000)
+
+
+@pk.func
+def exchange_with_neighbour(tile, lid, v):
+    """Writes shared memory, waits at a barrier, returns a tuple read after it."""
+    tile[lid] = v
+    pk.barrier()
+    return tile[(lid + 1) % 8], lid
+
+
+@pk.func
+def log_and_split(log, i, v):
+    log[i] = v * 2
+    return v // 10, v % 10
+
+
+@pytest.mark.parametrize("interpret", BACKENDS)
+def test_tuple_functions_with_barriers_in_debug_mode_and_as_statements(interpret):
+    @pk.kernel(interpret=interpret, debug=True, workgroup=(8, 1, 1))
+    def k(x: pk.i32[:], out: pk.i32[:], log: pk.i32[:]):
+        i = pk.global_id(0)
+        tile = pk.shared(pk.i32, 8)
+        right, lid = exchange_with_neighbour(tile, pk.local_id(0), x[i])
+        log_and_split(log, i, x[i])  # the result unused: the call still runs
+        tens, ones = log_and_split(log, i, right)
+        i, tens = pk.unravel(i, (4, 8))[1], tens + i * 0  # a target also read on the right
+        out[pk.global_id(0)] = tens * 100 + ones * 10 + lid + i * 0
+
+    x = rng.integers(0, 100, 32, dtype=np.int32)
+    out, log = np.zeros(32, np.int32), np.zeros(32, np.int32)
+    k[32](x, out, log)
+    lane = np.arange(32) % 8
+    right = x[(np.arange(32) // 8) * 8 + (lane + 1) % 8]
+    np.testing.assert_array_equal(out, (right // 10) * 100 + (right % 10) * 10 + lane)
+    np.testing.assert_array_equal(log, right * 2)
