@@ -302,12 +302,20 @@ class ExprTranslator(ast.NodeVisitor):
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.error(node, f"slicing '{array}' inside a kernel is not supported: "
                                    "index one element, as in a[i]")
+        values = None
+        if len(parts) == 1:  # a[idx] with idx a tuple, as from pk.unravel, or one index
+            value = self.visit(parts[0])
+            if hasattr(value, "elements"):  # a tuple (frontend.tuples.TupleValue)
+                values = self.tuple_of(value, parts[0], "an index").elements  # type: ignore
+                parts = [parts[0]] * len(values)
+            else:
+                values = [value]
         if len(parts) != ndim:
             raise self.error(node, f"'{array}' has {ndim} dimension(s) but {len(parts)} "
                                    "index(es) were given", KernelTypeError)
         out = []
-        for part in parts:
-            value = self.visit(part)
+        for k, part in enumerate(parts):
+            value = self.visit(part) if values is None else values[k]
             if isinstance(value, ir.Expr) and not value.type.is_int:
                 raise self.error(part, f"array index must be an integer, not {value.type.name}",
                                  KernelTypeError)
@@ -324,7 +332,8 @@ class ExprTranslator(ast.NodeVisitor):
             return ir.ArrayLoad(array=array, indices=idx,
                                 type=self.ctx.array_types[array].dtype, loc=self.loc(node))
         shape_of = node.value
-        if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape":
+        if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape" and not isinstance(
+                node.slice, ast.Slice):
             array = self.array_name(shape_of.value)
             if array is not None:
                 return self.shape_dim(array, node)
@@ -355,6 +364,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def binary(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
+        if hasattr(lhs, "elements") or hasattr(rhs, "elements"):
+            return self.tuple_arithmetic(op, lhs, rhs, node)  # type: ignore[attr-defined]
         for operand in (lhs, rhs):
             if not isinstance(operand, (PyConst, ir.Expr)):
                 raise self.not_scalar(operand, node)

@@ -249,9 +249,35 @@ class TupleTranslator(CallTranslator):
         return TupleValue(tuple(ir.ArrayDim(array=array, axis=k, type=dt.i32, loc=self.loc(node))
                                 for k in range(ndim)))
 
-    def tuple_item(self, value: TupleValue, node: ast.Subscript) -> Value:
-        """`t[k]` for a constant k (negative counts from the end)."""
+    def tuple_arithmetic(self, op: type, lhs: object, rhs: object, node: ast.AST
+                         ) -> TupleValue:
+        """`t + u` joins two tuples, `t * n` (and `n * t`) repeats one a constant n times, as
+        in Python; nothing else computes on tuples."""
+        if op is ast.Add and isinstance(lhs, TupleValue) and isinstance(rhs, TupleValue):
+            return TupleValue(self.tuple_of(lhs, node, "+").elements
+                              + self.tuple_of(rhs, node, "+").elements)
+        if op is ast.Mult:
+            t, n = (lhs, rhs) if isinstance(lhs, TupleValue) else (rhs, lhs)
+            if isinstance(n, PyConst) and type(n.value) is int and isinstance(t, TupleValue):
+                return TupleValue(self.tuple_of(t, node, "*").elements * max(n.value, 0))
+        bad = lhs if isinstance(lhs, TupleValue) else rhs
+        raise self.not_scalar(bad, node)
+
+    def tuple_item(self, value: TupleValue, node: ast.Subscript) -> Value | TupleValue:
+        """`t[k]` for a constant k (negative counts from the end), `t[a:b:c]` for constant
+        bounds: a tuple again."""
         value = self.tuple_of(value, node.value, "indexing")
+        if isinstance(node.slice, ast.Slice):
+            bounds = []
+            for part in (node.slice.lower, node.slice.upper, node.slice.step):
+                bound = None if part is None else self.visit(part)
+                if bound is not None and not (isinstance(bound, PyConst)
+                                              and type(bound.value) is int):
+                    raise self.error(part, "a tuple is sliced with constant integers")
+                bounds.append(None if bound is None else bound.value)
+            if bounds[2] == 0:
+                raise self.error(node.slice, "slice step cannot be zero")
+            return TupleValue(value.elements[slice(*bounds)])
         k = self.visit(node.slice)
         if not (isinstance(k, PyConst) and type(k.value) is int):
             raise self.error(node.slice, "a tuple is indexed with a constant integer")
@@ -265,8 +291,6 @@ class TupleTranslator(CallTranslator):
         value = self.visit(arg)
         dims = self.tuple_of(value, arg, what).elements if isinstance(value, TupleValue) \
             else (value,)
-        if not dims:
-            raise self.error(arg, f"the shape of {what} must have at least one dimension")
         for d in dims:
             if (isinstance(d, PyConst) and type(d.value) is not int) or (
                     isinstance(d, ir.Expr) and not d.type.is_int):
@@ -300,6 +324,8 @@ class TupleTranslator(CallTranslator):
             prelude.append(ir.Assign(name=tmp, value=self.typed(flat, t, node), loc=loc))
             self.flow.assign(tmp, loc)
             flat = ir.LocalRef(name=tmp, type=t, loc=loc)
+        if not dims:
+            return TupleValue((), prelude=tuple(prelude))  # a 0-d shape has no index
         rest: Value = flat if isinstance(flat, PyConst) else self.typed(flat, t, node)
         out: list[Value] = []
         for d in reversed(dims[1:]):
@@ -321,6 +347,8 @@ class TupleTranslator(CallTranslator):
             raise self.error(node, f"{name}() got an index of {len(idx)} for a shape of "
                                    f"{len(dims)}", KernelTypeError)
         t = self.integer_type([*idx, *dims], node, f"{name}()")
+        if not idx:
+            return PyConst(0)  # the one element of a 0-d shape
         flat: Value = idx[0] if isinstance(idx[0], PyConst) else self.typed(idx[0], t, node)
         for k, d in zip(idx[1:], dims[1:]):
             flat = self.binary(ast.Add, self.binary(ast.Mult, flat, d, node), k, node)

@@ -266,3 +266,26 @@ def test_ravel_of_mismatched_lengths():
 
     expect_error(k, (I4,), "pk.ravel", "pk.ravel() got an index of 3 for a shape of 1",
                  pk.KernelTypeError)
+
+
+def test_array_indexed_by_a_tuple_of_the_wrong_length():
+    def k(out: pk.i32[:, :]):
+        out[pk.unravel(3, (2, 2, 2))] = 1  # error
+
+    expect_error(k, (np.zeros((2, 2), np.int32),), "out[", "'out' has 2 dimension(s) but 3 "
+                 "index(es) were given", pk.KernelTypeError)
+
+
+def test_tuple_sliced_with_a_run_time_bound():
+    def k(out: pk.i32[:]):
+        a = out.shape[:out[0]]  # error
+
+    expect_error(k, (I4,), "out[0]]", "a tuple is sliced with constant integers")
+
+
+def test_tuple_plus_a_number():
+    def k(out: pk.i32[:]):
+        a = out.shape + 1  # error
+
+    expect_error(k, (I4,), "out.shape + 1", "a tuple of 1 cannot be used as a value here",
+                 pk.KernelTypeError)

@@ -245,3 +245,30 @@ def test_tuple_functions_with_barriers_in_debug_mode_and_as_statements(interpret
     right = x[(np.arange(32) // 8) * 8 + (lane + 1) % 8]
     np.testing.assert_array_equal(out, (right // 10) * 100 + (right % 10) * 10 + lane)
     np.testing.assert_array_equal(log, right * 2)
+
+
+@pytest.mark.parametrize("interpret", BACKENDS)
+def test_generic_ndim_kernel_indexes_with_tuples(interpret):
+    """One kernel for every ndim: arrays indexed by a tuple, tuples sliced and joined."""
+    @pk.kernel(interpret=interpret)
+    def k(x: pk.Array, out: pk.Array, row_sums: pk.Array):
+        i = pk.global_id(0)
+        idx = pk.unravel(i, x.shape)
+        out[idx] = x[idx] * 2
+        if idx[-1] == 0:  # the first element of each last-axis row sums that row
+            head = idx[:-1]
+            total = x.dtype(0)
+            for c in range(x.shape[-1]):
+                total += x[head + (c,)]
+            row_sums[pk.unravel(pk.ravel(head, x.shape[:-1]), row_sums.shape)] = total
+        zeros = (0,) * len(x.shape)
+        if i == 0:
+            out[zeros] = out[zeros] + x[zeros[1:] + (0,)] * 0
+
+    for shape in [(12,), (3, 4), (2, 3, 4), (2, 2, 3, 2)]:
+        x = rng.integers(-50, 50, shape).astype(np.int32)
+        out = np.zeros_like(x)
+        sums = np.zeros(shape[:-1] if len(shape) > 1 else (1,), np.int32)
+        k[x.size](x, out, sums)
+        np.testing.assert_array_equal(out, x * 2)
+        np.testing.assert_array_equal(sums, x.sum(axis=-1).reshape(sums.shape))
