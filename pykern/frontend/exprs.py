@@ -18,6 +18,7 @@ from pykern import ir
 from pykern.lang.dtypes import DType
 from pykern.errors import CompileError, KernelTypeError
 from pykern.frontend.source import is_missing
+from pykern.frontend.values import TupleValue, constant_tuple
 from pykern.frontend.typerules import (PyConst, arithmetic_type, convert_constant, promote,
                                        type_for_constant)
 
@@ -111,7 +112,7 @@ class ExprTranslator(ast.NodeVisitor):
 
     def not_scalar(self, value: object, node: ast.AST) -> CompileError:
         """The error for a tuple (or another compile-time object) where a scalar is needed."""
-        n = len(value) if hasattr(value, "__len__") else 0  # type: ignore[arg-type]
+        n = len(value) if isinstance(value, TupleValue) else 0
         return self.error(node, f"a tuple of {n} cannot be used as a value here: unpack it "
                                 "(a, b = ...) or index it with a constant", KernelTypeError)
 
@@ -194,7 +195,7 @@ class ExprTranslator(ast.NodeVisitor):
             value = self.constants[name]
             if is_compile_time_object(value):
                 raise self.error(node, not_a_value(name, value), KernelTypeError)
-            return PyConst(value)  # type: ignore[arg-type]
+            return constant_tuple(value) or PyConst(value)  # type: ignore[arg-type]
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
                                    f"as in {name}[i]", KernelTypeError)
@@ -224,10 +225,13 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.error(node, not_a_value(name, obj), KernelTypeError)
         if isinstance(obj, (bool, int, float, str)):
             return PyConst(obj)  # a str only takes part in constant comparisons
+        if constant_tuple(obj) is not None:
+            return constant_tuple(obj)  # type: ignore[return-value]
         if hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():  # numpy scalar
             return PyConst(obj.item())  # type: ignore[attr-defined]
         raise self.error(node, f"'{name}' is a {type(obj).__name__}: a kernel can only capture "
-                               "numbers and bools from the enclosing scope", KernelTypeError)
+                               "numbers, bools, tuples of them, dtypes and @pk.funcs from the "
+                               "enclosing scope", KernelTypeError)
 
     def resolve(self, node: ast.AST) -> object:
         """The Python object a dotted name (`pk.sqrt`, `math.pi`) refers to, without evaluating
@@ -305,7 +309,7 @@ class ExprTranslator(ast.NodeVisitor):
         values = None
         if len(parts) == 1:  # a[idx] with idx a tuple, as from pk.unravel, or one index
             value = self.visit(parts[0])
-            if hasattr(value, "elements"):  # a tuple (frontend.tuples.TupleValue)
+            if isinstance(value, TupleValue):
                 values = self.tuple_of(value, parts[0], "an index").elements  # type: ignore
                 parts = [parts[0]] * len(values)
             else:
@@ -338,9 +342,11 @@ class ExprTranslator(ast.NodeVisitor):
             if array is not None:
                 return self.shape_dim(array, node)
         if isinstance(shape_of, (ast.Tuple, ast.Call, ast.Attribute)) or (
-                isinstance(shape_of, ast.Name) and shape_of.id in self.tuple_vars):
+                isinstance(shape_of, ast.Name) and (
+                    shape_of.id in self.tuple_vars or isinstance(self.resolve(shape_of), tuple)
+                    or isinstance(self.constants.get(shape_of.id), tuple))):
             value = self.visit(shape_of)
-            if hasattr(value, "elements"):  # a tuple (frontend.tuples.TupleValue)
+            if isinstance(value, TupleValue):
                 return self.tuple_item(value, node)  # type: ignore[attr-defined]
         raise self.error(node, "only arrays passed as parameters can be indexed")
 
@@ -364,7 +370,7 @@ class ExprTranslator(ast.NodeVisitor):
 
     def binary(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
-        if hasattr(lhs, "elements") or hasattr(rhs, "elements"):
+        if isinstance(lhs, TupleValue) or isinstance(rhs, TupleValue):
             return self.tuple_arithmetic(op, lhs, rhs, node)  # type: ignore[attr-defined]
         for operand in (lhs, rhs):
             if not isinstance(operand, (PyConst, ir.Expr)):

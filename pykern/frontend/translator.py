@@ -16,7 +16,8 @@ from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import CompileError, KernelTypeError
-from pykern.frontend.tuples import TupleTranslator, TupleValue
+from pykern.frontend.tuples import TupleTranslator
+from pykern.frontend.values import TupleValue
 from pykern.frontend.depth import Splitter, recursion_room
 from pykern.frontend.exprs import Value, is_compile_time_object
 from pykern.frontend.flow import Assignments

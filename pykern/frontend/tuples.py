@@ -13,30 +13,17 @@ slots and returns, `a, b = f(x)` calls `f` and reads them.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-
 from pykern import ir
 from pykern.errors import KernelTypeError
 from pykern.frontend.calls import CallTranslator
 from pykern.frontend.exprs import Value
 from pykern.frontend.typerules import PyConst, arithmetic_type
+from pykern.frontend.values import TupleValue
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 
 SIDE_EFFECTS = (ir.Call, ir.Atomic, ir.Subgroup)  # what must not be evaluated twice
-
-
-@dataclass(frozen=True)
-class TupleValue:
-    """A tuple while it is translated: `elements` are scalars, readable once `prelude` ran."""
-
-    elements: tuple[Value, ...]
-    prelude: tuple[ir.Stmt, ...] = ()
-    fresh: bool = False  # the elements read only hidden slots, which no assignment targets
-
-    def __len__(self) -> int:
-        return len(self.elements)
 
 
 def zero_of(t: DType, loc: ir.Loc) -> ir.Const:

@@ -195,10 +195,21 @@ def constexpr_value(kernel_name: str, param: str, value: object) -> object:
     `@pk.func`."""
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, (tuple, list)):  # a shape: numpy ints become Python ints
+        value = tuple(v.item() if isinstance(v, np.generic) else v for v in value)
     if not dt.is_constexpr_value(value):
         raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, "
-                          f"bool, str, pykern dtype or @pk.func, got {describe_arg(value)}")
+                          f"bool, str, tuple of numbers, pykern dtype or @pk.func, got "
+                          f"{describe_arg(value)}")
     return value
+
+
+def constexpr_kind(value: object) -> str:
+    """The type part of a constexpr's variant key: 1, 1.0 and True are equal in Python but
+    compile differently, in a tuple too."""
+    if isinstance(value, tuple):
+        return "tuple:" + ",".join(type(v).__name__ for v in value)
+    return type(value).__name__
 
 
 def specialize(kernel_name: str, specs: dict[str, object], args: tuple

@@ -62,6 +62,8 @@ def _describe(value: object, seen: dict[int, str | None]) -> str:
     """A stable text for a value a kernel can see, for the cache key."""
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, tuple):  # a captured shape: each element with its type
+        return "tuple:(" + ",".join(_describe(v, seen) for v in value) + ")"
     if isinstance(value, dt.constexpr):  # what it holds may be a @pk.func
         return f"constexpr:{_describe(value.value, seen)}"
     if isinstance(value, (dt.DType, dt.ArrayType)):

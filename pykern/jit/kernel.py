@@ -27,7 +27,7 @@ from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
 from pykern.frontend.support import check_support
 from pykern.jit.arguments import (bind_keywords, check_tensor, check_writable, diagnose_buffers,
-                     normalize_grid, scalar_value, specialize)
+                     constexpr_kind, normalize_grid, scalar_value, specialize)
 from pykern.runtime import get_device
 from pykern.interpret import ArrayArg
 from pykern.interpret import run as interpret_run
@@ -178,7 +178,7 @@ class Kernel:
         the argument's dtype and ndim), constexpr values, and strict floating point or not."""
         types, constants = specialize(self.__name__, self.params, args)
         return (self._workgroup(grid_ndim), grid_ndim, tuple(types.items()),
-                tuple((k, type(v).__name__, v) for k, v in constants.items()), self._strict())
+                tuple((k, constexpr_kind(v), v) for k, v in constants.items()), self._strict())
 
     def _translate(self, key: tuple) -> ir.Kernel:
         key = key[:4]  # strict and default variants share their IR
@@ -332,7 +332,7 @@ class Kernel:
             if spec is constexpr:
                 if type(a) not in (int, float, bool, str, DType) and \
                         getattr(a, "is_pykern_func", False) is not True:
-                    return None
+                    return None  # a tuple, say: the thorough path
                 sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
             elif spec is Array:
                 if type(a) is not Tensor:

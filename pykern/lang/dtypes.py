@@ -131,8 +131,11 @@ Array = _GenericArray()
 
 
 def is_constexpr_value(value: object) -> bool:
-    """What a `pk.constexpr` may hold: a number, bool or str, a dtype such as `pk.f32` (then the
-    kernel uses it as a type) or a `@pk.func` (then the kernel calls it)."""
+    """What a `pk.constexpr` may hold: a number, bool or str, a tuple of numbers and bools (a
+    tile shape), a dtype such as `pk.f32` (then the kernel uses it as a type) or a `@pk.func`
+    (then the kernel calls it)."""
+    if isinstance(value, tuple):
+        return all(isinstance(v, (bool, int, float)) for v in value)
     return isinstance(value, (bool, int, float, str, DType)) or \
         getattr(value, "is_pykern_func", False) is True
 
@@ -146,8 +149,8 @@ class constexpr:  # noqa: N801  (lower case, as users write it like a type)
 
     def __init__(self, value: object):
         if not is_constexpr_value(value):
-            raise TypeError(f"pk.constexpr takes a number, bool, str, pykern dtype or @pk.func, "
-                            f"not {type(value).__name__}")
+            raise TypeError(f"pk.constexpr takes a number, bool, str, tuple of numbers, pykern "
+                            f"dtype or @pk.func, not {type(value).__name__}")
         self.value = value
 
     def __repr__(self) -> str:

@@ -62,7 +62,7 @@ def test_constexpr_of_an_unsupported_object_is_a_launch_error():
         out[0] = op(1.0)
 
     with pytest.raises(pk.LaunchError, match="constexpr parameter 'op' expects a number, bool, "
-                                             "str, pykern dtype or @pk.func"):
+                                             "str, tuple of numbers, pykern dtype or @pk.func"):
         k[1](np.zeros(1, np.float32), np.sqrt)
     with pytest.raises(TypeError, match="pk.constexpr takes"):
         pk.constexpr([1, 2])

@@ -165,3 +165,40 @@ def test_funcs_of_one_source_with_other_captured_values_are_other_variants():
         a = np.ones(8, np.float32)
         make_kernel()[8](a, make_func(scale))
         np.testing.assert_array_equal(a, scale)
+
+
+TILE = (2, 4)
+
+
+@pytest.mark.parametrize("interpret", BACKENDS)
+def test_tuples_as_constexprs_and_captured_globals(interpret):
+    @pk.kernel(interpret=interpret)
+    def k(out: pk.f32[:, :], tile: pk.constexpr):
+        i = pk.global_id(0)
+        buf = pk.local(pk.f32, tile)  # a constexpr shape declares an array
+        r, c = pk.unravel(i, TILE)
+        rows, cols = tile
+        for a in range(rows):
+            for b in range(cols):
+                buf[a, b] = pk.f32(a * 10 + b) + tile[0] * 0.5
+        out[r, c] = buf[rows - 1, cols - 1] + pk.f32(len(tile) * 1000)
+
+    out = np.zeros(TILE, np.float32)
+    k[8](out, (3, 2))
+    np.testing.assert_array_equal(out, 21 + 1.5 + 2000)
+    k[8](out, (1, 2))  # another value, another variant
+    np.testing.assert_array_equal(out, 1 + 0.5 + 2000)
+
+
+def test_tuple_constexpr_of_another_element_type_is_another_variant():
+    @pk.kernel
+    def k(out: pk.f32[:], t: pk.constexpr):
+        out[0] = t[0] / 2
+
+    out = np.zeros(1, np.float32)
+    k[1](out, (3,))
+    assert out[0] == 1.5
+    k[1](out, (True,))
+    assert out[0] == 0.5
+    with pytest.raises(pk.LaunchError, match="tuple of numbers"):
+        k[1](out, ((1, 2),))
