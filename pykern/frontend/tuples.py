@@ -13,10 +13,12 @@ slots and returns, `a, b = f(x)` calls `f` and reads them.
 from __future__ import annotations
 
 import ast
+from typing import Any
 from pykern import ir
 from pykern.errors import KernelTypeError
 from pykern.frontend.calls import CallTranslator
 from pykern.frontend.exprs import Value
+from pykern.frontend.flow import Assignments
 from pykern.frontend.typerules import PyConst, arithmetic_type
 from pykern.frontend.values import TupleValue
 from pykern.lang import builtins as bi
@@ -31,10 +33,25 @@ def zero_of(t: DType, loc: ir.Loc) -> ir.Const:
 
 
 class TupleTranslator(CallTranslator):
-    """The tuple half of statement and call translation (see the module docstring)."""
+    """The tuple half of statement and call translation (see the module docstring). The state
+    it uses is the Translator's, declared here for readers and type checkers."""
 
     return_tuple: tuple[DType, ...] | None = None  # the element types a device function returns
     return_slots: tuple[str, ...] = ()
+    function: str | None
+    return_type: DType | None
+    locals: dict[str, ir.Local]
+    aliases: dict[str, str]
+    tuple_vars: dict[str, tuple[str, ...]]
+    tuple_var_locs: dict[str, ir.Loc]
+    flow: Assignments
+    ctx: Any
+
+    def fresh_local(self, t: DType, loc: ir.Loc) -> str:
+        raise NotImplementedError  # the Translator's
+
+    def assign_to(self, target: ast.expr, value: Value, node: ast.AST) -> ir.Stmt:
+        raise NotImplementedError  # the Translator's
 
     def handler_tables(self) -> tuple:
         return super().handler_tables() + (({bi.unravel: 0}, self.unravel),
@@ -100,7 +117,7 @@ class TupleTranslator(CallTranslator):
         for t, element in zip(target.elts, value.elements):
             if isinstance(t, (ast.Tuple, ast.List)):
                 raise self.error(t, "nested unpacking is not supported in a kernel")
-            out.append(self.assign_to(t, element, node))  # type: ignore[attr-defined]
+            out.append(self.assign_to(t, element, node))
         return out
 
     def assign_tuple(self, node: ast.Assign, value: TupleValue) -> list[ir.Stmt]:
@@ -124,43 +141,43 @@ class TupleTranslator(CallTranslator):
                               ) -> list[ir.Stmt]:
         """`s = (a, b)`: a variable holding a tuple is one hidden local per element; its first
         assignment fixes its length and element types, as a scalar's fixes its type."""
-        if name in self.aliases:  # type: ignore[attr-defined]
+        if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
-        if name in self.locals:  # type: ignore[attr-defined]
-            local = self.locals[name]  # type: ignore[attr-defined]
+        if name in self.locals:
+            local = self.locals[name]
             raise self.error(node, f"'{name}' has type {local.type.name} since {local.loc}: it "
                                    "cannot hold a tuple", KernelTypeError)
         loc = self.loc(node)
-        elements = self.tuple_vars.get(name)  # type: ignore[attr-defined]
+        elements = self.tuple_vars.get(name)
         if elements is None:
-            elements = tuple(self.fresh_local(self.strong(v, node).type, loc)  # type: ignore
+            elements = tuple(self.fresh_local(self.strong(v, node).type, loc)
                              for v in value.elements)
-            self.tuple_vars[name] = elements  # type: ignore[attr-defined]
-            self.tuple_var_locs[name] = loc  # type: ignore[attr-defined]
-        since = self.tuple_var_locs[name]  # type: ignore[attr-defined]
+            self.tuple_vars[name] = elements
+            self.tuple_var_locs[name] = loc
+        since = self.tuple_var_locs[name]
         if len(elements) != len(value):
             raise self.error(node, f"'{name}' holds a tuple of {len(elements)} since {since}, "
                                    f"not of {len(value)}", KernelTypeError)
         out: list[ir.Stmt] = []
         for k, (local_name, element) in enumerate(zip(elements, value.elements)):
-            t = self.locals[local_name].type  # type: ignore[attr-defined]
+            t = self.locals[local_name].type
             if isinstance(element, ir.Expr) and element.type != t:
                 raise self.error(node, f"element {k} of '{name}' has type {t.name} since {since}"
                                        f", not {element.type.name}", KernelTypeError)
             out.append(ir.Assign(name=local_name, value=self.typed(element, t, node), loc=loc))
-            self.flow.assign(local_name, loc)  # type: ignore[attr-defined]
+            self.flow.assign(local_name, loc)
         return out
 
     def tuple_variable(self, name: str, node: ast.AST) -> TupleValue:
         """A read of a variable holding a tuple: its element locals."""
-        elements = self.tuple_vars[name]  # type: ignore[attr-defined]
+        elements = self.tuple_vars[name]
         values = []
         for local_name in elements:
-            why = self.flow.unassigned(local_name)  # type: ignore[attr-defined]
+            why = self.flow.unassigned(local_name)
             if why is not None:
                 raise self.error(node, f"'{name}' may be unassigned here: {why}")
             values.append(ir.LocalRef(name=local_name,
-                                      type=self.locals[local_name].type,  # type: ignore
+                                      type=self.locals[local_name].type,
                                       loc=self.loc(node)))
         return TupleValue(tuple(values))
 
@@ -176,8 +193,8 @@ class TupleTranslator(CallTranslator):
 
     def return_tuple_statement(self, value: TupleValue, node: ast.Return) -> list[ir.Stmt]:
         """`return a, b` in a device function: every return has the same element types."""
-        name = self.function  # type: ignore[attr-defined]
-        if self.return_type is not None:  # type: ignore[attr-defined]
+        name = self.function
+        if self.return_type is not None:
             had = "no value" if self.return_type == dt.void else self.return_type.name
             raise self.error(node, f"'{name}' returns {had} elsewhere, a tuple here (all "
                                    "returns need one type)", KernelTypeError)
@@ -186,7 +203,7 @@ class TupleTranslator(CallTranslator):
         stmts, staged = list(value.prelude), value
         if self.return_tuple is None:
             self.return_tuple = tuple(self.strong(v, node).type for v in staged.elements)
-            self.return_slots = tuple(self.ctx.return_slot(t, self.loc(node))  # type: ignore
+            self.return_slots = tuple(self.ctx.return_slot(t, self.loc(node))
                                       for t in self.return_tuple)
         elif len(staged) != len(self.return_tuple):
             raise self.error(node, f"'{name}' returns a tuple of {len(self.return_tuple)} "
