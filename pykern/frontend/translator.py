@@ -133,9 +133,7 @@ class Translator(TupleTranslator):
         later ones must match it (a Python number converts)."""
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
-        if name in self.tuple_vars:
-            raise self.error(node, f"'{name}' holds a tuple since {self.tuple_var_locs[name]}: "
-                                   "it cannot take a single value", KernelTypeError)
+        self.refuse_tuple_variable(name, node)
         local = self.locals.get(name)
         if local is None:
             t = declared if declared is not None else self.strong(value, node).type
@@ -152,6 +150,12 @@ class Translator(TupleTranslator):
                            loc=self.loc(node))
         self.flow.assign(name, assign.loc)
         return assign
+
+    def refuse_tuple_variable(self, name: str, node: ast.AST) -> None:
+        """A variable that holds a tuple cannot become a scalar one."""
+        if name in self.tuple_vars:
+            raise self.error(node, f"'{name}' holds a tuple since {self.tuple_var_locs[name]}: "
+                                   "it cannot take a single value", KernelTypeError)
 
     def store(self, target: ast.Subscript, value: Value, node: ast.AST) -> ir.Stmt:
         """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does."""
@@ -263,6 +267,7 @@ class Translator(TupleTranslator):
         """`name: type` alone gives the variable its type; as in Python, it assigns nothing."""
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
+        self.refuse_tuple_variable(name, node)
         local = self.locals.get(name)
         if local is None:
             self.locals[name] = ir.Local(name=name, type=t, loc=self.loc(node))
@@ -336,6 +341,7 @@ class Translator(TupleTranslator):
             raise self.error(it.args[2], "range() step must not be zero")
         start, stop, step = (self.typed(v, t, node.iter) for v in values)
         var = node.target.id
+        self.refuse_tuple_variable(var, node.target)
         local = self.locals.get(var)
         if local is not None and local.type != t:
             raise self.error(node.target, f"loop variable '{var}' would be {t.name}, but it has "

@@ -207,6 +207,21 @@ def test_tuple_variable_cannot_take_a_scalar_and_back():
     expect_error(k2, (I4,), "t = out.shape", "'t' has type i32 since", pk.KernelTypeError)
 
 
+def test_tuple_variable_cannot_become_a_loop_variable_or_be_declared():
+    def k(out: pk.i32[:]):
+        t = out.shape
+        for t in range(3):  # error  # noqa: B007
+            pass
+
+    expect_error(k, (I4,), "t in", "'t' holds a tuple since", pk.KernelTypeError)
+
+    def k2(out: pk.i32[:]):
+        t = out.shape
+        t: pk.i32  # error
+
+    expect_error(k2, (I4,), "t: pk.i32", "'t' holds a tuple since", pk.KernelTypeError)
+
+
 def test_tuple_variable_assigned_on_one_path_only():
     def k(out: pk.i32[:]):
         if out[0] > 0:
