@@ -18,11 +18,11 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
                        atomic_exchange, atomic_max, atomic_min, atomic_or_, atomic_sub,
                        atomic_xor, barrier, ceil, clamp, copysign, cos, cosh, erf, exp, exp2,
                        floor, fma, global_id, grid, group_id, group_size, isinf, isnan, local,
-                       local_id, log, log2, max, min, num_groups, pow, round, rsqrt, select,
+                       local_id, log, log2, max, min, num_groups, pow, ravel, round, rsqrt, select,
                        shared, sin, sinh, sqrt, subgroup_add, subgroup_all, subgroup_any,
                        subgroup_broadcast, subgroup_lane, subgroup_max, subgroup_min,
                        subgroup_prefix_add, subgroup_shuffle, subgroup_shuffle_xor,
-                       subgroup_size, tan, tanh, trunc)
+                       subgroup_size, tan, tanh, trunc, unravel)
 from pykern.lang.dtypes import (Array, ArrayType, DType, bool_, constexpr, f16, f32, f64, i8, i16,
                                 i32, i64, u8, u16, u32, u64)
 from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable,

@@ -16,6 +16,7 @@ from pykern import ir
 from pykern.lang.dtypes import DType
 from pykern.errors import KernelTypeError
 from pykern.frontend.exprs import ExprTranslator, Value
+from pykern.frontend.values import TupleValue
 from pykern.frontend.typerules import PyConst, arithmetic_type, maximum, minimum, promote
 
 # Python's names behave as in Python (math.floor returns an int), pykern's as numpy's (floats)
@@ -229,7 +230,10 @@ class CallTranslator(ExprTranslator):
         self.check_arity(args, 1, name, node)
         array = self.array_name(args[0])
         if array is None:
-            raise self.error(node, "len() takes an array")
+            value = self.visit(args[0])
+            if isinstance(value, TupleValue):  # its length is known at compile time
+                return PyConst(len(self.tuple_of(value, args[0], "len()")))  # type: ignore
+            raise self.error(node, "len() takes an array or a tuple")
         if array in self.ctx.decls:
             return PyConst(self.ctx.decls[array].shape[0])
         return ir.ArrayDim(array=array, axis=0, type=dt.i32, loc=self.loc(node))

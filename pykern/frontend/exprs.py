@@ -18,6 +18,7 @@ from pykern import ir
 from pykern.lang.dtypes import DType
 from pykern.errors import CompileError, KernelTypeError
 from pykern.frontend.source import is_missing
+from pykern.frontend.values import TupleValue, constant_tuple
 from pykern.frontend.typerules import (PyConst, arithmetic_type, convert_constant, promote,
                                        type_for_constant)
 
@@ -75,6 +76,18 @@ def describe(node: ast.AST) -> str:
     }.get(type(node).__name__, type(node).__name__)
 
 
+def is_compile_time_object(value: object) -> bool:
+    """A dtype or a `@pk.func`: usable inside a kernel as a type or callee, never as a value."""
+    return isinstance(value, DType) or getattr(value, "is_pykern_func", False) is True
+
+
+def not_a_value(name: str, value: object) -> str:
+    if isinstance(value, DType):
+        return (f"'{name}' is the type {value.name}, not a value: use it where a dtype goes, "
+                f"as in {name}(x) or pk.local({name}, 4)")
+    return f"'{name}' is a device function, not a value: call it, as in {name}(...)"
+
+
 class ExprTranslator(ast.NodeVisitor):
     """Expression half of the translator; `Translator` adds statements and the state: `src`
     (KernelSource), `params` (scalar parameters), `aliases` (array names in scope -> kernel
@@ -97,8 +110,16 @@ class ExprTranslator(ast.NodeVisitor):
 
     # ------------------------------------------------------------ helpers on values
 
+    def not_scalar(self, value: object, node: ast.AST) -> CompileError:
+        """The error for a tuple (or another compile-time object) where a scalar is needed."""
+        n = len(value) if isinstance(value, TupleValue) else 0
+        return self.error(node, f"a tuple of {n} cannot be used as a value here: unpack it "
+                                "(a, b = ...) or index it with a constant", KernelTypeError)
+
     def typed(self, value: Value, t: DType, node: ast.AST) -> ir.Expr:
         """`value` converted to type `t` (a Cast where needed, a checked constant for PyConst)."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             if isinstance(value.value, str):
                 raise self.error(node, f"the string {value.value!r} can only be compared "
@@ -113,12 +134,16 @@ class ExprTranslator(ast.NodeVisitor):
 
     def strong(self, value: Value, node: ast.AST) -> ir.Expr:
         """`value` with a type: a PyConst gets its default type."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             return self.typed(value, value.default_type, node)
         return value
 
     def truth(self, value: Value, node: ast.AST) -> ir.Expr:
         """Python truthiness as a bool_ expression."""
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             return ir.Const(value=bool(value.value), type=dt.bool_, loc=self.loc(node))
         if value.type == dt.bool_:
@@ -156,6 +181,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> Value:
         name = node.id
+        if name in self.tuple_vars:
+            return self.tuple_variable(name, node)  # type: ignore[attr-defined]
         if name in self.locals:
             why = self.flow.unassigned(name)
             if why is not None:
@@ -165,7 +192,10 @@ class ExprTranslator(ast.NodeVisitor):
         if name in self.assigned:
             raise self.error(node, self.never_assigned(name, node))
         if name in self.constants:
-            return PyConst(self.constants[name])  # type: ignore[arg-type]
+            value = self.constants[name]
+            if is_compile_time_object(value):
+                raise self.error(node, not_a_value(name, value), KernelTypeError)
+            return constant_tuple(value) or PyConst(value)  # type: ignore[arg-type]
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be used as a value: index it, "
                                    f"as in {name}[i]", KernelTypeError)
@@ -191,22 +221,35 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.error(node, f"name '{name}' is not defined")
         if isinstance(obj, dt.constexpr):
             obj = obj.value
+        if is_compile_time_object(obj):
+            raise self.error(node, not_a_value(name, obj), KernelTypeError)
         if isinstance(obj, (bool, int, float, str)):
             return PyConst(obj)  # a str only takes part in constant comparisons
+        if constant_tuple(obj) is not None:
+            return constant_tuple(obj)  # type: ignore[return-value]
         if hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():  # numpy scalar
             return PyConst(obj.item())  # type: ignore[attr-defined]
         raise self.error(node, f"'{name}' is a {type(obj).__name__}: a kernel can only capture "
-                               "numbers and bools from the enclosing scope", KernelTypeError)
+                               "numbers, bools, tuples of them, dtypes and @pk.funcs from the "
+                               "enclosing scope", KernelTypeError)
 
     def resolve(self, node: ast.AST) -> object:
         """The Python object a dotted name (`pk.sqrt`, `math.pi`) refers to, without evaluating
         anything else; `None` when the node is not a dotted name of a non-local object."""
         if isinstance(node, ast.Name):
+            if node.id in self.constants and is_compile_time_object(self.constants[node.id]):
+                return self.constants[node.id]  # a constexpr dtype or @pk.func
             if (node.id in self.locals or node.id in self.params or node.id in self.assigned
                     or node.id in self.constants or node.id in self.aliases):
                 return None
             obj = self.src.lookup(node.id)
+            if isinstance(obj, dt.constexpr):
+                obj = obj.value
             return None if is_missing(obj) else obj
+        if isinstance(node, ast.Attribute) and node.attr == "dtype":
+            own = self.dtype_of(node.value)
+            if own is not None:
+                return own
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is None:
@@ -217,7 +260,27 @@ class ExprTranslator(ast.NodeVisitor):
             return getattr(base, node.attr)
         return None
 
+    def dtype_of(self, node: ast.AST) -> DType | None:
+        """The dtype `node.dtype` names when `node` is an array, a scalar parameter or a typed
+        local of this function; None for anything else."""
+        if not isinstance(node, ast.Name):
+            return None
+        array = self.array_name(node)
+        if array is not None:
+            return self.ctx.array_types[array].dtype
+        if node.id in self.locals:
+            return self.locals[node.id].type
+        if node.id in self.params:
+            return self.params[node.id]
+        return None
+
     def visit_Attribute(self, node: ast.Attribute) -> Value:
+        if node.attr == "shape" and self.array_name(node.value) is not None:
+            return self.shape_tuple(self.array_name(node.value), node)  # type: ignore
+        if node.attr == "dtype" and self.dtype_of(node.value) is not None:
+            raise self.error(node, f"'{snippet(node)}' is a type, not a value: use it where a "
+                                   f"dtype goes, as in {snippet(node)}(0) or "
+                                   f"pk.local({snippet(node)}, 4)", KernelTypeError)
         if isinstance(node.value, ast.Name) and (node.value.id in self.params
                                                  or node.value.id in self.aliases):
             raise self.error(node, f"'.{node.attr}' of a parameter is not supported here "
@@ -243,12 +306,20 @@ class ExprTranslator(ast.NodeVisitor):
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.error(node, f"slicing '{array}' inside a kernel is not supported: "
                                    "index one element, as in a[i]")
+        values = None
+        if len(parts) == 1:  # a[idx] with idx a tuple, as from pk.unravel, or one index
+            value = self.visit(parts[0])
+            if isinstance(value, TupleValue):
+                values = self.tuple_of(value, parts[0], "an index").elements  # type: ignore
+                parts = [parts[0]] * len(values)
+            else:
+                values = [value]
         if len(parts) != ndim:
             raise self.error(node, f"'{array}' has {ndim} dimension(s) but {len(parts)} "
                                    "index(es) were given", KernelTypeError)
         out = []
-        for part in parts:
-            value = self.visit(part)
+        for k, part in enumerate(parts):
+            value = self.visit(part) if values is None else values[k]
             if isinstance(value, ir.Expr) and not value.type.is_int:
                 raise self.error(part, f"array index must be an integer, not {value.type.name}",
                                  KernelTypeError)
@@ -265,10 +336,18 @@ class ExprTranslator(ast.NodeVisitor):
             return ir.ArrayLoad(array=array, indices=idx,
                                 type=self.ctx.array_types[array].dtype, loc=self.loc(node))
         shape_of = node.value
-        if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape":
+        if isinstance(shape_of, ast.Attribute) and shape_of.attr == "shape" and not isinstance(
+                node.slice, ast.Slice):
             array = self.array_name(shape_of.value)
             if array is not None:
                 return self.shape_dim(array, node)
+        if isinstance(shape_of, (ast.Tuple, ast.Call, ast.Attribute)) or (
+                isinstance(shape_of, ast.Name) and (
+                    shape_of.id in self.tuple_vars or isinstance(self.resolve(shape_of), tuple)
+                    or isinstance(self.constants.get(shape_of.id), tuple))):
+            value = self.visit(shape_of)
+            if isinstance(value, TupleValue):
+                return self.tuple_item(value, node)  # type: ignore[attr-defined]
         raise self.error(node, "only arrays passed as parameters can be indexed")
 
     def shape_dim(self, array: str, node: ast.Subscript) -> Value:
@@ -291,6 +370,11 @@ class ExprTranslator(ast.NodeVisitor):
 
     def binary(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
+        if isinstance(lhs, TupleValue) or isinstance(rhs, TupleValue):
+            return self.tuple_arithmetic(op, lhs, rhs, node)  # type: ignore[attr-defined]
+        for operand in (lhs, rhs):
+            if not isinstance(operand, (PyConst, ir.Expr)):
+                raise self.not_scalar(operand, node)
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst) and op in PY_OPERATORS:
             return self.fold(op, lhs, rhs, node)
         loc = self.loc(node)
@@ -328,6 +412,9 @@ class ExprTranslator(ast.NodeVisitor):
         if op not in COMPARISONS:
             raise self.error(node, f"comparison '{op.__name__}' is not supported in a kernel "
                                    "(use == != < <= > >=)")
+        for operand in (lhs, rhs):
+            if not isinstance(operand, (PyConst, ir.Expr)):
+                raise self.not_scalar(operand, node)
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
             return self.fold(op, lhs, rhs, node)
         t = self.unify(lhs, rhs)
@@ -335,6 +422,9 @@ class ExprTranslator(ast.NodeVisitor):
                         rhs=self.typed(rhs, t, node), type=dt.bool_, loc=self.loc(node))
 
     def visit_Compare(self, node: ast.Compare) -> Value:
+        same = self.compare_compile_time_objects(node)
+        if same is not None:
+            return same
         # a < b < c is (a < b) and (b < c); b has no side effects, so evaluating it twice is safe
         operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         result: Value | None = None
@@ -344,6 +434,21 @@ class ExprTranslator(ast.NodeVisitor):
                                                               node)
         assert result is not None
         return result
+
+    def compare_compile_time_objects(self, node: ast.Compare) -> PyConst | None:
+        """`t == pk.f32`, `op is not square`, `x.dtype != y.dtype`: decided at compile time
+        when a side is a dtype or @pk.func (so `if acc == pk.f64:` compiles one branch)."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is,
+                                                               ast.IsNot)):
+            return None
+        lhs, rhs = self.resolve(node.left), self.resolve(node.comparators[0])
+        if not (is_compile_time_object(lhs) or is_compile_time_object(rhs)):
+            return None
+        if lhs is None or rhs is None:
+            raise self.error(node, "a dtype or device function compares only with another "
+                                   "one (==, !=, is, is not)", KernelTypeError)
+        same = lhs is rhs if isinstance(node.ops[0], (ast.Is, ast.IsNot)) else lhs == rhs
+        return PyConst(same if isinstance(node.ops[0], (ast.Eq, ast.Is)) else not same)
 
     def logical(self, kind: ir.LogicalKind, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
@@ -362,6 +467,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Value:
         value = self.visit(node.operand)
+        if not isinstance(value, (PyConst, ir.Expr)):
+            raise self.not_scalar(value, node)
         loc = self.loc(node)
         if isinstance(node.op, ast.Not):
             if isinstance(value, PyConst):

@@ -16,9 +16,10 @@ from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import CompileError, KernelTypeError
-from pykern.frontend.calls import CallTranslator
+from pykern.frontend.tuples import TupleTranslator
+from pykern.frontend.values import TupleValue
 from pykern.frontend.depth import Splitter, recursion_room
-from pykern.frontend.exprs import Value
+from pykern.frontend.exprs import Value, is_compile_time_object
 from pykern.frontend.flow import Assignments
 from pykern.frontend.source import KernelSource, is_missing, load_source
 from pykern.frontend.typerules import PyConst
@@ -45,9 +46,23 @@ class KernelContext:
     # as `block` only leaves out statements it does not translate (after a return, in the
     # untaken branch of a constant `if`) and a translated function stays in `functions`
     has_barrier: bool = False
+    # device functions that return a tuple: their name -> (slot array, element type) each
+    tuple_returns: dict[str, tuple[tuple[str, DType], ...]] = field(default_factory=dict)
+
+    def return_slot(self, t: DType, loc: ir.Loc) -> str:
+        """A new hidden one-element pk.local array that carries one element of a returned
+        tuple from a device function to its caller."""
+        n = len(self.decls)
+        while f"_pk_ret{n}" in self.array_types:
+            n += 1
+        name = f"_pk_ret{n}"
+        self.decls[name] = ir.ArrayDecl(name=name, dtype=t, shape=(1,),
+                                        space=ir.MemorySpace.LOCAL, loc=loc)
+        self.array_types[name] = ArrayType(t, 1)
+        return name
 
 
-class Translator(CallTranslator):
+class Translator(TupleTranslator):
     """Translates one function body. For a kernel, `params` are its scalar parameters and
     `aliases` maps each array parameter to itself; for a device function, `params` is empty,
     `scalar_args` become locals and `aliases` maps array parameters to the caller's arrays."""
@@ -63,6 +78,8 @@ class Translator(CallTranslator):
         self.function = function  # the device function's name, None in a kernel
         self.return_type: DType | None = None
         self.locals: dict[str, ir.Local] = {}
+        self.tuple_vars: dict[str, tuple[str, ...]] = {}  # variables holding a tuple: elements
+        self.tuple_var_locs: dict[str, ir.Loc] = {}  # where each got its length and types
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
         self.flow = Assignments()
@@ -116,6 +133,7 @@ class Translator(CallTranslator):
         later ones must match it (a Python number converts)."""
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
+        self.refuse_tuple_variable(name, node)
         local = self.locals.get(name)
         if local is None:
             t = declared if declared is not None else self.strong(value, node).type
@@ -133,6 +151,12 @@ class Translator(CallTranslator):
         self.flow.assign(name, assign.loc)
         return assign
 
+    def refuse_tuple_variable(self, name: str, node: ast.AST) -> None:
+        """A variable that holds a tuple cannot become a scalar one."""
+        if name in self.tuple_vars:
+            raise self.error(node, f"'{name}' holds a tuple since {self.tuple_var_locs[name]}: "
+                                   "it cannot take a single value", KernelTypeError)
+
     def store(self, target: ast.Subscript, value: Value, node: ast.AST) -> ir.Stmt:
         """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does."""
         array = self.array_name(target.value)
@@ -149,8 +173,8 @@ class Translator(CallTranslator):
         if isinstance(target, ast.Subscript):
             return self.store(target, value, node)
         if isinstance(target, (ast.Tuple, ast.List)):
-            raise self.error(target, "tuple unpacking is not supported in a kernel: assign "
-                                     "each variable on its own")
+            raise self.error(target, f"cannot unpack a single value into {len(target.elts)} "
+                                     "targets: only a tuple unpacks", KernelTypeError)
         raise self.error(target, f"cannot assign to {ast.unparse(target)}")
 
     def visit_Assign(self, node: ast.Assign) -> list[ir.Stmt] | None:
@@ -158,6 +182,8 @@ class Translator(CallTranslator):
                                                                                    bi.local):
             return self.declare_array(node)
         value = self.visit(node.value)
+        if isinstance(value, TupleValue):
+            return self.assign_tuple(node, value)
         return [self.assign_to(t, value, node) for t in node.targets]
 
     def declare_array(self, node: ast.Assign) -> None:
@@ -179,13 +205,14 @@ class Translator(CallTranslator):
             raise self.error(call.args[0], f"the dtype of {what}() must be a pykern type such as "
                                            "pk.f32", KernelTypeError)
         shape_node = call.args[1]
-        parts = shape_node.elts if isinstance(shape_node, ast.Tuple) else [shape_node]
+        shape_value = self.visit(shape_node)  # a tuple (or a.shape of a declared array) or one int
+        parts = shape_value.elements if isinstance(shape_value, TupleValue) else (shape_value,)
         shape = []
-        for part in parts:
-            value = self.visit(part)
-            if not (isinstance(value, PyConst) and type(value.value) is int and value.value > 0):
-                raise self.error(part, f"the shape of {what}() must be positive constant ints")
-            shape.append(value.value)
+        for k, part in enumerate(parts):
+            if not (isinstance(part, PyConst) and type(part.value) is int and part.value > 0):
+                where = shape_node.elts[k] if isinstance(shape_node, ast.Tuple) else shape_node
+                raise self.error(where, f"the shape of {what}() must be positive constant ints")
+            shape.append(part.value)
         if not 1 <= len(shape) <= 4:
             raise self.error(shape_node, f"{what}() arrays have 1 to 4 dimensions")
         name = node.targets[0].id
@@ -240,6 +267,7 @@ class Translator(CallTranslator):
         """`name: type` alone gives the variable its type; as in Python, it assigns nothing."""
         if name in self.aliases:
             raise self.error(node, f"array '{name}' cannot be re-assigned")
+        self.refuse_tuple_variable(name, node)
         local = self.locals.get(name)
         if local is None:
             self.locals[name] = ir.Local(name=name, type=t, loc=self.loc(node))
@@ -313,6 +341,7 @@ class Translator(CallTranslator):
             raise self.error(it.args[2], "range() step must not be zero")
         start, stop, step = (self.typed(v, t, node.iter) for v in values)
         var = node.target.id
+        self.refuse_tuple_variable(var, node.target)
         local = self.locals.get(var)
         if local is not None and local.type != t:
             raise self.error(node.target, f"loop variable '{var}' would be {t.name}, but it has "
@@ -339,13 +368,16 @@ class Translator(CallTranslator):
         self.flow.next_iteration(f"the continue at {loc}")
         return ir.Continue(loc=loc)
 
-    def visit_Return(self, node: ast.Return) -> ir.Stmt:
+    def visit_Return(self, node: ast.Return) -> ir.Stmt | list[ir.Stmt]:
         stmt = self.return_statement(node)
         self.flow.end_path()
         return stmt
 
-    def return_statement(self, node: ast.Return) -> ir.Stmt:
+    def return_statement(self, node: ast.Return) -> ir.Stmt | list[ir.Stmt]:
         if node.value is None:
+            if self.function is not None and self.return_tuple is not None:
+                raise self.error(node, f"'{self.function}' returns a tuple elsewhere: every "
+                                       "return needs a value")
             if self.function is not None and self.return_type not in (None, dt.void):
                 raise self.error(node, f"'{self.function}' returns {self.return_type.name} "
                                        "elsewhere: every return needs a value")
@@ -356,6 +388,12 @@ class Translator(CallTranslator):
             raise self.error(node, "a kernel cannot return a value: write results into an "
                                    "array parameter")
         value = self.visit(node.value)
+        if isinstance(value, TupleValue):
+            return self.return_tuple_statement(value, node)
+        if self.return_tuple is not None:
+            raise self.error(node, f"'{self.function}' returns a tuple of "
+                                   f"{len(self.return_tuple)} elsewhere, a single value here "
+                                   "(all returns need one type)", KernelTypeError)
         if self.return_type is None:
             self.return_type = self.strong(value, node).type
         elif self.return_type == dt.void:
@@ -394,6 +432,8 @@ class Translator(CallTranslator):
             result = self.visit(value)
             if isinstance(result, (ir.Atomic, ir.Call)):
                 return ir.Eval(value=result, loc=self.loc(node))
+            if isinstance(result, TupleValue) and result.prelude:
+                return list(result.prelude)  # a call of a function that returns a tuple
         raise self.error(node, f"expression statement '{ast.unparse(node)}' has no effect in a "
                                "kernel")
 
@@ -413,33 +453,45 @@ class Translator(CallTranslator):
         if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or len(names) != len(args):
             raise self.error(node, f"{name}() takes {len(names)} argument(s), {len(args)} given")
         scalars: list[tuple[str, ir.Expr]] = []
+        tuples: dict[str, tuple[str, ...]] = {}
         aliases: dict[str, str] = {}
         constants: dict[str, object] = {}
         for pname, arg in zip(names, args):
             array = self.array_name(arg)
             if array is not None:
-                if self.ctx.decls.get(array, None) is not None and \
-                        self.ctx.decls[array].space is ir.MemorySpace.LOCAL:
-                    raise self.error(arg, "pk.local arrays cannot be passed to device functions")
+                # by reference: the body uses the caller's array (a pk.local one is Private
+                # memory, which every function of the invocation reaches)
                 aliases[pname] = array
+                continue
+            obj = self.resolve(arg)
+            if is_compile_time_object(obj):  # a dtype or @pk.func passed on, compiled in
+                constants[pname] = obj
                 continue
             value = self.visit(arg)
             if isinstance(value, PyConst) and isinstance(value.value, str):
                 constants[pname] = value.value
+                continue
+            if isinstance(value, TupleValue):
+                parts, tuples[pname] = self.tuple_argument(pname, value, arg)
+                scalars += parts
                 continue
             scalars.append((pname, self.strong(value, arg)))
         key = (id(fn), tuple((n, v.type) for n, v in scalars), tuple(aliases.items()),
                tuple(constants.items()))
         function = self.ctx.specialisations.get(key)
         if function is None:
-            function = self.translate_function(callee, src, scalars, aliases, constants, node)
+            function = self.translate_function(callee, src, scalars, aliases, constants, node,
+                                               tuples)
             self.ctx.specialisations[key] = function
-        return ir.Call(function=function.name, args=tuple(v for _, v in scalars),
+        call = ir.Call(function=function.name, args=tuple(v for _, v in scalars),
                        type=function.return_type or dt.void, loc=self.loc(node))
+        slots = self.ctx.tuple_returns.get(function.name)
+        return call if slots is None else self.tuple_result(call, slots, self.loc(node))
 
     def translate_function(self, callee: object, src: KernelSource,
                            scalars: list[tuple[str, ir.Expr]], aliases: dict[str, str],
-                           constants: dict[str, object], node: ast.AST) -> ir.Function:
+                           constants: dict[str, object], node: ast.AST,
+                           tuples: dict[str, tuple[str, ...]]) -> ir.Function:
         fn = callee.__wrapped__  # type: ignore[attr-defined]
         name = f"{fn.__name__}_{len(self.ctx.functions)}"
         sub = Translator(src, self.ctx, {}, aliases, constants, function=fn.__name__)
@@ -447,6 +499,9 @@ class Translator(CallTranslator):
             sub.locals[pname] = ir.Local(name=pname, type=value.type, loc=sub.loc(src.tree))
             sub.flow.assign(pname, sub.locals[pname].loc)
         params = tuple(sub.locals.values())
+        for pname, parts in tuples.items():  # a tuple argument: one parameter per element
+            sub.tuple_vars[pname] = parts
+            sub.tuple_var_locs[pname] = sub.loc(src.tree)
         self.ctx.call_stack.append(fn.__qualname__)
         try:
             with recursion_room(src.nesting_depth):
@@ -458,6 +513,9 @@ class Translator(CallTranslator):
                                 linecache.getline(loc.file, loc.line) or None) from None
         finally:
             self.ctx.call_stack.pop()
+        if sub.return_tuple is not None:
+            body = sub.end_of_tuple_function(body, sub.loc(src.tree))
+            self.ctx.tuple_returns[name] = tuple(zip(sub.return_slots, sub.return_tuple))
         rtype = None if sub.return_type in (None, dt.void) else sub.return_type
         if rtype is not None and not (body and isinstance(body[-1], ir.Return)):
             # falling off the end returns zero of the type, so every path has a value

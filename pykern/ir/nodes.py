@@ -467,7 +467,10 @@ class Function(Node):
     scalar parameters (locals assigned from the call's arguments on entry); array arguments
     are not parameters: the body refers to the caller's arrays by name, so a function is
     specialised per array binding too. `return_type` is None for a function that returns
-    nothing. Functions may call each other; never recursively."""
+    nothing. Functions may call each other; never recursively. The IR has no tuples: a
+    function that returns one in the source stores its elements into one-element `pk.local`
+    arrays of the kernel (`ArrayDecl`s named `_pk_retN`) and returns nothing; the caller
+    reads them after the call (see `pykern.frontend.tuples`)."""
 
     name: str
     params: tuple[Local, ...]

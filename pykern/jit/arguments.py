@@ -189,13 +189,26 @@ def array_type_of(kernel_name: str, param: str, value: object) -> ArrayType:
     return ArrayType(*kind)
 
 
-def constexpr_value(kernel_name: str, param: str, value: object) -> bool | int | float | str:
+def constexpr_value(kernel_name: str, param: str, value: object) -> object:
+    """The compile-time value of a constexpr argument: a number, bool, str, dtype or
+    `@pk.func`."""
     if isinstance(value, np.generic):
         value = value.item()
-    if not isinstance(value, (bool, int, float, str)):
-        raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, bool "
-                          f"or str, got {describe_arg(value)}")
+    if isinstance(value, (tuple, list)):  # a shape: numpy ints become Python ints
+        value = tuple(v.item() if isinstance(v, np.generic) else v for v in value)
+    if not dt.is_constexpr_value(value):
+        raise LaunchError(f"{kernel_name}(): constexpr parameter '{param}' expects a number, "
+                          f"bool, str, tuple of numbers, pykern dtype or @pk.func, got "
+                          f"{describe_arg(value)}")
     return value
+
+
+def constexpr_kind(value: object) -> str:
+    """The type part of a constexpr's variant key: 1, 1.0 and True are equal in Python but
+    compile differently, in a tuple too."""
+    if isinstance(value, tuple):
+        return "tuple:" + ",".join(type(v).__name__ for v in value)
+    return type(value).__name__
 
 
 def specialize(kernel_name: str, specs: dict[str, object], args: tuple

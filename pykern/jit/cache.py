@@ -62,14 +62,18 @@ def _describe(value: object, seen: dict[int, str | None]) -> str:
     """A stable text for a value a kernel can see, for the cache key."""
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"{type(value).__name__}:{value!r}"
-    if isinstance(value, (dt.DType, dt.ArrayType, dt.constexpr)):
+    if isinstance(value, tuple):  # a captured shape: each element with its type
+        return "tuple:(" + ",".join(_describe(v, seen) for v in value) + ")"
+    if isinstance(value, dt.constexpr):  # what it holds may be a @pk.func
+        return f"constexpr:{_describe(value.value, seen)}"
+    if isinstance(value, (dt.DType, dt.ArrayType)):
         return repr(value)
     if getattr(value, "is_pykern_func", False):  # translated from its own source, as here
         try:
             src = value.source  # type: ignore[attr-defined]
         except CompileError:  # no source: a call of it fails to translate, so nothing is stored
             return f"func:no source:{getattr(value, '__qualname__', '')}"
-        return f"func:{source_fingerprint(src, seen)}"
+        return f"func:{value.__qualname__}:{source_fingerprint(src, seen)}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
     if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalar
@@ -151,7 +155,10 @@ def source_fingerprint(src: KernelSource, seen: dict[int, str | None] | None = N
 
 
 def _canonical(value: object) -> str:
-    """repr with sets sorted, so the text does not depend on hash randomisation."""
+    """repr with sets sorted, so the text does not depend on hash randomisation; a `@pk.func`
+    (a constexpr argument) by its name and source, so two functions never share a key."""
+    if getattr(value, "is_pykern_func", False) is True:
+        return _describe(value, {})
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(sorted(_canonical(v) for v in value)) + "}"
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

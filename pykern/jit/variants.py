@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from pykern.jit.arguments import specialize
+from pykern.jit.arguments import constexpr_kind, specialize
 from pykern.lang.dtypes import Array, ArrayType, DType, constexpr
 from pykern.tensor.tensor import Tensor
 
@@ -63,7 +63,7 @@ def variant_key(kernel_name: str, params: Mapping[str, object], args: tuple,
     """The key of the variant `args` select (checked against `params`, the annotations)."""
     types, constants = specialize(kernel_name, params, args)  # type: ignore[arg-type]
     return VariantKey(workgroup_for(workgroup, grid_ndim), grid_ndim, tuple(types.items()),
-                      tuple((k, type(v).__name__, v) for k, v in constants.items()), strict)
+                      tuple((k, constexpr_kind(v), v) for k, v in constants.items()), strict)
 
 
 def fast_signature(specs: tuple, args: tuple) -> tuple | None:
@@ -73,8 +73,9 @@ def fast_signature(specs: tuple, args: tuple) -> tuple | None:
     sig = []
     for spec, a in zip(specs, args):
         if spec is constexpr:
-            if type(a) not in (int, float, bool, str):
-                return None
+            if type(a) not in (int, float, bool, str, DType) and \
+                    getattr(a, "is_pykern_func", False) is not True:
+                return None  # a tuple, say: the thorough path
             sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
         elif spec is Array:
             if type(a) is not Tensor:

@@ -157,4 +157,34 @@ local = KernelBuiltin("local", "pk.local(dtype, shape): a small array private to
 barrier = KernelBuiltin("barrier", "pk.barrier(): waits for every invocation of the workgroup "
                                    "and makes their memory writes visible to each other.")
 
+
+
+def _unravel_host(i: int, shape: object) -> tuple[int, ...]:
+    """The C-order multi-index of flat index `i` in `shape`, with Python's // and %."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    out = []
+    for n in reversed(dims[1:]):
+        out.append(i % n)
+        i //= n
+    return (i, *reversed(out))
+
+
+def _ravel_host(index: object, shape: object) -> int:
+    """The flat C-order index of the multi-index `index` in `shape`."""
+    idx = tuple(index) if isinstance(index, (tuple, list)) else (index,)
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if len(idx) != len(dims):
+        raise ValueError(f"pk.ravel(): an index of {len(idx)} for a shape of {len(dims)}")
+    flat = 0
+    for k, n in zip(idx, dims):
+        flat = flat * n + k
+    return flat
+
+
+unravel = KernelBuiltin("unravel", "pk.unravel(i, shape): the multi-index (a tuple of ints) of "
+                                   "flat index i in C order, as i0, i1 = pk.unravel(i, x.shape).",
+                        _unravel_host)
+ravel = KernelBuiltin("ravel", "pk.ravel(index, shape): the flat C-order index of the "
+                               "multi-index `index` (a tuple) in `shape`.", _ravel_host)
+
 ID_BUILTINS = (global_id, local_id, group_id, group_size, num_groups, grid)

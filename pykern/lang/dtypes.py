@@ -130,14 +130,27 @@ class _GenericArray:
 Array = _GenericArray()
 
 
+def is_constexpr_value(value: object) -> bool:
+    """What a `pk.constexpr` may hold: a number, bool or str, a tuple of numbers and bools (a
+    tile shape), a dtype such as `pk.f32` (then the kernel uses it as a type) or a `@pk.func`
+    (then the kernel calls it)."""
+    if isinstance(value, tuple):
+        return all(isinstance(v, (bool, int, float)) for v in value)
+    return isinstance(value, (bool, int, float, str, DType)) or \
+        getattr(value, "is_pykern_func", False) is True
+
+
 class constexpr:  # noqa: N801  (lower case, as users write it like a type)
     """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one compiled
     variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks a global the
-    same way (plain numbers are captured as constants anyway)."""
+    same way (plain numbers are captured as constants anyway). A dtype or a `@pk.func` is a
+    constexpr too: `def k(x: pk.f32[:], op: pk.constexpr)` launched with `op=pk.f32` or a
+    device function compiles one variant per value."""
 
     def __init__(self, value: object):
-        if not isinstance(value, (bool, int, float, str)):
-            raise TypeError(f"pk.constexpr takes a number, bool or str, not {type(value).__name__}")
+        if not is_constexpr_value(value):
+            raise TypeError(f"pk.constexpr takes a number, bool, str, tuple of numbers, pykern "
+                            f"dtype or @pk.func, not {type(value).__name__}")
         self.value = value
 
     def __repr__(self) -> str:

@@ -43,7 +43,8 @@ def test_constexpr_values_of_different_types_are_different_variants():
     x = np.zeros(4, np.float32)
     keys = {key(x, x, 1), key(x, x, 1.0), key(x, x, True)}
     assert len(keys) == 3
-    sigs = {fast_signature(scaled._specs, (pk.asarray(x), pk.asarray(x), v)) for v in (1, 1.0, True)}
+    sigs = {fast_signature(scaled._specs, (pk.asarray(x), pk.asarray(x), v))
+            for v in (1, 1.0, True)}
     assert len(sigs) == 3
 
 
@@ -57,7 +58,7 @@ def test_bad_arguments_are_launch_errors_naming_the_parameter():
     with pytest.raises(pk.LaunchError, match="takes 3 argument"):
         key(x, x)
     with pytest.raises(pk.LaunchError, match="'factor' expects a number"):
-        key(x, x, [1])
+        key(x, x, {1: 2})  # a list would be a tuple constexpr
     with pytest.raises(pk.LaunchError, match="'x' expects an array"):
         key(1.0, x, 2)
 
