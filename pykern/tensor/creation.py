@@ -136,7 +136,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
         if d.is_int:
             for v in (start, start + (n - 1) * step):
                 pr.check_scalar_fits(int(v), d)
-        ct = ew.compute_dtype(d) if d != dt.bool_ else dt.i32
+        ct = pr.compute_dtype(d) if d != dt.bool_ else dt.i32
         _range_kernel(ct)[n](out, start, step, start, False, False)
     return out
 

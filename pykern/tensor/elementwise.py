@@ -378,26 +378,23 @@ def constant(value: object, dtype: DType) -> Tensor:
     return Tensor(t.buffer, (), dtype, (), t.offset)
 
 
-def as_tensor(x: object) -> Tensor:
+def as_tensor(x: object, what: str | None = None) -> Tensor:
     """A tensor operand from a tensor, numpy array/scalar, (nested) list or Python scalar (a
-    0-d tensor of pykern's default dtype for it: bool_, i32, f32)."""
+    0-d tensor of pykern's default dtype for it: bool_, i32, f32). `what` names the operand in
+    the TypeError for anything else."""
     if isinstance(x, Tensor):
         return x
     if pr.is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic, list, tuple)) \
             or hasattr(x, "__array__") or hasattr(x, "__dlpack__"):
         return asarray(x)
+    if what is not None:
+        raise TypeError(f"{what} must be a pk.Tensor, array or number, not {type(x).__name__}")
     raise TypeError(f"expected a pk.Tensor, array or number, got {type(x).__name__}")
 
 
 def _dtype_name(x: object) -> str:
     d = pr.operand_dtype(x)
     return d.name if d is not None else f"Python {type(x).__name__}"
-
-
-def compute_dtype(dtype: DType) -> DType:
-    """The type arithmetic on `dtype` runs in: f16 widens to f32 (rounding once at the store
-    gives numpy's f16 results)."""
-    return dt.f32 if dtype == dt.f16 else dtype
 
 
 def math_dtype(dtype: DType) -> DType:
@@ -487,19 +484,19 @@ def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
         return op, (d if d.is_float else pr.DEFAULT_FLOAT), math_dtype(d)
     if spec.kind == "float":
         out = d if d.is_float else pr.DEFAULT_FLOAT
-        return op, out, compute_dtype(out)
+        return op, out, pr.compute_dtype(out)
     if spec.kind == "same":
         if d == dt.bool_ or (d.kind == dt.UINT and name == "abs") or name == "positive":
             return "copy", d, d  # x, |x|, x*x of bools and |x| of unsigned ints are x
         if name == "sign" and d.kind == dt.UINT:
             op = "sign_unsigned"
-        return op, d, compute_dtype(d)
+        return op, d, pr.compute_dtype(d)
     if spec.kind == "round":
-        return (op if d.is_float else "copy"), d, compute_dtype(d)
+        return (op if d.is_float else "copy"), d, pr.compute_dtype(d)
     if spec.kind == "pred":
         if not d.is_float:
             return ("true" if name == "isfinite" else "false"), dt.bool_, None
-        return op, dt.bool_, compute_dtype(d)
+        return op, dt.bool_, pr.compute_dtype(d)
     if spec.kind == "bitwise":
         if d.is_float:
             raise TypeError(f"{name} needs an integer or bool tensor, not {d.name}")
@@ -569,12 +566,12 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
             return BOOL_ARITH[name], p, p
         if name == "pow" and p == dt.f64:
             return "pow_d", p, p  # Vulkan has no 64-bit pow: pykern.tensor.math64
-        return name, p, compute_dtype(p)
+        return name, p, pr.compute_dtype(p)
     if kind == "divide":
         out = p if p.is_float else pr.DEFAULT_FLOAT
-        return name, out, compute_dtype(out)
+        return name, out, pr.compute_dtype(out)
     if kind == "compare":
-        return name, dt.bool_, compute_dtype(p)
+        return name, dt.bool_, pr.compute_dtype(p)
     if kind == "bitwise":
         if p.is_float:
             raise TypeError(f"{name} needs integer or bool operands, not {p.name}")
@@ -587,7 +584,7 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
         out = p if p.is_float else pr.DEFAULT_FLOAT
         if name in ("logaddexp", "atan2") and out == dt.f64:
             return name + "_d", out, out
-        return name, out, (math_dtype(out) if kind == "floatmath" else compute_dtype(out))
+        return name, out, (math_dtype(out) if kind == "floatmath" else pr.compute_dtype(out))
     return name, dt.bool_, dt.bool_  # logical
 
 
@@ -698,7 +695,7 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
     shape = strided.broadcast_shapes(c.shape, t1.shape, t2.shape)
     out = empty(shape, p)
-    launch("where", compute_dtype(p), [c.broadcast_to(shape), t1.broadcast_to(shape),
+    launch("where", pr.compute_dtype(p), [c.broadcast_to(shape), t1.broadcast_to(shape),
                                        t2.broadcast_to(shape)], out)
     return out
 
@@ -724,7 +721,7 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     hi = _operand(as_strong(max), p, "clip")
     shape = strided.broadcast_shapes(x.shape, lo.shape, hi.shape)
     out = empty(shape, p)
-    launch("clip", compute_dtype(p), [x.broadcast_to(shape), lo.broadcast_to(shape),
+    launch("clip", pr.compute_dtype(p), [x.broadcast_to(shape), lo.broadcast_to(shape),
                                       hi.broadcast_to(shape)], out)
     return out
 

@@ -16,8 +16,12 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
-from pykern.tensor._support import (accumulator, fill, as_tensor, batch_pieces, broadcast_shapes,
-                       broadcast_strides, cdiv, is_cpu_device, loop_budget, prod, promote, view)
+from pykern.tensor.creation import fill
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import accumulator, promote
+from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
+                                   view)
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64)

@@ -23,10 +23,15 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg
-from pykern.tensor._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor,
-                                    batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
-                                    check_dtype_in, check_int, compute_float, contiguous, fill,
-                                    is_cpu_device, loop_budget, normalize_axis, prod, view)
+from pykern.tensor.checks import check_dtype_in, check_int
+from pykern.tensor.creation import fill
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
+                                     compute_float, promote)
+from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
+                                   collapse, prod, view)
+from pykern.tensor.tensor import normalize_axis
 from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
@@ -54,7 +59,7 @@ def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
     check_dtype_in(x, FLOATS, op, "x")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d; it needs an axis to normalise along")
-    axis = normalize_axis(axis, x.ndim, op)
+    axis = normalize_axis(axis, x.ndim, op=op)
     out = empty(x.shape, x.dtype)
     if out.size == 0:
         return out
@@ -305,14 +310,13 @@ def _as_rows(x: Tensor, nlead: int, length: int) -> Tensor:
     """x as (lead..., length): its trailing dims merged, copied when their strides forbid."""
     shape, (strides,) = _merge_tail(x.shape[nlead:], x.element_strides[nlead:])
     if len(shape) > 1:
-        x = contiguous(x)
+        x = x.contiguous()
         strides = (1,)
     return view(x, x.shape[:nlead] + (length,), x.element_strides[:nlead] + strides)
 
 
 def _merge_tail(shape: tuple[int, ...], strides: tuple[int, ...]
                 ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    from pykern.tensor._support import collapse
     cshape, cstrides = collapse(shape, [strides])
     if not cshape:
         return (1,), [(1,)]
@@ -322,7 +326,7 @@ def _merge_tail(shape: tuple[int, ...], strides: tuple[int, ...]
 def _as_vector(p: Tensor, length: int) -> Tensor:
     shape, (strides,) = _merge_tail(p.shape, p.element_strides)
     if len(shape) > 1:
-        p = contiguous(p)
+        p = p.contiguous()
         strides = (1,)
     return view(p, (length,), strides)
 
@@ -439,7 +443,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
     if c != c2:
         raise ValueError(f"{op}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
                          f"{w.shape})")
-    out_dtype = linalg.promote(x.dtype, w.dtype)
+    out_dtype = promote(x.dtype, w.dtype)
     b = None
     if bias is not None:
         b = as_tensor(bias, f"{op}: bias")
@@ -460,8 +464,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
         if b is None:
             fill(out, 0)
         else:
-            from pykern.tensor._support import copy_into
-            copy_into(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
+            assign(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
         return out
     cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
     ksize = c * kh * kw
@@ -618,7 +621,7 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"{op}: scale must be a number or None, not {type(scale).__name__}")
     batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=op)
-    out_dtype = linalg.promote(q.dtype, k.dtype, v.dtype)
+    out_dtype = promote(q.dtype, k.dtype, v.dtype)
     out = empty(batch + (lq, dv), out_dtype)
     if out.size == 0:
         return out

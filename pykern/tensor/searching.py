@@ -81,7 +81,7 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
     if x1.shape[0] == 0:
         from pykern.tensor.creation import fill
         return fill(out, 0)
-    kernel = search_kernel(ew.compute_dtype(p))
+    kernel = search_kernel(pr.compute_dtype(p))
     for job in strided.plan(out.shape, [v, out]):
         kernel[job.n](x1, job.views[0], job.views[1], side, job.nd)
     return out

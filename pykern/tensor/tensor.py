@@ -49,15 +49,20 @@ def _ops() -> Any:
     return ops
 
 
-def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
-    """`axis` in 0..ndim-1 (negative counts from the end); ValueError naming it otherwise."""
+def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "") -> int:
+    """`axis` in 0..ndim-1 (negative counts from the end): TypeError for a non-integer (bools
+    included), ValueError naming it when out of range; `op` prefixes the messages."""
+    prefix = f"{op}: " if op else ""
     try:
-        a = operator.index(axis)
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError
+        a = operator.index(axis)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(axis).__name__}") from None
+        raise TypeError(f"{prefix}{what} must be an int, not {type(axis).__name__}") from None
     if not -ndim <= a < ndim:
-        raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dimension(s)")
-    return a % ndim if ndim else a
+        raise ValueError(f"{prefix}{what} {axis} is out of range for a tensor of {ndim} "
+                         "dimension(s)")
+    return a % ndim
 
 
 class Tensor:
