@@ -13,6 +13,8 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.indexing import take
+from pykern.tensor.scan import cumsum
 
 
 @pk.func
@@ -73,8 +75,7 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     if sorter is not None:
-        from pykern.tensor import other
-        x1 = other("take")(x1, ew.as_tensor(sorter))
+        x1 = take(x1, ew.as_tensor(sorter))
     p = pr.result_type(x1, x2)
     v = x2 if isinstance(x2, Tensor) else ew.constant(x2, p)
     out = empty(v.shape, dt.i64)
@@ -107,12 +108,11 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
     x = ew.as_tensor(x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor is not supported; use nonzero(x[None])")
-    from pykern.tensor import other
     mask = ew.binary("not_equal", x, 0).astype(dt.i64).reshape(-1)
     n = mask.shape[0]
     if n == 0:
         return tuple(empty((0,), dt.i64) for _ in range(x.ndim))
-    pos = other("cumsum")(mask, axis=0)
+    pos = cumsum(mask, axis=0)
     total = int(pos[n - 1].item())
     flat = empty((total,), dt.i64)
     if total:
@@ -131,9 +131,8 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
 def repeat_indices(repeats: Tensor) -> Tensor:
     """For per-element repeat counts r: the source index of each output element (i64), i.e.
     k repeated r[k] times, computed as searchsorted(cumsum(r), arange(total), 'right')."""
-    from pykern.tensor import other
     from pykern.tensor.creation import arange
-    ends = other("cumsum")(repeats.astype(dt.i64), axis=0)
+    ends = cumsum(repeats.astype(dt.i64), axis=0)
     total = int(ends[ends.shape[0] - 1].item()) if ends.shape[0] else 0
     if total < 0:
         raise ValueError("repeat: repeats must be >= 0")
