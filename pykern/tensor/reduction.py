@@ -401,7 +401,7 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
         # integers sum exactly in 64 bits, then divide
         total = empty(prob.out_shape, _exact_sum_dtype(x.dtype))
         run("sum", prob, total.dtype, total.reshape(-1))
-        ew.binary("divide", total.astype(dt.f32), float(prob.n_red), out=out)
+        ew.divide(total.astype(dt.f32), float(prob.n_red), out=out)
         return out
     run("sum", prob, pr.compute_float(x.dtype), out.reshape(-1), fin="mean", den=prob.n_red)
     return out

@@ -91,7 +91,7 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
 def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
     """The number of nonzero elements (i64, the standard's index dtype) over `axis`."""
     from pykern.tensor.reduction import sum as _sum
-    return _sum(ew.binary("not_equal", ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
+    return _sum(ew.not_equal(ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
                 dtype=dt.i64)
 
 
@@ -108,7 +108,7 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
     x = ew.as_tensor(x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor is not supported; use nonzero(x[None])")
-    mask = ew.binary("not_equal", x, 0).astype(dt.i64).reshape(-1)
+    mask = ew.not_equal(x, 0).astype(dt.i64).reshape(-1)
     n = mask.shape[0]
     if n == 0:
         return tuple(empty((0,), dt.i64) for _ in range(x.ndim))
@@ -124,7 +124,7 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
         strides.append(stride)
         stride *= s
     for s, st in zip(x.shape, reversed(strides)):
-        result.append(ew.binary("remainder", ew.binary("floor_divide", flat, st), s))
+        result.append(ew.remainder(ew.floor_divide(flat, st), s))
     return tuple(result)
 
 
