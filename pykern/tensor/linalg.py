@@ -22,6 +22,7 @@ from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import accumulator, promote
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
                                    view)
+from pykern.tensor.unravel import unravel2
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64)
@@ -172,9 +173,8 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
         j = pk.global_id(0)
         i = pk.global_id(1)
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         acc: ACC = 0
         for kk in range(a.shape[3]):
             acc += ACC(a[z1, z2, i, kk]) * ACC(b[z1, z2, kk, j])
@@ -213,9 +213,8 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         M = a.shape[2]
         K = a.shape[3]
         N = b.shape[3]
@@ -298,9 +297,8 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         M = a.shape[2]
         N = b.shape[3]
         for i in range(TM):

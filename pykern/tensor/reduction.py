@@ -36,6 +36,7 @@ from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.unravel import unravel4
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
@@ -55,15 +56,10 @@ def load(x, o, r, base, layout):
         return x[o, r]
     else:
         k = base + r
-        n3 = x.shape[3]
-        n2 = x.shape[2]
-        n1 = x.shape[1]
-        i3 = k % n3
-        q = k // n3
-        i2 = q % n2
-        q = q // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel4(k, x, 0)
+        i1 = unravel4(k, x, 1)
+        i2 = unravel4(k, x, 2)
+        i3 = unravel4(k, x, 3)
         return x[i0, i1, i2, i3]
 
 

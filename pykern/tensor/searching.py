@@ -15,6 +15,7 @@ from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.indexing import take
 from pykern.tensor.scan import cumsum
+from pykern.tensor.unravel import unravel4
 
 
 @pk.func
@@ -33,15 +34,10 @@ def search_kernel(ct: DType) -> pk.Kernel:
         if nd == 1:
             value = CT(v[i])
         else:
-            n3 = out.shape[3]
-            n2 = out.shape[2]
-            n1 = out.shape[1]
-            i3 = i % n3
-            q = i // n3
-            i2 = q % n2
-            q = q // n2
-            i1 = q % n1
-            i0 = q // n1
+            i0 = unravel4(i, out, 0)
+            i1 = unravel4(i, out, 1)
+            i2 = unravel4(i, out, 2)
+            i3 = unravel4(i, out, 3)
             value = CT(v[i0, i1, i2, i3])
         lo = 0
         hi = len(x1)
