@@ -419,57 +419,85 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
 
         y = pk.conv2d(images, filters, bias, stride=2, padding=1)
     """
-    op = "conv2d"
-    x, w = as_tensor(x, f"{op}: x"), as_tensor(w, f"{op}: w")
-    check_dtype_in(x, NUMERIC, op, "x")
-    check_dtype_in(w, NUMERIC, op, "w")
-    if x.ndim != 4:
-        raise ValueError(f"{op}: x must be 4-d (N, C, H, W), got shape {x.shape}")
-    if w.ndim != 4:
-        raise ValueError(f"{op}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
-    sh, sw = _pair(stride, op, "stride", 1)
-    ph, pw = _pair(padding, op, "padding", 0)
-    dh, dw = _pair(dilation, op, "dilation", 1)
-    n, c, h, wd = x.shape
-    o, c2, kh, kw = w.shape
-    if c != c2:
-        raise ValueError(f"{op}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
-                         f"{w.shape})")
-    out_dtype = promote(x.dtype, w.dtype)
-    b = None
-    if bias is not None:
-        b = as_tensor(bias, f"{op}: bias")
-        check_dtype_in(b, NUMERIC, op, "bias")
-        if b.shape != (o,):
-            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
-    if kh == 0 or kw == 0:
-        raise ValueError(f"{op}: the kernel size must be at least 1x1, got w of shape {w.shape}")
-    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
-        raise ValueError(f"{op}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than the "
-                         f"padded input ({h + 2 * ph}x{wd + 2 * pw})")
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    out = empty((n, o, oh, ow), out_dtype)
+    x, w = _conv_inputs(x, w)
+    sh, sw = _pair(stride, CONV, "stride", 1)
+    ph, pw = _pair(padding, CONV, "padding", 0)
+    dh, dw = _pair(dilation, CONV, "dilation", 1)
+    b = _conv_bias(x, w, bias)
+    oh, ow = _conv_output_size(x, w, (sh, sw), (ph, pw), (dh, dw))
+    out = empty((x.shape[0], w.shape[0], oh, ow), promote(x.dtype, w.dtype))
     if out.size == 0:
         return out
-    if c == 0:
+    if x.shape[1] == 0:  # no input channels: the bias alone
         if b is None:
             fill(out, 0)
         else:
             assign(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
         return out
+    _conv_launch(x, w, b, out, (sh, sw, ph, pw, dh, dw))
+    return out
+
+
+CONV = "conv2d"  # the op's name in errors
+
+
+def _conv_inputs(x: object, w: object) -> tuple[Tensor, Tensor]:
+    """x and w as 4-d numeric tensors."""
+    x, w = as_tensor(x, f"{CONV}: x"), as_tensor(w, f"{CONV}: w")
+    check_dtype_in(x, NUMERIC, CONV, "x")
+    check_dtype_in(w, NUMERIC, CONV, "w")
+    if x.ndim != 4:
+        raise ValueError(f"{CONV}: x must be 4-d (N, C, H, W), got shape {x.shape}")
+    if w.ndim != 4:
+        raise ValueError(f"{CONV}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
+    return x, w
+
+
+def _conv_bias(x: Tensor, w: Tensor, bias: object) -> Tensor | None:
+    """The bias as an (O,) tensor, or None; checks that x and w agree on the channels."""
+    c, c2, o = x.shape[1], w.shape[1], w.shape[0]
+    if c != c2:
+        raise ValueError(f"{CONV}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
+                         f"{w.shape})")
+    if bias is None:
+        return None
+    b = as_tensor(bias, f"{CONV}: bias")
+    check_dtype_in(b, NUMERIC, CONV, "bias")
+    if b.shape != (o,):
+        raise ValueError(f"{CONV}: bias must have shape ({o},), got {b.shape}")
+    return b
+
+
+def _conv_output_size(x: Tensor, w: Tensor, stride: tuple[int, int], padding: tuple[int, int],
+                      dilation: tuple[int, int]) -> tuple[int, int]:
+    """(OH, OW); ValueError when the dilated kernel does not fit the padded input."""
+    (h, wd), (kh, kw) = x.shape[2:], w.shape[2:]
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    if kh == 0 or kw == 0:
+        raise ValueError(f"{CONV}: the kernel size must be at least 1x1, got w of shape "
+                         f"{w.shape}")
+    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
+        raise ValueError(f"{CONV}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than "
+                         f"the padded input ({h + 2 * ph}x{wd + 2 * pw})")
+    return (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+
+
+def _conv_launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor,
+                 geometry: tuple[int, int, int, int, int, int]) -> None:
+    """The implicit-GEMM launch: tiles by the output's channel count and the device."""
+    n, c = x.shape[:2]
+    o, _, kh, kw = w.shape
     cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
     ksize = c * kh * kw
     budget = loop_budget()
     if budget is not None and cdiv(ksize, cfg.bk) > budget:
-        raise ValueError(f"{op}: C·KH·KW = {ksize} is more than this device runs in one "
+        raise ValueError(f"{CONV}: C·KH·KW = {ksize} is more than this device runs in one "
                          "invocation")
-    bv = b if b is not None else _dummy(out_dtype)
-    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out_dtype, cfg, b is not None)
-    m = n * oh * ow
+    bv = b if b is not None else _dummy(out.dtype)
+    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out.dtype, cfg, b is not None)
+    m = n * out.shape[2] * out.shape[3]
     grid = (cdiv(o, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy)
-    kern[grid](x, w, bv, out, sh, sw, ph, pw, dh, dw)
-    return out
+    kern[grid](x, w, bv, out, *geometry)
 
 
 @functools.lru_cache(maxsize=None)
