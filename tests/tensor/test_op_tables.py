@@ -87,3 +87,15 @@ def test_unravel_gives_numpys_coordinates():
         if len(dims) < 4:
             expected[:, 0] = flat // int(np.prod(dims[1:]))
         np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_one_axis_rule_for_methods_and_ops():
+    t = pk.asarray(np.ones((1, 3), np.float32))
+    assert t.unsqueeze(np.int64(0)).shape == (1, 1, 3)
+    assert pk.softmax(t, axis=np.int32(-1)).shape == (1, 3)
+    for call in (lambda: t.squeeze(True), lambda: pk.softmax(t, axis=True),
+                 lambda: pk.cumsum(t, axis=True)):
+        with pytest.raises(TypeError, match="axis must be an int"):
+            call()
+    with pytest.raises(ValueError, match="softmax: axis 2 is out of range"):
+        pk.softmax(t, axis=2)
