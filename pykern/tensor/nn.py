@@ -507,9 +507,7 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
     FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
-    NT = WGX * WGY  # noqa: N806
-    LOADS_A = cdiv(BM * BK, NT)  # noqa: N806
-    LOADS_B = cdiv(BN * BK, NT)  # noqa: N806
+    NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
     HAS_BIAS = has_bias  # noqa: N806
 
     @pk.kernel(workgroup=(WGX, WGY, 1))
