@@ -52,19 +52,9 @@ from pykern.tensor.linalg import matmul
 from pykern.tensor.nn import attention, conv2d, layer_norm, log_softmax, one_hot, softmax
 from pykern.tensor.scan import cumsum
 from pykern.tensor.sort import argsort, sort, topk
-from pykern.tensor import elementwise as _ew
-from pykern.tensor import reduction as _reduction
+from pykern.lang.builtins import serve_tensors as _serve_tensors
+from pykern.tensor.kernel_names import TENSOR_FUNCTIONS as _TENSOR_FUNCTIONS
 
-# The math names of the kernel language that are also tensor functions: one object each,
-# resolved by identity inside kernels, running the op on tensors outside (see builtins).
-for _builtin, _op in (
-        (abs, _ew.abs), (acos, _ew.acos), (asin, _ew.asin), (atan, _ew.atan),
-        (atan2, _ew.atan2), (ceil, _ew.ceil), (clamp, _ew.clip), (copysign, _ew.copysign),
-        (cos, _ew.cos), (cosh, _ew.cosh), (erf, _ew.erf), (exp, _ew.exp), (exp2, _ew.exp2),
-        (floor, _ew.floor), (isinf, _ew.isinf), (isnan, _ew.isnan), (log, _ew.log),
-        (log2, _ew.log2), (max, _reduction.max), (min, _reduction.min), (pow, _ew.pow),
-        (round, _ew.round), (rsqrt, _ew.rsqrt), (select, _ew.where), (sin, _ew.sin),
-        (sinh, _ew.sinh), (sqrt, _ew.sqrt), (tan, _ew.tan), (tanh, _ew.tanh),
-        (trunc, _ew.trunc)):
-    _builtin.serves_tensors(_op)
-del _builtin, _op
+# pk.exp, pk.abs, ...: the kernel names that also run the op library on tensors (one object
+# each); the builtins' registration hook, called once here
+_serve_tensors(_TENSOR_FUNCTIONS)

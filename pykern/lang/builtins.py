@@ -3,10 +3,11 @@
 These are real Python objects so that the frontend can resolve `pk.sqrt`, `from pykern import
 sqrt` or any alias to the same thing by identity. Called from ordinary Python (outside a kernel)
 they raise, except the math functions. A math name that is also a tensor function of the op
-library (`pk.exp`, `pk.abs`, `pk.max`, ...) is one object for both: `pykern/__init__.py` gives it
-that function (`serves_tensors`), which it runs on tensors, arrays and scalars alike (scalars
-give a 0-d tensor, computed by the same kernel as a tensor's elements), so every elementwise
-function takes Python and numpy scalars the same way. The others (`fma`) compute on numbers on
+library (`pk.exp`, `pk.abs`, `pk.max`, ...) is one object for both: `import pykern` registers
+that function through the hook `serve_tensors` (the table is pykern.tensor.kernel_names),
+which it runs on tensors, arrays and scalars alike (scalars give a 0-d tensor, computed by the
+same kernel as a tensor's elements), so every elementwise function takes Python and numpy
+scalars the same way. The others (`fma`) compute on numbers on
 the host, and so do `pk.min`/`pk.max` of two or more numbers (Python's `min`/`max`; of one
 argument they are the reductions).
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -60,6 +61,14 @@ class KernelBuiltin:
         return f"<pykern builtin {self.name}>"
 
 
+def serve_tensors(functions: Iterable[tuple[KernelBuiltin, Callable]]) -> None:
+    """The op library's registration hook: each (builtin, function) pair makes the function what
+    the builtin does outside kernels on tensors (`KernelBuiltin.serves_tensors`). The builtins
+    know nothing of tensors; `import pykern` calls this once with the library's table."""
+    for builtin, op in functions:
+        builtin.serves_tensors(op)
+
+
 def _id_builtin(name: str, what: str) -> KernelBuiltin:
     return KernelBuiltin(name, f"pk.{name}(dim): {what} along dimension dim (0, 1 or 2), an i32.")
 
@@ -73,8 +82,8 @@ grid = _id_builtin("grid", "the launch's logical size (the grid of kernel[grid])
 
 
 def _math(name: str, doc: str, host: Callable | None = None) -> KernelBuiltin:
-    """A math name. `pykern/__init__.py` gives all but fma an op-library function
-    (`serves_tensors`), which then runs every call outside a kernel: only fma needs `host`."""
+    """A math name. `import pykern` gives all but fma an op-library function (`serve_tensors`),
+    which then runs every call outside a kernel: only fma needs `host`."""
     return KernelBuiltin(name, f"pk.{name}: {doc}", host)
 
 

@@ -10,33 +10,10 @@
 - `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, conv2d, attention,
   sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
 - `math64`: the exp/log family in f64 (Vulkan has no 64-bit transcendentals)
-- `promotion`: the type promotion rules; `strided`: broadcasting and launch planning
+- `promotion`: the type promotion and accumulator rules; `strided`: broadcasting, views and
+  launch planning; `checks`: argument checks; `device_limits`: what the device allows
 - `namespace`: the Python array API namespace (`pykern.array_api`)
 
-The ops modules are imported by `import pykern`, not here: they are `@pk.kernel` users and
-need `pykern` itself first.
+Every module imports the ones it calls; `pykern/__init__.py` imports the public names. They
+are `@pk.kernel` users, so they need `pykern` itself first.
 """
-
-from __future__ import annotations
-
-import importlib
-from collections.abc import Callable
-from typing import Any
-
-
-# modules holding the linear-algebra, neural-network, sorting, indexing and scan ops
-OTHER_MODULES = ("linalg", "nn", "sort", "indexing", "scan")
-
-
-def other(name: str) -> Callable[..., Any]:
-    """The op `name` from the linalg/nn/sort/indexing/scan modules (imported on first use, so
-    the rest of the library works without them)."""
-    for module in OTHER_MODULES:
-        try:
-            mod = importlib.import_module(f"{__name__}.{module}")
-        except ImportError:
-            continue
-        fn = getattr(mod, name, None)
-        if fn is not None:
-            return fn
-    raise NotImplementedError(f"pykern has no '{name}' op yet")

@@ -16,6 +16,7 @@ from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _like_dtype, empty
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
+from pykern.tensor.unravel import unravel3
 
 Shape = int | Sequence[int]
 
@@ -136,7 +137,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
         if d.is_int:
             for v in (start, start + (n - 1) * step):
                 pr.check_scalar_fits(int(v), d)
-        ct = ew.compute_dtype(d) if d != dt.bool_ else dt.i32
+        ct = pr.compute_dtype(d) if d != dt.bool_ else dt.i32
         _range_kernel(ct)[n](out, start, step, start, False, False)
     return out
 
@@ -175,11 +176,9 @@ def linspace(start: float, stop: float, num: int, dtype: object = None, *,
 @pk.kernel
 def _triangle(x: pk.Array, out: pk.Array, k: int, lower: pk.constexpr):
     i = pk.global_id(0)
-    n = out.shape[2]
-    m = out.shape[1]
-    col = i % n
-    row = (i // n) % m
-    b = i // (n * m)
+    b = unravel3(i, out, 0)
+    row = unravel3(i, out, 1)
+    col = unravel3(i, out, 2)
     keep = col - row <= k if lower else col - row >= k
     if keep:
         out[b, row, col] = x[b, row, col]

@@ -18,10 +18,14 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
-from pykern.tensor._support import (INDEX_DTYPES, accumulator, as_tensor, batch_pieces,
-                                    broadcast_shapes, broadcast_strides, check_dtype_in, collapse,
-                                    contiguous, copy_into, loop_budget, normalize_axis, prod,
-                                    promote, view)
+from pykern.tensor.checks import check_dtype_in
+from pykern.tensor.device_limits import loop_budget
+from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.promotion import INTS as INDEX_DTYPES, accumulator, promote
+from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, collapse,
+                                   prod, view)
+from pykern.tensor.tensor import normalize_axis
+from pykern.tensor.unravel import unravel3
 
 ATOMIC_ADD_DTYPES = (dt.i32, dt.u32, dt.i64, dt.u64, dt.f32)
 
@@ -52,13 +56,13 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
         for t in ts:
             if t.size:
                 dst = view(out, t.shape, _row_major(t.shape), out.offset + start)
-                copy_into(dst, t)
+                assign(dst, t)
             start += t.size
         return out
     first = ts[0]
     if first.ndim == 0:
         raise ValueError(f"{op}: 0-d tensors cannot be concatenated (use stack)")
-    axis = normalize_axis(axis, first.ndim, op)
+    axis = normalize_axis(axis, first.ndim, op=op)
     for i, t in enumerate(ts):
         if t.ndim != first.ndim:
             raise ValueError(f"{op}: all tensors must have the same number of dimensions; "
@@ -72,7 +76,7 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
     st = out.element_strides
     for t in ts:
         if t.size:
-            copy_into(view(out, t.shape, st, out.offset + start * st[axis]), t)
+            assign(view(out, t.shape, st, out.offset + start * st[axis]), t)
         start += t.shape[axis]
     return out
 
@@ -90,13 +94,13 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
         if t.shape != shape:
             raise ValueError(f"{op}: all tensors must have the same shape; tensors[0] is "
                              f"{shape}, tensors[{i}] is {t.shape}")
-    axis = normalize_axis(axis, len(shape) + 1, op)
+    axis = normalize_axis(axis, len(shape) + 1, op=op)
     out_dtype = promote(*(t.dtype for t in ts))
     out = empty(shape[:axis] + (len(ts),) + shape[axis:], out_dtype)
     st = out.element_strides
     sub = st[:axis] + st[axis + 1:]
     for i, t in enumerate(ts):
-        copy_into(view(out, shape, sub, out.offset + i * st[axis]), t)
+        assign(view(out, shape, sub, out.offset + i * st[axis]), t)
     return out
 
 
@@ -146,13 +150,13 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     op = "take"
     x = as_tensor(x, f"{op}: x")
     if axis is None:
-        x = contiguous(x)
+        x = x.contiguous()
         x = view(x, (x.size,), (1,))
         axis = 0
     else:
         if x.ndim == 0:
             raise ValueError(f"{op}: x is 0-d; use axis=None")
-        axis = normalize_axis(axis, x.ndim, op)
+        axis = normalize_axis(axis, x.ndim, op=op)
     n = x.shape[axis]
     ind = _index_tensor(indices, op, n)
     pre, post = x.shape[:axis], x.shape[axis + 1:]
@@ -163,7 +167,7 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
         raise IndexError(f"{op}: cannot take from an empty axis")
     ishape, (istr,) = collapse(ind.shape, [ind.element_strides])
     if len(ishape) > 1:
-        ind = contiguous(ind)
+        ind = ind.contiguous()
         istr = (1,)
     nidx = ind.size
     iv = view(ind, (nidx,), istr[-1:] if istr else (1,))
@@ -217,7 +221,7 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     op = "take_along_axis"
     x = as_tensor(x, f"{op}: x")
     if axis is None:
-        x = contiguous(x)
+        x = x.contiguous()
         x = view(x, (x.size,), (1,))
         axis = 0
         ind = _index_tensor(indices, op, x.shape[0])
@@ -226,7 +230,7 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     else:
         if x.ndim == 0:
             raise ValueError(f"{op}: x is 0-d")
-        axis = normalize_axis(axis, x.ndim, op)
+        axis = normalize_axis(axis, x.ndim, op=op)
         ind = _index_tensor(indices, op, x.shape[axis])
     if ind.ndim != x.ndim:
         raise ValueError(f"{op}: indices must have as many dimensions as x ({x.ndim}), got "
@@ -264,12 +268,9 @@ def _along_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
     def take_along4(x: x_dt[:, :, :, :], ind: i_dt[:, :, :, :], out: x_dt[:, :, :, :]):
         j = pk.global_id(0)
         r = pk.global_id(1)
-        n1 = out.shape[1]
-        n2 = out.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, out, 0)
+        i1 = unravel3(r, out, 1)
+        i2 = unravel3(r, out, 2)
         n = x.shape[3]
         k: IT = ind[i0, i1, i2, j]
         if k < 0:
@@ -300,7 +301,7 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
     src = as_tensor(src, f"{op}: src")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")
-    axis = normalize_axis(axis, x.ndim, op)
+    axis = normalize_axis(axis, x.ndim, op=op)
     ind = _index_tensor(index, op, x.shape[axis], "index", negative_ok=False)
     if not (ind.ndim == src.ndim == x.ndim):
         raise ValueError(f"{op}: x, index and src must have the same number of dimensions, got "
@@ -312,7 +313,7 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
     out = empty(x.shape, x.dtype)
     if out.size == 0:
         return out
-    copy_into(out, x)
+    assign(out, x)
     if ind.size == 0:
         return out
     n, m = x.shape[axis], ind.shape[axis]
@@ -348,12 +349,9 @@ def _scatter_atomic_kernel(o_dt: DType, i_dt: DType, s_dt: DType) -> pk.Kernel:
                            src: s_dt[:, :, :, :]):
         j = pk.global_id(0)
         r = pk.global_id(1)
-        n1 = ind.shape[1]
-        n2 = ind.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, ind, 0)
+        i1 = unravel3(r, ind, 1)
+        i2 = unravel3(r, ind, 2)
         k = ind[i0, i1, i2, j]
         if k >= 0 and k < out.shape[3]:
             pk.atomic_add(out, (i0, i1, i2, k), o_dt(src[i0, i1, i2, j]))
@@ -370,12 +368,9 @@ def _scatter_gather_kernel(o_dt: DType, i_dt: DType, s_dt: DType) -> pk.Kernel:
                            src: s_dt[:, :, :, :]):
         t = pk.global_id(0)  # the output position along the axis
         r = pk.global_id(1)
-        n1 = ind.shape[1]
-        n2 = ind.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, ind, 0)
+        i1 = unravel3(r, ind, 1)
+        i2 = unravel3(r, ind, 2)
         acc: ACC = ACC(out[i0, i1, i2, t])
         hit = False
         for j in range(ind.shape[3]):

@@ -16,8 +16,13 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
-from pykern.tensor._support import (accumulator, fill, as_tensor, batch_pieces, broadcast_shapes,
-                       broadcast_strides, cdiv, is_cpu_device, loop_budget, prod, promote, view)
+from pykern.tensor.creation import fill
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import accumulator, promote
+from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
+                                   view)
+from pykern.tensor.unravel import unravel2
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64)
@@ -42,6 +47,21 @@ class TileConfig:
     @property
     def bn(self) -> int:
         return self.wgx * self.tn
+
+    @property
+    def threads(self) -> int:
+        """Invocations per workgroup."""
+        return self.wgx * self.wgy
+
+    @property
+    def loads_a(self) -> int:
+        """Elements of the BM×BK slice of A each invocation stages in shared memory."""
+        return cdiv(self.bm * self.bk, self.threads)
+
+    @property
+    def loads_b(self) -> int:
+        """Elements of the BK×BN slice of B each invocation stages."""
+        return cdiv(self.bn * self.bk, self.threads)
 
 
 # GPUs: 64×128 tiles of 4×8 per invocation (256 invocations), K by 8; 64×64 (4×4) when the
@@ -168,9 +188,8 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
         j = pk.global_id(0)
         i = pk.global_id(1)
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         acc: ACC = 0
         for kk in range(a.shape[3]):
             acc += ACC(a[z1, z2, i, kk]) * ACC(b[z1, z2, kk, j])
@@ -188,9 +207,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
     FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
-    NT = WGX * WGY  # noqa: N806
-    LOADS_A = cdiv(BM * BK, NT)  # noqa: N806
-    LOADS_B = cdiv(BN * BK, NT)  # noqa: N806
+    NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
     A_K = a_kfast  # noqa: N806
     B_N = b_nfast  # noqa: N806
 
@@ -209,9 +226,8 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         M = a.shape[2]
         K = a.shape[3]
         N = b.shape[3]
@@ -294,9 +310,8 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        nb2 = c.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, c, 0)
+        z2 = unravel2(z, c, 1)
         M = a.shape[2]
         N = b.shape[3]
         for i in range(TM):

@@ -11,6 +11,7 @@ from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import strided
+from pykern.tensor.indexing import take
 
 
 def _axes(axis: int | Sequence[int] | None, ndim: int) -> list[int]:
@@ -166,8 +167,7 @@ def repeat(x: object, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
     if reps.dtype.is_float or reps.dtype == dt.bool_:
         raise TypeError(f"repeat: repeats must be integers, not {reps.dtype.name}")
     index = repeat_indices(reps)
-    from pykern.tensor import other
-    return other("take")(x, index, axis=axis)
+    return take(x, index, axis=axis)
 
 
 def meshgrid(*arrays: object, indexing: str = "xy") -> list[Tensor]:

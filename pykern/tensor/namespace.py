@@ -28,7 +28,6 @@ from pykern.tensor.tensor import Tensor
 from pykern.tensor.tensor import asarray as _asarray
 from pykern.tensor.tensor import empty as _empty
 from pykern.tensor.tensor import empty_like as _empty_like
-from pykern.tensor import other as _other
 from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
                                     triu, zeros, zeros_like)
 from pykern.tensor.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
@@ -42,6 +41,13 @@ from pykern.tensor.elementwise import (abs, acos, acosh, add, asin, asinh, atan,
                                        round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
                                        tanh, trunc, where)
 from pykern.tensor.elementwise import as_tensor as _as_tensor
+from pykern.tensor.indexing import concat as _concat
+from pykern.tensor.indexing import stack as _stack
+from pykern.tensor.indexing import take as _take
+from pykern.tensor.linalg import matmul as _matmul
+from pykern.tensor.scan import cumsum as _cumsum
+from pykern.tensor.sort import argsort as _argsort
+from pykern.tensor.sort import sort as _sort
 from pykern.tensor.elementwise import astype as _astype
 from pykern.tensor.manipulation import (broadcast_arrays, broadcast_to, expand_dims, flip,
                                         matrix_transpose, meshgrid, moveaxis, permute_dims, repeat,
@@ -215,7 +221,7 @@ def imag(x: Tensor, /) -> Tensor:
 
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
-    return _other("matmul")(x1, x2)
+    return _matmul(x1, x2)
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
@@ -278,28 +284,28 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     if axis is None:
-        return _other("concat")([_as_tensor(a).reshape(-1) for a in arrays], axis=0)
-    return _other("concat")(list(arrays), axis=axis)
+        return _concat([_as_tensor(a).reshape(-1) for a in arrays], axis=0)
+    return _concat(list(arrays), axis=axis)
 
 
 def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
-    return _other("stack")(list(arrays), axis=axis)
+    return _stack(list(arrays), axis=axis)
 
 
 def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
-    return _other("take")(x, indices, axis=axis)
+    return _take(x, indices, axis=axis)
 
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
          stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
     """Sorted along `axis` (always stable)."""
-    return _other("sort")(x, axis=axis, descending=descending)
+    return _sort(x, axis=axis, descending=descending)
 
 
 def argsort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
             stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
     """Indices that sort `x` along `axis` (always stable: ties keep their order)."""
-    return _other("argsort")(x, axis=axis, descending=descending)
+    return _argsort(x, axis=axis, descending=descending)
 
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
@@ -310,7 +316,7 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
             raise ValueError("cumulative_sum: axis is required for tensors of more than one "
                              "dimension")
         axis = 0
-    result = _other("cumsum")(x, axis=axis, dtype=dtype)
+    result = _cumsum(x, axis=axis, dtype=dtype)
     if include_initial:
         axis = axis % x.ndim
         shape = list(result.shape)

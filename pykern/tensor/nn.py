@@ -23,11 +23,17 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg
-from pykern.tensor._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, as_tensor,
-                                    batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
-                                    check_dtype_in, check_int, compute_float, contiguous, fill,
-                                    is_cpu_device, loop_budget, normalize_axis, prod, view)
+from pykern.tensor.checks import check_dtype_in, check_int
+from pykern.tensor.creation import fill
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
+                                     compute_float, promote)
+from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
+                                   collapse, prod, view)
+from pykern.tensor.tensor import normalize_axis
 from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
+from pykern.tensor.unravel import unravel2, unravel3
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
 
@@ -54,7 +60,7 @@ def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
     check_dtype_in(x, FLOATS, op, "x")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d; it needs an axis to normalise along")
-    axis = normalize_axis(axis, x.ndim, op)
+    axis = normalize_axis(axis, x.ndim, op=op)
     out = empty(x.shape, x.dtype)
     if out.size == 0:
         return out
@@ -118,12 +124,9 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         ss = pk.shared(CF, WG)
         t = pk.local_id(0)
         r = pk.global_id(1)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         length = x.shape[3]
         lim = length
         if CAUSAL:
@@ -202,12 +205,9 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
     @pk.kernel
     def softmax_short(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF):
         r = pk.global_id(0)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         length = x.shape[3]
         m: CF = -math.inf
         for j in range(length):
@@ -305,14 +305,13 @@ def _as_rows(x: Tensor, nlead: int, length: int) -> Tensor:
     """x as (lead..., length): its trailing dims merged, copied when their strides forbid."""
     shape, (strides,) = _merge_tail(x.shape[nlead:], x.element_strides[nlead:])
     if len(shape) > 1:
-        x = contiguous(x)
+        x = x.contiguous()
         strides = (1,)
     return view(x, x.shape[:nlead] + (length,), x.element_strides[:nlead] + strides)
 
 
 def _merge_tail(shape: tuple[int, ...], strides: tuple[int, ...]
                 ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    from pykern.tensor._support import collapse
     cshape, cstrides = collapse(shape, [strides])
     if not cshape:
         return (1,), [(1,)]
@@ -322,7 +321,7 @@ def _merge_tail(shape: tuple[int, ...], strides: tuple[int, ...]
 def _as_vector(p: Tensor, length: int) -> Tensor:
     shape, (strides,) = _merge_tail(p.shape, p.element_strides)
     if len(shape) > 1:
-        p = contiguous(p)
+        p = p.contiguous()
         strides = (1,)
     return view(p, (length,), strides)
 
@@ -354,12 +353,9 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
         if not SHORT:
             t = pk.local_id(0)
             r = pk.global_id(1)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         length = x.shape[3]
         # Welford over this invocation's elements
         cnt: CF = 0.0
@@ -423,58 +419,85 @@ def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, i
 
         y = pk.conv2d(images, filters, bias, stride=2, padding=1)
     """
-    op = "conv2d"
-    x, w = as_tensor(x, f"{op}: x"), as_tensor(w, f"{op}: w")
-    check_dtype_in(x, NUMERIC, op, "x")
-    check_dtype_in(w, NUMERIC, op, "w")
-    if x.ndim != 4:
-        raise ValueError(f"{op}: x must be 4-d (N, C, H, W), got shape {x.shape}")
-    if w.ndim != 4:
-        raise ValueError(f"{op}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
-    sh, sw = _pair(stride, op, "stride", 1)
-    ph, pw = _pair(padding, op, "padding", 0)
-    dh, dw = _pair(dilation, op, "dilation", 1)
-    n, c, h, wd = x.shape
-    o, c2, kh, kw = w.shape
-    if c != c2:
-        raise ValueError(f"{op}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
-                         f"{w.shape})")
-    out_dtype = linalg.promote(x.dtype, w.dtype)
-    b = None
-    if bias is not None:
-        b = as_tensor(bias, f"{op}: bias")
-        check_dtype_in(b, NUMERIC, op, "bias")
-        if b.shape != (o,):
-            raise ValueError(f"{op}: bias must have shape ({o},), got {b.shape}")
-    if kh == 0 or kw == 0:
-        raise ValueError(f"{op}: the kernel size must be at least 1x1, got w of shape {w.shape}")
-    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
-        raise ValueError(f"{op}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than the "
-                         f"padded input ({h + 2 * ph}x{wd + 2 * pw})")
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    out = empty((n, o, oh, ow), out_dtype)
+    x, w = _conv_inputs(x, w)
+    sh, sw = _pair(stride, CONV, "stride", 1)
+    ph, pw = _pair(padding, CONV, "padding", 0)
+    dh, dw = _pair(dilation, CONV, "dilation", 1)
+    b = _conv_bias(x, w, bias)
+    oh, ow = _conv_output_size(x, w, (sh, sw), (ph, pw), (dh, dw))
+    out = empty((x.shape[0], w.shape[0], oh, ow), promote(x.dtype, w.dtype))
     if out.size == 0:
         return out
-    if c == 0:
+    if x.shape[1] == 0:  # no input channels: the bias alone
         if b is None:
             fill(out, 0)
         else:
-            from pykern.tensor._support import copy_into
-            copy_into(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
+            assign(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
         return out
+    _conv_launch(x, w, b, out, (sh, sw, ph, pw, dh, dw))
+    return out
+
+
+CONV = "conv2d"  # the op's name in errors
+
+
+def _conv_inputs(x: object, w: object) -> tuple[Tensor, Tensor]:
+    """x and w as 4-d numeric tensors."""
+    x, w = as_tensor(x, f"{CONV}: x"), as_tensor(w, f"{CONV}: w")
+    check_dtype_in(x, NUMERIC, CONV, "x")
+    check_dtype_in(w, NUMERIC, CONV, "w")
+    if x.ndim != 4:
+        raise ValueError(f"{CONV}: x must be 4-d (N, C, H, W), got shape {x.shape}")
+    if w.ndim != 4:
+        raise ValueError(f"{CONV}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
+    return x, w
+
+
+def _conv_bias(x: Tensor, w: Tensor, bias: object) -> Tensor | None:
+    """The bias as an (O,) tensor, or None; checks that x and w agree on the channels."""
+    c, c2, o = x.shape[1], w.shape[1], w.shape[0]
+    if c != c2:
+        raise ValueError(f"{CONV}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
+                         f"{w.shape})")
+    if bias is None:
+        return None
+    b = as_tensor(bias, f"{CONV}: bias")
+    check_dtype_in(b, NUMERIC, CONV, "bias")
+    if b.shape != (o,):
+        raise ValueError(f"{CONV}: bias must have shape ({o},), got {b.shape}")
+    return b
+
+
+def _conv_output_size(x: Tensor, w: Tensor, stride: tuple[int, int], padding: tuple[int, int],
+                      dilation: tuple[int, int]) -> tuple[int, int]:
+    """(OH, OW); ValueError when the dilated kernel does not fit the padded input."""
+    (h, wd), (kh, kw) = x.shape[2:], w.shape[2:]
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    if kh == 0 or kw == 0:
+        raise ValueError(f"{CONV}: the kernel size must be at least 1x1, got w of shape "
+                         f"{w.shape}")
+    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
+        raise ValueError(f"{CONV}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than "
+                         f"the padded input ({h + 2 * ph}x{wd + 2 * pw})")
+    return (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+
+
+def _conv_launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor,
+                 geometry: tuple[int, int, int, int, int, int]) -> None:
+    """The implicit-GEMM launch: tiles by the output's channel count and the device."""
+    n, c = x.shape[:2]
+    o, _, kh, kw = w.shape
     cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
     ksize = c * kh * kw
     budget = loop_budget()
     if budget is not None and cdiv(ksize, cfg.bk) > budget:
-        raise ValueError(f"{op}: C·KH·KW = {ksize} is more than this device runs in one "
+        raise ValueError(f"{CONV}: C·KH·KW = {ksize} is more than this device runs in one "
                          "invocation")
-    bv = b if b is not None else _dummy(out_dtype)
-    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out_dtype, cfg, b is not None)
-    m = n * oh * ow
+    bv = b if b is not None else _dummy(out.dtype)
+    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out.dtype, cfg, b is not None)
+    m = n * out.shape[2] * out.shape[3]
     grid = (cdiv(o, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy)
-    kern[grid](x, w, bv, out, sh, sw, ph, pw, dh, dw)
-    return out
+    kern[grid](x, w, bv, out, *geometry)
 
 
 @functools.lru_cache(maxsize=None)
@@ -484,9 +507,7 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
     FUSED = ACC.is_float  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
-    NT = WGX * WGY  # noqa: N806
-    LOADS_A = cdiv(BM * BK, NT)  # noqa: N806
-    LOADS_B = cdiv(BN * BK, NT)  # noqa: N806
+    NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
     HAS_BIAS = has_bias  # noqa: N806
 
     @pk.kernel(workgroup=(WGX, WGY, 1))
@@ -618,7 +639,7 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"{op}: scale must be a number or None, not {type(scale).__name__}")
     batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=op)
-    out_dtype = linalg.promote(q.dtype, k.dtype, v.dtype)
+    out_dtype = promote(q.dtype, k.dtype, v.dtype)
     out = empty(batch + (lq, dv), out_dtype)
     if out.size == 0:
         return out
@@ -700,9 +721,8 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
         t = pk.local_id(0)
         qi = pk.global_id(0)
         z = pk.global_id(1)
-        nb2 = out.shape[1]
-        z1 = z // nb2
-        z2 = z % nb2
+        z1 = unravel2(z, out, 0)
+        z2 = unravel2(z, out, 1)
         lq = q.shape[2]
         lk = k.shape[2]
         row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
@@ -810,12 +830,9 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
     def one_hot4(ind: i_dt[:, :, :], out: o_dt[:, :, :, :]):
         cls = pk.global_id(0)
         r = pk.global_id(1)
-        n1 = ind.shape[1]
-        n2 = ind.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, ind, 0)
+        i1 = unravel3(r, ind, 1)
+        i2 = unravel3(r, ind, 2)
         hit = ind[i0, i1, i2] == cls
         out[i0, i1, i2, cls] = 1 if hit else 0
 

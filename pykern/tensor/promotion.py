@@ -33,6 +33,8 @@ INDEX_DTYPE = dt.i64  # argmax/argmin results, as numpy's intp
 SIGNED = (dt.i8, dt.i16, dt.i32, dt.i64)
 UNSIGNED = (dt.u8, dt.u16, dt.u32, dt.u64)
 FLOATS = (dt.f16, dt.f32, dt.f64)
+INTS = SIGNED + UNSIGNED
+NUMERIC = INTS + FLOATS
 
 
 def promote_types(a: DType, b: DType) -> DType:
@@ -56,6 +58,39 @@ def promote_types(a: DType, b: DType) -> DType:
         raise TypeError(f"no integer dtype holds both {a.name} and {b.name} values; convert one "
                         "with .astype() first")
     return dt.BY_NAME[f"i{unsigned.bits * 2}"]
+
+
+def promote(*dtypes: DType) -> DType:
+    """`promote_types` over any number of dtypes (at least one)."""
+    result = dtypes[0]
+    for d in dtypes[1:]:
+        result = promote_types(result, d)
+    return result
+
+
+def compute_dtype(dtype: DType) -> DType:
+    """The type arithmetic on `dtype` runs in: f16 widens to f32 (rounding once at the store
+    gives numpy's f16 results)."""
+    return dt.f32 if dtype == dt.f16 else dtype
+
+
+def accumulator(dtype: DType) -> DType:
+    """The type sums and products of `dtype` values are kept in: f32 for f16, 32 bits for
+    narrow integers and bool (integer arithmetic wraps, so narrowing at the end gives numpy's
+    wrapped result)."""
+    if dtype == dt.f16:
+        return dt.f32
+    if dtype in (dt.bool_, dt.i8, dt.i16):
+        return dt.i32
+    if dtype in (dt.u8, dt.u16):
+        return dt.u32
+    return dtype
+
+
+def compute_float(dtype: DType) -> DType:
+    """The float type that transcendental math on `dtype` runs in: f64 for f64, else f32
+    (Vulkan's f16 math is too coarse for softmax sums, and integers give floats)."""
+    return dt.f64 if dtype == dt.f64 else dt.f32
 
 
 def is_python_scalar(value: object) -> bool:

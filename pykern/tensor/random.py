@@ -257,11 +257,11 @@ def uniform(low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = ()
             dtype: object = dt.f32) -> Tensor:
     """Uniform random floats in [low, high)."""
     u = rand(_shape(shape), dtype=dtype)
-    return ew.binary("add", ew.binary("multiply", u, high - low, out=u), low, out=u)
+    return ew.add(ew.multiply(u, high - low, out=u), low, out=u)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, shape: int | Sequence[int] = (),
            dtype: object = dt.f32) -> Tensor:
     """Normal random floats with the given mean and standard deviation."""
     z = randn(_shape(shape), dtype=dtype)
-    return ew.binary("add", ew.binary("multiply", z, std, out=z), mean, out=z)
+    return ew.add(ew.multiply(z, std, out=z), mean, out=z)

@@ -36,6 +36,7 @@ from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.unravel import unravel4
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
@@ -55,15 +56,10 @@ def load(x, o, r, base, layout):
         return x[o, r]
     else:
         k = base + r
-        n3 = x.shape[3]
-        n2 = x.shape[2]
-        n1 = x.shape[1]
-        i3 = k % n3
-        q = k // n3
-        i2 = q % n2
-        q = q // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel4(k, x, 0)
+        i1 = unravel4(k, x, 1)
+        i2 = unravel4(k, x, 2)
+        i3 = unravel4(k, x, 3)
         return x[i0, i1, i2, i3]
 
 
@@ -363,7 +359,7 @@ def _sum_like(op: str, x: object, axis: Axis, keepdims: bool, dtype: object) -> 
     if prob.n_red == 0:
         from pykern.tensor.creation import fill
         return fill(out, 0 if op == "sum" else 1)
-    run(op, prob, ew.compute_dtype(rdtype), out.reshape(-1))
+    run(op, prob, pr.accumulator(rdtype), out.reshape(-1))
     return out
 
 
@@ -385,10 +381,6 @@ def _float_result(dtype: DType) -> DType:
     return dtype if dtype.is_float else dt.f32
 
 
-def _float_acc(dtype: DType) -> DType:
-    return dt.f64 if dtype == dt.f64 else dt.f32
-
-
 def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over `axis`: the float dtype (f32 for ints and bool); nan when there
     is nothing to average."""
@@ -405,9 +397,9 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
         # integers sum exactly in 64 bits, then divide
         total = empty(prob.out_shape, _exact_sum_dtype(x.dtype))
         run("sum", prob, total.dtype, total.reshape(-1))
-        ew.binary("divide", total.astype(dt.f32), float(prob.n_red), out=out)
+        ew.divide(total.astype(dt.f32), float(prob.n_red), out=out)
         return out
-    run("sum", prob, _float_acc(x.dtype), out.reshape(-1), fin="mean", den=prob.n_red)
+    run("sum", prob, pr.compute_float(x.dtype), out.reshape(-1), fin="mean", den=prob.n_red)
     return out
 
 
@@ -418,7 +410,7 @@ def _var(x: object, axis: Axis, keepdims: bool, correction: float, ddof: float |
     x = ew.as_tensor(x)
     prob = problem(x, axis, keepdims)
     rdtype = _float_result(x.dtype)
-    acc = _float_acc(x.dtype)
+    acc = pr.compute_float(x.dtype)
     out = empty(prob.out_shape, rdtype)
     if prob.n_out == 0:
         return out
@@ -457,7 +449,7 @@ def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     out = empty(prob.out_shape, x.dtype)
     if prob.n_out == 0:
         return out
-    run(op, prob, ew.compute_dtype(x.dtype), out.reshape(-1))
+    run(op, prob, pr.compute_dtype(x.dtype), out.reshape(-1))
     return out
 
 
@@ -482,7 +474,7 @@ def _arg(op: str, x: object, axis: int | None, keepdims: bool) -> Tensor:
     out = empty(prob.out_shape, dt.i64)
     if prob.n_out == 0:
         return out
-    acc = dt.i32 if x.dtype == dt.bool_ else ew.compute_dtype(x.dtype)
+    acc = dt.i32 if x.dtype == dt.bool_ else pr.compute_dtype(x.dtype)
     values = empty((prob.n_out,), acc)
     run(op, prob, acc, values, indices=out.reshape(-1))
     return out

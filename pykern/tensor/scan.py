@@ -17,8 +17,12 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.reduction import sum_dtype
-from pykern.tensor._support import (accumulator, as_tensor, batch_pieces, cdiv, contiguous,
-                                    is_cpu_device, loop_budget, normalize_axis, prod, view)
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import accumulator
+from pykern.tensor.strided import batch_pieces, cdiv, prod, view
+from pykern.tensor.tensor import normalize_axis
+from pykern.tensor.unravel import unravel3
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -43,14 +47,14 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
     if axis is None:
-        flat = contiguous(x)
+        flat = x.contiguous()
         out = empty((x.size,), out_dtype)
         if out.size:
             _scan(view(flat, (x.size,), (1,)), out, 0)
         return out
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d; use axis=None")
-    axis = normalize_axis(axis, x.ndim, op)
+    axis = normalize_axis(axis, x.ndim, op=op)
     out = empty(x.shape, out_dtype)
     if out.size:
         _scan(x, out, axis)
@@ -96,12 +100,9 @@ def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
     @pk.kernel
     def cumsum_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :]):
         r = pk.global_id(0)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         s: ACC = 0
         for j in range(x.shape[3]):
             s += ACC(o_dt(x[i0, i1, i2, j]))
@@ -124,12 +125,9 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType) -> pk.Kernel:
         t = pk.local_id(0)
         b = pk.group_id(0)
         r = pk.global_id(1)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         length = x.shape[3]
         start = b * (T * P) + t * P
         s: ACC = 0
@@ -164,12 +162,9 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
         t = pk.local_id(0)
         b = pk.group_id(0)
         r = pk.global_id(1)
-        n1 = x.shape[1]
-        n2 = x.shape[2]
-        i2 = r % n2
-        q = r // n2
-        i1 = q % n1
-        i0 = q // n1
+        i0 = unravel3(r, x, 0)
+        i1 = unravel3(r, x, 1)
+        i2 = unravel3(r, x, 2)
         length = x.shape[3]
         start = b * (T * P) + t * P
         s: ACC = 0

@@ -13,6 +13,9 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.indexing import take
+from pykern.tensor.scan import cumsum
+from pykern.tensor.unravel import unravel4
 
 
 @pk.func
@@ -31,15 +34,10 @@ def search_kernel(ct: DType) -> pk.Kernel:
         if nd == 1:
             value = CT(v[i])
         else:
-            n3 = out.shape[3]
-            n2 = out.shape[2]
-            n1 = out.shape[1]
-            i3 = i % n3
-            q = i // n3
-            i2 = q % n2
-            q = q // n2
-            i1 = q % n1
-            i0 = q // n1
+            i0 = unravel4(i, out, 0)
+            i1 = unravel4(i, out, 1)
+            i2 = unravel4(i, out, 2)
+            i3 = unravel4(i, out, 3)
             value = CT(v[i0, i1, i2, i3])
         lo = 0
         hi = len(x1)
@@ -73,15 +71,14 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     if sorter is not None:
-        from pykern.tensor import other
-        x1 = other("take")(x1, ew.as_tensor(sorter))
+        x1 = take(x1, ew.as_tensor(sorter))
     p = pr.result_type(x1, x2)
     v = x2 if isinstance(x2, Tensor) else ew.constant(x2, p)
     out = empty(v.shape, dt.i64)
     if x1.shape[0] == 0:
         from pykern.tensor.creation import fill
         return fill(out, 0)
-    kernel = search_kernel(ew.compute_dtype(p))
+    kernel = search_kernel(pr.compute_dtype(p))
     for job in strided.plan(out.shape, [v, out]):
         kernel[job.n](x1, job.views[0], job.views[1], side, job.nd)
     return out
@@ -90,7 +87,7 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
 def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
     """The number of nonzero elements (i64, the standard's index dtype) over `axis`."""
     from pykern.tensor.reduction import sum as _sum
-    return _sum(ew.binary("not_equal", ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
+    return _sum(ew.not_equal(ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
                 dtype=dt.i64)
 
 
@@ -107,12 +104,11 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
     x = ew.as_tensor(x)
     if x.ndim == 0:
         raise ValueError("nonzero of a 0-d tensor is not supported; use nonzero(x[None])")
-    from pykern.tensor import other
-    mask = ew.binary("not_equal", x, 0).astype(dt.i64).reshape(-1)
+    mask = ew.not_equal(x, 0).astype(dt.i64).reshape(-1)
     n = mask.shape[0]
     if n == 0:
         return tuple(empty((0,), dt.i64) for _ in range(x.ndim))
-    pos = other("cumsum")(mask, axis=0)
+    pos = cumsum(mask, axis=0)
     total = int(pos[n - 1].item())
     flat = empty((total,), dt.i64)
     if total:
@@ -124,16 +120,15 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
         strides.append(stride)
         stride *= s
     for s, st in zip(x.shape, reversed(strides)):
-        result.append(ew.binary("remainder", ew.binary("floor_divide", flat, st), s))
+        result.append(ew.remainder(ew.floor_divide(flat, st), s))
     return tuple(result)
 
 
 def repeat_indices(repeats: Tensor) -> Tensor:
     """For per-element repeat counts r: the source index of each output element (i64), i.e.
     k repeated r[k] times, computed as searchsorted(cumsum(r), arange(total), 'right')."""
-    from pykern.tensor import other
     from pykern.tensor.creation import arange
-    ends = other("cumsum")(repeats.astype(dt.i64), axis=0)
+    ends = cumsum(repeats.astype(dt.i64), axis=0)
     total = int(ends[ends.shape[0] - 1].item()) if ends.shape[0] else 0
     if total < 0:
         raise ValueError("repeat: repeats must be >= 0")

@@ -16,6 +16,9 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
+from pykern.tensor.indexing import take
+from pykern.tensor.scan import cumsum
+from pykern.tensor.sort import argsort
 
 
 class UniqueAllResult(NamedTuple):
@@ -74,18 +77,17 @@ def _inverse(perm: pk.Array, run: pk.Array, inverse: pk.Array):
 
 def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(values, first indices, run starts in sorted order, run numbers, sort permutation)."""
-    from pykern.tensor import other
     x = ew.as_tensor(x)
     flat = x.reshape(-1)
     n = flat.shape[0]
     if n == 0:
         e = empty((0,), dt.i64)
         return empty((0,), x.dtype), e, e, e, e
-    perm = other("argsort")(flat, axis=0)
-    s = other("take")(flat, perm, axis=0)
+    perm = argsort(flat, axis=0)
+    s = take(flat, perm, axis=0)
     starts = empty((n,), dt.i32)
     _run_starts[n](s, starts)
-    run = other("cumsum")(starts, axis=0)
+    run = cumsum(starts, axis=0)
     m = int(run[n - 1].item())
     values = empty((m,), x.dtype)
     first = empty((m,), dt.i64)

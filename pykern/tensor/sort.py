@@ -19,8 +19,12 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
-from pykern.tensor._support import (as_tensor, batch_pieces, cdiv, check_int, normalize_axis, prod,
-                                    view)
+from pykern.tensor.checks import check_int
+from pykern.tensor.creation import fill
+from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.strided import batch_pieces, cdiv, prod, view
+from pykern.tensor.tensor import normalize_axis
+from pykern.tensor.unravel import unravel2
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -57,7 +61,7 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     k = check_int(k, op, "k", 0)
     if xt.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")
-    ax = normalize_axis(axis, xt.ndim, op)
+    ax = normalize_axis(axis, xt.ndim, op=op)
     if k > xt.shape[ax]:
         raise ValueError(f"{op}: k = {k} is larger than axis {ax}'s length {xt.shape[ax]}")
     return _sort_op(xt, ax, bool(largest), k, op)
@@ -75,13 +79,12 @@ def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
     if x.ndim == 0:
         if k is None:
             out = empty((), x.dtype)
-            from pykern.tensor._support import copy_into, fill
-            copy_into(out, x)
+            assign(out, x)
             idx = empty((), INDEX_DTYPE)
             fill(idx, 0)
             return out, idx
         raise ValueError(f"{op}: x is 0-d")
-    axis = normalize_axis(axis, x.ndim, op)
+    axis = normalize_axis(axis, x.ndim, op=op)
     length = x.shape[axis]
     nout = length if k is None else k
     shape = x.shape[:axis] + (nout,) + x.shape[axis + 1:]
@@ -228,8 +231,8 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
         base = chunk * BLK  # position of this chunk in its row
         live = row < rows
         r = min(row, rows - 1)
-        r1 = r // x.shape[1]
-        r2 = r % x.shape[1]
+        r1 = unravel2(r, x, 0)
+        r2 = unravel2(r, x, 1)
         for q in range(LOADS):
             e = lt + q * T if G == 1 else lt + q * HALF
             pos = base + e

@@ -11,14 +11,36 @@ dimensions that cannot merge are cut into several 4-D launches along the leading
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pykern.tensor.tensor import Tensor
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """numpy's broadcasting of shapes; ValueError naming them when they do not fit."""
+def cdiv(a: int, b: int) -> int:
+    """a / b rounded up."""
+    return -(-a // b)
+
+
+def prod(xs: Sequence[int]) -> int:
+    """The product of a shape (1 for ())."""
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+def view(t: Tensor, shape: Sequence[int], strides: Sequence[int], offset: int | None = None
+         ) -> Tensor:
+    """A view of `t`'s buffer (strides and offset in elements; `t`'s offset by default)."""
+    return Tensor(t.buffer, tuple(int(s) for s in shape), t.dtype,
+                  tuple(int(s) for s in strides), t.offset if offset is None else int(offset))
+
+
+def broadcast_shapes(*shapes: Sequence[int], op: str = "") -> tuple[int, ...]:
+    """numpy's broadcasting of shapes; ValueError naming them (and `op`) when they do not
+    fit."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:
@@ -28,8 +50,19 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if out[i] == 1:
                 out[i] = s
             else:
-                raise ValueError("shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                raise ValueError((f"{op}: " if op else "") + "shapes "
+                                 + ", ".join(str(tuple(s)) for s in shapes)
                                  + " cannot be broadcast together")
+    return tuple(out)
+
+
+def broadcast_strides(shape: Sequence[int], t_shape: Sequence[int], t_strides: Sequence[int]
+                      ) -> tuple[int, ...]:
+    """Strides of a tensor of `t_shape` broadcast to `shape` (0 where it is repeated)."""
+    lead = len(shape) - len(t_shape)
+    out = [0] * lead
+    for s, ts, st in zip(shape[lead:], t_shape, t_strides):
+        out.append(0 if ts == 1 and s != 1 else st)
     return tuple(out)
 
 
@@ -88,6 +121,24 @@ def plan(shape: Sequence[int], tensors: Sequence[Tensor]) -> Iterator[Launch]:
             strides = (0,) * (4 - len(st) + lead) + st[lead:]
             views.append(Tensor(t.buffer, inner, t.dtype, strides, offset))
         yield Launch(4, tuple(views), n)
+
+
+def batch_pieces(shape: Sequence[int], strides: Sequence[Sequence[int]], keep: int
+                 ) -> Iterator[tuple[list[int], tuple[int, ...], list[tuple[int, ...]]]]:
+    """Cuts iteration over `shape` (every operand's strides for it given) into pieces of exactly
+    `keep` dimensions, for kernels that take arrays of a fixed rank: yields (offset delta per
+    operand, shape, strides per operand). Merges dimensions first; leading ones that still do
+    not fit are walked one index at a time (one launch each)."""
+    if prod(shape) == 0:
+        return
+    cshape, cstrides = collapse(shape, strides)
+    extra = max(len(cshape) - keep, 0)
+    pad = keep - (len(cshape) - extra)
+    inner_shape = (1,) * pad + cshape[extra:]
+    inner_strides = [(0,) * pad + st[extra:] for st in cstrides]
+    for idx in itertools.product(*(range(s) for s in cshape[:extra])):
+        deltas = [sum(map(operator.mul, idx, st[:extra])) for st in cstrides]
+        yield deltas, inner_shape, inner_strides
 
 
 def extent(t: Tensor) -> tuple[int, int]:

@@ -18,6 +18,7 @@ import numpy as np
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.tensor import binary_ops as bo
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
 
@@ -49,15 +50,20 @@ def _ops() -> Any:
     return ops
 
 
-def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
-    """`axis` in 0..ndim-1 (negative counts from the end); ValueError naming it otherwise."""
+def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "") -> int:
+    """`axis` in 0..ndim-1 (negative counts from the end): TypeError for a non-integer (bools
+    included), ValueError naming it when out of range; `op` prefixes the messages."""
+    prefix = f"{op}: " if op else ""
     try:
-        a = operator.index(axis)
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError
+        a = operator.index(axis)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(axis).__name__}") from None
+        raise TypeError(f"{prefix}{what} must be an int, not {type(axis).__name__}") from None
     if not -ndim <= a < ndim:
-        raise ValueError(f"{what} {axis} is out of range for a tensor of {ndim} dimension(s)")
-    return a % ndim if ndim else a
+        raise ValueError(f"{prefix}{what} {axis} is out of range for a tensor of {ndim} "
+                         "dimension(s)")
+    return a % ndim
 
 
 class Tensor:
@@ -434,62 +440,62 @@ class Tensor:
 
     # ------------------------------------------------------------ operators
 
-    def _binary(self, name: str, other: object, reflected: bool = False) -> Any:
+    def _binary(self, op: bo.BinaryOp, other: object, reflected: bool = False) -> Any:
         if not _is_operand(other):
             return NotImplemented
         ew = _ops().elementwise
-        return ew.binary(name, other, self) if reflected else ew.binary(name, self, other)
+        return ew.binary(op, other, self) if reflected else ew.binary(op, self, other)
 
-    def _inplace(self, name: str, other: object) -> Tensor:
+    def _inplace(self, op: bo.BinaryOp, other: object) -> Tensor:
         if not _is_operand(other):
             return NotImplemented
-        _ops().elementwise.binary(name, self, other, out=self)
+        _ops().elementwise.binary(op, self, other, out=self)
         return self
 
-    def __add__(self, o: object) -> Tensor: return self._binary("add", o)
-    def __radd__(self, o: object) -> Tensor: return self._binary("add", o, True)
-    def __iadd__(self, o: object) -> Tensor: return self._inplace("add", o)
-    def __sub__(self, o: object) -> Tensor: return self._binary("subtract", o)
-    def __rsub__(self, o: object) -> Tensor: return self._binary("subtract", o, True)
-    def __isub__(self, o: object) -> Tensor: return self._inplace("subtract", o)
-    def __mul__(self, o: object) -> Tensor: return self._binary("multiply", o)
-    def __rmul__(self, o: object) -> Tensor: return self._binary("multiply", o, True)
-    def __imul__(self, o: object) -> Tensor: return self._inplace("multiply", o)
-    def __truediv__(self, o: object) -> Tensor: return self._binary("divide", o)
-    def __rtruediv__(self, o: object) -> Tensor: return self._binary("divide", o, True)
-    def __itruediv__(self, o: object) -> Tensor: return self._inplace("divide", o)
-    def __floordiv__(self, o: object) -> Tensor: return self._binary("floor_divide", o)
-    def __rfloordiv__(self, o: object) -> Tensor: return self._binary("floor_divide", o, True)
-    def __ifloordiv__(self, o: object) -> Tensor: return self._inplace("floor_divide", o)
-    def __mod__(self, o: object) -> Tensor: return self._binary("remainder", o)
-    def __rmod__(self, o: object) -> Tensor: return self._binary("remainder", o, True)
-    def __imod__(self, o: object) -> Tensor: return self._inplace("remainder", o)
-    def __pow__(self, o: object) -> Tensor: return self._binary("pow", o)
-    def __rpow__(self, o: object) -> Tensor: return self._binary("pow", o, True)
-    def __ipow__(self, o: object) -> Tensor: return self._inplace("pow", o)
-    def __and__(self, o: object) -> Tensor: return self._binary("bitwise_and", o)
-    def __rand__(self, o: object) -> Tensor: return self._binary("bitwise_and", o, True)
-    def __iand__(self, o: object) -> Tensor: return self._inplace("bitwise_and", o)
-    def __or__(self, o: object) -> Tensor: return self._binary("bitwise_or", o)
-    def __ror__(self, o: object) -> Tensor: return self._binary("bitwise_or", o, True)
-    def __ior__(self, o: object) -> Tensor: return self._inplace("bitwise_or", o)
-    def __xor__(self, o: object) -> Tensor: return self._binary("bitwise_xor", o)
-    def __rxor__(self, o: object) -> Tensor: return self._binary("bitwise_xor", o, True)
-    def __ixor__(self, o: object) -> Tensor: return self._inplace("bitwise_xor", o)
-    def __lshift__(self, o: object) -> Tensor: return self._binary("bitwise_left_shift", o)
+    def __add__(self, o: object) -> Tensor: return self._binary(bo.ADD, o)
+    def __radd__(self, o: object) -> Tensor: return self._binary(bo.ADD, o, True)
+    def __iadd__(self, o: object) -> Tensor: return self._inplace(bo.ADD, o)
+    def __sub__(self, o: object) -> Tensor: return self._binary(bo.SUBTRACT, o)
+    def __rsub__(self, o: object) -> Tensor: return self._binary(bo.SUBTRACT, o, True)
+    def __isub__(self, o: object) -> Tensor: return self._inplace(bo.SUBTRACT, o)
+    def __mul__(self, o: object) -> Tensor: return self._binary(bo.MULTIPLY, o)
+    def __rmul__(self, o: object) -> Tensor: return self._binary(bo.MULTIPLY, o, True)
+    def __imul__(self, o: object) -> Tensor: return self._inplace(bo.MULTIPLY, o)
+    def __truediv__(self, o: object) -> Tensor: return self._binary(bo.DIVIDE, o)
+    def __rtruediv__(self, o: object) -> Tensor: return self._binary(bo.DIVIDE, o, True)
+    def __itruediv__(self, o: object) -> Tensor: return self._inplace(bo.DIVIDE, o)
+    def __floordiv__(self, o: object) -> Tensor: return self._binary(bo.FLOOR_DIVIDE, o)
+    def __rfloordiv__(self, o: object) -> Tensor: return self._binary(bo.FLOOR_DIVIDE, o, True)
+    def __ifloordiv__(self, o: object) -> Tensor: return self._inplace(bo.FLOOR_DIVIDE, o)
+    def __mod__(self, o: object) -> Tensor: return self._binary(bo.REMAINDER, o)
+    def __rmod__(self, o: object) -> Tensor: return self._binary(bo.REMAINDER, o, True)
+    def __imod__(self, o: object) -> Tensor: return self._inplace(bo.REMAINDER, o)
+    def __pow__(self, o: object) -> Tensor: return self._binary(bo.POW, o)
+    def __rpow__(self, o: object) -> Tensor: return self._binary(bo.POW, o, True)
+    def __ipow__(self, o: object) -> Tensor: return self._inplace(bo.POW, o)
+    def __and__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_AND, o)
+    def __rand__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_AND, o, True)
+    def __iand__(self, o: object) -> Tensor: return self._inplace(bo.BITWISE_AND, o)
+    def __or__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_OR, o)
+    def __ror__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_OR, o, True)
+    def __ior__(self, o: object) -> Tensor: return self._inplace(bo.BITWISE_OR, o)
+    def __xor__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_XOR, o)
+    def __rxor__(self, o: object) -> Tensor: return self._binary(bo.BITWISE_XOR, o, True)
+    def __ixor__(self, o: object) -> Tensor: return self._inplace(bo.BITWISE_XOR, o)
+    def __lshift__(self, o: object) -> Tensor: return self._binary(bo.LEFT_SHIFT, o)
     def __rlshift__(self, o: object) -> Tensor:
-        return self._binary("bitwise_left_shift", o, True)
-    def __ilshift__(self, o: object) -> Tensor: return self._inplace("bitwise_left_shift", o)
-    def __rshift__(self, o: object) -> Tensor: return self._binary("bitwise_right_shift", o)
+        return self._binary(bo.LEFT_SHIFT, o, True)
+    def __ilshift__(self, o: object) -> Tensor: return self._inplace(bo.LEFT_SHIFT, o)
+    def __rshift__(self, o: object) -> Tensor: return self._binary(bo.RIGHT_SHIFT, o)
     def __rrshift__(self, o: object) -> Tensor:
-        return self._binary("bitwise_right_shift", o, True)
-    def __irshift__(self, o: object) -> Tensor: return self._inplace("bitwise_right_shift", o)
-    def __eq__(self, o: object) -> Tensor: return self._binary("equal", o)  # type: ignore
-    def __ne__(self, o: object) -> Tensor: return self._binary("not_equal", o)  # type: ignore
-    def __lt__(self, o: object) -> Tensor: return self._binary("less", o)
-    def __le__(self, o: object) -> Tensor: return self._binary("less_equal", o)
-    def __gt__(self, o: object) -> Tensor: return self._binary("greater", o)
-    def __ge__(self, o: object) -> Tensor: return self._binary("greater_equal", o)
+        return self._binary(bo.RIGHT_SHIFT, o, True)
+    def __irshift__(self, o: object) -> Tensor: return self._inplace(bo.RIGHT_SHIFT, o)
+    def __eq__(self, o: object) -> Tensor: return self._binary(bo.EQUAL, o)  # type: ignore
+    def __ne__(self, o: object) -> Tensor: return self._binary(bo.NOT_EQUAL, o)  # type: ignore
+    def __lt__(self, o: object) -> Tensor: return self._binary(bo.LESS, o)
+    def __le__(self, o: object) -> Tensor: return self._binary(bo.LESS_EQUAL, o)
+    def __gt__(self, o: object) -> Tensor: return self._binary(bo.GREATER, o)
+    def __ge__(self, o: object) -> Tensor: return self._binary(bo.GREATER_EQUAL, o)
 
     def __matmul__(self, o: object) -> Tensor:
         if not _is_operand(o):

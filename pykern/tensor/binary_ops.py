@@ -1,0 +1,293 @@
+"""The table of binary ops: for each, its element function (a `@pk.func` of two values of the
+compute type, run by the generic binary kernel), its type rule, and its name for errors and
+numpy's ufuncs. `pykern.tensor.elementwise` runs them; `pk.Tensor`'s operators name their
+entry (`ADD`, ...) directly.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pykern as pk
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
+from pykern.tensor import promotion as pr
+from pykern.tensor.math64 import atan2_d, logaddexp_d, pow_d
+from pykern.tensor.unary_ops import log1p_f
+
+# ---------------------------------------------------------------- element functions
+
+
+@pk.func
+def add_f(x, y):
+    return x + y
+
+
+@pk.func
+def subtract_f(x, y):
+    return x - y
+
+
+@pk.func
+def multiply_f(x, y):
+    return x * y
+
+
+@pk.func
+def divide_f(x, y):
+    return x / y
+
+
+@pk.func
+def floor_divide_f(x, y):
+    return x // y
+
+
+@pk.func
+def remainder_f(x, y):
+    return x % y
+
+
+@pk.func
+def pow_f(x, y):
+    return x ** y
+
+
+@pk.func
+def maximum_f(x, y):
+    return builtins.max(x, y)  # the kernel max and min are numpy's (nan propagates)
+
+
+@pk.func
+def minimum_f(x, y):
+    return builtins.min(x, y)
+
+
+@pk.func
+def equal_f(x, y):
+    return x == y
+
+
+@pk.func
+def not_equal_f(x, y):
+    return x != y
+
+
+@pk.func
+def less_f(x, y):
+    return x < y
+
+
+@pk.func
+def less_equal_f(x, y):
+    return x <= y
+
+
+@pk.func
+def greater_f(x, y):
+    return x > y
+
+
+@pk.func
+def greater_equal_f(x, y):
+    return x >= y
+
+
+@pk.func
+def bitwise_and_f(x, y):
+    return x & y
+
+
+@pk.func
+def bitwise_or_f(x, y):
+    return x | y
+
+
+@pk.func
+def bitwise_xor_f(x, y):
+    return x ^ y
+
+
+@pk.func
+def left_shift_f(x, y):
+    return x << y
+
+
+@pk.func
+def right_shift_f(x, y):
+    return x >> y
+
+
+@pk.func
+def logical_and_f(x, y):
+    return x and y
+
+
+@pk.func
+def logical_or_f(x, y):
+    return x or y
+
+
+@pk.func
+def atan2_f(x, y):
+    return pk.atan2(x, y)
+
+
+@pk.func
+def copysign_f(x, y):
+    return pk.copysign(x, y)
+
+
+@pk.func
+def hypot_f(x, y):
+    ax = builtins.abs(x)
+    ay = builtins.abs(y)
+    m = pk.select(ax > ay, ax, ay)
+    q = pk.select(ax > ay, ay, ax) / pk.select(m == 0.0, 1.0, m)
+    r = pk.select(x != x or y != y, x + y, m * pk.sqrt(1.0 + q * q))
+    return pk.select(pk.isinf(x) or pk.isinf(y), math.inf, r)
+
+
+@pk.func
+def logaddexp_f(x, y):
+    d = x - y
+    m = pk.select(x > y, x, y)
+    return pk.select(d != d, x + y, m + log1p_f(pk.exp(-builtins.abs(d))))
+
+
+# ---------------------------------------------------------------- type rules
+
+
+@dataclass(frozen=True)
+class BinaryPlan:
+    """How one call runs: `fn` over operands converted to `compute`, stored as `result`."""
+
+    fn: Func
+    result: DType
+    compute: DType
+
+
+def _arith(op: BinaryOp, p: DType) -> BinaryPlan:
+    """The promoted dtype; bools where numpy gives them a meaning (`op.for_bool`), f64 through
+    math64 where Vulkan lacks the op (`op.f64`)."""
+    if p == dt.bool_:
+        if op.for_bool is None:
+            raise TypeError(f"{op.name} is not supported for bool tensors; convert with "
+                            ".astype() first")
+        return BinaryPlan(op.for_bool, p, p)
+    if p == dt.f64 and op.f64 is not None:
+        return BinaryPlan(op.f64, p, p)
+    return BinaryPlan(op.fn, p, pr.compute_dtype(p))
+
+
+def _divide(op: BinaryOp, p: DType) -> BinaryPlan:
+    """True division: a float result (f32 for integers)."""
+    out = p if p.is_float else pr.DEFAULT_FLOAT
+    return BinaryPlan(op.fn, out, pr.compute_dtype(out))
+
+
+def _compare(op: BinaryOp, p: DType) -> BinaryPlan:
+    return BinaryPlan(op.fn, dt.bool_, pr.compute_dtype(p))
+
+
+def _bitwise(op: BinaryOp, p: DType) -> BinaryPlan:
+    if p.is_float:
+        raise TypeError(f"{op.name} needs integer or bool operands, not {p.name}")
+    return BinaryPlan(op.fn, p, p)
+
+
+def _shift(op: BinaryOp, p: DType) -> BinaryPlan:
+    if not p.is_int:
+        raise TypeError(f"{op.name} needs integer operands, not {p.name}")
+    return BinaryPlan(op.fn, p, p)
+
+
+def _float_math(op: BinaryOp, p: DType) -> BinaryPlan:
+    """Float result, transcendental: computed in f32, f64 through math64 (`op.f64`)."""
+    out = p if p.is_float else pr.DEFAULT_FLOAT
+    if out == dt.f64 and op.f64 is not None:
+        return BinaryPlan(op.f64, out, out)
+    return BinaryPlan(op.fn, out, dt.f32)
+
+
+def _float(op: BinaryOp, p: DType) -> BinaryPlan:
+    """Float result, exact in every float type."""
+    out = p if p.is_float else pr.DEFAULT_FLOAT
+    return BinaryPlan(op.fn, out, pr.compute_dtype(out))
+
+
+def _logical(op: BinaryOp, p: DType) -> BinaryPlan:
+    return BinaryPlan(op.fn, dt.bool_, dt.bool_)
+
+
+# ---------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryOp:
+    """A binary op: `name` (for errors and numpy's ufunc names), `fn` its element function,
+    `rule` its type rule. `for_bool` is the element function for bool operands where numpy
+    has one (add is or), `f64` the math64 function for f64 where Vulkan lacks the op. For a
+    comparison, `beyond_range` is its truth for `int_tensor OP scalar` with the scalar above
+    (first) or below (second) the dtype's range (numpy 2 allows such scalars there only)."""
+
+    name: str
+    fn: Func
+    rule: Callable[[BinaryOp, DType], BinaryPlan]
+    for_bool: Func | None = None
+    f64: Func | None = None
+    beyond_range: tuple[bool, bool] | None = None
+    _plans: dict[DType, BinaryPlan] = field(default_factory=dict, repr=False)
+
+    def plan(self, p: DType) -> BinaryPlan:
+        """How this op runs on operands promoted to `p` (TypeError where it does not)."""
+        plan = self._plans.get(p)
+        if plan is None:
+            plan = self._plans[p] = self.rule(self, p)
+        return plan
+
+    @property
+    def doc(self) -> str:
+        return (f"Elementwise {self.name} of two tensors (or a tensor and a scalar) with numpy "
+                "broadcasting and pykern's type promotion (a new tensor, or `out`).")
+
+
+ADD = BinaryOp("add", add_f, _arith, for_bool=logical_or_f)
+SUBTRACT = BinaryOp("subtract", subtract_f, _arith)
+MULTIPLY = BinaryOp("multiply", multiply_f, _arith, for_bool=logical_and_f)
+DIVIDE = BinaryOp("divide", divide_f, _divide)
+FLOOR_DIVIDE = BinaryOp("floor_divide", floor_divide_f, _arith)
+REMAINDER = BinaryOp("remainder", remainder_f, _arith)
+POW = BinaryOp("pow", pow_f, _arith, f64=pow_d)  # Vulkan has no 64-bit pow
+MAXIMUM = BinaryOp("maximum", maximum_f, _arith, for_bool=logical_or_f)
+MINIMUM = BinaryOp("minimum", minimum_f, _arith, for_bool=logical_and_f)
+EQUAL = BinaryOp("equal", equal_f, _compare, beyond_range=(False, False))
+NOT_EQUAL = BinaryOp("not_equal", not_equal_f, _compare, beyond_range=(True, True))
+LESS = BinaryOp("less", less_f, _compare, beyond_range=(True, False))
+LESS_EQUAL = BinaryOp("less_equal", less_equal_f, _compare, beyond_range=(True, False))
+GREATER = BinaryOp("greater", greater_f, _compare, beyond_range=(False, True))
+GREATER_EQUAL = BinaryOp("greater_equal", greater_equal_f, _compare, beyond_range=(False, True))
+BITWISE_AND = BinaryOp("bitwise_and", bitwise_and_f, _bitwise)
+BITWISE_OR = BinaryOp("bitwise_or", bitwise_or_f, _bitwise)
+BITWISE_XOR = BinaryOp("bitwise_xor", bitwise_xor_f, _bitwise)
+LEFT_SHIFT = BinaryOp("bitwise_left_shift", left_shift_f, _shift)
+RIGHT_SHIFT = BinaryOp("bitwise_right_shift", right_shift_f, _shift)
+ATAN2 = BinaryOp("atan2", atan2_f, _float_math, f64=atan2_d)
+LOGADDEXP = BinaryOp("logaddexp", logaddexp_f, _float_math, f64=logaddexp_d)
+HYPOT = BinaryOp("hypot", hypot_f, _float)
+COPYSIGN = BinaryOp("copysign", copysign_f, _float)
+LOGICAL_AND = BinaryOp("logical_and", logical_and_f, _logical)
+LOGICAL_OR = BinaryOp("logical_or", logical_or_f, _logical)
+LOGICAL_XOR = BinaryOp("logical_xor", not_equal_f, _logical)
+
+BINARY: dict[str, BinaryOp] = {op.name: op for op in (
+    ADD, SUBTRACT, MULTIPLY, DIVIDE, FLOOR_DIVIDE, REMAINDER, POW, MAXIMUM, MINIMUM, EQUAL,
+    NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, BITWISE_AND, BITWISE_OR, BITWISE_XOR,
+    LEFT_SHIFT, RIGHT_SHIFT, ATAN2, LOGADDEXP, HYPOT, COPYSIGN, LOGICAL_AND, LOGICAL_OR,
+    LOGICAL_XOR)}
+"""Every binary op by name (numpy's ufuncs look them up; operators name their entry)."""
