@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -448,6 +448,13 @@ def _caller_outside_pykern() -> int:
     return level
 
 
+@overload
+def kernel(fn: Callable, *, workgroup: tuple[int, ...] | None = None, debug: bool = False,
+           interpret: bool = False, strict_float: bool = False) -> Kernel: ...
+@overload
+def kernel(fn: None = None, *, workgroup: tuple[int, ...] | None = None, debug: bool = False,
+           interpret: bool = False, strict_float: bool = False) -> Callable[[Callable], Kernel]:
+    ...
 def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
            debug: bool = False, interpret: bool = False, strict_float: bool = False) -> Any:
     """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`.

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,18 +72,24 @@ class ArrayType:
         return f"pk.{self.dtype.name}[{', '.join(':' * self.ndim)}]"
 
 
-bool_ = DType("bool_", BOOL, 8)
-i8 = DType("i8", INT, 8)
-i16 = DType("i16", INT, 16)
-i32 = DType("i32", INT, 32)
-i64 = DType("i64", INT, 64)
-u8 = DType("u8", UINT, 8)
-u16 = DType("u16", UINT, 16)
-u32 = DType("u32", UINT, 32)
-u64 = DType("u64", UINT, 64)
-f16 = DType("f16", FLOAT, 16)
-f32 = DType("f32", FLOAT, 32)
-f64 = DType("f64", FLOAT, 64)
+if TYPE_CHECKING:
+    # To type checkers each dtype is a class (`x: pk.f32` is an annotation), as are pk.Array
+    # and pk.constexpr: see checker_types.pyi. At run time they are the objects below.
+    from pykern.lang.checker_types import (Array, bool_, constexpr, f16, f32, f64, i8, i16, i32,
+                                           i64, u8, u16, u32, u64)
+else:
+    bool_ = DType("bool_", BOOL, 8)
+    i8 = DType("i8", INT, 8)
+    i16 = DType("i16", INT, 16)
+    i32 = DType("i32", INT, 32)
+    i64 = DType("i64", INT, 64)
+    u8 = DType("u8", UINT, 8)
+    u16 = DType("u16", UINT, 16)
+    u32 = DType("u32", UINT, 32)
+    u64 = DType("u64", UINT, 64)
+    f16 = DType("f16", FLOAT, 16)
+    f32 = DType("f32", FLOAT, 32)
+    f64 = DType("f64", FLOAT, 64)
 
 # the "type" of a call to a device function that returns nothing; never a value's type
 void = DType("void", "v", 0)
@@ -127,24 +134,25 @@ class _GenericArray:
         return "pk.Array"
 
 
-Array = _GenericArray()
+if not TYPE_CHECKING:  # checker_types.pyi has these for type checkers
+    Array = _GenericArray()
 
+    class constexpr:  # noqa: N801  (lower case, as users write it like a type)
+        """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one
+        compiled variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks
+        a global the same way (plain numbers are captured as constants anyway)."""
 
-class constexpr:  # noqa: N801  (lower case, as users write it like a type)
-    """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one compiled
-    variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks a global the
-    same way (plain numbers are captured as constants anyway)."""
+        def __init__(self, value: object):
+            if not isinstance(value, (bool, int, float, str)):
+                raise TypeError("pk.constexpr takes a number, bool or str, not "
+                                f"{type(value).__name__}")
+            self.value = value
 
-    def __init__(self, value: object):
-        if not isinstance(value, (bool, int, float, str)):
-            raise TypeError(f"pk.constexpr takes a number, bool or str, not {type(value).__name__}")
-        self.value = value
+        def __repr__(self) -> str:
+            return f"pk.constexpr({self.value!r})"
 
-    def __repr__(self) -> str:
-        return f"pk.constexpr({self.value!r})"
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, constexpr) and other.value == self.value
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, constexpr) and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash(("constexpr", self.value))
+        def __hash__(self) -> int:
+            return hash(("constexpr", self.value))
