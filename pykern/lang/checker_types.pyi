@@ -15,10 +15,9 @@ here under `TYPE_CHECKING`:
 """
 
 from collections.abc import Sequence
-from typing import Any, SupportsIndex, TypeVar, overload
+from typing import Any, SupportsIndex, TypeAlias, TypeVar, overload
 
 import numpy as np
-from typing_extensions import TypeAlias
 
 from pykern.lang.builtins import KernelBuiltin
 from pykern.lang.dtypes import ArrayType
