@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -208,8 +209,8 @@ def test_without_the_plugin_mypy_takes_scalars_but_not_slices(tmp_path):
 # ---- pyright -----------------------------------------------------------------------------
 
 needs_pyright = pytest.mark.skipif(
-    importlib.util.find_spec("pyright") is None,
-    reason="pyright is not installed (pip install pyright, or '.[test]'; it needs node)")
+    importlib.util.find_spec("pyright") is None or shutil.which("node") is None,
+    reason="pyright is not installed (pip install pyright, or '.[test]'), or Node.js it runs on")
 
 
 @pytest.fixture(scope="module")
