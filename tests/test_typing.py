@@ -131,6 +131,29 @@ def test_the_program_runs(tmp_path):
     assert len(runtime) == len(expected) - 1  # all but the one under TYPE_CHECKING
 
 
+def test_the_checker_view_covers_every_dtype_and_builtin():
+    """A dtype or builtin added at run time but not to the checkers' view would be "not valid
+    as a type", or untyped, to them: pykern/lang/checker_types.pyi and the declarations at the
+    top of pykern/lang/builtins.py list them all."""
+    import ast
+
+    from pykern import mypy_plugin
+    from pykern.lang import builtins, dtypes
+
+    stub = ast.parse((ROOT / "pykern/lang/checker_types.pyi").read_text())
+    classes = {node.name for node in stub.body if isinstance(node, ast.ClassDef)}
+    names = {d.name for d in dtypes.ALL_DTYPES}
+    assert names <= classes
+    assert {n.rsplit(".", 1)[1] for n in mypy_plugin.DTYPE_CLASSES} == names
+    module = ast.parse(Path(builtins.__file__).read_text())
+    (checking,) = [node for node in module.body if isinstance(node, ast.If)
+                   and ast.unparse(node.test) == "TYPE_CHECKING"]
+    declared = {node.target.id for node in checking.body if isinstance(node, ast.AnnAssign)}
+    defined = {name for name, value in vars(builtins).items()
+               if isinstance(value, builtins.KernelBuiltin)}
+    assert declared == defined
+
+
 # ---- mypy --------------------------------------------------------------------------------
 
 needs_mypy = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
