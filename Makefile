@@ -89,6 +89,9 @@ venv: system $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# this project was once installed under the name pykern, which is another project's: the
+	@# old entry would shadow the new one (both provide `import pykern`)
+	$(PY) -m pip uninstall -q -y pykern 2>/dev/null || true
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
