@@ -79,6 +79,7 @@ reveal_type(pk.max(3, 4))  # expect: int
 reveal_type(pk.where(t > 0, t, 0.0))  # expect: Tensor
 reveal_type(pk.zeros((2, 3), dtype=pk.f32))  # expect: Tensor
 reveal_type(t.dtype)  # expect: DType
+reveal_type(pk.f32.itemsize)  # expect: int
 if TYPE_CHECKING:  # kernel-only: called here it raises
     reveal_type(pk.global_id(0))  # expect: int
 '''

@@ -7,7 +7,7 @@ here under `TYPE_CHECKING`:
 
 - each dtype is a class, so `x: pk.f32` is an annotation; `pk.f32[:]` is one to pyright through
   `__class_getitem__` and to mypy through the plugin `pykern.mypy_plugin`. As a value, a dtype
-  class has DType's attributes (`pk.f32.itemsize`) through its metaclass.
+  class has DType's attributes (`pk.f32.itemsize`).
 - kernel parameters and locals are `KernelValue`s: the frontend types and checks a kernel body
   itself, so to a checker they take part in any arithmetic, indexing or call.
 - the math functions are overloaded: on tensors and arrays they give a `Tensor`, on numbers a
@@ -15,7 +15,7 @@ here under `TYPE_CHECKING`:
 """
 
 from collections.abc import Sequence
-from typing import Any, SupportsIndex, TypeAlias, TypeVar, overload
+from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, overload
 
 import numpy as np
 
@@ -71,25 +71,22 @@ class KernelArray(KernelValue):
     def __len__(self) -> int: ...
 
 class DTypeClass(type):
-    """The metaclass of the dtype classes: a dtype used as a value has DType's interface."""
+    """The metaclass of the dtype classes: `pk.f32[:]` as a value is an ArrayType."""
 
-    name: str
-    kind: str
-    bits: int
-    @property
-    def itemsize(self) -> int: ...
-    @property
-    def numpy(self) -> np.dtype[Any]: ...
-    @property
-    def is_float(self) -> bool: ...
-    @property
-    def is_int(self) -> bool: ...
-    @property
-    def is_signed(self) -> bool: ...
     def __getitem__(cls, dims: object) -> ArrayType: ...
 
 class ScalarDType(KernelValue, metaclass=DTypeClass):
-    """A scalar dtype: `x: pk.f32` (a scalar parameter), `pk.f32(v)` (a cast)."""
+    """A scalar dtype: `x: pk.f32` (a scalar parameter), `pk.f32(v)` (a cast); as a value it
+    has DType's attributes (class attributes here: the Any base would hide the metaclass's)."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+    bits: ClassVar[int]
+    itemsize: ClassVar[int]
+    numpy: ClassVar[np.dtype[Any]]
+    is_float: ClassVar[bool]
+    is_int: ClassVar[bool]
+    is_signed: ClassVar[bool]
 
     def __init__(self, value: object = ..., /) -> None: ...
     def __class_getitem__(cls, dims: object) -> ArrayType: ...
