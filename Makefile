@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := mesa-vulkan-drivers libvulkan1 spirv-tools spirv-headers vulkan-validationlayers
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench system venv grammar shaders clean
+.PHONY: demo test test-pythons bench system venv grammar shaders clean
 
 demo: venv
 	$(PY) examples/quickstart.py
@@ -40,6 +40,29 @@ test: venv
 	if [ "$(GPU_AV)" != 1 ]; then exit 0; fi; \
 	$(call validated_pass,GPU-assisted validation,$(GPU_ASSISTED))
 
+# A smoke subset of the suite on every Python this machine has that pyproject.toml supports
+# (pyenv's 3.x, or PYTHONS="..." by hand), each in its own venv under .venvs/ (kept between
+# runs, so only the first run installs). Not part of `make test`: it takes a few minutes.
+PYTHONS ?= $(wildcard $(HOME)/.pyenv/versions/3.*/bin/python3)
+SMOKE_TESTS ?= tests/kernels/test_language.py tests/tensor/test_tensor.py tests/test_packaging.py
+
+test-pythons: system
+	@failed=""; ran=""; \
+	for py in $(PYTHONS); do \
+	  ver=$$($$py -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	  if ! $$py -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then \
+	    echo "test-pythons: $$py is $$ver, older than requires-python: skipped"; continue; fi; \
+	  venv=.venvs/$$ver; \
+	  if [ ! -f $$venv/.installed ] || [ pyproject.toml -nt $$venv/.installed ]; then \
+	    $$py -m venv $$venv && $$venv/bin/python -m pip install -q -e '.[test]' \
+	      && touch $$venv/.installed || { failed="$$failed $$ver(install)"; continue; }; fi; \
+	  echo "test-pythons: Python $$ver"; ran="$$ran $$ver"; \
+	  $$venv/bin/python -m pytest -q -p no:cacheprovider $(SMOKE_TESTS) || failed="$$failed $$ver"; \
+	done; \
+	echo "test-pythons: ran on$$ran"; \
+	if [ -z "$$ran" ]; then echo "test-pythons: no supported Python found"; exit 1; fi; \
+	if [ -n "$$failed" ]; then echo "test-pythons: failed on$$failed"; exit 1; fi
+
 bench: venv
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
@@ -66,6 +89,9 @@ venv: system $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# this project was once installed under the name pykern, which is another project's: the
+	@# old entry would shadow the new one (both provide `import pykern`)
+	$(PY) -m pip uninstall -q -y pykern 2>/dev/null || true
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
@@ -74,4 +100,4 @@ grammar: venv
 	$(PY) -m pykern.spirv.generate_grammar
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venvs build dist *.egg-info .pytest_cache

@@ -32,12 +32,14 @@ MATH_FUNCTIONS: dict[object, ir.MathFn] = {
     bi.isinf: ir.MathFn.ISINF,
     math.sqrt: ir.MathFn.SQRT, math.exp: ir.MathFn.EXP, math.log: ir.MathFn.LOG,
     math.sin: ir.MathFn.SIN, math.cos: ir.MathFn.COS, math.tanh: ir.MathFn.TANH,
-    math.pow: ir.MathFn.POW, math.exp2: ir.MathFn.EXP2, math.log2: ir.MathFn.LOG2,
+    math.pow: ir.MathFn.POW, math.log2: ir.MathFn.LOG2,
     math.tan: ir.MathFn.TAN, math.asin: ir.MathFn.ASIN, math.acos: ir.MathFn.ACOS,
     math.atan: ir.MathFn.ATAN, math.atan2: ir.MathFn.ATAN2, math.sinh: ir.MathFn.SINH,
     math.cosh: ir.MathFn.COSH, math.erf: ir.MathFn.ERF, math.copysign: ir.MathFn.COPYSIGN,
     math.isnan: ir.MathFn.ISNAN, math.isinf: ir.MathFn.ISINF,
 }
+if hasattr(math, "exp2"):  # Python 3.11+; on 3.10 there is no math.exp2 to call
+    MATH_FUNCTIONS[math.exp2] = ir.MathFn.EXP2
 # these return Python ints in Python, so they give i32 in a kernel
 INT_RESULT_FUNCTIONS: dict[object, ir.MathFn] = {
     math.floor: ir.MathFn.FLOOR, math.ceil: ir.MathFn.CEIL, math.trunc: ir.MathFn.TRUNC,

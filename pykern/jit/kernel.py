@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -274,6 +274,13 @@ class Kernel:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
 
 
+@overload
+def kernel(fn: Callable, *, workgroup: tuple[int, ...] | None = None, debug: bool = False,
+           interpret: bool = False, strict_float: bool = False) -> Kernel: ...
+@overload
+def kernel(fn: None = None, *, workgroup: tuple[int, ...] | None = None, debug: bool = False,
+           interpret: bool = False, strict_float: bool = False) -> Callable[[Callable], Kernel]:
+    ...
 def kernel(fn: Callable | None = None, *, workgroup: tuple[int, ...] | None = None,
            debug: bool = False, interpret: bool = False, strict_float: bool = False) -> Any:
     """Makes a Python function a kernel: `@pk.kernel` or `@pk.kernel(workgroup=(16, 16))`.

@@ -17,8 +17,80 @@ from __future__ import annotations
 import builtins
 import numbers
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    # What each name is to a type checker (mypy, pyright): an overloaded signature from
+    # checker_types.pyi, so that `pk.exp(t) + 1` is a Tensor. At run time each is the
+    # KernelBuiltin assigned below.
+    from pykern.lang.checker_types import (Barrier, BinaryMath, Clamp, Extremum, Fma, IdBuiltin,
+                                           KernelOnly, Predicate, Ravel, Select, UnaryMath,
+                                           Unravel)
+
+    sqrt: UnaryMath
+    exp: UnaryMath
+    log: UnaryMath
+    sin: UnaryMath
+    cos: UnaryMath
+    tanh: UnaryMath
+    floor: UnaryMath
+    ceil: UnaryMath
+    rsqrt: UnaryMath
+    exp2: UnaryMath
+    log2: UnaryMath
+    tan: UnaryMath
+    asin: UnaryMath
+    acos: UnaryMath
+    atan: UnaryMath
+    sinh: UnaryMath
+    cosh: UnaryMath
+    erf: UnaryMath
+    trunc: UnaryMath
+    round: UnaryMath
+    abs: UnaryMath
+    pow: BinaryMath
+    atan2: BinaryMath
+    copysign: BinaryMath
+    isnan: Predicate
+    isinf: Predicate
+    clamp: Clamp
+    select: Select
+    fma: Fma
+    min: Extremum
+    max: Extremum
+    barrier: Barrier
+    unravel: Unravel
+    ravel: Ravel
+    global_id: IdBuiltin
+    local_id: IdBuiltin
+    group_id: IdBuiltin
+    group_size: IdBuiltin
+    num_groups: IdBuiltin
+    grid: IdBuiltin
+    atomic_add: KernelOnly
+    atomic_sub: KernelOnly
+    atomic_min: KernelOnly
+    atomic_max: KernelOnly
+    atomic_and_: KernelOnly
+    atomic_or_: KernelOnly
+    atomic_xor: KernelOnly
+    atomic_exchange: KernelOnly
+    atomic_cas: KernelOnly
+    subgroup_size: KernelOnly
+    subgroup_lane: KernelOnly
+    subgroup_add: KernelOnly
+    subgroup_min: KernelOnly
+    subgroup_max: KernelOnly
+    subgroup_any: KernelOnly
+    subgroup_all: KernelOnly
+    subgroup_broadcast: KernelOnly
+    subgroup_shuffle: KernelOnly
+    subgroup_shuffle_xor: KernelOnly
+    subgroup_prefix_add: KernelOnly
+    shared: KernelOnly
+    local: KernelOnly
 
 
 class KernelBuiltin:
@@ -69,7 +141,7 @@ def serve_tensors(functions: Iterable[tuple[KernelBuiltin, Callable]]) -> None:
         builtin.serves_tensors(op)
 
 
-def _id_builtin(name: str, what: str) -> KernelBuiltin:
+def _id_builtin(name: str, what: str) -> Any:  # a KernelBuiltin
     return KernelBuiltin(name, f"pk.{name}(dim): {what} along dimension dim (0, 1 or 2), an i32.")
 
 
@@ -81,7 +153,7 @@ num_groups = _id_builtin("num_groups", "the number of workgroups of the launch")
 grid = _id_builtin("grid", "the launch's logical size (the grid of kernel[grid])")
 
 
-def _math(name: str, doc: str, host: Callable | None = None) -> KernelBuiltin:
+def _math(name: str, doc: str, host: Callable | None = None) -> Any:  # a KernelBuiltin
     """A math name. `import pykern` gives all but fma an op-library function (`serve_tensors`),
     which then runs every call outside a kernel: only fma needs `host`."""
     return KernelBuiltin(name, f"pk.{name}: {doc}", host)
@@ -123,7 +195,7 @@ max = KernelBuiltin("max", "pk.max: max(a, b, ...) of two or more numbers, as Py
                            "max", builtins.max, host_min_args=2)
 
 
-def _atomic(name: str, what: str) -> KernelBuiltin:
+def _atomic(name: str, what: str) -> Any:  # a KernelBuiltin
     return KernelBuiltin(name, f"pk.{name}(a, index, value): atomically {what}; returns the old "
                                "value. `a` is an array parameter or pk.shared array; `index` an "
                                "int or a tuple of ints.")
@@ -142,7 +214,7 @@ atomic_cas = KernelBuiltin("atomic_cas", "pk.atomic_cas(a, index, expected, desi
                                          "value either way.")
 
 
-def _subgroup(name: str, what: str) -> KernelBuiltin:
+def _subgroup(name: str, what: str) -> Any:  # a KernelBuiltin
     return KernelBuiltin(name, f"pk.{name}: {what}")
 
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,18 +72,24 @@ class ArrayType:
         return f"pk.{self.dtype.name}[{', '.join(':' * self.ndim)}]"
 
 
-bool_ = DType("bool_", BOOL, 8)
-i8 = DType("i8", INT, 8)
-i16 = DType("i16", INT, 16)
-i32 = DType("i32", INT, 32)
-i64 = DType("i64", INT, 64)
-u8 = DType("u8", UINT, 8)
-u16 = DType("u16", UINT, 16)
-u32 = DType("u32", UINT, 32)
-u64 = DType("u64", UINT, 64)
-f16 = DType("f16", FLOAT, 16)
-f32 = DType("f32", FLOAT, 32)
-f64 = DType("f64", FLOAT, 64)
+if TYPE_CHECKING:
+    # To type checkers each dtype is a class (`x: pk.f32` is an annotation), as are pk.Array
+    # and pk.constexpr: see checker_types.pyi. At run time they are the objects below.
+    from pykern.lang.checker_types import (Array, bool_, constexpr, f16, f32, f64, i8, i16, i32,
+                                           i64, u8, u16, u32, u64)
+else:
+    bool_ = DType("bool_", BOOL, 8)
+    i8 = DType("i8", INT, 8)
+    i16 = DType("i16", INT, 16)
+    i32 = DType("i32", INT, 32)
+    i64 = DType("i64", INT, 64)
+    u8 = DType("u8", UINT, 8)
+    u16 = DType("u16", UINT, 16)
+    u32 = DType("u32", UINT, 32)
+    u64 = DType("u64", UINT, 64)
+    f16 = DType("f16", FLOAT, 16)
+    f32 = DType("f32", FLOAT, 32)
+    f64 = DType("f64", FLOAT, 64)
 
 # the "type" of a call to a device function that returns nothing; never a value's type
 void = DType("void", "v", 0)
@@ -127,9 +134,6 @@ class _GenericArray:
         return "pk.Array"
 
 
-Array = _GenericArray()
-
-
 def is_constexpr_value(value: object) -> bool:
     """What a `pk.constexpr` may hold: a number, bool or str, a tuple of numbers and bools (a
     tile shape), a dtype such as `pk.f32` (then the kernel uses it as a type) or a `@pk.func`
@@ -140,24 +144,27 @@ def is_constexpr_value(value: object) -> bool:
         getattr(value, "is_pykern_func", False) is True
 
 
-class constexpr:  # noqa: N801  (lower case, as users write it like a type)
-    """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one compiled
-    variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks a global the
-    same way (plain numbers are captured as constants anyway). A dtype or a `@pk.func` is a
-    constexpr too: `def k(x: pk.f32[:], op: pk.constexpr)` launched with `op=pk.f32` or a
-    device function compiles one variant per value."""
+if not TYPE_CHECKING:  # checker_types.pyi has these for type checkers
+    Array = _GenericArray()
 
-    def __init__(self, value: object):
-        if not is_constexpr_value(value):
-            raise TypeError(f"pk.constexpr takes a number, bool, str, tuple of numbers, pykern "
-                            f"dtype or @pk.func, not {type(value).__name__}")
-        self.value = value
+    class constexpr:  # noqa: N801  (lower case, as users write it like a type)
+        """`n: pk.constexpr` — a parameter whose value is a compile-time constant (one
+        compiled variant per distinct value). `BLOCK = pk.constexpr(128)` at module level marks
+        a global the same way (plain numbers are captured as constants anyway). A dtype or a
+        `@pk.func` is a constexpr too: `def k(x: pk.f32[:], op: pk.constexpr)` launched with
+        `op=pk.f32` or a device function compiles one variant per value."""
 
-    def __repr__(self) -> str:
-        return f"pk.constexpr({self.value!r})"
+        def __init__(self, value: object):
+            if not is_constexpr_value(value):
+                raise TypeError(f"pk.constexpr takes a number, bool, str, tuple of numbers, "
+                                f"pykern dtype or @pk.func, not {type(value).__name__}")
+            self.value = value
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, constexpr) and other.value == self.value
+        def __repr__(self) -> str:
+            return f"pk.constexpr({self.value!r})"
 
-    def __hash__(self) -> int:
-        return hash(("constexpr", self.value))
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, constexpr) and other.value == self.value
+
+        def __hash__(self) -> int:
+            return hash(("constexpr", self.value))

@@ -130,8 +130,11 @@ def test_absurd_nesting_is_a_located_compile_error_too(tmp_path):
     exec(compile("def k(out: pk.f32[:], s: pk.f32):\n    pass\n", str(path), "exec"), namespace)
     with pytest.raises(pk.CompileError) as info:
         pk.kernel(namespace["k"])[1](np.zeros(1, np.float32), 1.0)
-    assert str(info.value).startswith(f"{path}:1:1: cannot compile k: an expression is nested "
-                                      "too deeply")
+    if sys.version_info >= (3, 11):  # the parser refuses it: the error names the function
+        assert str(info.value).startswith(f"{path}:1:1: cannot compile k: an expression is "
+                                          "nested too deeply")
+    else:  # 3.10's parser takes it, and the frontend's own limit locates the expression
+        assert str(info.value).startswith(f"{path}:2:14: expression nested too deeply")
 
 
 def test_ir_walk_is_iterative():
