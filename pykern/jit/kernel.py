@@ -2,8 +2,8 @@
 disk cache), keeps one variant per argument signature and device, and launches.
 
 The jobs behind it live in modules of their own: `variants` (which variant arguments select),
-`pipeline` (compiling one), `binding` (packing arguments, fast), `debug` (debug launches),
-`interpreted` (interpreter launches) and `strict_float`.
+`pipeline` (compiling one), `binding` (packing arguments, fast), `debug_launch` (debug
+launches), `interpreted` (interpreter launches) and `strict_float`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
 from pykern.jit.arguments import bind_keywords, diagnose_buffers, normalize_grid
-from pykern.jit.debug import debug_launch
+from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
                                  target_for)

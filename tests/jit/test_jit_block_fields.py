@@ -68,4 +68,5 @@ def test_the_binder_fills_each_named_field():
     assert (got["x.stride0"], got["x.stride1"]) == (3, 1)
     assert buffers[:2] == [view.buffer, y.buffer]
     affine[3](3, view, 2.0, y)
-    np.testing.assert_array_equal(y.numpy(), np.arange(12, dtype=np.float32).reshape(4, 3)[1:, 1] * 2)
+    expected = np.arange(12, dtype=np.float32).reshape(4, 3)[1:, 1] * 2
+    np.testing.assert_array_equal(y.numpy(), expected)
