@@ -20,7 +20,7 @@ from pykern.config import config
 from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
-from pykern.jit.arguments import bind_keywords, diagnose_buffers, normalize_grid
+from pykern.jit.arguments import bind_keywords, diagnose_buffers, kernel_grid
 from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
@@ -138,7 +138,7 @@ class Kernel:
 
     def compile(self, *args: object, grid: object = 1, **kwargs: object) -> CompiledVariant:
         """Compiles (or fetches from the cache) the variant `args` select, without running it."""
-        _, ndim = normalize_grid(self.__name__, grid)
+        _, ndim = kernel_grid(self.__name__, grid)
         args = self._by_name(args, kwargs)
         try:
             return self._variant(args, ndim)
@@ -168,7 +168,7 @@ class Kernel:
             return self._launchers[grid]  # launches reuse grids: skip re-checking them
         except (KeyError, TypeError):
             pass
-        dims, ndim = normalize_grid(self.__name__, grid)
+        dims, ndim = kernel_grid(self.__name__, grid)
         launcher = functools.partial(self._launch, dims, ndim)
         exact = type(grid) is int or (type(grid) is tuple and all(type(d) is int for d in grid))
         if exact and len(self._launchers) < 64:  # never let 2.0 or True hit 2's entry
