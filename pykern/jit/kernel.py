@@ -25,7 +25,7 @@ from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
                                  target_for)
-from pykern.jit.strict_float import StrictFloatWarning, in_strict_block, strict_float
+from pykern.jit.strict_float import STRICT_BLOCK, StrictFloatWarning, strict_float
 from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
@@ -105,7 +105,7 @@ class Kernel:
 
     def _strict(self) -> bool:
         """Whether a launch from here is in strict floating point."""
-        return self.strict_float or in_strict_block()
+        return self.strict_float or STRICT_BLOCK.get()
 
     # ------------------------------------------------------------ compiling
 
@@ -180,8 +180,8 @@ class Kernel:
 
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object,
                 **kwargs: object) -> None:
-        """One launch: the hot path (a warm launch finds its variant in `_fast` and only
-        binds and records)."""
+        """One launch: the hot path (a warm launch finds its variant in `_fast`, binds the
+        arguments and records; every call saved here counts)."""
         if kwargs or len(args) < len(self._specs):
             args = self._by_name(args, kwargs)
         if self.interpret:
@@ -204,11 +204,6 @@ class Kernel:
                 self._fast[fast_key] = variant
         if self._constexpr_positions:
             args = self._runtime_args(args)
-        self._record(variant, device, grid, args)
-
-    def _record(self, variant: CompiledVariant, device: Any, grid: tuple[int, int, int],
-                args: tuple) -> None:
-        """Binds `args` (constexpr ones removed) and records the launch of `variant`."""
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
         status = variant.loop_status
         if status is not None:
