@@ -131,7 +131,8 @@ class Kernel:
         return variant
 
     def _build(self, key: VariantKey, device: Any) -> CompiledVariant:
-        """Compiles one variant for `device` (see `pipeline.build_variant`)."""
+        """Compiles one variant for `device` (see `pipeline.build_variant`). The disk cache and
+        the device's target are looked up here, at the edge, and passed down."""
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
         build = KernelBuild(self.__name__, self.source, self.debug, self._translate)
         return build_variant(build, key, device, target_for(device), disk)
