@@ -116,19 +116,7 @@ class Device:
         queue = ffi.new("VkQueue*")
         fn.vkGetDeviceQueue(self.handle, self.family, 0, queue)
         self.queue = queue[0]
-        limits = info.limits
-        self.allocator = Allocator(
-            self.handle,
-            memory_properties(physical_device),
-            fn,
-            force_staging=config.force_staging,
-            reclaim=self._reclaim,
-            block_size=config.memory_block_size,
-            offset_alignment=max(
-                limits.min_storage_buffer_offset_alignment,
-                limits.min_uniform_buffer_offset_alignment,
-            ),
-        )
+        self.allocator = self._create_allocator(physical_device)
         self._maker = BufferMaker(self.handle, fn, self.allocator)
         self._storage_type = self.allocator.type_for(STORAGE)
         self._staging = StagingPool(self._maker)
@@ -136,19 +124,7 @@ class Device:
         self.pipeline_cache = PipelineCache(self.handle, fn, info, config.cache_dir)
         self._queries = QueryPools(self.handle, fn, timestamp_bits)
         self._uniforms = UniformArena(self._maker, info.limits.min_uniform_buffer_offset_alignment)
-        self._batches = BatchQueue(
-            self.handle,
-            fn,
-            self.queue,
-            self.family,
-            timeout=config.timeout,
-            batch_launches=config.batch_launches,
-            max_in_flight=config.max_in_flight,
-            descriptors=self._descriptors,
-            uniforms=self._uniforms,
-            hung_advice=f"Until that work finishes the device refuses every use; "
-            f"{self._reopen_advice()}.",
-        )
+        self._batches = self._create_batches()
         self._set_cache = DescriptorSetCache(self.handle, fn, lambda: self._batches.completed)
         self._launcher = Launcher(
             self,
@@ -161,6 +137,39 @@ class Device:
             info.limits.max_workgroup_count,
         )
         self._copy_region = ffi.new("VkBufferCopy*")
+
+    def _create_allocator(self, physical_device: object) -> Allocator:
+        """The memory allocator, its blocks aligned for storage and uniform buffers alike."""
+        limits, config = self.info.limits, self.config
+        return Allocator(
+            self.handle,
+            memory_properties(physical_device),
+            self.fn,
+            force_staging=config.force_staging,
+            reclaim=self._reclaim,
+            block_size=config.memory_block_size,
+            offset_alignment=max(
+                limits.min_storage_buffer_offset_alignment,
+                limits.min_uniform_buffer_offset_alignment,
+            ),
+        )
+
+    def _create_batches(self) -> BatchQueue:
+        """The queue of command batches that launches and copies are recorded into."""
+        config = self.config
+        return BatchQueue(
+            self.handle,
+            self.fn,
+            self.queue,
+            self.family,
+            timeout=config.timeout,
+            batch_launches=config.batch_launches,
+            max_in_flight=config.max_in_flight,
+            descriptors=self._descriptors,
+            uniforms=self._uniforms,
+            hung_advice=f"Until that work finishes the device refuses every use; "
+            f"{self._reopen_advice()}.",
+        )
 
     def __repr__(self) -> str:
         return f"<Device {self.info.index}: {self.info.name}{' (closed)' if self._closed else ''}>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from . import _vk
@@ -163,35 +164,72 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
     """Reads properties, limits, memory heaps and curated features of one physical device."""
     extensions = device_extensions(physical_device)
     supported = query_supported(physical_device, extensions)
-    subgroup = ffi.new(
-        "VkPhysicalDeviceSubgroupProperties*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES},
-    )
-    driver = ffi.new(
-        "VkPhysicalDeviceDriverProperties*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, "pNext": subgroup},
-    )
-    ids = ffi.new(
-        "VkPhysicalDeviceIDProperties*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, "pNext": driver},
-    )
-    push = ffi.new(
-        "VkPhysicalDevicePushDescriptorPropertiesKHR*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR},
-    )
-    if "VK_KHR_push_descriptor" in extensions:  # the chain may only name structs the driver knows
-        subgroup.pNext = push
-    props2 = ffi.new(
-        "VkPhysicalDeviceProperties2*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": ids},
-    )
-    lib.vkGetPhysicalDeviceProperties2(physical_device, props2)
-    props = props2.properties
+    queried = _PropertyChain(physical_device, extensions)
+    props = queried.props2.properties
     api_version = _vk.split_version(props.apiVersion)
+    driver = queried.driver
+    return DeviceInfo(
+        index=index,
+        name=ffi.string(props.deviceName).decode(errors="replace"),
+        kind=KINDS.get(props.deviceType, "other"),
+        vendor_id=props.vendorID,
+        device_id=props.deviceID,
+        api_version=api_version,
+        driver=ffi.string(driver.driverInfo).decode(errors="replace")
+        or ffi.string(driver.driverName).decode(errors="replace"),
+        uuid=bytes(ffi.buffer(queried.ids.deviceUUID)).hex(),
+        memory=largest_device_local_heap(physical_device),
+        features=_features(physical_device, supported, extensions, queried, api_version),
+        limits=_limits(props.limits, queried),
+        extensions=frozenset(extensions),
+        pipeline_cache_uuid=bytes(ffi.buffer(props.pipelineCacheUUID)).hex(),
+    )
+
+
+class _PropertyChain:
+    """vkGetPhysicalDeviceProperties2 with the subgroup, driver, ID and (where the extension
+    is there) push-descriptor properties chained. Holds every struct of the chain: cffi frees
+    a struct with its last Python reference."""
+
+    def __init__(self, physical_device: object, extensions: Collection[str]) -> None:
+        self.subgroup = ffi.new(
+            "VkPhysicalDeviceSubgroupProperties*",
+            {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES},
+        )
+        self.driver = ffi.new(
+            "VkPhysicalDeviceDriverProperties*",
+            {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+             "pNext": self.subgroup},
+        )
+        self.ids = ffi.new(
+            "VkPhysicalDeviceIDProperties*",
+            {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES, "pNext": self.driver},
+        )
+        self.push = ffi.new(
+            "VkPhysicalDevicePushDescriptorPropertiesKHR*",
+            {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR},
+        )
+        # the chain may only name structs the driver knows
+        self.has_push = "VK_KHR_push_descriptor" in extensions
+        if self.has_push:
+            self.subgroup.pNext = self.push
+        self.props2 = ffi.new(
+            "VkPhysicalDeviceProperties2*",
+            {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": self.ids},
+        )
+        lib.vkGetPhysicalDeviceProperties2(physical_device, self.props2)
+
+
+def _features(
+    physical_device: object, supported: Mapping[str, bool], extensions: Collection[str],
+    queried: _PropertyChain, api_version: tuple[int, ...],
+) -> DeviceFeatures:
+    """The curated features: what the device supports, as the runtime would enable it."""
+    subgroup = queried.subgroup
     # the struct is Vulkan 1.2 core; older drivers may only know it through the extension
     has_float_controls = api_version[:2] >= (1, 2) or "VK_KHR_shader_float_controls" in extensions
     compute_subgroups = bool(subgroup.supportedStages & lib.VK_SHADER_STAGE_COMPUTE_BIT)
-    features = DeviceFeatures(
+    return DeviceFeatures(
         fp16=supported["shaderFloat16"],
         fp64=supported["shaderFloat64"],
         int64=supported["shaderInt64"],
@@ -222,8 +260,11 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         float_controls=query_float_controls(physical_device) if has_float_controls
         else FloatControls(),
     )
-    lim = props.limits
-    limits = DeviceLimits(
+
+
+def _limits(lim: object, queried: _PropertyChain) -> DeviceLimits:
+    """The limits pykern checks against, from VkPhysicalDeviceLimits `lim` and the chain."""
+    return DeviceLimits(
         max_push_constants_size=lim.maxPushConstantsSize,
         max_workgroup_count=tuple(lim.maxComputeWorkGroupCount),
         max_workgroup_size=tuple(lim.maxComputeWorkGroupSize),
@@ -234,26 +275,8 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         min_storage_buffer_offset_alignment=lim.minStorageBufferOffsetAlignment,
         min_uniform_buffer_offset_alignment=lim.minUniformBufferOffsetAlignment,
         timestamp_period=lim.timestampPeriod,
-        max_push_descriptors=push.maxPushDescriptors
-        if "VK_KHR_push_descriptor" in extensions
-        else 0,
-        loop_iteration_cap=LOOP_ITERATION_CAPS.get(driver.driverID),
-    )
-    return DeviceInfo(
-        index=index,
-        name=ffi.string(props.deviceName).decode(errors="replace"),
-        kind=KINDS.get(props.deviceType, "other"),
-        vendor_id=props.vendorID,
-        device_id=props.deviceID,
-        api_version=api_version,
-        driver=ffi.string(driver.driverInfo).decode(errors="replace")
-        or ffi.string(driver.driverName).decode(errors="replace"),
-        uuid=bytes(ffi.buffer(ids.deviceUUID)).hex(),
-        memory=largest_device_local_heap(physical_device),
-        features=features,
-        limits=limits,
-        extensions=frozenset(extensions),
-        pipeline_cache_uuid=bytes(ffi.buffer(props.pipelineCacheUUID)).hex(),
+        max_push_descriptors=queried.push.maxPushDescriptors if queried.has_push else 0,
+        loop_iteration_cap=LOOP_ITERATION_CAPS.get(queried.driver.driverID),
     )
 
 

@@ -81,7 +81,6 @@ class Launcher:
         """Records one launch (see `Device.launch`): everything is checked before anything is
         recorded, and a launch repeated binds only what changed."""
         g0, g1, g2 = grid = normalize_grid(grid)
-        args = self._checked_args(program, buffers, args)
         wg, limit = program.workgroup, self.max_groups
         n0, n1, n2 = -(-g0 // wg[0]), -(-g1 // wg[1]), -(-g2 // wg[2])
         dispatches = None  # one dispatch with base 0, the common case
@@ -99,7 +98,7 @@ class Launcher:
             was_bound = recording.bound is program
             recording.bound = None
         epoch = queue.epoch
-        hazard, same_buffers = self._point_descriptors(program, buffers, epoch)
+        args, hazard, same_buffers = self._checked(program, buffers, args, epoch)
         if n0 == 0 or n1 == 0 or n2 == 0:
             return
         if program.uses_uniform:
@@ -135,11 +134,26 @@ class Launcher:
             self._record_split(program, batch, block, dispatches, current and same_buffers)
         queue.submit_if_full(batch)
 
-    def _checked_args(
-        self, program: Program, buffers: Sequence[Buffer], args: bytes | bytearray | memoryview
-    ) -> bytes | bytearray | memoryview:
-        """Refuses a program of another device, a wrong number of buffers or a short block;
-        returns the block cut to the layout's size (bytes counted, whatever `args` is)."""
+    def _split(self, program: Program, grid: tuple[int, int, int]) -> list[Dispatch]:
+        """The dispatches of a grid with more workgroups than the device takes in one."""
+        dispatches = plan_dispatches(grid, program.workgroup, self.max_groups)
+        if program.base_offsets is None:
+            raise ValueError(
+                f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
+                f"than the device's limit {self.max_groups}) but the layout has no base fields"
+            )
+        return dispatches
+
+    def _checked(
+        self, program: Program, buffers: Sequence[Buffer], args: bytes | bytearray | memoryview,
+        epoch: int,
+    ) -> tuple[bytes | bytearray | memoryview, bool, bool]:
+        """Refuses a program of another device, a wrong number of buffers, a short block, a
+        buffer freed or of another device. Points the program's descriptor writes at the
+        buffers that changed since its last launch and finds out whether the launch conflicts
+        with a command of the current `epoch` (RAW, WAW, WAR). Returns the block cut to the
+        layout's size (bytes counted, whatever `args` is), the hazard, and whether the
+        buffers are those of the program's last launch."""
         if program.vk_device is not self._dev or program.pipeline is None:
             raise ValueError("the program was not created on this device (or was destroyed)")
         n_buffers = program.n_buffers
@@ -154,29 +168,11 @@ class Launcher:
                     f"the argument block is {len(args)} bytes; the layout needs {size}"
                 )
             args = memoryview(args)[:size]
-        return args
-
-    def _split(self, program: Program, grid: tuple[int, int, int]) -> list[Dispatch]:
-        """The dispatches of a grid with more workgroups than the device takes in one."""
-        dispatches = plan_dispatches(grid, program.workgroup, self.max_groups)
-        if program.base_offsets is None:
-            raise ValueError(
-                f"grid {grid} needs {len(dispatches)} dispatches (more workgroups "
-                f"than the device's limit {self.max_groups}) but the layout has no base fields"
-            )
-        return dispatches
-
-    def _point_descriptors(
-        self, program: Program, buffers: Sequence[Buffer], epoch: int
-    ) -> tuple[bool, bool]:
-        """Checks every buffer, points the program's descriptor writes at the ones that
-        changed since its last launch and finds out whether the launch conflicts with a
-        command of the current epoch (RAW, WAW, WAR). Returns (hazard, same buffers)."""
         device, writes_mask = self._device, program.writes_mask
         last_raws = program.last_raws
         hazard = False
         same_buffers = True
-        for i in range(program.n_buffers):
+        for i in range(n_buffers):
             buf = buffers[i]
             if getattr(buf, "device", None) is not device:
                 raise ValueError(f"buffer {i} ({buf!r}) does not belong to this device")
@@ -191,7 +187,7 @@ class Launcher:
                 last_raws[i] = raw  # after the write it records
             if raw.write_epoch == epoch or (writes_mask[i] and raw.read_epoch == epoch):
                 hazard = True
-        return hazard, same_buffers
+        return args, hazard, same_buffers
 
     @staticmethod
     def _write_block(

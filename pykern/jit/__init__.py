@@ -4,7 +4,7 @@ compiled variant a launch's arguments select), `pipeline` (compiling one: fronte
 SPIR-V → validation → disk cache → device program), `limits` (workgroup and shared memory
 against the device), `cache` (compiled modules on disk, keyed by their source and the
 compiler), `arguments` (checking launch arguments against parameters), `binding` (packing them
-into the argument block, fast), `debug` (debug launches and their reports), `interpreted`
+into the argument block, fast), `debug_launch` (debug launches and their reports), `interpreted`
 (launches run by the interpreter), `strict_float` (`pk.strict_float()` and its warning) and
 `loop_status` (reading back loops a driver cut short).
 """

@@ -30,7 +30,7 @@ def describe_arg(value: object) -> str:
     return f"a {type(value).__name__} ({value!r:.40})"
 
 
-def normalize_grid(kernel_name: str, grid: object) -> tuple[tuple[int, int, int], int]:
+def kernel_grid(kernel_name: str, grid: object) -> tuple[tuple[int, int, int], int]:
     """`grid` padded to three dimensions (see `pykern.runtime.grid`), and how many it named;
     a bad grid is a LaunchError naming the kernel."""
     try:

@@ -2,8 +2,8 @@
 disk cache), keeps one variant per argument signature and device, and launches.
 
 The jobs behind it live in modules of their own: `variants` (which variant arguments select),
-`pipeline` (compiling one), `binding` (packing arguments, fast), `debug` (debug launches),
-`interpreted` (interpreter launches) and `strict_float`.
+`pipeline` (compiling one), `binding` (packing arguments, fast), `debug_launch` (debug
+launches), `interpreted` (interpreter launches) and `strict_float`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from pykern.config import config
 from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
-from pykern.jit.arguments import bind_keywords, diagnose_buffers, normalize_grid
-from pykern.jit.debug import debug_launch
+from pykern.jit.arguments import bind_keywords, diagnose_buffers, kernel_grid
+from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
                                  target_for)
-from pykern.jit.strict_float import StrictFloatWarning, in_strict_block, strict_float
+from pykern.jit.strict_float import STRICT_BLOCK, StrictFloatWarning, strict_float
 from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
@@ -124,7 +124,7 @@ class Kernel:
 
     def _strict(self) -> bool:
         """Whether a launch from here is in strict floating point."""
-        return self.strict_float or in_strict_block()
+        return self.strict_float or STRICT_BLOCK.get()
 
     # ------------------------------------------------------------ compiling
 
@@ -150,14 +150,15 @@ class Kernel:
         return variant
 
     def _build(self, key: VariantKey, device: Any) -> CompiledVariant:
-        """Compiles one variant for `device` (see `pipeline.build_variant`)."""
+        """Compiles one variant for `device` (see `pipeline.build_variant`). The disk cache and
+        the device's target are looked up here, at the edge, and passed down."""
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
         build = KernelBuild(self.__name__, self.source, self.debug, self._translate)
         return build_variant(build, key, device, target_for(device), disk)
 
     def compile(self, *args: object, grid: object = 1, **kwargs: object) -> CompiledVariant:
         """Compiles (or fetches from the cache) the variant `args` select, without running it."""
-        _, ndim = normalize_grid(self.__name__, grid)
+        _, ndim = kernel_grid(self.__name__, grid)
         args = self._by_name(args, kwargs)
         try:
             return self._variant(args, ndim)
@@ -203,7 +204,7 @@ class Kernel:
             return self._launchers[grid]  # launches reuse grids: skip re-checking them
         except (KeyError, TypeError):
             pass
-        dims, ndim = normalize_grid(self.__name__, grid)
+        dims, ndim = kernel_grid(self.__name__, grid)
         launcher = functools.partial(self._launch, dims, ndim)
         exact = type(grid) is int or (type(grid) is tuple and all(type(d) is int for d in grid))
         if exact and len(self._launchers) < 64:  # never let 2.0 or True hit 2's entry
@@ -215,8 +216,8 @@ class Kernel:
 
     def _launch(self, grid: tuple[int, int, int], grid_ndim: int, *args: object,
                 **kwargs: object) -> None:
-        """One launch: the hot path (a warm launch finds its variant in `_fast` and only
-        binds and records)."""
+        """One launch: the hot path (a warm launch finds its variant in `_fast`, binds the
+        arguments and records; every call saved here counts)."""
         if kwargs or len(args) < len(self._specs):
             args = self._by_name(args, kwargs)
         if self.interpret:
@@ -239,11 +240,6 @@ class Kernel:
                 self._fast[fast_key] = variant
         if self._constexpr_positions:
             args = self._runtime_args(args)
-        self._record(variant, device, grid, args)
-
-    def _record(self, variant: CompiledVariant, device: Any, grid: tuple[int, int, int],
-                args: tuple) -> None:
-        """Binds `args` (constexpr ones removed) and records the launch of `variant`."""
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
         status = variant.loop_status
         if status is not None:

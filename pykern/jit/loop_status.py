@@ -1,15 +1,18 @@
 """The host side of loops cut short by the driver: a status buffer per compiled variant, read
-when the launches that used it have run (see `pykern.spirv.loopcap` for the kernel side)."""
+when the launches that used it have run, and the `pk.DeviceError` a cut becomes (see
+`pykern.spirv.loopcap` for the kernel side)."""
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from pykern.errors import DeviceError
 from pykern.spirv.layout import LOOP_STATUS_BUFFER
-from pykern.spirv.loopcap import LoopSite, cut_error, status_words
+from pykern.spirv.loopcap import FIRST_SITE_WORD, LoopSite, status_words
 
 
 class LoopStatus:
@@ -54,3 +57,23 @@ class LoopStatus:
                           self.sites, seen, now)
         if error is not None:
             raise error
+
+
+def cut_error(kernel_name: str, device_name: str, cap: int | None,
+              sites: Sequence[LoopSite], seen: np.ndarray, now: np.ndarray) -> DeviceError | None:
+    """The error to raise when the status buffer went from words `seen` to `now` (the counts
+    of cut invocations per site grew), or None."""
+    grown = [s for s in range(len(sites)) if now[FIRST_SITE_WORD + s] != seen[FIRST_SITE_WORD + s]]
+    if not grown:
+        return None
+    site = sites[grown[0]]
+    count = int(now[FIRST_SITE_WORD + grown[0]] - seen[FIRST_SITE_WORD + grown[0]]) & 0xFFFFFFFF
+    limit = f"{cap:,} loop iterations" if cap is not None else "a number of loop iterations"
+    others = f" (and {len(grown) - 1} other loops)" if len(grown) > 1 else ""
+    text = (f"{site.loc}: kernel '{kernel_name}': {device_name} stops every invocation after "
+            f"{limit} in total (all its loops together), and this {site.what} was cut short "
+            f"in {count:,} invocation{'s' if count != 1 else ''}{others}: the results of the "
+            f"launch are wrong. Give each invocation fewer iterations (more invocations, each "
+            f"with a share of the work).")
+    line = linecache.getline(site.loc.file, site.loc.line)
+    return DeviceError(f"{text}\n    {line.strip()}" if line else text)

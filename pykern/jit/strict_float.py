@@ -14,8 +14,9 @@ from typing import Any
 from pykern.spirv.lower import SpirvModule, strict_float_shortfall
 from pykern.spirv.target import Target
 
-# set by `strict_float()` for the launches of one thread (or asyncio task)
-_STRICT_FLOAT: ContextVar[bool] = ContextVar("pykern_strict_float", default=False)
+# set by `strict_float()` for the launches of one thread (or asyncio task); the launch path
+# reads it with `.get()`, a call cheaper than any function around it
+STRICT_BLOCK: ContextVar[bool] = ContextVar("pykern_strict_float", default=False)
 
 
 class StrictFloatWarning(UserWarning):
@@ -32,16 +33,11 @@ def strict_float() -> Iterator[None]:
 
     It holds for the thread (or asyncio task) that entered it; kernels compiled strict (with
     `@pk.kernel(strict_float=True)` or PYKERN_STRICT_FLOAT=1) are strict everywhere."""
-    token = _STRICT_FLOAT.set(True)
+    token = STRICT_BLOCK.set(True)
     try:
         yield
     finally:
-        _STRICT_FLOAT.reset(token)
-
-
-def in_strict_block() -> bool:
-    """Whether the running thread (or task) is inside `strict_float()`."""
-    return _STRICT_FLOAT.get()
+        STRICT_BLOCK.reset(token)
 
 
 def warn_shortfall(kernel_name: str, module: SpirvModule, target: Target, device: Any) -> None:

@@ -10,7 +10,7 @@ launcher zeroes before the launch and reads after it:
 - words 4-7: the indices of the access (index accesses only; i32 bits);
 - words 8-11: the shape of the array it accessed.
 
-`pykern.jit.debug` binds the buffer at launch and turns those words into the
+`pykern.jit.debug_launch` binds the buffer at launch and turns those words into the
 `pk.KernelIndexError` / `pk.KernelAssertionError` to raise. A failing access does not touch
 memory (a load gives 0); a failing assert goes on.
 """

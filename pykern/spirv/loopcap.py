@@ -46,15 +46,10 @@ names its loops (`sites_in_module`).
 from __future__ import annotations
 
 import json
-import linecache
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from pykern import ir
-from pykern.errors import DeviceError
-
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.grammar import MemorySemantics, Op, Scope, StorageClass
 from pykern.spirv.instruction import decode_string, instructions
@@ -137,23 +132,3 @@ def sites_in_module(words: bytes) -> tuple[LoopSite, ...]:
                 loc = ir.Loc(site["file"], site["line"], site["col"])
                 found[site[_SITE_KEY]] = LoopSite(loc, site["what"])
     return tuple(found[k] for k in sorted(found))
-
-
-def cut_error(kernel_name: str, device_name: str, cap: int | None,
-              sites: Sequence[LoopSite], seen: np.ndarray, now: np.ndarray) -> DeviceError | None:
-    """The error to raise when the status buffer went from words `seen` to `now` (the counts
-    of cut invocations per site grew), or None."""
-    grown = [s for s in range(len(sites)) if now[FIRST_SITE_WORD + s] != seen[FIRST_SITE_WORD + s]]
-    if not grown:
-        return None
-    site = sites[grown[0]]
-    count = int(now[FIRST_SITE_WORD + grown[0]] - seen[FIRST_SITE_WORD + grown[0]]) & 0xFFFFFFFF
-    limit = f"{cap:,} loop iterations" if cap is not None else "a number of loop iterations"
-    others = f" (and {len(grown) - 1} other loops)" if len(grown) > 1 else ""
-    text = (f"{site.loc}: kernel '{kernel_name}': {device_name} stops every invocation after "
-            f"{limit} in total (all its loops together), and this {site.what} was cut short "
-            f"in {count:,} invocation{'s' if count != 1 else ''}{others}: the results of the "
-            f"launch are wrong. Give each invocation fewer iterations (more invocations, each "
-            f"with a share of the work).")
-    line = linecache.getline(site.loc.file, site.loc.line)
-    return DeviceError(f"{text}\n    {line.strip()}" if line else text)

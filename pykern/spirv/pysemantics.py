@@ -171,8 +171,26 @@ def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
     quotient is below 2**8 (2**11). The result has the sign of a.
     """
     fn = ctx.fn
-    width, m = ty.bits, _MANTISSA_BITS[ty.bits]
+    m = _MANTISSA_BITS[ty.bits]
     uty, sign = _sign_bit(ctx, ty)
+    a_bits, nan, below, ua, ub = _fmod_cases(ctx, ty, uty, a, b)
+    (ea, ma), (eb, mb) = _unpack_finite(ctx, ty, uty, ua), _unpack_finite(ctx, ty, uty, ub)
+    r = _shifted_remainder(ctx, ty, uty, ma, mb, ea, eb)
+    # r * 2**(eb - bias - m), exactly: r * 2**-m is in [0, 2), 2**(eb - bias) is a normal float
+    scale = fn.bitcast(ty, fn.shift_left_logical(uty, eb, ctx.const(uty, m)))
+    magnitude = fn.f_mul(ty, fn.f_mul(ty, fn.convert_u_to_f(ty, r), ctx.const(ty, 2.0 ** -m)),
+                         scale)
+    signed = fn.bitwise_or(uty, fn.bitcast(uty, magnitude), fn.bitwise_and(uty, a_bits, sign))
+    result = fn.select(ty, below, a, fn.bitcast(ty, signed))
+    return fn.select(ty, nan, ctx.const(ty, float("nan")), result)
+
+
+def _fmod_cases(ctx: LoweringContext, ty: FloatType, uty: IntType, a: int, b: int
+                ) -> tuple[int, int, int, int, int]:
+    """The bits of a; whether fmod(a, b) is NaN, or a (|a| < |b|); and |a|, |b| as bits, both
+    1.0 in those trivial cases, so that the division that follows does no iterations."""
+    fn = ctx.fn
+    width, m = ty.bits, _MANTISSA_BITS[ty.bits]
 
     def u(value: int) -> int:
         return ctx.const(uty, value)
@@ -187,23 +205,33 @@ def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
                         fn.i_equal(BOOL, ub, u(0)))
     below = fn.u_less_than(BOOL, ua, ub)  # |a| < |b|: fmod is a
     trivial = fn.logical_or(BOOL, nan, below)
-    # the trivial cases divide 1.0 by 1.0: no iterations
     one_bits = u(((1 << (width - 2 - m)) - 1) << m)
     ua = fn.select(uty, trivial, one_bits, ua)
     ub = fn.select(uty, trivial, one_bits, ub)
+    return a_bits, nan, below, ua, ub
 
-    shift_m, implicit, fraction_mask = u(m), u(1 << m), u((1 << m) - 1)
 
-    def unpack(x: int) -> tuple[int, int]:
-        """(biased exponent, at least 1; integer significand) of a finite |x| > 0."""
-        exponent = fn.shift_right_logical(uty, x, shift_m)
-        subnormal = fn.i_equal(BOOL, exponent, u(0))
-        fraction = fn.bitwise_and(uty, x, fraction_mask)
-        return (fn.select(uty, subnormal, u(1), exponent),
-                fn.select(uty, subnormal, fraction, fn.bitwise_or(uty, fraction, implicit)))
+def _unpack_finite(ctx: LoweringContext, ty: FloatType, uty: IntType, x: int
+                   ) -> tuple[int, int]:
+    """(biased exponent, at least 1; integer significand) of the bits `x` of a finite
+    |x| > 0."""
+    fn = ctx.fn
+    m = _MANTISSA_BITS[ty.bits]
+    shift_m, implicit, fraction_mask = (ctx.const(uty, m), ctx.const(uty, 1 << m),
+                                        ctx.const(uty, (1 << m) - 1))
+    exponent = fn.shift_right_logical(uty, x, shift_m)
+    subnormal = fn.i_equal(BOOL, exponent, ctx.const(uty, 0))
+    fraction = fn.bitwise_and(uty, x, fraction_mask)
+    return (fn.select(uty, subnormal, ctx.const(uty, 1), exponent),
+            fn.select(uty, subnormal, fraction, fn.bitwise_or(uty, fraction, implicit)))
 
-    (ea, ma), (eb, mb) = unpack(ua), unpack(ub)
-    step = width - 1 - m  # r < mb < 2**(m + 1): r << step fits the word
+
+def _shifted_remainder(ctx: LoweringContext, ty: FloatType, uty: IntType, ma: int, mb: int,
+                       ea: int, eb: int) -> int:
+    """(ma << (ea - eb)) mod mb, by a loop that shifts as many bits at a time as fit beside the
+    remainder (r < mb < 2**(m + 1)) in one word and reduces after each."""
+    fn = ctx.fn
+    step = ty.bits - 1 - _MANTISSA_BITS[ty.bits]
     r_var = fn.variable(uty, "fmod.r")
     d_var = fn.variable(uty, "fmod.d")
     fn.store(r_var, fn.u_mod(uty, ma, mb))
@@ -211,21 +239,14 @@ def _fmod(ctx: LoweringContext, ty: FloatType, a: int, b: int) -> int:
 
     def reduce(loop: Loop) -> None:
         d = fn.load(uty, d_var)
-        k = fn.select(uty, fn.u_less_than(BOOL, d, u(step)), d, u(step))
+        k = fn.select(uty, fn.u_less_than(BOOL, d, ctx.const(uty, step)), d,
+                      ctx.const(uty, step))
         fn.store(r_var, fn.u_mod(uty, fn.shift_left_logical(uty, fn.load(uty, r_var), k), mb))
         fn.store(d_var, fn.i_sub(uty, d, k))
 
-    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, d_var), u(0)), reduce,
-               loopcap.FLOAT_MOD)
-    r = fn.load(uty, r_var)
-
-    # r * 2**(eb - bias - m), exactly: r * 2**-m is in [0, 2), 2**(eb - bias) is a normal float
-    scale = fn.bitcast(ty, fn.shift_left_logical(uty, eb, shift_m))
-    magnitude = fn.f_mul(ty, fn.f_mul(ty, fn.convert_u_to_f(ty, r), ctx.const(ty, 2.0 ** -m)),
-                         scale)
-    signed = fn.bitwise_or(uty, fn.bitcast(uty, magnitude), fn.bitwise_and(uty, a_bits, sign))
-    result = fn.select(ty, below, a, fn.bitcast(ty, signed))
-    return fn.select(ty, nan, ctx.const(ty, float("nan")), result)
+    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, d_var), ctx.const(uty, 0)),
+               reduce, loopcap.FLOAT_MOD)
+    return fn.load(uty, r_var)
 
 
 # ---------------------------------------------------------------- **

@@ -43,8 +43,8 @@ def test_constexpr_values_of_different_types_are_different_variants():
     x = np.zeros(4, np.float32)
     keys = {key(x, x, 1), key(x, x, 1.0), key(x, x, True)}
     assert len(keys) == 3
-    sigs = {fast_signature(scaled._specs, (pk.asarray(x), pk.asarray(x), v))
-            for v in (1, 1.0, True)}
+    t = pk.asarray(x)
+    sigs = {fast_signature(scaled._specs, (t, t, v)) for v in (1, 1.0, True)}
     assert len(sigs) == 3
 
 

@@ -297,7 +297,7 @@ def test_round_copysign_fma_atan2_and_predicates(device):
 
 
 def debug_failure(out, k):
-    from pykern.jit.debug import failure
+    from pykern.jit.debug_launch import failure
     from pykern.spirv.debug import DEBUG_BUFFER
     module = out["module"]
     ndims = {p.name: p.type.ndim for p in k.params if p.is_array}
