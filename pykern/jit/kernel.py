@@ -185,7 +185,7 @@ class Kernel:
         """The module for a device with every optional feature and Vulkan's minimum limits
         (`Target()`): what needs no device, so that kernels compile where none exists."""
         grid = kwargs.pop("grid", 1)
-        _, ndim = normalize_grid(self.__name__, grid)
+        _, ndim = kernel_grid(self.__name__, grid)
         args = self._by_name(args, kwargs)
         try:
             key = self._key(args, ndim)
