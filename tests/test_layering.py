@@ -193,9 +193,6 @@ PENDING_BACKEND_FILES = {
     "pykern/interpret/compiled.py": pending(
         "pykern/interpret/compiled.py", "raises LaunchError for a bad grid or subgroup size; "
         "grid normalisation moves to one Vulkan-free runtime leaf checked by the JIT layer"),
-    "pykern/interpret/arrays.py": pending(
-        "pykern/interpret/arrays.py", "raises LaunchError for bad interpreter arguments; the "
-        "JIT layer's argument binding has to check them before the backend runs"),
 }
 
 BACKEND_FILES = sources("pykern/spirv") + sources("pykern/interpret")

@@ -1,5 +1,10 @@
-"""Array and scalar arguments of an interpreted launch: checking them and turning them into the
-values the generated `bind` takes."""
+"""Array and scalar arguments of an interpreted launch, turned into the values the generated
+`bind` takes.
+
+What reaches here has been checked by the JIT layer (`pykern.jit.interpreted`), which raises
+the user's `pk.LaunchError`; `view_problem` is the one limit of this backend it asks about. The
+checks left here guard the interpreter's own API against internal callers (tests, the
+differential oracle): a TypeError or ValueError from them is a bug in the caller."""
 
 from __future__ import annotations
 
@@ -11,7 +16,6 @@ import numpy as np
 from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
-from pykern.errors import LaunchError
 from pykern.interpret import names
 from pykern.interpret.ops import int_range
 
@@ -44,21 +48,45 @@ class ArrayArg:
         >>> ArrayArg.of(x[1:, ::2])
         ArrayArg(data=..., offset=6, shape=(3, 3), strides=(6, 2))
         """
-        owner = array
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
-        if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
-            raise LaunchError("the array's memory is not one contiguous block")
+        problem = view_problem(array)
+        if problem is not None:
+            raise ValueError(problem)
+        owner = memory_owner(array)
         item = array.dtype.itemsize
         raw = owner.reshape(-1, order="A").view(np.uint8)
         first = array.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
         start = first % item  # the buffer starts where whole elements of the array line up
         flat = raw[start:start + (raw.size - start) // item * item].view(array.dtype)
         first -= start
-        if any(s % item for s in array.strides):
-            raise LaunchError("the array's strides are not whole elements")
         return cls(flat, first // item, tuple(array.shape), tuple(s // item for s in
                                                                    array.strides))
+
+
+def memory_owner(array: np.ndarray) -> np.ndarray:
+    """The numpy array that owns the memory `array` views (`array` itself if it owns it or
+    views memory of something that is not a numpy array)."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return owner
+
+
+def view_problem(array: np.ndarray) -> str | None:
+    """Why `ArrayArg.of(array)` cannot address `array` in place, or None if it can: the
+    generated code indexes one flat buffer in whole elements, so the owner's memory must be one
+    block and every stride a whole number of elements (a field of a structured array is not).
+
+    >>> view_problem(np.zeros((3, 4), np.int32)[:, ::2]) is None
+    True
+    >>> view_problem(np.zeros(3, [("a", np.int32), ("b", np.int8)])["a"])
+    "the array's strides are not whole elements"
+    """
+    owner = memory_owner(array)
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return "the array's memory is not one contiguous block"
+    if any(s % array.dtype.itemsize for s in array.strides):
+        return "the array's strides are not whole elements"
+    return None
 
 
 # How the generated code holds a buffer of each kind of dtype: a memoryview reads Python ints
@@ -79,19 +107,19 @@ def array_values(param: ir.Param, arg: object) -> dict[str, object]:
     if isinstance(arg, np.ndarray):
         arg = ArrayArg.of(arg)
     if not isinstance(arg, ArrayArg):
-        raise LaunchError(f"argument '{name}' must be an ArrayArg or a numpy array, "
-                          f"not {type(arg).__name__}")
+        raise TypeError(f"argument '{name}' must be an ArrayArg or a numpy array, "
+                        f"not {type(arg).__name__}")
     data = arg.data
     if not isinstance(data, np.ndarray) or data.ndim != 1:
-        raise LaunchError(f"argument '{name}': data must be a 1-D numpy array")
+        raise TypeError(f"argument '{name}': data must be a 1-D numpy array")
     if data.dtype != t.dtype.numpy or not data.dtype.isnative:
-        raise LaunchError(f"argument '{name}' must hold {t.dtype.name} (native byte order), "
-                          f"not {data.dtype}")
+        raise ValueError(f"argument '{name}' must hold {t.dtype.name} (native byte order), "
+                         f"not {data.dtype}")
     if len(arg.shape) != t.ndim or len(arg.strides) != t.ndim:
-        raise LaunchError(f"argument '{name}' must have {t.ndim} dimension(s) with as many "
-                          f"strides, not shape {arg.shape} and strides {arg.strides}")
+        raise ValueError(f"argument '{name}' must have {t.ndim} dimension(s) with as many "
+                         f"strides, not shape {arg.shape} and strides {arg.strides}")
     if param.access & ir.Access.WRITE and not data.flags.writeable:
-        raise LaunchError(f"argument '{name}' is written by the kernel but is read-only")
+        raise ValueError(f"argument '{name}' is written by the kernel but is read-only")
     values: dict[str, object] = {
         names.buffer(name): BUFFER_VIEWS[t.dtype.kind](data),
         names.offset(name): int(arg.offset),
@@ -111,13 +139,13 @@ def scalar_value(param: ir.Param, value: object) -> object:
     if t.is_float:
         return t.numpy.type(value)
     if isinstance(value, (float, np.floating)) or isinstance(value, bool):
-        raise LaunchError(f"argument '{param.name}' must be an integer for {t.name}, "
-                          f"not {value!r}")
+        raise TypeError(f"argument '{param.name}' must be an integer for {t.name}, "
+                        f"not {value!r}")
     v = int(value)  # type: ignore[call-overload]
     lo, hi = int_range(t)
     if not lo <= v <= hi:
-        raise LaunchError(f"argument '{param.name}' = {v} does not fit in {t.name} "
-                          f"({lo}..{hi})")
+        raise ValueError(f"argument '{param.name}' = {v} does not fit in {t.name} "
+                         f"({lo}..{hi})")
     return v
 
 
@@ -130,9 +158,9 @@ def parameter_values(kernel: ir.Kernel, arrays: Mapping[str, object],
                                   (scalars, expected_scalars, "scalar")):
         missing, extra = expected - set(given), set(given) - expected
         if missing or extra:
-            raise LaunchError(f"kernel '{kernel.name}': {what} arguments do not match its "
-                              f"parameters (missing {sorted(missing)}, unexpected "
-                              f"{sorted(extra)})")
+            raise TypeError(f"kernel '{kernel.name}': {what} arguments do not match its "
+                            f"parameters (missing {sorted(missing)}, unexpected "
+                            f"{sorted(extra)})")
     values: dict[str, object] = {}
     for p in kernel.params:
         if p.is_array:

@@ -1,13 +1,19 @@
-"""Interpreted launches (`interpret=True`, PYKERN_INTERPRET=1): a launch's arguments marshalled
-for `pykern.interpret.run`, and its results written back."""
+"""Interpreted launches (`interpret=True`, PYKERN_INTERPRET=1): a launch's arguments checked
+and marshalled for `pykern.interpret.run`, and its results written back.
+
+The interpreter backend raises no user-facing error: every argument is checked here, each
+mistake a `pk.LaunchError` naming the parameter, before any tensor is read or anything runs.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pykern import ir
+from pykern.errors import LaunchError
 from pykern.interpret import ArrayArg
 from pykern.interpret import run as interpret_run
+from pykern.interpret.arrays import view_problem
 from pykern.jit.arguments import check_tensor, check_writable, scalar_value
 from pykern.lang.dtypes import ArrayType
 from pykern.tensor.tensor import Tensor
@@ -16,29 +22,47 @@ from pykern.tensor.tensor import Tensor
 def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, int, int],
                      runtime_args: tuple) -> None:
     """Runs `kernel_ir` in the interpreter: numpy arrays in place; tensors are read, run on
-    and written back. `runtime_args` are the launch's arguments, constexpr ones removed."""
+    and written back. `runtime_args` are the launch's arguments, constexpr ones removed, whose
+    count, dtypes and ndims the launch has checked."""
+    params = kernel_ir.params
+    for param, value in zip(params, runtime_args, strict=True):
+        check_interpreted_arg(kernel_name, param, value)
     arrays: dict[str, ArrayArg] = {}
     scalars: dict[str, object] = {}
     written: list[tuple[Tensor, np.ndarray]] = []
-    for param, value in zip(kernel_ir.params, runtime_args):
+    for param, value in zip(params, runtime_args, strict=True):
         if not isinstance(param.type, ArrayType):
             scalars[param.name] = scalar_value(kernel_name, param.name, param.type, value)
         elif isinstance(value, Tensor):
-            arrays[param.name], flat = _tensor_arg(kernel_name, param, value)
+            arrays[param.name], flat = _tensor_arg(value)
             if param.access & ir.Access.WRITE:
                 written.append((value, flat))
         else:
-            check_writable(kernel_name, param, value)
             arrays[param.name] = ArrayArg.of(value)  # type: ignore[arg-type]
     interpret_run(kernel_ir, grid, arrays, scalars)  # type: ignore[arg-type]
     for tensor, flat in written:
         tensor.buffer.upload(flat)
 
 
-def _tensor_arg(kernel_name: str, param: ir.Param, tensor: Tensor
-                ) -> tuple[ArrayArg, np.ndarray]:
+def check_interpreted_arg(kernel_name: str, param: ir.Param, value: object) -> None:
+    """Raises LaunchError naming `param` for an argument the interpreter cannot take: a scalar
+    its type cannot hold, a freed tensor, a read-only numpy array the kernel writes, or a numpy
+    array the interpreter cannot work on in place (it writes into the caller's memory)."""
+    if not isinstance(param.type, ArrayType):
+        scalar_value(kernel_name, param.name, param.type, value)
+    elif isinstance(value, Tensor):
+        check_tensor(kernel_name, param.name, value, None)
+    else:
+        check_writable(kernel_name, param, value)
+        problem = view_problem(value)  # type: ignore[arg-type]
+        if problem is not None:
+            raise LaunchError(f"{kernel_name}(): parameter '{param.name}': {problem}, and the "
+                              "interpreter works on numpy arrays in place (np.ascontiguousarray "
+                              "makes a copy it can take)")
+
+
+def _tensor_arg(tensor: Tensor) -> tuple[ArrayArg, np.ndarray]:
     """A tensor's whole buffer read to the host, and the view of it the kernel sees."""
-    check_tensor(kernel_name, param.name, tensor, None)
     flat = np.empty(tensor.buffer.nbytes // tensor.dtype.itemsize, tensor.dtype.numpy)
     tensor.buffer.read_into(flat)
     return ArrayArg(flat, tensor.offset, tensor.shape, tensor.element_strides), flat

@@ -116,20 +116,22 @@ def test_the_index_is_checked_against_the_buffer_not_the_shape():
 
 
 def test_launch_errors():
+    """The interpreter's own API refuses bad arguments of internal callers with TypeError or
+    ValueError (a user's launch is checked before, see test_interpret_launch_errors.py)."""
     k = kernel_ir(copy_scaled)
     x = np.zeros(4, np.float32)
-    with pytest.raises(pk.LaunchError, match="missing \\['out'\\]"):
+    with pytest.raises(TypeError, match="missing \\['out'\\]"):
         run(k, (4, 1, 1), {"x": x}, {})
-    with pytest.raises(pk.LaunchError, match="'out' must hold f32"):
+    with pytest.raises(ValueError, match="'out' must hold f32"):
         run(k, (4, 1, 1), {"x": x, "out": np.zeros(4, np.float64)}, {})
-    with pytest.raises(pk.LaunchError, match="read-only"):
+    with pytest.raises(ValueError, match="read-only"):
         ro = np.zeros(4, np.float32)
         ro.flags.writeable = False
         run(k, (4, 1, 1), {"x": x, "out": ro}, {})
     with pytest.raises(pk.LaunchError, match="grid"):
         run(k, (4, -1, 1), {"x": x, "out": x}, {})
     scalar = kernel_ir(writes_past)
-    with pytest.raises(pk.LaunchError, match="does not fit in i32"):
+    with pytest.raises(ValueError, match="does not fit in i32"):
         run(scalar, (1, 1, 1), {"out": np.zeros((1, 1), np.int32)}, {"k": 2**31})
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.interpret import ArrayArg
+from pykern.interpret.arrays import view_problem
 from pykern.interpret.names import SubgroupSite
 from pykern.interpret.runner import Launch, run_lockstep, run_sequential, workgroups
 
@@ -74,9 +74,21 @@ def test_array_arg_of_views():
     assert (arg.offset, arg.shape, arg.strides) == (11, (3, 3), (6, -2))
     fortran = np.asfortranarray(base)
     assert ArrayArg.of(fortran).strides == (1, 4)
-    with pytest.raises(pk.LaunchError, match="whole elements"):
+    # a caller of the backend gets ValueError; a launch checks this first (view_problem)
+    with pytest.raises(ValueError, match="whole elements"):
         ArrayArg.of(np.zeros(4, dtype=[("a", np.int32), ("b", np.int16)])["a"])
-    with pytest.raises(pk.LaunchError, match="contiguous"):
+    with pytest.raises(ValueError, match="contiguous"):
         ArrayArg.of(np.lib.stride_tricks.as_strided(np.zeros(4, np.int32), (2,), (6,)))
     odd = np.zeros(10, np.uint8)[2:10].view(np.int32)  # a buffer of 10 bytes holds 2 int32
     assert (ArrayArg.of(odd).offset, ArrayArg.of(odd).data.size) == (0, 2)
+
+
+def test_view_problem_says_why_an_array_cannot_be_viewed_in_place():
+    """What the JIT layer asks before an interpreted launch, to refuse it with a LaunchError."""
+    base = np.zeros((4, 6), np.float32)
+    assert all(view_problem(a) is None for a in (base, base[1:, ::-2], np.asfortranarray(base),
+                                                  np.zeros(10, np.uint8)[2:10].view(np.int32)))
+    field = np.zeros(4, dtype=[("a", np.int32), ("b", np.int16)])["a"]
+    assert view_problem(field) == "the array's strides are not whole elements"
+    split = np.lib.stride_tricks.as_strided(np.zeros(8, np.int32), (2,), (8,))
+    assert view_problem(split) == "the array's memory is not one contiguous block"
