@@ -190,9 +190,6 @@ PENDING_BACKEND_FILES = {
     "pykern/spirv/lower.py": pending(
         "pykern/spirv/lower.py", "raises CompileError for a missing device feature; the "
         "feature-listing pass (issue 9, item 4) makes the JIT layer raise it"),
-    "pykern/interpret/compiled.py": pending(
-        "pykern/interpret/compiled.py", "raises LaunchError for a bad grid or subgroup size; "
-        "grid normalisation moves to one Vulkan-free runtime leaf checked by the JIT layer"),
 }
 
 BACKEND_FILES = sources("pykern/spirv") + sources("pykern/interpret")

@@ -9,13 +9,12 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from pykern import ir
-from pykern.errors import LaunchError
 from pykern.interpret import names
 from pykern.interpret.arrays import parameter_values
 from pykern.interpret.helpers import NAMESPACE
 from pykern.interpret.module import generate
 from pykern.interpret.reports import assertion_reporter, out_of_bounds_reporter
-from pykern.interpret.runner import SCHEDULES, Grid, Launch, num_groups
+from pykern.interpret.runner import SCHEDULES, Launch, num_groups
 from pykern.runtime import grid as runtime_grid
 
 CACHE_SIZE = 256
@@ -46,12 +45,14 @@ class InterpretedKernel:
     def run(self, grid: int | tuple[int, ...], arrays: Mapping[str, object],
             scalars: Mapping[str, object], subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
         """Runs every invocation of a launch of `grid` on the host; arrays are updated in
-        place. Raises LaunchError for bad arguments (before anything runs), KernelIndexError
-        for an access outside an array's buffer (in debug mode: outside its shape) and, in
-        debug mode, KernelAssertionError for a failed assert."""
-        grid3 = normalize_grid(grid)
+        place. A user's launch is checked by the JIT layer before it gets here; for other
+        callers a bad grid is a `GridError` (a ValueError) and bad arguments TypeError or
+        ValueError. At run time: KernelIndexError for an access outside an array's buffer (in
+        debug mode: outside its shape) and, in debug mode, KernelAssertionError for a failed
+        assert."""
+        grid3 = runtime_grid.normalize_grid(grid)
         if subgroup_size < 1:
-            raise LaunchError(f"subgroup_size must be positive, not {subgroup_size}")
+            raise ValueError(f"subgroup_size must be positive, not {subgroup_size}")
         k = self.kernel
         values = parameter_values(k, arrays, scalars)
         values.update(zip(names.GRID, grid3, strict=True))
@@ -65,15 +66,6 @@ class InterpretedKernel:
             SCHEDULES[self.lockstep](launch)
 
     __call__ = run
-
-
-def normalize_grid(grid: int | tuple[int, ...]) -> Grid:
-    """An int or 1 to 3 ints in 0 .. 2**31-1, as three (missing dimensions are 1); the rules
-    are the device's (`pykern.runtime.grid`), a bad grid a LaunchError."""
-    try:
-        return runtime_grid.normalize_grid(grid)
-    except runtime_grid.GridError as e:
-        raise LaunchError(str(e)) from None
 
 
 # by identity: kernels equal but for their locations (compare=False) must not share code,

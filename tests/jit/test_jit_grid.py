@@ -68,7 +68,7 @@ def test_a_list_grid_launches_like_the_tuple():
 def test_the_interpreter_applies_the_same_rules(grid):
     kernel_ir = fill.ir(np.zeros((3, 4), np.int32))
     out = np.zeros((3, 4), np.int32)
-    with pytest.raises(pk.LaunchError, match="grid"):
+    with pytest.raises(ValueError, match="grid"):  # the backend's; a launch's is a LaunchError
         interpret_run(kernel_ir, grid, {"out": out}, {})
     interpret_run(kernel_ir, (3, 4), {"out": out}, {})
     np.testing.assert_array_equal(out, np.add.outer(np.arange(3) * 10, np.arange(4)))
