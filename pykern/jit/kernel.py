@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import linecache
 import os
 import sys
 import time
@@ -25,7 +26,6 @@ from pykern.lang.dtypes import Array, ArrayType, constexpr
 from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
-from pykern.frontend.support import check_support
 from pykern.jit.arguments import (bind_keywords, check_tensor, check_writable, diagnose_buffers,
                      normalize_grid, scalar_value, specialize)
 from pykern.runtime import get_device
@@ -36,6 +36,7 @@ from pykern.spirv.debug import failure as debug_failure
 from pykern.spirv.layout import DEBUG_BUFFER
 from pykern.spirv.lower import SpirvModule, lower, strict_float_shortfall
 from pykern.jit.loop_status import LoopStatus
+from pykern.passes import decompose, first_missing, required_features
 from pykern.tensor.tensor import Tensor
 from pykern.spirv.target import Target, features_of, float_controls_of
 from pykern.spirv.validate import disassemble, validate
@@ -217,9 +218,9 @@ class Kernel:
             module = SpirvModule(entry.words, entry.layout, loop_sites=entry.loop_sites)
             params = entry.params
         else:
-            kernel_ir = self._translate(key)
+            kernel_ir = decompose(self._translate(key), target)
             self._check_limits(kernel_ir, device)
-            check_support(kernel_ir, target.features)
+            _check_features(kernel_ir, target)
             module, params = lower(kernel_ir, target), kernel_ir.params
             ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
             if disk is not None:
@@ -436,6 +437,16 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _check_features(kernel_ir: ir.Kernel, target: Target) -> None:
+    """A CompileError at the first place `kernel_ir` needs a feature `target` lacks."""
+    missing = first_missing(required_features(kernel_ir, target), target.features)
+    if missing is not None:
+        loc = missing.loc
+        raise CompileError(f"{missing.what} needs the device feature '{missing.feature}', "
+                           "which this device lacks", loc.file, loc.line, loc.col,
+                           linecache.getline(loc.file, loc.line) or None)
 
 
 def _caller_outside_pykern() -> int:

@@ -2,13 +2,13 @@
 compute dtype, operand dtypes, op and layout.
 
 Each kernel is made by a factory closed over the compute dtype `CT` (the type the operands are
-converted to before the op; f16 computes in f32, and transcendental functions of f64 in f32
-since Vulkan has no 64-bit ones). The op is a `pk.constexpr` string: the device functions
-`unary_op`/`binary_op`/`ternary_op` test it in compile-time `if`s, so each variant contains
-only its own op. `nd` (constexpr 1 or 4) picks flat indexing — the fast path for contiguous
-operands, which `strided.plan` reduces to 1-D — or 4-D strided indexing, where broadcast
-operands have stride 0. Python scalars become one-element constant tensors broadcast with
-stride 0, so `t + 2.0` runs the same variant as `t + u`.
+converted to before the op; f16 computes in f32, f64 in f64 — where the device has no 64-bit
+transcendental functions, `pykern.passes.decompose` supplies them). The op is a `pk.constexpr`
+string: the device functions `unary_op`/`binary_op`/`ternary_op` test it in compile-time `if`s,
+so each variant contains only its own op. `nd` (constexpr 1 or 4) picks flat indexing — the
+fast path for contiguous operands, which `strided.plan` reduces to 1-D — or 4-D strided
+indexing, where broadcast operands have stride 0. Python scalars become one-element constant
+tensors broadcast with stride 0, so `t + 2.0` runs the same variant as `t + u`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
-from pykern.tensor.math64 import atan2_d, logaddexp_d, pow_d, unary_d
 
 LN2 = 0.6931471805599453
 LOG10_2 = 0.30102999566398120
@@ -43,23 +42,48 @@ SQRT_2_OVER_PI = 0.7978845608028654
 
 @pk.func
 def log1p_f(x):
-    # 2 atanh(s) with s = x / (2 + x): accurate near 0, where log(1 + x) loses digits
+    # 2 atanh(s) with s = x / (2 + x): accurate near 0, where log(1 + x) loses digits (the
+    # series to s**25 is enough for f64)
     s = x / (2.0 + x)
     s2 = s * s
-    series = s * (2.0 + s2 * (0.6666666666666666 + s2 * (0.4 + s2 * (0.2857142857142857 + s2 * (
-        0.2222222222222222 + s2 * (0.18181818181818182 + s2 * 0.15384615384615385))))))
+    t = s2 * 0.08 + 0.08695652173913043
+    t = t * s2 + 0.09523809523809523
+    t = t * s2 + 0.10526315789473684
+    t = t * s2 + 0.11764705882352941
+    t = t * s2 + 0.13333333333333333
+    t = t * s2 + 0.15384615384615385
+    t = t * s2 + 0.18181818181818182
+    t = t * s2 + 0.2222222222222222
+    t = t * s2 + 0.2857142857142857
+    t = t * s2 + 0.4
+    t = t * s2 + 0.6666666666666666
+    t = t * s2 + 2.0
     big = pk.log(pk.select(1.0 + x < 0.0, 0.0, 1.0 + x))
-    r = pk.select(builtins.abs(x) < 0.25, series, big)
+    r = pk.select(builtins.abs(x) < 0.25, s * t, big)
     return pk.select(x < -1.0, math.nan, r)
 
 
 @pk.func
 def expm1_f(x):
-    # Taylor near 0 (where exp(x) - 1 cancels), exp(x) - 1 elsewhere
-    p = x * (1.0 + x * (0.5 + x * (0.16666666666666666 + x * (0.041666666666666664 + x * (
-        0.008333333333333333 + x * (0.001388888888888889 + x * (0.0001984126984126984 + x * (
-            2.48015873015873e-05))))))))
-    return pk.select(builtins.abs(x) < 0.25, p, pk.exp(x) - 1.0)
+    # Taylor to x**17 near 0 (where exp(x) - 1 cancels; enough for f64), exp(x) - 1 elsewhere;
+    # x * (1 + ...) keeps -0.0
+    p = x * 2.8114572543455206e-15 + 4.779477332387385e-14
+    p = p * x + 7.647163731819816e-13
+    p = p * x + 1.1470745597729725e-11
+    p = p * x + 1.6059043836821613e-10
+    p = p * x + 2.08767569878681e-09
+    p = p * x + 2.505210838544172e-08
+    p = p * x + 2.755731922398589e-07
+    p = p * x + 2.7557319223985893e-06
+    p = p * x + 2.48015873015873e-05
+    p = p * x + 0.0001984126984126984
+    p = p * x + 0.001388888888888889
+    p = p * x + 0.008333333333333333
+    p = p * x + 0.041666666666666664
+    p = p * x + 0.16666666666666666
+    p = p * x + 0.5
+    p = p * x + 1.0
+    return pk.select(builtins.abs(x) < 0.5, x * p, pk.exp(x) - 1.0)
 
 
 @pk.func
@@ -171,10 +195,8 @@ def unary_op(x, op):
         return pk.copysign(1.0, x) < 0.0
     elif op == "invert":
         return ~x
-    elif op == "logical_not":
+    else:  # "logical_not"
         return not x
-    else:  # the exp/log family in f64: "exp_d", "log_d", ...
-        return unary_d(x, op)
 
 
 @pk.func
@@ -226,12 +248,6 @@ def binary_op(x, y, op):
         return x or y
     elif op == "logical_xor":
         return x != y
-    elif op == "pow_d":
-        return pow_d(x, y)
-    elif op == "logaddexp_d":
-        return logaddexp_d(x, y)
-    elif op == "atan2_d":
-        return atan2_d(x, y)
     elif op == "atan2":
         return pk.atan2(x, y)
     elif op == "copysign":
@@ -401,8 +417,9 @@ def compute_dtype(dtype: DType) -> DType:
 
 
 def math_dtype(dtype: DType) -> DType:
-    """The type transcendental functions run in: f32 (Vulkan has no 64-bit ones)."""
-    return dt.f32
+    """The type transcendental functions run in: f64 for f64 (where the device lacks them in
+    64 bits, `pykern.passes.decompose` supplies them), f32 for every other type."""
+    return dt.f64 if dtype == dt.f64 else dt.f32
 
 
 # ---------------------------------------------------------------- unary ops
@@ -411,7 +428,7 @@ def math_dtype(dtype: DType) -> DType:
 @dataclass(frozen=True)
 class UnarySpec:
     """How a unary op types: `kind` is
-    'math' (float result, transcendental: computed in f32; ints give f32),
+    'math' (float result, transcendental: computed in f32, or f64 for f64; ints give f32),
     'float' (float result, exact in every float type: sqrt, rsqrt, reciprocal),
     'same' (same dtype), 'round' (floats; identity on ints), 'pred' (bool result),
     'bitwise' (ints and bools), 'logical' (any dtype, as truth values)."""
@@ -467,12 +484,6 @@ UNARY: dict[str, UnarySpec] = {
 }
 
 
-# math ops with an f64 implementation in pykern.tensor.math64 (the rest compute f64 in f32)
-F64_UNARY = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sinh", "cosh",
-                       "tanh", "asinh", "acosh", "atanh", "sigmoid", "silu", "sin", "cos", "tan",
-                       "asin", "acos", "atan"})
-
-
 def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
     """(kernel op, result dtype, compute dtype); compute dtype None means 'fill with the
     constant the op name gives' for ops whose answer the dtype alone decides."""
@@ -482,8 +493,6 @@ def _unary_plan(name: str, d: DType) -> tuple[str, DType, DType | None]:
         raise TypeError(f"{name} is not supported for bool tensors" +
                         ("; use ~ or pk.logical_not" if name == "negative" else ""))
     if spec.kind == "math":
-        if d == dt.f64 and name in F64_UNARY:
-            return name + "_d", d, d
         return op, (d if d.is_float else pr.DEFAULT_FLOAT), math_dtype(d)
     if spec.kind == "float":
         out = d if d.is_float else pr.DEFAULT_FLOAT
@@ -567,8 +576,6 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
                 raise TypeError(f"{name} is not supported for bool tensors; convert with "
                                 ".astype() first")
             return BOOL_ARITH[name], p, p
-        if name == "pow" and p == dt.f64:
-            return "pow_d", p, p  # Vulkan has no 64-bit pow: pykern.tensor.math64
         return name, p, compute_dtype(p)
     if kind == "divide":
         out = p if p.is_float else pr.DEFAULT_FLOAT
@@ -585,8 +592,6 @@ def _binary_plan(name: str, p: DType) -> tuple[str, DType, DType]:
         return name, p, p
     if kind in ("floatmath", "float"):
         out = p if p.is_float else pr.DEFAULT_FLOAT
-        if name in ("logaddexp", "atan2") and out == dt.f64:
-            return name + "_d", out, out
         return name, out, (math_dtype(out) if kind == "floatmath" else compute_dtype(out))
     return name, dt.bool_, dt.bool_  # logical
 

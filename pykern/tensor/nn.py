@@ -5,8 +5,8 @@ Row ops (softmax family, layer_norm) give each row to one workgroup: every invoc
 row with a stride of the workgroup size keeping running statistics (online max and sum of
 exponentials; Welford's mean and M2), the workgroup combines them in shared memory with a tree
 of barriers, and a second walk writes the result. Short rows go one row per invocation.
-Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (exp/log in f64 come from
-pykern.tensor.math64, since Vulkan has them in 32 bits only).
+Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (where the device has no f64
+exp/log, `pykern.passes.decompose` supplies them).
 
 conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
 kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
@@ -27,7 +27,6 @@ from pykern.tensor._support import (FLOATS, INDEX_DTYPES, NUMERIC, accumulator, 
                                     batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                     check_dtype_in, check_int, compute_float, contiguous, fill,
                                     is_cpu_device, loop_budget, normalize_axis, prod, view)
-from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
 
@@ -135,7 +134,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
             v = CF(x[i0, i1, i2, j]) * scale
             if v > m:
                 if F64:
-                    s = s * exp64(m - v) + 1.0
+                    s = s * pk.exp(m - v) + 1.0
                 else:
                     s = s * pk.exp(m - v) + 1.0
                 m = v
@@ -143,7 +142,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 s += 1.0  # also when both are -inf, where v - m would be NaN
             else:
                 if F64:
-                    s += exp64(v - m)
+                    s += pk.exp(v - m)
                 else:
                     s += pk.exp(v - m)
         sm[t] = m
@@ -159,12 +158,12 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 mm = max(m1, m2)
                 if m1 != mm:
                     if F64:
-                        s1 = s1 * exp64(m1 - mm)
+                        s1 = s1 * pk.exp(m1 - mm)
                     else:
                         s1 = s1 * pk.exp(m1 - mm)
                 if m2 != mm:
                     if F64:
-                        s2 = s2 * exp64(m2 - mm)
+                        s2 = s2 * pk.exp(m2 - mm)
                     else:
                         s2 = s2 * pk.exp(m2 - mm)
                 sm[t] = mm
@@ -175,7 +174,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         ls: CF = 0.0
         if LOG:
             if F64:
-                ls = log64(s)
+                ls = pk.log(s)
             else:
                 ls = pk.log(s)
         for j in range(t, length, WG):
@@ -186,7 +185,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 out[i0, i1, i2, j] = 0.0
             else:
                 if F64:
-                    out[i0, i1, i2, j] = exp64(v - m) / s
+                    out[i0, i1, i2, j] = pk.exp(v - m) / s
                 else:
                     out[i0, i1, i2, j] = pk.exp(v - m) / s
 
@@ -217,7 +216,7 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
             v = CF(x[i0, i1, i2, j]) * scale
             if v != m:  # v == m gives 1 (also for -inf == -inf)
                 if F64:
-                    s += exp64(v - m)
+                    s += pk.exp(v - m)
                 else:
                     s += pk.exp(v - m)
             else:
@@ -227,7 +226,7 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
         ls: CF = 0.0
         if LOG:
             if F64:
-                ls = log64(s)
+                ls = pk.log(s)
             else:
                 ls = pk.log(s)
         for j in range(length):
@@ -235,7 +234,7 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
             if LOG:
                 out[i0, i1, i2, j] = v - m - ls
             elif F64:
-                out[i0, i1, i2, j] = exp64(v - m) / s
+                out[i0, i1, i2, j] = pk.exp(v - m) / s
             else:
                 out[i0, i1, i2, j] = pk.exp(v - m) / s
 
@@ -751,7 +750,7 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
                 alpha: CF = 1.0
                 if m != bm:
                     if F64:
-                        alpha = exp64(m - bm)
+                        alpha = pk.exp(m - bm)
                     else:
                         alpha = pk.exp(m - bm)
                 total = total * alpha
@@ -761,7 +760,7 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
                     p: CF = 0.0
                     if sc[j] != -math.inf:
                         if F64:
-                            p = exp64(sc[j] - bm)
+                            p = pk.exp(sc[j] - bm)
                         else:
                             p = pk.exp(sc[j] - bm)
                     total += p
