@@ -50,6 +50,9 @@ class _Decomposition:
         self.target = target
         self.prelude: list[ir.Function] = []
         self.entries: dict[tuple[ir.MathFn, tuple[DType, ...]], str] = {}
+        # each prelude function once, though several groups call it (exp is in pow's too):
+        # by its body with the callees already renamed, to its name
+        self.added: dict[ir.Function, str] = {}
 
     def block(self, stmts: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
         return tuple(rewrite(s, self.node) for s in stmts)
@@ -69,11 +72,15 @@ class _Decomposition:
         """The name of the prelude function for `fn` on `types`, added on first use."""
         key = (fn, types)
         if key not in self.entries:
-            group = _prelude_group(fn, types)
-            names = {f.name: f"{PRELUDE_PREFIX}{len(self.prelude) + i}_{f.name}"
-                     for i, f in enumerate(group)}
-            self.prelude.extend(rename_calls(f, names) for f in group)
-            self.entries[key] = names[group[-1].name]
+            names: dict[str, str] = {}
+            for function in _prelude_group(fn, types):  # callees first
+                renamed = rename_calls(function, names)
+                anonymous = replace(renamed, name="")
+                if anonymous not in self.added:
+                    self.added[anonymous] = f"{PRELUDE_PREFIX}{len(self.prelude)}_{function.name}"
+                    self.prelude.append(replace(renamed, name=self.added[anonymous]))
+                names[function.name] = self.added[anonymous]
+            self.entries[key] = names[function.name]
         return self.entries[key]
 
 

@@ -236,11 +236,23 @@ def cosh_f64(x):
 
 
 @pk.func
+def powi_f64(x, n):
+    """x ** n for an f64 x and an integer 0 <= n < 128, by squaring."""
+    base = x
+    p: pk.f64 = 1.0
+    for bit in range(7):
+        if (n >> bit) & 1 != 0:
+            p = p * base
+        base = base * base
+    return p
+
+
+@pk.func
 def pow_f64(x, y):
-    """x ** y in f64 as exp(y log |x|), with numpy's special cases: x ** 0 == 1, 1 ** y == 1,
-    x ** 2 == x * x exactly, a finite negative base needs an integral exponent (else nan), and
-    a negative base (or -0.0) takes its sign from the parity of an integral exponent
-    (-inf ** 0.5 is inf, as numpy)."""
+    """x ** y in f64 as exp(y log |x|) (by squaring for integral |y| <= 64), with numpy's
+    special cases: x ** 0 == 1, 1 ** y == 1, x ** 2 == x * x exactly, a finite negative base
+    needs an integral exponent (else nan), and a negative base (or -0.0) takes its sign from
+    the parity of an integral exponent (-inf ** 0.5 is inf, as numpy)."""
     r: pk.f64 = 0.0
     yi = pk.trunc(y)
     if y == 0.0 or x == 1.0:
@@ -261,6 +273,13 @@ def pow_f64(x, y):
             r = 1.0
         else:
             r = exp_f64(y * log_f64(ax))
+            if yi == y and abs(y) <= 64.0:
+                # integral powers by squaring: exact where the result is representable
+                p = powi_f64(ax, pk.i32(abs(y)))
+                if y > 0.0:
+                    r = p
+                elif p != math.inf:
+                    r = 1.0 / p
         if yi == y and (x < 0.0 or (x == 0.0 and pk.copysign(1.0, x) < 0.0)):
             half = yi * 0.5
             if pk.trunc(half) != half:  # odd exponent

@@ -36,7 +36,7 @@ def rewrite(node: N, visit: Callable[[ir.Node], ir.Node]) -> N:
 
 
 def rename_calls(function: ir.Function, names: Mapping[str, str]) -> ir.Function:
-    """`function` renamed by `names`, and so are the functions its calls name."""
+    """`function` with the functions its calls name renamed by `names`."""
 
     def visit(node: ir.Node) -> ir.Node:
         if isinstance(node, ir.Call) and node.function in names:
@@ -44,4 +44,4 @@ def rename_calls(function: ir.Function, names: Mapping[str, str]) -> ir.Function
         return node
 
     body = tuple(rewrite(s, visit) for s in function.body)
-    return replace(function, name=names.get(function.name, function.name), body=body)
+    return replace(function, body=body)

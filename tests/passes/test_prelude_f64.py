@@ -1,0 +1,128 @@
+"""f64 math in user kernels: the prelude functions the decomposition puts in place of the math
+calls Vulkan lacks in 64 bits, against numpy over wide ranges and at the special values, on the
+device and in the interpreter (the decomposed IR, run as Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from prelude_cases import BINARY, UNARY, Case, samples, ulp_errors
+
+import pykern as pk
+from pykern import frontend, ir
+from pykern.interpret import ArrayArg
+from pykern.interpret import run as interpret_run
+from pykern.passes import decompose
+from pykern.spirv import Target
+
+needs_fp64 = pytest.mark.skipif(not pk.get_device().info.features.fp64,
+                                reason="the device has no f64")
+
+
+def unary_kernel(fn: object):
+    def apply(x: pk.f64[:], y: pk.f64[:]):
+        i = pk.global_id(0)
+        y[i] = fn(x[i])  # type: ignore[operator]
+    return apply
+
+
+def binary_kernel(fn: object):
+    def apply(x: pk.f64[:], z: pk.f64[:], y: pk.f64[:]):
+        i = pk.global_id(0)
+        y[i] = fn(x[i], z[i])  # type: ignore[operator]
+    return apply
+
+
+def interpreted(body, *arrays: np.ndarray) -> None:
+    """Runs `body` decomposed for Vulkan in the interpreter: the prelude code itself, in
+    Python over numpy (the interpreter alone would compute numpy's own f64 math)."""
+    src = frontend.load_source(body)
+    kernel = decompose(frontend.translate(src, frontend.signature(body), (64, 1, 1)), Target())
+    assert any(isinstance(n, ir.Call) for n in ir.walk(kernel))  # the prelude is what runs
+    names = list(frontend.signature(body))
+    interpret_run(kernel, (arrays[0].size, 1, 1),
+                  {n: ArrayArg.of(a) for n, a in zip(names, arrays)}, {})
+
+
+def check(case: Case, got: np.ndarray, *args: np.ndarray) -> None:
+    with np.errstate(all="ignore"):
+        want = case.reference(*args)
+    err = ulp_errors(got, want)
+    worst = int(np.argmax(err))
+    assert err[worst] <= case.ulps, (f"{err[worst]} ULP at {[a[worst] for a in args]}: "
+                                     f"{got[worst]!r}, numpy {want[worst]!r}")
+
+
+@needs_fp64
+@pytest.mark.parametrize("name", list(UNARY))
+def test_f64_math_on_the_device(name):
+    case = UNARY[name]
+    x = samples(case)
+    y = np.zeros_like(x)
+    pk.kernel(unary_kernel(case.function))[x.size](x, y)
+    check(case, y, x)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sin", "tan", "atan", "tanh", "erf"])
+def test_f64_math_in_the_interpreter(name):
+    case = UNARY[name]
+    x = samples(case, n=60)
+    y = np.zeros_like(x)
+    interpreted(unary_kernel(case.function), x, y)
+    check(case, y, x)
+
+
+def two_operands(case: Case, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    a = samples(case._replace(ranges=case.ranges[:1]), 1, n)
+    b = samples(case._replace(ranges=case.ranges[1:]), 2, n)
+    return a, b
+
+
+@needs_fp64
+@pytest.mark.parametrize("name", list(BINARY))
+def test_f64_pow_and_atan2_on_the_device(name):
+    case = BINARY[name]
+    a, b = two_operands(case)
+    y = np.zeros_like(a)
+    pk.kernel(binary_kernel(case.function))[a.size](a, b, y)
+    check(case, y, a, b)
+
+
+@needs_fp64
+def test_f64_power_operator_and_special_bases():
+    @pk.kernel
+    def power(x: pk.f64[:], e: pk.f64[:], y: pk.f64[:]):
+        i = pk.global_id(0)
+        y[i] = x[i] ** e[i]
+
+    x = np.array([0.0, -0.0, -0.0, -2.0, -2.0, -8.0, -np.inf, np.inf, 1.0, np.nan, 3.0, 1e-3])
+    e = np.array([-1.0, -1.0, 3.0, 3.0, 2.0, 1 / 3, 0.5, -2.0, np.nan, 0.0, 2.0, 2.0])
+    y = np.zeros_like(x)
+    power[x.size](x, e, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(y, x ** e)  # signs, infinities, nan; x ** 2 exactly
+
+
+def test_f64_pow_in_the_interpreter():
+    case = BINARY["pow"]
+    a, b = two_operands(case, 60)
+    y = np.zeros_like(a)
+    interpreted(binary_kernel(case.function), a, b, y)
+    check(case, y, a, b)
+
+
+@needs_fp64
+def test_f64_math_in_a_users_device_function():
+    @pk.func
+    def softplus(x):
+        return pk.log(1.0 + pk.exp(x))
+
+    @pk.kernel
+    def apply(x: pk.f64[:], y: pk.f64[:]):
+        i = pk.global_id(0)
+        y[i] = softplus(x[i]) + pk.cos(x[i])
+
+    x = np.linspace(-30.0, 30.0, 301)
+    y = np.zeros_like(x)
+    apply[x.size](x, y)
+    np.testing.assert_allclose(y, np.log1p(np.exp(x)) + np.cos(x), rtol=4e-16 * 8, atol=1e-15)
