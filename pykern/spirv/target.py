@@ -65,6 +65,11 @@ MATH_WITHOUT_F64 = frozenset({
     ir.MathFn.SINH, ir.MathFn.COSH, ir.MathFn.TANH, ir.MathFn.POW, ir.MathFn.ERF,
 })
 
+# the integer feature a float's bits need where the backend computes on them (f64 // and %,
+# f16 copysign, strict floating point): f32's are plain 32-bit integers
+_ON_BITS = {dt.f16: Feature.INT16, dt.f64: Feature.INT64}
+_FLOAT_REMAINDERS = (ir.BinOpKind.FLOORDIV, ir.BinOpKind.MOD)
+
 FLOAT_WIDTHS = frozenset({16, 32, 64})
 
 
@@ -173,6 +178,17 @@ class Target:
             return tuple((f, f"pk.{node.op.value}()") for f in SUBGROUP_FEATURES[node.op])
         if isinstance(node, ir.Atomic) and node.type.bits == 64 and node.type.is_int:
             return ((Feature.INT64_ATOMICS, f"atomics on {node.type.name}"),)
+        on_bits = _ON_BITS.get(getattr(node, "type", None))  # type: ignore[arg-type]
+        if on_bits is None:
+            return ()
+        # what the backend computes on a float's bits, in an integer of its width
+        if isinstance(node, ir.BinOp) and node.op in _FLOAT_REMAINDERS and node.type == dt.f64:
+            return ((on_bits, f"{node.op.value} on {node.type.name}"),)
+        if isinstance(node, ir.MathCall) and node.fn is ir.MathFn.COPYSIGN and \
+                node.type == dt.f16:
+            return ((on_bits, f"pk.copysign() on {node.type.name}"),)
+        if self.strict_float and isinstance(node, (ir.BinOp, ir.MathCall, ir.Cast)):
+            return ((on_bits, f"strict floating point on {node.type.name}"),)
         return ()
 
 

@@ -111,3 +111,40 @@ def test_missing_f64_is_found_in_the_users_code_before_the_prelude(monkeypatch):
     with pytest.raises(pk.CompileError, match=rf"test_required_features.py:{line}:\d+: type f64 "
                                               "needs the device feature 'fp64'"):
         pk.kernel(wide)[1](np.zeros(1, np.float32))
+
+
+# features the backend uses only where the target has them, choosing another way where not
+OPTIONAL = {Feature.FLOAT32_ATOMIC_ADD, Feature.FLOAT64_ATOMIC_ADD,
+            Feature.SIGNED_ZERO_INF_NAN_PRESERVE, Feature.DENORM_PRESERVE,
+            Feature.ROUNDING_MODE_RTE}
+
+
+def kernels_needing_much():
+    def remainders(x: pk.f64[:]):  # on the bits, in 64-bit integers
+        i = pk.global_id(0)
+        x[i] = x[i] % 3.0 + x[i] // 2.0 + pk.exp(x[i])
+
+    def half_signs(h: pk.f16[:], c: pk.u8[:]):
+        i = pk.global_id(0)
+        h[i] = pk.copysign(h[i], h[i + 1]) * pk.f16(c[i])
+
+    def wide_atomics(n: pk.u64[:]):
+        pk.atomic_add(n, 0, pk.u64(1))
+
+    def subgroups(x: pk.f32[:], b: pk.bool_[:]):
+        i = pk.global_id(0)
+        x[i] = pk.subgroup_shuffle(x[i], 1) + pk.subgroup_broadcast(x[i], 0)
+        b[i] = pk.subgroup_all(x[i] > 0.0)
+
+    return [remainders, half_signs, wide_atomics, subgroups]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("body", kernels_needing_much(), ids=lambda f: f.__name__)
+def test_the_pass_lists_everything_the_module_needs(body, strict):
+    # what spirv.lower would otherwise refuse (as an internal error) the pass has found first
+    target = Target(strict_float=strict)
+    kernel = decompose(translated(body), target)
+    listed = {r.feature for r in required_features(kernel, target)}
+    module = pk.spirv.lower(kernel, target)
+    assert module.required_features - OPTIONAL <= listed

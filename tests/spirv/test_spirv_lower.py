@@ -436,3 +436,12 @@ def test_names_label_the_disassembly():
     _, asm = compile_ok(total_kernel([counting_loop([add_total()])]))
     for name in ('"total"', '"i"', '"i.k"', '"grid0"', '"out.stride0"'):
         assert name in asm
+
+
+def test_f64_copysign_needs_no_64_bit_integers():
+    # the f64 prelude uses copysign throughout: it must not cost the int64 feature
+    call = ir.MathCall(fn=ir.MathFn.COPYSIGN, args=(param("a", dt.f64), param("b", dt.f64)),
+                       type=dt.f64)
+    module, asm = compile_ok(kernel([store("out", call)], params=[
+        scalar("a", dt.f64), scalar("b", dt.f64), array("out", dt.f64, access=ir.Access.WRITE)]))
+    assert Feature.INT64 not in module.required_features and "OpCapability Int64" not in asm
