@@ -126,3 +126,19 @@ def test_f64_math_in_a_users_device_function():
     y = np.zeros_like(x)
     apply[x.size](x, y)
     np.testing.assert_allclose(y, np.log1p(np.exp(x)) + np.cos(x), rtol=4e-16 * 8, atol=1e-15)
+
+
+@needs_fp64
+def test_f64_copysign_keeps_the_signs_of_zeros_and_nans():
+    # the prelude relies on it; on Vulkan it works on the high words (no 64-bit integers)
+    @pk.kernel
+    def signs(x: pk.f64[:], y: pk.f64[:], out: pk.f64[:]):
+        i = pk.global_id(0)
+        out[i] = pk.copysign(x[i], y[i])
+
+    x = np.array([np.nan, -np.nan, 0.0, -0.0, 3.0, -np.inf, 1e-310])
+    y = np.array([-1.0, 1.0, -0.0, 2.0, -0.0, 1.0, -5.0])
+    out = np.zeros_like(x)
+    signs[x.size](x, y, out)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(np.copysign(x, y)))
+    np.testing.assert_array_equal(np.abs(out), np.abs(x))
