@@ -36,23 +36,35 @@ from pykern import ir
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
 LOG2E = 1.44269504088896338700e+00
-TWO_POW_200 = 1.6069380442589903e+60
-TWO_POW_M200 = 6.223015277861142e-61
 SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of an f64 into two 26-bit halves
 
 
 @pk.func
 def pow2_f64(k):
-    """2**k (f64) for an integer |k| <= 1023, by squaring (exact)."""
+    """2**k (f64) for an integer |k| <= 1023: the product of 2**(+-2**b) over the bits b of
+    |k|, by squaring (exact; straight-line code, no loop for a driver's loop budget to count)."""
     n = abs(k)
-    base: pk.f64 = 2.0
-    if k < 0:
-        base = 0.5
+    base: pk.f64 = pk.select(k < 0, 0.5, 2.0)
     p: pk.f64 = 1.0
-    for bit in range(10):
-        if (n >> bit) & 1 != 0:
-            p = p * base
-        base = base * base
+    p = pk.select((n & 1) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 2) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 4) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 8) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 16) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 32) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 64) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 128) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 256) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 512) != 0, p * base, p)
     return p
 
 
@@ -120,14 +132,31 @@ def log_f64(x):
     else:
         m = x
         k = 0
-        # into the f32 range by exact scalings, so the f32 log2 can estimate the exponent
-        for _ in range(6):
-            if m < 1e-30:
-                m = m * TWO_POW_200
-                k -= 200
-            elif m > 1e30:
-                m = m * TWO_POW_M200
-                k += 200
+        # into [2**-114, 2**64] by exact scalings, so the f32 log2 can estimate the exponent
+        if m < 7.458340731200207e-155:
+            m = m * 1.3407807929942597e+154
+            k -= 512
+        elif m > 1.3407807929942597e+154:
+            m = m * 7.458340731200207e-155
+            k += 512
+        if m < 8.636168555094445e-78:
+            m = m * 1.157920892373162e+77
+            k -= 256
+        elif m > 1.157920892373162e+77:
+            m = m * 8.636168555094445e-78
+            k += 256
+        if m < 2.938735877055719e-39:
+            m = m * 3.402823669209385e+38
+            k -= 128
+        elif m > 3.402823669209385e+38:
+            m = m * 2.938735877055719e-39
+            k += 128
+        if m < 5.421010862427522e-20:
+            m = m * 1.8446744073709552e+19
+            k -= 64
+        elif m > 1.8446744073709552e+19:
+            m = m * 5.421010862427522e-20
+            k += 64
         e = pk.i32(pk.floor(pk.log2(pk.f32(m)) + 0.5))
         m = m * pow2_f64(-e)
         k += e
@@ -137,23 +166,30 @@ def log_f64(x):
         elif m < 0.7071067811865476:
             m = m * 2.0
             k -= 1
-        s = (m - 1.0) / (m + 1.0)
-        s2 = s * s
-        t: pk.f64 = 1.0 / 23.0
-        t = t * s2 + 1.0 / 21.0
-        t = t * s2 + 1.0 / 19.0
-        t = t * s2 + 1.0 / 17.0
-        t = t * s2 + 1.0 / 15.0
-        t = t * s2 + 1.0 / 13.0
-        t = t * s2 + 1.0 / 11.0
-        t = t * s2 + 1.0 / 9.0
-        t = t * s2 + 1.0 / 7.0
-        t = t * s2 + 1.0 / 5.0
-        t = t * s2 + 1.0 / 3.0
-        t = t * s2 + 1.0
         kf = pk.f64(k)
-        r = kf * LN2_HI + (2.0 * s * t + kf * LN2_LO)
+        r = kf * LN2_HI + (log_near_one(m) + kf * LN2_LO)
     return r
+
+
+@pk.func
+def log_near_one(m):
+    """log m for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), by its series to
+    s**23 (|s| <= 0.172: truncation below 2**-58)."""
+    s = (m - 1.0) / (m + 1.0)
+    s2 = s * s
+    t: pk.f64 = 1.0 / 23.0
+    t = t * s2 + 1.0 / 21.0
+    t = t * s2 + 1.0 / 19.0
+    t = t * s2 + 1.0 / 17.0
+    t = t * s2 + 1.0 / 15.0
+    t = t * s2 + 1.0 / 13.0
+    t = t * s2 + 1.0 / 11.0
+    t = t * s2 + 1.0 / 9.0
+    t = t * s2 + 1.0 / 7.0
+    t = t * s2 + 1.0 / 5.0
+    t = t * s2 + 1.0 / 3.0
+    t = t * s2 + 1.0
+    return 2.0 * s * t
 
 
 @pk.func
@@ -237,13 +273,22 @@ def cosh_f64(x):
 
 @pk.func
 def powi_f64(x, n):
-    """x ** n for an f64 x and an integer 0 <= n < 128, by squaring."""
+    """x ** n for an f64 x and an integer 0 <= n < 128, by squaring (straight-line code)."""
     base = x
     p: pk.f64 = 1.0
-    for bit in range(7):
-        if (n >> bit) & 1 != 0:
-            p = p * base
-        base = base * base
+    p = pk.select((n & 1) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 2) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 4) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 8) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 16) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 32) != 0, p * base, p)
+    base = base * base
+    p = pk.select((n & 64) != 0, p * base, p)
     return p
 
 

@@ -93,3 +93,14 @@ def test_prelude_functions_shared_between_groups_come_once():
     names = [f.name.split("_", 3)[-1] for f in out.functions]
     assert names.count("exp_f64_0") == 1 and names.count("pow2_f64_0") == 1, names
     frontend.verify(out)
+
+
+def test_exp_log_and_pow_are_straight_line_code():
+    # drivers with a loop budget per invocation (lavapipe's 65,535 iterations) count loops: the
+    # common functions must not spend it inside a user's loop
+    def body(x: pk.f64[:]):
+        i = pk.global_id(0)
+        x[i] = pk.exp(x[i]) + pk.log(x[i]) + x[i] ** x[i] + pk.sin(x[i]) + pk.tanh(x[i])
+
+    out = decompose(translated(body), Target())
+    assert not any(isinstance(n, (ir.ForRange, ir.While)) for n in ir.walk(out))
