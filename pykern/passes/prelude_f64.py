@@ -3,19 +3,21 @@
 Vulkan's GLSL.std.450 has its transcendental functions for 16- and 32-bit floats only, so the
 decomposition pass (`pykern.passes.decompose`) rewrites `pk.exp(x)` on an f64 `x` (and log,
 sin, ..., `**`) into a call of the function `IMPLEMENTATIONS` names here. They use only what
-every f64 device has: + - * /, comparisons, floor, sqrt, copysign, conversions.
+every f64 device has: + - * /, comparisons, floor, sqrt, copysign, conversions; exp, log and
+pow are straight-line code (no loop iterations for a driver's per-invocation budget).
 
 - `exp`: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite split of ln2), a degree-13 Taylor
   polynomial of e^r (truncation below 2^-60), times 2^k built exactly from powers of two (in two
   halves, so 2^k is representable down to the subnormal range).
 - `log`: x = 2^k m with m in [sqrt(1/2), sqrt(2)) — k from the f32 logarithm after scaling
-  x into the f32 range by exact powers of two, then corrected — and
+  x into the f32 range by exact powers of two, then corrected (`exponent_of`) — and
   log m = 2 atanh((m - 1)/(m + 1)) by its series to s^23 (|s| <= 0.172, truncation below
   2^-58); k ln2 added in two parts.
 - sinh/cosh/tanh from exp and a series of e^x - 1 near 0 (where it cancels).
-- sin/cos/tan: fdlibm's kernels after a three-part Cody-Waite reduction by pi/2 (accurate for
-  |x| < 2**20 pi/2, about 1.6e6; beyond, the reduction loses digits — there is no Payne-Hanek).
-  atan: fdlibm's reduction and polynomial; atan2, asin, acos from it.
+- sin/cos/tan: fdlibm's kernels after a reduction by pi/2: Cody and Waite's in three parts for
+  |x| < 2**20 pi/2 (about 1.6e6), Payne and Hanek's beyond (x times 24-bit chunks of 2/pi,
+  in exact products summed in triple-double), so every finite argument is reduced to 53 bits
+  or more. atan: fdlibm's reduction and polynomial; atan2, asin, acos from it.
 - erf: its Taylor series for |x| < 0.5; 2/sqrt(pi) e^(-x^2) sum 2^k x^(2k+1)/(2k+1)!! (all terms
   positive) below 2; 1 - erfc(x) by erfc's continued fraction below 6; +-1 beyond. e^(-x^2)
   from x^2 split exactly into two parts.
@@ -95,9 +97,7 @@ def exp_f64(x):
         p = p * y + 0.5
         p = p * y + 1.0
         p = p * y + 1.0
-        k = pk.i32(kf)
-        half = k // 2
-        r = p * pow2_f64(half) * pow2_f64(k - half)
+        r = scale2(p, pk.i32(kf))
     return r
 
 
@@ -113,15 +113,62 @@ def exp2_f64(x):
         r = 0.0
     else:
         kf = pk.floor(x + 0.5)
-        k = pk.i32(kf)
-        half = k // 2
-        r = exp_f64((x - kf) * 0.6931471805599453) * pow2_f64(half) * pow2_f64(k - half)
+        r = scale2(exp_f64((x - kf) * 0.6931471805599453), pk.i32(kf))
     return r
 
 
 @pk.func
+def scale2(x, n):
+    """x * 2**n for an integer |n| <= 2046, exactly where the result is normal (two halves:
+    2**n itself may not be representable)."""
+    half = n // 2
+    return x * pow2_f64(half) * pow2_f64(n - half)
+
+
+@pk.func
+def exponent_of(a):
+    """The e with 2**e <= a < 2**(e + 1), for a positive finite f64 (subnormals too): a is
+    scaled into [2**-114, 2**64] exactly, the f32 log2 estimates the rest, which is then
+    corrected by one where the estimate is off."""
+    m = a
+    k = 0
+    if m < 7.458340731200207e-155:
+        m = m * 1.3407807929942597e+154
+        k -= 512
+    elif m > 1.3407807929942597e+154:
+        m = m * 7.458340731200207e-155
+        k += 512
+    if m < 8.636168555094445e-78:
+        m = m * 1.157920892373162e+77
+        k -= 256
+    elif m > 1.157920892373162e+77:
+        m = m * 8.636168555094445e-78
+        k += 256
+    if m < 2.938735877055719e-39:
+        m = m * 3.402823669209385e+38
+        k -= 128
+    elif m > 3.402823669209385e+38:
+        m = m * 2.938735877055719e-39
+        k += 128
+    if m < 5.421010862427522e-20:
+        m = m * 1.8446744073709552e+19
+        k -= 64
+    elif m > 1.8446744073709552e+19:
+        m = m * 5.421010862427522e-20
+        k += 64
+    e = pk.i32(pk.floor(pk.log2(pk.f32(m))))
+    r = m * pow2_f64(-e)  # in [1, 2) but for an estimate one off
+    if r >= 2.0:
+        e += 1
+    elif r < 1.0:
+        e -= 1
+    return k + e
+
+
+@pk.func
 def log_f64(x):
-    """The natural logarithm in f64 (nan below 0, -inf at 0, inf at inf)."""
+    """The natural logarithm in f64 (nan below 0, -inf at 0, inf at inf): x = 2**k m with m in
+    [sqrt(1/2), sqrt(2)), log m by `log_near_one`, k ln2 added in two parts."""
     r: pk.f64 = 0.0
     if x != x or x < 0.0:
         r = math.nan
@@ -130,42 +177,11 @@ def log_f64(x):
     elif x == math.inf:
         r = math.inf
     else:
-        m = x
-        k = 0
-        # into [2**-114, 2**64] by exact scalings, so the f32 log2 can estimate the exponent
-        if m < 7.458340731200207e-155:
-            m = m * 1.3407807929942597e+154
-            k -= 512
-        elif m > 1.3407807929942597e+154:
-            m = m * 7.458340731200207e-155
-            k += 512
-        if m < 8.636168555094445e-78:
-            m = m * 1.157920892373162e+77
-            k -= 256
-        elif m > 1.157920892373162e+77:
-            m = m * 8.636168555094445e-78
-            k += 256
-        if m < 2.938735877055719e-39:
-            m = m * 3.402823669209385e+38
-            k -= 128
-        elif m > 3.402823669209385e+38:
-            m = m * 2.938735877055719e-39
-            k += 128
-        if m < 5.421010862427522e-20:
-            m = m * 1.8446744073709552e+19
-            k -= 64
-        elif m > 1.8446744073709552e+19:
-            m = m * 5.421010862427522e-20
-            k += 64
-        e = pk.i32(pk.floor(pk.log2(pk.f32(m)) + 0.5))
-        m = m * pow2_f64(-e)
-        k += e
+        k = exponent_of(x)
+        m = scale2(x, -k)
         if m > 1.4142135623730951:
             m = m * 0.5
             k += 1
-        elif m < 0.7071067811865476:
-            m = m * 2.0
-            k -= 1
         kf = pk.f64(k)
         r = kf * LN2_HI + (log_near_one(m) + kf * LN2_LO)
     return r
@@ -340,6 +356,11 @@ PIO2_3 = 2.02226624871116645580e-21  # the third 33 bits
 PIO2_3T = 8.47842766036889956997e-32  # pi/2 - PIO2_1 - PIO2_2 - PIO2_3
 INV_PIO2 = 6.36619772367581382433e-01
 PI_HI = 3.1415926535897931160e+00
+PIO2_LIMIT = 1647099.3291652855  # 2**20 pi/2: Cody-Waite below, Payne-Hanek above
+PIO2_HI = 1.5707963267948966  # pi/2 in two doubles
+PIO2_LO = 6.123233995736766e-17
+PIO2_HI_1 = 1.5707963407039642  # PIO2_HI in two 26-bit halves
+PIO2_HI_2 = -1.3909067675399456e-08
 PI_LO = 1.2246467991473531772e-16
 
 
@@ -367,20 +388,167 @@ def cos_kernel(x, y):
 
 
 @pk.func
+def two_over_pi_chunk(k):
+    """Bits 24k + 1 to 24k + 24 of 2/pi after the binary point, as an integral f64 (k in 0..57:
+    enough for every f64 argument)."""
+    d: pk.f64 = 0.0
+    if k < 29:
+        d = two_over_pi_chunk_low(k)
+    else:
+        d = two_over_pi_chunk_high(k)
+    return d
+
+
+@pk.func
+def two_over_pi_chunk_low(k):
+    """`two_over_pi_chunk` for k in 0..28."""
+    d: pk.f64 = 0.0
+    d = pk.select(k == 0, 10680707.0, d)
+    d = pk.select(k == 1, 7228996.0, d)
+    d = pk.select(k == 2, 1387004.0, d)
+    d = pk.select(k == 3, 2578385.0, d)
+    d = pk.select(k == 4, 16069853.0, d)
+    d = pk.select(k == 5, 12639074.0, d)
+    d = pk.select(k == 6, 9804092.0, d)
+    d = pk.select(k == 7, 4427841.0, d)
+    d = pk.select(k == 8, 16666979.0, d)
+    d = pk.select(k == 9, 11263675.0, d)
+    d = pk.select(k == 10, 12935607.0, d)
+    d = pk.select(k == 11, 2387514.0, d)
+    d = pk.select(k == 12, 4345298.0, d)
+    d = pk.select(k == 13, 14681673.0, d)
+    d = pk.select(k == 14, 3074569.0, d)
+    d = pk.select(k == 15, 13734428.0, d)
+    d = pk.select(k == 16, 16653803.0, d)
+    d = pk.select(k == 17, 1880361.0, d)
+    d = pk.select(k == 18, 10960616.0, d)
+    d = pk.select(k == 19, 8533493.0, d)
+    d = pk.select(k == 20, 3062596.0, d)
+    d = pk.select(k == 21, 8710556.0, d)
+    d = pk.select(k == 22, 7349940.0, d)
+    d = pk.select(k == 23, 6258241.0, d)
+    d = pk.select(k == 24, 3772886.0, d)
+    d = pk.select(k == 25, 3769171.0, d)
+    d = pk.select(k == 26, 3798172.0, d)
+    d = pk.select(k == 27, 8675211.0, d)
+    d = pk.select(k == 28, 12450088.0, d)
+    return d
+
+
+@pk.func
+def two_over_pi_chunk_high(k):
+    """`two_over_pi_chunk` for k in 29..57."""
+    d: pk.f64 = 0.0
+    d = pk.select(k == 29, 3874808.0, d)
+    d = pk.select(k == 30, 9961438.0, d)
+    d = pk.select(k == 31, 366607.0, d)
+    d = pk.select(k == 32, 15675153.0, d)
+    d = pk.select(k == 33, 9132554.0, d)
+    d = pk.select(k == 34, 7151469.0, d)
+    d = pk.select(k == 35, 3571407.0, d)
+    d = pk.select(k == 36, 2607881.0, d)
+    d = pk.select(k == 37, 12013382.0, d)
+    d = pk.select(k == 38, 4155038.0, d)
+    d = pk.select(k == 39, 6285869.0, d)
+    d = pk.select(k == 40, 7677882.0, d)
+    d = pk.select(k == 41, 13102053.0, d)
+    d = pk.select(k == 42, 15825725.0, d)
+    d = pk.select(k == 43, 473591.0, d)
+    d = pk.select(k == 44, 9065106.0, d)
+    d = pk.select(k == 45, 15363067.0, d)
+    d = pk.select(k == 46, 6271263.0, d)
+    d = pk.select(k == 47, 9264392.0, d)
+    d = pk.select(k == 48, 5636912.0, d)
+    d = pk.select(k == 49, 4652155.0, d)
+    d = pk.select(k == 50, 7056368.0, d)
+    d = pk.select(k == 51, 13614112.0, d)
+    d = pk.select(k == 52, 10155062.0, d)
+    d = pk.select(k == 53, 1944035.0, d)
+    d = pk.select(k == 54, 9527646.0, d)
+    d = pk.select(k == 55, 15080200.0, d)
+    d = pk.select(k == 56, 6658437.0, d)
+    d = pk.select(k == 57, 6231200.0, d)
+    return d
+
+
+@pk.func
+def mod4(t):
+    """t mod 4 for a non-negative integral multiple t of 2**s, exact for s >= -51 (and t < 1
+    below that, left as it is)."""
+    return t - 4.0 * pk.floor(t * 0.25)
+
+
+@pk.func
+def pio2_fraction(a, part):
+    """|a| 2/pi = n + f for a finite |a| >= 2**20 pi/2, by Payne and Hanek's reduction: with
+    a = (mh 2**26 + ml) 2**e, each 24-bit chunk d_k of 2/pi contributes mh d_k and ml d_k
+    (exact products) times powers of two, taken mod 4 (exactly) where they reach past 4, and
+    summed in double-double from the first chunk that matters. part 0: n mod 4 (n the nearest
+    integer); 1 and 2: the head and tail of f (|f| <= 1/2)."""
+    e = exponent_of(abs(a)) - 52
+    m = scale2(abs(a), -e)  # integral, in [2**52, 2**53)
+    mh = pk.floor(m * 1.4901161193847656e-08)  # m / 2**26
+    ml = m - mh * 67108864.0
+    start = e // 24 - 1  # below it every mh and ml term is a multiple of 4
+    if start < 0:
+        start = 0
+    hi: pk.f64 = 0.0
+    lo: pk.f64 = 0.0
+    lo2: pk.f64 = 0.0
+    for j in range(18):  # chunks down to 2**-160 or so, an mh and an ml term of each
+        k = start + j // 2
+        scale = pk.select(j % 2 == 0, 16777216.0, 0.25)  # mh terms 2**24 above, ml ones 2**-2
+        t = mod4(pk.select(j % 2 == 0, mh, ml) * two_over_pi_chunk(k) *
+                 pow2_f64(e + 2 - 24 * (k + 1)) * scale)
+        # hi + lo + lo2 += t, exactly but for lo2's roundings (Knuth's two-sum, twice): the
+        # fraction may cancel down to 2**-61, and needs 53 bits below that
+        s = hi + t
+        b = s - hi
+        err = (hi - (s - b)) + (t - b)
+        hi = s
+        s = lo + err
+        b = s - lo
+        lo2 = lo2 + ((lo - (s - b)) + (err - b))
+        lo = s
+    n = pk.floor(hi + 0.5)
+    head = hi - n  # exact
+    s = head + lo
+    b = s - head
+    tail = ((head - (s - b)) + (lo - b)) + lo2
+    f = s + tail
+    r = f
+    if part == 0:
+        r = n - 4.0 * pk.floor(n * 0.25)
+    elif part == 2:
+        r = tail - (f - s)
+    return r
+
+
+@pk.func
 def sin_quadrants(x, shift):
     """sin(x + shift pi/2) of an f64 x (shift 0: sin, 1: cos) and, for shift 2, tan(x): x = n
-    pi/2 + (r + rt) by a three-part Cody-Waite reduction (fdlibm's medium case, accurate for
-    |x| < 2**20 pi/2), then the kernels by the quadrant."""
+    pi/2 + (y0 + y1), then the kernels by the quadrant. The reduction is Cody and Waite's in
+    three parts (fdlibm's medium case) for |x| < 2**20 pi/2, Payne and Hanek's beyond."""
     nf = pk.floor(x * INV_PIO2 + 0.5)
-    t = x - nf * PIO2_1  # exact: nf has at most 20 significant bits here, PIO2_1 33
-    w = nf * PIO2_2
-    r = t - w
-    t = r
-    w = nf * PIO2_3
-    r = t - w
-    w = nf * PIO2_3T - ((t - r) - w)
-    y0 = r - w
-    y1 = (r - y0) - w
+    y0: pk.f64 = 0.0
+    y1: pk.f64 = 0.0
+    if abs(x) < PIO2_LIMIT:
+        t = x - nf * PIO2_1  # exact: nf has at most 20 significant bits here, PIO2_1 33
+        w = nf * PIO2_2
+        r = t - w
+        t = r
+        w = nf * PIO2_3
+        r = t - w
+        w = nf * PIO2_3T - ((t - r) - w)
+        y0 = r - w
+        y1 = (r - y0) - w
+    elif not pk.isinf(x):
+        sign = pk.copysign(1.0, x)
+        nf = sign * pio2_fraction(x, 0)
+        fh = sign * pio2_fraction(x, 1)
+        fl = sign * pio2_fraction(x, 2)
+        y0 = times_pio2(fh, fl, 0)
+        y1 = times_pio2(fh, fl, 1)
     s = sin_kernel(y0, y1)
     c = cos_kernel(y0, y1)
     # the quadrant, (n + shift) mod 4, in floats: exact for the integral nf < 2**53
@@ -400,6 +568,23 @@ def sin_quadrants(x, shift):
     if x != x or pk.isinf(x):
         res = math.nan
     return res
+
+
+@pk.func
+def times_pio2(fh, fl, part):
+    """(fh + fl) pi/2 in double-double: its head (part 0) or tail (1). fh * PIO2_HI is split
+    exactly by Dekker's product (fh and PIO2_HI cut into 26-bit halves)."""
+    p = fh * PIO2_HI
+    c = SPLITTER * fh
+    h1 = c - (c - fh)
+    h2 = fh - h1
+    err = ((h1 * PIO2_HI_1 - p) + h1 * PIO2_HI_2 + h2 * PIO2_HI_1) + h2 * PIO2_HI_2
+    tail = err + (fh * PIO2_LO + fl * PIO2_HI)
+    head = p + tail
+    r = head
+    if part == 1:
+        r = tail - (head - p)
+    return r
 
 
 @pk.func

@@ -19,7 +19,9 @@ class Case(NamedTuple):
     domain: float = math.inf  # finite arguments beyond this magnitude promise nothing
 
 
-TRIG_DOMAIN = 2**20 * math.pi / 2  # the Cody-Waite reduction's: no Payne-Hanek beyond
+TRIG_DOMAIN = math.inf  # Payne-Hanek's reduction beyond 2**20 pi/2: every finite argument
+HARD_TRIG = (1.0e22, 2.0**1023, -(2.0**600), 1647099.3291652855, 1647099.329165286)  # the
+# last two: the Cody-Waite limit (2**20 pi/2), either side
 erf = np.vectorize(math.erf, otypes=[np.float64])
 
 UNARY: dict[str, Case] = {
@@ -52,6 +54,9 @@ def samples(case: Case, seed: int = 0, n: int = 400) -> np.ndarray:
     parts = [r.uniform(low, high, n) for low, high in case.ranges]
     if case.function is pk.log:
         parts.append(np.exp(r.uniform(-744, 709, n)))
+    if case.domain == TRIG_DOMAIN and case.function in (pk.sin, pk.cos, pk.tan):
+        magnitudes = 10.0 ** r.uniform(5, 308, n)
+        parts += [magnitudes * r.choice([-1.0, 1.0], n), np.array(HARD_TRIG)]
     special = SPECIAL[~(np.abs(SPECIAL) > case.domain) | ~np.isfinite(SPECIAL)]
     return np.concatenate(parts + [r.uniform(-1e-3, 1e-3, 50), special])
 

@@ -142,3 +142,26 @@ def test_f64_copysign_keeps_the_signs_of_zeros_and_nans():
     signs[x.size](x, y, out)
     np.testing.assert_array_equal(np.signbit(out), np.signbit(np.copysign(x, y)))
     np.testing.assert_array_equal(np.abs(out), np.abs(x))
+
+
+@needs_fp64
+def test_f64_trigonometry_at_the_hardest_argument():
+    # of all f64, x = 6381956970095103 * 2**797 comes closest to a multiple of pi/2 (Muller,
+    # Elementary Functions): x - n pi/2 = 4.6871659242546276e-19, with n = 1 mod 4. The
+    # reduction must keep 53 bits below its 61 cancelled ones (numpy's value, and this
+    # machine's libm's, is 8 ULP off here, so the result is checked against the exact one).
+    r = 4.6871659242546276e-19
+    x = np.array([6381956970095103.0 * 2.0**797, -6381956970095103.0 * 2.0**797])
+    out = np.zeros((3, 2))
+
+    @pk.kernel
+    def trig(x: pk.f64[:], out: pk.f64[:, :]):
+        i = pk.global_id(0)
+        out[0, i] = pk.sin(x[i])
+        out[1, i] = pk.cos(x[i])
+        out[2, i] = pk.tan(x[i])
+
+    trig[2](x, out)
+    np.testing.assert_array_equal(out[0], [1.0, -1.0])  # cos(r) rounds to 1
+    assert ulp_errors(out[1], np.array([-r, -r]))[0] <= 1 and out[1, 1] == out[1, 0]
+    assert ulp_errors(out[2], np.array([-1 / r, 1 / r])).max() <= 2
