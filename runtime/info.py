@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from . import _vk
 from ._vk import ffi, lib
+from .feature import SUBGROUP_OPERATIONS as SUBGROUP_FEATURES
+from .feature import Feature
 from .features import FloatControls, device_extensions, query_float_controls, query_supported
 
 KINDS = {
@@ -76,6 +78,13 @@ class DeviceFeatures:
     @property
     def rounding_mode_rte(self) -> bool:
         return bool(self.float_controls.rounding_mode_rte)
+
+    def has(self, feature: Feature) -> bool:
+        """Whether the device has `feature` (and the runtime enabled it)."""
+        operation = SUBGROUP_FEATURES.get(feature)
+        if operation is not None:
+            return operation in self.subgroup_operations
+        return getattr(self, feature.value) is True  # a field (or property) of that name
 
 
 @dataclass(frozen=True)

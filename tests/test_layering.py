@@ -181,30 +181,12 @@ def user_errors_raised(path: Path, text: str | None = None) -> list[str]:
             and raised_name(node) in user_errors]
 
 
-def pending(file: str, reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"{file}: {reason}")
-
-
-# the backend files that raise a user-facing error today, and the work that removes it
-PENDING_BACKEND_FILES = {
-    "pykern/spirv/lower.py": pending(
-        "pykern/spirv/lower.py", "raises CompileError for a missing device feature; the "
-        "feature-listing pass (issue 9, item 4) makes the JIT layer raise it"),
-}
-
 BACKEND_FILES = sources("pykern/spirv") + sources("pykern/interpret")
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(p, marks=PENDING_BACKEND_FILES.get(i, ()), id=i)
-    for p, i in zip(BACKEND_FILES, ids(BACKEND_FILES))])
+@pytest.mark.parametrize("path", BACKEND_FILES, ids=ids(BACKEND_FILES))
 def test_backends_raise_no_user_facing_error(path):
     assert not user_errors_raised(path)
-
-
-def test_the_pending_backend_files_exist():
-    """A file named above that was renamed or removed makes its mark stale."""
-    assert all((ROOT / f).exists() for f in PENDING_BACKEND_FILES)
 
 
 def test_the_raise_check_finds_what_it_looks_for():

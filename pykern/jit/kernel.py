@@ -30,6 +30,7 @@ from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
 from pykern.runtime import devices, get_device
+from pykern.passes import decompose
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
 from pykern.spirv.validate import disassemble
@@ -189,7 +190,8 @@ class Kernel:
         args = self._by_name(args, kwargs)
         try:
             key = self._key(args, ndim)
-            return lower(self._translate(key), Target(strict_float=key.strict))
+            target = Target(strict_float=key.strict)
+            return lower(decompose(self._translate(key), target), target)
         except CompileError as e:
             raise e.with_traceback(None) from None
 

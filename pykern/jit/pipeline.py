@@ -9,6 +9,7 @@ disk cache or None) and returns a `CompiledVariant`: from the disk cache when it
 from __future__ import annotations
 
 import functools
+import linecache
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -16,8 +17,8 @@ from typing import Any
 
 from pykern import __version__, ir
 from pykern.config import config
+from pykern.errors import CompileError
 from pykern.frontend import KernelSource
-from pykern.frontend.support import check_support
 from pykern.jit.binding import ArgBinder
 from pykern.jit.cache import CacheEntry, DiskCache, cache_key
 from pykern.jit.limits import check_limits
@@ -25,6 +26,7 @@ from pykern.jit.loop_status import LoopStatus
 from pykern.jit.strict_float import warn_shortfall
 from pykern.jit.variants import VariantKey
 from pykern.lang.dtypes import ArrayType
+from pykern.passes import decompose, first_missing, required_features
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
 from pykern.spirv.validate import validate
@@ -95,7 +97,7 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
     if entry is not None:
         module, params, ndims = _from_entry(entry)
     else:
-        kernel_ir = kernel.translate(key)
+        kernel_ir = decompose(kernel.translate(key), target)
         module, params = lower_checked(kernel.source, kernel_ir, device, target), kernel_ir.params
         ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
         if disk is not None:
@@ -116,8 +118,18 @@ def lower_checked(source: KernelSource, kernel_ir: ir.Kernel, device: Any,
     """`kernel_ir` lowered for `target`, once the device's limits and features were checked
     (`pk.CompileError`, located in `source`)."""
     check_limits(source, kernel_ir, device.info.limits)
-    check_support(kernel_ir, target.features)
+    check_features(kernel_ir, target)
     return lower(kernel_ir, target)
+
+
+def check_features(kernel_ir: ir.Kernel, target: Target) -> None:
+    """A CompileError at the first place `kernel_ir` needs a feature `target` lacks."""
+    missing = first_missing(required_features(kernel_ir, target), target.features)
+    if missing is not None:
+        loc = missing.loc
+        raise CompileError(f"{missing.what} needs the device feature '{missing.feature}', "
+                           "which this device lacks", loc.file, loc.line, loc.col,
+                           linecache.getline(loc.file, loc.line) or None)
 
 
 def _from_entry(entry: CacheEntry) -> tuple[SpirvModule, tuple[ir.Param, ...], dict[str, int]]:

@@ -1,5 +1,11 @@
 """IR → IR passes between the frontend and a backend, chosen by the target: each rewrites what
-the target lacks into what it has (a math call it cannot lower becomes a call of a prelude
-`@pk.func`), and one lists the device features a kernel needs, with the locations that need
-them, for the JIT layer to check against the device.
+the target lacks into what it has (`decompose`: a math call it cannot lower becomes a call of a
+prelude `@pk.func`, `pykern.passes.prelude_f64`), and one lists the device features a kernel
+needs, with the locations that need them (`required_features`), for the JIT layer to check
+against the device.
 """
+
+from pykern.passes.decompose import decompose
+from pykern.passes.features import Requirement, first_missing, required_features
+
+__all__ = ["Requirement", "decompose", "first_missing", "required_features"]

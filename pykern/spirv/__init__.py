@@ -10,7 +10,8 @@ Layers, bottom up:
 - `instruction`: one instruction as a value and its words; `types`: keys of types/constants;
 - `module`: ids, deduplicated types and constants, the §2.4 sections; `function`: blocks and
   one method per opcode; `control`: structured selections and loops;
-- `layout`: the argument block and buffer bindings (`plan_layout`); `target`: device features;
+- `layout`: the argument block and buffer bindings (`plan_layout`); `target`: what the device
+  has and what this backend lowers (the facts `pykern.passes` decompose and check by);
 - lowering: `lower` drives `statements` and `expressions`, which use `arith` / `pysemantics`
   (Python's operators), `casts`, `mathfns`, `builtins`, `arrays` / `resources` (memory),
   `atomics`, `subgroups` and, in debug mode, `debug` (checks reported through a buffer);

@@ -22,7 +22,8 @@ from pykern.spirv.grammar import Scope, StorageClass
 from pykern.spirv.layout import offset_field, shape_field, stride_field
 from pykern.spirv.module import ModuleBuilder
 from pykern.spirv.resources import Resources
-from pykern.spirv.target import FLOAT32_ATOMIC_ADD, FLOAT64_ATOMIC_ADD, Target
+from pykern.runtime.feature import Feature
+from pykern.spirv.target import Target
 from pykern.spirv.typemap import BOOL_ELEMENT, value_type
 from pykern.spirv.types import (BOOL, I32, U32, FixedArrayType, FloatType, IntType, PointerType,
                                 ScalarType)
@@ -213,7 +214,7 @@ def _encoding(dtype: DType, bits: bool, buffer: bool) -> Encoding:
 
 def _native_float_atomics(dtype: DType, target: Target) -> set[ir.AtomicOp]:
     """The float atomics a storage buffer of `dtype` can do natively on `target`."""
-    feature = {32: FLOAT32_ATOMIC_ADD, 64: FLOAT64_ATOMIC_ADD}.get(dtype.bits)
+    feature = {32: Feature.FLOAT32_ATOMIC_ADD, 64: Feature.FLOAT64_ATOMIC_ADD}.get(dtype.bits)
     if dtype.is_float and feature in target.features:
         return {ir.AtomicOp.ADD}
     return set()

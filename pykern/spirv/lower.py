@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pykern import ir
-from pykern.errors import CompileError
+from pykern.runtime.feature import Feature
 from pykern.runtime.layout import BindingLayout
 
 from pykern.spirv.arrays import kernel_arrays
@@ -33,7 +33,7 @@ DEFAULT_TARGET = Target()
 @dataclass(frozen=True)
 class SpirvModule:
     """A compiled kernel: SPIR-V `words` (little-endian bytes), how to bind it (`layout`), its
-    entry point, the optional device features (`pykern.spirv.target` names) it needs, in
+    entry point, the optional device features (`pykern.runtime.feature.Feature`) it needs, in
     debug mode the sites its debug buffer can name (`pykern.spirv.debug`), and for a target
     that cuts loops short the loops that report it (`pykern.spirv.loopcap`; the layout then
     has the LOOP_STATUS_BUFFER slot)."""
@@ -41,7 +41,7 @@ class SpirvModule:
     words: bytes
     layout: BindingLayout
     entry_point: str = ENTRY_POINT
-    required_features: frozenset[str] = field(default_factory=frozenset)
+    required_features: frozenset[Feature] = field(default_factory=frozenset)
     debug_sites: tuple[DebugSite, ...] = ()
     masked: bool = True  # the kernel's body starts with the grid mask (ir.Kernel.masked)
     loop_sites: tuple[LoopSite, ...] = ()
@@ -50,10 +50,12 @@ class SpirvModule:
 def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     """Compiles `kernel` for `target`; the result has passed spirv-val.
 
-    Raises CompileError when the kernel needs a device feature `target` lacks; any other
-    exception is a compiler bug or a documented gap (SpirvValidationError when spirv-val
-    rejects the output, NotImplementedError for what this backend does not do: f64
-    transcendental functions, 8/16-bit atomics).
+    `kernel` must be valid for `target`: decomposed (`pykern.passes.decompose`) and needing no
+    feature the target lacks (`pykern.passes.required_features`, which the JIT layer checks).
+    Every exception is a compiler bug or a documented gap (SpirvValidationError when spirv-val
+    rejects the output, RuntimeError when the module needs a feature the target lacks,
+    NotImplementedError for what this backend does not do: 8/16-bit atomics), never a user's
+    error.
     """
     guard = LoopGuard() if target.loop_iteration_cap is not None else None
     layout = plan_layout(kernel, target.max_push_constants_size, loop_status=guard is not None)
@@ -79,10 +81,9 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
 
     needed = required_features(module.capabilities)
     missing = needed - target.features
-    if missing:
-        raise CompileError(
-            f"kernel {kernel.name!r} needs device features the device lacks: "
-            f"{', '.join(sorted(missing))}", kernel.loc.file, kernel.loc.line, kernel.loc.col)
+    if missing:  # required_features should have found them on the IR: a compiler bug
+        raise RuntimeError(f"kernel {kernel.name!r} was lowered to a module needing "
+                           f"{', '.join(sorted(missing))}, which the target lacks")
     sites = tuple(ctx.debug.sites) if ctx.debug is not None else ()
     loop_sites = tuple(guard.sites) if guard is not None else ()
     if guard is not None and not loop_sites:

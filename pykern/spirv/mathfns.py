@@ -1,7 +1,8 @@
 """`ir.MathCall`: one table entry per math function.
 
 Most are GLSL.std.450 instructions. GLSL.std.450 defines its transcendental functions for 16-
-and 32-bit floats only, so those are refused for f64 (NotImplementedError). `erf` is not in
+and 32-bit floats only: the target says so (`Target.lowers_math`), and the decomposition pass
+rewrites those f64 calls into pykern code before they get here. `erf` is not in
 GLSL.std.450: it is evaluated here, in f32. sin, cos, tan and tanh are `pykern.spirv.mathf32`'s
 (the GLSL ones are far from numpy's outside [-pi, pi] and near 0), f16 through f32. `isnan`
 tests the bits (`is_nan`), which no fast-math assumption of a driver can fold away.
@@ -18,6 +19,7 @@ from pykern.spirv import mathf32, strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.grammar import GLSL
 from pykern.spirv.pysemantics import float_pow
+from pykern.spirv.target import MATH_WITHOUT_F64
 from pykern.spirv.typemap import value_capabilities
 from pykern.spirv.types import BOOL, F32, U32, FloatType, IntType, VectorType
 
@@ -27,8 +29,8 @@ MathLowering = Callable[[LoweringContext, FloatType, Sequence[int]], int]
 def math_call(ctx: LoweringContext, fn: MathFn, ty: FloatType, args: Sequence[int]) -> int:
     """`fn(*args)` for arguments of float type `ty` (the result is `ty`, or bool_ for the
     predicates)."""
-    if ty.bits == 64 and fn in NOT_FOR_F64:
-        raise NotImplementedError(f"{fn.py_name} on f64 (GLSL.std.450 has it for f16/f32 only)")
+    assert not (ty.bits == 64 and fn in MATH_WITHOUT_F64), \
+        f"{fn.py_name} on f64 reached the backend: pykern.passes.decompose rewrites it"
     return MATH[fn](ctx, ty, args)
 
 
@@ -93,12 +95,28 @@ def _isinf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
 def _copysign(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     # on the bits, so that -0.0 and NaN signs count, as in Python
     fn = ctx.fn
+    if ty.bits == 64:
+        return _copysign_f64(ctx, ty, args)
     bits = IntType(ty.bits, False)
     ctx.module.require(*value_capabilities(bits))
     sign = ctx.const(bits, 1 << (ty.bits - 1))
     magnitude = fn.bitwise_and(bits, fn.bitcast(bits, args[0]), fn.not_(bits, sign))
     signed = fn.bitwise_or(bits, magnitude, fn.bitwise_and(bits, fn.bitcast(bits, args[1]), sign))
     return fn.bitcast(ty, signed)
+
+
+def _copysign_f64(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    """copysign of f64 from the sign bits in the high u32 words: x, or -x where the signs
+    differ. So f64 math (the prelude uses copysign throughout) needs no 64-bit integers."""
+    fn = ctx.fn
+    pair = VectorType(U32, 2)
+    sign = ctx.const(U32, 0x80000000)
+
+    def sign_bit(value: int) -> int:
+        return fn.bitwise_and(U32, fn.composite_extract(U32, fn.bitcast(pair, value), 1), sign)
+
+    differ = fn.i_not_equal(BOOL, sign_bit(args[0]), sign_bit(args[1]))
+    return fn.select(ty, differ, fn.f_negate(ty, args[0]), args[0])
 
 
 def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
@@ -229,9 +247,3 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ISNAN: _isnan,
     MathFn.ISINF: _isinf,
 }
-
-NOT_FOR_F64 = frozenset({
-    MathFn.EXP, MathFn.EXP2, MathFn.LOG, MathFn.LOG2, MathFn.SIN, MathFn.COS, MathFn.TAN,
-    MathFn.ASIN, MathFn.ACOS, MathFn.ATAN, MathFn.ATAN2, MathFn.SINH, MathFn.COSH, MathFn.TANH,
-    MathFn.POW, MathFn.ERF,
-})

@@ -4,60 +4,71 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykern import ir
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.runtime.feature import Feature
 from pykern.spirv.grammar import Capability
 
-# Device feature names, as the compiler reports them in `SpirvModule.required_features`. Where
-# `pykern.runtime.DeviceFeatures` has a bool field for one, the name is that field's; the
-# subgroup ones are "subgroup_" + a name in `DeviceFeatures.subgroup_operations`
-# (see `features_of`). The comment names the Vulkan feature the runtime must enable.
-FP16 = "fp16"  # shaderFloat16
-FP64 = "fp64"  # shaderFloat64
-INT8 = "int8"  # shaderInt8
-INT16 = "int16"  # shaderInt16
-INT64 = "int64"  # shaderInt64
-STORAGE8 = "storage8"  # storageBuffer8BitAccess
-STORAGE16 = "storage16"  # storageBuffer16BitAccess
-FLOAT32_ATOMIC_ADD = "float32_atomic_add"  # shaderBufferFloat32AtomicAdd
-FLOAT64_ATOMIC_ADD = "float64_atomic_add"  # shaderBufferFloat64AtomicAdd
-INT64_ATOMICS = "int64_atomics"  # shaderBufferInt64Atomics (shaderSharedInt64Atomics too)
-SUBGROUP_BASIC = "subgroup_basic"  # VK_SUBGROUP_FEATURE_BASIC_BIT in compute
-SUBGROUP_VOTE = "subgroup_vote"  # VK_SUBGROUP_FEATURE_VOTE_BIT
-SUBGROUP_ARITHMETIC = "subgroup_arithmetic"  # VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
-SUBGROUP_BALLOT = "subgroup_ballot"  # VK_SUBGROUP_FEATURE_BALLOT_BIT (broadcast)
-SUBGROUP_SHUFFLE = "subgroup_shuffle"  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
-# VkPhysicalDeviceFloatControlsProperties (SPV_KHR_float_controls): the capability may be
-# declared where the device allows its execution mode for some float width; which widths is
-# `Target.float_controls`. Optional: without them the driver's defaults hold.
-# shaderSignedZeroInfNanPreserveFloat16/32/64: IEEE infinities, NaNs and signed zeros, as numpy
-# computes them (else the driver may assume none occur: fast math)
-PRESERVE_INF_NAN = "signed_zero_inf_nan_preserve"
-DENORM_PRESERVE = "denorm_preserve"  # shaderDenormPreserveFloat16/32/64: subnormals kept
-ROUNDING_RTE = "rounding_mode_rte"  # shaderRoundingModeRTEFloat16/32/64: round to nearest even
-
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
-CAPABILITY_FEATURES: dict[Capability, str] = {
-    Capability.Float16: FP16,
-    Capability.Float64: FP64,
-    Capability.Int8: INT8,
-    Capability.Int16: INT16,
-    Capability.Int64: INT64,
-    Capability.StorageBuffer8BitAccess: STORAGE8,
-    Capability.StorageBuffer16BitAccess: STORAGE16,
-    Capability.AtomicFloat32AddEXT: FLOAT32_ATOMIC_ADD,
-    Capability.AtomicFloat64AddEXT: FLOAT64_ATOMIC_ADD,
-    Capability.Int64Atomics: INT64_ATOMICS,
-    Capability.GroupNonUniform: SUBGROUP_BASIC,
-    Capability.GroupNonUniformVote: SUBGROUP_VOTE,
-    Capability.GroupNonUniformArithmetic: SUBGROUP_ARITHMETIC,
-    Capability.GroupNonUniformBallot: SUBGROUP_BALLOT,
-    Capability.GroupNonUniformShuffle: SUBGROUP_SHUFFLE,
-    Capability.SignedZeroInfNanPreserve: PRESERVE_INF_NAN,
-    Capability.DenormPreserve: DENORM_PRESERVE,
-    Capability.RoundingModeRTE: ROUNDING_RTE,
+CAPABILITY_FEATURES: dict[Capability, Feature] = {
+    Capability.Float16: Feature.FP16,
+    Capability.Float64: Feature.FP64,
+    Capability.Int8: Feature.INT8,
+    Capability.Int16: Feature.INT16,
+    Capability.Int64: Feature.INT64,
+    Capability.StorageBuffer8BitAccess: Feature.STORAGE8,
+    Capability.StorageBuffer16BitAccess: Feature.STORAGE16,
+    Capability.AtomicFloat32AddEXT: Feature.FLOAT32_ATOMIC_ADD,
+    Capability.AtomicFloat64AddEXT: Feature.FLOAT64_ATOMIC_ADD,
+    Capability.Int64Atomics: Feature.INT64_ATOMICS,
+    Capability.GroupNonUniform: Feature.SUBGROUP_BASIC,
+    Capability.GroupNonUniformVote: Feature.SUBGROUP_VOTE,
+    Capability.GroupNonUniformArithmetic: Feature.SUBGROUP_ARITHMETIC,
+    Capability.GroupNonUniformBallot: Feature.SUBGROUP_BALLOT,
+    Capability.GroupNonUniformShuffle: Feature.SUBGROUP_SHUFFLE,
+    Capability.SignedZeroInfNanPreserve: Feature.SIGNED_ZERO_INF_NAN_PRESERVE,
+    Capability.DenormPreserve: Feature.DENORM_PRESERVE,
+    Capability.RoundingModeRTE: Feature.ROUNDING_MODE_RTE,
 }
 
 ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values())
 
+# What kernels need of a Vulkan device, stated here for `pykern.passes`: computing with a type
+# needs the first feature, keeping it in a buffer the second (bools are bytes in buffers)
+TYPE_FEATURES: dict[DType, tuple[Feature | None, Feature | None]] = {
+    dt.f16: (Feature.FP16, Feature.STORAGE16), dt.f64: (Feature.FP64, None),
+    dt.i64: (Feature.INT64, None), dt.u64: (Feature.INT64, None),
+    dt.i16: (Feature.INT16, Feature.STORAGE16), dt.u16: (Feature.INT16, Feature.STORAGE16),
+    dt.i8: (Feature.INT8, Feature.STORAGE8), dt.u8: (Feature.INT8, Feature.STORAGE8),
+    dt.bool_: (None, Feature.STORAGE8),
+}
+_BASIC = Feature.SUBGROUP_BASIC
+# the subgroup operations' features (SPIR-V's GroupNonUniform* capabilities)
+SUBGROUP_FEATURES: dict[ir.SubgroupOp, tuple[Feature, ...]] = {
+    ir.SubgroupOp.SIZE: (_BASIC,), ir.SubgroupOp.LANE: (_BASIC,),
+    ir.SubgroupOp.ADD: (_BASIC, Feature.SUBGROUP_ARITHMETIC),
+    ir.SubgroupOp.MIN: (_BASIC, Feature.SUBGROUP_ARITHMETIC),
+    ir.SubgroupOp.MAX: (_BASIC, Feature.SUBGROUP_ARITHMETIC),
+    ir.SubgroupOp.PREFIX_ADD: (_BASIC, Feature.SUBGROUP_ARITHMETIC),
+    ir.SubgroupOp.ANY: (_BASIC, Feature.SUBGROUP_VOTE),
+    ir.SubgroupOp.ALL: (_BASIC, Feature.SUBGROUP_VOTE),
+    ir.SubgroupOp.BROADCAST: (_BASIC, Feature.SUBGROUP_BALLOT),
+    ir.SubgroupOp.SHUFFLE: (_BASIC, Feature.SUBGROUP_SHUFFLE),
+    ir.SubgroupOp.SHUFFLE_XOR: (_BASIC, Feature.SUBGROUP_SHUFFLE),
+}
+# GLSL.std.450 has these for 16- and 32-bit floats only: in f64 they are decomposed
+# (`pykern.passes.decompose`) into pykern code before lowering
+MATH_WITHOUT_F64 = frozenset({
+    ir.MathFn.EXP, ir.MathFn.EXP2, ir.MathFn.LOG, ir.MathFn.LOG2, ir.MathFn.SIN, ir.MathFn.COS,
+    ir.MathFn.TAN, ir.MathFn.ASIN, ir.MathFn.ACOS, ir.MathFn.ATAN, ir.MathFn.ATAN2,
+    ir.MathFn.SINH, ir.MathFn.COSH, ir.MathFn.TANH, ir.MathFn.POW, ir.MathFn.ERF,
+})
+
+# the integer feature a float's bits need where the backend computes on them (f64 // and %,
+# f16 copysign, strict floating point): f32's are plain 32-bit integers
+_ON_BITS = {dt.f16: Feature.INT16, dt.f64: Feature.INT64}
+_FLOAT_REMAINDERS = (ir.BinOpKind.FLOORDIV, ir.BinOpKind.MOD)
 
 FLOAT_WIDTHS = frozenset({16, 32, 64})
 
@@ -103,12 +114,12 @@ def _allowed(widths: frozenset[int], independence: str, bits: int,
 class Target:
     """The device as the compiler sees it.
 
-    `features` are the optional device features (names above) the compiler may use; a kernel
-    that needs one outside it is refused. The default allows all of them: the module then lists
-    what it needs in `SpirvModule.required_features`, for the runtime to enable or refuse.
-    Where a feature only makes code faster (native float atomics) or more exact
-    (PRESERVE_INF_NAN), its absence selects another way (a compare-and-swap loop; fast math)
-    instead of a refusal.
+    `features` are the optional device features the compiler may use; a kernel that needs one
+    outside it is refused (`pykern.passes.required_features` lists what it needs, from this
+    target's `type_features` and `node_features`). The default allows all of them: the module
+    then lists what it needs in `SpirvModule.required_features`. Where a feature only makes
+    code faster (native float atomics) or more exact (SIGNED_ZERO_INF_NAN_PRESERVE), its
+    absence selects another way (a compare-and-swap loop; fast math) instead of a refusal.
 
     `strict_float` is not the device's but the kernel's: IEEE results for `+ - * / sqrt fma`
     and conversions (`pykern.spirv.strict`), with every float control `float_controls` allows.
@@ -118,7 +129,7 @@ class Target:
     """
 
     max_push_constants_size: int = 128
-    features: frozenset[str] = ALL_FEATURES
+    features: frozenset[Feature] = ALL_FEATURES
     spirv_version: tuple[int, int] = (1, 5)
     target_env: str = "vulkan1.2"
     float_controls: FloatControls = FloatControls()
@@ -127,27 +138,61 @@ class Target:
 
     def preserves_inf_nan(self, bits: int) -> bool:
         """Whether modules for this target ask for IEEE inf/NaN/-0 on floats of `bits`."""
-        return PRESERVE_INF_NAN in self.features and bits in self.float_controls.preserve_inf_nan
+        return Feature.SIGNED_ZERO_INF_NAN_PRESERVE in self.features and \
+            bits in self.float_controls.preserve_inf_nan
 
     def keeps_denormals(self, bits: int) -> bool:
         """Whether a strict module keeps subnormals of `bits` (asks for DenormPreserve)."""
-        return DENORM_PRESERVE in self.features and \
+        return Feature.DENORM_PRESERVE in self.features and \
             self.float_controls.keeps_denormals(bits, self.float_types)
 
     def rounds_to_nearest(self, bits: int) -> bool:
         """Whether a strict module asks for round-to-nearest-even on floats of `bits`; where it
         cannot, conversions round in code (`pykern.spirv.casts`)."""
-        return ROUNDING_RTE in self.features and \
+        return Feature.ROUNDING_MODE_RTE in self.features and \
             self.float_controls.rounds_to_nearest(bits, self.float_types)
 
     @property
     def float_types(self) -> frozenset[int]:
         """The float widths kernels may use on this target."""
-        return frozenset({32} | ({16} if FP16 in self.features else set())
-                         | ({64} if FP64 in self.features else set()))
+        return frozenset({32} | ({16} if Feature.FP16 in self.features else set())
+                         | ({64} if Feature.FP64 in self.features else set()))
+
+    # ---------------------------------------------------------- what the passes ask
+
+    def lowers_math(self, fn: ir.MathFn, dtype: DType) -> bool:
+        """Whether this backend lowers `fn` on `dtype` arguments itself; where not, the
+        decomposition pass rewrites the call into a prelude function first."""
+        return not (dtype == dt.f64 and fn in MATH_WITHOUT_F64)
+
+    def type_features(self, dtype: DType, stored: bool) -> tuple[Feature, ...]:
+        """The features computing with `dtype` needs, and keeping it in a buffer too where
+        `stored`."""
+        compute, storage = TYPE_FEATURES.get(dtype, (None, None))
+        return tuple(f for f in (compute, storage if stored else None) if f is not None)
+
+    def node_features(self, node: ir.Node) -> tuple[tuple[Feature, str], ...]:
+        """The features IR node `node` needs beyond those of its types, each with what needs
+        it ("pk.subgroup_add()", "atomics on i64")."""
+        if isinstance(node, ir.Subgroup):
+            return tuple((f, f"pk.{node.op.value}()") for f in SUBGROUP_FEATURES[node.op])
+        if isinstance(node, ir.Atomic) and node.type.bits == 64 and node.type.is_int:
+            return ((Feature.INT64_ATOMICS, f"atomics on {node.type.name}"),)
+        on_bits = _ON_BITS.get(getattr(node, "type", None))  # type: ignore[arg-type]
+        if on_bits is None:
+            return ()
+        # what the backend computes on a float's bits, in an integer of its width
+        if isinstance(node, ir.BinOp) and node.op in _FLOAT_REMAINDERS and node.type == dt.f64:
+            return ((on_bits, f"{node.op.value} on {node.type.name}"),)
+        if isinstance(node, ir.MathCall) and node.fn is ir.MathFn.COPYSIGN and \
+                node.type == dt.f16:
+            return ((on_bits, f"pk.copysign() on {node.type.name}"),)
+        if self.strict_float and isinstance(node, (ir.BinOp, ir.MathCall, ir.Cast)):
+            return ((on_bits, f"strict floating point on {node.type.name}"),)
+        return ()
 
 
-def required_features(capabilities: frozenset[Capability]) -> frozenset[str]:
+def required_features(capabilities: frozenset[Capability]) -> frozenset[Feature]:
     """The device features a module declaring `capabilities` needs."""
     return frozenset(CAPABILITY_FEATURES[c] for c in capabilities if c in CAPABILITY_FEATURES)
 
@@ -164,11 +209,6 @@ def float_controls_of(device_float_controls: object) -> FloatControls:
         rounding_independence=getattr(d, "rounding_mode_independence", "none"))
 
 
-def features_of(device_features: object) -> frozenset[str]:
-    """The feature names a `pykern.runtime.DeviceFeatures` (or any object with the same
-    fields) grants: its true bool fields, and "subgroup_<op>" per `subgroup_operations`."""
-    names = {n for n in ALL_FEATURES if getattr(device_features, n, False) is True}
-    for op in getattr(device_features, "subgroup_operations", ()):
-        if f"subgroup_{op}" in ALL_FEATURES:
-            names.add(f"subgroup_{op}")
-    return frozenset(names)
+def features_of(device_features: object) -> frozenset[Feature]:
+    """The features a `pykern.runtime.DeviceFeatures` (anything with its `has`) grants."""
+    return frozenset(f for f in ALL_FEATURES if device_features.has(f))  # type: ignore[attr-defined]

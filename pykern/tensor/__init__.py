@@ -9,7 +9,6 @@
   repeat, meshgrid, ...); `searching`: searchsorted, nonzero, count_nonzero; `sets`: unique_*
 - `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, conv2d, attention,
   sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
-- `math64`: the exp/log family in f64 (Vulkan has no 64-bit transcendentals)
 - `promotion`: the type promotion and accumulator rules; `strided`: broadcasting, views and
   launch planning; `checks`: argument checks; `device_limits`: what the device allows
 - `namespace`: the Python array API namespace (`pykern.array_api`)

@@ -17,7 +17,6 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
 from pykern.tensor import promotion as pr
-from pykern.tensor.math64 import atan2_d, logaddexp_d, pow_d
 from pykern.tensor.unary_ops import log1p_f
 
 # ---------------------------------------------------------------- element functions
@@ -173,15 +172,12 @@ class BinaryPlan:
 
 
 def _arith(op: BinaryOp, p: DType) -> BinaryPlan:
-    """The promoted dtype; bools where numpy gives them a meaning (`op.for_bool`), f64 through
-    math64 where Vulkan lacks the op (`op.f64`)."""
+    """The promoted dtype; bools where numpy gives them a meaning (`op.for_bool`)."""
     if p == dt.bool_:
         if op.for_bool is None:
             raise TypeError(f"{op.name} is not supported for bool tensors; convert with "
                             ".astype() first")
         return BinaryPlan(op.for_bool, p, p)
-    if p == dt.f64 and op.f64 is not None:
-        return BinaryPlan(op.f64, p, p)
     return BinaryPlan(op.fn, p, pr.compute_dtype(p))
 
 
@@ -208,11 +204,10 @@ def _shift(op: BinaryOp, p: DType) -> BinaryPlan:
 
 
 def _float_math(op: BinaryOp, p: DType) -> BinaryPlan:
-    """Float result, transcendental: computed in f32, f64 through math64 (`op.f64`)."""
+    """Float result, transcendental: computed in f32, f64 for f64 (where the device lacks f64
+    math, `pykern.passes.decompose` supplies it)."""
     out = p if p.is_float else pr.DEFAULT_FLOAT
-    if out == dt.f64 and op.f64 is not None:
-        return BinaryPlan(op.f64, out, out)
-    return BinaryPlan(op.fn, out, dt.f32)
+    return BinaryPlan(op.fn, out, pr.compute_float(out))
 
 
 def _float(op: BinaryOp, p: DType) -> BinaryPlan:
@@ -232,7 +227,7 @@ def _logical(op: BinaryOp, p: DType) -> BinaryPlan:
 class BinaryOp:
     """A binary op: `name` (for errors and numpy's ufunc names), `fn` its element function,
     `rule` its type rule. `for_bool` is the element function for bool operands where numpy
-    has one (add is or), `f64` the math64 function for f64 where Vulkan lacks the op. For a
+    has one (add is or). For a
     comparison, `beyond_range` is its truth for `int_tensor OP scalar` with the scalar above
     (first) or below (second) the dtype's range (numpy 2 allows such scalars there only)."""
 
@@ -240,7 +235,6 @@ class BinaryOp:
     fn: Func
     rule: Callable[[BinaryOp, DType], BinaryPlan]
     for_bool: Func | None = None
-    f64: Func | None = None
     beyond_range: tuple[bool, bool] | None = None
     _plans: dict[DType, BinaryPlan] = field(default_factory=dict, repr=False)
 
@@ -263,7 +257,7 @@ MULTIPLY = BinaryOp("multiply", multiply_f, _arith, for_bool=logical_and_f)
 DIVIDE = BinaryOp("divide", divide_f, _divide)
 FLOOR_DIVIDE = BinaryOp("floor_divide", floor_divide_f, _arith)
 REMAINDER = BinaryOp("remainder", remainder_f, _arith)
-POW = BinaryOp("pow", pow_f, _arith, f64=pow_d)  # Vulkan has no 64-bit pow
+POW = BinaryOp("pow", pow_f, _arith)
 MAXIMUM = BinaryOp("maximum", maximum_f, _arith, for_bool=logical_or_f)
 MINIMUM = BinaryOp("minimum", minimum_f, _arith, for_bool=logical_and_f)
 EQUAL = BinaryOp("equal", equal_f, _compare, beyond_range=(False, False))
@@ -277,8 +271,8 @@ BITWISE_OR = BinaryOp("bitwise_or", bitwise_or_f, _bitwise)
 BITWISE_XOR = BinaryOp("bitwise_xor", bitwise_xor_f, _bitwise)
 LEFT_SHIFT = BinaryOp("bitwise_left_shift", left_shift_f, _shift)
 RIGHT_SHIFT = BinaryOp("bitwise_right_shift", right_shift_f, _shift)
-ATAN2 = BinaryOp("atan2", atan2_f, _float_math, f64=atan2_d)
-LOGADDEXP = BinaryOp("logaddexp", logaddexp_f, _float_math, f64=logaddexp_d)
+ATAN2 = BinaryOp("atan2", atan2_f, _float_math)
+LOGADDEXP = BinaryOp("logaddexp", logaddexp_f, _float_math)
 HYPOT = BinaryOp("hypot", hypot_f, _float)
 COPYSIGN = BinaryOp("copysign", copysign_f, _float)
 LOGICAL_AND = BinaryOp("logical_and", logical_and_f, _logical)

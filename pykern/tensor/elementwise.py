@@ -4,7 +4,8 @@ function and compute dtype, run by the entries of the op tables (`unary_ops.UNAR
 
 A kernel is made by a factory closed over the element function `F` (a `@pk.func` of the table
 entry) and the compute dtype `CT` (the type the operands are converted to before the op; f16
-computes in f32, transcendental functions of f64 in f32 unless pykern.tensor.math64 has them).
+computes in f32, f64 in f64 — where the device has no 64-bit transcendental functions,
+`pykern.passes.decompose` supplies them).
 `nd` (constexpr 1 or 4) picks flat indexing — the fast path for contiguous operands, which
 `strided.plan` reduces to 1-D — or 4-D strided indexing, where broadcast operands have stride
 0. Python scalars become one-element constant tensors broadcast with stride 0, so `t + 2.0`
@@ -30,11 +31,10 @@ from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
-from pykern.tensor.math64 import unary_d
-from pykern.tensor.unary_ops import F64_UNARY, GELU_TANH, UNARY, UnaryOp, copy_f
+from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 from pykern.tensor.unravel import unravel4
 
-__all__ = ["BINARY", "F64_UNARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
+__all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
 
 # ---------------------------------------------------------------- the generic kernels
 
@@ -57,25 +57,6 @@ def unary_kernel(fn: Func, ct: DType) -> pk.Kernel:
             out[i0, i1, i2, i3] = F(CT(x[i0, i1, i2, i3]))
 
     return unary
-
-
-@functools.cache
-def unary_f64_kernel() -> pk.Kernel:
-    """out = the math64 op `op` (its "_d" name) of f64(x), elementwise."""
-
-    @pk.kernel
-    def unary_f64(x: pk.Array, out: pk.Array, op: pk.constexpr, nd: pk.constexpr):
-        i = pk.global_id(0)
-        if nd == 1:
-            out[i] = unary_d(pk.f64(x[i]), op)
-        else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = unary_d(pk.f64(x[i0, i1, i2, i3]), op)
-
-    return unary_f64
 
 
 @functools.cache
@@ -191,9 +172,7 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     x = as_tensor(x)
     plan = op.plan(x.dtype)
     out = _output(out, x.shape, plan.result, op.name)
-    if plan.f64 is not None:
-        launch(unary_f64_kernel(), [x], out, plan.f64)
-    elif plan.fn is None:
+    if plan.fn is None:
         assign(out, plan.constant)  # the dtype alone decides the answer
     else:
         launch(unary_kernel(plan.fn, plan.compute), [x], out)
@@ -273,7 +252,7 @@ _SQUARE, _POSITIVE, _SQRT, _RECIPROCAL = (UNARY[n] for n in ("square", "positive
 
 def _scalar_shortcut(op: BinaryOp, a: object, b: object, p: DType, out: Tensor | None
                      ) -> Tensor | None:
-    """numpy's fast paths for `x ** scalar` (also exact in f64, which has no pow on Vulkan):
+    """numpy's fast paths for `x ** scalar` (exact in every float type):
     ** 2 squares, ** 0.5 is sqrt, ** 1 copies, ** -1 is the reciprocal, ** 0 gives ones.
     Integers to negative integer powers raise ValueError, as in numpy."""
     if not pr.is_python_scalar(b) or not isinstance(a, Tensor) or p == dt.bool_:

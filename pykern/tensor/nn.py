@@ -5,8 +5,8 @@ Row ops (softmax family, layer_norm) give each row to one workgroup: every invoc
 row with a stride of the workgroup size keeping running statistics (online max and sum of
 exponentials; Welford's mean and M2), the workgroup combines them in shared memory with a tree
 of barriers, and a second walk writes the result. Short rows go one row per invocation.
-Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (exp/log in f64 come from
-pykern.tensor.math64, since Vulkan has them in 32 bits only).
+Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (where the device has no f64
+exp/log, `pykern.passes.decompose` supplies them).
 
 conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
 kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
@@ -32,7 +32,6 @@ from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accu
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.tensor import normalize_axis
-from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
 from pykern.tensor.unravel import unravel2, unravel3
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
@@ -111,7 +110,6 @@ def _row_workgroup(length: int, passes: int, op: str) -> int:
 @functools.lru_cache(maxsize=None)
 def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
-    F64 = CF == dt.f64  # noqa: N806
     LOG = log  # noqa: N806
     CAUSAL = causal  # noqa: N806
     WG = wg  # noqa: N806
@@ -137,18 +135,12 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         for j in range(t, lim, WG):
             v = CF(x[i0, i1, i2, j]) * scale
             if v > m:
-                if F64:
-                    s = s * exp64(m - v) + 1.0
-                else:
-                    s = s * pk.exp(m - v) + 1.0
+                s = s * pk.exp(m - v) + 1.0
                 m = v
             elif v == m:
                 s += 1.0  # also when both are -inf, where v - m would be NaN
             else:
-                if F64:
-                    s += exp64(v - m)
-                else:
-                    s += pk.exp(v - m)
+                s += pk.exp(v - m)
         sm[t] = m
         ss[t] = s
         pk.barrier()
@@ -161,15 +153,9 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 s2 = ss[t + step]
                 mm = max(m1, m2)
                 if m1 != mm:
-                    if F64:
-                        s1 = s1 * exp64(m1 - mm)
-                    else:
-                        s1 = s1 * pk.exp(m1 - mm)
+                    s1 = s1 * pk.exp(m1 - mm)
                 if m2 != mm:
-                    if F64:
-                        s2 = s2 * exp64(m2 - mm)
-                    else:
-                        s2 = s2 * pk.exp(m2 - mm)
+                    s2 = s2 * pk.exp(m2 - mm)
                 sm[t] = mm
                 ss[t] = s1 + s2
             pk.barrier()
@@ -177,10 +163,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         s = ss[0]
         ls: CF = 0.0
         if LOG:
-            if F64:
-                ls = log64(s)
-            else:
-                ls = pk.log(s)
+            ls = pk.log(s)
         for j in range(t, length, WG):
             v = CF(x[i0, i1, i2, j]) * scale
             if LOG:
@@ -188,10 +171,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
             elif CAUSAL and j >= lim:
                 out[i0, i1, i2, j] = 0.0
             else:
-                if F64:
-                    out[i0, i1, i2, j] = exp64(v - m) / s
-                else:
-                    out[i0, i1, i2, j] = pk.exp(v - m) / s
+                out[i0, i1, i2, j] = pk.exp(v - m) / s
 
     return softmax_rows
 
@@ -199,7 +179,6 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
 @functools.lru_cache(maxsize=None)
 def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
-    F64 = CF == dt.f64  # noqa: N806
     LOG = log  # noqa: N806
 
     @pk.kernel
@@ -216,26 +195,18 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
         for j in range(length):
             v = CF(x[i0, i1, i2, j]) * scale
             if v != m:  # v == m gives 1 (also for -inf == -inf)
-                if F64:
-                    s += exp64(v - m)
-                else:
-                    s += pk.exp(v - m)
+                s += pk.exp(v - m)
             else:
                 s += 1.0
         if m != m:
             s = m  # a NaN anywhere: NaN everywhere, as numpy
         ls: CF = 0.0
         if LOG:
-            if F64:
-                ls = log64(s)
-            else:
-                ls = pk.log(s)
+            ls = pk.log(s)
         for j in range(length):
             v = CF(x[i0, i1, i2, j]) * scale
             if LOG:
                 out[i0, i1, i2, j] = v - m - ls
-            elif F64:
-                out[i0, i1, i2, j] = exp64(v - m) / s
             else:
                 out[i0, i1, i2, j] = pk.exp(v - m) / s
 
@@ -703,7 +674,6 @@ def _attention_fused(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[
 def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int, dv: int,
                       causal: bool) -> pk.Kernel:
     CF = compute_float(o_dt)  # noqa: N806
-    F64 = CF == dt.f64  # noqa: N806
     D, DV, CAUSAL = d, dv, causal  # noqa: N806
     BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
     DVS = max(dv, 1)  # noqa: N806
@@ -770,20 +740,14 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
             if bm != -math.inf:
                 alpha: CF = 1.0
                 if m != bm:
-                    if F64:
-                        alpha = exp64(m - bm)
-                    else:
-                        alpha = pk.exp(m - bm)
+                    alpha = pk.exp(m - bm)
                 total = total * alpha
                 for c in range(DVS):
                     o[c] = o[c] * alpha
                 for j in range(BK):
                     p: CF = 0.0
                     if sc[j] != -math.inf:
-                        if F64:
-                            p = exp64(sc[j] - bm)
-                        else:
-                            p = pk.exp(sc[j] - bm)
+                        p = pk.exp(sc[j] - bm)
                     total += p
                     for c in range(DVS):
                         o[c] = pk.fma(p, Vs[j, c], o[c])

@@ -3,7 +3,7 @@ the compute type inside the generic unary kernel), its type rule, and its name f
 numpy's ufuncs. `pykern.tensor.elementwise` runs them; nothing here knows tensors.
 
 A type rule maps the operand dtype to a `UnaryPlan`: the element function to run (an op may
-have another one for f64, unsigned integers or bool), the result dtype and the compute dtype,
+have another one for unsigned integers or bool), the result dtype and the compute dtype,
 or a constant that fills the result when the dtype alone decides it (`isnan` of integers).
 """
 
@@ -32,23 +32,48 @@ SQRT_2_OVER_PI = 0.7978845608028654
 
 @pk.func
 def log1p_f(x):
-    # 2 atanh(s) with s = x / (2 + x): accurate near 0, where log(1 + x) loses digits
+    # 2 atanh(s) with s = x / (2 + x): accurate near 0, where log(1 + x) loses digits (the
+    # series to s**25 is enough for f64)
     s = x / (2.0 + x)
     s2 = s * s
-    series = s * (2.0 + s2 * (0.6666666666666666 + s2 * (0.4 + s2 * (0.2857142857142857 + s2 * (
-        0.2222222222222222 + s2 * (0.18181818181818182 + s2 * 0.15384615384615385))))))
+    t = s2 * 0.08 + 0.08695652173913043
+    t = t * s2 + 0.09523809523809523
+    t = t * s2 + 0.10526315789473684
+    t = t * s2 + 0.11764705882352941
+    t = t * s2 + 0.13333333333333333
+    t = t * s2 + 0.15384615384615385
+    t = t * s2 + 0.18181818181818182
+    t = t * s2 + 0.2222222222222222
+    t = t * s2 + 0.2857142857142857
+    t = t * s2 + 0.4
+    t = t * s2 + 0.6666666666666666
+    t = t * s2 + 2.0
     big = pk.log(pk.select(1.0 + x < 0.0, 0.0, 1.0 + x))
-    r = pk.select(builtins.abs(x) < 0.25, series, big)
+    r = pk.select(builtins.abs(x) < 0.25, s * t, big)
     return pk.select(x < -1.0, math.nan, r)
 
 
 @pk.func
 def expm1_f(x):
-    # Taylor near 0 (where exp(x) - 1 cancels), exp(x) - 1 elsewhere
-    p = x * (1.0 + x * (0.5 + x * (0.16666666666666666 + x * (0.041666666666666664 + x * (
-        0.008333333333333333 + x * (0.001388888888888889 + x * (0.0001984126984126984 + x * (
-            2.48015873015873e-05))))))))
-    return pk.select(builtins.abs(x) < 0.25, p, pk.exp(x) - 1.0)
+    # Taylor to x**17 near 0 (where exp(x) - 1 cancels; enough for f64), exp(x) - 1 elsewhere;
+    # x * (1 + ...) keeps -0.0
+    p = x * 2.8114572543455206e-15 + 4.779477332387385e-14
+    p = p * x + 7.647163731819816e-13
+    p = p * x + 1.1470745597729725e-11
+    p = p * x + 1.6059043836821613e-10
+    p = p * x + 2.08767569878681e-09
+    p = p * x + 2.505210838544172e-08
+    p = p * x + 2.755731922398589e-07
+    p = p * x + 2.7557319223985893e-06
+    p = p * x + 2.48015873015873e-05
+    p = p * x + 0.0001984126984126984
+    p = p * x + 0.001388888888888889
+    p = p * x + 0.008333333333333333
+    p = p * x + 0.041666666666666664
+    p = p * x + 0.16666666666666666
+    p = p * x + 0.5
+    p = p * x + 1.0
+    return pk.select(builtins.abs(x) < 0.5, x * p, pk.exp(x) - 1.0)
 
 
 @pk.func
@@ -277,22 +302,18 @@ def logical_not_f(x):
 @dataclass(frozen=True)
 class UnaryPlan:
     """How one call runs: `fn` over operands converted to `compute`, stored as `result`; or,
-    with `fn` None, the result filled with `constant`. `f64` names the pykern.tensor.math64
-    version to run instead of `fn` (Vulkan has no 64-bit transcendentals)."""
+    with `fn` None, the result filled with `constant`."""
 
     fn: Func | None
     result: DType
     compute: DType | None
     constant: bool = False
-    f64: str | None = None
 
 
 def _math(op: UnaryOp, d: DType) -> UnaryPlan:
-    """Float result, transcendental: computed in f32 (ints give f32), f64 by math64 where it
-    has the op."""
-    if d == dt.f64 and op.f64 is not None:
-        return UnaryPlan(None, d, d, f64=op.f64)
-    return UnaryPlan(op.fn, d if d.is_float else pr.DEFAULT_FLOAT, dt.f32)
+    """Float result, transcendental: computed in f32, f64 for f64 (where the device lacks f64
+    math, `pykern.passes.decompose` supplies it); ints give f32."""
+    return UnaryPlan(op.fn, d if d.is_float else pr.DEFAULT_FLOAT, pr.compute_float(d))
 
 
 def _float(op: UnaryOp, d: DType) -> UnaryPlan:
@@ -341,8 +362,8 @@ def _logical(op: UnaryOp, d: DType) -> UnaryPlan:
 class UnaryOp:
     """A unary op: `name` (for errors and numpy's ufunc names), `fn` its element function,
     `rule` its type rule, `doc` for its tensor function. `bool_ok=False` refuses bool tensors;
-    `unsigned` is the element function for unsigned ints where it differs, `f64` the name of
-    its math64 version and `constant` a predicate's value for non-floats."""
+    `unsigned` is the element function for unsigned ints where it differs and `constant` a
+    predicate's value for non-floats."""
 
     name: str
     fn: Func
@@ -350,7 +371,6 @@ class UnaryOp:
     doc: str
     bool_ok: bool = True
     unsigned: Func | None = None
-    f64: str | None = None
     constant: bool = False
     _plans: dict[DType, UnaryPlan] = field(default_factory=dict, repr=False)
 
@@ -376,28 +396,28 @@ _OPS = (
     UnaryOp("reciprocal", reciprocal_f, _float, "1 / x"),
     UnaryOp("sqrt", sqrt_f, _float, "square root (nan below 0)"),
     UnaryOp("rsqrt", rsqrt_f, _float, "1 / sqrt(x)"),
-    UnaryOp("exp", exp_f, _math, "e**x", f64="exp_d"),
-    UnaryOp("exp2", exp2_f, _math, "2**x", f64="exp2_d"),
-    UnaryOp("expm1", expm1_f, _math, "e**x - 1, accurate near 0", f64="expm1_d"),
-    UnaryOp("log", log_f, _math, "natural logarithm (nan below 0, -inf at 0)", f64="log_d"),
-    UnaryOp("log2", log2_f, _math, "base-2 logarithm", f64="log2_d"),
-    UnaryOp("log10", log10_f, _math, "base-10 logarithm", f64="log10_d"),
-    UnaryOp("log1p", log1p_f, _math, "log(1 + x), accurate near 0", f64="log1p_d"),
-    UnaryOp("sin", sin_f, _math, "sine", f64="sin_d"),
-    UnaryOp("cos", cos_f, _math, "cosine", f64="cos_d"),
-    UnaryOp("tan", tan_f, _math, "tangent", f64="tan_d"),
-    UnaryOp("asin", asin_f, _math, "arcsine", f64="asin_d"),
-    UnaryOp("acos", acos_f, _math, "arccosine", f64="acos_d"),
-    UnaryOp("atan", atan_f, _math, "arctangent", f64="atan_d"),
-    UnaryOp("sinh", sinh_f, _math, "hyperbolic sine", f64="sinh_d"),
-    UnaryOp("cosh", cosh_f, _math, "hyperbolic cosine", f64="cosh_d"),
-    UnaryOp("tanh", tanh_f, _math, "hyperbolic tangent", f64="tanh_d"),
-    UnaryOp("asinh", asinh_f, _math, "inverse hyperbolic sine", f64="asinh_d"),
-    UnaryOp("acosh", acosh_f, _math, "inverse hyperbolic cosine", f64="acosh_d"),
-    UnaryOp("atanh", atanh_f, _math, "inverse hyperbolic tangent", f64="atanh_d"),
+    UnaryOp("exp", exp_f, _math, "e**x"),
+    UnaryOp("exp2", exp2_f, _math, "2**x"),
+    UnaryOp("expm1", expm1_f, _math, "e**x - 1, accurate near 0"),
+    UnaryOp("log", log_f, _math, "natural logarithm (nan below 0, -inf at 0)"),
+    UnaryOp("log2", log2_f, _math, "base-2 logarithm"),
+    UnaryOp("log10", log10_f, _math, "base-10 logarithm"),
+    UnaryOp("log1p", log1p_f, _math, "log(1 + x), accurate near 0"),
+    UnaryOp("sin", sin_f, _math, "sine"),
+    UnaryOp("cos", cos_f, _math, "cosine"),
+    UnaryOp("tan", tan_f, _math, "tangent"),
+    UnaryOp("asin", asin_f, _math, "arcsine"),
+    UnaryOp("acos", acos_f, _math, "arccosine"),
+    UnaryOp("atan", atan_f, _math, "arctangent"),
+    UnaryOp("sinh", sinh_f, _math, "hyperbolic sine"),
+    UnaryOp("cosh", cosh_f, _math, "hyperbolic cosine"),
+    UnaryOp("tanh", tanh_f, _math, "hyperbolic tangent"),
+    UnaryOp("asinh", asinh_f, _math, "inverse hyperbolic sine"),
+    UnaryOp("acosh", acosh_f, _math, "inverse hyperbolic cosine"),
+    UnaryOp("atanh", atanh_f, _math, "inverse hyperbolic tangent"),
     UnaryOp("erf", erf_f, _math, "the error function"),
-    UnaryOp("sigmoid", sigmoid_f, _math, "1 / (1 + e**-x)", f64="sigmoid_d"),
-    UnaryOp("silu", silu_f, _math, "x * sigmoid(x)", f64="silu_d"),
+    UnaryOp("sigmoid", sigmoid_f, _math, "1 / (1 + e**-x)"),
+    UnaryOp("silu", silu_f, _math, "x * sigmoid(x)"),
     UnaryOp("gelu", gelu_f, _math, "x * Phi(x), with erf (approximate='tanh': the tanh form)"),
     UnaryOp("floor", floor_f, _round, "largest integer <= x"),
     UnaryOp("ceil", ceil_f, _round, "smallest integer >= x"),
@@ -416,6 +436,3 @@ UNARY: dict[str, UnaryOp] = {op.name: op for op in _OPS}
 
 # gelu(approximate="tanh"): the same op for errors and typing, another element function
 GELU_TANH = UnaryOp("gelu", gelu_tanh_f, _math, UNARY["gelu"].doc)
-
-# math ops with an f64 implementation in pykern.tensor.math64 (the rest compute f64 in f32)
-F64_UNARY = frozenset(op.name for op in _OPS if op.f64 is not None)

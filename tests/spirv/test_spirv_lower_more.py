@@ -34,7 +34,10 @@ from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.ir.verify import verify
 from pykern.spirv import Target, disassemble, lower
-from pykern.spirv.target import ALL_FEATURES, FLOAT32_ATOMIC_ADD
+from pykern.runtime.feature import Feature
+from pykern.spirv.target import ALL_FEATURES
+
+FLOAT32_ATOMIC_ADD = Feature.FLOAT32_ATOMIC_ADD
 
 A, S = ir.AtomicOp, ir.SubgroupOp
 NO_FLOAT_ATOMICS = Target(features=ALL_FEATURES - {FLOAT32_ATOMIC_ADD})

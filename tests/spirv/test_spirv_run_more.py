@@ -35,7 +35,10 @@ from spirv_irkit import (
 
 from pykern import ir
 from pykern.spirv import Target, disassemble, lower
-from pykern.spirv.target import ALL_FEATURES, FLOAT32_ATOMIC_ADD
+from pykern.runtime.feature import Feature
+from pykern.spirv.target import ALL_FEATURES
+
+FLOAT32_ATOMIC_ADD = Feature.FLOAT32_ATOMIC_ADD
 
 A, S = ir.AtomicOp, ir.SubgroupOp
 LID = builtin(ir.BuiltinKind.LOCAL_ID)
