@@ -139,6 +139,9 @@ class FunctionBuilder:
     def composite_extract(self, ty: SpirvType, composite: int, *indices: int) -> int:
         return self._emit(Op.CompositeExtract, ty, composite, *indices)
 
+    def composite_insert(self, ty: SpirvType, value: int, composite: int, *indices: int) -> int:
+        return self._emit(Op.CompositeInsert, ty, value, composite, *indices)
+
     # ------------------------------------------------------------ integer arithmetic
 
     def i_add(self, ty: SpirvType, a: int, b: int) -> int:

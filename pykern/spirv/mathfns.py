@@ -106,17 +106,17 @@ def _copysign(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
 
 
 def _copysign_f64(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-    """copysign of f64 from the sign bits in the high u32 words: x, or -x where the signs
-    differ. So f64 math (the prelude uses copysign throughout) needs no 64-bit integers."""
+    """copysign of f64 on the high u32 words: x's magnitude bits with y's sign bit, so f64 math
+    (the prelude uses copysign throughout) needs no 64-bit integers. On the bits, not by
+    negating x: NVIDIA's f64 negation leaves a NaN's sign alone."""
     fn = ctx.fn
     pair = VectorType(U32, 2)
     sign = ctx.const(U32, 0x80000000)
-
-    def sign_bit(value: int) -> int:
-        return fn.bitwise_and(U32, fn.composite_extract(U32, fn.bitcast(pair, value), 1), sign)
-
-    differ = fn.i_not_equal(BOOL, sign_bit(args[0]), sign_bit(args[1]))
-    return fn.select(ty, differ, fn.f_negate(ty, args[0]), args[0])
+    x_words = fn.bitcast(pair, args[0])
+    magnitude = fn.bitwise_and(U32, fn.composite_extract(U32, x_words, 1), fn.not_(U32, sign))
+    y_sign = fn.bitwise_and(U32, fn.composite_extract(U32, fn.bitcast(pair, args[1]), 1), sign)
+    high = fn.bitwise_or(U32, magnitude, y_sign)
+    return fn.bitcast(ty, fn.composite_insert(pair, high, x_words, 1))
 
 
 def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
