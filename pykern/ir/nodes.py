@@ -11,7 +11,7 @@ Contract (checked by `pykern.ir.verify`):
 - Variables are declared once in `Kernel.locals` with one type; `Assign` stores to them.
 - Arrays are referred to by parameter name. An element's address is
   `offset + sum(index[k] * stride[k])` in elements; shape, strides and offset of each array are
-  launch arguments (see `pykern.spirv.layout`), not compile-time constants.
+  launch arguments (see `pykern.spirv.binding_plan`), not compile-time constants.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pykern.lang.dtypes import ArrayType, DType
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.jit.arguments import bind_array, check_array, scalar_value
 from pykern.runtime.layout import BindingLayout
-from pykern.spirv.layout import HEADER_FIELDS, block_fields
+from pykern.spirv.binding_plan import HEADER_FIELDS, block_fields
 from pykern.tensor.tensor import Tensor
 
 
@@ -57,7 +57,7 @@ def _scalar_slot(arg: int, name: str, t: DType) -> _ScalarSlot:
 class ArgBinder:
     """Binds the runtime arguments of one variant (constexpr arguments already removed).
 
-    The argument block's fields are, in order (`pykern.spirv.layout.block_fields`): the grid
+    The argument block's fields are, in order (`pykern.spirv.binding_plan.block_fields`): the grid
     and base fields, each scalar parameter, then for each array parameter its offset, shape
     and strides; buffers follow the array parameters, then the debug buffer if any. The binder
     relies on that order to build the field list by appending, and checks it once, here."""

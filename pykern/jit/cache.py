@@ -44,7 +44,7 @@ from pykern.errors import CompileError
 from pykern.frontend.source import KernelSource, is_missing
 from pykern.runtime.files import PrivateDirectory
 from pykern.runtime.layout import BindingLayout
-from pykern.spirv.layout import plan_layout
+from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.loopcap import LoopSite, sites_in_module
 from pykern.spirv.validate import SpirvValidationError
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pykern.errors import DeviceError
-from pykern.spirv.layout import LOOP_STATUS_BUFFER
+from pykern.spirv.binding_plan import LOOP_STATUS_BUFFER
 from pykern.spirv.loopcap import FIRST_SITE_WORD, LoopSite, status_words
 
 

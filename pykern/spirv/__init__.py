@@ -18,7 +18,7 @@ Layers, bottom up:
 - `validate`: spirv-val and spirv-dis, run on every module `lower` returns.
 """
 
-from pykern.spirv.layout import plan_layout
+from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of
 from pykern.spirv.validate import SpirvToolMissingError, SpirvValidationError, disassemble, validate

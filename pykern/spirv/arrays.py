@@ -19,7 +19,7 @@ from pykern.lang.dtypes import DType
 
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.grammar import Scope, StorageClass
-from pykern.spirv.layout import offset_field, shape_field, stride_field
+from pykern.spirv.binding_plan import offset_field, shape_field, stride_field
 from pykern.spirv.module import ModuleBuilder
 from pykern.spirv.resources import Resources
 from pykern.runtime.feature import Feature

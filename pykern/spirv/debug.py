@@ -26,7 +26,7 @@ from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import selection
 from pykern.spirv.grammar import MemorySemantics, Scope, StorageClass
-from pykern.spirv.layout import DEBUG_BUFFER
+from pykern.spirv.binding_plan import DEBUG_BUFFER
 from pykern.spirv.types import BOOL, I32, U32, PointerType, ScalarType
 
 DEBUG_WORDS = 16

@@ -53,7 +53,7 @@ from pykern import ir
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.grammar import MemorySemantics, Op, Scope, StorageClass
 from pykern.spirv.instruction import decode_string, instructions
-from pykern.spirv.layout import LOOP_STATUS_BUFFER
+from pykern.spirv.binding_plan import LOOP_STATUS_BUFFER
 from pykern.spirv.types import BOOL, I32, U32, PointerType
 
 TOKEN_WORD, FIRST_SITE_WORD = 0, 1

@@ -16,7 +16,7 @@ from pykern.spirv.debug import DebugReporter, DebugSite
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.grammar import Capability, ExecutionMode, ExecutionModel, Op
 from pykern.spirv.instruction import instructions
-from pykern.spirv.layout import plan_layout, without_loop_status
+from pykern.spirv.binding_plan import plan_layout, without_loop_status
 from pykern.spirv.loopcap import LoopGuard, LoopSite
 from pykern.spirv.module import ModuleBuilder
 from pykern.spirv.resources import Resources

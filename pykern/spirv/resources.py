@@ -63,7 +63,7 @@ class Resources:
 
     def load_scalar_param(self, fn: FunctionBuilder, param: ir.ScalarParam) -> int:
         """A scalar parameter's value. Bools travel as a u32 0/1; 8- and 16-bit numbers in a
-        32-bit field (see `pykern.spirv.layout`), converted back here."""
+        32-bit field (see `pykern.spirv.binding_plan`), converted back here."""
         raw = self.load_field(fn, param.name)
         field, ty = self.field_type(param.name), value_type(param.type)
         if ty == BOOL:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.grammar import GLSL
-from pykern.spirv.layout import GRID_FIELDS
+from pykern.spirv.binding_plan import GRID_FIELDS
 from pykern.spirv.typemap import value_capabilities
 from pykern.spirv.types import BOOL, F32, I32, U32, FloatType, IntType
 

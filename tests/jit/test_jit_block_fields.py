@@ -1,4 +1,4 @@
-"""The argument block's field names are defined once (pykern.spirv.layout.block_fields, on the
+"""The argument block's field names are defined once (pykern.spirv.binding_plan.block_fields, on the
 runtime's GRID_FIELDS/BASE_FIELDS): the planned layout, the binder and the runtime agree."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pykern import ir
 from pykern.jit.binding import ArgBinder
 from pykern.lang import dtypes as dt
 from pykern.runtime.layout import BASE_FIELDS, GRID_FIELDS, BindingLayout
-from pykern.spirv.layout import HEADER_FIELDS, array_fields, block_fields, plan_layout
+from pykern.spirv.binding_plan import HEADER_FIELDS, array_fields, block_fields, plan_layout
 
 PARAMS = (ir.Param(name="n", type=dt.i32), ir.Param(name="x", type=dt.f32[:, :]),
           ir.Param(name="a", type=dt.f64), ir.Param(name="y", type=dt.u8[:]))

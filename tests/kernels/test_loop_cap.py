@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.spirv.layout import LOOP_STATUS_BUFFER
+from pykern.spirv.binding_plan import LOOP_STATUS_BUFFER
 from pykern.spirv.loopcap import FOR, WHILE, sites_in_module
 from pykern.spirv.lower import lower
 from pykern.spirv.target import Target

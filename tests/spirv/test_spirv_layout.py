@@ -11,7 +11,7 @@ from spirv_irkit import array, kernel, scalar
 from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.spirv import plan_layout
-from pykern.spirv.layout import SCALAR_FORMATS
+from pykern.spirv.binding_plan import SCALAR_FORMATS
 
 GRID = ["grid0", "grid1", "grid2", "base0", "base1", "base2"]
 
