@@ -67,6 +67,13 @@ def check(source: str, value: object, printed: str, ns: dict) -> bool:
         got, expected = value
         assert abs(got - expected) <= 1e-5 * expected
         assert expected == float((ns["v"].astype(np.float64) ** 2).sum())
+    elif "def polar_grid" in source:
+        rows, cols = np.mgrid[0:5, 0:5]
+        x, y = cols - 2.0, rows - 2.0
+        got = ns["grid"].numpy()
+        np.testing.assert_allclose(got[..., 0], np.hypot(x, y), rtol=1e-15)
+        np.testing.assert_allclose(got[..., 1], np.arctan2(y, x), rtol=1e-15, atol=1e-15)
+        np.testing.assert_array_equal(value, got[1])
     elif "def shift_left" in source:
         assert "index (8,) of 'x'" in printed or "index (8,) is out of bounds" in printed
     elif source.startswith("a = pk.arange(12"):
