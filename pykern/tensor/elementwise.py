@@ -32,7 +32,6 @@ from pykern.tensor import strided
 from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
 from pykern.tensor.math64 import unary_d
 from pykern.tensor.unary_ops import F64_UNARY, GELU_TANH, UNARY, UnaryOp, copy_f
-from pykern.tensor.unravel import unravel4
 
 __all__ = ["BINARY", "F64_UNARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
 
@@ -50,11 +49,8 @@ def unary_kernel(fn: Func, ct: DType) -> pk.Kernel:
         if nd == 1:
             out[i] = F(CT(x[i]))
         else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(CT(x[i0, i1, i2, i3]))
+            idx = pk.unravel(i, out.shape)
+            out[idx] = F(CT(x[idx]))
 
     return unary
 
@@ -69,11 +65,8 @@ def unary_f64_kernel() -> pk.Kernel:
         if nd == 1:
             out[i] = unary_d(pk.f64(x[i]), op)
         else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = unary_d(pk.f64(x[i0, i1, i2, i3]), op)
+            idx = pk.unravel(i, out.shape)
+            out[idx] = unary_d(pk.f64(x[idx]), op)
 
     return unary_f64
 
@@ -89,11 +82,8 @@ def binary_kernel(fn: Func, ct: DType) -> pk.Kernel:
         if nd == 1:
             out[i] = F(CT(a[i]), CT(b[i]))
         else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(CT(a[i0, i1, i2, i3]), CT(b[i0, i1, i2, i3]))
+            idx = pk.unravel(i, out.shape)
+            out[idx] = F(CT(a[idx]), CT(b[idx]))
 
     return binary
 
@@ -119,12 +109,8 @@ def ternary_kernel(fn: Func, first: DType, ct: DType) -> pk.Kernel:
         if nd == 1:
             out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
         else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(FIRST(a[i0, i1, i2, i3]), CT(b[i0, i1, i2, i3]),
-                                    CT(c[i0, i1, i2, i3]))
+            idx = pk.unravel(i, out.shape)
+            out[idx] = F(FIRST(a[idx]), CT(b[idx]), CT(c[idx]))
 
     return ternary
 

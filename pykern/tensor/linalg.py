@@ -22,7 +22,6 @@ from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import accumulator, promote
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
                                    view)
-from pykern.tensor.unravel import unravel2
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64)
@@ -188,8 +187,7 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
         j = pk.global_id(0)
         i = pk.global_id(1)
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
+        z1, z2 = pk.unravel(z, c.shape[:2])
         acc: ACC = 0
         for kk in range(a.shape[3]):
             acc += ACC(a[z1, z2, i, kk]) * ACC(b[z1, z2, kk, j])
@@ -226,8 +224,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
+        z1, z2 = pk.unravel(z, c.shape[:2])
         M = a.shape[2]
         K = a.shape[3]
         N = b.shape[3]
@@ -310,8 +307,7 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
         n0 = pk.group_id(0) * BN
         m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
+        z1, z2 = pk.unravel(z, c.shape[:2])
         M = a.shape[2]
         N = b.shape[3]
         for i in range(TM):

@@ -33,7 +33,6 @@ from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_str
                                    collapse, prod, view)
 from pykern.tensor.tensor import normalize_axis
 from pykern.tensor.math64 import exp_d as exp64, log_d as log64  # Vulkan has no 64-bit exp/log
-from pykern.tensor.unravel import unravel2, unravel3
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
 
@@ -124,9 +123,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         ss = pk.shared(CF, WG)
         t = pk.local_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         lim = length
         if CAUSAL:
@@ -205,9 +202,7 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
     @pk.kernel
     def softmax_short(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF):
         r = pk.global_id(0)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         m: CF = -math.inf
         for j in range(length):
@@ -353,9 +348,7 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
         if not SHORT:
             t = pk.local_id(0)
             r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         # Welford over this invocation's elements
         cnt: CF = 0.0
@@ -721,8 +714,7 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
         t = pk.local_id(0)
         qi = pk.global_id(0)
         z = pk.global_id(1)
-        z1 = unravel2(z, out, 0)
-        z2 = unravel2(z, out, 1)
+        z1, z2 = pk.unravel(z, out.shape[:2])
         lq = q.shape[2]
         lk = k.shape[2]
         row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
@@ -830,9 +822,7 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
     def one_hot4(ind: i_dt[:, :, :], out: o_dt[:, :, :, :]):
         cls = pk.global_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, ind, 0)
-        i1 = unravel3(r, ind, 1)
-        i2 = unravel3(r, ind, 2)
+        i0, i1, i2 = pk.unravel(r, ind.shape)
         hit = ind[i0, i1, i2] == cls
         out[i0, i1, i2, cls] = 1 if hit else 0
 
