@@ -27,6 +27,7 @@ from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.gemm_tile import multiply_tiles, step_for
 from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
                                      compute_float, promote)
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
@@ -497,7 +498,7 @@ def _conv_launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor,
 def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linalg.TileConfig",
                  has_bias: bool) -> pk.Kernel:
     ACC = accumulator(o_dt)  # noqa: N806
-    FUSED = ACC.is_float  # noqa: N806
+    STEP = step_for(ACC)  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
@@ -529,9 +530,6 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
         M = out.shape[0] * OH * OW
         KK = KH * KW
         K = C * KK
-        for i in range(TM):
-            for j in range(TN):
-                acc[i, j] = 0
         for k0 in range(0, K, BK):
             for r in range(LOADS_A):
                 e = tid + r * NT
@@ -567,17 +565,7 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
                         vb = ACC(w[gn, ci, tap // KW, tap % KW])
                     Bs[kb, col] = vb
             pk.barrier()
-            for kk in range(BK):
-                for i in range(TM):
-                    av[i] = As[kk, ty + i * WGY]
-                for j in range(TN):
-                    bv[j] = Bs[kk, tx + j * WGX]
-                for i in range(TM):
-                    for j in range(TN):
-                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
-                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
-                        else:
-                            acc[i, j] += av[i] * bv[j]
+            multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
             pk.barrier()
         for i in range(TM):
             gm = m0 + ty + i * WGY
