@@ -19,6 +19,13 @@ from pykern.lang.func import Func
 
 
 @pk.func
+def tile_position(bm, bn):
+    """(tx, ty, m0, n0): this invocation's place in its WGX×WGY workgroup and the first row and
+    column of the workgroup's BM×BN output tile (groups run along N in x, along M in y)."""
+    return pk.local_id(0), pk.local_id(1), pk.group_id(1) * bm, pk.group_id(0) * bn
+
+
+@pk.func
 def fused_step(a, b, acc):
     """acc + a·b with one rounding: twice the rate of a multiply and an add."""
     return pk.fma(a, b, acc)

@@ -19,7 +19,8 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.gemm_tile import accumulate_outer, multiply_tiles, step_for, store_tile
+from pykern.tensor.gemm_tile import (accumulate_outer, multiply_tiles, step_for, store_tile,
+                                     tile_position)
 from pykern.tensor.promotion import accumulator, promote
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
                                    view)
@@ -219,11 +220,8 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         acc = pk.local(ACC, (TM, TN))
         av = pk.local(ACC, TM)
         bv = pk.local(ACC, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
+        tx, ty, m0, n0 = tile_position(BM, BN)
         tid = ty * WGX + tx
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
         z1, z2 = pk.unravel(z, c.shape[:2])
         M = a.shape[2]
@@ -281,10 +279,7 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
         bv = pk.local(ACC, TN)
         rows = pk.local(pk.i32, TM)
         cols = pk.local(pk.i32, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
+        tx, ty, m0, n0 = tile_position(BM, BN)
         z = pk.global_id(2)
         z1, z2 = pk.unravel(z, c.shape[:2])
         M = a.shape[2]

@@ -27,7 +27,7 @@ from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor, assign
-from pykern.tensor.gemm_tile import multiply_tiles, step_for
+from pykern.tensor.gemm_tile import multiply_tiles, step_for, tile_position
 from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
                                      compute_float, promote)
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
@@ -514,11 +514,8 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
         acc = pk.local(ACC, (TM, TN))
         av = pk.local(ACC, TM)
         bv = pk.local(ACC, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
+        tx, ty, m0, n0 = tile_position(BM, BN)
         tid = ty * WGX + tx
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
         C = x.shape[1]
         H = x.shape[2]
         W = x.shape[3]
