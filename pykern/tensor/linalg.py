@@ -208,8 +208,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
-    A_K = a_kfast  # noqa: N806
-    B_N = b_nfast  # noqa: N806
+    A_K, B_N = a_kfast, b_nfast  # noqa: N806  (which index of A, of B, runs fastest in memory)
 
     @pk.kernel(workgroup=(WGX, WGY, 1))
     def matmul_tiled(a: a_dt[:, :, :, :], b: b_dt[:, :, :, :], c: c_dt[:, :, :, :],
@@ -224,8 +223,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         tid = ty * WGX + tx
         z = pk.global_id(2)
         z1, z2 = pk.unravel(z, c.shape[:2])
-        M = a.shape[2]
-        K = a.shape[3]
+        M, K = a.shape[2:]
         N = b.shape[3]
         for k0 in range(0, K, BK):
             for r in range(LOADS_A):
