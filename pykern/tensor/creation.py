@@ -16,7 +16,6 @@ from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _like_dtype, empty
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
-from pykern.tensor.unravel import unravel3
 
 Shape = int | Sequence[int]
 
@@ -176,9 +175,7 @@ def linspace(start: float, stop: float, num: int, dtype: object = None, *,
 @pk.kernel
 def _triangle(x: pk.Array, out: pk.Array, k: int, lower: pk.constexpr):
     i = pk.global_id(0)
-    b = unravel3(i, out, 0)
-    row = unravel3(i, out, 1)
-    col = unravel3(i, out, 2)
+    b, row, col = pk.unravel(i, out.shape)
     keep = col - row <= k if lower else col - row >= k
     if keep:
         out[b, row, col] = x[b, row, col]

@@ -1,20 +1,18 @@
-"""Elementwise operations: generic `@pk.kernel`s (unary, binary, ternary), one per element
-function and compute dtype, run by the entries of the op tables (`unary_ops.UNARY`,
-`binary_ops.BINARY`).
+"""Elementwise operations: three generic `@pk.kernel`s (unary, binary, ternary) run by the
+entries of the op tables (`unary_ops.UNARY`, `binary_ops.BINARY`).
 
-A kernel is made by a factory closed over the element function `F` (a `@pk.func` of the table
-entry) and the compute dtype `CT` (the type the operands are converted to before the op; f16
-computes in f32, f64 in f64 — where the device has no 64-bit transcendental functions,
-`pykern.passes.decompose` supplies them).
-`nd` (constexpr 1 or 4) picks flat indexing — the fast path for contiguous operands, which
-`strided.plan` reduces to 1-D — or 4-D strided indexing, where broadcast operands have stride
-0. Python scalars become one-element constant tensors broadcast with stride 0, so `t + 2.0`
-runs the same variant as `t + u`.
+Each kernel takes the element function `F` (a `@pk.func` of the table entry) and the compute
+dtype `CT` (the type the operands are converted to before the op; f16 computes in f32,
+f64 in f64 — where the device has no 64-bit transcendental functions,
+`pykern.passes.decompose` supplies them) as constexpr arguments, so each compiled variant
+contains only its op. `nd` (constexpr 1 or 4) picks flat
+indexing — the fast path for contiguous operands, which `strided.plan` reduces to 1-D — or 4-D
+strided indexing, where broadcast operands have stride 0. Python scalars become one-element
+constant tensors broadcast with stride 0, so `t + 2.0` runs the same variant as `t + u`.
 """
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -25,58 +23,40 @@ import pykern as pk
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.lang.func import Func
 from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
 from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
-from pykern.tensor.unravel import unravel4
 
 __all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
 
 # ---------------------------------------------------------------- the generic kernels
 
 
-@functools.cache
-def unary_kernel(fn: Func, ct: DType) -> pk.Kernel:
-    """out = fn(CT(x)) elementwise."""
-    F, CT = fn, ct  # noqa: N806  (F a device function, CT a type, as the kernel body uses them)
-
-    @pk.kernel
-    def unary(x: pk.Array, out: pk.Array, nd: pk.constexpr):
-        i = pk.global_id(0)
-        if nd == 1:
-            out[i] = F(CT(x[i]))
-        else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(CT(x[i0, i1, i2, i3]))
-
-    return unary
+@pk.kernel
+def unary_kernel(x: pk.Array, out: pk.Array, F: pk.constexpr, CT: pk.constexpr,  # noqa: N803
+                 nd: pk.constexpr):
+    """out = F(CT(x)) elementwise (F an element @pk.func, CT the compute dtype)."""
+    i = pk.global_id(0)
+    if nd == 1:
+        out[i] = F(CT(x[i]))
+    else:
+        idx = pk.unravel(i, out.shape)
+        out[idx] = F(CT(x[idx]))
 
 
-@functools.cache
-def binary_kernel(fn: Func, ct: DType) -> pk.Kernel:
-    """out = fn(CT(a), CT(b)) elementwise."""
-    F, CT = fn, ct  # noqa: N806
-
-    @pk.kernel
-    def binary(a: pk.Array, b: pk.Array, out: pk.Array, nd: pk.constexpr):
-        i = pk.global_id(0)
-        if nd == 1:
-            out[i] = F(CT(a[i]), CT(b[i]))
-        else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(CT(a[i0, i1, i2, i3]), CT(b[i0, i1, i2, i3]))
-
-    return binary
+@pk.kernel
+def binary_kernel(a: pk.Array, b: pk.Array, out: pk.Array, F: pk.constexpr,  # noqa: N803
+                  CT: pk.constexpr, nd: pk.constexpr):  # noqa: N803
+    """out = F(CT(a), CT(b)) elementwise."""
+    i = pk.global_id(0)
+    if nd == 1:
+        out[i] = F(CT(a[i]), CT(b[i]))
+    else:
+        idx = pk.unravel(i, out.shape)
+        out[idx] = F(CT(a[idx]), CT(b[idx]))
 
 
 @pk.func
@@ -89,25 +69,17 @@ def clip_f(x, lo, hi):
     return pk.clamp(x, lo, hi)  # numpy's minimum(maximum(x, lo), hi)
 
 
-@functools.cache
-def ternary_kernel(fn: Func, first: DType, ct: DType) -> pk.Kernel:
-    """out = fn(FIRST(a), CT(b), CT(c)) elementwise (`first` is bool_ for where's condition)."""
-    F, FIRST, CT = fn, first, ct  # noqa: N806
-
-    @pk.kernel
-    def ternary(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array, nd: pk.constexpr):
-        i = pk.global_id(0)
-        if nd == 1:
-            out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
-        else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            out[i0, i1, i2, i3] = F(FIRST(a[i0, i1, i2, i3]), CT(b[i0, i1, i2, i3]),
-                                    CT(c[i0, i1, i2, i3]))
-
-    return ternary
+@pk.kernel
+def ternary_kernel(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array,
+                   F: pk.constexpr, FIRST: pk.constexpr, CT: pk.constexpr,  # noqa: N803
+                   nd: pk.constexpr):
+    """out = F(FIRST(a), CT(b), CT(c)) elementwise (FIRST is bool_ for where's condition)."""
+    i = pk.global_id(0)
+    if nd == 1:
+        out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
+    else:
+        idx = pk.unravel(i, out.shape)
+        out[idx] = F(FIRST(a[idx]), CT(b[idx]), CT(c[idx]))
 
 
 def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: object) -> None:
@@ -175,7 +147,7 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     if plan.fn is None:
         assign(out, plan.constant)  # the dtype alone decides the answer
     else:
-        launch(unary_kernel(plan.fn, plan.compute), [x], out)
+        launch(unary_kernel, [x], out, plan.fn, plan.compute)
     return out
 
 
@@ -215,8 +187,8 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
     tb = _operand(b, p, op.name)
     shape = strided.broadcast_shapes(ta.shape, tb.shape)
     out = _output(out, shape, plan.result, op.name)
-    launch(binary_kernel(plan.fn, plan.compute), [ta.broadcast_to(shape),
-                                                   tb.broadcast_to(shape)], out)
+    launch(binary_kernel, [ta.broadcast_to(shape), tb.broadcast_to(shape)], out, plan.fn,
+           plan.compute)
     return out
 
 
@@ -310,8 +282,8 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
     shape = strided.broadcast_shapes(c.shape, t1.shape, t2.shape)
     out = empty(shape, p)
-    launch(ternary_kernel(where_f, dt.bool_, pr.compute_dtype(p)),
-           [c.broadcast_to(shape), t1.broadcast_to(shape), t2.broadcast_to(shape)], out)
+    launch(ternary_kernel, [c.broadcast_to(shape), t1.broadcast_to(shape),
+                            t2.broadcast_to(shape)], out, where_f, dt.bool_, pr.compute_dtype(p))
     return out
 
 
@@ -337,8 +309,8 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     shape = strided.broadcast_shapes(x.shape, lo.shape, hi.shape)
     ct = pr.compute_dtype(p)
     out = empty(shape, p)
-    launch(ternary_kernel(clip_f, ct, ct),
-           [x.broadcast_to(shape), lo.broadcast_to(shape), hi.broadcast_to(shape)], out)
+    launch(ternary_kernel, [x.broadcast_to(shape), lo.broadcast_to(shape),
+                            hi.broadcast_to(shape)], out, clip_f, ct, ct)
     return out
 
 
@@ -354,7 +326,7 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     if d == x.dtype and not copy:
         return x
     out = empty(x.shape, d)
-    launch(unary_kernel(copy_f, d), [x], out)
+    launch(unary_kernel, [x], out, copy_f, d)
     return out
 
 
@@ -376,7 +348,7 @@ def assign(target: Tensor, value: object) -> None:
     except ValueError:
         raise ValueError(f"could not broadcast a value of shape {src.shape} into the indexed "
                          f"shape {target.shape}") from None
-    launch(unary_kernel(copy_f, target.dtype), [src], target)
+    launch(unary_kernel, [src], target, copy_f, target.dtype)
 
 
 # ---------------------------------------------------------------- the public functions

@@ -25,7 +25,6 @@ from pykern.tensor.promotion import INTS as INDEX_DTYPES, accumulator, promote
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, collapse,
                                    prod, view)
 from pykern.tensor.tensor import normalize_axis
-from pykern.tensor.unravel import unravel3
 
 ATOMIC_ADD_DTYPES = (dt.i32, dt.u32, dt.i64, dt.u64, dt.f32)
 
@@ -268,9 +267,7 @@ def _along_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
     def take_along4(x: x_dt[:, :, :, :], ind: i_dt[:, :, :, :], out: x_dt[:, :, :, :]):
         j = pk.global_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, out, 0)
-        i1 = unravel3(r, out, 1)
-        i2 = unravel3(r, out, 2)
+        i0, i1, i2 = pk.unravel(r, out.shape[:3])
         n = x.shape[3]
         k: IT = ind[i0, i1, i2, j]
         if k < 0:
@@ -349,9 +346,7 @@ def _scatter_atomic_kernel(o_dt: DType, i_dt: DType, s_dt: DType) -> pk.Kernel:
                            src: s_dt[:, :, :, :]):
         j = pk.global_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, ind, 0)
-        i1 = unravel3(r, ind, 1)
-        i2 = unravel3(r, ind, 2)
+        i0, i1, i2 = pk.unravel(r, ind.shape[:3])
         k = ind[i0, i1, i2, j]
         if k >= 0 and k < out.shape[3]:
             pk.atomic_add(out, (i0, i1, i2, k), o_dt(src[i0, i1, i2, j]))
@@ -368,9 +363,7 @@ def _scatter_gather_kernel(o_dt: DType, i_dt: DType, s_dt: DType) -> pk.Kernel:
                            src: s_dt[:, :, :, :]):
         t = pk.global_id(0)  # the output position along the axis
         r = pk.global_id(1)
-        i0 = unravel3(r, ind, 0)
-        i1 = unravel3(r, ind, 1)
-        i2 = unravel3(r, ind, 2)
+        i0, i1, i2 = pk.unravel(r, ind.shape[:3])
         acc: ACC = ACC(out[i0, i1, i2, t])
         hit = False
         for j in range(ind.shape[3]):

@@ -19,10 +19,11 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.gemm_tile import (accumulate_outer, multiply_tiles, step_for, store_tile,
+                                     tile_position)
 from pykern.tensor.promotion import accumulator, promote
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod,
                                    view)
-from pykern.tensor.unravel import unravel2
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64)
@@ -188,8 +189,7 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
         j = pk.global_id(0)
         i = pk.global_id(1)
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
+        z1, z2 = pk.unravel(z, c.shape[:2])
         acc: ACC = 0
         for kk in range(a.shape[3]):
             acc += ACC(a[z1, z2, i, kk]) * ACC(b[z1, z2, kk, j])
@@ -204,12 +204,11 @@ def _small_kernel(a_dt: DType, b_dt: DType, c_dt: DType) -> pk.Kernel:
 def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfast: bool,
                   b_nfast: bool) -> pk.Kernel:
     ACC = accumulator(c_dt)  # noqa: N806
-    FUSED = ACC.is_float  # noqa: N806
+    STEP = step_for(ACC)  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
-    A_K = a_kfast  # noqa: N806
-    B_N = b_nfast  # noqa: N806
+    A_K, B_N = a_kfast, b_nfast  # noqa: N806  (which index of A, of B, runs fastest in memory)
 
     @pk.kernel(workgroup=(WGX, WGY, 1))
     def matmul_tiled(a: a_dt[:, :, :, :], b: b_dt[:, :, :, :], c: c_dt[:, :, :, :],
@@ -220,20 +219,12 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
         acc = pk.local(ACC, (TM, TN))
         av = pk.local(ACC, TM)
         bv = pk.local(ACC, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
+        tx, ty, m0, n0 = tile_position(BM, BN)
         tid = ty * WGX + tx
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
-        M = a.shape[2]
-        K = a.shape[3]
+        z1, z2 = pk.unravel(z, c.shape[:2])
+        M, K = a.shape[2:]
         N = b.shape[3]
-        for i in range(TM):
-            for j in range(TN):
-                acc[i, j] = 0
         for k0 in range(0, K, BK):
             for r in range(LOADS_A):
                 e = tid + r * NT
@@ -264,28 +255,9 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
                         vb = ACC(b[z1, z2, k0 + kb, gn])
                     Bs[kb, col] = vb
             pk.barrier()
-            for kk in range(BK):
-                for i in range(TM):
-                    av[i] = As[kk, ty + i * WGY]
-                for j in range(TN):
-                    bv[j] = Bs[kk, tx + j * WGX]
-                for i in range(TM):
-                    for j in range(TN):
-                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
-                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
-                        else:
-                            acc[i, j] += av[i] * bv[j]
+            multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
             pk.barrier()
-        for i in range(TM):
-            row = m0 + ty + i * WGY
-            if row < M:
-                for j in range(TN):
-                    col = n0 + tx + j * WGX
-                    if col < N:
-                        v = acc[i, j]
-                        if accumulate != 0:
-                            v += ACC(c[z1, z2, row, col])
-                        c[z1, z2, row, col] = v
+        store_tile(c, z1, z2, acc, m0 + ty, n0 + tx, WGX, WGY, accumulate)
 
     return matmul_tiled
 
@@ -293,7 +265,7 @@ def _tiled_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig, a_kfas
 @functools.lru_cache(maxsize=None)
 def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> pk.Kernel:
     ACC = accumulator(c_dt)  # noqa: N806
-    FUSED = ACC.is_float  # noqa: N806
+    STEP = step_for(ACC)  # noqa: N806
     WGX, WGY, TM, TN = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
 
@@ -305,19 +277,13 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
         bv = pk.local(ACC, TN)
         rows = pk.local(pk.i32, TM)
         cols = pk.local(pk.i32, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
+        tx, ty, m0, n0 = tile_position(BM, BN)
         z = pk.global_id(2)
-        z1 = unravel2(z, c, 0)
-        z2 = unravel2(z, c, 1)
+        z1, z2 = pk.unravel(z, c.shape[:2])
         M = a.shape[2]
         N = b.shape[3]
         for i in range(TM):
             rows[i] = min(m0 + ty + i * WGY, M - 1)  # rows past the end: computed, not stored
-            for j in range(TN):
-                acc[i, j] = 0
         for j in range(TN):
             cols[j] = min(n0 + tx + j * WGX, N - 1)
         for kk in range(a.shape[3]):
@@ -325,21 +291,7 @@ def _register_kernel(a_dt: DType, b_dt: DType, c_dt: DType, cfg: TileConfig) -> 
                 av[i] = ACC(a[z1, z2, rows[i], kk])
             for j in range(TN):
                 bv[j] = ACC(b[z1, z2, kk, cols[j]])
-            for i in range(TM):
-                for j in range(TN):
-                    if FUSED:  # one rounding per step (fma), twice the rate of mul + add
-                        acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
-                    else:
-                        acc[i, j] += av[i] * bv[j]
-        for i in range(TM):
-            row = m0 + ty + i * WGY
-            if row < M:
-                for j in range(TN):
-                    col = n0 + tx + j * WGX
-                    if col < N:
-                        v = acc[i, j]
-                        if accumulate != 0:
-                            v += ACC(c[z1, z2, row, col])
-                        c[z1, z2, row, col] = v
+            accumulate_outer(acc, av, bv, STEP)
+        store_tile(c, z1, z2, acc, m0 + ty, n0 + tx, WGX, WGY, accumulate)
 
     return matmul_registers

@@ -27,12 +27,12 @@ from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.gemm_tile import multiply_tiles, step_for, tile_position
 from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
                                      compute_float, promote)
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.tensor import normalize_axis
-from pykern.tensor.unravel import unravel2, unravel3
 
 SHORT_ROW = 16  # rows up to this long: one row per invocation
 
@@ -122,9 +122,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
         ss = pk.shared(CF, WG)
         t = pk.local_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         lim = length
         if CAUSAL:
@@ -184,9 +182,7 @@ def _softmax_short_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
     @pk.kernel
     def softmax_short(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF):
         r = pk.global_id(0)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         m: CF = -math.inf
         for j in range(length):
@@ -324,9 +320,7 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
         if not SHORT:
             t = pk.local_id(0)
             r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         # Welford over this invocation's elements
         cnt: CF = 0.0
@@ -475,7 +469,7 @@ def _conv_launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor,
 def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linalg.TileConfig",
                  has_bias: bool) -> pk.Kernel:
     ACC = accumulator(o_dt)  # noqa: N806
-    FUSED = ACC.is_float  # noqa: N806
+    STEP = step_for(ACC)  # noqa: N806
     WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
     BM, BN = cfg.bm, cfg.bn  # noqa: N806
     NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
@@ -491,11 +485,8 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
         acc = pk.local(ACC, (TM, TN))
         av = pk.local(ACC, TM)
         bv = pk.local(ACC, TN)
-        tx = pk.local_id(0)
-        ty = pk.local_id(1)
+        tx, ty, m0, n0 = tile_position(BM, BN)
         tid = ty * WGX + tx
-        n0 = pk.group_id(0) * BN
-        m0 = pk.group_id(1) * BM
         C = x.shape[1]
         H = x.shape[2]
         W = x.shape[3]
@@ -507,9 +498,6 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
         M = out.shape[0] * OH * OW
         KK = KH * KW
         K = C * KK
-        for i in range(TM):
-            for j in range(TN):
-                acc[i, j] = 0
         for k0 in range(0, K, BK):
             for r in range(LOADS_A):
                 e = tid + r * NT
@@ -545,17 +533,7 @@ def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linal
                         vb = ACC(w[gn, ci, tap // KW, tap % KW])
                     Bs[kb, col] = vb
             pk.barrier()
-            for kk in range(BK):
-                for i in range(TM):
-                    av[i] = As[kk, ty + i * WGY]
-                for j in range(TN):
-                    bv[j] = Bs[kk, tx + j * WGX]
-                for i in range(TM):
-                    for j in range(TN):
-                        if FUSED:  # one rounding per step (fma), twice the rate of mul + add
-                            acc[i, j] = pk.fma(av[i], bv[j], acc[i, j])
-                        else:
-                            acc[i, j] += av[i] * bv[j]
+            multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
             pk.barrier()
         for i in range(TM):
             gm = m0 + ty + i * WGY
@@ -691,8 +669,7 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
         t = pk.local_id(0)
         qi = pk.global_id(0)
         z = pk.global_id(1)
-        z1 = unravel2(z, out, 0)
-        z2 = unravel2(z, out, 1)
+        z1, z2 = pk.unravel(z, out.shape[:2])
         lq = q.shape[2]
         lk = k.shape[2]
         row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
@@ -794,9 +771,7 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
     def one_hot4(ind: i_dt[:, :, :], out: o_dt[:, :, :, :]):
         cls = pk.global_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, ind, 0)
-        i1 = unravel3(r, ind, 1)
-        i2 = unravel3(r, ind, 2)
+        i0, i1, i2 = pk.unravel(r, ind.shape)
         hit = ind[i0, i1, i2] == cls
         out[i0, i1, i2, cls] = 1 if hit else 0
 

@@ -36,7 +36,6 @@ from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
-from pykern.tensor.unravel import unravel4
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
@@ -55,12 +54,7 @@ def load(x, o, r, base, layout):
     elif layout == "2d":
         return x[o, r]
     else:
-        k = base + r
-        i0 = unravel4(k, x, 0)
-        i1 = unravel4(k, x, 1)
-        i2 = unravel4(k, x, 2)
-        i3 = unravel4(k, x, 3)
-        return x[i0, i1, i2, i3]
+        return x[pk.unravel(base + r, x.shape)]
 
 
 @pk.func

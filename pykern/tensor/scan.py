@@ -22,7 +22,6 @@ from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import accumulator
 from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
-from pykern.tensor.unravel import unravel3
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -100,9 +99,7 @@ def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
     @pk.kernel
     def cumsum_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :]):
         r = pk.global_id(0)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         s: ACC = 0
         for j in range(x.shape[3]):
             s += ACC(o_dt(x[i0, i1, i2, j]))
@@ -125,9 +122,7 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType) -> pk.Kernel:
         t = pk.local_id(0)
         b = pk.group_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         start = b * (T * P) + t * P
         s: ACC = 0
@@ -162,9 +157,7 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
         t = pk.local_id(0)
         b = pk.group_id(0)
         r = pk.global_id(1)
-        i0 = unravel3(r, x, 0)
-        i1 = unravel3(r, x, 1)
-        i2 = unravel3(r, x, 2)
+        i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         start = b * (T * P) + t * P
         s: ACC = 0

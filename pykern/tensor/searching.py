@@ -15,7 +15,6 @@ from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.indexing import take
 from pykern.tensor.scan import cumsum
-from pykern.tensor.unravel import unravel4
 
 
 @pk.func
@@ -34,11 +33,8 @@ def search_kernel(ct: DType) -> pk.Kernel:
         if nd == 1:
             value = CT(v[i])
         else:
-            i0 = unravel4(i, out, 0)
-            i1 = unravel4(i, out, 1)
-            i2 = unravel4(i, out, 2)
-            i3 = unravel4(i, out, 3)
-            value = CT(v[i0, i1, i2, i3])
+            idx = pk.unravel(i, out.shape)
+            value = CT(v[idx])
         lo = 0
         hi = len(x1)
         while lo < hi:
@@ -54,7 +50,7 @@ def search_kernel(ct: DType) -> pk.Kernel:
         if nd == 1:
             out[i] = lo
         else:
-            out[i0, i1, i2, i3] = lo
+            out[idx] = lo
 
     return search
 

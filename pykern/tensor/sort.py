@@ -24,7 +24,6 @@ from pykern.tensor.creation import fill
 from pykern.tensor.elementwise import as_tensor, assign
 from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
-from pykern.tensor.unravel import unravel2
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64)
@@ -231,8 +230,7 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
         base = chunk * BLK  # position of this chunk in its row
         live = row < rows
         r = min(row, rows - 1)
-        r1 = unravel2(r, x, 0)
-        r2 = unravel2(r, x, 1)
+        r1, r2 = pk.unravel(r, x.shape[:2])
         for q in range(LOADS):
             e = lt + q * T if G == 1 else lt + q * HALF
             pos = base + e

@@ -1,6 +1,7 @@
 """The op library's structure: the unary and binary tables behind every elementwise function
-and operator, the registration of the kernel math names as tensor functions, and the one
-unravel helper the kernels share (checked on the device against numpy)."""
+and operator, the registration of the kernel math names as tensor functions, and the one way
+the kernels unravel an index, `pk.unravel` over an array's leading dimensions (checked on the
+device against numpy)."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,6 @@ from pykern.lang import builtins as bi
 from pykern.tensor import binary_ops as bo
 from pykern.tensor import elementwise as ew
 from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
-from pykern.tensor.unravel import unravel2, unravel3, unravel4
 
 
 @pytest.mark.parametrize("name", sorted(ew.UNARY) + sorted(ew.BINARY))
@@ -66,15 +66,13 @@ def test_every_kernel_math_name_but_fma_serves_tensors():
 def _coordinates(a: pk.f32[:, :, :, :], out4: pk.i32[:, :], out3: pk.i32[:, :],
                  out2: pk.i32[:, :]):
     i = pk.global_id(0)
-    for d in range(4):
-        out4[i, d] = unravel4(i, a, d)
-    for d in range(3):
-        out3[i, d] = unravel3(i, a, d)
-    for d in range(2):
-        out2[i, d] = unravel2(i, a, d)
+    # the op kernels' idiom: the leading dims of a 4-d view, as a row index for the last
+    out4[i, 0], out4[i, 1], out4[i, 2], out4[i, 3] = pk.unravel(i, a.shape)
+    out3[i, 0], out3[i, 1], out3[i, 2] = pk.unravel(i, a.shape[:3])
+    out2[i, 0], out2[i, 1] = pk.unravel(i, a.shape[:2])
 
 
-def test_unravel_gives_numpys_coordinates():
+def test_unravel_over_leading_dims_gives_numpys_coordinates():
     shape = (3, 4, 2, 5)
     n = int(np.prod(shape))
     a = pk.zeros(shape)
@@ -87,6 +85,11 @@ def test_unravel_gives_numpys_coordinates():
         if len(dims) < 4:
             expected[:, 0] = flat // int(np.prod(dims[1:]))
         np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_no_per_rank_unravel_helpers_are_left():
+    import importlib.util
+    assert importlib.util.find_spec("pykern.tensor.unravel") is None
 
 
 def test_one_axis_rule_for_methods_and_ops():

@@ -118,3 +118,13 @@ def test_zero_dimensional_and_errors():
         pk.sort(y, axis=2)
     with pytest.raises(TypeError, match="must be a pk.Tensor"):
         pk.sort("abc")
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_of_a_strided_view(side):
+    # a transposed x2 takes the kernel's unravelled (4-d) path, not the flat one
+    rng = np.random.default_rng(5)
+    x1 = np.sort(rng.integers(0, 20, 16)).astype(np.float32)
+    x2 = rng.integers(-2, 22, (5, 7)).astype(np.float32)
+    got = pk.array_api.searchsorted(pk.asarray(x1), pk.asarray(x2).T, side=side)
+    np.testing.assert_array_equal(got.numpy(), np.searchsorted(x1, x2.T, side=side))
