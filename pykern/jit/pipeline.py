@@ -9,7 +9,6 @@ disk cache or None) and returns a `CompiledVariant`: from the disk cache when it
 from __future__ import annotations
 
 import functools
-import linecache
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -17,7 +16,6 @@ from typing import Any
 
 from pykern import __version__, ir
 from pykern.config import config
-from pykern.errors import CompileError
 from pykern.frontend import KernelSource
 from pykern.jit.binding import ArgBinder
 from pykern.jit.cache import CacheEntry, DiskCache, cache_key
@@ -118,18 +116,16 @@ def lower_checked(source: KernelSource, kernel_ir: ir.Kernel, device: Any,
     """`kernel_ir` lowered for `target`, once the device's limits and features were checked
     (`pk.CompileError`, located in `source`)."""
     check_limits(source, kernel_ir, device.info.limits)
-    check_features(kernel_ir, target)
+    check_features(source, kernel_ir, target)
     return lower(kernel_ir, target)
 
 
-def check_features(kernel_ir: ir.Kernel, target: Target) -> None:
+def check_features(source: KernelSource, kernel_ir: ir.Kernel, target: Target) -> None:
     """A CompileError at the first place `kernel_ir` needs a feature `target` lacks."""
     missing = first_missing(required_features(kernel_ir, target), target.features)
     if missing is not None:
-        loc = missing.loc
-        raise CompileError(f"{missing.what} needs the device feature '{missing.feature}', "
-                           "which this device lacks", loc.file, loc.line, loc.col,
-                           linecache.getline(loc.file, loc.line) or None)
+        raise source.error(missing.loc, f"{missing.what} needs the device feature "
+                                         f"'{missing.feature}', which this device lacks")
 
 
 def _from_entry(entry: CacheEntry) -> tuple[SpirvModule, tuple[ir.Param, ...], dict[str, int]]:
