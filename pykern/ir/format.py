@@ -39,6 +39,11 @@ _EXPR: dict[type, Callable] = {
                          + f", {expr(e.value)})",
     ir.Subgroup: lambda e: f"{e.op.value}({', '.join(expr(a) for a in e.args)})",
     ir.Call: lambda e: f"{e.function}({', '.join(expr(a) for a in e.args)})",
+    ir.CoopFill: lambda e: f"coop_fill({expr(e.value)}):{e.type.name}",
+    ir.CoopLoad: lambda e: f"coop_load({e.array}[{', '.join(expr(i) for i in e.indices)}]"
+                           f"{', transpose' if e.transpose else ''}):{e.type.name}",
+    ir.CoopMma: lambda e: f"coop_mma({expr(e.a)}, {expr(e.b)}, {expr(e.c)})",
+    ir.CoopScale: lambda e: f"({expr(e.matrix)} * {expr(e.scalar)}):{e.type.name}",
 }
 
 
@@ -88,6 +93,10 @@ _STMT: dict[type, Callable] = {
     ir.Eval: lambda s, d, _: ["  " * d + expr(s.value)],
     ir.Barrier: lambda s, d, _: ["  " * d + "barrier()"],
     ir.Assert: lambda s, d, _: ["  " * d + f"assert {expr(s.cond)}, {s.message!r}"],
+    ir.CoopStore: lambda s, d, _: ["  " * d + f"coop_store({s.array}["
+                                              f"{', '.join(expr(i) for i in s.indices)}], "
+                                              f"{expr(s.value)}"
+                                              f"{', transpose' if s.transpose else ''})"],
 }
 
 

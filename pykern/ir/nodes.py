@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
+from pykern.lang.coop import CoopType, CoopUse
 from pykern.lang.dtypes import ArrayType, DType
 
 
@@ -195,6 +196,8 @@ class Node:
 
 @dataclass(frozen=True, kw_only=True)
 class Expr(Node):
+    # a DType for numbers; a CoopType for a cooperative-matrix tile (the Coop* nodes, LocalRef
+    # of a tile local, and BinOp/UnaryOp/Cast on tiles: see "tiles" below)
     type: DType
 
 
@@ -328,6 +331,51 @@ class Call(Expr):
     args: tuple[Expr, ...]
 
 
+# ---------------------------------------------------------------- tiles
+#
+# A tile (`CoopType`) is held by the whole subgroup. Besides the nodes below, tiles appear in
+# `BinOp` (ADD/SUB/MUL/DIV of two tiles of one type, elementwise), `UnaryOp` (NEG) and `Cast`
+# (a tile of the same shape and use with another dtype); `LocalRef`/`Assign` of tile locals.
+# Every invocation of a subgroup must execute the same tile operations with the same operands.
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoopFill(Expr):
+    """A tile of `type` with every element `value` (a scalar of the tile's dtype)."""
+
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoopLoad(Expr):
+    """The tile of `type` whose first element is `array[indices]` (one index per dimension of
+    the array; the tile spans its last two). Element (i, j) is `array[..., r + i, c + j]`, or
+    with `transpose` `array[..., r + j, c + i]`. The array's last dimension has unit stride
+    (checked at launch for parameters)."""
+
+    array: str
+    indices: tuple[Expr, ...]
+    transpose: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoopMma(Expr):
+    """`a @ b + c`: a is MATRIX_A (M x K), b MATRIX_B (K x N), c and the result ACCUMULATOR
+    (M x N); integer tiles multiply as signed or unsigned by their dtypes."""
+
+    a: Expr
+    b: Expr
+    c: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoopScale(Expr):
+    """Every element of the tile `matrix` times the scalar `scalar` (of the tile's dtype)."""
+
+    matrix: Expr
+    scalar: Expr
+
+
 # ---------------------------------------------------------------- statements
 
 
@@ -420,6 +468,17 @@ class Assert(Stmt):
     message: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class CoopStore(Stmt):
+    """Stores the tile `value` with its first element at `array[indices]` (layout as
+    `CoopLoad`'s)."""
+
+    array: str
+    indices: tuple[Expr, ...]
+    value: Expr
+    transpose: bool = False
+
+
 # ---------------------------------------------------------------- the kernel
 
 
@@ -441,7 +500,7 @@ class Local(Node):
     """A local variable; `loc` is where it got its type (its first assignment)."""
 
     name: str
-    type: DType
+    type: DType  # or a CoopType: a tile variable
 
 
 @dataclass(frozen=True, kw_only=True)

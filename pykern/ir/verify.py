@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pykern.lang import dtypes as dt
 from pykern import ir
+from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
 from pykern.lang.dtypes import ArrayType
 
 
@@ -36,12 +37,15 @@ class _Verifier:
             ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast, ir.MathCall: self.expr_MathCall,
             ir.Builtin: self.expr_Builtin, ir.Select: self.expr_Select,
             ir.Atomic: self.expr_Atomic, ir.Subgroup: self.expr_Subgroup, ir.Call: self.expr_Call,
+            ir.CoopFill: self.expr_CoopFill, ir.CoopLoad: self.expr_CoopLoad,
+            ir.CoopMma: self.expr_CoopMma, ir.CoopScale: self.expr_CoopScale,
         }
         self.stmt_checks = {
             ir.Assign: self.stmt_Assign, ir.Store: self.stmt_Store, ir.If: self.stmt_If,
             ir.ForRange: self.stmt_ForRange, ir.While: self.stmt_While,
             ir.Break: self.stmt_Break, ir.Continue: self.stmt_Break, ir.Return: self.stmt_Return,
             ir.Eval: self.stmt_Eval, ir.Barrier: self.stmt_Barrier, ir.Assert: self.stmt_Assert,
+            ir.CoopStore: self.stmt_CoopStore,
         }
 
     def fail(self, node: ir.Node, why: str) -> None:
@@ -59,7 +63,10 @@ class _Verifier:
     # ------------------------------------------------------------ expressions
 
     def expr(self, e: ir.Expr) -> None:
-        self.check(isinstance(e, ir.Expr) and isinstance(e.type, dt.DType), e, "untyped")
+        self.check(isinstance(e, ir.Expr) and isinstance(e.type, (dt.DType, CoopType)), e,
+                   "untyped")
+        if isinstance(e.type, CoopType):
+            self.check(type(e) in _TILE_NODES, e, "a tile from a node that makes no tiles")
         check = self.expr_checks.get(type(e))
         self.check(check is not None, e, "unknown expression node")
         check(e)  # type: ignore[misc]
@@ -93,6 +100,9 @@ class _Verifier:
         self.expr(e.lhs)
         self.expr(e.rhs)
         self.check(e.lhs.type == e.rhs.type, e, "operand types differ")
+        if isinstance(e.type, CoopType):
+            self.check(e.op in _TILE_BINOPS and e.type == e.lhs.type, e, "tile operator")
+            return
         expected = dt.bool_ if e.op.is_comparison else e.lhs.type
         self.check(e.type == expected, e, "result type")
         if e.op is ir.BinOpKind.DIV:
@@ -103,6 +113,8 @@ class _Verifier:
     def expr_UnaryOp(self, e: ir.UnaryOp) -> None:
         self.expr(e.operand)
         self.check(e.type == e.operand.type, e, "result type")
+        if isinstance(e.type, CoopType):
+            self.check(e.op is ir.UnaryOpKind.NEG, e, "tile operator")
         if e.op is ir.UnaryOpKind.NOT:
             self.check(e.type == dt.bool_, e, "NOT of a non-bool")
 
@@ -119,6 +131,48 @@ class _Verifier:
 
     def expr_Cast(self, e: ir.Cast) -> None:
         self.expr(e.value)
+        if isinstance(e.type, CoopType) or isinstance(e.value.type, CoopType):
+            self.check(isinstance(e.value.type, CoopType) and isinstance(e.type, CoopType)
+                       and e.type.with_dtype(e.value.type.dtype) == e.value.type, e,
+                       "a tile converts to a tile of the same shape and use")
+
+    # ------------------------------------------------------------ tiles
+
+    def tile(self, node: ir.Node, e: ir.Expr) -> CoopType:
+        self.expr(e)
+        self.check(isinstance(e.type, CoopType), node, "operand is not a tile")
+        return e.type  # type: ignore[return-value]
+
+    def expr_CoopFill(self, e: ir.CoopFill) -> None:
+        self.expr(e.value)
+        self.check(e.value.type == e.type.dtype, e, "fill value type")  # type: ignore[attr-defined]
+
+    def tile_access(self, node: ir.Node, array: str, indices: tuple[ir.Expr, ...],
+                    t: CoopType) -> None:
+        a = self.array(node, array)
+        self.check(a.ndim >= 2 and len(indices) == a.ndim, node, "tile access rank")
+        self.check(a.dtype.bits == t.dtype.bits, node, "tile element width differs from array's")
+        decl = self.decls.get(array)
+        self.check(decl is None or decl.space is ir.MemorySpace.SHARED, node, "tile on pk.local")
+        self.indices(node, indices)
+
+    def expr_CoopLoad(self, e: ir.CoopLoad) -> None:
+        self.tile_access(e, e.array, e.indices, e.type)  # type: ignore[arg-type]
+
+    def stmt_CoopStore(self, s: ir.CoopStore) -> None:
+        t = self.tile(s, s.value)
+        self.tile_access(s, s.array, s.indices, t)
+
+    def expr_CoopMma(self, e: ir.CoopMma) -> None:
+        a, b, c = self.tile(e, e.a), self.tile(e, e.b), self.tile(e, e.c)
+        self.check((a.use, b.use, c.use) == (MATRIX_A, MATRIX_B, ACCUMULATOR), e, "mma uses")
+        self.check(a.cols == b.rows and a.rows == c.rows and b.cols == c.cols, e, "mma shapes")
+        self.check(e.type == c and a.dtype == b.dtype, e, "mma types")
+
+    def expr_CoopScale(self, e: ir.CoopScale) -> None:
+        t = self.tile(e, e.matrix)
+        self.expr(e.scalar)
+        self.check(e.type == t and e.scalar.type == t.dtype, e, "scale types")
 
     def expr_MathCall(self, e: ir.MathCall) -> None:
         self.check(len(e.args) == e.fn.arity, e, "arity")
@@ -221,6 +275,12 @@ class _Verifier:
     def stmt_Assert(self, s: ir.Assert) -> None:
         self.expr(s.cond)
         self.check(s.cond.type == dt.bool_ and self.kernel.debug, s, "assert outside debug mode")
+
+
+_TILE_BINOPS = (ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, ir.BinOpKind.DIV)
+# the nodes whose value may be a tile
+_TILE_NODES = (ir.CoopFill, ir.CoopLoad, ir.CoopMma, ir.CoopScale, ir.LocalRef, ir.BinOp,
+               ir.UnaryOp, ir.Cast)
 
 
 def verify(kernel: ir.Kernel) -> None:

@@ -78,6 +78,11 @@ if TYPE_CHECKING:
     atomic_xor: KernelOnly
     atomic_exchange: KernelOnly
     atomic_cas: KernelOnly
+    coop_fill: KernelOnly
+    coop_load: KernelOnly
+    coop_store: KernelOnly
+    coop_mma: KernelOnly
+    coop_convert: KernelOnly
     subgroup_size: KernelOnly
     subgroup_lane: KernelOnly
     subgroup_add: KernelOnly
@@ -212,6 +217,19 @@ atomic_exchange = _atomic("atomic_exchange", "a[index] = value")
 atomic_cas = KernelBuiltin("atomic_cas", "pk.atomic_cas(a, index, expected, desired): if "
                                          "a[index] == expected, store desired; returns the old "
                                          "value either way.")
+
+
+def _coop(name: str, what: str) -> Any:  # a KernelBuiltin
+    return KernelBuiltin(name, f"pk.{name}: {what} (cooperative-matrix tiles, inside a kernel)")
+
+
+coop_fill = _coop("coop_fill", "(dtype, rows, cols, use, value) a tile with every element value")
+coop_load = _coop("coop_load", "(array, row, col, rows, cols, use, transpose=False) the "
+                               "rows x cols tile whose first element is array[row, col]")
+coop_store = _coop("coop_store", "(array, row, col, tile, transpose=False) stores the tile with "
+                                 "its first element at array[row, col]")
+coop_mma = _coop("coop_mma", "(a, b, c) the tile a @ b + c")
+coop_convert = _coop("coop_convert", "(tile, dtype) the tile with its elements converted")
 
 
 def _subgroup(name: str, what: str) -> Any:  # a KernelBuiltin
