@@ -15,7 +15,8 @@ from pykern.lang import dtypes as dt
 from pykern import ir
 from pykern.lang.dtypes import DType
 from pykern.errors import KernelTypeError
-from pykern.frontend.exprs import ExprTranslator, Value
+from pykern.frontend.coop import COOP_CALLS, COOP_KEYWORDS, CoopTranslator
+from pykern.frontend.exprs import Value
 from pykern.frontend.values import TupleValue
 from pykern.frontend.typerules import PyConst, arithmetic_type, maximum, minimum, promote
 
@@ -74,13 +75,13 @@ SUBGROUP_ARITY = {ir.SubgroupOp.SIZE: 0, ir.SubgroupOp.LANE: 0, ir.SubgroupOp.BR
                   ir.SubgroupOp.SHUFFLE: 2, ir.SubgroupOp.SHUFFLE_XOR: 2}
 
 
-class CallTranslator(ExprTranslator):
+class CallTranslator(CoopTranslator):
     """`visit_Call`: the table-driven half of expression translation."""
 
     def visit_Call(self, node: ast.Call) -> Value:
         callee = self.resolve(node.func)
         name = ast.unparse(node.func)
-        if node.keywords:
+        if node.keywords and not (self.hashable(callee) and callee in COOP_KEYWORDS):
             raise self.error(node, f"keyword arguments are not supported in a call to {name}()")
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise self.error(node, f"*arguments are not supported in a call to {name}()")
@@ -114,9 +115,17 @@ class CallTranslator(ExprTranslator):
             (SUBGROUP, self.subgroup), (ABS, self.abs_call), (MIN_MAX, self.min_max),
             ({pow: 0}, self.pow_call), ({len: 0}, self.len_call),
             ({bi.clamp: 0}, self.clamp), ({bi.select: 0}, self.select),
-            ({range: 0}, self.misplaced), ({bi.shared: 0, bi.local: 0, bi.barrier: 0},
+            (COOP_CALLS, self.coop_call), ({range: 0}, self.misplaced), ({bi.shared: 0, bi.local: 0, bi.barrier: 0},
                                            self.misplaced),
         )
+
+    @staticmethod
+    def hashable(obj: object) -> bool:
+        try:
+            hash(obj)
+        except TypeError:
+            return False
+        return True
 
     # ------------------------------------------------------------ simple builtins
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pykern.lang import dtypes as dt
 from pykern import ir
+from pykern.lang.coop import CoopType
 from pykern.lang.dtypes import DType
 from pykern.errors import CompileError, KernelTypeError
 from pykern.frontend.source import is_missing
@@ -130,7 +131,17 @@ class ExprTranslator(ast.NodeVisitor):
                 raise self.error(node, f"constant {e}", KernelTypeError) from None
         if value.type == t:
             return value
+        if isinstance(value.type, CoopType) or isinstance(t, CoopType):
+            raise self.tile_mismatch(value, t, node)
         return ir.Cast(value=value, type=t, loc=value.loc)
+
+    def tile_mismatch(self, value: Value, t: object, node: ast.AST) -> CompileError:
+        """The error for a tile where a number (or another tile type) goes, or the reverse."""
+        have = value.type.name if isinstance(value, ir.Expr) else "a number"
+        want = t.name if isinstance(t, (DType, CoopType)) else str(t)
+        return self.error(node, f"a {have} value where a {want} is needed: tiles never convert "
+                                "implicitly (pk.coop_convert changes a tile's dtype)",
+                          KernelTypeError)
 
     def strong(self, value: Value, node: ast.AST) -> ir.Expr:
         """`value` with a type: a PyConst gets its default type."""
@@ -146,6 +157,8 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.not_scalar(value, node)
         if isinstance(value, PyConst):
             return ir.Const(value=bool(value.value), type=dt.bool_, loc=self.loc(node))
+        if isinstance(value.type, CoopType):
+            raise self.tile_mismatch(value, dt.bool_, node)
         if value.type == dt.bool_:
             return value
         zero = ir.Const(value=0.0 if value.type.is_float else 0, type=value.type, loc=value.loc)
@@ -153,6 +166,9 @@ class ExprTranslator(ast.NodeVisitor):
 
     def unify(self, lhs: Value, rhs: Value) -> DType:
         """The common type of two operands, at least one of them typed."""
+        for v in (lhs, rhs):
+            if isinstance(v, ir.Expr) and isinstance(v.type, CoopType):
+                raise self.tile_mismatch(v, "number", v)  # type: ignore[arg-type]
         if isinstance(lhs, PyConst):
             return promote(type_for_constant(lhs, rhs.type), rhs.type)  # type: ignore[union-attr]
         if isinstance(rhs, PyConst):
@@ -372,6 +388,8 @@ class ExprTranslator(ast.NodeVisitor):
         """`lhs op rhs` for a Python ast operator class `op` (shared by BinOp and AugAssign)."""
         if isinstance(lhs, TupleValue) or isinstance(rhs, TupleValue):
             return self.tuple_arithmetic(op, lhs, rhs, node)  # type: ignore[attr-defined]
+        if any(isinstance(v, ir.Expr) and isinstance(v.type, CoopType) for v in (lhs, rhs)):
+            return self.tile_binary(op, lhs, rhs, node)  # type: ignore[attr-defined]
         for operand in (lhs, rhs):
             if not isinstance(operand, (PyConst, ir.Expr)):
                 raise self.not_scalar(operand, node)
@@ -478,6 +496,12 @@ class ExprTranslator(ast.NodeVisitor):
         if isinstance(value, PyConst):
             fn = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
             return self.fold_call(fn[type(node.op)], (value,), node)
+        if isinstance(value.type, CoopType):
+            if isinstance(node.op, ast.UAdd):
+                return value
+            if isinstance(node.op, ast.USub):
+                return self.tile_negate(value, node)  # type: ignore[attr-defined]
+            raise self.tile_mismatch(value, "number", node)
         t = arithmetic_type(value.type)
         if isinstance(node.op, ast.UAdd):
             return self.typed(value, t, node)

@@ -46,6 +46,9 @@ class KernelContext:
     # as `block` only leaves out statements it does not translate (after a return, in the
     # untaken branch of a constant `if`) and a translated function stays in `functions`
     has_barrier: bool = False
+    # a pk.coop_* call was translated: tiles are subgroup-wide, so (as with a barrier) every
+    # invocation of a subgroup must run them and the kernel is not masked
+    uses_tiles: bool = False
     # device functions that return a tuple: their name -> (slot array, element type) each
     tuple_returns: dict[str, tuple[tuple[str, DType], ...]] = field(default_factory=dict)
 
@@ -428,6 +431,10 @@ class Translator(TupleTranslator):
                 raise self.error(value, "pk.barrier() takes no arguments")
             self.ctx.has_barrier = True
             return ir.Barrier(loc=self.loc(node))
+        if isinstance(value, ast.Call) and self.resolve(value.func) is bi.coop_store:
+            self.ctx.uses_tiles = True
+            keywords = self.coop_keywords(bi.coop_store, ast.unparse(value.func), value)
+            return self.coop_store(value.args, keywords, ast.unparse(value.func), value)
         if isinstance(value, ast.Call):
             result = self.visit(value)
             if isinstance(result, (ir.Atomic, ir.Call)):
@@ -562,9 +569,10 @@ def translate_kernel(src: KernelSource, params: Mapping[str, DType | ArrayType],
             prologue.append(ir.Assign(name=name, value=ir.ScalarParam(name=name, type=t, loc=loc),
                                       loc=loc))
     body = tr.block(strip_docstring(fn.body))
-    # every invocation of a workgroup must reach its barriers, so a kernel with one is not
-    # masked: there the kernel itself tests pk.global_id(d) < pk.grid(d) (as in CUDA)
-    masked = not ctx.has_barrier
+    # every invocation of a workgroup must reach its barriers (of a subgroup, its tile
+    # operations), so a kernel with one is not masked: there the kernel itself tests
+    # pk.global_id(d) < pk.grid(d) (as in CUDA)
+    masked = not (ctx.has_barrier or ctx.uses_tiles)
     if masked:
         prologue.insert(0, grid_mask(loc, masked_dims(workgroup, grid_ndim)))
     ir_params = tuple(ir.Param(name=n, type=t, access=ctx.access.get(n, ir.Access.NONE), loc=loc)
