@@ -31,6 +31,10 @@ class Feature(str, enum.Enum):
     SUBGROUP_ARITHMETIC = "subgroup_arithmetic"  # VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
     SUBGROUP_BALLOT = "subgroup_ballot"  # VK_SUBGROUP_FEATURE_BALLOT_BIT (broadcast)
     SUBGROUP_SHUFFLE = "subgroup_shuffle"  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
+    # VK_KHR_cooperative_matrix's cooperativeMatrix (and VK_KHR_shader_bfloat16's
+    # shaderBFloat16CooperativeMatrix for bf16 tiles)
+    COOPERATIVE_MATRIX = "cooperative_matrix"
+    BFLOAT16_COOPERATIVE_MATRIX = "bfloat16_cooperative_matrix"
     # SPV_KHR_float_controls (VkPhysicalDeviceFloatControlsProperties), present where the
     # device allows the mode for some float width: IEEE inf/NaN/-0, subnormals kept, round to
     # nearest even

@@ -65,6 +65,7 @@ class DeviceFeatures:
     scalar_block_layout: bool
     subgroup_size_control: bool
     float_controls: FloatControls = FloatControls()
+    bfloat16_cooperative_matrix: bool = False
 
     # SPV_KHR_float_controls capabilities, usable where the device allows the mode for some width
     @property

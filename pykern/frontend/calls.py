@@ -115,8 +115,8 @@ class CallTranslator(CoopTranslator):
             (SUBGROUP, self.subgroup), (ABS, self.abs_call), (MIN_MAX, self.min_max),
             ({pow: 0}, self.pow_call), ({len: 0}, self.len_call),
             ({bi.clamp: 0}, self.clamp), ({bi.select: 0}, self.select),
-            (COOP_CALLS, self.coop_call), ({range: 0}, self.misplaced), ({bi.shared: 0, bi.local: 0, bi.barrier: 0},
-                                           self.misplaced),
+            (COOP_CALLS, self.coop_call), ({range: 0}, self.misplaced),
+            ({bi.shared: 0, bi.local: 0, bi.barrier: 0}, self.misplaced),
         )
 
     @staticmethod

@@ -145,7 +145,7 @@ class CoopTranslator(ExprTranslator):
         indices = self.tile_indices(array, args[1], args[2], name)
         t = CoopType(dtype, self.tile_size(args[3], "rows", name),
                      self.tile_size(args[4], "cols", name), self.tile_use(args[5], name))
-        self.note_access(array, ir.Access.READ)  # type: ignore[attr-defined]
+        self.note_access(array, ir.Access.READ | ir.Access.TILES)  # type: ignore[attr-defined]
         return ir.CoopLoad(array=array, indices=indices, transpose=kw.get("transpose", False),
                            type=t, loc=self.loc(node))  # type: ignore[arg-type]
 
@@ -160,7 +160,7 @@ class CoopTranslator(ExprTranslator):
                                    f"{dtype.name}: convert the tile first with "
                                    f"pk.coop_convert(t, pk.{dtype.name})", KernelTypeError)
         indices = self.tile_indices(array, args[1], args[2], name)
-        self.note_access(array, ir.Access.WRITE)  # type: ignore[attr-defined]
+        self.note_access(array, ir.Access.WRITE | ir.Access.TILES)  # type: ignore
         return ir.CoopStore(array=array, indices=indices, value=tile,
                             transpose=kw.get("transpose", False), loc=self.loc(node))
 

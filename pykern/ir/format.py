@@ -105,7 +105,8 @@ def format_kernel(k: ir.Kernel) -> str:
         if not p.is_array:
             return f"{p.name}: {p.type.dtype.name if hasattr(p.type, 'dtype') else p.type.name}"
         how = {ir.Access.READ: "read", ir.Access.WRITE: "write",
-               ir.Access.READ_WRITE: "read-write"}.get(p.access, "unused")
+               ir.Access.READ_WRITE: "read-write"}.get(p.access & ~ir.Access.TILES, "unused")
+        how += ", tiles" if p.access & ir.Access.TILES else ""
         return f"{p.name}: {p.type.dtype.name}[{', '.join(':' * p.type.ndim)}] ({how})"
 
     lines = []

@@ -21,7 +21,6 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
-from pykern.lang.coop import CoopType, CoopUse
 from pykern.lang.dtypes import ArrayType, DType
 
 
@@ -184,6 +183,9 @@ class Access(enum.Flag):
     READ = enum.auto()
     WRITE = enum.auto()
     READ_WRITE = READ | WRITE
+    # also read or written as cooperative-matrix tiles: the launch checks that its last
+    # dimension is contiguous and its rows aligned (see `pykern.jit.arguments.check_tiles`)
+    TILES = enum.auto()
 
 
 # ---------------------------------------------------------------- expressions

@@ -167,6 +167,29 @@ def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> No
                           f"{describe_arg(value)}")
 
 
+# the alignment, in bytes, of the rows a tile is loaded from or stored to: Vulkan asks for the
+# lesser of 16 bytes and a tile row's size; every tile row the devices offer is 16 bytes or more
+TILE_ALIGNMENT = 16
+
+
+def check_tiles(kernel_name: str, param: str, t: Tensor) -> None:
+    """An array that a kernel reads or writes as cooperative-matrix tiles: its last dimension
+    contiguous and its rows (first element and row stride) 16-byte aligned."""
+    strides, item = t.element_strides, t.dtype.itemsize
+    if t.shape[-1] > 1 and strides[-1] != 1:
+        raise LaunchError(f"{kernel_name}(): '{param}' is loaded or stored as tiles, which "
+                          f"needs a contiguous last dimension; its strides are {strides} "
+                          "(elements): pass a contiguous copy (t.copy()) or load the "
+                          "transposed tiles with transpose=True")
+    if (t.offset * item) % TILE_ALIGNMENT or (t.shape[-2] > 1
+                                               and (strides[-2] * item) % TILE_ALIGNMENT):
+        raise LaunchError(f"{kernel_name}(): '{param}' is loaded or stored as tiles, whose rows "
+                          f"must start at multiples of {TILE_ALIGNMENT} bytes; its first element "
+                          f"is at byte {t.offset * item} of its buffer and its rows are "
+                          f"{strides[-2] * item} bytes apart (make the last dimension a multiple "
+                          f"of {TILE_ALIGNMENT // item} elements, e.g. by padding)")
+
+
 def bind_array(kernel_name: str, param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
     """A numpy argument is copied to a new tensor; if the kernel writes it, back afterwards."""
     if isinstance(value, Tensor):

@@ -16,7 +16,7 @@ import numpy as np
 from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.frontend.typerules import float_overflow, int_range
-from pykern.jit.arguments import bind_array, check_array, scalar_value
+from pykern.jit.arguments import bind_array, check_array, check_tiles, scalar_value
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import HEADER_FIELDS, block_fields
 from pykern.tensor.tensor import Tensor
@@ -102,6 +102,8 @@ class ArgBinder:
                 if bound.copy_back_to is not None:
                     copy_back.append((bound.copy_back_to, bound.tensor))
                 t = bound.tensor
+            if a.param.access & ir.Access.TILES:
+                check_tiles(self.kernel_name, a.param.name, t)
             buffers.append(t.buffer)
             values.append(t.offset)
             values += t.shape

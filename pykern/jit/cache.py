@@ -52,7 +52,9 @@ FORMAT_VERSION = 2
 META_LIMIT = 64 << 10  # bytes of a .json: a few dozen parameters take under 1 KiB
 WORDS_LIMIT = 256 << 20
 SPIRV_MAGIC = 0x07230203
-_ACCESS = {a.value: a for a in ir.Access.__members__.values()}  # NONE and READ_WRITE too
+# NONE, READ, WRITE, READ_WRITE, and either of the last three with TILES
+_ACCESS = {a.value: a for a in (ir.Access(v) for v in range(2 * ir.Access.TILES.value))
+           if a & ir.Access.READ_WRITE or not a & ir.Access.TILES}
 
 
 # ---------------------------------------------------------------- keys

@@ -18,6 +18,8 @@ from pykern import __version__, ir
 from pykern.config import config
 from pykern.frontend import KernelSource
 from pykern.jit.binding import ArgBinder
+from pykern.jit.tile_shapes import check_tile_shapes
+from pykern.runtime.feature import Feature
 from pykern.jit.cache import CacheEntry, DiskCache, cache_key
 from pykern.jit.limits import check_limits
 from pykern.jit.loop_status import LoopStatus
@@ -117,6 +119,9 @@ def lower_checked(source: KernelSource, kernel_ir: ir.Kernel, device: Any,
     (`pk.CompileError`, located in `source`)."""
     check_limits(source, kernel_ir, device.info.limits)
     check_features(source, kernel_ir, target)
+    if Feature.COOPERATIVE_MATRIX in target.features:
+        check_tile_shapes(source, kernel_ir, device.info.name,
+                          tuple(getattr(device.info, "coop_shapes", ())))
     return lower(kernel_ir, target)
 
 

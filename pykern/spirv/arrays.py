@@ -123,6 +123,7 @@ class ParamArray:
                  encoding: Encoding) -> None:
         self._module, self._resources, self.name = module, resources, param.name
         self.dtype: DType = param.type.dtype  # type: ignore[union-attr]
+        self._ndim: int = param.type.ndim  # type: ignore[union-attr]
         self.encoding = encoding
 
     def pointer(self, fn: FunctionBuilder, indices: tuple[int, ...]) -> int:
@@ -137,6 +138,10 @@ class ParamArray:
 
     def shape(self, fn: FunctionBuilder, axis: int) -> int:
         return self._resources.load_field(fn, shape_field(self.name, axis))
+
+    def row_stride(self, fn: FunctionBuilder) -> int:
+        """The stride of the second-to-last dimension, in elements (tiles' rows)."""
+        return self._resources.load_field(fn, stride_field(self.name, self._ndim - 2))
 
 
 class DeclaredArray:
@@ -168,6 +173,10 @@ class DeclaredArray:
 
     def shape(self, fn: FunctionBuilder, axis: int) -> int:
         return self._module.constant(I32, self._decl.shape[axis])
+
+    def row_stride(self, fn: FunctionBuilder) -> int:
+        """The stride of the second-to-last dimension, in elements (tiles' rows)."""
+        return self._module.constant(I32, self._strides[-2])
 
     def _declare(self) -> int:
         if self._variable is None:

@@ -49,7 +49,7 @@ class LoweringContext:
     # lavapipe loses stores to them (see `pykern.spirv.loopcap`); None elsewhere
     hidden_zero: int | None = None
 
-    def type_of(self, dtype: DType) -> ScalarType | VoidType:
+    def type_of(self, dtype: DType) -> ScalarType | VoidType:  # or a CoopMatrixType for a tile
         """The register type of `dtype`, declaring the capability arithmetic on it needs."""
         ty = value_type(dtype)
         self.module.require(*value_capabilities(ty))

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pykern import ir
 from pykern.ir import BinOpKind, LogicalKind
 
-from pykern.spirv import arith, arrays, casts, strict
+from pykern.lang.coop import CoopType
+from pykern.spirv import arith, arrays, casts, coop, strict
 from pykern.spirv.atomics import atomic
 from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
@@ -71,9 +72,13 @@ class ExpressionLowering:
         if _is_float_square(e):
             # x ** 2 is so common that it deserves numpy's exact answer, not exp2(2 * log2 x)
             return self.fn.f_mul(self.ctx.type_of(e.type), lhs, lhs)
+        if isinstance(e.type, CoopType):
+            return coop.binary(self.ctx, e.op, e.type, lhs, self.lower(e.rhs))
         return arith.binary(self.ctx, e.op, e.lhs.type, lhs, self.lower(e.rhs))
 
     def _unaryop(self, e: ir.UnaryOp) -> int:
+        if isinstance(e.type, CoopType):
+            return coop.negate(self.ctx, e.type, self.lower(e.operand))
         return arith.unary(self.ctx, e.op, e.operand.type, self.lower(e.operand))
 
     def _logical(self, e: ir.Logical) -> int:
@@ -105,6 +110,9 @@ class ExpressionLowering:
         return self.fn.select(self.ctx.type_of(e.type), cond, then, orelse)
 
     def _cast(self, e: ir.Cast) -> int:
+        if isinstance(e.type, CoopType):
+            return coop.convert(self.ctx, e.value.type, e.type,  # type: ignore[arg-type]
+                                self.lower(e.value))
         return casts.cast(self.ctx, e.value.type, e.type, self.lower(e.value))
 
     def _math(self, e: ir.MathCall) -> int:
@@ -137,6 +145,21 @@ class ExpressionLowering:
         return self.fn.function_call(callee.result, callee.id, *args)
 
 
+    def _coop_fill(self, e: ir.CoopFill) -> int:
+        return coop.fill(self.ctx, e, self.lower(e.value))
+
+    def _coop_load(self, e: ir.CoopLoad) -> int:
+        return coop.load(self.ctx, e, self._indices(e.indices))
+
+    def _coop_mma(self, e: ir.CoopMma) -> int:
+        a, b = self.lower(e.a), self.lower(e.b)
+        return coop.mma(self.ctx, e, a, b, self.lower(e.c))
+
+    def _coop_scale(self, e: ir.CoopScale) -> int:
+        matrix = self.lower(e.matrix)
+        return coop.scale(self.ctx, e, matrix, self.lower(e.scalar))
+
+
 def _is_float_square(e: ir.BinOp) -> bool:
     return (e.op == BinOpKind.POW and e.type.is_float and isinstance(e.rhs, ir.Const)
             and e.rhs.value == 2)
@@ -159,4 +182,8 @@ _DISPATCH: dict[type, Callable[[ExpressionLowering, ir.Expr], int]] = {
     ir.Atomic: ExpressionLowering._atomic,
     ir.Subgroup: ExpressionLowering._subgroup,
     ir.Call: ExpressionLowering._call,
+    ir.CoopFill: ExpressionLowering._coop_fill,
+    ir.CoopLoad: ExpressionLowering._coop_load,
+    ir.CoopMma: ExpressionLowering._coop_mma,
+    ir.CoopScale: ExpressionLowering._coop_scale,
 }

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pykern import ir
+from pykern.lang.coop import CoopType
 from pykern.runtime.feature import Feature
 from pykern.runtime.layout import BindingLayout
 
@@ -23,7 +24,7 @@ from pykern.spirv.resources import Resources
 from pykern.spirv.statements import StatementLowering
 from pykern.spirv.target import Target, required_features
 from pykern.spirv.typemap import value_type
-from pykern.spirv.types import VOID
+from pykern.spirv.types import VOID, CoopMatrixType
 from pykern.spirv.validate import validate
 
 ENTRY_POINT = "main"
@@ -61,6 +62,8 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     layout = plan_layout(kernel, target.max_push_constants_size, loop_status=guard is not None)
     module = ModuleBuilder(target.spirv_version)
     module.require(Capability.Shader)
+    if any(isinstance(getattr(n, "type", None), CoopType) for n in ir.walk(kernel)):
+        module.use_vulkan_memory_model()  # what SPV_KHR_cooperative_matrix requires
     resources = Resources(module, kernel, layout)
     entry = FunctionBuilder(module, name=kernel.name, strict=target.strict_float)
     ctx = LoweringContext(kernel, module, entry, resources, target,
@@ -159,7 +162,10 @@ def _lower_body(ctx: LoweringContext, locals_: tuple[ir.Local, ...],
     # where it can see them; this makes the rest deterministic)
     for local in locals_:
         ty = ctx.type_of(local.type)
-        ctx.locals[local.name] = ctx.fn.variable(ty, local.name, ctx.module.constant_null(ty))
+        # a tile is always assigned before it is read (the frontend checks), and OpConstantNull
+        # of a cooperative matrix is not allowed
+        zero = None if isinstance(ty, CoopMatrixType) else ctx.module.constant_null(ty)
+        ctx.locals[local.name] = ctx.fn.variable(ty, local.name, zero)
     StatementLowering(ctx).lower_block(body)
     if ctx.fn.is_open:
         # falling off the end: a kernel or void function returns; a typed function cannot get

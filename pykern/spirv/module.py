@@ -19,12 +19,16 @@ from pykern.spirv.grammar import (
     ExecutionModel,
     MemoryModel,
     Op,
+    Scope,
     StorageClass,
 )
+from pykern.spirv.grammar_ext import (BFLOAT16_EXTENSION, COOPERATIVE_MATRIX_EXTENSION,
+                                      CoopCapability, CoopOp, FPEncoding)
 from pykern.spirv.instruction import Instruction, encode_module, float_bits, literal_words
 from pykern.spirv.types import (
     U32,
     BoolType,
+    CoopMatrixType,
     FixedArrayType,
     FloatType,
     FunctionType,
@@ -72,6 +76,17 @@ class ModuleBuilder:
         self._global_variables: list[int] = []
 
     # ------------------------------------------------------------ ids and module-level state
+
+    @property
+    def vulkan_memory_model(self) -> bool:
+        return self._memory_model.operands[1] == MemoryModel.Vulkan
+
+    def use_vulkan_memory_model(self) -> None:
+        """The Vulkan memory model instead of GLSL450 (cooperative matrices require it):
+        barriers then make their writes available and visible explicitly."""
+        self.require(Capability.VulkanMemoryModel)
+        self._memory_model = Instruction(
+            Op.MemoryModel, operands=(AddressingModel.Logical, MemoryModel.Vulkan))
 
     def new_id(self) -> int:
         """A fresh result id."""
@@ -172,7 +187,21 @@ class ModuleBuilder:
     def _type_float(self, ty: FloatType) -> int:
         if ty.bits == 64:
             self.require(Capability.Float64)
+        if ty.bfloat:
+            self.require(CoopCapability.BFloat16TypeKHR)  # type: ignore[arg-type]
+            self.extension(BFLOAT16_EXTENSION)
+            return self._declare(Op.TypeFloat, ty.bits, FPEncoding.BFloat16KHR)
         return self._declare(Op.TypeFloat, ty.bits)
+
+    def _type_coop_matrix(self, ty: CoopMatrixType) -> int:
+        self.require(CoopCapability.CooperativeMatrixKHR)  # type: ignore[arg-type]
+        self.extension(COOPERATIVE_MATRIX_EXTENSION)
+        if isinstance(ty.component, FloatType) and ty.component.bfloat:
+            self.require(CoopCapability.BFloat16CooperativeMatrixKHR)  # type: ignore[arg-type]
+        return self._declare(CoopOp.TypeCooperativeMatrixKHR,  # type: ignore[arg-type]
+                             self.type_id(ty.component), self.constant(U32, Scope.Subgroup),
+                             self.constant(U32, ty.rows), self.constant(U32, ty.cols),
+                             self.constant(U32, ty.use))
 
     def _type_vector(self, ty: VectorType) -> int:
         return self._declare(Op.TypeVector, self.type_id(ty.component), ty.count)
@@ -301,4 +330,5 @@ _TYPE_EMITTERS: dict[type, Callable[[ModuleBuilder, SpirvType], int]] = {
     StructType: ModuleBuilder._type_struct,
     PointerType: ModuleBuilder._type_pointer,
     FunctionType: ModuleBuilder._type_function,
+    CoopMatrixType: ModuleBuilder._type_coop_matrix,
 }

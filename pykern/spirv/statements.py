@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from pykern import ir
 
-from pykern.spirv import arrays, loopcap
+from pykern.spirv import arrays, coop, loopcap
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, counted_loop, selection, while_loop
 from pykern.spirv.expressions import ExpressionLowering
@@ -57,6 +57,10 @@ class StatementLowering:
         else:
             self.ctx.debug.checked_access(self.ctx, s, s.array, array, indices, access, None)
 
+    def _coop_store(self, s: ir.CoopStore) -> None:
+        value = self.expr.lower(s.value)
+        coop.store(self.ctx, s, tuple(self.expr.lower(i) for i in s.indices), value)
+
     def _assert(self, s: ir.Assert) -> None:
         # asserts exist only in debug mode (the frontend drops them otherwise)
         assert self.ctx.debug is not None, "an assert outside debug mode"
@@ -70,6 +74,8 @@ class StatementLowering:
         workgroup = self.ctx.const(U32, Scope.Workgroup)
         semantics = (MemorySemantics.AcquireRelease | MemorySemantics.WorkgroupMemory
                      | MemorySemantics.UniformMemory)
+        if self.ctx.module.vulkan_memory_model:
+            semantics |= MemorySemantics.MakeAvailable | MemorySemantics.MakeVisible
         self.fn.control_barrier(workgroup, workgroup, self.ctx.const(U32, semantics))
 
     def _if(self, s: ir.If) -> None:
@@ -172,4 +178,5 @@ _DISPATCH: dict[type, Callable[[StatementLowering, ir.Stmt], None]] = {
     ir.Eval: StatementLowering._eval,
     ir.Barrier: StatementLowering._barrier,
     ir.Assert: StatementLowering._assert,
+    ir.CoopStore: StatementLowering._coop_store,
 }

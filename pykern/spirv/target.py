@@ -8,7 +8,9 @@ from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime.feature import Feature
+from pykern.lang.coop import CoopType
 from pykern.spirv.grammar import Capability
+from pykern.spirv.grammar_ext import CoopCapability
 
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
 CAPABILITY_FEATURES: dict[Capability, Feature] = {
@@ -30,6 +32,9 @@ CAPABILITY_FEATURES: dict[Capability, Feature] = {
     Capability.SignedZeroInfNanPreserve: Feature.SIGNED_ZERO_INF_NAN_PRESERVE,
     Capability.DenormPreserve: Feature.DENORM_PRESERVE,
     Capability.RoundingModeRTE: Feature.ROUNDING_MODE_RTE,
+    CoopCapability.CooperativeMatrixKHR: Feature.COOPERATIVE_MATRIX,  # type: ignore[dict-item]
+    CoopCapability.BFloat16CooperativeMatrixKHR:  # type: ignore[dict-item]
+        Feature.BFLOAT16_COOPERATIVE_MATRIX,
 }
 
 ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values())
@@ -176,6 +181,12 @@ class Target:
         it ("pk.subgroup_add()", "atomics on i64")."""
         if isinstance(node, ir.Subgroup):
             return tuple((f, f"pk.{node.op.value}()") for f in SUBGROUP_FEATURES[node.op])
+        tile = _tile_of(node)
+        if tile is not None:
+            needs = [(Feature.COOPERATIVE_MATRIX, f"a {tile.name}")]
+            if tile.dtype.name == "bf16":
+                needs.append((Feature.BFLOAT16_COOPERATIVE_MATRIX, f"a {tile.name}"))
+            return tuple(needs)
         if isinstance(node, ir.Atomic) and node.type.bits == 64 and node.type.is_int:
             return ((Feature.INT64_ATOMICS, f"atomics on {node.type.name}"),)
         on_bits = _ON_BITS.get(getattr(node, "type", None))  # type: ignore[arg-type]
@@ -190,6 +201,14 @@ class Target:
         if self.strict_float and isinstance(node, (ir.BinOp, ir.MathCall, ir.Cast)):
             return ((on_bits, f"strict floating point on {node.type.name}"),)
         return ()
+
+
+def _tile_of(node: ir.Node) -> CoopType | None:
+    """The tile type a node makes or stores, if any."""
+    if isinstance(node, ir.CoopStore):
+        node = node.value
+    t = getattr(node, "type", None)
+    return t if isinstance(t, CoopType) else None
 
 
 def required_features(capabilities: frozenset[Capability]) -> frozenset[Feature]:

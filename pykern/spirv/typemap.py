@@ -6,8 +6,11 @@ from __future__ import annotations
 from pykern.lang.dtypes import BOOL as BOOL_KIND
 from pykern.lang.dtypes import FLOAT, DType
 
+from pykern.lang.coop import CoopType, CoopUse
 from pykern.spirv.grammar import Capability, StorageClass
-from pykern.spirv.types import BOOL, VOID, BoolType, FloatType, IntType, ScalarType, VoidType
+from pykern.spirv.grammar_ext import CooperativeMatrixUse
+from pykern.spirv.types import (BOOL, VOID, BoolType, CoopMatrixType, FloatType, IntType,
+                                ScalarType, VoidType)
 
 VOID_KIND = "v"  # the kind of `dtypes.void`
 
@@ -41,9 +44,21 @@ FIELD_TYPES: dict[str, ScalarType] = {
 BOOL_ELEMENT = IntType(8, False)
 
 
-def value_type(dtype: DType) -> ScalarType | VoidType:
+_USES = {CoopUse.MATRIX_A: CooperativeMatrixUse.MatrixAKHR,
+         CoopUse.MATRIX_B: CooperativeMatrixUse.MatrixBKHR,
+         CoopUse.ACCUMULATOR: CooperativeMatrixUse.MatrixAccumulatorKHR}
+
+
+def value_type(dtype: DType | CoopType) -> ScalarType | VoidType | CoopMatrixType:
     """The SPIR-V type of a `dtype` value in registers (bool_ is OpTypeBool; `dtypes.void`, the
-    type of a call that returns nothing, is OpTypeVoid)."""
+    type of a call that returns nothing, is OpTypeVoid; a tile type an OpTypeCooperativeMatrixKHR
+    whose bf16 elements are in bfloat16's own encoding)."""
+    if isinstance(dtype, CoopType):
+        component = value_type(dtype.dtype)
+        if dtype.dtype.name == "bf16":
+            component = FloatType(16, bfloat=True)
+        return CoopMatrixType(component, dtype.rows, dtype.cols,  # type: ignore[arg-type]
+                              int(_USES[dtype.use]))
     if dtype.kind == VOID_KIND:
         return VOID
     if dtype.kind == BOOL_KIND:
@@ -55,6 +70,10 @@ def value_type(dtype: DType) -> ScalarType | VoidType:
 
 def value_capabilities(ty: ScalarType | VoidType) -> tuple[Capability, ...]:
     """Capabilities needed to compute with values of type `ty`."""
+    if isinstance(ty, CoopMatrixType):
+        if isinstance(ty.component, FloatType) and ty.component.bfloat:
+            return ()  # declaring the type requires what it needs
+        return value_capabilities(ty.component)
     if isinstance(ty, (BoolType, VoidType)):
         return ()
     family = "float" if isinstance(ty, FloatType) else "int"

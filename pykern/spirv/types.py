@@ -32,6 +32,7 @@ class IntType:
 @dataclass(frozen=True)
 class FloatType:
     bits: int
+    bfloat: bool = False  # 16 bits in bfloat16's encoding (SPV_KHR_bfloat16): tiles only
 
 
 ScalarType = BoolType | IntType | FloatType
@@ -83,8 +84,18 @@ class FunctionType:
     params: tuple[SpirvType, ...] = ()
 
 
-SpirvType = (VoidType | BoolType | IntType | FloatType | VectorType | RuntimeArrayType
-             | FixedArrayType | StructType | PointerType | FunctionType)
+@dataclass(frozen=True)
+class CoopMatrixType:
+    """OpTypeCooperativeMatrixKHR with Subgroup scope; `use` is a CooperativeMatrixUse."""
+
+    component: ScalarType
+    rows: int
+    cols: int
+    use: int
+
+
+SpirvType = (CoopMatrixType | VoidType | BoolType | IntType | FloatType | VectorType
+             | RuntimeArrayType | FixedArrayType | StructType | PointerType | FunctionType)
 
 
 @dataclass(frozen=True)
