@@ -15,6 +15,7 @@ import pykern as pk
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.gemm_coop import coop_matmul
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
@@ -136,6 +137,8 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
         av = view(a, bshape + (m, k), sa + a.element_strides[-2:], a.offset + deltas[0])
         bv = view(b, bshape + (k, n), sb + b.element_strides[-2:], b.offset + deltas[1])
         cv = view(c, bshape + (m, n), sc + c.element_strides[-2:], c.offset + deltas[2])
+        if coop_matmul(av, bv, cv):
+            continue
         k0 = 0
         while True:
             kk = min(k_step, k - k0)
