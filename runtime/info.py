@@ -10,8 +10,7 @@ from ._vk import ffi, lib
 from .coop_shapes import query_coop_shapes
 from .feature import SUBGROUP_OPERATIONS as SUBGROUP_FEATURES
 from .feature import CoopShape, Feature
-from .features import (FloatControls, device_extensions, query_float_controls,
-                       query_supported)
+from .features import FloatControls, device_extensions, query_float_controls, query_supported
 
 KINDS = {
     lib.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: "discrete",
@@ -183,7 +182,7 @@ class DeviceInfo:
 
 
 def query_device_info(
-    index: int, physical_device: object, instance: object = None, validate: bool = False
+    index: int, physical_device: object, instance: object | None = None, validate: bool = False
 ) -> DeviceInfo:
     """Reads properties, limits, memory heaps, curated features and cooperative-matrix shapes
     of one physical device. `instance` (its VkInstance) provides the shapes' query function;
