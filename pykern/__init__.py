@@ -33,6 +33,8 @@ from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavaila
 from pykern.lang.func import Func, func
 from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync
+from pykern.runtime.feature import COMPONENT_DTYPES as _COMPONENT_DTYPES
+from pykern.lang import dtypes as _dtypes
 from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
 from pykern.tensor import random
 from pykern.tensor import namespace as array_api
@@ -60,3 +62,7 @@ from pykern.tensor.kernel_names import TENSOR_FUNCTIONS as _TENSOR_FUNCTIONS
 # pk.exp, pk.abs, ...: the kernel names that also run the op library on tensors (one object
 # each); the builtins' registration hook, called once here
 _serve_tensors(_TENSOR_FUNCTIONS)
+
+# the runtime names the element types of cooperative-matrix shapes (`DeviceInfo.coop_shapes`)
+# with pykern's dtypes, so that `shape.a == pk.f16` (bf16 stays a name where pk.bf16 is absent)
+_COMPONENT_DTYPES.update({name: getattr(_dtypes, name, name) for name in _COMPONENT_DTYPES})

@@ -521,8 +521,11 @@ class Device:
 
     def _create(self, physical_device: object, info: DeviceInfo) -> object:
         extensions = sorted(info.extensions)
-        supported = query_supported(physical_device, extensions)
-        features, structs, enable = build_enable_chain(supported, extensions)
+        # with the validation layer on, nothing it predates is queried or enabled (the
+        # instance's layers decide, whatever an open_device() config says)
+        validate = self._instance.validation is not None
+        supported = query_supported(physical_device, extensions, validate)
+        features, structs, enable = build_enable_chain(supported, extensions, validate)
         priority = ffi.new("float[1]", [1.0])
         queue_info = ffi.new(
             "VkDeviceQueueCreateInfo*",

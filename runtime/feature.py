@@ -4,11 +4,14 @@ compiler alike.
 A leaf: stdlib imports only, nothing of Vulkan, so the compiler (which decides what a kernel
 needs) may import it without the loader. The runtime answers `DeviceFeatures.has(feature)`; the
 compiler's target lists the features it may use and the passes list what a kernel needs.
+It also holds `CoopShape`, one cooperative-matrix shape of a device (`DeviceInfo.coop_shapes`),
+which the compiler's target carries too.
 """
 
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 
 class Feature(str, enum.Enum):
@@ -31,16 +34,17 @@ class Feature(str, enum.Enum):
     SUBGROUP_ARITHMETIC = "subgroup_arithmetic"  # VK_SUBGROUP_FEATURE_ARITHMETIC_BIT
     SUBGROUP_BALLOT = "subgroup_ballot"  # VK_SUBGROUP_FEATURE_BALLOT_BIT (broadcast)
     SUBGROUP_SHUFFLE = "subgroup_shuffle"  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
-    # VK_KHR_cooperative_matrix's cooperativeMatrix (and VK_KHR_shader_bfloat16's
-    # shaderBFloat16CooperativeMatrix for bf16 tiles)
-    COOPERATIVE_MATRIX = "cooperative_matrix"
-    BFLOAT16_COOPERATIVE_MATRIX = "bfloat16_cooperative_matrix"
     # SPV_KHR_float_controls (VkPhysicalDeviceFloatControlsProperties), present where the
     # device allows the mode for some float width: IEEE inf/NaN/-0, subnormals kept, round to
     # nearest even
     SIGNED_ZERO_INF_NAN_PRESERVE = "signed_zero_inf_nan_preserve"
     DENORM_PRESERVE = "denorm_preserve"
     ROUNDING_MODE_RTE = "rounding_mode_rte"
+    # VK_KHR_cooperative_matrix (cooperativeMatrix), enabled and usable: off under the
+    # validation layer (see runtime/features.py)
+    COOPERATIVE_MATRIX = "cooperative_matrix"
+    # VK_KHR_shader_bfloat16's shaderBFloat16CooperativeMatrix, with COOPERATIVE_MATRIX
+    BFLOAT16_COOPERATIVE_MATRIX = "bfloat16_cooperative_matrix"
 
     def __str__(self) -> str:
         return self.value
@@ -54,3 +58,41 @@ SUBGROUP_OPERATIONS: dict[Feature, str] = {
     Feature.SUBGROUP_BALLOT: "ballot",
     Feature.SUBGROUP_SHUFFLE: "shuffle",
 }
+
+
+# Vulkan's component types (VkComponentTypeKHR) by pykern's name for them, mapped to the object
+# that stands for that type in `CoopShape`. The runtime may not import pykern, so each name
+# stands for itself until `import pykern` replaces the values with its dtypes (`pk.f16`, ...):
+# then `shape.a == pk.f16` holds.
+COMPONENT_DTYPES: dict[str, object] = {
+    name: name
+    for name in ("f16", "f32", "bf16", "i8", "u8", "i32", "u32", "f64", "i16", "u16", "i64",
+                 "u64")
+}
+
+
+class CoopShape(NamedTuple):
+    """One cooperative-matrix multiply the device runs at subgroup scope: C (m x n, element
+    type `c`) += A (m x k) @ B (k x n), A and B of element type `a`; the result is of type `c`
+    too. `a` and `c` are values of `COMPONENT_DTYPES` (pykern dtypes after `import pykern`).
+
+    >>> str(CoopShape(16, 16, 16, "f16", "f32"))
+    '16x16x16 f16->f32'
+    """
+
+    m: int
+    n: int
+    k: int
+    a: object
+    c: object
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.n}x{self.k} {component_name(self.a)}->{component_name(self.c)}"
+
+
+def component_name(dtype: object) -> str:
+    """The name (a key of `COMPONENT_DTYPES`) of a component type, `str(dtype)` if none."""
+    for name, value in COMPONENT_DTYPES.items():
+        if value is dtype or value == dtype:
+            return name
+    return str(dtype)

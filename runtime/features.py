@@ -5,6 +5,12 @@ AtomicFloat32AddEXT, ...) whenever a kernel uses them; a capability whose featur
 undefined behaviour. So the device is created with every feature of this curated list that it
 supports. One table drives both
 the query (for `DeviceInfo.features`) and the enabling.
+
+The validation layer of Debian 12 (1.3.239) predates VK_KHR_cooperative_matrix and
+VK_KHR_shader_bfloat16: it rejects a pNext chain that names their feature structs (in the query
+as in vkCreateDevice). So with the layer on (`PYKERN_VALIDATE=1`, `Config.validate`) those
+structs are neither chained nor their extensions enabled, and their features read False:
+cooperative matrices are unusable in a validated process, on every device.
 """
 
 from __future__ import annotations
@@ -13,16 +19,43 @@ from dataclasses import dataclass
 
 from . import _vk
 from ._vk import ffi, lib
+from .raw_struct import RawFeatures
+
+COOPERATIVE_MATRIX = "VK_KHR_cooperative_matrix"
+SHADER_BFLOAT16 = "VK_KHR_shader_bfloat16"
+# VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR (extension 142), newer than the
+# `vulkan` package
+SHADER_BFLOAT16_FEATURES_STYPE = 1000141000
 
 
 @dataclass(frozen=True)
 class FeatureStruct:
-    """One Vulkan feature struct of the pNext chain, and the members of it we enable."""
+    """One Vulkan feature struct of the pNext chain, and the members of it we enable.
+
+    `raw_layout`, for a struct the `vulkan` package does not declare, lists all its VkBool32
+    members in declaration order: it is then built as raw memory (`RawFeatures`).
+    `newer_than_validation`: the validation layer we test with does not know the struct, so it
+    is left out whenever the layer is on.
+    """
 
     ctype: str
     stype: int
     members: tuple[str, ...]
     extension: str | None = None  # None: core in Vulkan 1.2
+    raw_layout: tuple[str, ...] = ()
+    newer_than_validation: bool = False
+
+    def new(self, **values: bool) -> object:
+        """A zeroed struct of this kind with its sType, and `values` set."""
+        if self.raw_layout:
+            return RawFeatures(self.stype, self.raw_layout, **values)
+        return ffi.new(self.ctype + "*", {"sType": self.stype, **values})
+
+    def usable(self, extensions: list[str], validate: bool) -> bool:
+        """Whether the struct may be chained on a device with `extensions`."""
+        if self.newer_than_validation and validate:
+            return False
+        return self.extension is None or self.extension in extensions
 
 
 CORE_MEMBERS = ("shaderInt64", "shaderFloat64", "shaderInt16")
@@ -98,10 +131,23 @@ FEATURE_STRUCTS = (
         ("subgroupSizeControl", "computeFullSubgroups"),
         "VK_EXT_subgroup_size_control",
     ),
+    FeatureStruct(
+        "VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+        ("cooperativeMatrix",),  # not cooperativeMatrixRobustBufferAccess: robustness is off
+        COOPERATIVE_MATRIX,
+        newer_than_validation=True,
+    ),
+    FeatureStruct(
+        "VkPhysicalDeviceShaderBfloat16FeaturesKHR",
+        SHADER_BFLOAT16_FEATURES_STYPE,
+        ("shaderBFloat16Type", "shaderBFloat16CooperativeMatrix"),
+        SHADER_BFLOAT16,
+        raw_layout=("shaderBFloat16Type", "shaderBFloat16DotProduct",
+                    "shaderBFloat16CooperativeMatrix"),
+        newer_than_validation=True,
+    ),
 )
-# VK_KHR_cooperative_matrix is reported (DeviceFeatures.cooperative_matrix: the extension is
-# present) but not enabled yet: the compiler does not emit it, and the validation layer of
-# Debian 12 (1.3.239) predates its feature struct and rejects any pNext chain naming it.
 
 # extensions without a feature struct of their own, enabled when present
 PLAIN_EXTENSIONS = (
@@ -186,17 +232,17 @@ def device_extensions(physical_device: object) -> list[str]:
     )
 
 
-def query_supported(physical_device: object, extensions: list[str]) -> dict[str, bool]:
-    """Every curated feature name mapped to whether the device supports it.
+def query_supported(
+    physical_device: object, extensions: list[str], validate: bool = False
+) -> dict[str, bool]:
+    """Every curated feature name mapped to whether the device supports it (and, where
+    `validate`, the validation layer lets us use it).
 
     Structs of absent extensions are left out of the query (the chain may only name structs the
-    driver knows); their members read False.
+    driver knows), as are those newer than the validation layer where `validate`; their members
+    read False.
     """
-    chain = [
-        (fs, ffi.new(fs.ctype + "*", {"sType": fs.stype}))
-        for fs in FEATURE_STRUCTS
-        if fs.extension is None or fs.extension in extensions
-    ]
+    chain = [(fs, fs.new()) for fs in FEATURE_STRUCTS if fs.usable(extensions, validate)]
     root = ffi.new(
         "VkPhysicalDeviceFeatures2*", {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2}
     )
@@ -212,10 +258,11 @@ def query_supported(physical_device: object, extensions: list[str]) -> dict[str,
 
 
 def build_enable_chain(
-    supported: dict[str, bool], extensions: list[str]
+    supported: dict[str, bool], extensions: list[str], validate: bool = False
 ) -> tuple[object, list[object], list[str]]:
     """The VkPhysicalDeviceFeatures2 to chain into VkDeviceCreateInfo.pNext, the structs it
-    points to (keep them alive), and the extensions to enable with them."""
+    points to (keep them alive), and the extensions to enable with them; where `validate`,
+    nothing the validation layer does not know."""
     root = ffi.new(
         "VkPhysicalDeviceFeatures2*", {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2}
     )
@@ -225,10 +272,10 @@ def build_enable_chain(
     for fs in FEATURE_STRUCTS:
         on = {name: supported[name] for name in fs.members if supported[name]}
         if fs.extension is not None:
-            if fs.extension not in extensions or not on:
+            if not fs.usable(extensions, validate) or not on:
                 continue
             enable.append(fs.extension)
-        structs.append(ffi.new(fs.ctype + "*", {"sType": fs.stype, **on}))
+        structs.append(fs.new(**on))
     _link(root, structs)
     return root, structs, enable
 
@@ -236,5 +283,5 @@ def build_enable_chain(
 def _link(root: object, structs: list[object]) -> None:
     previous = root
     for struct in structs:
-        previous.pNext = struct
+        previous.pNext = struct.pointer if isinstance(struct, RawFeatures) else struct
         previous = struct

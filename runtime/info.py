@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from . import _vk
 from ._vk import ffi, lib
+from .coop_shapes import query_coop_shapes
 from .feature import SUBGROUP_OPERATIONS as SUBGROUP_FEATURES
-from .feature import Feature
+from .feature import CoopShape, Feature
 from .features import FloatControls, device_extensions, query_float_controls, query_supported
 
 KINDS = {
@@ -58,13 +59,18 @@ class DeviceFeatures:
     int64_atomics: bool  # shaderBufferInt64Atomics
     subgroup_size: int
     subgroup_operations: frozenset[str]  # in compute shaders: 'basic', 'vote', 'arithmetic', ...
-    cooperative_matrix: bool  # VK_KHR_cooperative_matrix present (not enabled yet: see features.py)
+    # VK_KHR_cooperative_matrix's cooperativeMatrix, enabled: False under the validation layer,
+    # which predates it (see features.py)
+    cooperative_matrix: bool
     push_descriptor: bool  # VK_KHR_push_descriptor
     timeline_semaphore: bool
     vulkan_memory_model: bool
     scalar_block_layout: bool
     subgroup_size_control: bool
     float_controls: FloatControls = FloatControls()
+    # VK_KHR_shader_bfloat16 (False under the validation layer, as cooperative_matrix):
+    # shaderBFloat16Type, and shaderBFloat16CooperativeMatrix together with cooperative_matrix
+    bfloat16: bool = False
     bfloat16_cooperative_matrix: bool = False
 
     # SPV_KHR_float_controls capabilities, usable where the device allows the mode for some width
@@ -114,7 +120,9 @@ class DeviceInfo:
     """One Vulkan physical device, as `devices()` lists it.
 
     `memory` is the size in bytes of its largest device-local heap; `index` is its position in
-    `devices()` (and what `set_device` and PYKERN_DEVICE accept).
+    `devices()` (and what `set_device` and PYKERN_DEVICE accept). `coop_shapes` are the
+    cooperative-matrix multiplies kernels may use (`CoopShape(m, n, k, a, c)`, subgroup
+    scope), sorted; () where `features.cooperative_matrix` is False.
     """
 
     index: int
@@ -131,6 +139,7 @@ class DeviceInfo:
     extensions: frozenset[str] = field(repr=False)
     # VkPhysicalDeviceProperties.pipelineCacheUUID, hex: names the on-disk pipeline cache
     pipeline_cache_uuid: str = field(default="", repr=False)
+    coop_shapes: tuple[CoopShape, ...] = ()
 
     def __str__(self) -> str:
         f, lim = self.features, self.limits
@@ -146,6 +155,7 @@ class DeviceInfo:
                 "storage16",
                 "float32_atomic_add",
                 "cooperative_matrix",
+                "bfloat16",
                 "push_descriptor",
                 "timeline_semaphore",
             )
@@ -166,18 +176,24 @@ class DeviceInfo:
             + "\n"
             f"    features: {', '.join(flags) or 'none'}; "
             f"subgroup ops: {', '.join(sorted(f.subgroup_operations)) or 'none'}\n"
-            f"    float controls: {f.float_controls}"
+            f"    float controls: {f.float_controls}\n"
+            f"    cooperative matrices: {', '.join(map(str, self.coop_shapes)) or 'none'}"
         )
 
 
-def query_device_info(index: int, physical_device: object) -> DeviceInfo:
-    """Reads properties, limits, memory heaps and curated features of one physical device."""
+def query_device_info(
+    index: int, physical_device: object, instance: object | None = None, validate: bool = False
+) -> DeviceInfo:
+    """Reads properties, limits, memory heaps, curated features and cooperative-matrix shapes
+    of one physical device. `instance` (its VkInstance) provides the shapes' query function;
+    without it, or where `validate` (the validation layer is on), the shapes are ()."""
     extensions = device_extensions(physical_device)
-    supported = query_supported(physical_device, extensions)
+    supported = query_supported(physical_device, extensions, validate)
     queried = _PropertyChain(physical_device, extensions)
     props = queried.props2.properties
     api_version = _vk.split_version(props.apiVersion)
     driver = queried.driver
+    features = _features(physical_device, supported, extensions, queried, api_version)
     return DeviceInfo(
         index=index,
         name=ffi.string(props.deviceName).decode(errors="replace"),
@@ -189,10 +205,12 @@ def query_device_info(index: int, physical_device: object) -> DeviceInfo:
         or ffi.string(driver.driverName).decode(errors="replace"),
         uuid=bytes(ffi.buffer(queried.ids.deviceUUID)).hex(),
         memory=largest_device_local_heap(physical_device),
-        features=_features(physical_device, supported, extensions, queried, api_version),
+        features=features,
         limits=_limits(props.limits, queried),
         extensions=frozenset(extensions),
         pipeline_cache_uuid=bytes(ffi.buffer(props.pipelineCacheUUID)).hex(),
+        coop_shapes=query_coop_shapes(instance, physical_device)
+        if features.cooperative_matrix and instance is not None else (),
     )
 
 
@@ -261,7 +279,10 @@ def _features(
             for bit, name in SUBGROUP_OPERATIONS
             if compute_subgroups and subgroup.supportedOperations & bit
         ),
-        cooperative_matrix="VK_KHR_cooperative_matrix" in extensions,
+        cooperative_matrix=supported["cooperativeMatrix"],
+        bfloat16=supported["shaderBFloat16Type"],
+        bfloat16_cooperative_matrix=supported["cooperativeMatrix"]
+        and supported["shaderBFloat16CooperativeMatrix"],
         push_descriptor="VK_KHR_push_descriptor" in extensions,
         timeline_semaphore=supported["timelineSemaphore"],
         vulkan_memory_model=supported["vulkanMemoryModel"],

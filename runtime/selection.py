@@ -53,7 +53,9 @@ class Runtime:
 
         self.config = config
         self.instance: Instance = Instance(config)
-        self.infos = [query_device_info(i, p) for i, p in enumerate(self.instance.physical_devices)]
+        validate = self.instance.validation is not None
+        self.infos = [query_device_info(i, p, self.instance.handle, validate)
+                      for i, p in enumerate(self.instance.physical_devices)]
         self.opened: dict[int, Device] = {}
         self.extra: list[Device] = []  # from open_device: not shared, closed at shutdown too
         self.replaced: list[Device] = []  # unusable devices set_device replaced

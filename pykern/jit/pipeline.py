@@ -67,7 +67,8 @@ def target_for(device: Any) -> Target:
     return Target(max_push_constants_size=limits.max_push_constants_size,
                   features=features_of(features),
                   float_controls=float_controls_of(features.float_controls),
-                  loop_iteration_cap=limits.loop_iteration_cap)
+                  loop_iteration_cap=limits.loop_iteration_cap,
+                  coop_shapes=device.info.coop_shapes)
 
 
 @dataclass(frozen=True)

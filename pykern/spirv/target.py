@@ -37,7 +37,10 @@ CAPABILITY_FEATURES: dict[Capability, Feature] = {
         Feature.BFLOAT16_COOPERATIVE_MATRIX,
 }
 
-ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values())
+# and the features a kernel's IR nodes need without a capability of this grammar (its
+# cooperative-matrix capabilities are NVIDIA's, not VK_KHR_cooperative_matrix's)
+ALL_FEATURES = frozenset(CAPABILITY_FEATURES.values()) | {
+    Feature.COOPERATIVE_MATRIX, Feature.BFLOAT16_COOPERATIVE_MATRIX}
 
 # What kernels need of a Vulkan device, stated here for `pykern.passes`: computing with a type
 # needs the first feature, keeping it in a buffer the second (bools are bytes in buffers)
@@ -131,6 +134,8 @@ class Target:
     `loop_iteration_cap` is the number of loop iterations after which the device's driver
     ends every loop of an invocation without a word (`DeviceLimits.loop_iteration_cap`); where
     it is set, every loop reports being cut short (`pykern.spirv.loopcap`).
+    `coop_shapes` are the device's cooperative-matrix shapes (`DeviceInfo.coop_shapes`:
+    `pykern.runtime.feature.CoopShape`s); none by default.
     """
 
     max_push_constants_size: int = 128
@@ -140,6 +145,7 @@ class Target:
     float_controls: FloatControls = FloatControls()
     strict_float: bool = False
     loop_iteration_cap: int | None = None
+    coop_shapes: tuple = ()
 
     def preserves_inf_nan(self, bits: int) -> bool:
         """Whether modules for this target ask for IEEE inf/NaN/-0 on floats of `bits`."""
