@@ -22,6 +22,14 @@ outside its dimension) raises `pk.KernelIndexError`; in debug mode a failed asse
 
 Kernels with `pk.barrier()` or subgroup operations run each workgroup in lockstep (see
 `runner`); `subgroup_size` (default 32) is the subgroup size they see.
+
+Cooperative-matrix tiles (`tiles`, `tile_codegen`) are numpy arrays, one whole copy per
+invocation (every invocation of a subgroup executes the same tile operations on the same
+operands, so the copies agree); the invocations of a subgroup meet before each tile load and
+store, as the GPU's subgroup loads and stores a tile together, so kernels with tiles run in
+lockstep too. A float `coop_mma` sums exact products in float64 and rounds once to the
+accumulator's dtype; the GPU accumulates in the accumulator's precision in an order of its
+own, so the two agree within that accumulation's error bound, not bit for bit.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pykern.interpret.helpers import NAMESPACE
 from pykern.interpret.module import generate
 from pykern.interpret.reports import assertion_reporter, out_of_bounds_reporter
 from pykern.interpret.runner import SCHEDULES, Launch, num_groups
+from pykern.interpret.tiles import NAMESPACE as TILE_NAMESPACE
 from pykern.runtime import grid as runtime_grid
 
 CACHE_SIZE = 256
@@ -35,7 +36,7 @@ class InterpretedKernel:
         # registered so tracebacks and debuggers show the generated lines
         linecache.cache[self.filename] = (len(self.source), None,
                                           self.source.splitlines(True), self.filename)
-        namespace = dict(NAMESPACE)
+        namespace = {**NAMESPACE, **TILE_NAMESPACE}
         exec(compile(self.source, self.filename, "exec"), namespace)
         self._bind: Callable[..., Callable] = namespace["bind"]  # type: ignore[assignment]
 

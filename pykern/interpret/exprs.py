@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from pykern.lang import dtypes as dt
 from pykern import ir
-from pykern.interpret import names, ops
+from pykern.interpret import names, ops, tile_codegen
 from pykern.interpret.names import CodegenState, Geometry, SubgroupSite
 from pykern.interpret.walk import EXCHANGING
+from pykern.lang.coop import is_tile
 
 BUILTINS: dict[ir.BuiltinKind, Callable[[ir.Kernel, int], str]] = {
     ir.BuiltinKind.GLOBAL_ID: lambda k, d: names.GLOBAL_IDS[d],
@@ -107,6 +108,8 @@ class ExprCodegen:
         return self.geometry[e.array].shape[e.axis]
 
     def _binop(self, e: ir.BinOp) -> str:
+        if is_tile(e.type):
+            return tile_codegen.binop(self, e)
         t = e.lhs.type
         emit = ops.BINARY.get((e.op, t.kind))
         if emit is None:
@@ -114,6 +117,8 @@ class ExprCodegen:
         return emit(t, self.expr(e.lhs), self.expr(e.rhs))
 
     def _unaryop(self, e: ir.UnaryOp) -> str:
+        if is_tile(e.type):
+            return tile_codegen.unaryop(self, e)
         t = e.operand.type
         emit = ops.UNARY.get((e.op, t.kind))
         if emit is None:
@@ -130,6 +135,8 @@ class ExprCodegen:
         return f"_select({self.expr(e.cond)}, {self.expr(e.then)}, {self.expr(e.orelse)})"
 
     def _cast(self, e: ir.Cast) -> str:
+        if is_tile(e.type):
+            return tile_codegen.cast(self, e)
         src, dst = e.value.type, e.type
         value = self.expr(e.value)
         if src == dst:
@@ -189,4 +196,8 @@ _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {
     ir.Atomic: ExprCodegen._atomic,
     ir.Subgroup: ExprCodegen._subgroup,
     ir.Call: ExprCodegen._call,
+    ir.CoopFill: tile_codegen.fill,  # type: ignore[dict-item]
+    ir.CoopLoad: tile_codegen.load,  # type: ignore[dict-item]
+    ir.CoopMma: tile_codegen.mma,  # type: ignore[dict-item]
+    ir.CoopScale: tile_codegen.scale,  # type: ignore[dict-item]
 }

@@ -24,8 +24,9 @@ import math
 from dataclasses import dataclass
 
 from pykern import ir
+from pykern.lang.coop import CoopType
 from pykern.lang.dtypes import DType
-from pykern.interpret import names
+from pykern.interpret import names, tile_codegen
 from pykern.interpret.exprs import ExprCodegen
 from pykern.interpret.names import AccessSite, AssertSite, CodegenState, SubgroupSite
 from pykern.interpret.stmts import INDENT, StmtCodegen
@@ -114,8 +115,10 @@ def bind_params(kernel: ir.Kernel) -> tuple[str, ...]:
     return tuple(out)
 
 
-def zero(t: DType, state: CodegenState) -> str:
+def zero(t: DType | CoopType, state: CodegenState) -> str:
     """The value a local has before its first assignment (the GPU's is undefined)."""
+    if isinstance(t, CoopType):
+        return tile_codegen.zero(state, t)
     if t.is_float:
         return state.float_constant(0.0, t)
     return "False" if t.kind == "b" else "0"

@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from pykern import ir
+from pykern.lang.coop import CoopType
 from pykern.lang.dtypes import DType
 
 
@@ -140,10 +141,12 @@ class AssertSite:
 @dataclass(frozen=True)
 class SubgroupSite:
     """One exchanging subgroup operation: an invocation that reaches it yields
-    `(site index, *argument values)` and is resumed with the result."""
+    `(site index, *argument values)` and is resumed with the result. `op` None is a tile load
+    or store (`type` the tile's): the subgroup meets there and exchanges nothing (see
+    `tile_codegen`)."""
 
-    op: ir.SubgroupOp
-    type: DType
+    op: ir.SubgroupOp | None
+    type: DType | CoopType
     loc: ir.Loc
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pykern import ir
-from pykern.interpret import names
+from pykern.interpret import names, tile_codegen
 from pykern.interpret.exprs import ExprCodegen
 from pykern.interpret.names import AssertSite
 
@@ -48,6 +48,9 @@ class StmtCodegen:
         return [pad + f"if not ({allowed}):",
                 pad + INDENT + fail,
                 pad + f"{buffer}[{addr}] = {self.expr(s.value)}"]
+
+    def _coop_store(self, s: ir.CoopStore, depth: int) -> list[str]:
+        return [INDENT * depth + line for line in tile_codegen.store(self.exprs, s)]
 
     def _eval(self, s: ir.Eval, depth: int) -> list[str]:
         return [INDENT * depth + self.expr(s.value)]
@@ -108,4 +111,5 @@ _DISPATCH: dict[type, Callable[[StmtCodegen, ir.Stmt, int], list[str]]] = {
     ir.Return: StmtCodegen._return,
     ir.Barrier: StmtCodegen._barrier,
     ir.Assert: StmtCodegen._assert,
+    ir.CoopStore: StmtCodegen._coop_store,
 }

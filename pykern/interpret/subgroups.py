@@ -93,4 +93,6 @@ EXCHANGES: dict[S, Exchange] = {
 
 def exchange(site: SubgroupSite, lanes: list[int], args: Args, size: int) -> list:
     """The results of the subgroup operation at `site` for the active lanes `lanes`."""
-    return EXCHANGES[site.op](site.type, lanes, args, size)
+    if site.op is None:  # a tile load or store: the subgroup only meets
+        return [None] * len(args)
+    return EXCHANGES[site.op](site.type, lanes, args, size)  # type: ignore[arg-type]

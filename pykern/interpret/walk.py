@@ -8,14 +8,16 @@ from pykern import ir
 
 # subgroup operations that need the values of other invocations; SIZE and LANE do not
 EXCHANGING = frozenset(ir.SubgroupOp) - {ir.SubgroupOp.SIZE, ir.SubgroupOp.LANE}
+# tile memory accesses, which a subgroup makes together (see `tile_codegen`)
+TILE_ACCESSES = (ir.CoopLoad, ir.CoopStore)
 
 
 def synchronises(stmts: Iterable[ir.Stmt], lockstep_functions: set[str]) -> bool:
     """Whether running `stmts` meets other invocations: a barrier, an exchanging subgroup
-    operation, or a call of a device function that does."""
+    operation, a tile load or store, or a call of a device function that does."""
     for stmt in stmts:
         for node in ir.walk(stmt):
-            if isinstance(node, ir.Barrier):
+            if isinstance(node, (ir.Barrier, *TILE_ACCESSES)):
                 return True
             if isinstance(node, ir.Subgroup) and node.op in EXCHANGING:
                 return True

@@ -1,0 +1,145 @@
+"""The values and operations of cooperative-matrix tiles, as generated code calls them.
+
+A tile is a 2-D numpy array of its dtype (`rows x cols`). On the GPU a tile is spread over the
+invocations of a subgroup; every one of them executes the same tile operations with the same
+operands, so each invocation holding its own whole copy computes the same result. No operation
+here changes an array it is given: assigning a tile to another local may share the array.
+
+Elementwise operators need no helper (numpy's `+ - * /` and unary `-` on two arrays of one
+dtype round per element in that dtype, and integers wrap); these functions do the rest:
+
+- `tile_addresses` finds the buffer element of every tile element and checks them, as an
+  `ArrayLoad` checks its one element (see `pykern.interpret.exprs.ExprCodegen.address`);
+- `load` and `store` move a tile between a buffer and an array (the buffer of a parameter is a
+  numpy array or a memoryview; a `pk.shared` array is a Python list, see `module`);
+- `mma` multiplies and adds (`a @ b + c`), `scale` multiplies by a scalar, `convert` changes
+  the dtype with the interpreter's scalar conversion rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pykern.lang.dtypes import BY_NAME
+
+Tile = np.ndarray
+# the launch's `_oob(site, index, invocation)`, which raises KernelIndexError
+Reporter = Callable[[int, tuple[int, ...], tuple[int, ...]], object]
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype that holds elements of pykern dtype `name` (generated code binds one
+    module-level constant per dtype it uses)."""
+    return BY_NAME[name].numpy
+
+
+def zeros(rows: int, cols: int, dtype: np.dtype) -> Tile:
+    """A tile local before its first assignment (the GPU's is undefined)."""
+    return np.zeros((rows, cols), dtype)
+
+
+def fill(rows: int, cols: int, value: object, dtype: np.dtype) -> Tile:
+    """`pk.coop_fill`: every element `value` (a scalar of the tile's dtype)."""
+    return np.full((rows, cols), value, dtype)
+
+
+# ---------------------------------------------------------------- memory
+
+
+def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tuple[int, ...],
+                   index: tuple[int, ...], size: tuple[int, int], transpose: bool, debug: bool,
+                   report: Reporter, site: int, invocation: tuple[int, ...]) -> np.ndarray:
+    """The buffer address of every element (i, j) of a `size` = (rows, cols) tile whose first
+    element is `array[index]`: element (i, j) is `array[..., r + i, c + j]`, with `transpose`
+    `array[..., r + j, c + i]`. Every address must lie inside the buffer (in debug mode every
+    index inside its dimension, what the GPU checks then); else `report(site, index of the
+    first offending element, invocation)` raises KernelIndexError."""
+    rows, cols = size
+    *lead, r, c = index
+    i = np.arange(rows, dtype=np.int64)[:, None]
+    j = np.arange(cols, dtype=np.int64)[None, :]
+    down, across = (r + j, c + i) if transpose else (r + i, c + j)  # array rows, array columns
+    down, across = np.broadcast_arrays(down, across)
+    base = offset + sum(k * s for k, s in zip(lead, strides, strict=False))
+    addresses = base + down * strides[-2] + across * strides[-1]
+    allowed = (addresses >= 0) & (addresses < length)
+    if debug:
+        lead_inside = all(0 <= k < n for k, n in zip(lead, shape, strict=False))
+        allowed &= lead_inside & (down >= 0) & (down < shape[-2]) & (across >= 0) \
+            & (across < shape[-1])
+    if not allowed.all():
+        bad = np.argwhere(~allowed)[0]  # the first in row-major tile order
+        element = (*lead, int(down[tuple(bad)]), int(across[tuple(bad)]))
+        report(site, tuple(int(k) for k in element), invocation)
+    return addresses
+
+
+def load(buffer: object, addresses: np.ndarray, array_dtype: np.dtype,
+         tile_dtype: np.dtype) -> Tile:
+    """`pk.coop_load`: the elements at `addresses` (checked), as a tile of `tile_dtype`."""
+    if isinstance(buffer, list):  # pk.shared: Python ints or numpy float scalars
+        flat = np.array([buffer[a] for a in addresses.ravel().tolist()], array_dtype)
+        return flat.reshape(addresses.shape).astype(tile_dtype)
+    return np.asarray(buffer)[addresses].astype(tile_dtype)  # numpy array or memoryview
+
+
+def store(buffer: object, addresses: np.ndarray, tile: Tile, array_dtype: np.dtype) -> None:
+    """`pk.coop_store`: every element of `tile`, converted to the array's dtype, to its
+    address (checked). Elements that share an address (a zero stride) store in row-major tile
+    order, the last one staying."""
+    values = tile.astype(array_dtype)
+    if isinstance(buffer, list):
+        # the values generated code holds: Python ints for integers, numpy scalars for floats
+        items = list(values.ravel()) if values.dtype.kind == "f" else values.ravel().tolist()
+        for address, item in zip(addresses.ravel().tolist(), items, strict=True):
+            buffer[address] = item
+        return
+    np.asarray(buffer)[addresses] = values
+
+
+# ---------------------------------------------------------------- arithmetic
+
+
+def mma(a: Tile, b: Tile, c: Tile) -> Tile:
+    """`pk.coop_mma`: `a @ b + c` in c's dtype.
+
+    Floats: the products are exact in float64 (for f16, bf16 and f32 operands), summed in
+    float64, added to c and rounded once to c's dtype. The GPU accumulates in c's precision in
+    an order of its own, so its results agree with these within the bound of accumulating in
+    that precision, not bit for bit. Integers: exact products summed in int64 (signed or
+    unsigned by the operands' dtype), wrapped to c's dtype in two's complement."""
+    wide = np.float64 if c.dtype.kind == "f" else np.int64
+    exact = a.astype(wide) @ b.astype(wide) + c.astype(wide)
+    return exact.astype(c.dtype)
+
+
+def scale(tile: Tile, scalar: object) -> Tile:
+    """Every element times `scalar` (of the tile's dtype), rounded or wrapped in that dtype."""
+    return tile * tile.dtype.type(scalar)
+
+
+def convert(tile: Tile, dtype: np.dtype) -> Tile:
+    """Elementwise conversion with the rules of the interpreter's scalar casts (`helpers`):
+    float to int truncates toward zero and saturates at the type's limits, NaN gives 0; int to
+    int wraps; to float rounds to nearest."""
+    if tile.dtype.kind == "f" and dtype.kind in "iu":
+        limits = np.iinfo(dtype)
+        wide = np.trunc(tile.astype(np.float64))  # tile integers have at most 32 bits: exact
+        clipped = np.clip(np.nan_to_num(wide, nan=0.0), limits.min, limits.max)
+        return clipped.astype(dtype)
+    return tile.astype(dtype)
+
+
+NAMESPACE: dict[str, object] = {
+    "_tile_dtype": numpy_dtype,
+    "_tile_zeros": zeros,
+    "_tile_fill": fill,
+    "_tile_addresses": tile_addresses,
+    "_tile_load": load,
+    "_tile_store": store,
+    "_tile_mma": mma,
+    "_tile_scale": scale,
+    "_tile_convert": convert,
+}
