@@ -22,7 +22,7 @@ from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, TILE_DTYPE_NAMES, 
 COOP_CALLS = {bi.coop_fill: "fill", bi.coop_load: "load", bi.coop_store: "store",
               bi.coop_mma: "mma", bi.coop_convert: "convert"}
 # the keyword arguments each accepts (every other call takes none)
-COOP_KEYWORDS = {bi.coop_load: ("transpose",), bi.coop_store: ("transpose",)}
+COOP_KEYWORDS = {bi.coop_load: ("transpose", "dtype"), bi.coop_store: ("transpose",)}
 TILE_OPERATORS = {ast.Add: ir.BinOpKind.ADD, ast.Sub: ir.BinOpKind.SUB,
                   ast.Mult: ir.BinOpKind.MUL, ast.Div: ir.BinOpKind.DIV}
 
@@ -42,13 +42,16 @@ class CoopTranslator(ExprTranslator):
         keywords = self.coop_keywords(callee, name, node)
         return getattr(self, f"coop_{kind}")(args, keywords, name, node)
 
-    def coop_keywords(self, callee: object, name: str, node: ast.Call) -> dict[str, bool]:
+    def coop_keywords(self, callee: object, name: str, node: ast.Call) -> dict[str, object]:
         allowed = COOP_KEYWORDS.get(callee, ())
-        out = {}
+        out: dict[str, object] = {}
         for kw in node.keywords:
             if kw.arg not in allowed:
                 raise self.error(kw, f"{name}() takes no keyword argument '{kw.arg}'"
                                      + (f" (it takes {', '.join(allowed)})" if allowed else ""))
+            if kw.arg == "dtype":
+                out["dtype"] = self.tile_dtype(kw.value, name)
+                continue
             value = self.visit(kw.value)
             if not (isinstance(value, PyConst) and isinstance(value.value, bool)):
                 raise self.error(kw.value, f"{kw.arg}= of {name}() must be a constant True or "
@@ -139,15 +142,35 @@ class CoopTranslator(ExprTranslator):
         self.check_arity(args, 6, name, node)  # type: ignore[attr-defined]
         array = self.tile_array(args[0], name)
         dtype = self.ctx.array_types[array].dtype
-        if dtype.name not in TILE_DTYPE_NAMES:
+        if dtype.name not in TILE_DTYPE_NAMES and "dtype" not in kw:
             raise self.error(args[0], f"{name}() cannot load tiles of {dtype.name} ('{array}')",
                              KernelTypeError)
         indices = self.tile_indices(array, args[1], args[2], name)
-        t = CoopType(dtype, self.tile_size(args[3], "rows", name),
+        t = CoopType(kw.get("dtype", dtype), self.tile_size(args[3], "rows", name),
                      self.tile_size(args[4], "cols", name), self.tile_use(args[5], name))
+        self.check_packing(t, dtype, bool(kw.get("transpose")), args[0], name)
         self.note_access(array, ir.Access.READ | ir.Access.TILES)  # type: ignore[attr-defined]
         return ir.CoopLoad(array=array, indices=indices, transpose=kw.get("transpose", False),
                            type=t, loc=self.loc(node))  # type: ignore[arg-type]
+
+    def check_packing(self, t: CoopType, words: dt.DType, transpose: bool, node: ast.AST,
+                      name: str) -> None:
+        """`dtype=` reads a tile of a narrower type from an array of wider words: the words
+        must hold whole tile elements, and the tile's rows (columns with `transpose`) whole
+        words."""
+        if t.dtype.itemsize == words.itemsize:
+            if t.dtype != words:
+                raise self.error(node, f"{name}(dtype=pk.{t.dtype.name}) of an array of "
+                                       f"{words.name}: a tile reads its array's dtype, or a "
+                                       "narrower one packed in wider words", KernelTypeError)
+            return
+        pack, extent = words.itemsize // t.dtype.itemsize, t.rows if transpose else t.cols
+        if words.itemsize % t.dtype.itemsize or not words.is_int or extent % pack:
+            raise self.error(node, f"{name}(dtype=pk.{t.dtype.name}) reads {pack} elements from "
+                                   f"each {words.name} word: the array must be of unsigned or "
+                                   f"signed integer words whose width is a multiple, and the "
+                                   f"tile's {'rows' if transpose else 'cols'} a multiple of "
+                                   f"{pack}", KernelTypeError)
 
     def coop_store(self, args: list, kw: dict, name: str, node: ast.Call) -> ir.CoopStore:
         """Only as a statement (see `Translator.visit_Expr`)."""

@@ -51,10 +51,14 @@ def load(gen: ExprCodegen, e: ir.CoopLoad) -> str:
     """The subgroup meets (the yield's value is None), then each invocation loads."""
     t: CoopType = e.type  # type: ignore[assignment]
     meet = meeting(gen.state, t, e.loc)
-    addresses = tile_addresses(gen, e.array, e.indices, t, e.transpose, e.loc)
+    wide = array_dtype(gen.kernel, e.array)
+    pack = wide.itemsize // t.dtype.itemsize  # tile elements per array element (1 but with dtype=)
+    words = CoopType(t.dtype, t.rows // pack, t.cols, t.use) if e.transpose else \
+        CoopType(t.dtype, t.rows, t.cols // pack, t.use)  # the array elements the tile spans
+    addresses = tile_addresses(gen, e.array, e.indices, words, e.transpose, e.loc)
     return (f"({meet} or _tile_load({gen.geometry[e.array].buffer}, {addresses}, "
-            f"{dtype_constant(gen.state, array_dtype(gen.kernel, e.array))}, "
-            f"{dtype_constant(gen.state, t.dtype)}))")
+            f"{dtype_constant(gen.state, wide)}, {dtype_constant(gen.state, t.dtype)}, "
+            f"{pack}, {bool(e.transpose)}))")
 
 
 def store(gen: ExprCodegen, s: ir.CoopStore) -> list[str]:

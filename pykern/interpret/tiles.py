@@ -77,12 +77,21 @@ def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tu
 
 
 def load(buffer: object, addresses: np.ndarray, array_dtype: np.dtype,
-         tile_dtype: np.dtype) -> Tile:
-    """`pk.coop_load`: the elements at `addresses` (checked), as a tile of `tile_dtype`."""
+         tile_dtype: np.dtype, pack: int = 1, transpose: bool = False) -> Tile:
+    """`pk.coop_load`: the elements at `addresses` (checked), as a tile of `tile_dtype`. With
+    `pack` > 1 (`dtype=` of a narrower type) each array element holds `pack` tile elements,
+    in memory order along the tile's rows (along its columns with `transpose`)."""
     if isinstance(buffer, list):  # pk.shared: Python ints or numpy float scalars
         flat = np.array([buffer[a] for a in addresses.ravel().tolist()], array_dtype)
-        return flat.reshape(addresses.shape).astype(tile_dtype)
-    return np.asarray(buffer)[addresses].astype(tile_dtype)  # numpy array or memoryview
+        words = flat.reshape(addresses.shape)
+    else:
+        words = np.asarray(buffer)[addresses]  # numpy array or memoryview
+    if pack == 1:
+        return words.astype(tile_dtype)
+    words = np.ascontiguousarray(words.astype(array_dtype))
+    if transpose:
+        return np.ascontiguousarray(words.T).view(tile_dtype).T.copy()
+    return words.view(tile_dtype).copy()
 
 
 def store(buffer: object, addresses: np.ndarray, tile: Tile, array_dtype: np.dtype) -> None:

@@ -151,7 +151,10 @@ class _Verifier:
                     t: CoopType) -> None:
         a = self.array(node, array)
         self.check(a.ndim >= 2 and len(indices) == a.ndim, node, "tile access rank")
-        self.check(a.dtype.bits == t.dtype.bits, node, "tile element width differs from array's")
+        packed = isinstance(node, ir.CoopLoad) and a.dtype.is_int \
+            and a.dtype.bits % t.dtype.bits == 0
+        self.check(a.dtype.bits == t.dtype.bits or packed, node,
+                   "tile element width differs from array's")
         decl = self.decls.get(array)
         self.check(decl is None or decl.space is ir.MemorySpace.SHARED, node, "tile on pk.local")
         self.indices(node, indices)

@@ -2,41 +2,54 @@
 
 One workgroup of 4 subgroups computes a 128 x 128 block of C; each subgroup a 64 x 64 part as
 4 x 4 accumulator tiles of 16 x 16, in f32 whatever the inputs (f16 and bf16 products
-accumulate in f32, then round once to the output dtype). Each k step of 32 stages the slices
-of A and B in shared memory, copied by the subgroups as 16 x 16 tiles; a B that is the
-transposed view of a row-major matrix is loaded with `transpose=True`, never copied.
+accumulate in f32, then round once to the output dtype). Each k slice of 32 is staged in
+shared memory by plain 8-byte copies (the operands are read as 64-bit words), fetched into
+registers one slice ahead so that the copies overlap the multiplies; the tiles are then loaded
+from shared memory as packed 16-bit elements (`pk.coop_load(..., dtype=)`). A B that is the
+transposed view of a row-major matrix is staged as such and loaded with `transpose=True`.
 
 `coop_matmul` is used where the device multiplies 16 x 16 x 16 tiles of the operands' dtype
-into f32, the shapes divide into blocks, and the rows are 16-byte aligned; elsewhere the
+into f32, the shapes divide into blocks and the rows are 16-byte aligned; elsewhere the
 portable kernels of `linalg` run.
 """
-
 
 import functools
 
 import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.runtime.feature import Feature
-from pykern.tensor.tensor import Tensor
 from pykern.tensor.strided import view
+from pykern.tensor.tensor import Tensor
 
-BM, BN, TK = 128, 128, 32  # the block of C one workgroup computes; the k step
+BM, BN, TK = 128, 128, 32  # the block of C one workgroup computes; the k slice
 TILE_DTYPES = ("f16", "bf16")
+WORD = 4  # 16-bit elements per 64-bit word
 
 
 def _offers(device: object, dtype: DType) -> bool:
     info = device.info  # type: ignore[attr-defined]
-    if not info.features.has(Feature.COOPERATIVE_MATRIX):
+    if not info.features.has(Feature.COOPERATIVE_MATRIX) or not info.features.int64:
         return False
     return any((s[0], s[1], s[2]) == (16, 16, 16) and getattr(s[3], "name", s[3]) == dtype.name
                and getattr(s[4], "name", s[4]) == "f32" for s in info.coop_shapes)
 
 
-def _rows_aligned(t: Tensor, last_contiguous: bool) -> bool:
-    item = t.dtype.itemsize
-    inner, outer = (-1, -2) if last_contiguous else (-2, -1)
-    return (t.element_strides[inner] == 1 and (t.element_strides[outer] * item) % 16 == 0
-            and (t.offset * item) % 16 == 0)
+def _words(t: Tensor, last_contiguous: bool) -> Tensor | None:
+    """`t` (16-bit elements) as 64-bit words along its contiguous dimension — the last, or
+    with `last_contiguous` False the one before (then the two are swapped, so the words are
+    the last dimension again) — or None where the view's offset and strides do not fall on
+    whole, 16-byte aligned rows."""
+    strides = list(t.element_strides)
+    shape = list(t.shape)
+    if not last_contiguous:
+        strides[-1], strides[-2] = strides[-2], strides[-1]
+        shape[-1], shape[-2] = shape[-2], shape[-1]
+    if strides[-1] != 1 or shape[-1] % WORD or t.offset % 8 or strides[-2] % 8 \
+            or any(s % WORD for s in strides[:-2]):
+        return None
+    words = Tensor(t.buffer, t.shape, pk.u64, t.element_strides, 0)  # the same memory
+    return view(words, tuple(shape[:-1]) + (shape[-1] // WORD,),
+                tuple(s // WORD for s in strides[:-1]) + (1,), t.offset // WORD)
 
 
 def coop_matmul(a: Tensor, b: Tensor, c: Tensor) -> bool:
@@ -49,33 +62,40 @@ def coop_matmul(a: Tensor, b: Tensor, c: Tensor) -> bool:
     n = b.shape[3]
     if m % BM or n % BN or k % TK or not _offers(c.device, dtype):
         return False
-    b_rows = _rows_aligned(b, last_contiguous=True)
-    if not (_rows_aligned(a, True) and _rows_aligned(c, True)
-            and (b_rows or _rows_aligned(b, last_contiguous=False))):
+    ca = c.element_strides
+    if ca[-1] != 1 or (c.offset * c.dtype.itemsize) % 16 or (ca[-2] * c.dtype.itemsize) % 16:
         return False
-    if not b_rows:  # B is the transposed view of a row-major (N, K) matrix
-        b = view(b, b.shape[:2] + (n, k),
-                 b.element_strides[:2] + (b.element_strides[3], b.element_strides[2]), b.offset)
-    kern = _kernel(dtype, c.dtype, not b_rows)
-    kern[(n // BN) * 32, (m // BM) * 4, b1 * b2](a, b, c, b2)
+    aw = _words(a, last_contiguous=True)
+    bw = _words(b, last_contiguous=True)
+    transposed = bw is None
+    if transposed:
+        bw = _words(b, last_contiguous=False)
+    if aw is None or bw is None:
+        return False
+    kern = _kernel(dtype, c.dtype, transposed)
+    kern[(n // BN) * 32, (m // BM) * 4, b1 * b2](aw, bw, c, b2)
     return True
+
 
 @functools.lru_cache(maxsize=None)
 def _kernel(ab: DType, out: DType, b_transposed: bool) -> pk.Kernel:
+    AB = ab  # noqa: N806
     OUT = out  # noqa: N806
     TB = b_transposed  # noqa: N806
-    AB = ab  # noqa: N806
 
     @pk.kernel(workgroup=(32, 4, 1))
-    def matmul_coop(a: ab[:, :, :, :], b: ab[:, :, :, :], c: out[:, :, :, :], nb2: pk.i32):
-        # the 128 x 32 slice of A and 32 x 128 slice of B a k step needs are staged in shared
-        # memory (each subgroup copies four 16 x 16 tiles of each); subgroup s then computes
-        # the 64 x 64 part (s // 2, s % 2) of the workgroup's 128 x 128 block of C
-        # rows padded by 8 elements (16 bytes): unpadded, the tile loads of a k step hit the
-        # same shared-memory banks (77 against 51 TFLOP/s at 8192^3 f16 on an H200)
-        sa = pk.shared(AB, (128, 40))
-        sb = pk.shared(AB, (32, 136))
+    def matmul_coop(a: pk.u64[:, :, :, :], b: pk.u64[:, :, :, :], c: out[:, :, :, :],
+                    nb2: pk.i32):
+        # a, b: the operands' 16-bit elements as 64-bit words (4 each), so that the copies into
+        # shared memory move 8 bytes per load. Each k slice of 32 is staged there: A's 128 x 32
+        # block, and B's 32 x 128 block (with TB, the 128 x 32 block of B transposed); rows
+        # padded by 2 words, so that the tile loads of a k step spread over the memory banks.
+        # Subgroup s computes the 64 x 64 part (s // 2, s % 2) of the 128 x 128 block of C.
+        sa = pk.shared(pk.u64, (128, 10))
+        sb = pk.shared(pk.u64, (32, 34))
+        sbt = pk.shared(pk.u64, (128, 10))
         s = pk.local_id(1)
+        tid = s * 32 + pk.local_id(0)
         r0 = pk.group_id(1) * 128
         c0 = pk.group_id(0) * 128
         z1 = pk.group_id(2) // nb2
@@ -100,30 +120,112 @@ def _kernel(ab: DType, out: DType, b_transposed: bool) -> pk.Kernel:
         c31 = c00
         c32 = c00
         c33 = c00
-        for k in range(0, a.shape[3], 32):
-            for t in range(4):  # this subgroup's share of the copies
-                i = t // 2
-                j = t % 2
-                ta = pk.coop_load(a, (z1, z2, r0 + s * 32 + i * 16), k + j * 16, 16, 16,
-                                  pk.MATRIX_A)
-                pk.coop_store(sa, s * 32 + i * 16, j * 16, ta)
-                if TB:
-                    tb = pk.coop_load(b, (z1, z2, c0 + (s * 2 + j) * 16), k + i * 16, 16, 16,
-                                      pk.MATRIX_A, transpose=True)
-                else:
-                    tb = pk.coop_load(b, (z1, z2, k + i * 16), c0 + (s * 2 + j) * 16, 16, 16,
-                                      pk.MATRIX_A)
-                pk.coop_store(sb, i * 16, (s * 2 + j) * 16, tb)
+        # the first k slice, fetched into registers; each iteration stores the slice it holds
+        # and fetches the next one while the tiles of this one are multiplied
+        x0 = a[z1, z2, r0 + (tid + 0) // 8, 0 // 4 + (tid + 0) % 8]
+        x1 = a[z1, z2, r0 + (tid + 128) // 8, 0 // 4 + (tid + 128) % 8]
+        x2 = a[z1, z2, r0 + (tid + 256) // 8, 0 // 4 + (tid + 256) % 8]
+        x3 = a[z1, z2, r0 + (tid + 384) // 8, 0 // 4 + (tid + 384) % 8]
+        x4 = a[z1, z2, r0 + (tid + 512) // 8, 0 // 4 + (tid + 512) % 8]
+        x5 = a[z1, z2, r0 + (tid + 640) // 8, 0 // 4 + (tid + 640) % 8]
+        x6 = a[z1, z2, r0 + (tid + 768) // 8, 0 // 4 + (tid + 768) % 8]
+        x7 = a[z1, z2, r0 + (tid + 896) // 8, 0 // 4 + (tid + 896) % 8]
+        if TB:
+            y0 = b[z1, z2, c0 + (tid + 0) // 8, 0 // 4 + (tid + 0) % 8]
+            y1 = b[z1, z2, c0 + (tid + 128) // 8, 0 // 4 + (tid + 128) % 8]
+            y2 = b[z1, z2, c0 + (tid + 256) // 8, 0 // 4 + (tid + 256) % 8]
+            y3 = b[z1, z2, c0 + (tid + 384) // 8, 0 // 4 + (tid + 384) % 8]
+            y4 = b[z1, z2, c0 + (tid + 512) // 8, 0 // 4 + (tid + 512) % 8]
+            y5 = b[z1, z2, c0 + (tid + 640) // 8, 0 // 4 + (tid + 640) % 8]
+            y6 = b[z1, z2, c0 + (tid + 768) // 8, 0 // 4 + (tid + 768) % 8]
+            y7 = b[z1, z2, c0 + (tid + 896) // 8, 0 // 4 + (tid + 896) % 8]
+        else:
+            y0 = b[z1, z2, 0 + (tid + 0) // 32, c0 // 4 + (tid + 0) % 32]
+            y1 = b[z1, z2, 0 + (tid + 128) // 32, c0 // 4 + (tid + 128) % 32]
+            y2 = b[z1, z2, 0 + (tid + 256) // 32, c0 // 4 + (tid + 256) % 32]
+            y3 = b[z1, z2, 0 + (tid + 384) // 32, c0 // 4 + (tid + 384) % 32]
+            y4 = b[z1, z2, 0 + (tid + 512) // 32, c0 // 4 + (tid + 512) % 32]
+            y5 = b[z1, z2, 0 + (tid + 640) // 32, c0 // 4 + (tid + 640) % 32]
+            y6 = b[z1, z2, 0 + (tid + 768) // 32, c0 // 4 + (tid + 768) % 32]
+            y7 = b[z1, z2, 0 + (tid + 896) // 32, c0 // 4 + (tid + 896) % 32]
+        for k in range(32, a.shape[3] * 4 + 32, 32):
+            sa[(tid + 0) // 8, (tid + 0) % 8] = x0
+            sa[(tid + 128) // 8, (tid + 128) % 8] = x1
+            sa[(tid + 256) // 8, (tid + 256) % 8] = x2
+            sa[(tid + 384) // 8, (tid + 384) % 8] = x3
+            sa[(tid + 512) // 8, (tid + 512) % 8] = x4
+            sa[(tid + 640) // 8, (tid + 640) % 8] = x5
+            sa[(tid + 768) // 8, (tid + 768) % 8] = x6
+            sa[(tid + 896) // 8, (tid + 896) % 8] = x7
+            if TB:
+                sbt[(tid + 0) // 8, (tid + 0) % 8] = y0
+                sbt[(tid + 128) // 8, (tid + 128) % 8] = y1
+                sbt[(tid + 256) // 8, (tid + 256) % 8] = y2
+                sbt[(tid + 384) // 8, (tid + 384) % 8] = y3
+                sbt[(tid + 512) // 8, (tid + 512) % 8] = y4
+                sbt[(tid + 640) // 8, (tid + 640) % 8] = y5
+                sbt[(tid + 768) // 8, (tid + 768) % 8] = y6
+                sbt[(tid + 896) // 8, (tid + 896) % 8] = y7
+            else:
+                sb[(tid + 0) // 32, (tid + 0) % 32] = y0
+                sb[(tid + 128) // 32, (tid + 128) % 32] = y1
+                sb[(tid + 256) // 32, (tid + 256) % 32] = y2
+                sb[(tid + 384) // 32, (tid + 384) % 32] = y3
+                sb[(tid + 512) // 32, (tid + 512) % 32] = y4
+                sb[(tid + 640) // 32, (tid + 640) % 32] = y5
+                sb[(tid + 768) // 32, (tid + 768) % 32] = y6
+                sb[(tid + 896) // 32, (tid + 896) % 32] = y7
             pk.barrier()
-            for kk in range(0, 32, 16):
-                a0 = pk.coop_load(sa, wr + 0, kk, 16, 16, pk.MATRIX_A)
-                a1 = pk.coop_load(sa, wr + 16, kk, 16, 16, pk.MATRIX_A)
-                a2 = pk.coop_load(sa, wr + 32, kk, 16, 16, pk.MATRIX_A)
-                a3 = pk.coop_load(sa, wr + 48, kk, 16, 16, pk.MATRIX_A)
-                b0 = pk.coop_load(sb, kk, wc + 0, 16, 16, pk.MATRIX_B)
-                b1 = pk.coop_load(sb, kk, wc + 16, 16, 16, pk.MATRIX_B)
-                b2 = pk.coop_load(sb, kk, wc + 32, 16, 16, pk.MATRIX_B)
-                b3 = pk.coop_load(sb, kk, wc + 48, 16, 16, pk.MATRIX_B)
+            if k < a.shape[3] * 4:
+                x0 = a[z1, z2, r0 + (tid + 0) // 8, k // 4 + (tid + 0) % 8]
+                x1 = a[z1, z2, r0 + (tid + 128) // 8, k // 4 + (tid + 128) % 8]
+                x2 = a[z1, z2, r0 + (tid + 256) // 8, k // 4 + (tid + 256) % 8]
+                x3 = a[z1, z2, r0 + (tid + 384) // 8, k // 4 + (tid + 384) % 8]
+                x4 = a[z1, z2, r0 + (tid + 512) // 8, k // 4 + (tid + 512) % 8]
+                x5 = a[z1, z2, r0 + (tid + 640) // 8, k // 4 + (tid + 640) % 8]
+                x6 = a[z1, z2, r0 + (tid + 768) // 8, k // 4 + (tid + 768) % 8]
+                x7 = a[z1, z2, r0 + (tid + 896) // 8, k // 4 + (tid + 896) % 8]
+                if TB:
+                    y0 = b[z1, z2, c0 + (tid + 0) // 8, k // 4 + (tid + 0) % 8]
+                    y1 = b[z1, z2, c0 + (tid + 128) // 8, k // 4 + (tid + 128) % 8]
+                    y2 = b[z1, z2, c0 + (tid + 256) // 8, k // 4 + (tid + 256) % 8]
+                    y3 = b[z1, z2, c0 + (tid + 384) // 8, k // 4 + (tid + 384) % 8]
+                    y4 = b[z1, z2, c0 + (tid + 512) // 8, k // 4 + (tid + 512) % 8]
+                    y5 = b[z1, z2, c0 + (tid + 640) // 8, k // 4 + (tid + 640) % 8]
+                    y6 = b[z1, z2, c0 + (tid + 768) // 8, k // 4 + (tid + 768) % 8]
+                    y7 = b[z1, z2, c0 + (tid + 896) // 8, k // 4 + (tid + 896) % 8]
+                else:
+                    y0 = b[z1, z2, k + (tid + 0) // 32, c0 // 4 + (tid + 0) % 32]
+                    y1 = b[z1, z2, k + (tid + 128) // 32, c0 // 4 + (tid + 128) % 32]
+                    y2 = b[z1, z2, k + (tid + 256) // 32, c0 // 4 + (tid + 256) % 32]
+                    y3 = b[z1, z2, k + (tid + 384) // 32, c0 // 4 + (tid + 384) % 32]
+                    y4 = b[z1, z2, k + (tid + 512) // 32, c0 // 4 + (tid + 512) % 32]
+                    y5 = b[z1, z2, k + (tid + 640) // 32, c0 // 4 + (tid + 640) % 32]
+                    y6 = b[z1, z2, k + (tid + 768) // 32, c0 // 4 + (tid + 768) % 32]
+                    y7 = b[z1, z2, k + (tid + 896) // 32, c0 // 4 + (tid + 896) % 32]
+            for kk in range(0, 8, 4):  # two k steps of 16 (4 words of 4 elements)
+                a0 = pk.coop_load(sa, wr + 0, kk, 16, 16, pk.MATRIX_A, dtype=AB)
+                a1 = pk.coop_load(sa, wr + 16, kk, 16, 16, pk.MATRIX_A, dtype=AB)
+                a2 = pk.coop_load(sa, wr + 32, kk, 16, 16, pk.MATRIX_A, dtype=AB)
+                a3 = pk.coop_load(sa, wr + 48, kk, 16, 16, pk.MATRIX_A, dtype=AB)
+                if TB:
+                    b0 = pk.coop_load(sbt, wc + 0, kk, 16, 16, pk.MATRIX_B, dtype=AB,
+                                       transpose=True)
+                    b1 = pk.coop_load(sbt, wc + 16, kk, 16, 16, pk.MATRIX_B, dtype=AB,
+                                       transpose=True)
+                    b2 = pk.coop_load(sbt, wc + 32, kk, 16, 16, pk.MATRIX_B, dtype=AB,
+                                       transpose=True)
+                    b3 = pk.coop_load(sbt, wc + 48, kk, 16, 16, pk.MATRIX_B, dtype=AB,
+                                       transpose=True)
+                else:
+                    b0 = pk.coop_load(sb, kk * 4, (wc + 0) // 4, 16, 16, pk.MATRIX_B,
+                                       dtype=AB)
+                    b1 = pk.coop_load(sb, kk * 4, (wc + 16) // 4, 16, 16, pk.MATRIX_B,
+                                       dtype=AB)
+                    b2 = pk.coop_load(sb, kk * 4, (wc + 32) // 4, 16, 16, pk.MATRIX_B,
+                                       dtype=AB)
+                    b3 = pk.coop_load(sb, kk * 4, (wc + 48) // 4, 16, 16, pk.MATRIX_B,
+                                       dtype=AB)
                 c00 = pk.coop_mma(a0, b0, c00)
                 c01 = pk.coop_mma(a0, b1, c01)
                 c02 = pk.coop_mma(a0, b2, c02)
