@@ -19,6 +19,7 @@ import traceback
 from pathlib import Path
 
 from .ops_docs import DOCS
+from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory", "ops")
 
@@ -70,7 +71,6 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     from .ops_table import ops_table
     from .peers import find_peers
     from .plan import plan_for
-    from .results import Results
 
     started = time.perf_counter()
     dev = pk.get_device()
@@ -125,9 +125,15 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     if args.write_docs is not None:
         write_docs(args.write_docs, ops_table(results), meta)
         print(f"wrote the ops table into {args.write_docs}")
-    if results.failures:
-        print(f"\n{len(results.failures)} wrong or failed result(s):", file=sys.stderr)
-        for text in results.failures:
-            print(f"  {text}", file=sys.stderr)
-        return 1
-    return 0
+    return exit_code(results)
+
+
+def exit_code(results: Results) -> int:
+    """1 (after listing them) if a benchmark reported a wrong or failed result, else 0."""
+    failures = results.failures
+    if not failures:
+        return 0
+    print(f"\n{len(failures)} wrong or failed result(s):", file=sys.stderr)
+    for text in failures:
+        print(f"  {text}", file=sys.stderr)
+    return 1
