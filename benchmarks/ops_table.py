@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from .results import Results, Row, format_value
 
-HEADER = ("| op | case | pykern | torch | ratio | max rel. error (bound) |\n"
-          "| --- | --- | ---: | ---: | ---: | --- |")
+HEADER = ("| op | case | pykern | torch | ratio | max rel. error | bound | check |\n"
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
 
 
 def ops_rows(results: Results) -> list[Row]:
@@ -25,7 +25,7 @@ def case_line(row: Row) -> str:
     ratio = "-" if x["ratio"] is None else f"{x['ratio']:.2f}"
     return (f"  {row.group:<10} {row.case:<30} pykern {format_value(row):>15}  torch "
             f"{torch:>15}  ratio {ratio:>5}  max rel err {x['max_rel_error']:.1e} "
-            f"(bound {x['bound']:.0e}) {'ok' if x['status'] == 'ok' else 'WRONG'}")
+            f"(bound {bound_text(x['bound'])}) {x['status']}")
 
 
 def ops_table(results: Results) -> str:
@@ -35,10 +35,15 @@ def ops_table(results: Results) -> str:
         x = row.extra
         torch = "" if x["torch"] is None else format_value(_with(row, x["torch"]))
         ratio = "" if x["ratio"] is None else f"{x['ratio']:.2f}"
-        status = "" if x["status"] == "ok" else " **WRONG**"
+        status = "ok" if x["status"] == "ok" else "**WRONG**"
         lines.append(f"| {row.group} | {row.case} | {format_value(row)} | {torch} | {ratio} "
-                     f"| {x['max_rel_error']:.1e} ({x['bound']:.0e}){status} |")
+                     f"| {x['max_rel_error']:.1e} | {bound_text(x['bound'])} | {status} |")
     return "\n".join(lines)
+
+
+def bound_text(bound: float) -> str:
+    """`9.8e-04`, or `exact` for a bound of 0."""
+    return "exact" if bound == 0 else f"{bound:.1e}"
 
 
 def _with(row: Row, value: object) -> Row:
