@@ -34,11 +34,13 @@ GROUPS = ("matmul", "attention", "conv2d", "softmax", "layer_norm", "sum rows", 
 
 
 def cases(plan: OpsPlan) -> Iterator[OpCase]:
+    """Every case of the plan, in the order they run: GEMM-class first, bandwidth-bound next."""
     yield from gemm_cases(plan)
     yield from bandwidth_cases(plan)
 
 
 def run(plan: Plan, results: Results, peers: Peers) -> None:
+    """Runs every case of `plan.ops`, adds its rows to `results` and prints the table."""
     if peers.torch is None or peers.ops_device is None:
         results.note("ops: no torch CUDA device to compare with; pykern figures only")
     skipped: dict[str, str | None] = {}

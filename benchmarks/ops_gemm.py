@@ -9,7 +9,7 @@ attention, the first and last image for conv2d.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -57,14 +57,15 @@ def matmul_case(dtype: str, n: int, check_rows: int) -> OpCase:
                   lambda t: pk.matmul(t[0], t[1]), _torch_matmul(dtype), check)
 
 
-def _torch_matmul(dtype: str):
+def _torch_matmul(dtype: str) -> Callable[[object, Sequence[object]], object]:
+    """torch's product for `dtype`: `torch._int_mm` for integers, `torch.matmul` else."""
     if dtype.startswith("i"):
-        def int_mm(torch, t):
+        def int_mm(torch: object, t: Sequence[object]) -> object:
             if not hasattr(torch, "_int_mm"):
                 raise NotImplementedError("this torch has no torch._int_mm")
-            return torch._int_mm(t[0], t[1])
+            return torch._int_mm(t[0], t[1])  # type: ignore[attr-defined]
         return int_mm
-    return lambda torch, t: torch.matmul(t[0], t[1])
+    return lambda torch, t: torch.matmul(t[0], t[1])  # type: ignore[attr-defined]
 
 
 def _as_result(reference: np.ndarray, c: pk.Tensor) -> np.ndarray:

@@ -26,6 +26,7 @@ class ConvShape:
 
     @property
     def label(self) -> str:
+        """`32x64x56x56 3x3->64`: the input, the filter size and the number of filters."""
         return (f"{self.batch}x{self.channels}x{self.size}x{self.size} "
                 f"{self.kernel}x{self.kernel}->{self.out}")
 
