@@ -1,4 +1,5 @@
-"""The command line: `python -m benchmarks [--json PATH] [--quick] [--only GROUPS]`.
+"""The command line: `python -m benchmarks [--json PATH] [--quick] [--only GROUPS]
+[--write-docs [PATH]]`.
 
 The environment is set before pykern is imported: a fresh temporary PYKERN_CACHE_DIR (so that
 "cold" means cold, and the developer's cache is left alone) and no validation layer.
@@ -17,7 +18,10 @@ import time
 import traceback
 from pathlib import Path
 
-BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory")
+from .ops_docs import DOCS
+from .results import Results
+
+BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory", "ops")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -27,6 +31,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", default=",".join(BENCHMARKS),
                         help=f"comma-separated subset of {','.join(BENCHMARKS)}")
     parser.add_argument("--no-peers", action="store_true", help="numpy only, no torch/Taichi")
+    parser.add_argument("--write-docs", type=Path, nargs="?", const=DOCS, metavar="PATH",
+                        help="write the ops table into docs/performance.md (or PATH) between "
+                             "its markers")
+    parser.add_argument("--ops-peer-device", metavar="DEVICE",
+                        help="the torch device the ops benchmark compares with (default: "
+                             "cuda where there is one); `cpu` tries the torch code path "
+                             "without a GPU")
     return parser.parse_args(argv)
 
 
@@ -36,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(only) - set(BENCHMARKS)
     if unknown:
         print(f"unknown benchmark(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    if args.write_docs is not None and "ops" not in only:
+        print("--write-docs writes the ops table: run the ops benchmark too", file=sys.stderr)
         return 2
     cache_dir = tempfile.mkdtemp(prefix="pykern-bench-cache-")
     os.environ["PYKERN_CACHE_DIR"] = cache_dir
@@ -52,10 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import compile_latency, elementwise, launch_overhead, memory_cycles, transfer
+    from . import compile_latency, elementwise, launch_overhead, memory_cycles, ops, transfer
+    from .ops_docs import write_docs
+    from .ops_table import ops_table
     from .peers import find_peers
     from .plan import plan_for
-    from .results import Results
 
     started = time.perf_counter()
     dev = pk.get_device()
@@ -64,10 +79,12 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     print(f"device: {info.name} ({info.kind}, {info.driver})", flush=True)
     print(f"plan: {plan}", flush=True)
     peers = find_peers(want_taichi=not args.no_peers, want_torch=not args.no_peers)
+    if args.ops_peer_device is not None and peers.torch is not None:
+        peers.ops_device = args.ops_peer_device
     results = Results(notes=list(peers.notes))
     print(f"peers: {', '.join(f'{k} {v}' for k, v in peers.versions.items())}", flush=True)
     modules = {"elementwise": elementwise, "launch": launch_overhead, "transfer": transfer,
-               "compile": compile_latency, "memory": memory_cycles}
+               "compile": compile_latency, "memory": memory_cycles, "ops": ops}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -81,6 +98,9 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
                    "timestamp_period_ns": info.limits.timestamp_period},
         "plan": plan.as_dict(),
         "versions": {"pykern": pk.__version__, **peers.versions},
+        "ops_peer": (f"torch {peers.versions['torch']} on {peers.ops_device}"
+                     + (f" ({peers.versions['cuda device']})" if peers.ops_device == "cuda"
+                        else "")) if peers.ops_device else None,
         "seconds": seconds,
     }
     for name in only:
@@ -102,4 +122,18 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     if args.json is not None:
         results.save(args.json, meta)
         print(f"wrote {args.json}")
-    return 0
+    if args.write_docs is not None:
+        write_docs(args.write_docs, ops_table(results), meta)
+        print(f"wrote the ops table into {args.write_docs}")
+    return exit_code(results)
+
+
+def exit_code(results: Results) -> int:
+    """1 (after listing them) if a benchmark reported a wrong or failed result, else 0."""
+    failures = results.failures
+    if not failures:
+        return 0
+    print(f"\n{len(failures)} wrong or failed result(s):", file=sys.stderr)
+    for text in failures:
+        print(f"  {text}", file=sys.stderr)
+    return 1

@@ -17,7 +17,7 @@ import pykern as pk
 from pykern.jit.kernel import DEFAULT_WORKGROUPS
 
 from . import kernels
-from .clock import per_call
+from .clock import cuda_per_call, per_call
 from .peers import Peers
 from .plan import Plan
 from .results import Results, Row, power_of_two
@@ -136,7 +136,7 @@ def _torch(results: Results, case: str, torch, device: str, a: np.ndarray, b: np
     }
     for group, work in works.items():
         if device == "cuda":
-            seconds, method = _cuda_seconds(torch, work, reps), "cuda events"
+            seconds, method = cuda_per_call(torch, work, reps)[0], "cuda events"
         else:
             seconds, method = per_call(work, _host_calls(reps)), "wall clock"
         _row(results, group, case, f"torch {device}", BYTES_PER_ELEMENT * a.size / seconds / 1e9,
@@ -144,19 +144,6 @@ def _torch(results: Results, case: str, torch, device: str, a: np.ndarray, b: np
     if device == "cuda":
         ta = tb = tc = None  # noqa: F841 - released before the cache is emptied
         torch.cuda.empty_cache()
-
-
-def _cuda_seconds(torch, work, reps: int) -> float:
-    """Seconds per call, from CUDA events around `reps` calls after a warm-up."""
-    work()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        work()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / 1e3 / reps
 
 
 def _taichi(results: Results, case: str, ti, a: np.ndarray, b: np.ndarray, reps: int) -> None:

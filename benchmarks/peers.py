@@ -17,6 +17,7 @@ class Peers:
     torch: ModuleType | None = None
     cuda: bool = False  # torch has a CUDA device
     taichi: ModuleType | None = None
+    ops_device: str | None = None  # the torch device the ops benchmark compares with (cuda)
     versions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -40,6 +41,7 @@ def find_peers(want_taichi: bool = True, want_torch: bool = True) -> Peers:
             peers.versions["torch"] = torch.__version__
             if peers.cuda:
                 peers.versions["cuda device"] = torch.cuda.get_device_name(0)
+                peers.ops_device = "cuda"
         except Exception as e:  # noqa: BLE001 - not installed, or a broken install
             peers.notes.append(f"torch not available: {type(e).__name__}: {e}")
     if want_taichi:

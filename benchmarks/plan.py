@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .ops_plan import CPU_OPS, GPU_OPS, QUICK_OPS, OpsPlan
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -22,6 +24,7 @@ class Plan:
     compile_kernels: int  # distinct new kernels compiled cold (and then warm)
     memory_cycles: int  # create/free cycles of 1 MiB buffers
     peer_memory_cycles: int  # the same for each peer (they only give the scale)
+    ops: OpsPlan  # the sizes of the `ops` benchmark (benchmarks/ops_plan.py)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -38,6 +41,7 @@ GPU = Plan(
     compile_kernels=5,
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
+    ops=GPU_OPS,
 )
 
 CPU = Plan(
@@ -54,6 +58,7 @@ CPU = Plan(
     compile_kernels=3,
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
+    ops=CPU_OPS,
 )
 
 QUICK = Plan(
@@ -67,6 +72,7 @@ QUICK = Plan(
     compile_kernels=1,
     memory_cycles=2_000,
     peer_memory_cycles=500,
+    ops=QUICK_OPS,
 )
 
 

@@ -35,10 +35,12 @@ class Row:
 
 @dataclass
 class Results:
-    """Every row of a run, plus notes (a peer that is missing or failed, and why)."""
+    """Every row of a run, plus notes (a peer that is missing or failed, and why) and
+    failures (a result that is wrong: the run exits with 1)."""
 
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
 
     def add(self, row: Row) -> Row:
         self.rows.append(row)
@@ -48,6 +50,11 @@ class Results:
     def note(self, text: str) -> None:
         self.notes.append(text)
         print(f"  note: {text}", flush=True)
+
+    def fail(self, text: str) -> None:
+        """Records a wrong or failed pykern result: noted, and the run exits non-zero."""
+        self.failures.append(text)
+        self.note(text)
 
     def attempt(self, what: str, work: Callable[[], object]) -> None:
         """Runs `work` (one peer's measurements); a failure becomes a note naming `what`."""
@@ -98,7 +105,7 @@ class Results:
 
     def save(self, path: Path, meta: dict[str, object]) -> None:
         data = {**meta, "rows": [asdict(r) | {"ratio": self.ratio(r)} for r in self.rows],
-                "notes": self.notes}
+                "notes": self.notes, "failures": self.failures}
         path.write_text(json.dumps(data, indent=1, default=str))
 
 

@@ -1,0 +1,157 @@
+"""The GEMM-class cases of the `ops` benchmark: matmul, attention and conv2d, in TFLOP/s.
+
+FLOPs counted: 2·M·N·K for a matmul; 4·B·H·L²·D for attention (q·kᵀ and p·v), half of it when
+causal (the masked half is work neither side needs to do); 2·N·O·H·W·C·KH·KW for a conv2d at
+stride 1 with the size kept by padding. The float64 references are computed on a sample of the
+result: blocks of rows for a matmul, blocks of queries of the first and last (batch, head) for
+attention, the first and last image for conv2d.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+import pykern as pk
+
+from .ops_case import OpCase, host_random, to_host
+from .ops_check import Check, compare, describe, row_blocks
+from .ops_plan import ConvShape, OpsPlan
+
+SEED = 10
+
+
+def gemm_cases(plan: OpsPlan) -> Iterator[OpCase]:
+    """Every GEMM-class case of the plan, in the order they run."""
+    for dtype, n in plan.matmul:
+        yield matmul_case(dtype, n, plan.check_rows)
+    for dtype in plan.attention_dtypes:
+        for shape in plan.attention:
+            for causal in (False, True):
+                yield attention_case(dtype, shape, causal, plan.check_rows)
+    for dtype in plan.conv_dtypes:
+        for conv in plan.conv:
+            yield conv_case(dtype, conv)
+
+
+# ---- matmul ----
+
+
+def matmul_case(dtype: str, n: int, check_rows: int) -> OpCase:
+    """c = a @ b for n×n operands; i8 against torch's `_int_mm` (i8 × i8 → i32)."""
+
+    def inputs() -> Sequence[np.ndarray]:
+        rng = np.random.default_rng(SEED)
+        return host_random(rng, (n, n), dtype), host_random(rng, (n, n), dtype)
+
+    def check(host: Sequence[np.ndarray], c: pk.Tensor) -> Check:
+        a, b = host
+        blocks = row_blocks(n, check_rows)
+        b64 = b.astype(np.float64)
+        pieces = [(to_host(c[rows]), _as_result(a[rows].astype(np.float64) @ b64, c))
+                  for rows in blocks]
+        return compare(pieces, c.dtype.name, describe(blocks, n))
+
+    return OpCase("matmul", f"{n}^3 {dtype}", dtype, "TFLOP/s", 2.0 * n**3, inputs,
+                  lambda t: pk.matmul(t[0], t[1]), _torch_matmul(dtype), check)
+
+
+def _torch_matmul(dtype: str) -> Callable[[object, Sequence[object]], object]:
+    """torch's product for `dtype`: `torch._int_mm` for integers, `torch.matmul` else."""
+    if dtype.startswith("i"):
+        def int_mm(torch: object, t: Sequence[object]) -> object:
+            if not hasattr(torch, "_int_mm"):
+                raise NotImplementedError("this torch has no torch._int_mm")
+            return torch._int_mm(t[0], t[1])  # type: ignore[attr-defined]
+        return int_mm
+    return lambda torch, t: torch.matmul(t[0], t[1])  # type: ignore[attr-defined]
+
+
+def _as_result(reference: np.ndarray, c: pk.Tensor) -> np.ndarray:
+    """An exact integer reference wrapped to an integer result's dtype (numpy's matmul
+    semantics for narrow integers); float references stay float64."""
+    if c.dtype.is_int:
+        return np.round(reference).astype(np.int64).astype(c.dtype.numpy)
+    return reference
+
+
+# ---- attention ----
+
+
+def attention_case(dtype: str, shape: tuple[int, int, int, int], causal: bool,
+                   check_rows: int) -> OpCase:
+    """pk.attention(q, k, v, causal=...) for q, k, v of (batch, heads, length, head dim),
+    against torch's scaled_dot_product_attention."""
+    batch, heads, length, d = shape
+    flops = 4.0 * batch * heads * length * length * d * (0.5 if causal else 1.0)
+
+    def inputs() -> Sequence[np.ndarray]:
+        rng = np.random.default_rng(SEED)
+        return tuple(host_random(rng, shape, dtype) for _ in range(3))
+
+    def check(host: Sequence[np.ndarray], out: pk.Tensor) -> Check:
+        blocks = row_blocks(length, check_rows)
+        pieces = []
+        for b, h in sorted({(0, 0), (batch - 1, heads - 1)}):
+            q, k, v = (x[b, h].astype(np.float64) for x in host)
+            for rows in blocks:
+                got = to_host(out[b, h, rows])
+                pieces.append((got, _attention_rows(q, k, v, rows, causal)))
+        return compare(pieces, out.dtype.name,
+                       f"{describe(blocks, length)} of the first and last (batch, head)")
+
+    case = f"{batch}x{heads}x{length}x{d} {dtype}{' causal' if causal else ''}"
+    return OpCase("attention", case, dtype, "TFLOP/s", flops, inputs,
+                  lambda t: pk.attention(t[0], t[1], t[2], causal=causal),
+                  lambda torch, t: torch.nn.functional.scaled_dot_product_attention(
+                      t[0], t[1], t[2], is_causal=causal),
+                  check)
+
+
+def _attention_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: slice,
+                    causal: bool) -> np.ndarray:
+    """softmax(q[rows] @ kᵀ / sqrt(D), causal mask) @ v in float64."""
+    scores = q[rows] @ k.T / np.sqrt(q.shape[-1])
+    if causal:
+        query = np.arange(rows.start, rows.stop)[:, None]
+        scores = np.where(np.arange(k.shape[0])[None, :] > query, -np.inf, scores)
+    scores -= scores.max(axis=-1, keepdims=True)
+    p = np.exp(scores)
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+# ---- conv2d ----
+
+
+def conv_case(dtype: str, conv: ConvShape) -> OpCase:
+    """pk.conv2d(x, w, padding=kernel // 2) in NCHW, against torch's conv2d (cuDNN)."""
+    pad = conv.kernel // 2
+    flops = (2.0 * conv.batch * conv.out * conv.size * conv.size * conv.channels
+             * conv.kernel * conv.kernel)
+
+    def inputs() -> Sequence[np.ndarray]:
+        rng = np.random.default_rng(SEED)
+        x = host_random(rng, (conv.batch, conv.channels, conv.size, conv.size), dtype)
+        w = host_random(rng, (conv.out, conv.channels, conv.kernel, conv.kernel), dtype)
+        return x, w
+
+    def check(host: Sequence[np.ndarray], y: pk.Tensor) -> Check:
+        x, w = host
+        images = sorted({0, conv.batch - 1})
+        pieces = [(to_host(y[i]), _conv_image(x[i], w, pad)) for i in images]
+        what = "all images" if len(images) == conv.batch else "the first and last image"
+        return compare(pieces, y.dtype.name, what)
+
+    return OpCase("conv2d", f"{conv.label} {dtype}", dtype, "TFLOP/s", flops, inputs,
+                  lambda t: pk.conv2d(t[0], t[1], padding=pad),
+                  lambda torch, t: torch.nn.functional.conv2d(t[0], t[1], padding=pad),
+                  check)
+
+
+def _conv_image(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """One image's cross-correlation (C, H, W) * (O, C, KH, KW) -> (O, H', W') in float64."""
+    kh, kw = w.shape[-2:]
+    padded = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))
+    return np.einsum("chwij,ocij->ohw", windows, w.astype(np.float64), optimize=True)
