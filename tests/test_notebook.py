@@ -86,6 +86,9 @@ def check(source: str, value: object, printed: str, ns: dict) -> bool:
         np.testing.assert_allclose(ns["out"].numpy(), expected, rtol=1e-4, atol=1e-5)
     elif source.startswith("m = pk.random.rand"):
         assert value is True or value == np.True_
+    elif source.startswith("on_device = bool(pk.get_device().info.coop_shapes)"):
+        exact = ns["A"].astype(np.float64) @ ns["B"].astype(np.float64)
+        assert value == float(np.abs(ns["C"] - exact).max()) and value < 32 * 2.0 ** -23 * 32
     elif source.startswith("import numpy as np"):
         assert printed.strip()
     else:
