@@ -78,14 +78,16 @@ SMALL_OUTPUT = 256  # outputs per matrix below which one invocation computes one
 FORCE_CONFIG: TileConfig | None = None
 
 
-def matmul(a: object, b: object) -> Tensor:
+def matmul(a: object, b: object, dtype: object = None) -> Tensor:
     """The matrix product of `a` and `b`, as numpy's `matmul` (and Python's `@`).
 
     Operands of 2 or more dimensions are stacks of matrices in the last two; the leading
     (batch) dimensions broadcast. A 1-d `a` is a row vector and a 1-d `b` a column vector, whose
     dimension is dropped from the result. The result dtype follows type promotion (ints with
     floats give the float); integer products wrap as in numpy; bool gives bool (any of ands).
-    f16 accumulates in f32, narrow integers in 32 bits.
+    f16 accumulates in f32, narrow integers in 32 bits. `dtype=` (as numpy's) gives the result
+    that dtype instead, the products computed in it: `pk.matmul(a_i8, b_i8, dtype=pk.i32)` is
+    exact where the promoted i8 would wrap, and runs on the tensor cores where they take i8.
 
         c = pk.matmul(a, b)          # (..., M, K) @ (..., K, N) -> (..., M, N)
     """
@@ -96,7 +98,9 @@ def matmul(a: object, b: object) -> Tensor:
                              "(use * for scalars)")
         if t.dtype not in MATMUL_DTYPES:
             raise TypeError(f"matmul: {name} has unsupported dtype {t.dtype.name}")
-    out_dtype = promote(a.dtype, b.dtype)
+    out_dtype = promote(a.dtype, b.dtype) if dtype is None else dt.as_dtype(dtype)
+    if out_dtype not in MATMUL_DTYPES:
+        raise TypeError(f"matmul: unsupported result dtype {out_dtype.name}")
     a2 = a if a.ndim >= 2 else view(a, (1,) + a.shape, (0,) + a.element_strides)
     b2 = b if b.ndim >= 2 else view(b, b.shape + (1,), b.element_strides + (0,))
     m, k = a2.shape[-2:]
