@@ -33,7 +33,8 @@ class _Verifier:
             ir.ScalarParam: self.expr_ScalarParam, ir.ArrayLoad: self.expr_ArrayLoad,
             ir.ArrayDim: self.expr_ArrayDim, ir.BinOp: self.expr_BinOp,
             ir.UnaryOp: self.expr_UnaryOp, ir.Logical: self.expr_Logical,
-            ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast, ir.MathCall: self.expr_MathCall,
+            ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast,
+            ir.Bitcast: self.expr_Bitcast, ir.MathCall: self.expr_MathCall,
             ir.Builtin: self.expr_Builtin, ir.Select: self.expr_Select,
             ir.Atomic: self.expr_Atomic, ir.Subgroup: self.expr_Subgroup, ir.Call: self.expr_Call,
         }
@@ -119,6 +120,11 @@ class _Verifier:
 
     def expr_Cast(self, e: ir.Cast) -> None:
         self.expr(e.value)
+
+    def expr_Bitcast(self, e: ir.Bitcast) -> None:
+        self.expr(e.value)
+        self.check(e.type.bits == e.value.type.bits and dt.bool_ not in (e.type, e.value.type),
+                   e, "bitcast between types of different widths, or of a bool")
 
     def expr_MathCall(self, e: ir.MathCall) -> None:
         self.check(len(e.args) == e.fn.arity, e, "arity")
