@@ -148,11 +148,16 @@ def bfloat16_numpy() -> np.dtype:
 
 
 def round_to_bf16(value: float) -> float:
-    """`value` rounded to the nearest bf16 (through f32, as ml_dtypes and torch convert a
-    double), as a Python float: ties to even, NaN stays NaN, overflow gives inf. Needs no
-    ml_dtypes (the host rounds bf16 scalar arguments with it)."""
+    """`value` rounded to the nearest bf16, ties to even, as ml_dtypes converts a double: NaN
+    stays NaN, overflow gives inf. A Python float; needs no ml_dtypes (the host rounds bf16
+    scalar arguments and constants with it)."""
     with np.errstate(over="ignore"):
-        bits = int(np.array(value, np.float32).view(np.uint32))
+        near = np.array(value, np.float32)
+    bits = int(near.view(np.uint32))
+    if float(near) != value and not bits & 1 and value == value:
+        # inexact in f32: round to odd there (a step towards `value`), so that rounding to bf16
+        # below rounds once, not twice
+        bits += -1 if abs(float(near)) > abs(value) else 1
     if (bits & 0x7FFFFFFF) > 0x7F800000:  # NaN: keep it NaN, quiet, with its sign
         rounded = (bits | 0x00400000) & 0xFFFF0000
     else:

@@ -9,9 +9,12 @@ No device needs bf16 support for this (lavapipe has none; VK_KHR_shader_bfloat16
 - every operation that may leave the bf16 grid (`+ - * / // % **`, math functions, subgroup
   sums, conversions to bf16) computes in f32 and rounds to bf16, to nearest even (NaN stays a
   quiet NaN, infinity infinity, overflow gives infinity) by `pk_prelude_bf16_round`, a function
-  on the f32 bits added to the kernel. f32 has 24 >= 2 * 8 + 2 bits, so rounding the correctly
-  rounded f32 result once more gives the correctly rounded bf16 one for `+ - * /`: the bits of
-  ml_dtypes and torch's CPU bf16. Conversions from wider types go through f32 as theirs do.
+  on the f32 bits added to the kernel (`pykern.passes.bf16_functions`). f32 has 24 >= 2 * 8 + 2
+  bits, so rounding the correctly rounded f32 result once more gives the correctly rounded bf16
+  one for `+ - * /`: the bits of ml_dtypes and torch's CPU bf16;
+- conversions from types that f32 does not hold exactly (i32, u32, i64, u64, f64) round to
+  f32 *to odd* first (`pk_prelude_bf16_odd_<type>`), so that they too are correctly rounded,
+  as ml_dtypes converts.
 
 Scalar bf16 parameters become f32 ones; the host rounds their values to bf16
 (`pykern.jit.arguments`). The JIT runs this pass ahead of `decompose`, and for the interpreter,
@@ -26,11 +29,12 @@ from dataclasses import replace
 
 from pykern import ir
 from pykern.lang import dtypes as dt
-from pykern.lang.dtypes import ArrayType
-from pykern.passes.decompose import PRELUDE_PREFIX
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.passes.bf16_functions import ROUND, odd_function, odd_name, round_function
 from pykern.passes.rewrite import rewrite
 
-ROUND_FUNCTION = f"{PRELUDE_PREFIX}bf16_round"
+# the types whose conversion to f32 may round: they go to bf16 through a round to odd
+_ROUNDED_TO_F32 = frozenset({dt.i32, dt.u32, dt.i64, dt.u64, dt.f64})
 _ARITHMETIC = frozenset({ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, ir.BinOpKind.DIV,
                          ir.BinOpKind.FLOORDIV, ir.BinOpKind.MOD, ir.BinOpKind.POW})
 _SUMS = frozenset({ir.SubgroupOp.ADD, ir.SubgroupOp.PREFIX_ADD})
@@ -73,8 +77,10 @@ def _lower(kernel: ir.Kernel) -> ir.Kernel:
     arrays = {p.name for p in kernel.params
               if isinstance(p.type, ArrayType) and p.type.dtype == dt.bf16}
     arrays |= {a.name for a in kernel.arrays if a.dtype == dt.bf16}
-    lowered = rewrite(kernel, _Rewriter(arrays).node)
-    return replace(lowered, functions=(round_function(),) + lowered.functions)
+    rewriter = _Rewriter(arrays)
+    lowered = rewrite(kernel, rewriter.node)
+    added = tuple(odd_function(t) for t in sorted(rewriter.odd_sources, key=lambda t: t.name))
+    return replace(lowered, functions=(round_function(),) + added + lowered.functions)
 
 
 class _Rewriter:
@@ -83,12 +89,28 @@ class _Rewriter:
 
     def __init__(self, arrays: set[str]) -> None:
         self.arrays = arrays
+        self.odd_sources: set[DType] = set()  # the types converted to bf16 through odd
+
+    def cast(self, node: ir.Cast) -> ir.Expr:
+        """A conversion whose bf16 operand is an f32 already: to bf16, through f32 (rounded to
+        odd where f32 may not hold the value) and rounded; from bf16, the f32's conversion
+        (none at all to f32)."""
+        source = node.value.type
+        if node.type != dt.bf16:
+            return node.value if source == node.type else node
+        if source in _ROUNDED_TO_F32:
+            self.odd_sources.add(source)
+            value: ir.Expr = ir.Call(function=odd_name(source), args=(node.value,),
+                                     type=dt.f32, loc=node.loc)
+        else:
+            value = node.value if source == dt.f32 else replace(node, type=dt.f32)
+        return _rounded(value)
 
     def node(self, node: ir.Node) -> ir.Node:
         if isinstance(node, ir.Store) and node.array in self.arrays:
             return replace(node, value=_to_word(node.value))
         if isinstance(node, ir.Cast):
-            return _cast(node)
+            return self.cast(node)
         if isinstance(node, (ir.Param, ir.Local, ir.ArrayDecl, ir.Function)):
             return _declaration(node)
         if not isinstance(node, ir.Expr) or node.type != dt.bf16:
@@ -124,17 +146,8 @@ def _declaration(node: ir.Param | ir.Local | ir.ArrayDecl | ir.Function) -> ir.N
     return replace(node, type=dt.f32) if node.type == dt.bf16 else node
 
 
-def _cast(node: ir.Cast) -> ir.Expr:
-    """A conversion whose bf16 operand is an f32 already: to bf16, through f32 and rounded;
-    from bf16, the f32's conversion (none at all to f32)."""
-    if node.type == dt.bf16:
-        value = node.value if node.value.type == dt.f32 else replace(node, type=dt.f32)
-        return _rounded(value)
-    return node.value if node.value.type == node.type else node
-
-
 def _rounded(value: ir.Expr) -> ir.Expr:
-    return ir.Call(function=ROUND_FUNCTION, args=(value,), type=dt.f32, loc=value.loc)
+    return ir.Call(function=ROUND, args=(value,), type=dt.f32, loc=value.loc)
 
 
 def _from_word(word: ir.Expr) -> ir.Expr:
@@ -149,40 +162,6 @@ def _to_word(value: ir.Expr) -> ir.Expr:
     bits = ir.Bitcast(value=value, type=dt.u32, loc=value.loc)
     high = _binop(ir.BinOpKind.RSHIFT, bits, _u32(16, value.loc))
     return ir.Cast(value=high, type=dt.u16, loc=value.loc)
-
-
-def round_function() -> ir.Function:
-    """`pk_prelude_bf16_round(x: f32) -> f32`: `x` rounded to the nearest bf16, ties to even,
-    on its bits (integer operations only: no float control or fast-math setting changes it).
-
-        bits = bitcast_u32(x)
-        if bits & 0x7FFFFFFF > 0x7F800000:        # NaN: quiet, sign and payload's top kept
-            return bitcast_f32((bits | 0x00400000) & 0xFFFF0000)
-        return bitcast_f32((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000)
-    """
-    loc = ir.UNKNOWN_LOC
-    x = ir.LocalRef(name="x", type=dt.f32, loc=loc)
-    bits = ir.LocalRef(name="bits", type=dt.u32, loc=loc)
-    b = ir.BinOpKind
-    magnitude = _binop(b.BIT_AND, bits, _u32(0x7FFFFFFF))
-    is_nan = ir.BinOp(op=b.GT, lhs=magnitude, rhs=_u32(0x7F800000), type=dt.bool_, loc=loc)
-    quiet = _binop(b.BIT_OR, bits, _u32(0x00400000))
-    odd = _binop(b.BIT_AND, _binop(b.RSHIFT, bits, _u32(16)), _u32(1))
-    nearest = _binop(b.ADD, bits, _binop(b.ADD, _u32(0x7FFF), odd))
-    body: tuple[ir.Stmt, ...] = (
-        ir.Assign(name="bits", value=ir.Bitcast(value=x, type=dt.u32, loc=loc), loc=loc),
-        ir.If(cond=is_nan, body=(ir.Return(value=_high_half(quiet), loc=loc),), loc=loc),
-        ir.Return(value=_high_half(nearest), loc=loc),
-    )
-    return ir.Function(name=ROUND_FUNCTION, params=(ir.Local(name="x", type=dt.f32, loc=loc),),
-                       locals=(ir.Local(name="bits", type=dt.u32, loc=loc),), body=body,
-                       return_type=dt.f32, loc=loc)
-
-
-def _high_half(bits: ir.Expr) -> ir.Expr:
-    """The f32 of `bits` with the low 16 bits cleared."""
-    masked = _binop(ir.BinOpKind.BIT_AND, bits, _u32(0xFFFF0000))
-    return ir.Bitcast(value=masked, type=dt.f32, loc=bits.loc)
 
 
 def _binop(op: ir.BinOpKind, lhs: ir.Expr, rhs: ir.Expr) -> ir.Expr:
