@@ -80,7 +80,9 @@ def _lower(kernel: ir.Kernel) -> ir.Kernel:
     rewriter = _Rewriter(arrays)
     lowered = rewrite(kernel, rewriter.node)
     added = tuple(odd_function(t) for t in sorted(rewriter.odd_sources, key=lambda t: t.name))
-    return replace(lowered, functions=(round_function(),) + added + lowered.functions)
+    if rewriter.rounds:
+        added = (round_function(),) + added
+    return replace(lowered, functions=added + lowered.functions)
 
 
 class _Rewriter:
@@ -90,6 +92,7 @@ class _Rewriter:
     def __init__(self, arrays: set[str]) -> None:
         self.arrays = arrays
         self.odd_sources: set[DType] = set()  # the types converted to bf16 through odd
+        self.rounds = False  # whether any value is rounded to bf16
 
     def cast(self, node: ir.Cast) -> ir.Expr:
         """A conversion whose bf16 operand is an f32 already: to bf16, through f32 (rounded to
@@ -104,7 +107,12 @@ class _Rewriter:
                                      type=dt.f32, loc=node.loc)
         else:
             value = node.value if source == dt.f32 else replace(node, type=dt.f32)
-        return _rounded(value)
+        return self.rounded(value)
+
+    def rounded(self, value: ir.Expr) -> ir.Expr:
+        """`value`, an f32, rounded to bf16."""
+        self.rounds = True
+        return ir.Call(function=ROUND, args=(value,), type=dt.f32, loc=value.loc)
 
     def node(self, node: ir.Node) -> ir.Node:
         if isinstance(node, ir.Store) and node.array in self.arrays:
@@ -121,7 +129,7 @@ class _Rewriter:
         if isinstance(node, ir.ArrayLoad):
             return _from_word(replace(node, type=dt.u16))
         value = replace(node, type=dt.f32)
-        return _rounded(value) if _may_leave_bf16(node) else value
+        return self.rounded(value) if _may_leave_bf16(node) else value
 
 
 def _may_leave_bf16(node: ir.Expr) -> bool:
@@ -144,10 +152,6 @@ def _declaration(node: ir.Param | ir.Local | ir.ArrayDecl | ir.Function) -> ir.N
         bf16 = node.type.dtype == dt.bf16
         return replace(node, type=ArrayType(dt.u16, node.type.ndim)) if bf16 else node
     return replace(node, type=dt.f32) if node.type == dt.bf16 else node
-
-
-def _rounded(value: ir.Expr) -> ir.Expr:
-    return ir.Call(function=ROUND, args=(value,), type=dt.f32, loc=value.loc)
 
 
 def _from_word(word: ir.Expr) -> ir.Expr:
