@@ -168,3 +168,25 @@ def test_sort_cumsum_and_random():
     pk.random.seed(3)
     u = pk.random.rand(20_000, dtype=pk.bf16).numpy().astype(np.float64)
     assert 0.0 <= u.min() and u.max() < 1.0 and len(np.unique(u)) == 256
+
+
+def test_attention_and_conv2d_take_bf16():
+    q, k, v = (bf16_array((2, 12, 16), s) for s in (11, 12, 13))
+    out = pk.attention(pk.asarray(q), pk.asarray(k), pk.asarray(v))
+    assert out.dtype == pk.bf16
+    qf, kf, vf = (t.astype(np.float64) for t in (q, k, v))
+    scores = qf @ kf.transpose(0, 2, 1) / 4.0
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    reference = (p / p.sum(-1, keepdims=True)) @ vf
+    # probabilities in f32, one bf16 rounding of the output, plus that of the bound above
+    bound = accumulation_bound(reference, 12, np.abs(vf).max() * np.ones_like(reference))
+    assert (np.abs(out.numpy().astype(np.float64) - reference) <= bound + 1e-5).all()
+    x, w = bf16_array((1, 3, 9, 9), 14), bf16_array((4, 3, 3, 3), 15)
+    y = pk.conv2d(pk.asarray(x), pk.asarray(w))
+    assert y.dtype == pk.bf16 and y.shape == (1, 4, 7, 7)
+    xf, wf = x.astype(np.float64), w.astype(np.float64)
+    windows = np.lib.stride_tricks.sliding_window_view(xf[0], (3, 3), axis=(1, 2))
+    reference = np.einsum("chwij,ocij->ohw", windows, wf)[None]
+    magnitude = np.einsum("chwij,ocij->ohw", np.abs(windows), np.abs(wf))[None]
+    assert (np.abs(y.numpy().astype(np.float64) - reference)
+            <= accumulation_bound(reference, 27, magnitude)).all()
