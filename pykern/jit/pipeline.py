@@ -96,6 +96,8 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
         module, params, ndims = _from_entry(entry)
     else:
         translated = kernel.translate(key)
+        # first as written, so that what bf16 needs is named as bf16, not as its u16 words
+        check_features(kernel.source, translated, target)
         kernel_ir = decompose(lower_bf16(translated), target)
         # the parameters as translated: launches check arguments against them (bf16, not the
         # u16 words and f32 values the backend sees)
