@@ -162,6 +162,37 @@ def test_arithmetic_matches_ml_dtypes_bit_for_bit(backend):
         assert_same_bf16(row, np.asarray(want, BF16))
 
 
+BF16_WORDS = st.lists(st.integers(0, 0xFFFF), min_size=1, max_size=64)
+
+
+def flushable(*values: np.ndarray) -> np.ndarray:
+    """Where any of `values` is an f32 subnormal, which a device may flush to zero in f32
+    arithmetic (TESTING.md: lavapipe and NVIDIA keep no denormals unless asked)."""
+    out = np.zeros(values[0].shape, bool)
+    for v in values:
+        f = np.abs(np.asarray(v, np.float32))
+        out |= (f > 0) & (f < np.finfo(np.float32).tiny)
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=20, deadline=None)
+@given(words_a=BF16_WORDS, words_b=BF16_WORDS)
+def test_arithmetic_on_any_bf16_bits_matches_ml_dtypes(backend, words_a, words_b):
+    n = min(len(words_a), len(words_b))
+    a = np.array(words_a[:n], np.uint16).view(BF16)
+    b = np.array(words_b[:n], np.uint16).view(BF16)
+    out = np.zeros((7, n), BF16)
+    kernel_on(backend, arithmetic)[n](a, b, out)
+    with np.errstate(all="ignore"):
+        expected = [a + b, a - b, a * b, a / b, -a, np.maximum(a, b),
+                    a * BF16(3.0) + BF16(0.1)]
+    for row, want in zip(out, expected):
+        want = np.asarray(want, BF16)
+        exact = ~flushable(a, b, want, a * BF16(3.0))
+        assert_same_bf16(row[exact], want[exact])
+
+
 def math_and_compare(x: pk.bf16[:], out: pk.bf16[:, :], flags: pk.bool_[:]):
     i = pk.global_id(0)
     out[0, i] = pk.sqrt(x[i])
