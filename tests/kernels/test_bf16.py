@@ -316,3 +316,10 @@ def test_host_scalar_and_dtype_attributes():
     assert pk.bf16.itemsize == 2 and pk.bf16.numpy == np.dtype(BF16)
     assert pk.bf16 is dtypes.bf16 and dtypes.as_dtype(BF16) is pk.bf16
     assert repr(pk.bf16[:, :]) == "pk.bf16[:, :]"
+
+
+def test_interpreter_reads_and_writes_bf16_tensors():
+    x = pk.asarray(np.array([1.5, -2.0, 3.0], np.float32), dtype=pk.bf16)
+    out = pk.zeros(3, pk.bf16)
+    pk.kernel(scalar_param, interpret=True)[3](x, 0.25, out)
+    assert out.numpy().astype(np.float32).tolist() == [1.75, -1.75, 3.25]
