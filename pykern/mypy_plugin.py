@@ -22,7 +22,8 @@ from mypy.types import Type
 
 CHECKER_TYPES = "pykern.lang.checker_types"
 DTYPE_CLASSES = frozenset(f"{CHECKER_TYPES}.{name}" for name in (
-    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64"))
+    "bool_", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64",
+    "bf16"))
 
 
 class PykernPlugin(Plugin):

@@ -84,8 +84,9 @@ def test_wheel_metadata(dist: tuple[Path, Path]) -> None:
     assert "Typing :: Typed" in classifiers
     runtime = {r.split(";")[0].strip() for r in meta.get_all("Requires-Dist")
                if "extra ==" not in r}
-    # llvmlite is for the host backend; typing needs no typing_extensions on 3.10+
-    assert runtime == {"llvmlite", "numpy", "vulkan"}, runtime
+    # llvmlite is for the host backend, ml_dtypes for bf16 numpy arrays; typing needs no
+    # typing_extensions on 3.10+
+    assert runtime == {"llvmlite", "ml_dtypes", "numpy", "vulkan"}, runtime
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in files)
     for shipped in ("pykern/py.typed", "pykern/lang/checker_types.pyi", "pykern/mypy_plugin.py",
                     "pykern/runtime/__init__.py"):

@@ -44,6 +44,11 @@ def twice(v: pk.f32) -> pk.f32:
     return v * 2
 
 
+@pk.kernel
+def halve(h: pk.bf16[:], s: pk.bf16) -> None:
+    h[pk.global_id(0)] = h[pk.global_id(0)] * s + pk.bf16(0.5)
+
+
 @pk.kernel(workgroup=(4, 4))
 def grow(m: pk.f32[:, :], s: pk.Array, n: pk.constexpr) -> None:
     i = pk.global_id(0)

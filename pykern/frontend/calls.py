@@ -18,7 +18,8 @@ from pykern.errors import KernelTypeError
 from pykern.frontend.coop import COOP_CALLS, COOP_KEYWORDS, CoopTranslator
 from pykern.frontend.exprs import Value
 from pykern.frontend.values import TupleValue
-from pykern.frontend.typerules import PyConst, arithmetic_type, maximum, minimum, promote
+from pykern.frontend.typerules import (PyConst, arithmetic_type, maximum, minimum, promote,
+                                       widest_float)
 
 # Python's names behave as in Python (math.floor returns an int), pykern's as numpy's (floats)
 MATH_FUNCTIONS: dict[object, ir.MathFn] = {
@@ -163,7 +164,7 @@ class CallTranslator(CoopTranslator):
         """Operands of a float function in one float type: the widest float among them, or
         f32 when none is a float (integers are converted)."""
         floats = [v.type for v in values if isinstance(v, ir.Expr) and v.type.is_float]
-        t = max(floats, key=lambda f: f.bits) if floats else dt.f32
+        t = widest_float(*floats) if floats else dt.f32
         return tuple(self.typed(v, t, a) for v, a in zip(values, args))
 
     def math_call(self, callee: object, args: list, name: str, node: ast.AST) -> Value:

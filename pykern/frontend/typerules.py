@@ -9,7 +9,8 @@ Promotion of two typed operands:
 - the same type -> that type; bool_ in arithmetic counts as i32;
 - two ints of one signedness -> the wider; mixed signedness -> as C: unsigned when it is at least
   as wide as the signed one, else the signed one;
-- int with float -> the float type; two floats -> the wider.
+- int with float -> the float type; two floats -> the wider; f16 with bf16 -> f32 (neither holds
+  the other's values, as in torch and ml_dtypes).
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def float_overflow(t: DType) -> float:
     value plus half a unit in its last place (inf for f64, Python's own floats)."""
     if t.bits >= 64:
         return math.inf
+    if t == dt.bf16:  # its largest finite value plus half a unit in its last place, 2**119
+        return dt.BF16_MAX + 2.0 ** 119
     info = np.finfo(t.numpy)
     return float(info.max) + 2.0 ** (info.maxexp - info.nmant - 2)
 
@@ -98,13 +101,23 @@ def promote(a: DType, b: DType) -> DType:
     a, b = arithmetic_type(a), arithmetic_type(b)
     if a == b:
         return a
+    if a.is_float and b.is_float:
+        return widest_float(a, b)
     if a.is_float or b.is_float:
-        floats = [t for t in (a, b) if t.is_float]
-        return max(floats, key=lambda t: t.bits)
+        return a if a.is_float else b
     if a.kind == b.kind:
         return a if a.bits >= b.bits else b
     unsigned, signed = (a, b) if a.kind == dt.UINT else (b, a)
     return unsigned if unsigned.bits >= signed.bits else signed
+
+
+def widest_float(*types: DType) -> DType:
+    """The float type that holds every float type of `types`: the widest, but f32 for f16
+    with bf16 (one has the range, the other the precision)."""
+    widest = max(types, key=lambda t: t.bits)
+    if widest.bits == 16 and {dt.f16, dt.bf16} <= set(types):
+        return dt.f32
+    return widest
 
 
 def type_for_constant(c: PyConst, partner: DType) -> DType:

@@ -143,6 +143,10 @@ class ExprCodegen:
             return value
         return ops.CASTS[src.kind, dst.kind](self.state, src, dst, value)
 
+    def _bitcast(self, e: ir.Bitcast) -> str:
+        source, target = e.value.type.numpy.name, e.type.numpy.name
+        return f"_bitcast({self.expr(e.value)}, np.{source}, np.{target})"
+
     def _math(self, e: ir.MathCall) -> str:
         return ops.MATH[e.fn](self.state, e.args[0].type, [self.expr(a) for a in e.args])
 
@@ -191,6 +195,7 @@ _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {
     ir.IfExp: ExprCodegen._ifexp,
     ir.Select: ExprCodegen._select,
     ir.Cast: ExprCodegen._cast,
+    ir.Bitcast: ExprCodegen._bitcast,
     ir.MathCall: ExprCodegen._math,
     ir.Builtin: ExprCodegen._builtin,
     ir.Atomic: ExprCodegen._atomic,

@@ -182,6 +182,13 @@ def int64_to_float(x: int, signed: bool, to: type) -> np.floating:
     return to(np.int64(x) if signed else np.uint64(x))
 
 
+def bitcast(value: object, source: type, target: type) -> object:
+    """The bits of `value` (of numpy scalar type `source`) read as `target`: a numpy float
+    scalar, or a Python int for an integer type (as the interpreter keeps them)."""
+    raw = np.array(value, source).view(target)[()]
+    return raw if np.issubdtype(target, np.floating) else int(raw)
+
+
 def range_or_empty(start: int, stop: int, step: int) -> range:
     """`range(start, stop, step)`; a zero step (undefined on the GPU) runs no iterations."""
     return range(start, stop, step) if step else range(0)
@@ -203,6 +210,7 @@ NAMESPACE: dict[str, object] = {
     "_float_to_int": float_to_int,
     "_int64_to_float": int64_to_float,
     "_range": range_or_empty,
+    "_bitcast": bitcast,
     "_erf": erf,
     "_fma": fma,
     "_select": select,

@@ -31,6 +31,7 @@ _EXPR: dict[type, Callable] = {
     ir.Logical: lambda e: f"({expr(e.lhs)} {e.op.value} {expr(e.rhs)})",
     ir.IfExp: lambda e: f"({expr(e.then)} if {expr(e.cond)} else {expr(e.orelse)})",
     ir.Cast: lambda e: f"{e.type.name}({expr(e.value)})",
+    ir.Bitcast: lambda e: f"bitcast_{e.type.name}({expr(e.value)})",
     ir.MathCall: lambda e: f"{e.fn.py_name}({', '.join(expr(a) for a in e.args)})",
     ir.Builtin: lambda e: f"{e.kind.value}({e.dim})",
     ir.Select: lambda e: f"select({expr(e.cond)}, {expr(e.then)}, {expr(e.orelse)})",

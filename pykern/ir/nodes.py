@@ -280,6 +280,14 @@ class Cast(Expr):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Bitcast(Expr):
+    """The bits of `value` read as `type`, a number type of the same width (f32 <-> u32): never
+    made by the frontend, only by passes that work on a float's bits (`pykern.passes.bf16`)."""
+
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
 class MathCall(Expr):
     """A float math function; arguments share one float type, the result is that type (bool_
     for the predicates ISNAN/ISINF)."""

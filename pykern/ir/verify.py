@@ -34,7 +34,8 @@ class _Verifier:
             ir.ScalarParam: self.expr_ScalarParam, ir.ArrayLoad: self.expr_ArrayLoad,
             ir.ArrayDim: self.expr_ArrayDim, ir.BinOp: self.expr_BinOp,
             ir.UnaryOp: self.expr_UnaryOp, ir.Logical: self.expr_Logical,
-            ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast, ir.MathCall: self.expr_MathCall,
+            ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast,
+            ir.Bitcast: self.expr_Bitcast, ir.MathCall: self.expr_MathCall,
             ir.Builtin: self.expr_Builtin, ir.Select: self.expr_Select,
             ir.Atomic: self.expr_Atomic, ir.Subgroup: self.expr_Subgroup, ir.Call: self.expr_Call,
             ir.CoopFill: self.expr_CoopFill, ir.CoopLoad: self.expr_CoopLoad,
@@ -176,6 +177,11 @@ class _Verifier:
         t = self.tile(e, e.matrix)
         self.expr(e.scalar)
         self.check(e.type == t and e.scalar.type == t.dtype, e, "scale types")
+
+    def expr_Bitcast(self, e: ir.Bitcast) -> None:
+        self.expr(e.value)
+        self.check(e.type.bits == e.value.type.bits and dt.bool_ not in (e.type, e.value.type),
+                   e, "bitcast between types of different widths, or of a bool")
 
     def expr_MathCall(self, e: ir.MathCall) -> None:
         self.check(len(e.args) == e.fn.arity, e, "arity")

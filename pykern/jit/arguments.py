@@ -69,9 +69,11 @@ def float_value(where: str, t: DType, value: numbers.Real) -> float:
     except OverflowError:  # an int beyond any float
         v = math.inf
     if abs(v) >= float_overflow(t) and not (isinstance(value, float) and math.isinf(value)):
+        largest = dt.BF16_MAX if t == dt.bf16 else float(np.finfo(t.numpy).max)
         raise LaunchError(f"{where}: {value!r} is out of range: the largest finite {t.name} is "
-                          f"{float(np.finfo(t.numpy).max):.9g} (inf and nan are accepted)")
-    return v
+                          f"{largest:.9g} (inf and nan are accepted)")
+    # a bf16 parameter is an f32 in the kernel that holds a bf16 value (pykern.passes.bf16)
+    return dt.round_to_bf16(v) if t == dt.bf16 else v
 
 
 def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict,

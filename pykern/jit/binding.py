@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pykern import ir
+from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.jit.arguments import bind_array, check_array, check_tiles, scalar_value
@@ -46,6 +47,8 @@ _HEADER_COUNT = len(HEADER_FIELDS)
 def _scalar_slot(arg: int, name: str, t: DType) -> _ScalarSlot:
     """The slot of a scalar parameter: the Python type and range that need no checks."""
     kind = float if t.is_float else bool if t.kind == "b" else int
+    if t == dt.bf16:
+        kind = type(None)  # no fast path: every value is rounded to bf16 by scalar_value
     if t.is_float:  # finite values within range: inf, nan and the rest are checked
         hi = float(np.nextafter(float_overflow(t), 0.0))
         lo = -hi

@@ -15,7 +15,9 @@ from pykern.interpret import ArrayArg
 from pykern.interpret import run as interpret_run
 from pykern.interpret.arrays import view_problem
 from pykern.jit.arguments import check_tensor, check_writable, scalar_value
+from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
+from pykern.passes import lower_bf16
 from pykern.tensor.tensor import Tensor
 
 
@@ -38,8 +40,9 @@ def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, in
             if param.access & ir.Access.WRITE:
                 written.append((value, flat))
         else:
-            arrays[param.name] = ArrayArg.of(value)  # type: ignore[arg-type]
-    interpret_run(kernel_ir, grid, arrays, scalars)  # type: ignore[arg-type]
+            arrays[param.name] = ArrayArg.of(_as_stored(value))  # type: ignore[arg-type]
+    # the interpreter runs bf16 as its words and f32 values, as the SPIR-V backend does
+    interpret_run(lower_bf16(kernel_ir), grid, arrays, scalars)  # type: ignore[arg-type]
     for tensor, flat in written:
         tensor.buffer.upload(flat)
 
@@ -61,8 +64,16 @@ def check_interpreted_arg(kernel_name: str, param: ir.Param, value: object) -> N
                               "makes a copy it can take)")
 
 
+def _as_stored(array: np.ndarray) -> np.ndarray:
+    """A numpy array as the interpreted kernel sees its elements: a bf16 one as a uint16 view
+    of its words (stores go into the caller's memory all the same)."""
+    if dt.from_numpy(array.dtype) == dt.bf16:
+        return array.view(np.uint16)
+    return array
+
+
 def _tensor_arg(tensor: Tensor) -> tuple[ArrayArg, np.ndarray]:
     """A tensor's whole buffer read to the host, and the view of it the kernel sees."""
-    flat = np.empty(tensor.buffer.nbytes // tensor.dtype.itemsize, tensor.dtype.numpy)
+    flat = np.empty(tensor.buffer.nbytes // tensor.dtype.itemsize, tensor.dtype.storage)
     tensor.buffer.read_into(flat)
     return ArrayArg(flat, tensor.offset, tensor.shape, tensor.element_strides), flat

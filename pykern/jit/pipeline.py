@@ -26,7 +26,7 @@ from pykern.jit.loop_status import LoopStatus
 from pykern.jit.strict_float import warn_shortfall
 from pykern.jit.variants import VariantKey
 from pykern.lang.dtypes import ArrayType
-from pykern.passes import decompose, first_missing, required_features
+from pykern.passes import decompose, first_missing, lower_bf16, required_features
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
 from pykern.spirv.validate import validate
@@ -98,8 +98,14 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
     if entry is not None:
         module, params, ndims = _from_entry(entry)
     else:
-        kernel_ir = decompose(kernel.translate(key), target)
-        module, params = lower_checked(kernel.source, kernel_ir, device, target), kernel_ir.params
+        translated = kernel.translate(key)
+        # first as written, so that what bf16 needs is named as bf16, not as its u16 words
+        check_features(kernel.source, translated, target)
+        kernel_ir = decompose(lower_bf16(translated), target)
+        # the parameters as translated: launches check arguments against them (bf16, not the
+        # u16 words and f32 values the backend sees)
+        module, params = lower_checked(kernel.source, kernel_ir, device, target), \
+            translated.params
         ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
         if disk is not None:
             disk.store(disk_key, module.words, params, module.layout, push_size)

@@ -2,6 +2,10 @@
 
 `pk.f32` is a `DType`. Inside a kernel it is a type (`x: pk.f32`, `pk.f32[:]`) and a cast
 (`pk.f32(i)`); outside, calling it makes the matching numpy scalar.
+
+`pk.bf16` (bfloat16: f32's sign, exponent and top 7 mantissa bits) has no numpy type of its
+own: its numpy dtype is `ml_dtypes.bfloat16`, imported only when a bf16 numpy array or scalar
+is asked for, so that `import pykern` stays fast and works where ml_dtypes is missing.
 """
 
 from __future__ import annotations
@@ -30,7 +34,16 @@ class DType:
 
     @property
     def numpy(self) -> np.dtype:
+        """The numpy dtype of this type's values (`ml_dtypes.bfloat16` for bf16)."""
+        if self.name == "bf16":
+            return bfloat16_numpy()
         return np.dtype(NUMPY_NAMES[self.name])
+
+    @property
+    def storage(self) -> np.dtype:
+        """The numpy dtype of this type's elements in a buffer, as host code handles them
+        without ml_dtypes: uint16 bit patterns for bf16, `numpy` for every other type."""
+        return np.dtype(np.uint16) if self.name == "bf16" else self.numpy
 
     @property
     def is_float(self) -> bool:
@@ -54,7 +67,8 @@ class DType:
         return ArrayType(self, len(dims))
 
     def __call__(self, value: object) -> np.generic:
-        """Outside a kernel, `pk.f32(1.5)` is `np.float32(1.5)`."""
+        """Outside a kernel, `pk.f32(1.5)` is `np.float32(1.5)` (and `pk.bf16(1.5)` an
+        `ml_dtypes.bfloat16` scalar)."""
         return self.numpy.type(value)
 
     def __repr__(self) -> str:
@@ -75,8 +89,8 @@ class ArrayType:
 if TYPE_CHECKING:
     # To type checkers each dtype is a class (`x: pk.f32` is an annotation), as are pk.Array
     # and pk.constexpr: see checker_types.pyi. At run time they are the objects below.
-    from pykern.lang.checker_types import (Array, bool_, constexpr, f16, f32, f64, i8, i16, i32,
-                                           i64, u8, u16, u32, u64)
+    from pykern.lang.checker_types import (Array, bf16, bool_, constexpr, f16, f32, f64, i8, i16,
+                                           i32, i64, u8, u16, u32, u64)
 else:
     bool_ = DType("bool_", BOOL, 8)
     i8 = DType("i8", INT, 8)
@@ -90,11 +104,14 @@ else:
     f16 = DType("f16", FLOAT, 16)
     f32 = DType("f32", FLOAT, 32)
     f64 = DType("f64", FLOAT, 64)
+    # bfloat16: kept in buffers as 16-bit words, computed in f32 and rounded to bf16 after
+    # every operation (pykern.passes.bf16), on every device
+    bf16 = DType("bf16", FLOAT, 16)
 
 # the "type" of a call to a device function that returns nothing; never a value's type
 void = DType("void", "v", 0)
 
-ALL_DTYPES = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64)
+ALL_DTYPES = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, bf16)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 NUMPY_NAMES = {
     "bool_": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
@@ -103,13 +120,49 @@ NUMPY_NAMES = {
 }
 _FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items()}
 
+# bf16's largest finite value, (2 - 2**-7) * 2**127
+BF16_MAX = float.fromhex("0x1.fep127")
+
 # Python's own names inside annotations and casts
 PYTHON_ALIASES = {int: i32, float: f32, bool: bool_}
 
 
 def from_numpy(dtype: object) -> DType:
-    """The pykern dtype for a numpy dtype (or anything `np.dtype` accepts); KeyError if none."""
-    return _FROM_NUMPY[np.dtype(dtype)]
+    """The pykern dtype for a numpy dtype (or anything `np.dtype` accepts); KeyError if none.
+    `ml_dtypes.bfloat16` is bf16 (recognised by name: that needs no import of ml_dtypes)."""
+    d = np.dtype(dtype)  # type: ignore[call-overload]
+    if d.name == "bfloat16" and d.type.__module__.startswith("ml_dtypes"):
+        return bf16
+    return _FROM_NUMPY[d]
+
+
+def bfloat16_numpy() -> np.dtype:
+    """`np.dtype(ml_dtypes.bfloat16)`, importing ml_dtypes on first use; an ImportError that
+    names the package where it is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError as e:
+        raise ImportError("bf16 numpy arrays and scalars need the ml_dtypes package "
+                          "(pip install ml_dtypes)") from e
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def round_to_bf16(value: float) -> float:
+    """`value` rounded to the nearest bf16, ties to even, as ml_dtypes converts a double: NaN
+    stays NaN, overflow gives inf. A Python float; needs no ml_dtypes (the host rounds bf16
+    scalar arguments and constants with it)."""
+    with np.errstate(over="ignore"):
+        near = np.array(value, np.float32)
+    bits = int(near.view(np.uint32))
+    if float(near) != value and not bits & 1 and value == value:
+        # inexact in f32: round to odd there (a step towards `value`), so that rounding to bf16
+        # below rounds once, not twice
+        bits += -1 if abs(float(near)) > abs(value) else 1
+    if (bits & 0x7FFFFFFF) > 0x7F800000:  # NaN: keep it NaN, quiet, with its sign
+        rounded = (bits | 0x00400000) & 0xFFFF0000
+    else:
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return float(np.array(rounded, np.uint32).view(np.float32))
 
 
 def as_dtype(obj: object) -> DType:

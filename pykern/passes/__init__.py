@@ -1,11 +1,13 @@
 """IR → IR passes between the frontend and a backend, chosen by the target: each rewrites what
-the target lacks into what it has (`decompose`: a math call it cannot lower becomes a call of a
-prelude `@pk.func`, `pykern.passes.prelude_f64`), and one lists the device features a kernel
+the target lacks into what it has (`lower_bf16`: bfloat16 as f32 arithmetic on 16-bit words,
+for every backend; `decompose`: a math call it cannot lower becomes a call of a prelude
+`@pk.func`, `pykern.passes.prelude_f64`), and one lists the device features a kernel
 needs, with the locations that need them (`required_features`), for the JIT layer to check
 against the device.
 """
 
+from pykern.passes.bf16 import lower_bf16
 from pykern.passes.decompose import decompose
 from pykern.passes.features import Requirement, first_missing, required_features
 
-__all__ = ["Requirement", "decompose", "first_missing", "required_features"]
+__all__ = ["Requirement", "decompose", "lower_bf16", "first_missing", "required_features"]

@@ -34,6 +34,7 @@ HEADER_FIELDS = GRID_FIELDS + BASE_FIELDS
 SCALAR_FORMATS = {
     "bool_": "I", "i8": "i", "u8": "I", "i16": "i", "u16": "I", "f16": "f",
     "i32": "i", "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d",
+    "bf16": "f",  # an f32 holding a bf16 value (pykern.passes.bf16)
 }
 ARRAY_FIELD_FORMAT = "i"
 # the name of the debug-mode report buffer's slot (pykern.spirv.debug re-exports it)

@@ -115,6 +115,9 @@ class ExpressionLowering:
                                 self.lower(e.value))
         return casts.cast(self.ctx, e.value.type, e.type, self.lower(e.value))
 
+    def _bitcast(self, e: ir.Bitcast) -> int:
+        return self.fn.bitcast(self.ctx.type_of(e.type), self.lower(e.value))
+
     def _math(self, e: ir.MathCall) -> int:
         ty = self.ctx.type_of(e.args[0].type)
         assert isinstance(ty, FloatType), f"{e.fn.name} on {e.args[0].type.name}"
@@ -177,6 +180,7 @@ _DISPATCH: dict[type, Callable[[ExpressionLowering, ir.Expr], int]] = {
     ir.IfExp: ExpressionLowering._ifexp,
     ir.Select: ExpressionLowering._select,
     ir.Cast: ExpressionLowering._cast,
+    ir.Bitcast: ExpressionLowering._bitcast,
     ir.MathCall: ExpressionLowering._math,
     ir.Builtin: ExpressionLowering._builtin,
     ir.Atomic: ExpressionLowering._atomic,

@@ -50,6 +50,8 @@ TYPE_FEATURES: dict[DType, tuple[Feature | None, Feature | None]] = {
     dt.i16: (Feature.INT16, Feature.STORAGE16), dt.u16: (Feature.INT16, Feature.STORAGE16),
     dt.i8: (Feature.INT8, Feature.STORAGE8), dt.u8: (Feature.INT8, Feature.STORAGE8),
     dt.bool_: (None, Feature.STORAGE8),
+    # bf16 is f32 values on u16 words (pykern.passes.bf16): its arrays need what u16 ones do
+    dt.bf16: (None, Feature.STORAGE16),
 }
 _BASIC = Feature.SUBGROUP_BASIC
 # the subgroup operations' features (SPIR-V's GroupNonUniform* capabilities)

@@ -27,7 +27,7 @@ from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_str
                                    view)
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
-                 dt.f32, dt.f64)
+                 dt.f32, dt.f64, dt.bf16)
 
 
 @dataclass(frozen=True)

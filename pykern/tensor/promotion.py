@@ -10,6 +10,8 @@ The rules (docs/tensor.md, "Type promotion", says the same for users):
 - Integer (or bool) with float: the float type (f16 + i32 -> f16, i64 + f32 -> f32). numpy 2
   widens the float instead (i32 + f32 -> f64); pykern follows the kernel language, PyTorch and
   JAX here, so f32 work stays in f32 on devices where f64 is slow or missing.
+- bf16 with f16: f32 (neither holds the other's values; as PyTorch and ml_dtypes); bf16 with
+  f32 or f64: the wider.
 - bool with an integer: the integer; bool with a float: the float (as numpy).
 - Python scalars are "weak" (array API 2023.12, NEP 50): `f16_tensor * 2.0` stays f16 and
   `i8_tensor + 1` stays i8. An int scalar that does not fit the integer dtype raises
@@ -32,7 +34,7 @@ DEFAULT_INT = dt.i32
 INDEX_DTYPE = dt.i64  # argmax/argmin results, as numpy's intp
 SIGNED = (dt.i8, dt.i16, dt.i32, dt.i64)
 UNSIGNED = (dt.u8, dt.u16, dt.u32, dt.u64)
-FLOATS = (dt.f16, dt.f32, dt.f64)
+FLOATS = (dt.f16, dt.bf16, dt.f32, dt.f64)
 INTS = SIGNED + UNSIGNED
 NUMERIC = INTS + FLOATS
 
@@ -47,6 +49,8 @@ def promote_types(a: DType, b: DType) -> DType:
         return a
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
+            if a.bits == b.bits == 16:  # f16 with bf16
+                return dt.f32
             return a if a.bits >= b.bits else b
         return a if a.is_float else b
     if a.kind == b.kind:
@@ -69,16 +73,16 @@ def promote(*dtypes: DType) -> DType:
 
 
 def compute_dtype(dtype: DType) -> DType:
-    """The type arithmetic on `dtype` runs in: f16 widens to f32 (rounding once at the store
-    gives numpy's f16 results)."""
-    return dt.f32 if dtype == dt.f16 else dtype
+    """The type arithmetic on `dtype` runs in: f16 and bf16 widen to f32 (rounding once at the
+    store gives numpy's f16 and ml_dtypes' bf16 results)."""
+    return dt.f32 if dtype in (dt.f16, dt.bf16) else dtype
 
 
 def accumulator(dtype: DType) -> DType:
-    """The type sums and products of `dtype` values are kept in: f32 for f16, 32 bits for
-    narrow integers and bool (integer arithmetic wraps, so narrowing at the end gives numpy's
-    wrapped result)."""
-    if dtype == dt.f16:
+    """The type sums and products of `dtype` values are kept in: f32 for f16 and bf16, 32 bits
+    for narrow integers and bool (integer arithmetic wraps, so narrowing at the end gives
+    numpy's wrapped result)."""
+    if dtype in (dt.f16, dt.bf16):
         return dt.f32
     if dtype in (dt.bool_, dt.i8, dt.i16):
         return dt.i32
@@ -191,6 +195,8 @@ def can_cast(from_: DType, to: DType) -> bool:
 def same_kind(from_: DType, to: DType) -> bool:
     """numpy's 'same_kind' casting (what in-place operators allow): safe casts, or casts within
     one kind (f64 -> f32, i64 -> i8)."""
+    if from_.is_float and to.is_float:  # (numpy knows bf16 only through ml_dtypes)
+        return True
     return bool(np.can_cast(from_.numpy, to.numpy, "same_kind"))
 
 

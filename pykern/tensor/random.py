@@ -13,11 +13,11 @@ call advances the position by the counters it used.
     z = pk.random.randn(256, dtype=pk.f16)
     k = pk.random.randint(0, 10, (5,))   # i32 in [0, 10)
 
-Distributions: uniform floats take the top 24 (f32), 11 (f16) or 53 (f64) bits of a word, so
-every value is a multiple of 2**-24 (2**-11, 2**-53) in [0, 1). Normals use Box-Muller in f32
-(f64 normals are those f32 values widened: Vulkan has no 64-bit log/cos). Integers in
-[low, high) take the high word of a 32x32-bit product (64-bit ranges: a 64-bit remainder); the
-bias is below span / 2**32 (span / 2**64).
+Distributions: uniform floats take the top 24 (f32), 11 (f16), 8 (bf16) or 53 (f64) bits of a
+word, so every value is a multiple of 2**-24 (2**-11, 2**-8, 2**-53) in [0, 1). Normals use
+Box-Muller in f32 (f64 normals are those f32 values widened: Vulkan has no 64-bit log/cos).
+Integers in [low, high) take the high word of a 32x32-bit product (64-bit ranges: a 64-bit
+remainder); the bias is below span / 2**32 (span / 2**64).
 """
 
 from __future__ import annotations
@@ -68,8 +68,12 @@ def uniform24(w):
 def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
     WIDE = out_dtype.bits == 64  # noqa: N806  (two words per element)
     PER = 2 if WIDE else 4  # noqa: N806  (elements per counter)
-    HALF = out_dtype == dt.f16  # noqa: N806
-    VT = dt.f32 if HALF else out_dtype  # noqa: N806  (f16 values are made in f32)
+    HALF = out_dtype in (dt.f16, dt.bf16)  # noqa: N806
+    VT = dt.f32 if HALF else out_dtype  # noqa: N806  (f16 and bf16 values are made in f32)
+    # a 16-bit uniform takes as many bits as its type has significant bits (11 or 8): exact,
+    # and below 1 after the store's rounding
+    BITS = 8 if out_dtype == dt.bf16 else 11  # noqa: N806
+    ULP = 2.0 ** -BITS  # noqa: N806
 
     @pk.kernel
     def philox(out: pk.Array, n: int, key_lo: pk.u32, key_hi: pk.u32, base_lo: pk.u32,
@@ -110,7 +114,7 @@ def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
             else:
                 for k in range(4):
                     if HALF:
-                        vals[k] = pk.f32(words[k] >> 21) * 0.00048828125
+                        vals[k] = pk.f32(words[k] >> (32 - BITS)) * ULP
                     else:
                         vals[k] = uniform24(words[k])
         elif dist == "normal":

@@ -24,7 +24,7 @@ from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
-               dt.f32, dt.f64)
+               dt.f32, dt.f64, dt.bf16)
 THREADS = 256
 PER_THREAD = 4
 BLOCK = THREADS * PER_THREAD

@@ -26,7 +26,7 @@ from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
-               dt.f32, dt.f64)
+               dt.f32, dt.f64, dt.bf16)
 INDEX_DTYPE = dt.i64  # argsort/topk indices, as numpy's intp
 BLOCK = 2048  # elements sorted in shared memory by one workgroup
 THREADS = 256
@@ -115,7 +115,7 @@ def _key_dtype(d: DType) -> DType:
         return dt.i32
     if d in (dt.u8, dt.u16):
         return dt.u32
-    if d == dt.f16:
+    if d in (dt.f16, dt.bf16):
         return dt.f32
     return d
 

@@ -744,7 +744,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
         arr = arr.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     t = Tensor(get_device().create_buffer(arr.nbytes), arr.shape, d)
     if arr.nbytes:
-        t.buffer.upload(arr)  # type: ignore[attr-defined]
+        # ml_dtypes' bfloat16 has no buffer-protocol format: its words are uploaded
+        t.buffer.upload(arr.view(d.storage) if d == dt.bf16 else arr)  # type: ignore[attr-defined]
     return t
 
 

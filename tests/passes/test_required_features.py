@@ -113,6 +113,19 @@ def test_missing_f64_is_found_in_the_users_code_before_the_prelude(monkeypatch):
         pk.kernel(wide)[1](np.zeros(1, np.float32))
 
 
+def test_missing_16_bit_storage_is_named_for_bf16_arrays(monkeypatch):
+    restrict(monkeypatch, Feature.STORAGE16)
+
+    def halves(x: pk.bf16[:]):  # bf16 here
+        i = pk.global_id(0)
+        x[i] = x[i] * 0.5
+
+    line = line_of(halves, "bf16 here")
+    with pytest.raises(pk.CompileError, match=rf"test_required_features.py:{line}:\d+: type "
+                                              "bf16 needs the device feature 'storage16'"):
+        pk.kernel(halves).compile(np.zeros(1, pk.bf16.numpy))
+
+
 # features the backend uses only where the target has them, choosing another way where not
 OPTIONAL = {Feature.FLOAT32_ATOMIC_ADD, Feature.FLOAT64_ATOMIC_ADD,
             Feature.SIGNED_ZERO_INF_NAN_PRESERVE, Feature.DENORM_PRESERVE,

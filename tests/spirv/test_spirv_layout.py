@@ -55,7 +55,7 @@ def test_buffers_follow_array_order_and_access():
 # 8- and 16-bit scalars travel widened to 32 bits: no device feature needed for them
 EXPECTED_FORMATS = {
     "bool_": "I", "i8": "i", "u8": "I", "i16": "i", "u16": "I", "f16": "f", "i32": "i",
-    "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d",
+    "u32": "I", "f32": "f", "i64": "q", "u64": "Q", "f64": "d", "bf16": "f",
 }
 
 
