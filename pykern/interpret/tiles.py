@@ -76,6 +76,13 @@ def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tu
     return addresses
 
 
+def _as_bits(array_dtype: np.dtype, tile_dtype: np.dtype) -> bool:
+    """A float tile on an integer array of its width: bf16 tiles on the 16-bit words that
+    `pykern.passes.bf16` makes of bf16 arrays. The words are the tile's bits."""
+    return array_dtype.kind in "ui" and np.dtype(tile_dtype).kind not in "ui" \
+        and array_dtype.itemsize == np.dtype(tile_dtype).itemsize
+
+
 def load(buffer: object, addresses: np.ndarray, array_dtype: np.dtype,
          tile_dtype: np.dtype, pack: int = 1, transpose: bool = False) -> Tile:
     """`pk.coop_load`: the elements at `addresses` (checked), as a tile of `tile_dtype`. With
@@ -87,6 +94,8 @@ def load(buffer: object, addresses: np.ndarray, array_dtype: np.dtype,
     else:
         words = np.asarray(buffer)[addresses]  # numpy array or memoryview
     if pack == 1:
+        if _as_bits(array_dtype, tile_dtype):
+            return np.ascontiguousarray(words.astype(array_dtype)).view(tile_dtype)
         return words.astype(tile_dtype)
     words = np.ascontiguousarray(words.astype(array_dtype))
     if transpose:
@@ -98,7 +107,8 @@ def store(buffer: object, addresses: np.ndarray, tile: Tile, array_dtype: np.dty
     """`pk.coop_store`: every element of `tile`, converted to the array's dtype, to its
     address (checked). Elements that share an address (a zero stride) store in row-major tile
     order, the last one staying."""
-    values = tile.astype(array_dtype)
+    values = tile.view(array_dtype) if _as_bits(array_dtype, tile.dtype) else \
+        tile.astype(array_dtype)
     if isinstance(buffer, list):
         # the values generated code holds: Python ints for integers, numpy scalars for floats
         items = list(values.ravel()) if values.dtype.kind == "f" else values.ravel().tolist()

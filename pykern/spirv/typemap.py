@@ -54,9 +54,9 @@ def value_type(dtype: DType | CoopType) -> ScalarType | VoidType | CoopMatrixTyp
     type of a call that returns nothing, is OpTypeVoid; a tile type an OpTypeCooperativeMatrixKHR
     whose bf16 elements are in bfloat16's own encoding)."""
     if isinstance(dtype, CoopType):
-        component = value_type(dtype.dtype)
-        if dtype.dtype.name == "bf16":
-            component = FloatType(16, bfloat=True)
+        # a bf16 tile is the one place bf16 is a SPIR-V type (SPV_KHR_bfloat16)
+        component = FloatType(16, bfloat=True) if dtype.dtype.name == "bf16" else \
+            value_type(dtype.dtype)
         return CoopMatrixType(component, dtype.rows, dtype.cols,  # type: ignore[arg-type]
                               int(_USES[dtype.use]))
     if dtype.kind == VOID_KIND:

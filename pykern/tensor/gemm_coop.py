@@ -20,7 +20,8 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.runtime.feature import Feature
 from pykern.tensor.strided import view
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise import assign
+from pykern.tensor.tensor import Tensor, empty
 
 BM, BN = 128, 128  # the block of C one workgroup computes
 # operand dtype -> the accumulator the tiles multiply into (and the results it may be stored as)
@@ -71,7 +72,8 @@ def coop_matmul(a: Tensor, b: Tensor, c: Tensor) -> bool:
     if m % BM or n % BN or k % slice_k or not _offers(c.device, dtype):
         return False
     ca = c.element_strides
-    if ca[-1] != 1 or (c.offset * c.dtype.itemsize) % 16 or (ca[-2] * c.dtype.itemsize) % 16:
+    if c.dtype.name != "bf16" and (ca[-1] != 1 or (c.offset * c.dtype.itemsize) % 16
+                                   or (ca[-2] * c.dtype.itemsize) % 16):
         return False
     aw = _words(a, last_contiguous=True)
     bw = _words(b, last_contiguous=True)
@@ -80,8 +82,13 @@ def coop_matmul(a: Tensor, b: Tensor, c: Tensor) -> bool:
         bw = _words(b, last_contiguous=False)
     if aw is None or bw is None:
         return False
-    kern = _kernel(dtype, c.dtype, transposed)
-    kern[(n // BN) * 32, (m // BM) * 4, b1 * b2](aw, bw, c, b2)
+    # no device has bf16 accumulator tiles: a bf16 result is rounded from an f32 one
+    direct = c.dtype.name != "bf16"
+    result = c if direct else empty(c.shape, pk.f32)
+    kern = _kernel(dtype, result.dtype, transposed)
+    kern[(n // BN) * 32, (m // BM) * 4, b1 * b2](aw, bw, result, b2)
+    if not direct:
+        assign(c, result)
     return True
 
 
