@@ -39,6 +39,10 @@ def cases(plan: OpsPlan) -> Iterator[OpCase]:
     yield from bandwidth_cases(plan)
 
 
+WARM_UP_S = 1.0  # device time spent untimed before the first figure
+_warm = False
+
+
 def run(plan: Plan, results: Results, peers: Peers) -> None:
     """Runs every case of `plan.ops`, adds its rows to `results` and prints the table."""
     if peers.torch is None or peers.ops_device is None:
@@ -75,6 +79,10 @@ def _pykern(plan: OpsPlan, results: Results, case: OpCase,
         tensors = [to_pykern(x, case.dtype) for x in host]
         work = lambda: case.pykern(tensors)  # noqa: E731
         first, _ = gpu_per_call(pk.get_device(), work, 1)
+        global _warm
+        if not _warm:  # an idle GPU runs its first second or so at lower clocks
+            gpu_per_call(pk.get_device(), work, reps_for(first, WARM_UP_S, plan.most_reps))
+            _warm = True
         reps = reps_for(first, plan.budget_s, plan.most_reps)
         seconds, result = gpu_per_call(pk.get_device(), work, reps)
         check = case.check(host, result)

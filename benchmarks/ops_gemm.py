@@ -39,7 +39,8 @@ def gemm_cases(plan: OpsPlan) -> Iterator[OpCase]:
 
 
 def matmul_case(dtype: str, n: int, check_rows: int) -> OpCase:
-    """c = a @ b for n×n operands; i8 against torch's `_int_mm` (i8 × i8 → i32)."""
+    """c = a @ b for n×n operands; i8 into i32 (`pk.matmul(a, b, dtype=pk.i32)`) against
+    torch's `_int_mm` (i8 × i8 → i32)."""
 
     def inputs() -> Sequence[np.ndarray]:
         rng = np.random.default_rng(SEED)
@@ -54,7 +55,13 @@ def matmul_case(dtype: str, n: int, check_rows: int) -> OpCase:
         return compare(pieces, c.dtype.name, describe(blocks, n))
 
     return OpCase("matmul", f"{n}^3 {dtype}", dtype, "TFLOP/s", 2.0 * n**3, inputs,
-                  lambda t: pk.matmul(t[0], t[1]), _torch_matmul(dtype), check)
+                  _pykern_matmul(dtype), _torch_matmul(dtype), check)
+
+
+def _pykern_matmul(dtype: str) -> Callable[[Sequence[pk.Tensor]], pk.Tensor]:
+    if dtype.startswith("i"):
+        return lambda t: pk.matmul(t[0], t[1], dtype=pk.i32)
+    return lambda t: pk.matmul(t[0], t[1])
 
 
 def _torch_matmul(dtype: str) -> Callable[[object, Sequence[object]], object]:
