@@ -8,6 +8,8 @@ into an isolated environment as pip would.
 
 from __future__ import annotations
 
+import re
+
 import email.parser
 import importlib.util
 import os
@@ -82,7 +84,7 @@ def test_wheel_metadata(dist: tuple[Path, Path]) -> None:
     for minor in (10, 11, 12, 13):
         assert f"Programming Language :: Python :: 3.{minor}" in classifiers
     assert "Typing :: Typed" in classifiers
-    runtime = {r.split(";")[0].strip() for r in meta.get_all("Requires-Dist")
+    runtime = {re.split(r"[<>=!~;\[ ]", r)[0] for r in meta.get_all("Requires-Dist")
                if "extra ==" not in r}
     # llvmlite is for the host backend, ml_dtypes for bf16 numpy arrays; typing needs no
     # typing_extensions on 3.10+
