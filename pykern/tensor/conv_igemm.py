@@ -1,0 +1,172 @@
+"""The portable conv kernel: an implicit GEMM on the GEMM micro-kernel of gemm_tile, for conv2d
+and conv_transpose2d, with groups, on x, w and out of any strides.
+
+Per group g (the grid's third dimension) it is the product of a patch matrix and the group's
+filters: rows are output pixels (n, oh, ow), columns the group's output channels, and the
+reduction runs over the group's input channels × the kernel taps. The patch entries are
+gathered from x on the fly into shared memory (no im2col buffer): conv2d reads input row
+ih = oh·s - p + kh·d; conv_transpose2d, the gradient of conv2d with respect to its input, reads
+the ih with ih·s - p + kh·d = oh, when there is one (the other taps add nothing). When x keeps
+its channels adjacent (channels-last), the reduction walks channels innermost and neighbouring
+invocations load neighbouring channels, so the gathers stay coalesced in either layout.
+"""
+
+import functools
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.tensor import linalg
+from pykern.tensor.conv_args import ConvGeometry
+from pykern.tensor.creation import fill
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.gemm_tile import multiply_tiles, step_for, tile_position
+from pykern.tensor.promotion import accumulator
+from pykern.tensor.strided import cdiv
+from pykern.tensor.tensor import Tensor, empty
+
+
+def launch_igemm(x: Tensor, w: Tensor, bias: Tensor | None, out: Tensor, geo: ConvGeometry,
+                 channels_inner: bool, op: str) -> None:
+    """out = conv(x, w) + bias through the implicit GEMM, one launch for every group;
+    `channels_inner` orders the reduction channels-innermost (for channels-last x)."""
+    per_group_out = out.shape[1] // geo.groups
+    wide = per_group_out >= 128 and not is_cpu_device()
+    cfg = linalg.GPU_TILE if wide else linalg.GPU_SMALL
+    ksize = x.shape[1] // geo.groups * w.shape[2] * w.shape[3]
+    budget = loop_budget()
+    if budget is not None and cdiv(ksize, cfg.bk) > budget:
+        raise ValueError(f"{op}: C/groups·KH·KW = {ksize} is more than this device runs in one "
+                         "invocation")
+    bv = bias if bias is not None else _zero_bias(out.dtype)
+    kern = _igemm_kernel(x.dtype, w.dtype, bv.dtype, out.dtype, cfg, bias is not None,
+                         geo.transposed, channels_inner)
+    m = out.shape[0] * out.shape[2] * out.shape[3]
+    grid = (cdiv(per_group_out, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy, geo.groups)
+    kern[grid](x, w, bv, out, *geo.kernel_args())
+
+
+@functools.lru_cache(maxsize=None)
+def _zero_bias(d: DType) -> Tensor:
+    """A one-element stand-in bound where there is no bias (the kernel does not read it)."""
+    t = empty((1,), d)
+    fill(t, 0)
+    return t
+
+
+@pk.func
+def forward_source(o, tap, s, p, d, size):
+    """The input index conv2d reads for output index o at kernel tap `tap`, or -1 where that
+    falls into the zero padding."""
+    i = o * s - p + tap * d
+    if i < 0 or i >= size:
+        i = -1
+    return i
+
+
+@pk.func
+def transposed_source(o, tap, s, p, d, size):
+    """The input index i that conv_transpose2d takes to output index o through kernel tap
+    `tap` (i·s - p + tap·d == o), or -1 where no input index does."""
+    t = o + p - tap * d
+    i = -1
+    if t >= 0:
+        q = t // s
+        if q * s == t and q < size:
+            i = q
+    return i
+
+
+@pk.func
+def split_reduction(gk, cg, kk, channels_inner):
+    """(channel in the group, kernel tap) of reduction index gk: channels innermost when
+    `channels_inner`, else taps innermost (the order of w's memory)."""
+    if channels_inner:
+        return gk % cg, gk // cg
+    return gk // kk, gk % kk
+
+
+@functools.lru_cache(maxsize=None)
+def _igemm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: linalg.TileConfig,
+                  has_bias: bool, transposed: bool, channels_inner: bool) -> pk.Kernel:
+    ACC = accumulator(o_dt)  # noqa: N806
+    STEP = step_for(ACC)  # noqa: N806
+    WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
+    BM, BN = cfg.bm, cfg.bn  # noqa: N806
+    NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
+    HAS_BIAS, TRANSPOSED, CIN = has_bias, transposed, channels_inner  # noqa: N806
+    SOURCE = transposed_source if transposed else forward_source  # noqa: N806
+
+    @pk.kernel(workgroup=(WGX, WGY, 1))
+    def conv2d_igemm(x: x_dt[:, :, :, :], w: w_dt[:, :, :, :], bias: b_dt[:],
+                     out: o_dt[:, :, :, :], sh: int, sw: int, ph: int, pw: int, dh: int,
+                     dw: int, groups: int):
+        As = pk.shared(ACC, (BK, BM + 1))
+        Bs = pk.shared(ACC, (BK, BN + 1))
+        acc = pk.local(ACC, (TM, TN))
+        av = pk.local(ACC, TM)
+        bv = pk.local(ACC, TN)
+        tx, ty, m0, n0 = tile_position(BM, BN)
+        g = pk.group_id(2)
+        tid = ty * WGX + tx
+        H = x.shape[2]
+        W = x.shape[3]
+        OH = out.shape[2]
+        OW = out.shape[3]
+        KW = w.shape[3]
+        CG = x.shape[1] // groups
+        OG = out.shape[1] // groups
+        M = out.shape[0] * OH * OW
+        KK = w.shape[2] * KW
+        K = CG * KK
+        for k0 in range(0, K, BK):
+            for r in range(LOADS_A):
+                e = tid + r * NT
+                if e < BM * BK:
+                    row = e % BM  # neighbouring invocations: neighbouring output pixels
+                    kk = e // BM
+                    if CIN:  # ... or neighbouring channels
+                        row = e // BK
+                        kk = e % BK
+                    gm = m0 + row
+                    gk = k0 + kk
+                    va: ACC = 0
+                    if gm < M and gk < K:
+                        pn, oh, ow = pk.unravel(gm, (out.shape[0], OH, OW))
+                        ci, tap = split_reduction(gk, CG, KK, CIN)
+                        ih = SOURCE(oh, tap // KW, sh, ph, dh, H)
+                        iw = SOURCE(ow, tap % KW, sw, pw, dw, W)
+                        if ih >= 0 and iw >= 0:
+                            va = ACC(x[pn, g * CG + ci, ih, iw])
+                    As[kk, row] = va
+            for r in range(LOADS_B):
+                e = tid + r * NT
+                if e < BN * BK:
+                    kb = e % BK
+                    col = e // BK
+                    gn = n0 + col
+                    gk = k0 + kb
+                    vb: ACC = 0
+                    if gn < OG and gk < K:
+                        ci, tap = split_reduction(gk, CG, KK, CIN)
+                        if TRANSPOSED:  # w is (C, O/groups, KH, KW)
+                            vb = ACC(w[g * CG + ci, gn, tap // KW, tap % KW])
+                        else:  # w is (O, C/groups, KH, KW)
+                            vb = ACC(w[g * OG + gn, ci, tap // KW, tap % KW])
+                    Bs[kb, col] = vb
+            pk.barrier()
+            multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
+            pk.barrier()
+        for i in range(TM):
+            gm = m0 + ty + i * WGY
+            if gm < M:
+                pn, oh, ow = pk.unravel(gm, (out.shape[0], OH, OW))
+                for j in range(TN):
+                    gn = n0 + tx + j * WGX
+                    if gn < OG:
+                        v = acc[i, j]
+                        if HAS_BIAS:
+                            v += ACC(bias[g * OG + gn])
+                        out[pn, g * OG + gn, oh, ow] = v
+
+    return conv2d_igemm
