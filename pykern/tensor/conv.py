@@ -3,9 +3,10 @@ names (groups, dilation, "same"/"valid" padding for conv2d, output_padding for t
 one).
 
 Each entry point checks its arguments and allocates the output here; `_launch` then picks the
-kernel. Today that is the portable implicit GEMM of conv_igemm on every device; a kernel for a
-device feature (cooperative matrices) goes into `_launch` ahead of it, with the portable one as
-the fallback, and needs no change to the entry points.
+kernel. Today those are portable, for every device: the implicit GEMM of conv_igemm, and the
+one-output-per-invocation kernel of conv_direct for groups with few output channels. A kernel
+for a device feature (cooperative matrices) goes into `_launch` ahead of them, with the
+portable ones as the fallback, and needs no change to the entry points.
 
 Layout: x may have any strides. An x that keeps its channels adjacent in memory (channels-last,
 as `x_nhwc.permute(0, 3, 1, 2)` gives) is read in place, and the output is then channels-last
@@ -17,6 +18,7 @@ from __future__ import annotations
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
                                      transposed_output_size)
+from pykern.tensor.conv_direct import direct_fits, launch_direct
 from pykern.tensor.conv_igemm import launch_igemm
 from pykern.tensor.creation import fill
 from pykern.tensor.elementwise import assign
@@ -124,6 +126,11 @@ def _allocate(shape: tuple[int, int, int, int], dtype: object, channels_last: bo
 
 def _launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor, geo: ConvGeometry,
             op: str) -> None:
-    """The kernel choice: the portable implicit GEMM on every device (cooperative-matrix
-    kernels, where a device has them, belong here ahead of it)."""
-    launch_igemm(x, w, b, out, geo, channels_inner=is_channels_last(x), op=op)
+    """The kernel choice. Portable kernels, on every device: one invocation per output for
+    groups of a few output channels (depthwise), else the implicit GEMM. (Kernels for a device
+    feature, such as cooperative matrices, belong here ahead of them.)"""
+    channels_last = is_channels_last(x)
+    if direct_fits(x, w, out, geo):
+        launch_direct(x, w, b, out, geo, channels_last)
+    else:
+        launch_igemm(x, w, b, out, geo, channels_inner=channels_last, op=op)

@@ -18,12 +18,12 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.tensor import linalg
 from pykern.tensor.conv_args import ConvGeometry
-from pykern.tensor.creation import fill
+from pykern.tensor.conv_taps import bias_or_zero, forward_source, transposed_source
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.gemm_tile import multiply_tiles, step_for, tile_position
 from pykern.tensor.promotion import accumulator
 from pykern.tensor.strided import cdiv
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.tensor import Tensor
 
 
 def launch_igemm(x: Tensor, w: Tensor, bias: Tensor | None, out: Tensor, geo: ConvGeometry,
@@ -38,43 +38,12 @@ def launch_igemm(x: Tensor, w: Tensor, bias: Tensor | None, out: Tensor, geo: Co
     if budget is not None and cdiv(ksize, cfg.bk) > budget:
         raise ValueError(f"{op}: C/groups·KH·KW = {ksize} is more than this device runs in one "
                          "invocation")
-    bv = bias if bias is not None else _zero_bias(out.dtype)
+    bv = bias_or_zero(bias, out.dtype)
     kern = _igemm_kernel(x.dtype, w.dtype, bv.dtype, out.dtype, cfg, bias is not None,
                          geo.transposed, channels_inner)
     m = out.shape[0] * out.shape[2] * out.shape[3]
     grid = (cdiv(per_group_out, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy, geo.groups)
     kern[grid](x, w, bv, out, *geo.kernel_args())
-
-
-@functools.lru_cache(maxsize=None)
-def _zero_bias(d: DType) -> Tensor:
-    """A one-element stand-in bound where there is no bias (the kernel does not read it)."""
-    t = empty((1,), d)
-    fill(t, 0)
-    return t
-
-
-@pk.func
-def forward_source(o, tap, s, p, d, size):
-    """The input index conv2d reads for output index o at kernel tap `tap`, or -1 where that
-    falls into the zero padding."""
-    i = o * s - p + tap * d
-    if i < 0 or i >= size:
-        i = -1
-    return i
-
-
-@pk.func
-def transposed_source(o, tap, s, p, d, size):
-    """The input index i that conv_transpose2d takes to output index o through kernel tap
-    `tap` (i·s - p + tap·d == o), or -1 where no input index does."""
-    t = o + p - tap * d
-    i = -1
-    if t >= 0:
-        q = t // s
-        if q * s == t and q < size:
-            i = q
-    return i
 
 
 @pk.func

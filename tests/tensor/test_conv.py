@@ -5,18 +5,33 @@ groups (depthwise included), output_padding, dtypes and layouts (contiguous, cha
 views, strided, transposed); the channels-last result and the absence of copies; and every
 argument error, after which the inputs are intact and the next launch works."""
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
+from pykern.tensor import conv_direct
 from pykern.tensor.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
 
 DTYPES = [pk.f32, pk.f16, pk.i32, pk.i8]
 X_LAYOUTS = ["contiguous", "channels_last", "strided", "transposed"]
+
+
+@contextlib.contextmanager
+def kernel(direct: bool):
+    """Runs the convolutions inside on the one-output-per-invocation kernel (`direct`) or on
+    the implicit GEMM, whatever the number of output channels per group."""
+    saved = conv_direct.MAX_OUTPUTS_PER_GROUP
+    conv_direct.MAX_OUTPUTS_PER_GROUP = 1 << 30 if direct else -1
+    try:
+        yield
+    finally:
+        conv_direct.MAX_OUTPUTS_PER_GROUP = saved
 
 
 # ---------------------------------------------------------------- references
@@ -130,9 +145,9 @@ def resolve_padding(padding, kernel, dilation):
        kw=st.integers(1, 3), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        padding=paddings, dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        bias=st.booleans(), dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS),
-       seed=seeds)
+       direct=st.booleans(), seed=seeds)
 def test_conv2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, bias, dtype,
-                layout, seed):
+                layout, direct, seed):
     if padding == "same":
         stride = (1, 1)
     rng = np.random.default_rng(seed)
@@ -145,7 +160,9 @@ def test_conv2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, bia
         with pytest.raises(ValueError, match="larger than the padded input"):
             pk.conv2d(tx, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
         return
-    got = pk.conv2d(tx, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    with kernel(direct):
+        got = pk.conv2d(tx, w, b, stride=stride, padding=padding, dilation=dilation,
+                        groups=groups)
     expected, mag = ref_conv2d(x, w, b, stride, pads, dilation, groups)
     check(got, expected, mag, dtype, cg * kh * kw)
     if layout == "channels_last" and groups * cg > 1 and got.size:
@@ -155,18 +172,21 @@ def test_conv2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, bia
 
 @pytest.mark.parametrize("dtype", [pk.f16, pk.f64, pk.i32, pk.i8, pk.u16],
                          ids=lambda d: d.name)
-def test_conv2d_dtypes(dtype):
+@pytest.mark.parametrize("direct", [False, True], ids=["igemm", "direct"])
+def test_conv2d_dtypes(dtype, direct):
     rng = np.random.default_rng(8)
     x = rng.integers(0, 4, (2, 3, 11, 10)).astype(dtype.numpy)
     w = rng.integers(0, 3, (70, 3, 3, 3)).astype(dtype.numpy)
     b = rng.integers(0, 3, (70,)).astype(dtype.numpy)
-    got = pk.conv2d(x, w, b, stride=(2, 1), padding=1)
+    with kernel(direct):
+        got = pk.conv2d(x, w, b, stride=(2, 1), padding=1)
     expected, mag = ref_conv2d(x, w, b, (2, 1), ((1, 1), (1, 1)), (1, 1), 1)
     check(got, expected, mag, dtype, 27)
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
-def test_conv2d_depthwise_and_wide_groups(layout):
+@pytest.mark.parametrize("direct", [False, True], ids=["igemm", "direct"])
+def test_conv2d_depthwise_and_wide_groups(layout, direct):
     """groups == C (depthwise, one filter per channel) and a channel multiplier of 2, on more
     channels and output channels than one tile holds."""
     rng = np.random.default_rng(3)
@@ -174,7 +194,8 @@ def test_conv2d_depthwise_and_wide_groups(layout):
         x, tx = make_x(rng, pk.f32, (2, c, 9, 8), layout)
         w = sample(rng, pk.f32, (c * mult, 1, 3, 3))
         b = sample(rng, pk.f32, (c * mult,))
-        got = pk.conv2d(tx, w, b, padding="same", groups=c)
+        with kernel(direct):
+            got = pk.conv2d(tx, w, b, padding="same", groups=c)
         expected, mag = ref_conv2d(x, w, b, (1, 1), ((1, 1), (1, 1)), (1, 1), c)
         check(got, expected, mag, pk.f32, 9)
         assert is_channels_last(got) == (layout == "channels_last")
@@ -207,6 +228,18 @@ def test_conv2d_channels_last_input_is_read_in_place(monkeypatch):
     expected, mag = ref_conv2d(x, w, None, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
     check(got, expected, mag, pk.f32, 45)
     assert is_channels_last(got)
+
+
+def test_a_reduction_too_long_for_one_invocation_goes_to_the_implicit_gemm():
+    """One output channel would pick the direct kernel, but 4,000 channels × 9 taps walked by
+    one invocation are past lavapipe's loop cap: the GEMM (8 reduction steps per iteration)
+    takes it, and the result is right."""
+    rng = np.random.default_rng(9)
+    x = sample(rng, pk.f32, (1, 4000, 3, 3))
+    w = sample(rng, pk.f32, (1, 4000, 3, 3))
+    got = pk.conv2d(x, w)
+    expected, mag = ref_conv2d(x, w, None, (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    check(got, expected, mag, pk.f32, 36000)
 
 
 def test_conv2d_without_input_channels_gives_the_bias():
@@ -256,9 +289,10 @@ def test_conv2d_errors_leave_tensors_intact():
        padding=st.tuples(st.integers(0, 2), st.integers(0, 2)),
        dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        extra=st.tuples(st.integers(0, 2), st.integers(0, 2)), bias=st.booleans(),
-       dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS), seed=seeds)
+       dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS), direct=st.booleans(),
+       seed=seeds)
 def test_conv_transpose2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, extra,
-                          bias, dtype, layout, seed):
+                          bias, dtype, layout, direct, seed):
     output_padding = tuple(min(e, max(s, d) - 1) for e, s, d in zip(extra, stride, dilation))
     rng = np.random.default_rng(seed)
     x, tx = make_x(rng, dtype, (n, groups * cg, h, wd), layout)
@@ -272,7 +306,8 @@ def test_conv_transpose2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dil
         with pytest.raises(ValueError, match="padding .* is too large"):
             pk.conv_transpose2d(tx, w, **kwargs)
         return
-    got = pk.conv_transpose2d(tx, w, b, **kwargs)
+    with kernel(direct):
+        got = pk.conv_transpose2d(tx, w, b, **kwargs)
     expected, mag = ref_conv_transpose2d(x, w, b, stride, padding, output_padding, dilation,
                                          groups)
     check(got, expected, mag, dtype, cg * kh * kw)
@@ -299,11 +334,13 @@ def test_conv_transpose2d_undoes_the_shape_of_a_strided_conv2d():
         assert abs(lhs - rhs) <= 1e-4 * (1 + abs(lhs))
 
 
-def test_conv_transpose2d_depthwise_wide():
+@pytest.mark.parametrize("direct", [False, True], ids=["igemm", "direct"])
+def test_conv_transpose2d_depthwise_wide(direct):
     rng = np.random.default_rng(7)
     x, tx = make_x(rng, pk.f32, (2, 36, 5, 4), "channels_last")
     w = sample(rng, pk.f32, (36, 2, 3, 3))
-    got = pk.conv_transpose2d(tx, w, stride=2, groups=36)
+    with kernel(direct):
+        got = pk.conv_transpose2d(tx, w, stride=2, groups=36)
     expected, mag = ref_conv_transpose2d(x, w, None, (2, 2), (0, 0), (0, 0), (1, 1), 36)
     check(got, expected, mag, pk.f32, 9)
     assert is_channels_last(got)
