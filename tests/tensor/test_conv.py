@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 import pykern as pk
 from pykern.tensor import conv_direct
+from pykern.tensor.conv_args import ConvGeometry
+from pykern.tensor.conv_phases import output_phases
 from pykern.tensor.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
@@ -313,6 +315,23 @@ def test_conv_transpose2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dil
     check(got, expected, mag, dtype, cg * kh * kw)
     if layout == "channels_last" and groups * cg > 1 and got.size:
         assert is_channels_last(got)
+
+
+@given(stride=st.integers(1, 4), padding=st.integers(0, 3), dilation=st.integers(1, 4),
+       kernel=st.integers(1, 6), size=st.integers(1, 12))
+def test_transposed_output_phases_cover_every_contributing_tap_once(stride, padding, dilation,
+                                                                    kernel, size):
+    """Each output index lies in one phase, and a phase's taps are exactly those through which
+    some input index (i·s - p + k·d == o) reaches its outputs."""
+    geo = ConvGeometry((stride, 1), (padding, 0), (dilation, 1), 1, transposed=True)
+    seen = []
+    for rows, _ in output_phases(geo, (kernel, 1), (size, 1)):
+        taps = set(range(rows.tap0, rows.tap0 + rows.tap_step * rows.taps, rows.tap_step))
+        for o in range(rows.first, rows.first + rows.step * rows.count, rows.step):
+            seen.append(o)
+            reaching = {k for k in range(kernel) if (o + padding - k * dilation) % stride == 0}
+            assert taps == reaching
+    assert sorted(seen) == list(range(size))
 
 
 def test_conv_transpose2d_undoes_the_shape_of_a_strided_conv2d():
