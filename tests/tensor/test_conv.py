@@ -20,7 +20,7 @@ from pykern.tensor.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
 
-DTYPES = [pk.f32, pk.f16, pk.i32, pk.i8]
+DTYPES = [pk.f32, pk.f16, pk.f64, pk.i32, pk.i8, pk.u8]
 X_LAYOUTS = ["contiguous", "channels_last", "strided", "transposed"]
 
 
@@ -96,11 +96,13 @@ def _add_bias(out, mag, b):
 
 def check(got: Tensor, expected: np.ndarray, mag: np.ndarray, dtype: pk.DType, k: int) -> None:
     """Floats: within the error of k fused multiply-adds in the accumulator (f32 for f16 and
-    f32) plus the rounding of the result; integers: exactly numpy's wrapped result."""
+    f32, f64 for f64) plus the rounding of the result; integers: exactly numpy's wrapped
+    result."""
     g = got.numpy()
     assert g.shape == expected.shape and g.dtype == dtype.numpy
     if dtype.is_float:
-        bound = 2 * (k + 1) * EPS[pk.f32] * mag + EPS[dtype] * np.abs(expected) + 1e-30
+        acc = EPS[pk.f64] if dtype == pk.f64 else EPS[pk.f32]
+        bound = 2 * (k + 1) * acc * mag + EPS[dtype] * np.abs(expected) + 1e-300
         assert (np.abs(g.astype(np.float64) - expected) <= bound).all()
     else:
         with np.errstate(over="ignore"):
@@ -201,6 +203,20 @@ def test_conv2d_depthwise_and_wide_groups(layout, direct):
         expected, mag = ref_conv2d(x, w, b, (1, 1), ((1, 1), (1, 1)), (1, 1), c)
         check(got, expected, mag, pk.f32, 9)
         assert is_channels_last(got) == (layout == "channels_last")
+
+
+@pytest.mark.parametrize("op", ["conv2d", "conv_transpose2d"])
+def test_mixed_dtypes_are_promoted_and_the_bias_converted(op):
+    rng = np.random.default_rng(10)
+    x = sample(rng, pk.i8, (2, 4, 5, 5))
+    w = sample(rng, pk.f16, (4, 4, 3, 3))
+    b = sample(rng, pk.i32, (4,))
+    got = getattr(pk, op)(x, w, b, stride=2, padding=1)
+    if op == "conv2d":
+        expected, mag = ref_conv2d(x, w, b, (2, 2), ((1, 1), (1, 1)), (1, 1), 1)
+    else:
+        expected, mag = ref_conv_transpose2d(x, w, b, (2, 2), (1, 1), (0, 0), (1, 1), 1)
+    check(got, expected, mag, pk.f16, 36)
 
 
 def test_conv2d_same_padding_with_an_even_kernel_pads_bottom_and_right():
