@@ -137,9 +137,10 @@ def transposed_output_size(op: str, size: tuple[int, int], kernel: tuple[int, in
 def is_channels_last(t: Tensor) -> bool:
     """Whether the (N, C, H, W) tensor `t` keeps its channels adjacent in memory, as a
     channels-last (NHWC) tensor seen through `permute(0, 3, 1, 2)` does: C > 1 with stride 1
-    and every other dimension of more than one element further apart than C elements."""
+    and every other dimension of more than one element further apart than C elements. A
+    tensor that is also row-major NCHW (H = W = 1) counts as NCHW."""
     n, c, h, w = t.shape
     sn, sc, sh, sw = t.element_strides
-    if c <= 1 or sc != 1:
+    if c <= 1 or sc != 1 or t.is_contiguous:
         return False
     return all(size <= 1 or abs(st) >= c for size, st in ((n, sn), (h, sh), (w, sw)))
