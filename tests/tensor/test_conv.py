@@ -16,6 +16,7 @@ import pykern as pk
 from pykern.tensor import conv_direct
 from pykern.tensor.conv_args import ConvGeometry
 from pykern.tensor.conv_phases import output_phases
+from pykern.tensor.device_limits import loop_budget
 from pykern.tensor.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
@@ -258,6 +259,18 @@ def test_a_reduction_too_long_for_one_invocation_goes_to_the_implicit_gemm():
     got = pk.conv2d(x, w)
     expected, mag = ref_conv2d(x, w, None, (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
     check(got, expected, mag, pk.f32, 36000)
+
+
+def test_a_reduction_too_long_for_the_device_is_a_clear_error():
+    """On a device that cuts loops short, 540,000 products per output are more than even the
+    GEMM's invocations (8 per loop iteration) walk: a ValueError saying so, nothing launched."""
+    if loop_budget() is None:
+        pytest.skip("this device runs loops of any length")
+    x = pk.zeros((1, 60000, 3, 3))
+    with pytest.raises(ValueError, match=r"conv2d: C/groups·KH·KW = 540000 is more than"):
+        pk.conv2d(x, pk.zeros((9, 60000, 3, 3)))
+    np.testing.assert_array_equal(pk.conv2d(x[:, :2], pk.ones((9, 2, 3, 3))).numpy(),
+                                  np.zeros((1, 9, 1, 1)))
 
 
 def test_an_input_that_is_both_nchw_and_nhwc_gives_nchw():
