@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import conv_direct
+from pykern.tensor import conv_direct, conv_igemm
 from pykern.tensor.conv_args import ConvGeometry
 from pykern.tensor.conv_phases import output_phases
 from pykern.tensor.device_limits import loop_budget
@@ -175,7 +175,7 @@ def test_conv2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, bia
     np.testing.assert_array_equal(tx.numpy(), x)  # the input is untouched
 
 
-@pytest.mark.parametrize("dtype", [pk.f16, pk.f64, pk.i32, pk.i8, pk.u16],
+@pytest.mark.parametrize("dtype", [pk.f16, pk.f64, pk.i32, pk.i8, pk.u16, pk.i64, pk.u64],
                          ids=lambda d: d.name)
 @pytest.mark.parametrize("direct", [False, True], ids=["igemm", "direct"])
 def test_conv2d_dtypes(dtype, direct):
@@ -218,6 +218,25 @@ def test_mixed_dtypes_are_promoted_and_the_bias_converted(op):
     else:
         expected, mag = ref_conv_transpose2d(x, w, b, (2, 2), (1, 1), (0, 0), (1, 1), 1)
     check(got, expected, mag, pk.f16, 36)
+
+
+@pytest.mark.parametrize("op", ["conv2d", "conv_transpose2d"])
+def test_the_wide_gpu_tiling_gives_the_same_results(op, monkeypatch):
+    """GPUs take 64×128 tiles for 128 output channels per group or more; run that tiling here
+    too, with groups, a channels-last x, and a stride that makes conv_transpose2d phased."""
+    monkeypatch.setattr(conv_igemm, "is_cpu_device", lambda: False)
+    rng = np.random.default_rng(11)
+    x, tx = make_x(rng, pk.f32, (2, 6, 7, 6), "channels_last")
+    w_shape = (260, 3, 3, 3) if op == "conv2d" else (6, 130, 3, 3)
+    w = sample(rng, pk.f32, w_shape)
+    b = sample(rng, pk.f32, (260,))
+    got = getattr(pk, op)(tx, w, b, stride=2, padding=1, groups=2)
+    if op == "conv2d":
+        expected, mag = ref_conv2d(x, w, b, (2, 2), ((1, 1), (1, 1)), (1, 1), 2)
+    else:
+        expected, mag = ref_conv_transpose2d(x, w, b, (2, 2), (1, 1), (0, 0), (1, 1), 2)
+    check(got, expected, mag, pk.f32, 27)
+    assert is_channels_last(got)
 
 
 def test_conv2d_same_padding_with_an_even_kernel_pads_bottom_and_right():
