@@ -88,8 +88,8 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
     o = w.shape[1] * g
     b = check_bias(bias, op, o)
     if isinstance(padding, str):
-        raise ValueError(f"{op}: padding must be an int or a pair of ints (no padding strings, "
-                         f"as PyTorch), got {padding!r}")
+        raise TypeError(f"{op}: padding must be an int or a pair of ints (no padding strings, "
+                        f"as PyTorch), got {padding!r}")
     stride_ = pair(stride, op, "stride", 1)
     padding_ = pair(padding, op, "padding", 0)
     output_padding_ = pair(output_padding, op, "output_padding", 0)

@@ -436,7 +436,7 @@ def test_conv_transpose2d_errors_leave_tensors_intact():
          dict(output_padding=1)),
         (ValueError, "output_padding .* must be smaller than the stride",
          dict(stride=2, dilation=2, output_padding=(0, 2))),
-        (ValueError, "no padding strings", dict(padding="same")),
+        (TypeError, "no padding strings", dict(padding="same")),
         (ValueError, "padding .* is too large", dict(padding=3)),
         (ValueError, "output_padding must be >= 0", dict(output_padding=-1)),
         (TypeError, "stride must be an int", dict(stride="2")),
