@@ -1,9 +1,10 @@
 """conv2d and conv_transpose2d against float64 numpy references written from their
 definitions (conv2d gathers patches, conv_transpose2d scatters each input pixel through the
 kernel): hypothesis over shapes, strides, padding (ints, pairs, "same", "valid"), dilation,
-groups (depthwise included), output_padding, dtypes and layouts (contiguous, channels-last
-views, strided, transposed); the channels-last result and the absence of copies; and every
-argument error, after which the inputs are intact and the next launch works."""
+groups (depthwise included), output_padding, dtypes, both portable kernels, and layouts (x:
+contiguous, channels-last views, strided, transposed; w: contiguous, strided, transposed); the
+channels-last result and the absence of copies; and every argument error, after which the
+inputs are intact and the next launch works."""
 
 import contextlib
 
@@ -23,6 +24,7 @@ from ops_inputs import EPS, as_layout, sample, seeds
 
 DTYPES = [pk.f32, pk.f16, pk.f64, pk.i32, pk.i8, pk.u8]
 X_LAYOUTS = ["contiguous", "channels_last", "strided", "transposed"]
+W_LAYOUTS = ["contiguous", "strided", "transposed"]
 
 
 @contextlib.contextmanager
@@ -150,23 +152,24 @@ def resolve_padding(padding, kernel, dilation):
        kw=st.integers(1, 3), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
        padding=paddings, dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        bias=st.booleans(), dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS),
-       direct=st.booleans(), seed=seeds)
+       w_layout=st.sampled_from(W_LAYOUTS), direct=st.booleans(), seed=seeds)
 def test_conv2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, bias, dtype,
-                layout, direct, seed):
+                layout, w_layout, direct, seed):
     if padding == "same":
         stride = (1, 1)
     rng = np.random.default_rng(seed)
     x, tx = make_x(rng, dtype, (n, groups * cg, h, wd), layout)
     w = sample(rng, dtype, (groups * og, cg, kh, kw))
+    tw = as_layout(w, w_layout, rng)
     b = sample(rng, dtype, (groups * og,)) if bias else None
     pads = resolve_padding(padding, (kh, kw), dilation)
     if (h + sum(pads[0]) < dilation[0] * (kh - 1) + 1
             or wd + sum(pads[1]) < dilation[1] * (kw - 1) + 1):
         with pytest.raises(ValueError, match="larger than the padded input"):
-            pk.conv2d(tx, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
+            pk.conv2d(tx, tw, stride=stride, padding=padding, dilation=dilation, groups=groups)
         return
     with kernel(direct):
-        got = pk.conv2d(tx, w, b, stride=stride, padding=padding, dilation=dilation,
+        got = pk.conv2d(tx, tw, b, stride=stride, padding=padding, dilation=dilation,
                         groups=groups)
     expected, mag = ref_conv2d(x, w, b, stride, pads, dilation, groups)
     check(got, expected, mag, dtype, cg * kh * kw)
@@ -349,14 +352,15 @@ def test_conv2d_errors_leave_tensors_intact():
        padding=st.tuples(st.integers(0, 2), st.integers(0, 2)),
        dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        extra=st.tuples(st.integers(0, 2), st.integers(0, 2)), bias=st.booleans(),
-       dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS), direct=st.booleans(),
-       seed=seeds)
+       dtype=st.sampled_from(DTYPES), layout=st.sampled_from(X_LAYOUTS),
+       w_layout=st.sampled_from(W_LAYOUTS), direct=st.booleans(), seed=seeds)
 def test_conv_transpose2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dilation, extra,
-                          bias, dtype, layout, direct, seed):
+                          bias, dtype, layout, w_layout, direct, seed):
     output_padding = tuple(min(e, max(s, d) - 1) for e, s, d in zip(extra, stride, dilation))
     rng = np.random.default_rng(seed)
     x, tx = make_x(rng, dtype, (n, groups * cg, h, wd), layout)
     w = sample(rng, dtype, (groups * cg, og, kh, kw))
+    tw = as_layout(w, w_layout, rng)
     b = sample(rng, dtype, (groups * og,)) if bias else None
     size = [(i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
             zip((h, wd), stride, padding, dilation, (kh, kw), output_padding)]
@@ -364,10 +368,10 @@ def test_conv_transpose2d(n, groups, cg, og, h, wd, kh, kw, stride, padding, dil
                   dilation=dilation, groups=groups)
     if min(size) < 1:
         with pytest.raises(ValueError, match="padding .* is too large"):
-            pk.conv_transpose2d(tx, w, **kwargs)
+            pk.conv_transpose2d(tx, tw, **kwargs)
         return
     with kernel(direct):
-        got = pk.conv_transpose2d(tx, w, b, **kwargs)
+        got = pk.conv_transpose2d(tx, tw, b, **kwargs)
     expected, mag = ref_conv_transpose2d(x, w, b, stride, padding, output_padding, dilation,
                                          groups)
     check(got, expected, mag, dtype, cg * kh * kw)
