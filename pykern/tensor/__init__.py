@@ -7,8 +7,10 @@
 - `random`: a counter-based (Philox-4x32-10) generator
 - `manipulation`: functions on shapes (expand_dims, broadcast_arrays, moveaxis, roll, tile,
   repeat, meshgrid, ...); `searching`: searchsorted, nonzero, count_nonzero; `sets`: unique_*
-- `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, conv2d, attention,
+- `linalg`, `nn`, `sort`, `indexing`, `scan`: matmul, softmax, layer_norm, attention,
   sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
+- `conv` (entry points), `conv_args` (argument checks), `conv_igemm` (the portable kernel):
+  conv2d, conv_transpose2d
 - `promotion`: the type promotion and accumulator rules; `strided`: broadcasting, views and
   launch planning; `checks`: argument checks; `device_limits`: what the device allows
 - `namespace`: the Python array API namespace (`pykern.array_api`)

@@ -1,5 +1,5 @@
-"""Neural-network ops: `softmax`, `log_softmax`, `layer_norm`, `conv2d`, `attention`,
-`one_hot`.
+"""Neural-network ops: `softmax`, `log_softmax`, `layer_norm`, `attention`, `one_hot`
+(the convolutions are in conv.py).
 
 Row ops (softmax family, layer_norm) give each row to one workgroup: every invocation walks the
 row with a stride of the workgroup size keeping running statistics (online max and sum of
@@ -8,9 +8,7 @@ of barriers, and a second walk writes the result. Short rows go one row per invo
 Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (where the device has no f64
 exp/log, `pykern.passes.decompose` supplies them).
 
-conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
-kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
-(no im2col buffer). attention is matmul → fused scale/mask/softmax → matmul.
+attention is matmul → fused scale/mask/softmax → matmul, or one fused flash-style kernel.
 """
 
 import functools
@@ -26,10 +24,8 @@ from pykern.tensor import linalg
 from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
-from pykern.tensor.elementwise import as_tensor, assign
-from pykern.tensor.gemm_tile import multiply_tiles, step_for, tile_position
-from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, NUMERIC, accumulator,
-                                     compute_float, promote)
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, compute_float, promote)
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.tensor import normalize_axis
@@ -361,194 +357,6 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
             out[i0, i1, i2, j] = y
 
     return layer_norm_rows
-
-
-# ---------------------------------------------------------------- conv2d
-
-def _pair(v: object, op: str, what: str, minimum: int) -> tuple[int, int]:
-    if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise ValueError(f"{op}: {what} must be an int or a pair of ints, got {v!r}")
-        return check_int(v[0], op, what, minimum), check_int(v[1], op, what, minimum)
-    n = check_int(v, op, what, minimum)
-    return n, n
-
-
-def conv2d(x: object, w: object, bias: object = None, stride: int | tuple[int, int] = 1,
-           padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1) -> Tensor:
-    """2-D cross-correlation (PyTorch's conv2d without groups): x of shape (N, C, H, W), w of
-    (O, C, KH, KW), optional bias (O,), zero padding. The result is (N, O, OH, OW) with
-    OH = (H + 2·ph - dh·(KH - 1) - 1) // sh + 1 (likewise OW), in the promoted dtype of x and w
-    (bias is converted to it). Every numeric dtype; f16 accumulates in f32, narrow integers in
-    32 bits (wrapping).
-
-        y = pk.conv2d(images, filters, bias, stride=2, padding=1)
-    """
-    x, w = _conv_inputs(x, w)
-    sh, sw = _pair(stride, CONV, "stride", 1)
-    ph, pw = _pair(padding, CONV, "padding", 0)
-    dh, dw = _pair(dilation, CONV, "dilation", 1)
-    b = _conv_bias(x, w, bias)
-    oh, ow = _conv_output_size(x, w, (sh, sw), (ph, pw), (dh, dw))
-    out = empty((x.shape[0], w.shape[0], oh, ow), promote(x.dtype, w.dtype))
-    if out.size == 0:
-        return out
-    if x.shape[1] == 0:  # no input channels: the bias alone
-        if b is None:
-            fill(out, 0)
-        else:
-            assign(out, view(b, out.shape, (0, b.element_strides[0], 0, 0)))
-        return out
-    _conv_launch(x, w, b, out, (sh, sw, ph, pw, dh, dw))
-    return out
-
-
-CONV = "conv2d"  # the op's name in errors
-
-
-def _conv_inputs(x: object, w: object) -> tuple[Tensor, Tensor]:
-    """x and w as 4-d numeric tensors."""
-    x, w = as_tensor(x, f"{CONV}: x"), as_tensor(w, f"{CONV}: w")
-    check_dtype_in(x, NUMERIC, CONV, "x")
-    check_dtype_in(w, NUMERIC, CONV, "w")
-    if x.ndim != 4:
-        raise ValueError(f"{CONV}: x must be 4-d (N, C, H, W), got shape {x.shape}")
-    if w.ndim != 4:
-        raise ValueError(f"{CONV}: w must be 4-d (O, C, KH, KW), got shape {w.shape}")
-    return x, w
-
-
-def _conv_bias(x: Tensor, w: Tensor, bias: object) -> Tensor | None:
-    """The bias as an (O,) tensor, or None; checks that x and w agree on the channels."""
-    c, c2, o = x.shape[1], w.shape[1], w.shape[0]
-    if c != c2:
-        raise ValueError(f"{CONV}: x has {c} channels but w expects {c2} (shapes {x.shape}, "
-                         f"{w.shape})")
-    if bias is None:
-        return None
-    b = as_tensor(bias, f"{CONV}: bias")
-    check_dtype_in(b, NUMERIC, CONV, "bias")
-    if b.shape != (o,):
-        raise ValueError(f"{CONV}: bias must have shape ({o},), got {b.shape}")
-    return b
-
-
-def _conv_output_size(x: Tensor, w: Tensor, stride: tuple[int, int], padding: tuple[int, int],
-                      dilation: tuple[int, int]) -> tuple[int, int]:
-    """(OH, OW); ValueError when the dilated kernel does not fit the padded input."""
-    (h, wd), (kh, kw) = x.shape[2:], w.shape[2:]
-    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    if kh == 0 or kw == 0:
-        raise ValueError(f"{CONV}: the kernel size must be at least 1x1, got w of shape "
-                         f"{w.shape}")
-    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
-        raise ValueError(f"{CONV}: the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than "
-                         f"the padded input ({h + 2 * ph}x{wd + 2 * pw})")
-    return (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-
-
-def _conv_launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor,
-                 geometry: tuple[int, int, int, int, int, int]) -> None:
-    """The implicit-GEMM launch: tiles by the output's channel count and the device."""
-    n, c = x.shape[:2]
-    o, _, kh, kw = w.shape
-    cfg = linalg.GPU_TILE if o >= 128 and not is_cpu_device() else linalg.GPU_SMALL
-    ksize = c * kh * kw
-    budget = loop_budget()
-    if budget is not None and cdiv(ksize, cfg.bk) > budget:
-        raise ValueError(f"{CONV}: C·KH·KW = {ksize} is more than this device runs in one "
-                         "invocation")
-    bv = b if b is not None else _dummy(out.dtype)
-    kern = _conv_kernel(x.dtype, w.dtype, bv.dtype, out.dtype, cfg, b is not None)
-    m = n * out.shape[2] * out.shape[3]
-    grid = (cdiv(o, cfg.bn) * cfg.wgx, cdiv(m, cfg.bm) * cfg.wgy)
-    kern[grid](x, w, bv, out, *geometry)
-
-
-@functools.lru_cache(maxsize=None)
-def _conv_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: "linalg.TileConfig",
-                 has_bias: bool) -> pk.Kernel:
-    ACC = accumulator(o_dt)  # noqa: N806
-    STEP = step_for(ACC)  # noqa: N806
-    WGX, WGY, TM, TN, BK = cfg.wgx, cfg.wgy, cfg.tm, cfg.tn, cfg.bk  # noqa: N806
-    BM, BN = cfg.bm, cfg.bn  # noqa: N806
-    NT, LOADS_A, LOADS_B = cfg.threads, cfg.loads_a, cfg.loads_b  # noqa: N806
-    HAS_BIAS = has_bias  # noqa: N806
-
-    @pk.kernel(workgroup=(WGX, WGY, 1))
-    def conv2d_igemm(x: x_dt[:, :, :, :], w: w_dt[:, :, :, :], bias: b_dt[:],
-                     out: o_dt[:, :, :, :], sh: int, sw: int, ph: int, pw: int, dh: int,
-                     dw: int):
-        # rows m: output pixels (n, oh, ow); columns: output channels; k: (c, kh, kw)
-        As = pk.shared(ACC, (BK, BM + 1))
-        Bs = pk.shared(ACC, (BK, BN + 1))
-        acc = pk.local(ACC, (TM, TN))
-        av = pk.local(ACC, TM)
-        bv = pk.local(ACC, TN)
-        tx, ty, m0, n0 = tile_position(BM, BN)
-        tid = ty * WGX + tx
-        C = x.shape[1]
-        H = x.shape[2]
-        W = x.shape[3]
-        O = out.shape[1]
-        OH = out.shape[2]
-        OW = out.shape[3]
-        KH = w.shape[2]
-        KW = w.shape[3]
-        M = out.shape[0] * OH * OW
-        KK = KH * KW
-        K = C * KK
-        for k0 in range(0, K, BK):
-            for r in range(LOADS_A):
-                e = tid + r * NT
-                if e < BM * BK:
-                    row = e % BM  # consecutive invocations: neighbouring output pixels
-                    kk = e // BM
-                    gm = m0 + row
-                    gk = k0 + kk
-                    va: ACC = 0
-                    if gm < M and gk < K:
-                        pn = gm // (OH * OW)
-                        p = gm % (OH * OW)
-                        ih = (p // OW) * sh - ph
-                        iw = (p % OW) * sw - pw
-                        ci = gk // KK
-                        tap = gk % KK
-                        ih += (tap // KW) * dh
-                        iw += (tap % KW) * dw
-                        if 0 <= ih < H and 0 <= iw < W:
-                            va = ACC(x[pn, ci, ih, iw])
-                    As[kk, row] = va
-            for r in range(LOADS_B):
-                e = tid + r * NT
-                if e < BN * BK:
-                    kb = e % BK  # w is (O, C, KH, KW): k runs fastest in memory
-                    col = e // BK
-                    gn = n0 + col
-                    gk = k0 + kb
-                    vb: ACC = 0
-                    if gn < O and gk < K:
-                        ci = gk // KK
-                        tap = gk % KK
-                        vb = ACC(w[gn, ci, tap // KW, tap % KW])
-                    Bs[kb, col] = vb
-            pk.barrier()
-            multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
-            pk.barrier()
-        for i in range(TM):
-            gm = m0 + ty + i * WGY
-            if gm < M:
-                pn = gm // (OH * OW)
-                p = gm % (OH * OW)
-                for j in range(TN):
-                    gn = n0 + tx + j * WGX
-                    if gn < O:
-                        v = acc[i, j]
-                        if HAS_BIAS:
-                            v += ACC(bias[gn])
-                        out[pn, gn, p // OW, p % OW] = v
-
-    return conv2d_igemm
 
 
 # ---------------------------------------------------------------- attention

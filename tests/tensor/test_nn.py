@@ -1,7 +1,7 @@
-"""softmax, log_softmax, layer_norm, conv2d, attention and one_hot against numpy
+"""softmax, log_softmax, layer_norm, attention and one_hot against numpy
 re-implementations in float64: hypothesis over shapes (0- and 1-sized dimensions, every axis,
 short rows and long ones), float dtypes and layouts (transposed, strided, broadcast), special
-values, and argument errors."""
+values, and argument errors (the convolutions: test_conv.py)."""
 
 import math
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import pykern as pk
 
-from ops_inputs import EPS, FLOATS, INTS, layouts, make, sample, seeds
+from ops_inputs import FLOATS, INTS, layouts, make, sample, seeds
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy on empty/NaN rows
 
@@ -163,88 +163,6 @@ def test_layer_norm_errors():
         pk.layer_norm(x, 4, eps=-1.0)
     with pytest.raises(TypeError, match="normalized_shape"):
         pk.layer_norm(x, "4")
-
-
-# ---------------------------------------------------------------- conv2d
-
-def ref_conv2d(x, w, b, stride, padding, dilation):
-    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, o, oh, ow))
-    mag = np.zeros((n, o, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
-                       j * dw: j * dw + sw * (ow - 1) + 1: sw]
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j].astype(np.float64))
-            mag += np.einsum("nchw,oc->nohw", np.abs(patch), np.abs(w[:, :, i, j]).astype(
-                np.float64))
-    if b is not None:
-        out += b.astype(np.float64)[None, :, None, None]
-        mag += np.abs(b.astype(np.float64))[None, :, None, None]
-    return out, mag
-
-
-@settings(max_examples=20, deadline=None)
-@given(n=st.integers(0, 2), c=st.integers(1, 4), h=st.integers(1, 9), wd=st.integers(1, 9),
-       o=st.integers(0, 5), kh=st.integers(1, 3), kw=st.integers(1, 3),
-       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
-       padding=st.tuples(st.integers(0, 2), st.integers(0, 2)),
-       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)), bias=st.booleans(),
-       layout=layouts, seed=seeds)
-def test_conv2d(n, c, h, wd, o, kh, kw, stride, padding, dilation, bias, layout, seed):
-    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    if h + 2 * ph < dh * (kh - 1) + 1 or wd + 2 * pw < dw * (kw - 1) + 1:
-        with pytest.raises(ValueError, match="larger than the padded input"):
-            pk.conv2d(np.ones((n, c, h, wd), np.float32), np.ones((o, c, kh, kw), np.float32),
-                      stride=stride, padding=padding, dilation=dilation)
-        return
-    rng = np.random.default_rng(seed)
-    x, tx = make(rng, pk.f32, (n, c, h, wd), layout)
-    w, tw = make(rng, pk.f32, (o, c, kh, kw), "contiguous")
-    b = sample(rng, pk.f32, (o,)) if bias else None
-    got = pk.conv2d(tx, tw, b, stride=stride, padding=padding, dilation=dilation).numpy()
-    expected, mag = ref_conv2d(x, w, b, stride, padding, dilation)
-    assert got.shape == expected.shape and got.dtype == np.float32
-    k = c * kh * kw + 1
-    assert (np.abs(got - expected) <= 2 * k * EPS[pk.f32] * mag + 1e-30).all()
-
-
-@pytest.mark.parametrize("dtype", [pk.f16, pk.f64, pk.i32, pk.i8, pk.u16],
-                         ids=lambda d: d.name)
-def test_conv2d_dtypes(dtype):
-    rng = np.random.default_rng(8)
-    x = rng.integers(0, 4, (2, 3, 11, 10)).astype(dtype.numpy)
-    w = rng.integers(0, 3, (70, 3, 3, 3)).astype(dtype.numpy)
-    b = rng.integers(0, 3, (70,)).astype(dtype.numpy)
-    got = pk.conv2d(x, w, b, stride=(2, 1), padding=1).numpy()
-    expected, _ = ref_conv2d(x, w, b, (2, 1), (1, 1), (1, 1))
-    assert got.dtype == dtype.numpy
-    if dtype == pk.f16:
-        np.testing.assert_allclose(got, expected, rtol=1e-3)  # small ints: exact in f32
-    else:
-        with np.errstate(over="ignore"):
-            np.testing.assert_array_equal(got, expected.astype(np.int64).astype(dtype.numpy))
-
-
-def test_conv2d_errors():
-    x, w = np.ones((1, 3, 5, 5), np.float32), np.ones((2, 3, 3, 3), np.float32)
-    with pytest.raises(ValueError, match="x must be 4-d"):
-        pk.conv2d(x[0], w)
-    with pytest.raises(ValueError, match="channels"):
-        pk.conv2d(x, np.ones((2, 4, 3, 3), np.float32))
-    with pytest.raises(ValueError, match="bias must have shape"):
-        pk.conv2d(x, w, np.ones(3, np.float32))
-    with pytest.raises(ValueError, match="stride must be >= 1"):
-        pk.conv2d(x, w, stride=0)
-    with pytest.raises(ValueError, match="padding must be >= 0"):
-        pk.conv2d(x, w, padding=(-1, 0))
-    with pytest.raises(TypeError, match="dilation must be an int"):
-        pk.conv2d(x, w, dilation=1.5)
 
 
 # ---------------------------------------------------------------- attention
