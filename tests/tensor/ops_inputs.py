@@ -13,7 +13,7 @@ ALL = [pk.bool_, pk.i8, pk.i16, pk.i32, pk.i64, pk.u8, pk.u16, pk.u32, pk.u64, p
 FLOATS = [pk.f16, pk.f32, pk.f64]
 INTS = [pk.i8, pk.i16, pk.i32, pk.i64, pk.u8, pk.u16, pk.u32, pk.u64]
 LAYOUTS = ["contiguous", "transposed", "strided", "broadcast"]
-EPS = {pk.f16: 2.0**-10, pk.f32: 2.0**-23, pk.f64: 2.0**-52}
+EPS = {pk.f16: 2.0**-10, pk.bf16: 2.0**-7, pk.f32: 2.0**-23, pk.f64: 2.0**-52}
 
 
 def sample(rng: np.random.Generator, dtype: pk.DType, shape: tuple[int, ...],

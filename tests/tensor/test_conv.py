@@ -22,7 +22,7 @@ from pykern.tensor.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
 
-DTYPES = [pk.f32, pk.f16, pk.f64, pk.i32, pk.i8, pk.u8]
+DTYPES = [pk.f32, pk.f16, pk.bf16, pk.f64, pk.i32, pk.i8, pk.u8]
 X_LAYOUTS = ["contiguous", "channels_last", "strided", "transposed"]
 W_LAYOUTS = ["contiguous", "strided", "transposed"]
 
