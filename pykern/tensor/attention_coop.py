@@ -12,6 +12,9 @@ stay in registers as MATRIX_A tiles; for each block of 64 keys:
    memory in the input dtype; meanwhile V's 64 rows replace K's in the stage;
 3. O += P @ V on accumulator tiles held in registers.
 
+The words of the next K block are fetched into registers during 3 and those of V during 2, so
+that the loads from memory overlap the multiplies and the softmax.
+
 All softmax statistics are f32; the output is rounded once, to the input dtype.
 
 Tiles have no per-element access, so the rows of O cannot be rescaled in registers when a row's
@@ -158,11 +161,18 @@ def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
         kend = k.shape[2]
         if CAUSAL:  # no key past the block's last query
             kend = min(kend, q0 + BQ)
+        # the words this invocation copies into the stage, fetched into registers ahead of
+        # the store, so that the loads from memory overlap other work: the first K block here,
+        # V's during the softmax, the next K block's during O += P @ V
+        fetched = pk.local(pk.u64, STAGE)
+        for e in range(STAGE):
+            w = tid + e * 128
+            fetched[e] = k[z1, z2, w // W, w % W]
         pk.barrier()  # every subgroup holds its Q tiles: the stage is free
         for kb in range(0, kend, BK):
             for e in range(STAGE):
                 w = tid + e * 128
-                skv[w // W, w % W] = k[z1, z2, kb + w // W, w % W]
+                skv[w // W, w % W] = fetched[e]
             pk.barrier()
             for j in range(4):  # S's 16 x 16 tile of keys kb + 16j ...
                 s = pk.coop_mma(a0, pk.coop_load(skv, j * 16, 0, 16, 16, pk.MATRIX_B,
@@ -186,7 +196,7 @@ def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
             pk.barrier()  # S is complete and K's stage is read
             for e in range(STAGE):
                 w = tid + e * 128
-                skv[w // W, w % W] = v[z1, z2, kb + w // W, w % W]
+                fetched[e] = v[z1, z2, kb + w // W, w % W]
             # the online softmax of this lane's half of its row
             bm: pk.f32 = -math.inf
             for c in range(BK // 2):
@@ -213,6 +223,9 @@ def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
                 p = AB(pk.exp2(x - m))
                 sp[row, j] = p
                 lsum += pk.f32(p)  # the sum of what is multiplied, rounded as it is
+            for e in range(STAGE):
+                w = tid + e * 128
+                skv[w // W, w % W] = fetched[e]
             rescale = pk.subgroup_any(grown)
             if lane == 0:
                 sflag[sg] = 1 if rescale else 0
@@ -244,6 +257,10 @@ def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
                     o5 = pk.coop_load(ss, r0, 16, 16, 16, pk.ACCUMULATOR)
                     o6 = pk.coop_load(ss, r0, 32, 16, 16, pk.ACCUMULATOR)
                     o7 = pk.coop_load(ss, r0, 48, 16, 16, pk.ACCUMULATOR)
+            if kb + BK < kend:
+                for e in range(STAGE):
+                    w = tid + e * 128
+                    fetched[e] = k[z1, z2, kb + BK + w // W, w % W]
             for kk in range(4):  # O += P @ V, 16 keys a step
                 pt = pk.coop_load(sp, r0, kk * 16, 16, 16, pk.MATRIX_A)
                 o0 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 0, 16, 16, pk.MATRIX_B,
