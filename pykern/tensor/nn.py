@@ -10,7 +10,10 @@ exp/log, `pykern.passes.decompose` supplies them).
 
 conv2d is an implicit GEMM: output pixels × output channels, reduced over input channels ×
 kernel taps, tiled through shared memory like matmul, the input patches gathered on the fly
-(no im2col buffer). attention is matmul → fused scale/mask/softmax → matmul.
+(no im2col buffer). attention runs on cooperative-matrix tiles where the device and the
+operands allow (`pykern.tensor.attention_coop`), else one fused flash-style kernel for head
+dimensions up to 64 on GPUs, else matmul → fused scale/mask/softmax → matmul, the scores made
+for as many batch matrices at a time as a storage buffer holds.
 """
 
 import functools
