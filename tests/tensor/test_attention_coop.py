@@ -20,6 +20,7 @@ from pykern.tensor import attention_coop as ac
 
 RNG = np.random.default_rng(10)
 U16 = 2.0 ** -11  # f16's unit roundoff
+BF16 = getattr(pk, "bf16", None)  # where the dtype exists
 U32 = 2.0 ** -24
 
 
@@ -61,22 +62,28 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool,
     per_key = d * U32 * qk_abs * scale + 4 * U32 * (np.abs(np.where(finite, s, 0.0))
                                                     + np.abs(smax)) \
         + (3 + 2 * below) * 2.0 ** -23
-    eps = U16 + np.where(finite, per_key, 0.0).max(-1, keepdims=True)
+    u = unit_roundoff(q.dtype)
+    eps = u + np.where(finite, per_key, 0.0).max(-1, keepdims=True)
     weighted = p @ np.abs(v64)
     subnormal = 2 * lk * 2.0 ** -25 * np.abs(v64).max(-2, keepdims=True)
-    bound = (2.02 * eps + lk * U32) * weighted + subnormal + U16 * np.abs(out) + 1e-7
+    bound = (2.02 * eps + lk * U32) * weighted + subnormal + u * np.abs(out) + 1e-7
     return out, bound
 
 
-def f16(shape: tuple[int, ...], spread: float = 1.0) -> np.ndarray:
-    return (RNG.standard_normal(shape) * spread).astype(np.float16)
+def unit_roundoff(dtype: np.dtype) -> float:
+    return U16 if dtype == np.float16 else 2.0 ** -8  # bf16: 8 significant bits
+
+
+def f16(shape: tuple[int, ...], dtype: object = pk.f16) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype.numpy)  # type: ignore[attr-defined]
 
 
 def run_interpreted(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool,
                     scale: float) -> np.ndarray:
     """The tile kernel in the interpreter on 4-d arrays, launched as `coop_attention` does."""
-    out = np.full(q.shape[:-1] + v.shape[-1:], np.nan, np.float16)
-    kern = ac.interpreted(ac._kernel(pk.f16, q.shape[-1], causal))
+    dtype = pk.f16 if q.dtype == np.float16 else BF16
+    out = np.full(q.shape[:-1] + v.shape[-1:], np.nan, q.dtype)
+    kern = ac.interpreted(ac._kernel(dtype, q.shape[-1], causal))
     words = [np.ascontiguousarray(t).view(np.uint64) for t in (q, k, v)]
     ac.launch(kern, *words, out, scale)
     return out
@@ -207,3 +214,19 @@ def test_modules_lower_for_a_device_with_tiles_and_pass_spirv_val(d, causal):
     validate(module)
     text = str(kern.ir(*args))
     assert "tile[f16 16x16 matrix_a]" in text and "tile[f32 16x16 accumulator]" in text
+
+
+@pytest.mark.skipif(BF16 is None, reason="pk.bf16 does not exist here")
+@pytest.mark.parametrize("d,causal", [(64, True), (128, False)])
+def test_bf16_tile_kernel_matches_float64(d, causal):
+    q, k, v = (f16((1, 2, 64, d), BF16) for _ in range(3))
+    check(run_interpreted(q, k, v, causal, 0.1), q, k, v, causal, 0.1)
+
+
+@pytest.mark.skipif(BF16 is None or not ac._offers(pk.get_device(), BF16),
+                    reason="no pk.bf16, or no 16x16x16 bf16->f32 tiles on the device")
+def test_bf16_pk_attention_on_the_device_matches_float64():
+    q, k, v = (f16((2, 2, 128, 128), BF16) for _ in range(3))
+    out = pk.attention(q, k, v, causal=True)
+    assert out.dtype == BF16
+    check(out.numpy(), q, k, v, True, 1 / math.sqrt(128))
