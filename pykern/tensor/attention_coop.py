@@ -26,7 +26,7 @@ a few blocks of a row's lifetime, not in every one. At the end O's rows are divi
 sums and written out.
 
 Shared memory: the K/V stage (64 rows of D/4 words, padded by 2 words against bank
-conflicts), S (64 x 68 f32) and P (64 x 72 f16): 44 KiB for D = 128, 35 KiB for D = 64, under
+conflicts), S (64 x 68 f32) and P (64 x 72 f16): 43 KiB for D = 128, 35 KiB for D = 64, under
 the 48 KiB that devices with tensor cores offer. The S array doubles as the scratch of O's
 rescaling and of the output.
 
