@@ -8,12 +8,16 @@ of barriers, and a second walk writes the result. Short rows go one row per invo
 Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (where the device has no f64
 exp/log, `pykern.passes.decompose` supplies them).
 
-attention is matmul → fused scale/mask/softmax → matmul, or one fused flash-style kernel.
+attention runs on cooperative-matrix tiles where the device and the operands allow
+(`pykern.tensor.attention_coop`), else one fused flash-style kernel for head dimensions up to
+64 on GPUs, else matmul → fused scale/mask/softmax → matmul, the scores made for as many batch
+matrices at a time as a storage buffer holds.
 """
 
 import functools
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pykern as pk
 
@@ -21,6 +25,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg
+from pykern.tensor.attention_coop import coop_attention
 from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
@@ -403,22 +408,74 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     if lk == 0:
         fill(out, 0)
         return out
+    if coop_attention(q, k, v, out, bool(causal), float(scale)):
+        return out
     if _use_fused(d, dv):
         _attention_fused(q, k, v, out, batch, bool(causal), float(scale))
         return out
-    sdt = dt.f64 if out_dtype == dt.f64 else dt.f32
-    scores = empty(batch + (lq, lk), sdt)
-    kt = view(k, k.shape[:-2] + (d, lk), k.element_strides[:-2] + (k.element_strides[-1],
-                                                                    k.element_strides[-2]))
-    if d == 0:
-        fill(scores, 0)
-    else:
-        linalg._matmul_into(q, kt, scores, batch)
-    offset = 0 if causal else None
-    _softmax_rows(scores, scores, scores.ndim - 1, log=False, scale=float(scale),
-                  causal_offset=offset, op=op)
-    linalg._matmul_into(scores, v, out, batch)
+    _attention_composed(q, k, v, out, batch, bool(causal), float(scale))
     return out
+
+
+# tests set this to cap the bytes of the scores that the composed path materialises at once;
+# None: the device's largest storage buffer
+SCORES_MAX_BYTES: int | None = None
+
+
+def _attention_composed(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[int, ...],
+                        causal: bool, scale: float) -> None:
+    """matmul (q @ kᵀ into f32 scores, f64 for f64) → scale, mask and softmax in place →
+    matmul with v. The scores of all the batch's matrices may not fit in one storage buffer
+    (4 x 16 x 4096² f32 is 4 GiB), so they are made for as many matrices at a time as fit."""
+    lq, d = q.shape[-2:]
+    lk = k.shape[-2]
+    sdt = dt.f64 if out.dtype == dt.f64 else dt.f32
+    limit = SCORES_MAX_BYTES or out.device.info.limits.max_storage_buffer_range
+    cap = max(1, limit // (lq * lk * sdt.itemsize))  # matrices per piece
+    full = [view(t, batch + t.shape[-2:], broadcast_strides(batch, t.shape[:-2],
+                                                           t.element_strides[:-2])
+                 + t.element_strides[-2:], t.offset) for t in (q, k, v)] + [out]
+    pieces = list(_batch_chunks(batch, cap))
+    # one buffer for the first piece, the largest; a smaller last one takes its beginning
+    scores = empty(_batch_piece(out, *pieces[0]).shape[:-1] + (lk,), sdt)
+    for index, start, stop in pieces:
+        qp, kp, vp, op_ = (_batch_piece(t, index, start, stop) for t in full)
+        pbatch = op_.shape[:-2]
+        sp = view(scores, pbatch + (lq, lk), scores.element_strides, 0)
+        kt = view(kp, kp.shape[:-2] + (d, lk), kp.element_strides[:-2]
+                  + (kp.element_strides[-1], kp.element_strides[-2]), kp.offset)
+        if d == 0:
+            fill(sp, 0)
+        else:
+            linalg._matmul_into(qp, kt, sp, pbatch)
+        _softmax_rows(sp, sp, sp.ndim - 1, log=False, scale=scale,
+                      causal_offset=0 if causal else None, op="attention")
+        linalg._matmul_into(sp, vp, op_, pbatch)
+
+
+def _batch_chunks(batch: tuple[int, ...], cap: int
+                  ) -> Iterator[tuple[tuple[int, ...], int, int]]:
+    """Cuts the batch into pieces of at most `cap` matrices: yields (index, start, stop), the
+    piece being batch[index + (slice(start, stop),)] with the dimensions after it whole (for
+    a 0-d batch, one piece: ((), 0, 1))."""
+    if not batch:
+        yield (), 0, 1
+        return
+    axis = next(a for a in range(len(batch)) if prod(batch[a + 1:]) <= cap)
+    step = max(1, cap // prod(batch[axis + 1:]))
+    for index in itertools.product(*(range(n) for n in batch[:axis])):
+        for start in range(0, batch[axis], step):
+            yield index, start, min(start + step, batch[axis])
+
+
+def _batch_piece(t: Tensor, index: tuple[int, ...], start: int, stop: int) -> Tensor:
+    """The view of `t` (batch..., L, D) at batch[index + (slice(start, stop),)]."""
+    if t.ndim == 2:
+        return t
+    a = len(index)
+    st = t.element_strides
+    offset = t.offset + sum(i * s for i, s in zip(index, st)) + start * st[a]
+    return view(t, (stop - start,) + t.shape[a + 1:], st[a:], offset)
 
 
 # tests set this to force (True) or forbid (False) the fused kernel; None: by device and sizes
