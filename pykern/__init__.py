@@ -23,6 +23,7 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
                        subgroup_broadcast, subgroup_lane, subgroup_max, subgroup_min,
                        subgroup_prefix_add, subgroup_shuffle, subgroup_shuffle_xor,
                        subgroup_size, tan, tanh, trunc, unravel)
+from pykern.lang.builtins import bitcast
 from pykern.lang.builtins import coop_convert, coop_fill, coop_load, coop_mma, coop_store
 from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
 from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, constexpr, f16, f32, f64, i8,

@@ -116,6 +116,7 @@ class CallTranslator(CoopTranslator):
             (SUBGROUP, self.subgroup), (ABS, self.abs_call), (MIN_MAX, self.min_max),
             ({pow: 0}, self.pow_call), ({len: 0}, self.len_call),
             ({bi.clamp: 0}, self.clamp), ({bi.select: 0}, self.select),
+            ({bi.bitcast: 0}, self.bitcast),
             (COOP_CALLS, self.coop_call), ({range: 0}, self.misplaced),
             ({bi.shared: 0, bi.local: 0, bi.barrier: 0}, self.misplaced),
         )
@@ -233,6 +234,27 @@ class CallTranslator(CoopTranslator):
         return ir.Select(cond=cond, then=self.typed(a, t, args[1]),
                          orelse=self.typed(b, t, args[2]),
                          type=t, loc=self.loc(node))
+
+    def bitcast(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        """pk.bitcast(x, dtype): x's bits as another number type of the same width."""
+        self.check_arity(args, 2, name, node)
+        target = self.resolve(args[1])
+        if target in (int, float):
+            target = dt.as_dtype(target)
+        value = self.visit(args[0])
+        if isinstance(value, PyConst):
+            value = self.typed(value, value.default_type, args[0])
+        source = value.type if isinstance(value, ir.Expr) else None
+        for t, arg, what in ((source, args[0], "x"), (target, args[1], "dtype")):
+            if not isinstance(t, DType) or t in (dt.bool_, dt.bf16):
+                raise self.error(arg, f"the {what} of {name}() must be a number type (an int "
+                                      f"or float dtype, not bool or bf16), not '"
+                                      f"{ast.unparse(arg)}'", KernelTypeError)
+        if source.bits != target.bits:  # type: ignore[union-attr]
+            raise self.error(node, f"{name}() needs types of one width: {source.name} has "
+                                   f"{source.bits} bits, {target.name} {target.bits}",
+                             KernelTypeError)
+        return ir.Bitcast(value=value, type=target, loc=self.loc(node))
 
     def pow_call(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
         self.check_arity(args, 2, name, node)

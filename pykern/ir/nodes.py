@@ -281,8 +281,8 @@ class Cast(Expr):
 
 @dataclass(frozen=True, kw_only=True)
 class Bitcast(Expr):
-    """The bits of `value` read as `type`, a number type of the same width (f32 <-> u32): never
-    made by the frontend, only by passes that work on a float's bits (`pykern.passes.bf16`)."""
+    """The bits of `value` read as `type`, a number type of the same width (f32 <-> u32):
+    made by `pk.bitcast` and by passes that work on a float's bits (`pykern.passes.bf16`)."""
 
     value: Expr
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     min: Extremum
     max: Extremum
     barrier: Barrier
+    bitcast: KernelOnly
     unravel: Unravel
     ravel: Ravel
     global_id: IdBuiltin
@@ -248,6 +249,10 @@ subgroup_shuffle = _subgroup("subgroup_shuffle", "(x, lane) x of lane `lane` (an
 subgroup_shuffle_xor = _subgroup("subgroup_shuffle_xor", "(x, mask) x of lane (lane ^ mask)")
 subgroup_prefix_add = _subgroup("subgroup_prefix_add", "(x) the sum of x over the lower lanes "
                                                        "(exclusive prefix sum)")
+
+bitcast = KernelBuiltin("bitcast", "pk.bitcast(x, dtype): the bits of the number x read as "
+                                   "`dtype`, a number type of the same width (pk.bitcast(1.0, "
+                                   "pk.u32) is 0x3F800000); inside a kernel.")
 
 shared = KernelBuiltin("shared", "pk.shared(dtype, shape): an array in workgroup memory, shared "
                                  "by the invocations of a workgroup; assign it to a name.")
