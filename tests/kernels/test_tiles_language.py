@@ -164,7 +164,7 @@ def test_a_device_without_tiles_says_so_at_the_first_tile():
     c = np.zeros((16, 16), np.float32)
     with pytest.raises(pk.CompileError, match="cooperative_matrix") as e:
         gemm[32](a16, a16, c)
-    assert "test_coop_tiles.py:" in str(e.value) and "coop_fill" in str(e.value)
+    assert "test_tiles_language.py:" in str(e.value) and "coop_fill" in str(e.value)
     assert not c.any()
     pk.kernel(gemm.__wrapped__, interpret=True, workgroup=(32, 1))[32](a16, a16, c)
     assert (c == 16).all()  # the interpreter takes the same kernel
@@ -217,7 +217,7 @@ def test_mismatched_operands_are_located_errors():
     for fn, args, message in cases:
         text = _compile_error(fn, *args)
         assert message in text, (fn.__name__, text)
-        assert "test_coop_tiles.py:" in text
+        assert "test_tiles_language.py:" in text
 
 
 @pytest.mark.skipif(not has_tiles(), reason="launch checks run on a device with tiles")
