@@ -26,6 +26,7 @@ from pykern.tensor.tensor import Tensor, empty
 BM, BN = 128, 128  # the block of C one workgroup computes
 # operand dtype -> the accumulator the tiles multiply into (and the results it may be stored as)
 ACCUMULATORS = {"f16": "f32", "bf16": "f32", "i8": "i32", "u8": "u32"}
+TILE_DTYPES = ("f16", "bf16")  # the float operands (16-bit: four to a 64-bit word)
 
 
 def _offers(device: object, dtype: DType) -> bool:
