@@ -21,8 +21,8 @@ from pykern.spirv.grammar import (
 )
 from pykern.spirv.instruction import Instruction
 from pykern.spirv.module import ModuleBuilder
-from pykern.spirv.types import (VOID, FloatType, FunctionType, IntType, PointerType, SpirvType,
-                                StructType)
+from pykern.spirv.types import (VOID, CoopMatrixType, FloatType, FunctionType, IntType,
+                                PointerType, SpirvType, StructType)
 
 GLSL_STD_450 = "GLSL.std.450"
 
@@ -113,7 +113,9 @@ class FunctionBuilder:
         result = self.module.new_id()
         self._current.append(
             Instruction(opcode, self.module.type_id(result_type), result, operands))
-        if opcode in self._exact_ops and isinstance(result_type, FloatType):
+        if opcode in self._exact_ops and (isinstance(result_type, FloatType) or (
+                isinstance(result_type, CoopMatrixType)
+                and isinstance(result_type.component, FloatType))):
             self.module.decorate(result, Decoration.NoContraction)
         return result
 
