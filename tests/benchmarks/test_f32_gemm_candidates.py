@@ -17,7 +17,8 @@ def test_every_candidate_is_timed_and_checked():
     done = subprocess.run([sys.executable, "benchmarks/f32_gemm_candidates.py", "--sizes", "72"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["72"]]
+    rows = [line.split() for line in done.stdout.splitlines()
+            if line.split()[:1] == ["72"] and line.split()[1] != "torch"]  # torch: a peer, no check
     names = [row[1] for row in rows]
     assert names == ["pk.matmul"] + [name for name, _ in gemm_f32.candidates()]
     for row in rows:
