@@ -9,7 +9,7 @@ shared rows; the next slice is fetched from global memory into registers while t
 is multiplied, so there is one barrier pair per slice and the loads overlap the multiplies.
 
 The candidates differ in their block of C (128 x 128 from a 16 x 16 workgroup, 64 x 128 from
-8 x 16), the depth of a slice (8 or 16) and how an invocation's 8 rows and columns are laid
+16 x 8), the depth of a slice (8 or 16) and how an invocation's 8 rows and columns are laid
 out in the block, and whether the global loads move 4 or 8 bytes:
 
 - strided: rows `ty + i * WGY` (i < 8), columns `tx + j * WGX`: every shared read of a warp is
@@ -20,7 +20,8 @@ out in the block, and whether the global loads move 4 or 8 bytes:
 - u64: the global loads read two f32 at once, the operands viewed as u64 words over the same
   memory (`_pairs`) and each word split back with `pk.bitcast`, where every row of A (along K)
   and of B (along N) is contiguous, of even length and starts on an 8-byte boundary; other
-  operands (transposed views, odd K or N) take the 4-byte loads of the same tiling.
+  operands (transposed views, odd K or N) and devices without 64-bit integers take the 4-byte
+  loads of the same tiling.
 
 `candidates()` lists them as (name, launch) pairs, with the signature of `linalg._launch`:
 `launch(a, b, c, accumulate)` for 4-d views (B1, B2, M, K), (B1, B2, K, N), (B1, B2, M, N)
@@ -96,7 +97,8 @@ def launch(a: Tensor, b: Tensor, c: Tensor, accumulate: int, tiling: F32Tiling,
     n = b.shape[3]
     a_kfast = abs(a.element_strides[3]) <= abs(a.element_strides[2])
     b_nfast = abs(b.element_strides[3]) <= abs(b.element_strides[2])
-    words = (_pairs(a), _pairs(b)) if tiling.words else (None, None)
+    wide = tiling.words and c.device.info.features.int64  # type: ignore[attr-defined]
+    words = (_pairs(a), _pairs(b)) if wide else (None, None)
     if None in words:
         words = None  # the operands' rows are not whole aligned pairs: 4-byte loads
         tiling = replace(tiling, words=False)
