@@ -107,6 +107,12 @@ def launch(a: Tensor, b: Tensor, c: Tensor, accumulate: int, tiling: F32Tiling,
     kern[grid](*(words or (a, b)), c, accumulate)
 
 
+def log2(n: int) -> int:
+    """The exponent of a power of two."""
+    assert n > 0 and n & (n - 1) == 0, n
+    return n.bit_length() - 1
+
+
 def _pairs(t: Tensor) -> Tensor | None:
     """A 4-d f32 view as u64 words of two consecutive elements of its last dimension, over the
     same memory; None unless that dimension is contiguous, of even size, and every row starts
@@ -120,76 +126,85 @@ def _pairs(t: Tensor) -> Tensor | None:
 
 
 # ------------------------------------------------------------ the micro-kernel's steps
+# Every size here is a power of two, so slice positions are shifts and masks: `digit`. (An
+# i32 // or % keeps Python's floor semantics, which costs a few more instructions each.)
 
 
 @pk.func
-def load_a(a, z1, z2, e, m0, k0, rd, kd, bm, bk):
-    """Element e of the BM x BK slice of A at (m0, k0): its row is (e // rd) % bm and its k
-    (e // kd) % bk; rows past the end read the last row, k past the end gives 0."""
-    gm = min(m0 + (e // rd) % bm, a.shape[2] - 1)
-    gk = k0 + (e // kd) % bk
+def digit(e, shift, size):
+    """(e // 2**shift) % size for a power-of-two size, as two bit operations."""
+    return (e >> shift) & (size - 1)
+
+
+
+@pk.func
+def load_a(a, z1, z2, e, m0, k0, rs, ks, bm, bk):
+    """Element e of the BM x BK slice of A at (m0, k0): its row is digit(e, rs, bm) and its k
+    digit(e, ks, bk); rows past the end read the last row, k past the end gives 0."""
+    gm = min(m0 + digit(e, rs, bm), a.shape[2] - 1)
+    gk = k0 + digit(e, ks, bk)
     v = a[z1, z2, gm, min(gk, a.shape[3] - 1)]
     return pk.select(gk < a.shape[3], v, 0.0)
 
 
 @pk.func
-def load_b(b, z1, z2, e, n0, k0, nd, kd, bn, bk):
+def load_b(b, z1, z2, e, n0, k0, ns, ks, bn, bk):
     """Element e of the BK x BN slice of B at (k0, n0), as `load_a` with columns for rows."""
-    gn = min(n0 + (e // nd) % bn, b.shape[3] - 1)
-    gk = k0 + (e // kd) % bk
+    gn = min(n0 + digit(e, ns, bn), b.shape[3] - 1)
+    gk = k0 + digit(e, ks, bk)
     v = b[z1, z2, min(gk, b.shape[2] - 1), gn]
     return pk.select(gk < b.shape[2], v, 0.0)
 
 
 @pk.func
-def four_a(a, z1, z2, e, nt, m0, k0, rd, kd, bm, bk):
+def four_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk):
     """Elements e, e + nt, e + 2 nt, e + 3 nt of A's slice (an invocation's share)."""
-    return (load_a(a, z1, z2, e, m0, k0, rd, kd, bm, bk),
-            load_a(a, z1, z2, e + nt, m0, k0, rd, kd, bm, bk),
-            load_a(a, z1, z2, e + 2 * nt, m0, k0, rd, kd, bm, bk),
-            load_a(a, z1, z2, e + 3 * nt, m0, k0, rd, kd, bm, bk))
+    return (load_a(a, z1, z2, e, m0, k0, rs, ks, bm, bk),
+            load_a(a, z1, z2, e + nt, m0, k0, rs, ks, bm, bk),
+            load_a(a, z1, z2, e + 2 * nt, m0, k0, rs, ks, bm, bk),
+            load_a(a, z1, z2, e + 3 * nt, m0, k0, rs, ks, bm, bk))
 
 
 @pk.func
-def four_b(b, z1, z2, e, nt, n0, k0, nd, kd, bn, bk):
+def four_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk):
     """Elements e, e + nt, e + 2 nt, e + 3 nt of B's slice."""
-    return (load_b(b, z1, z2, e, n0, k0, nd, kd, bn, bk),
-            load_b(b, z1, z2, e + nt, n0, k0, nd, kd, bn, bk),
-            load_b(b, z1, z2, e + 2 * nt, n0, k0, nd, kd, bn, bk),
-            load_b(b, z1, z2, e + 3 * nt, n0, k0, nd, kd, bn, bk))
+    return (load_b(b, z1, z2, e, n0, k0, ns, ks, bn, bk),
+            load_b(b, z1, z2, e + nt, n0, k0, ns, ks, bn, bk),
+            load_b(b, z1, z2, e + 2 * nt, n0, k0, ns, ks, bn, bk),
+            load_b(b, z1, z2, e + 3 * nt, n0, k0, ns, ks, bn, bk))
 
 
 @pk.func
-def stash_four(s, vals, e, nt, md, kd, size, bk):
-    """s[k, i] = vals[r] for the elements e + r nt (r < 4) of a slice (i = (e // md) % size,
-    k = (e // kd) % bk): the slice stored k-major in shared memory."""
-    s[(e // kd) % bk, (e // md) % size] = vals[0]
-    s[((e + nt) // kd) % bk, ((e + nt) // md) % size] = vals[1]
-    s[((e + 2 * nt) // kd) % bk, ((e + 2 * nt) // md) % size] = vals[2]
-    s[((e + 3 * nt) // kd) % bk, ((e + 3 * nt) // md) % size] = vals[3]
+def stash_four(s, vals, e, nt, ms, ks, size, bk):
+    """s[k, i] = vals[r] for the elements e + r nt (r < 4) of a slice (i = digit(e, ms, size),
+    k = digit(e, ks, bk)): the slice stored k-major in shared memory."""
+    s[digit(e, ks, bk), digit(e, ms, size)] = vals[0]
+    s[digit(e + nt, ks, bk), digit(e + nt, ms, size)] = vals[1]
+    s[digit(e + 2 * nt, ks, bk), digit(e + 2 * nt, ms, size)] = vals[2]
+    s[digit(e + 3 * nt, ks, bk), digit(e + 3 * nt, ms, size)] = vals[3]
 
 
 @pk.func
-def eight_a(a, z1, z2, e, nt, m0, k0, rd, kd, bm, bk):
+def eight_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk):
     """Elements e + r nt (r < 8) of A's slice."""
-    first = four_a(a, z1, z2, e, nt, m0, k0, rd, kd, bm, bk)
-    rest = four_a(a, z1, z2, e + 4 * nt, nt, m0, k0, rd, kd, bm, bk)
+    first = four_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk)
+    rest = four_a(a, z1, z2, e + 4 * nt, nt, m0, k0, rs, ks, bm, bk)
     return first + rest
 
 
 @pk.func
-def eight_b(b, z1, z2, e, nt, n0, k0, nd, kd, bn, bk):
+def eight_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk):
     """Elements e + r nt (r < 8) of B's slice."""
-    first = four_b(b, z1, z2, e, nt, n0, k0, nd, kd, bn, bk)
-    rest = four_b(b, z1, z2, e + 4 * nt, nt, n0, k0, nd, kd, bn, bk)
+    first = four_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk)
+    rest = four_b(b, z1, z2, e + 4 * nt, nt, n0, k0, ns, ks, bn, bk)
     return first + rest
 
 
 @pk.func
-def stash_eight(s, vals, e, nt, md, kd, size, bk):
+def stash_eight(s, vals, e, nt, ms, ks, size, bk):
     """`stash_four` of the elements e + r nt, r < 8."""
-    stash_four(s, vals[:4], e, nt, md, kd, size, bk)
-    stash_four(s, vals[4:], e + 4 * nt, nt, md, kd, size, bk)
+    stash_four(s, vals[:4], e, nt, ms, ks, size, bk)
+    stash_four(s, vals[4:], e + 4 * nt, nt, ms, ks, size, bk)
 
 
 # The same steps with 8-byte loads: `aw`, `bw` are A and B as u64 words of two f32 of a row
@@ -197,48 +212,52 @@ def stash_eight(s, vals, e, nt, md, kd, size, bk):
 
 
 @pk.func
-def word_a(aw, z1, z2, e, m0, k0, wpr, bm):
-    """Word e of the BM x BK slice of A at (m0, k0): row (e // wpr) % bm, k pair e % wpr."""
-    gm = min(m0 + (e // wpr) % bm, aw.shape[2] - 1)
-    gw = k0 // 2 + e % wpr
+def word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm):
+    """Word e of the BM x BK slice of A at (m0, k0): row digit(e, ws, bm), k pair
+    digit(e, 0, wpr) (wpr = 2**ws words per row)."""
+    gm = min(m0 + digit(e, ws, bm), aw.shape[2] - 1)
+    gw = (k0 >> 1) + digit(e, 0, wpr)
     w = aw[z1, z2, gm, min(gw, aw.shape[3] - 1)]
     return pk.select(gw < aw.shape[3], w, pk.u64(0))
 
 
 @pk.func
-def word_b(bw, z1, z2, e, n0, k0, wpr, bk):
-    """Word e of the BK x BN slice of B at (k0, n0): k (e // wpr) % bk, column pair e % wpr."""
-    gk = k0 + (e // wpr) % bk
-    gw = n0 // 2 + e % wpr
+def word_b(bw, z1, z2, e, n0, k0, ws, wpr, bk):
+    """Word e of the BK x BN slice of B at (k0, n0): k digit(e, ws, bk), column pair
+    digit(e, 0, wpr)."""
+    gk = k0 + digit(e, ws, bk)
+    gw = (n0 >> 1) + digit(e, 0, wpr)
     w = bw[z1, z2, min(gk, bw.shape[2] - 1), min(gw, bw.shape[3] - 1)]
     return pk.select(gk < bw.shape[2], w, pk.u64(0))
 
 
 @pk.func
-def two_words_a(aw, z1, z2, e, nt, m0, k0, wpr, unused, bm, bk):
+def two_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk):
     """Words e and e + nt of A's slice (the signature of `four_a`)."""
-    return (word_a(aw, z1, z2, e, m0, k0, wpr, bm), word_a(aw, z1, z2, e + nt, m0, k0, wpr, bm))
+    return (word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm),
+            word_a(aw, z1, z2, e + nt, m0, k0, ws, wpr, bm))
 
 
 @pk.func
-def four_words_a(aw, z1, z2, e, nt, m0, k0, wpr, unused, bm, bk):
+def four_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk):
     """Words e + r nt (r < 4) of A's slice."""
-    first = two_words_a(aw, z1, z2, e, nt, m0, k0, wpr, unused, bm, bk)
-    rest = two_words_a(aw, z1, z2, e + 2 * nt, nt, m0, k0, wpr, unused, bm, bk)
+    first = two_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk)
+    rest = two_words_a(aw, z1, z2, e + 2 * nt, nt, m0, k0, ws, wpr, bm, bk)
     return first + rest
 
 
 @pk.func
-def two_words_b(bw, z1, z2, e, nt, n0, k0, wpr, unused, bn, bk):
+def two_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk):
     """Words e and e + nt of B's slice."""
-    return (word_b(bw, z1, z2, e, n0, k0, wpr, bk), word_b(bw, z1, z2, e + nt, n0, k0, wpr, bk))
+    return (word_b(bw, z1, z2, e, n0, k0, ws, wpr, bk),
+            word_b(bw, z1, z2, e + nt, n0, k0, ws, wpr, bk))
 
 
 @pk.func
-def four_words_b(bw, z1, z2, e, nt, n0, k0, wpr, unused, bn, bk):
+def four_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk):
     """Words e + r nt (r < 4) of B's slice."""
-    first = two_words_b(bw, z1, z2, e, nt, n0, k0, wpr, unused, bn, bk)
-    rest = two_words_b(bw, z1, z2, e + 2 * nt, nt, n0, k0, wpr, unused, bn, bk)
+    first = two_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk)
+    rest = two_words_b(bw, z1, z2, e + 2 * nt, nt, n0, k0, ws, wpr, bn, bk)
     return first + rest
 
 
@@ -255,47 +274,47 @@ def high_f32(w):
 
 
 @pk.func
-def stash_word_a(s, w, e, wpr, bm):
+def stash_word_a(s, w, e, ws, wpr, bm):
     """Word e of A's slice into the k-major shared slice: two k rows of one column."""
-    row = (e // wpr) % bm
-    s[2 * (e % wpr), row] = low_f32(w)
-    s[2 * (e % wpr) + 1, row] = high_f32(w)
+    row = digit(e, ws, bm)
+    s[2 * digit(e, 0, wpr), row] = low_f32(w)
+    s[2 * digit(e, 0, wpr) + 1, row] = high_f32(w)
 
 
 @pk.func
-def stash_word_b(s, w, e, wpr, bk):
+def stash_word_b(s, w, e, ws, wpr, bk):
     """Word e of B's slice: two neighbouring columns of one k row."""
-    kb = (e // wpr) % bk
-    s[kb, 2 * (e % wpr)] = low_f32(w)
-    s[kb, 2 * (e % wpr) + 1] = high_f32(w)
+    kb = digit(e, ws, bk)
+    s[kb, 2 * digit(e, 0, wpr)] = low_f32(w)
+    s[kb, 2 * digit(e, 0, wpr) + 1] = high_f32(w)
 
 
 @pk.func
-def stash_two_words_a(s, vals, e, nt, wpr, unused, bm, bk):
+def stash_two_words_a(s, vals, e, nt, ws, wpr, bm, bk):
     """Words e and e + nt of A's slice (the signature of `stash_four`)."""
-    stash_word_a(s, vals[0], e, wpr, bm)
-    stash_word_a(s, vals[1], e + nt, wpr, bm)
+    stash_word_a(s, vals[0], e, ws, wpr, bm)
+    stash_word_a(s, vals[1], e + nt, ws, wpr, bm)
 
 
 @pk.func
-def stash_four_words_a(s, vals, e, nt, wpr, unused, bm, bk):
+def stash_four_words_a(s, vals, e, nt, ws, wpr, bm, bk):
     """Words e + r nt (r < 4) of A's slice."""
-    stash_two_words_a(s, vals[:2], e, nt, wpr, unused, bm, bk)
-    stash_two_words_a(s, vals[2:], e + 2 * nt, nt, wpr, unused, bm, bk)
+    stash_two_words_a(s, vals[:2], e, nt, ws, wpr, bm, bk)
+    stash_two_words_a(s, vals[2:], e + 2 * nt, nt, ws, wpr, bm, bk)
 
 
 @pk.func
-def stash_two_words_b(s, vals, e, nt, wpr, unused, bn, bk):
+def stash_two_words_b(s, vals, e, nt, ws, wpr, bn, bk):
     """Words e and e + nt of B's slice."""
-    stash_word_b(s, vals[0], e, wpr, bk)
-    stash_word_b(s, vals[1], e + nt, wpr, bk)
+    stash_word_b(s, vals[0], e, ws, wpr, bk)
+    stash_word_b(s, vals[1], e + nt, ws, wpr, bk)
 
 
 @pk.func
-def stash_four_words_b(s, vals, e, nt, wpr, unused, bn, bk):
+def stash_four_words_b(s, vals, e, nt, ws, wpr, bn, bk):
     """Words e + r nt (r < 4) of B's slice."""
-    stash_two_words_b(s, vals[:2], e, nt, wpr, unused, bn, bk)
-    stash_two_words_b(s, vals[2:], e + 2 * nt, nt, wpr, unused, bn, bk)
+    stash_two_words_b(s, vals[:2], e, nt, ws, wpr, bn, bk)
+    stash_two_words_b(s, vals[2:], e + 2 * nt, nt, ws, wpr, bn, bk)
 
 
 @pk.func
@@ -358,11 +377,12 @@ def _kernel(t: F32Tiling, a_kfast: bool, b_nfast: bool, interpret: bool) -> pk.K
     assert share_a * NT * PER == BM * BK and share_b * NT * PER == BN * BK
     FETCH_A, STASH_A = steps[share_a][0], steps[share_a][2]  # noqa: N806
     FETCH_B, STASH_B = steps[share_b][1], steps[share_b][3]  # noqa: N806
-    if t.words:  # word e of a slice: (row, k pair) = (e // DA1, e % DA1), (k, pair) for B
-        DA1, DA2, DB1, DB2 = BK // 2, 0, BN // 2, 0  # noqa: N806
-    else:  # element e: consecutive invocations read along each operand's fastest index
-        DA1, DA2 = (BK, 1) if a_kfast else (1, BM)  # noqa: N806
-        DB1, DB2 = (1, BN) if b_nfast else (BK, 1)  # noqa: N806
+    # where element (or word) e of a slice goes: digit(e, shift, size) for each index
+    if t.words:  # A: (row, k pair) = (digit(e, DA1, BM), digit(e, 0, DA2)); B: (k, pair)
+        DA1, DA2, DB1, DB2 = log2(BK // 2), BK // 2, log2(BN // 2), BN // 2  # noqa: N806
+    else:  # consecutive invocations read along each operand's fastest index
+        DA1, DA2 = (log2(BK), 0) if a_kfast else (0, log2(BM))  # noqa: N806
+        DB1, DB2 = (0, log2(BN)) if b_nfast else (log2(BK), 0)  # noqa: N806
     # an invocation's rows: p + i step and p + half + i step (i < 4); columns likewise
     RSTEP, CSTEP = (1, 1) if t.quad else (WGY, WGX)  # noqa: N806
     RMUL, CMUL = (4, 4) if t.quad else (1, 1)  # noqa: N806
