@@ -1,7 +1,7 @@
 """The f32 GEMM candidates of pykern/tensor/gemm_f32.py against numpy in float64: every
 candidate on the device (shapes that fill their blocks and shapes that do not, transposed and
-strided operands, batches with broadcast batch strides, accumulation into C) and in the
-interpreter (one dividing and one ragged shape each)."""
+strided operands, batches with broadcast batch strides, accumulation into C; the u64 ones
+with rows of f32 pairs and without) and in the interpreter (dividing and ragged shapes)."""
 
 import numpy as np
 import pytest
@@ -57,7 +57,7 @@ def test_candidates_are_named_launches():
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("m,k,n", [(128, 32, 128), (256, 48, 128), (130, 37, 200),
-                                   (5, 3, 7), (64, 1, 129)])
+                                   (130, 38, 202), (5, 3, 7), (64, 1, 129), (3, 2, 2)])
 def test_shapes_on_the_device(name, m, k, n):
     rng = np.random.default_rng(m * k + n)
     a, ta = make(rng, pk.f32, (m, k), "contiguous")
@@ -65,7 +65,11 @@ def test_shapes_on_the_device(name, m, k, n):
     check(run(BY_NAME[name], ta, tb), a, b)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# the load mappings per layout are the same code in every candidate: three that differ in
+# block, slice depth and staging (4 elements of A and of B per invocation; 4 and 8; u64 words
+# falling back to 8 and 8) cover them
+@pytest.mark.parametrize("name", ["f32_128x128_k8_strided", "f32_64x128_k8_quad",
+                                  "f32_128x128_k16_quad_u64"])
 @pytest.mark.parametrize("la,lb", [("transposed", "contiguous"), ("contiguous", "transposed"),
                                    ("transposed", "transposed"), ("strided", "strided")])
 def test_operand_layouts(name, la, lb):
@@ -87,8 +91,22 @@ def test_batches_with_a_broadcast_operand_and_accumulation(name):
     check(got, a, b, c0.astype(np.float64))
 
 
+def test_operands_as_pairs_where_rows_allow():
+    """The u64 candidates read f32 pairs where every row starts on an 8-byte boundary and has
+    an even length; other operands take their 4-byte loads (the tests above cover both)."""
+    base = pk.asarray(np.arange(2 * 6 * 10, dtype=np.float32).reshape(2, 6, 10))
+    words = gemm_f32._pairs(as4d(base))
+    assert words is not None and words.dtype == pk.u64 and words.shape == (1, 2, 6, 5)
+    pairs = words.numpy().view(np.float32).reshape(1, 2, 6, 10)
+    np.testing.assert_array_equal(pairs[0], base.numpy())
+    shifted = view(base, (2, 6, 8), base.element_strides, 1)  # rows start at odd elements
+    odd = view(base, (2, 6, 9), base.element_strides)
+    for t in (shifted, odd, base.mT):
+        assert gemm_f32._pairs(as4d(t)) is None
+
+
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("m,k,n", [(128, 8, 128), (40, 9, 136)])
+@pytest.mark.parametrize("m,k,n", [(128, 8, 128), (40, 10, 136), (33, 9, 20)])
 def test_in_the_interpreter(name, m, k, n):
     rng = np.random.default_rng(5)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
