@@ -29,11 +29,21 @@ ACCUMULATORS = {"f16": "f32", "bf16": "f32", "i8": "i32", "u8": "u32"}
 TILE_DTYPES = ("f16", "bf16")  # the float operands (16-bit: four to a 64-bit word)
 
 
+# The kernels' configuration per device: the tile kernels of the op library take a
+# workgroup of 4 subgroups as (32, 4) and name a subgroup by local_id(1), so they need
+# 32-wide subgroups (NVIDIA's; AMD's wave64 and Intel's 8/16 take the portable kernels), and
+# 48 KiB of shared memory: the largest of them (attention_coop at head dimension 128) takes 43.
+SUBGROUP_SIZE = 32
+SHARED_BYTES = 48 * 1024
+
+
 def _offers(device: object, dtype: DType) -> bool:
     """The device multiplies 16 x 16 tiles of `dtype` (k = 16, or 32 for 8-bit) into its
-    accumulator type."""
+    accumulator type, with the subgroup size and shared memory the kernels are laid out for."""
     info = device.info  # type: ignore[attr-defined]
-    if not info.features.has(Feature.COOPERATIVE_MATRIX) or not info.features.int64:
+    if not info.features.has(Feature.COOPERATIVE_MATRIX) or not info.features.int64 \
+            or info.features.subgroup_size != SUBGROUP_SIZE \
+            or info.limits.max_shared_memory < SHARED_BYTES:
         return False
     want = (16, 16, 32 // dtype.itemsize, dtype.name, ACCUMULATORS[dtype.name])
     return any((s[0], s[1], s[2], getattr(s[3], "name", s[3]), getattr(s[4], "name", s[4]))
