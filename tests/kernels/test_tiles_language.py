@@ -231,3 +231,36 @@ def test_tile_arrays_need_contiguous_aligned_rows():
     assert not c.numpy().any()
     gemm[32](a[:, :16], pk.asarray(np.ones((16, 16), np.float16)), c)
     assert (c.numpy() == 16).all()
+
+
+@pk.kernel(workgroup=(32, 1))
+def packed_words(a: pk.u64[:, :], c: pk.f16[:, :]):
+    buf = pk.shared(pk.u64, (16, 6))
+    i = pk.local_id(0)
+    for r in range(i, 16 * 6, 32):
+        buf[r // 6, r % 6] = a[r // 6, r % 6]
+    pk.barrier()
+    pk.coop_store(c, 0, 0, pk.coop_load(buf, 0, 1, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
+    t = pk.coop_load(buf, 0, 0, 16, 16, pk.ACCUMULATOR, dtype=pk.f16, transpose=True)
+    pk.coop_store(c, 16, 0, t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tiles_read_from_packed_words(backend):
+    x = np.arange(16 * 24, dtype=np.float16).reshape(16, 24)
+    c = np.zeros((32, 16), np.float16)
+    run(packed_words, backend, 32, x.view(np.uint64), c)
+    np.testing.assert_array_equal(c[:16], x[:, 4:20])   # word 1 holds elements 4..7
+    np.testing.assert_array_equal(c[16:], x[:16, :16].T)  # packed along the tile's rows
+
+
+def test_packed_reads_need_whole_words():
+    def odd_cols(a: pk.u64[:, :], c: pk.f16[:, :]):
+        pk.coop_store(c, 0, 0, pk.coop_load(a, 0, 0, 16, 6, pk.ACCUMULATOR, dtype=pk.f16))
+
+    def float_words(a: pk.f32[:, :], c: pk.f16[:, :]):
+        pk.coop_store(c, 0, 0, pk.coop_load(a, 0, 0, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
+
+    words, c16 = np.zeros((16, 4), np.uint64), np.zeros((16, 16), np.float16)
+    assert "a multiple of 4" in _compile_error(odd_cols, words, c16)
+    assert "integer words" in _compile_error(float_words, np.zeros((16, 8), np.float32), c16)
