@@ -170,23 +170,26 @@ def test_a_device_without_tiles_is_declined_and_out_untouched():
 
 
 @pytest.mark.skipif(not has_tiles(), reason="the device has no cooperative matrices")
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_on_the_device(dtype):
-    result = check_on_device(dtype)
+def test_on_the_device(dtype, layout):
+    result = check_on_device(dtype, layout)
     if result is None:
         pytest.skip(f"the device has no 16x16x16 {dtype} tiles into f32")
     assert result["worst_over_bound"] <= 0, result
 
 
-def check_on_device(dtype: str = "f16", samples: int = 512, repeats: int = 10) -> dict | None:
-    """The ResNet layer 32x64x56x56, 3x3 -> 64 filters, padding 1, on the device's tiles:
-    `samples` outputs compared with float64 sums, and the time of `repeats` launches. Returns
-    the worst error over the f32-accumulation bound (<= 0 is right) and TFLOP/s, or None where
-    `coop_conv2d` does not run here. The lead runs it on the H200:
+def check_on_device(dtype: str = "f16", layout: str = "nchw", samples: int = 512,
+                    repeats: int = 10, size: tuple = (32, 64, 56, 56, 64, 3)) -> dict | None:
+    """The ResNet layer 32x64x56x56, 3x3 -> 64 filters, padding 1 (`size`: N, C, H, W, O,
+    KH = KW), on the device's tiles, x
+    in `layout` memory: `samples` outputs compared with float64 sums, and the time of
+    `repeats` launches. Returns the worst error over the f32-accumulation bound (<= 0 is right)
+    and TFLOP/s, or None where `coop_conv2d` does not run here. The lead runs it on the H200:
     `python -c "import sys; sys.path.insert(0, 'tests/tensor'); import test_conv_coop as t;
-    print(t.check_on_device())"`."""
-    n, c, h, wd, o, k = 32, 64, 56, 56, 64, 3
-    x, w, tx, tw = operands((n, c, h, wd), (o, c, k, k), dtype)
+    print(t.check_on_device('f16', 'nchw'), t.check_on_device('f16', 'nhwc'))"`."""
+    n, c, h, wd, o, k = size
+    x, w, tx, tw = operands((n, c, h, wd), (o, c, k, k), dtype, layout)
     out = pk.empty((n, o, h, wd), pk.f32)
     geometry = ((1, 1), (1, 1), (1, 1))
     if not coop_conv2d(tx, tw, out, *geometry):
@@ -206,5 +209,5 @@ def check_on_device(dtype: str = "f16", samples: int = 512, repeats: int = 10) -
     pk.sync()
     seconds = (time.perf_counter() - start) / repeats
     flops = 2.0 * n * o * h * wd * c * k * k
-    return {"dtype": dtype, "worst_over_bound": worst, "ms": seconds * 1e3,
+    return {"dtype": dtype, "layout": layout, "worst_over_bound": worst, "ms": seconds * 1e3,
             "tflops": flops / seconds / 1e12}
