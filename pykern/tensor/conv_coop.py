@@ -58,13 +58,20 @@ def coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: Pair,
 
     x is (N, C, H, W), w (O, C, KH, KW), out (N, O, OH, OW); stride, padding and dilation are
     (height, width) pairs, as `pk.conv2d` takes them."""
-    if x.dtype.name not in ("f16", "bf16") or not _offers(out.device, x.dtype):
+    if x.dtype.name not in ("f16", "bf16") or not _runs_on(out.device, x.dtype):
         return False
     launch = plan_coop_conv2d(x, w, out, stride, padding, dilation)
     if launch is None:
         return False
     launch.run()
     return True
+
+
+def _runs_on(device: object, dtype: DType) -> bool:
+    """The device multiplies 16 x 16 x 16 tiles of `dtype` into f32, in subgroups of 32 (the
+    kernel's 4 subgroups are the rows of its 32 x 4 workgroup)."""
+    info = device.info  # type: ignore[attr-defined]
+    return info.features.subgroup_size == 32 and _offers(device, dtype)
 
 
 @dataclass(frozen=True)
