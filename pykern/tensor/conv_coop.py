@@ -69,9 +69,10 @@ def coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: Pair,
 
 def _runs_on(device: object, dtype: DType) -> bool:
     """The device multiplies 16 x 16 x 16 tiles of `dtype` into f32, in subgroups of 32 (the
-    kernel's 4 subgroups are the rows of its 32 x 4 workgroup)."""
-    info = device.info  # type: ignore[attr-defined]
-    return info.features.subgroup_size == 32 and _offers(device, dtype)
+    kernel's 4 subgroups are the rows of its 32 x 4 workgroup), and loads 16-bit words from
+    storage buffers (the element gather)."""
+    f = device.info.features  # type: ignore[attr-defined]
+    return f.subgroup_size == 32 and f.int16 and f.storage16 and _offers(device, dtype)
 
 
 @dataclass(frozen=True)
