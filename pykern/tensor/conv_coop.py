@@ -16,7 +16,13 @@ k to the next — the channel and the filter tap, hence an input offset and a ro
 small table in shared memory that the others read as broadcasts. Each k of a pixel then costs
 one bounds test and one 2-byte load; consecutive pixels of an output row read consecutive input
 elements at stride 1. Four k are packed into one 64-bit word per shared store. x may have any
-strides (a channels-last x works, read element by element).
+strides.
+
+Channels-last x (memory NHWC, as PyTorch's channels_last: C contiguous, C a multiple of 4)
+takes a second variant of the kernel, with k in the order (kh, kw, c): there four consecutive
+k are four neighbouring channels of one input pixel, one aligned 8-byte word, so each word of
+A is one 8-byte load (a quarter of the loads and bounds tests). w is then read in the order
+(O, KH, KW, C): as it is where its memory is channels-last too, else from a reordered copy.
 
 Edges: M, O and K need not be multiples of the block. Pixels past M, filters past O and k past
 K are staged as zeros, and the results go through shared memory (one 16 x 16 tile per
@@ -24,8 +30,9 @@ subgroup at a time) to plain stores of the elements that exist.
 
 `coop_conv2d` applies to f16 and bf16 x and w of one dtype, groups 1, an out of that dtype or
 f32, where the device multiplies 16 x 16 x 16 tiles of the dtype into f32, w's rows are
-contiguous over (C, KH, KW) with K a multiple of 4 (the 8-byte copies of B), and every index
-fits in 32 bits; elsewhere it returns False and does nothing.
+contiguous (over (C, KH, KW), or (KH, KW, C) for the channels-last variant) with K a multiple
+of 4 (the 8-byte copies of B), and every index fits in 32 bits; elsewhere it returns False and
+does nothing. The bias is the caller's to add.
 """
 
 import functools
@@ -51,11 +58,21 @@ def coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: Pair,
 
     x is (N, C, H, W), w (O, C, KH, KW), out (N, O, OH, OW); stride, padding and dilation are
     (height, width) pairs, as `pk.conv2d` takes them."""
+    if x.dtype.name not in ("f16", "bf16") or not _runs_on(out.device, x.dtype):
+        return False
     launch = plan_coop_conv2d(x, w, out, stride, padding, dilation)
-    if launch is None or not _offers(out.device, x.dtype):
+    if launch is None:
         return False
     launch.run()
     return True
+
+
+def _runs_on(device: object, dtype: DType) -> bool:
+    """The device multiplies 16 x 16 x 16 tiles of `dtype` into f32, in subgroups of 32 (the
+    kernel's 4 subgroups are the rows of its 32 x 4 workgroup), and loads 16-bit words from
+    storage buffers (the element gather)."""
+    f = device.info.features  # type: ignore[attr-defined]
+    return f.subgroup_size == 32 and f.int16 and f.storage16 and _offers(device, dtype)
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,9 @@ class ConvLaunch:
 def plan_coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: Pair,
                      dilation: Pair) -> ConvLaunch | None:
     """The launch that computes out = conv2d(x, w) on tiles, or None where the kernel does
-    not apply to these operands (whatever the device)."""
+    not apply to these operands (whatever the device). A channels-last x takes the kernel
+    that copies 8-byte words of 4 channels (w is reordered to (O, KH, KW, C) for it unless
+    its memory already is)."""
     dtype = x.dtype
     if dtype.name not in ("f16", "bf16") or w.dtype != dtype \
             or out.dtype.name not in (dtype.name, "f32"):
@@ -85,30 +104,42 @@ def plan_coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: P
     if x.ndim != 4 or w.ndim != 4 or out.ndim != 4 or w.shape[1] != x.shape[1] \
             or out.shape[:2] != (x.shape[0], w.shape[0]) or 0 in out.shape or x.shape[1] == 0:
         return None
-    words = _filter_words(w)
+    channels_last = _channels_last(x)
+    words = _filter_words(w.permute(0, 2, 3, 1) if channels_last else w)
+    if channels_last and words is None:
+        words = _filter_words(w.permute(0, 2, 3, 1).contiguous())
     length = x.buffer.nbytes // dtype.itemsize
     if words is None or length >= INDEX_LIMIT or out.offset + _extent(out) >= INDEX_LIMIT \
             or x.shape[0] * out.shape[2] * out.shape[3] + BM >= INDEX_LIMIT:
         return None
-    # x as the 16-bit words of its whole buffer: the kernel computes the addresses itself
-    # (bf16 tensors already hold their elements as such words)
-    flat = Tensor(x.buffer, (length,), pk.u16, (1,), 0)
+    # x as the 16-bit words of its whole buffer (bf16 tensors already hold their elements
+    # as such words), or channels-last as its 64-bit words: the kernel computes the addresses
+    per_word = 4 if channels_last else 1
+    flat = Tensor(x.buffer, (length // per_word,), pk.u64 if channels_last else pk.u16, (1,), 0)
+    where = tuple(v // per_word for v in (x.offset, *x.element_strides))
     h, wd = x.shape[2:]
     kh, kw = w.shape[2:]
     m = x.shape[0] * out.shape[2] * out.shape[3]
     grid = (-(-w.shape[0] // BN) * 32, -(-m // BM) * 4)
-    args = (flat, words, out, x.offset, *x.element_strides, h, wd, kh, kw, *stride, *padding,
-            *dilation)
-    return ConvLaunch(_kernel(dtype, out.dtype), grid, args)
+    args = (flat, words, out, *where, h, wd, kh, kw, *stride, *padding, *dilation)
+    return ConvLaunch(_kernel(dtype, out.dtype, channels_last), grid, args)
+
+
+def _channels_last(x: Tensor) -> bool:
+    """x's memory is NHWC (channels contiguous) with whole 8-byte words of 4 channels."""
+    c = x.shape[1]
+    strides = x.element_strides
+    return c > 1 and c % 4 == 0 and strides[1] == 1 and x.offset % 4 == 0 \
+        and all(s % 4 == 0 for s in (strides[0], strides[2], strides[3]))
 
 
 def _filter_words(w: Tensor) -> Tensor | None:
-    """w as the (O, K / 4) matrix of 64-bit words of its rows (four elements each), or None
-    where a row is not contiguous over (C, KH, KW), K is not a multiple of 4 or the rows do
-    not start at multiples of 8 bytes."""
-    o, c, kh, kw = w.shape
-    k = c * kh * kw
-    inner = (kh * kw, kw, 1)
+    """w (O, A, B, C) as the (O, K / 4) matrix of 64-bit words of its rows (four elements
+    each), K = A·B·C in that order, or None where a row is not contiguous, K is not a multiple
+    of 4 or the rows do not start at multiples of 8 bytes."""
+    o, a, b, c = w.shape
+    k = a * b * c
+    inner = (b * c, c, 1)
     if any(n > 1 and s != t for n, s, t in zip(w.shape[1:], w.element_strides[1:], inner)):
         return None
     row = w.element_strides[0] if o > 1 else k
@@ -145,6 +176,38 @@ def tap_table(taps, k0, K, KH, KW, dh, dw, sc, sy, sx, tid):
         taps[0, tid] = off
         taps[1, tid] = dy
         taps[2, tid] = dx
+
+
+@pk.func
+def tap_table_cl(taps, k0, K, KH, KW, dh, dw, sc, sy, sx, tid):
+    """`tap_table` for a channels-last x (k in the order (kh, kw, c), x in 64-bit words of 4
+    channels, strides in words): column q < BK / 4 for the word of k = k0 + 4q."""
+    if tid < taps.shape[1] // 4:
+        kt = k0 + 4 * tid
+        off = 0
+        dy = FAR
+        dx = 0
+        if kt < K:
+            C = K // (KH * KW)
+            tap = kt // C
+            dy = (tap // KW) * dh
+            dx = (tap % KW) * dw
+            off = (kt % C) // 4 + dy * sy + dx * sx
+        taps[0, tid] = off
+        taps[1, tid] = dy
+        taps[2, tid] = dx
+
+
+@pk.func
+def gather_cl(x, taps, kk, base, iy, ix, H, W):
+    """`gather_word` for a channels-last x: the word of 4 channels at k0 + kk, one load."""
+    word = pk.u64(0)
+    q = kk // 4
+    y = iy + taps[1, q]
+    xx = ix + taps[2, q]
+    if 0 <= y < H and 0 <= xx < W:
+        word = x[base + taps[0, q]]
+    return word
 
 
 @pk.func
@@ -189,12 +252,15 @@ def write_tile(stage, out, srow, m0, n0, lane, M, P, OW):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(ab: DType, out: DType) -> pk.Kernel:
+def _kernel(ab: DType, out: DType, channels_last: bool) -> pk.Kernel:
     AB = ab
     OUT = out
+    XW = pk.u64 if channels_last else pk.u16  # x's words
+    TABLE = tap_table_cl if channels_last else tap_table
+    GATHER = gather_cl if channels_last else gather_word
 
     @pk.kernel(workgroup=(32, 4, 1))
-    def conv2d_coop(x: pk.u16[:], w: pk.u64[:, :], out: OUT[:, :, :, :], x0: int, sn: int,
+    def conv2d_coop(x: XW[:], w: pk.u64[:, :], out: OUT[:, :, :, :], x0: int, sn: int,
                     sc: int, sy: int, sx: int, H: int, W: int, KH: int, KW: int,
                     sh: int, sw: int, ph: int, pw: int, dh: int, dw: int):
         # sa: the A slice, row t = pixel t of the block, 8 words of 4 k (rows padded by 2
@@ -244,18 +310,18 @@ def _kernel(ab: DType, out: DType) -> pk.Kernel:
         c31 = c00
         c32 = c00
         c33 = c00
-        tap_table(taps, 0, K, KH, KW, dh, dw, sc, sy, sx, tid)
+        TABLE(taps, 0, K, KH, KW, dh, dw, sc, sy, sx, tid)
         pk.barrier()
         # the first slice in registers; each iteration stores the slice it holds and fetches
         # the next one while the tiles of this one are multiplied
-        xa0 = gather_word(x, taps, 0, base, iy, ix, H, W)
-        xa1 = gather_word(x, taps, 4, base, iy, ix, H, W)
-        xa2 = gather_word(x, taps, 8, base, iy, ix, H, W)
-        xa3 = gather_word(x, taps, 12, base, iy, ix, H, W)
-        xa4 = gather_word(x, taps, 16, base, iy, ix, H, W)
-        xa5 = gather_word(x, taps, 20, base, iy, ix, H, W)
-        xa6 = gather_word(x, taps, 24, base, iy, ix, H, W)
-        xa7 = gather_word(x, taps, 28, base, iy, ix, H, W)
+        xa0 = GATHER(x, taps, 0, base, iy, ix, H, W)
+        xa1 = GATHER(x, taps, 4, base, iy, ix, H, W)
+        xa2 = GATHER(x, taps, 8, base, iy, ix, H, W)
+        xa3 = GATHER(x, taps, 12, base, iy, ix, H, W)
+        xa4 = GATHER(x, taps, 16, base, iy, ix, H, W)
+        xa5 = GATHER(x, taps, 20, base, iy, ix, H, W)
+        xa6 = GATHER(x, taps, 24, base, iy, ix, H, W)
+        xa7 = GATHER(x, taps, 28, base, iy, ix, H, W)
         wb0 = filter_word(w, c0 + (tid + 0) // 8, (tid + 0) % 8)
         wb1 = filter_word(w, c0 + (tid + 128) // 8, (tid + 128) % 8)
         wb2 = filter_word(w, c0 + (tid + 256) // 8, (tid + 256) % 8)
@@ -284,17 +350,17 @@ def _kernel(ab: DType, out: DType) -> pk.Kernel:
             sbt[(tid + 896) // 8, (tid + 896) % 8] = wb7
             # the table was last read before the previous iteration's second barrier
             if k < K:
-                tap_table(taps, k, K, KH, KW, dh, dw, sc, sy, sx, tid)
+                TABLE(taps, k, K, KH, KW, dh, dw, sc, sy, sx, tid)
             pk.barrier()
             if k < K:
-                xa0 = gather_word(x, taps, 0, base, iy, ix, H, W)
-                xa1 = gather_word(x, taps, 4, base, iy, ix, H, W)
-                xa2 = gather_word(x, taps, 8, base, iy, ix, H, W)
-                xa3 = gather_word(x, taps, 12, base, iy, ix, H, W)
-                xa4 = gather_word(x, taps, 16, base, iy, ix, H, W)
-                xa5 = gather_word(x, taps, 20, base, iy, ix, H, W)
-                xa6 = gather_word(x, taps, 24, base, iy, ix, H, W)
-                xa7 = gather_word(x, taps, 28, base, iy, ix, H, W)
+                xa0 = GATHER(x, taps, 0, base, iy, ix, H, W)
+                xa1 = GATHER(x, taps, 4, base, iy, ix, H, W)
+                xa2 = GATHER(x, taps, 8, base, iy, ix, H, W)
+                xa3 = GATHER(x, taps, 12, base, iy, ix, H, W)
+                xa4 = GATHER(x, taps, 16, base, iy, ix, H, W)
+                xa5 = GATHER(x, taps, 20, base, iy, ix, H, W)
+                xa6 = GATHER(x, taps, 24, base, iy, ix, H, W)
+                xa7 = GATHER(x, taps, 28, base, iy, ix, H, W)
                 q = k // 4
                 wb0 = filter_word(w, c0 + (tid + 0) // 8, q + (tid + 0) % 8)
                 wb1 = filter_word(w, c0 + (tid + 128) // 8, q + (tid + 128) % 8)

@@ -44,9 +44,15 @@ def reference(x: np.ndarray, w: np.ndarray, stride, padding, dilation) -> np.nda
     return out
 
 
-def operands(shape_x, shape_w, dtype: str) -> tuple[np.ndarray, np.ndarray, pk.Tensor, pk.Tensor]:
-    """Random x and w, as float64 arrays of the values the tensors of `dtype` hold."""
-    x = pk.asarray(RNG.standard_normal(shape_x).astype(np.float32), dtype=getattr(pk, dtype))
+def operands(shape_x, shape_w, dtype: str, layout: str = "nchw"
+             ) -> tuple[np.ndarray, np.ndarray, pk.Tensor, pk.Tensor]:
+    """Random x and w, as float64 arrays of the values the tensors of `dtype` hold; with
+    layout "nhwc" x's memory is channels-last (a permuted view, as PyTorch's channels_last)."""
+    n, c, h, wd = shape_x
+    values = RNG.standard_normal((n, h, wd, c) if layout == "nhwc" else shape_x)
+    x = pk.asarray(values.astype(np.float32), dtype=getattr(pk, dtype))
+    if layout == "nhwc":
+        x = x.permute(0, 3, 1, 2)
     w = pk.asarray(RNG.standard_normal(shape_w).astype(np.float32), dtype=getattr(pk, dtype))
     return x.numpy().astype(np.float64), w.numpy().astype(np.float64), x, w
 
@@ -71,17 +77,20 @@ CASES = [
     ((2, 8, 9, 9), (16, 3, 3), (1, 1), (1, 1), (1, 1)),    # M = 162: blocks across images
     ((1, 16, 9, 8), (24, 3, 3), (2, 1), (1, 0), (1, 1)),   # stride 2 by 1, padding 1 by 0
     ((2, 12, 8, 8), (20, 3, 3), (1, 1), (2, 2), (2, 2)),   # dilation 2
+    ((1, 6, 5, 5), (8, 2, 2), (1, 1), (1, 0), (1, 1)),     # C = 6: no words of 4 channels
 ]
 
 
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("shape_x,filters,stride,padding,dilation", CASES)
-def test_f16_in_the_interpreter(shape_x, filters, stride, padding, dilation):
+def test_f16_in_the_interpreter(shape_x, filters, stride, padding, dilation, layout):
     o, kh, kw = filters
-    x, w, tx, tw = operands(shape_x, (o, shape_x[1], kh, kw), "f16")
+    x, w, tx, tw = operands(shape_x, (o, shape_x[1], kh, kw), "f16", layout)
     exact = reference(x, w, stride, padding, dilation)
     out = pk.full(exact.shape, np.nan, pk.f32)
     launch = plan_coop_conv2d(tx, tw, out, stride, padding, dilation)
-    assert launch is not None
+    words = layout == "nhwc" and shape_x[1] % 4 == 0  # 8-byte copies of 4 channels
+    assert launch is not None and launch.kernel is _kernel(pk.f16, pk.f32, words)
     launch.run(interpret=True)
     assert_within_f32_accumulation(out.numpy(), x, w, stride, padding, dilation, "f32")
 
@@ -96,14 +105,15 @@ def test_16_bit_outputs_and_bf16(dtype, out_dtype):
     assert_within_f32_accumulation(out.numpy(), x, w, stride, padding, dilation, out_dtype)
 
 
-def test_channels_last_memory_and_a_strided_output():
-    """x held as NHWC (a permuted view: C has stride 1) and out a view into a wider tensor:
-    both are read and written through their strides."""
+@pytest.mark.parametrize("w_layout", ["ohwi", "oihw"])
+def test_channels_last_filters_and_a_strided_output(w_layout):
+    """With a channels-last x, w in channels-last memory is read as it is (else reordered);
+    out is a view into a wider tensor, written through its strides and nowhere else."""
     stride, padding, dilation = (1, 1), (0, 0), (1, 1)
-    nhwc = pk.asarray(RNG.standard_normal((1, 5, 6, 8)).astype(np.float32), dtype=pk.f16)
-    tx = nhwc.permute(0, 3, 1, 2)
-    x = tx.numpy().astype(np.float64)
-    _, w, _, tw = operands((1, 1, 1, 1), (16, 8, 3, 3), "f16")
+    x, _, tx, _ = operands((1, 8, 5, 6), (1, 1, 1, 1), "f16", "nhwc")
+    ohwi = pk.asarray(RNG.standard_normal((16, 3, 3, 8)).astype(np.float32), dtype=pk.f16)
+    tw = ohwi.permute(0, 3, 1, 2) if w_layout == "ohwi" else ohwi.permute(0, 3, 1, 2).contiguous()
+    w = tw.numpy().astype(np.float64)
     exact = reference(x, w, stride, padding, dilation)
     wide = pk.zeros((1, 20, 3, 4), pk.f32)
     out = wide[:, 2:18]
@@ -113,13 +123,15 @@ def test_channels_last_memory_and_a_strided_output():
     assert np.all(left[:, :2] == 0) and np.all(left[:, 18:] == 0)
 
 
-@pytest.mark.parametrize("dtype,out_dtype", [("f16", "f32"), ("f16", "f16"), ("bf16", "bf16")])
-def test_lowers_to_spirv_for_a_device_with_tiles(dtype, out_dtype):
+@pytest.mark.parametrize("dtype,out_dtype,words", [("f16", "f32", False), ("f16", "f16", True),
+                                                   ("bf16", "bf16", False), ("bf16", "f32", True)])
+def test_lowers_to_spirv_for_a_device_with_tiles(dtype, out_dtype, words):
     """The SPIR-V backend takes every variant (spirv-val judges it where it knows
     SPV_KHR_cooperative_matrix; older ones cannot), so the device sees no surprise."""
-    kern = _kernel(getattr(pk, dtype), getattr(pk, out_dtype))
+    kern = _kernel(getattr(pk, dtype), getattr(pk, out_dtype), words)
     out = np.zeros((1, 8, 4, 4), getattr(pk, out_dtype).numpy)
-    args = (np.zeros(64, np.uint16), np.zeros((8, 9), np.uint64), out) + (0,) * 15
+    x = np.zeros(64, np.uint64 if words else np.uint16)
+    args = (x, np.zeros((8, 9), np.uint64), out) + (0,) * 15
     key = kern._key(kern._by_name(args, {}), 3)
     target = Target()
     words = lower(decompose(lower_bf16(kern._translate(key)), target), target).words
@@ -158,23 +170,26 @@ def test_a_device_without_tiles_is_declined_and_out_untouched():
 
 
 @pytest.mark.skipif(not has_tiles(), reason="the device has no cooperative matrices")
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_on_the_device(dtype):
-    result = check_on_device(dtype)
+def test_on_the_device(dtype, layout):
+    result = check_on_device(dtype, layout)
     if result is None:
         pytest.skip(f"the device has no 16x16x16 {dtype} tiles into f32")
     assert result["worst_over_bound"] <= 0, result
 
 
-def check_on_device(dtype: str = "f16", samples: int = 512, repeats: int = 10) -> dict | None:
-    """The ResNet layer 32x64x56x56, 3x3 -> 64 filters, padding 1, on the device's tiles:
-    `samples` outputs compared with float64 sums, and the time of `repeats` launches. Returns
-    the worst error over the f32-accumulation bound (<= 0 is right) and TFLOP/s, or None where
-    `coop_conv2d` does not run here. The lead runs it on the H200:
+def check_on_device(dtype: str = "f16", layout: str = "nchw", samples: int = 512,
+                    repeats: int = 10, size: tuple = (32, 64, 56, 56, 64, 3)) -> dict | None:
+    """The ResNet layer 32x64x56x56, 3x3 -> 64 filters, padding 1 (`size`: N, C, H, W, O,
+    KH = KW), on the device's tiles, x
+    in `layout` memory: `samples` outputs compared with float64 sums, and the time of
+    `repeats` launches. Returns the worst error over the f32-accumulation bound (<= 0 is right)
+    and TFLOP/s, or None where `coop_conv2d` does not run here. The lead runs it on the H200:
     `python -c "import sys; sys.path.insert(0, 'tests/tensor'); import test_conv_coop as t;
-    print(t.check_on_device())"`."""
-    n, c, h, wd, o, k = 32, 64, 56, 56, 64, 3
-    x, w, tx, tw = operands((n, c, h, wd), (o, c, k, k), dtype)
+    print(t.check_on_device('f16', 'nchw'), t.check_on_device('f16', 'nhwc'))"`."""
+    n, c, h, wd, o, k = size
+    x, w, tx, tw = operands((n, c, h, wd), (o, c, k, k), dtype, layout)
     out = pk.empty((n, o, h, wd), pk.f32)
     geometry = ((1, 1), (1, 1), (1, 1))
     if not coop_conv2d(tx, tw, out, *geometry):
@@ -194,5 +209,5 @@ def check_on_device(dtype: str = "f16", samples: int = 512, repeats: int = 10) -
     pk.sync()
     seconds = (time.perf_counter() - start) / repeats
     flops = 2.0 * n * o * h * wd * c * k * k
-    return {"dtype": dtype, "worst_over_bound": worst, "ms": seconds * 1e3,
+    return {"dtype": dtype, "layout": layout, "worst_over_bound": worst, "ms": seconds * 1e3,
             "tflops": flops / seconds / 1e12}
