@@ -201,8 +201,8 @@ _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {
     ir.Atomic: ExprCodegen._atomic,
     ir.Subgroup: ExprCodegen._subgroup,
     ir.Call: ExprCodegen._call,
-    ir.CoopFill: tile_codegen.fill,  # type: ignore[dict-item]
-    ir.CoopLoad: tile_codegen.load,  # type: ignore[dict-item]
-    ir.CoopMma: tile_codegen.mma,  # type: ignore[dict-item]
-    ir.CoopScale: tile_codegen.scale,  # type: ignore[dict-item]
+    ir.CoopFill: tile_codegen.fill,
+    ir.CoopLoad: tile_codegen.load,
+    ir.CoopMma: tile_codegen.mma,
+    ir.CoopScale: tile_codegen.scale,
 }

@@ -18,6 +18,8 @@ dtype round per element in that dtype, and integers wrap); these functions do th
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -56,24 +58,46 @@ def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tu
     `array[..., r + j, c + i]`. Every address must lie inside the buffer (in debug mode every
     index inside its dimension, what the GPU checks then); else `report(site, index of the
     first offending element, invocation)` raises KernelIndexError."""
-    rows, cols = size
     *lead, r, c = index
-    i = np.arange(rows, dtype=np.int64)[:, None]
-    j = np.arange(cols, dtype=np.int64)[None, :]
-    down, across = (r + j, c + i) if transpose else (r + i, c + j)  # array rows, array columns
-    down, across = np.broadcast_arrays(down, across)
-    base = offset + sum(k * s for k, s in zip(lead, strides, strict=False))
-    addresses = base + down * strides[-2] + across * strides[-1]
-    allowed = (addresses >= 0) & (addresses < length)
+    first = offset + sum(k * s for k, s in zip(index, strides, strict=True))
+    steps, low, high = _address_steps(size, strides[-2], strides[-1], transpose)
+    allowed = 0 <= first + low and first + high < length  # the extremes decide for all
     if debug:
-        lead_inside = all(0 <= k < n for k, n in zip(lead, shape, strict=False))
-        allowed &= lead_inside & (down >= 0) & (down < shape[-2]) & (across >= 0) \
-            & (across < shape[-1])
-    if not allowed.all():
-        bad = np.argwhere(~allowed)[0]  # the first in row-major tile order
-        element = (*lead, int(down[tuple(bad)]), int(across[tuple(bad)]))
-        report(site, tuple(int(k) for k in element), invocation)
-    return addresses
+        down, across = (size[1], size[0]) if transpose else size  # the block's rows and columns
+        allowed = (allowed and all(0 <= k < n for k, n in zip(lead, shape, strict=False))
+                   and 0 <= r and r + down <= shape[-2] and 0 <= c and c + across <= shape[-1])
+    if not allowed:
+        element = _first_outside(offset, length, strides, shape, index, size, transpose, debug)
+        report(site, element, invocation)
+    return first + steps
+
+
+@functools.lru_cache(maxsize=256)
+def _address_steps(size: tuple[int, int], down_stride: int, across_stride: int,
+                   transpose: bool) -> tuple[np.ndarray, int, int]:
+    """Each tile element's address minus the first's (read-only), and their least and
+    greatest."""
+    i = np.arange(size[0], dtype=np.int64)[:, None]
+    j = np.arange(size[1], dtype=np.int64)[None, :]
+    down, across = (j, i) if transpose else (i, j)
+    steps = down * down_stride + across * across_stride
+    steps.flags.writeable = False
+    return steps, int(steps.min()), int(steps.max())
+
+
+def _first_outside(offset: int, length: int, strides: tuple[int, ...], shape: tuple[int, ...],
+                   index: tuple[int, ...], size: tuple[int, int], transpose: bool,
+                   debug: bool) -> tuple[int, ...]:
+    """The array index of the first element, in row-major tile order, that `tile_addresses`
+    does not allow."""
+    *lead, r, c = index
+    for i, j in itertools.product(range(size[0]), range(size[1])):
+        element = (*lead, r + j, c + i) if transpose else (*lead, r + i, c + j)
+        address = offset + sum(k * s for k, s in zip(element, strides, strict=True))
+        inside = all(0 <= k < n for k, n in zip(element, shape, strict=True))
+        if not 0 <= address < length or (debug and not inside):
+            return element
+    raise AssertionError("every element of the tile is allowed")
 
 
 def _as_bits(array_dtype: np.dtype, tile_dtype: np.dtype) -> bool:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tile_ir import (I32, LOC, RW, R, W, array_param, assign, binop, builtin, const, kernel,
                      launch, load, ref, scalar, scalar_params, store)
 
 import pykern as pk
 from pykern import ir
-from pykern.interpret import ArrayArg, compile_python, run
+from pykern.interpret import ArrayArg, compile_python, run, tiles
 from pykern.interpret.helpers import float_to_int
 from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
 from pykern.lang.dtypes import DType, from_numpy, void
@@ -459,3 +461,34 @@ def test_generated_source_shows_tile_calls():
     source = compile_python(copy_kernel(pk.f16, tile(pk.f16, 4, 4), 2, True, False)).source
     assert "_tile_load(a_src, _tile_addresses(" in source and "_tile_store(a_dst" in source
     assert "_dt_f16 = _tile_dtype('f16')" in source
+
+
+class Outside(Exception):
+    """What the reporter given to `tile_addresses` raises in the property test below."""
+
+
+def refuse(site: int, index: tuple[int, ...], invocation: tuple[int, ...]) -> None:
+    raise Outside(index)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 40), st.integers(-12, 12), st.integers(-12, 12), st.integers(1, 6),
+       st.integers(1, 6), st.integers(-3, 8), st.integers(-3, 8), st.integers(1, 5),
+       st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 80))
+def test_tile_addresses_match_element_by_element_checks(offset, s0, s1, n0, n1, r, c, rows,
+                                                        cols, transpose, debug, length):
+    # the extremes of the addresses decide for the whole tile: the same verdict, the same
+    # first offending element and the same addresses as checking element by element
+    elements = [[(r + j, c + i) if transpose else (r + i, c + j) for j in range(cols)]
+                for i in range(rows)]
+    address = [[offset + a * s0 + b * s1 for a, b in row] for row in elements]
+    bad = [e for row_e, row_a in zip(elements, address, strict=True)
+           for e, a in zip(row_e, row_a, strict=True)
+           if not 0 <= a < length or (debug and not (0 <= e[0] < n0 and 0 <= e[1] < n1))]
+    args = (offset, length, (s0, s1), (n0, n1), (r, c), (rows, cols), transpose, debug)
+    if bad:
+        with pytest.raises(Outside) as info:
+            tiles.tile_addresses(*args, refuse, 0, (0, 0, 0))
+        assert info.value.args[0] == bad[0]
+    else:
+        assert tiles.tile_addresses(*args, refuse, 0, (0, 0, 0)).tolist() == address
