@@ -18,6 +18,7 @@ from __future__ import annotations
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
                                      transposed_output_size)
+from pykern.tensor.conv_coop import coop_conv2d
 from pykern.tensor.conv_direct import direct_fits, launch_direct
 from pykern.tensor.conv_igemm import launch_igemm
 from pykern.tensor.creation import fill
@@ -127,8 +128,14 @@ def _allocate(shape: tuple[int, int, int, int], dtype: object, channels_last: bo
 def _launch(x: Tensor, w: Tensor, b: Tensor | None, out: Tensor, geo: ConvGeometry,
             op: str) -> None:
     """The kernel choice. Portable kernels, on every device: one invocation per output for
-    groups of a few output channels (depthwise), else the implicit GEMM. (Kernels for a device
-    feature, such as cooperative matrices, belong here ahead of them.)"""
+    groups of a few output channels (depthwise), else the implicit GEMM; ahead of them, on a
+    device with cooperative matrices, the implicit GEMM on tiles (f16/bf16 conv2d, groups 1),
+    whose bias is added after it."""
+    if not geo.transposed and geo.groups == 1 and \
+            coop_conv2d(x, w, out, geo.stride, geo.padding, geo.dilation):
+        if b is not None:
+            assign(out, out + view(b, out.shape, (0, b.element_strides[0], 0, 0), b.offset))
+        return
     channels_last = is_channels_last(x)
     if direct_fits(x, w, out, geo):
         launch_direct(x, w, b, out, geo, channels_last)
