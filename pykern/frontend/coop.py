@@ -62,11 +62,9 @@ class CoopTranslator(ExprTranslator):
     # ------------------------------------------------------------ compile-time operands
 
     def tile_dtype(self, node: ast.AST, name: str) -> dt.DType:
-        t = self.resolve(node)
+        t = self.resolve(node)  # pk.f16, a constexpr dtype, or x.dtype
         if t in (int, float, bool):
             t = dt.as_dtype(t)
-        if not isinstance(t, dt.DType):
-            t = self.dtype_of(node) if isinstance(node, ast.Attribute) else None
         if not isinstance(t, dt.DType) or t.name not in TILE_DTYPE_NAMES:
             raise self.error(node, f"the dtype of {name}() must be one of pk."
                                    f"{', pk.'.join(TILE_DTYPE_NAMES)}, not '{ast.unparse(node)}'",

@@ -288,7 +288,7 @@ class _Verifier:
 
 _TILE_BINOPS = (ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, ir.BinOpKind.DIV)
 # the nodes whose value may be a tile
-_TILE_NODES = (ir.CoopFill, ir.CoopLoad, ir.CoopMma, ir.CoopScale, ir.LocalRef, ir.BinOp,
+_TILE_NODES = (ir.CoopFill, ir.CoopLoad, ir.CoopMma, ir.CoopScale, ir.LocalRef, ir.BinOp, ir.Call,
                ir.UnaryOp, ir.Cast)
 
 

@@ -264,3 +264,31 @@ def test_packed_reads_need_whole_words():
     words, c16 = np.zeros((16, 4), np.uint64), np.zeros((16, 16), np.float16)
     assert "a multiple of 4" in _compile_error(odd_cols, words, c16)
     assert "integer words" in _compile_error(float_words, np.zeros((16, 8), np.float32), c16)
+
+
+@pk.func
+def doubled(t):
+    return t + t
+
+
+@pk.func
+def store_tile(c, t):
+    pk.coop_store(c, 0, 0, t)
+
+
+@pk.kernel(workgroup=(32, 1))
+def tiles_through_functions(a: pk.f16[:, :], c: pk.f16[:, :]):
+    t = pk.coop_load(a, 0, 0, 16, 16, pk.ACCUMULATOR)
+    u = pk.coop_fill(pk.f16, 16, 16, pk.ACCUMULATOR, 1.0)
+    t, u = u, t  # a tuple of tiles swaps them
+    store_tile(c, doubled(u) - t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tiles_pass_through_device_functions_and_tuples(backend):
+    a = (RNG.standard_normal((16, 16)) * 8).astype(np.float16)
+    c = np.zeros((16, 16), np.float16)
+    run(tiles_through_functions, backend, 32, a, c)
+    np.testing.assert_array_equal(c, (a + a) - np.float16(1))
+    a16 = np.zeros((16, 16), np.float16)
+    generic_module(tiles_through_functions, a16, a16)
