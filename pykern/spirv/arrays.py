@@ -98,6 +98,8 @@ class ArrayAccess(Protocol):
 
     def shape(self, fn: FunctionBuilder, axis: int) -> int: ...
 
+    def row_stride(self, fn: FunctionBuilder) -> int: ...
+
 
 def load(fn: FunctionBuilder, module: ModuleBuilder, array: ArrayAccess,
          indices: tuple[int, ...]) -> int:

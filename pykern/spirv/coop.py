@@ -30,22 +30,22 @@ def _layout(ctx: LoweringContext, transpose: bool) -> int:
 def _pointer_and_stride(ctx: LoweringContext, array_name: str, indices: tuple[int, ...]
                         ) -> tuple[int, int]:
     array = ctx.arrays[array_name]
-    return array.pointer(ctx.fn, indices), array.row_stride(ctx.fn)  # type: ignore[attr-defined]
+    return array.pointer(ctx.fn, indices), array.row_stride(ctx.fn)
 
 
 def fill(ctx: LoweringContext, e: ir.CoopFill, value: int) -> int:
-    return ctx.fn._emit(Op.CompositeConstruct, ctx.type_of(e.type), value)  # type: ignore
+    return ctx.fn.instruction(Op.CompositeConstruct, ctx.type_of(e.type), value)  # type: ignore
 
 
 def load(ctx: LoweringContext, e: ir.CoopLoad, indices: tuple[int, ...]) -> int:
     pointer, stride = _pointer_and_stride(ctx, e.array, indices)
-    return ctx.fn._emit(CoopOp.CooperativeMatrixLoadKHR, ctx.type_of(e.type),  # type: ignore
+    return ctx.fn.instruction(CoopOp.CooperativeMatrixLoadKHR, ctx.type_of(e.type),  # type: ignore
                         pointer, _layout(ctx, e.transpose), stride)
 
 
 def store(ctx: LoweringContext, s: ir.CoopStore, indices: tuple[int, ...], value: int) -> None:
     pointer, stride = _pointer_and_stride(ctx, s.array, indices)
-    ctx.fn._emit_void(CoopOp.CooperativeMatrixStoreKHR, pointer, value,  # type: ignore
+    ctx.fn.instruction_void(CoopOp.CooperativeMatrixStoreKHR, pointer, value,  # type: ignore
                       _layout(ctx, s.transpose), stride)
 
 
@@ -62,7 +62,7 @@ def mma(ctx: LoweringContext, e: ir.CoopMma, a: int, b: int, c: int) -> int:
         if dtype.is_int and dtype.is_signed:
             operands |= flag
     extra = (int(operands),) if operands else ()
-    return ctx.fn._emit(CoopOp.CooperativeMatrixMulAddKHR, ctx.type_of(e.type),  # type: ignore
+    return ctx.fn.instruction(CoopOp.CooperativeMatrixMulAddKHR, ctx.type_of(e.type),  # type: ignore
                         a, b, c, *extra)
 
 
@@ -70,20 +70,20 @@ def binary(ctx: LoweringContext, op: ir.BinOpKind, t: CoopType, a: int, b: int) 
     opcode = (_FLOAT_OPS if t.dtype.is_float else _INT_OPS).get(op)
     if opcode is None:
         raise AssertionError(f"no tile lowering for {op.name} on {t.name} (frontend bug?)")
-    return ctx.fn._emit(opcode, ctx.type_of(t), a, b)  # type: ignore[arg-type]
+    return ctx.fn.instruction(opcode, ctx.type_of(t), a, b)  # type: ignore[arg-type]
 
 
 def negate(ctx: LoweringContext, t: CoopType, a: int) -> int:
     opcode = Op.FNegate if t.dtype.is_float else Op.SNegate
-    return ctx.fn._emit(opcode, ctx.type_of(t), a)  # type: ignore[arg-type]
+    return ctx.fn.instruction(opcode, ctx.type_of(t), a)  # type: ignore[arg-type]
 
 
 def scale(ctx: LoweringContext, e: ir.CoopScale, matrix: int, scalar: int) -> int:
     t: CoopType = e.type  # type: ignore[assignment]
     if t.dtype.is_float:
-        return ctx.fn._emit(Op.MatrixTimesScalar, ctx.type_of(t), matrix, scalar)  # type: ignore
-    splat = ctx.fn._emit(Op.CompositeConstruct, ctx.type_of(t), scalar)  # type: ignore
-    return ctx.fn._emit(Op.IMul, ctx.type_of(t), matrix, splat)  # type: ignore[arg-type]
+        return ctx.fn.instruction(Op.MatrixTimesScalar, ctx.type_of(t), matrix, scalar)  # type: ignore
+    splat = ctx.fn.instruction(Op.CompositeConstruct, ctx.type_of(t), scalar)  # type: ignore
+    return ctx.fn.instruction(Op.IMul, ctx.type_of(t), matrix, splat)  # type: ignore[arg-type]
 
 
 def convert(ctx: LoweringContext, source: CoopType, target: CoopType, value: int) -> int:
@@ -101,4 +101,4 @@ def convert(ctx: LoweringContext, source: CoopType, target: CoopType, value: int
         opcode = Op.SConvert if s.is_signed else Op.UConvert
         if s.bits == d.bits:
             opcode = Op.Bitcast
-    return ctx.fn._emit(opcode, ctx.type_of(target), value)  # type: ignore[arg-type]
+    return ctx.fn.instruction(opcode, ctx.type_of(target), value)  # type: ignore[arg-type]

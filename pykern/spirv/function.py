@@ -119,6 +119,15 @@ class FunctionBuilder:
             self.module.decorate(result, Decoration.NoContraction)
         return result
 
+    def instruction(self, opcode: Op, result_type: SpirvType, *operands: int) -> int:
+        """Any instruction with a result (what has no helper of its own here: the
+        cooperative-matrix instructions, arithmetic and conversions on tiles)."""
+        return self._emit(opcode, result_type, *operands)
+
+    def instruction_void(self, opcode: Op, *operands: int) -> None:
+        """Any instruction without a result."""
+        self._emit_void(opcode, *operands)
+
     def _emit_void(self, opcode: Op, *operands: int) -> None:
         assert self._current is not None, f"Op{opcode.name} after a terminator"
         self._current.append(Instruction(opcode, operands=operands))
