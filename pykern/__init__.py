@@ -36,6 +36,8 @@ from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync
 from pykern.runtime.feature import COMPONENT_DTYPES as _COMPONENT_DTYPES
 from pykern.lang import dtypes as _dtypes
+from pykern import autograd
+from pykern.autograd import enable_grad, no_grad
 from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
 from pykern.tensor import random
 from pykern.tensor import namespace as array_api

@@ -15,6 +15,7 @@ too (PyTorch does the same), so a network kept in NHWC stays in NHWC.
 
 from __future__ import annotations
 
+from pykern.autograd import composite
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
                                      transposed_output_size)
@@ -47,6 +48,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: PairArg = 1,
         y = pk.conv2d(images, filters, bias, stride=2, padding=1)
         y = pk.conv2d(x, w_depthwise, padding="same", groups=x.shape[1])
     """
+    composite.refuse_grad("conv2d", x, w, bias)
     op = "conv2d"
     x, w = conv_operands(x, w, op, "(O, C/groups, KH, KW)")
     c, o = x.shape[1], w.shape[0]
@@ -79,6 +81,7 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
 
         up = pk.conv_transpose2d(features, filters, stride=2, padding=1, output_padding=1)
     """
+    composite.refuse_grad("conv_transpose2d", x, w, bias)
     op = "conv_transpose2d"
     x, w = conv_operands(x, w, op, "(C, O/groups, KH, KW)")
     c = x.shape[1]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import pykern as pk
 
+from pykern.autograd.keyword import accepts_requires_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _like_dtype, empty
@@ -39,16 +40,19 @@ def _fill_dtype(value: object, dtype: object) -> DType:
     return d
 
 
+@accepts_requires_grad
 def zeros(shape: Shape, dtype: object = dt.f32, *, device: object = None) -> Tensor:
     """A tensor of zeros. `pk.zeros((2, 3), pk.i32)` (dtype None: f32)."""
     return fill(empty(shape, dtype), 0)
 
 
+@accepts_requires_grad
 def ones(shape: Shape, dtype: object = dt.f32, *, device: object = None) -> Tensor:
     """A tensor of ones."""
     return fill(empty(shape, dtype), 1)
 
 
+@accepts_requires_grad
 def full(shape: Shape, fill_value: object, dtype: object = None, *, device: object = None
          ) -> Tensor:
     """A tensor of `shape` with every element `fill_value`. Without `dtype`: bool_ for a
@@ -57,19 +61,23 @@ def full(shape: Shape, fill_value: object, dtype: object = None, *, device: obje
     return fill(empty(shape, _fill_dtype(fill_value, dtype)), fill_value)
 
 
+@accepts_requires_grad
 def zeros_like(x: object, dtype: object = None, *, device: object = None) -> Tensor:
     return zeros(x.shape, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 
+@accepts_requires_grad
 def ones_like(x: object, dtype: object = None, *, device: object = None) -> Tensor:
     return ones(x.shape, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 
+@accepts_requires_grad
 def full_like(x: object, fill_value: object, dtype: object = None, *, device: object = None
               ) -> Tensor:
     return full(x.shape, fill_value, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 
+@accepts_requires_grad
 def eye(n_rows: int, n_cols: int | None = None, k: int = 0, dtype: object = dt.f32, *,
         device: object = None) -> Tensor:
     """A 2-D tensor with ones on the `k`-th diagonal, zeros elsewhere."""
@@ -106,6 +114,7 @@ def _range_kernel(ct: DType) -> pk.Kernel:
     return value_range
 
 
+@accepts_requires_grad
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: object = None, *,
            device: object = None) -> Tensor:
     """Values start, start + step, ... below `stop` (above it for a negative step), as numpy:
@@ -149,6 +158,7 @@ def _is_integer_scalar(v: object) -> bool:
         return False
 
 
+@accepts_requires_grad
 def linspace(start: float, stop: float, num: int, dtype: object = None, *,
              endpoint: bool = True, device: object = None) -> Tensor:
     """`num` evenly spaced values from `start` to `stop` (included unless endpoint=False), as

@@ -21,9 +21,13 @@ import numpy as np
 
 import pykern as pk
 
+from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.records import (record_binary, record_cast, record_unary,
+                                     refuse_in_place)
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
@@ -138,10 +142,19 @@ def _dtype_name(x: object) -> str:
 
 
 def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
-    """Runs the unary op `op` (an entry of UNARY, or its name) on `x`."""
+    """Runs the unary op `op` (an entry of UNARY, or its name) on `x`; records its backward
+    (`pykern.autograd`) when `x` requires grad."""
     if isinstance(op, str):
         op = UNARY[op]
     x = as_tensor(x)
+    if needs_grad(x):
+        refuse_in_place(op.name, out)
+        result = _unary(op, x, None)
+        return record_unary(op.name, result, x)
+    return _unary(op, x, out)
+
+
+def _unary(op: UnaryOp, x: Tensor, out: Tensor | None) -> Tensor:
     plan = op.plan(x.dtype)
     out = _output(out, x.shape, plan.result, op.name)
     if plan.fn is None:
@@ -176,6 +189,13 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
     left operand)."""
     if isinstance(op, str):
         op = BINARY[op]
+    if needs_grad(a, b):
+        refuse_in_place(op.name, out)
+        return record_binary(op.name, _binary(op, a, b, None), a, b)
+    return _binary(op, a, b, out)
+
+
+def _binary(op: BinaryOp, a: object, b: object, out: Tensor | None) -> Tensor:
     a, b, p = _promoted_operands(a, b)
     special = _scalar_shortcut(op, a, b, p, out) if op is POW else None
     if special is None and op.beyond_range is not None and p.is_int:
@@ -277,6 +297,8 @@ def _out_of_range_comparison(op: BinaryOp, a: object, b: object, p: DType, out: 
 def where(condition: object, x1: object, x2: object) -> Tensor:
     """Elements of `x1` where `condition` is true, else of `x2` (broadcast together; the result
     dtype promotes `x1` and `x2`)."""
+    if needs_grad(x1, x2):
+        return composite.where(where, condition, x1, x2)
     c = as_tensor(condition)
     p = pr.result_type(*(v for v in (x1, x2)))
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
@@ -294,6 +316,8 @@ def as_strong(x: object) -> object:
 def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: A002
     """`x` limited to [min, max] (either may be None; tensors broadcast). nan stays nan; where
     min > max the result is max, as numpy."""
+    if needs_grad(x, min, max):
+        return composite.clip(x, min, max)
     x = as_tensor(x)
     if min is None and max is None:
         return x.copy()
@@ -327,7 +351,7 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
         return x
     out = empty(x.shape, d)
     launch(unary_kernel, [x], out, copy_f, d)
-    return out
+    return record_cast(out, x) if x.requires_grad else out
 
 
 def assign(target: Tensor, value: object) -> None:

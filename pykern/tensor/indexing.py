@@ -15,6 +15,8 @@ import numpy as np
 
 import pykern as pk
 
+from pykern.autograd.graph import needs_grad
+from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -46,6 +48,8 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
 
         pk.concat([a, b], axis=1)
     """
+    if needs_grad(*tensors):
+        return composite.concat(lambda ts, a: concat(ts, a), tensors, axis)
     op = "concat"
     ts = _tensor_list(tensors, op)
     out_dtype = promote(*(t.dtype for t in ts))
@@ -86,6 +90,8 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
 
         pk.stack([a, b, c], axis=-1)
     """
+    if needs_grad(*tensors):
+        return concat([as_tensor(t).unsqueeze(axis) for t in tensors], axis)
     op = "stack"
     ts = _tensor_list(tensors, op)
     shape = ts[0].shape
@@ -146,6 +152,8 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
 
         rows = pk.take(table, ids, axis=0)
     """
+    if needs_grad(x):
+        return composite.take(lambda t, i, a: take(t, i, a), x, indices, axis)
     op = "take"
     x = as_tensor(x, f"{op}: x")
     if axis is None:
@@ -217,6 +225,7 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     host indices out of range raise IndexError, a device tensor's are clipped. Every dtype for
     x, every integer dtype for indices. Pairs with `argsort`/`topk` indices.
     """
+    composite.refuse_grad("take_along_axis", x)
     op = "take_along_axis"
     x = as_tensor(x, f"{op}: x")
     if axis is None:
@@ -293,6 +302,7 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
 
         counts = pk.scatter_add(pk.zeros(10, pk.i32), 0, labels, pk.ones_like(labels))
     """
+    composite.refuse_grad("scatter_add", x, src)
     op = "scatter_add"
     x = as_tensor(x, f"{op}: x")
     src = as_tensor(src, f"{op}: src")

@@ -15,6 +15,9 @@ import pykern as pk
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
+from pykern.autograd.records import record_matmul
 from pykern.tensor import gemm_f32
 from pykern.tensor.gemm_coop import coop_matmul
 from pykern.tensor.tensor import Tensor, empty
@@ -94,6 +97,10 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
         c = pk.matmul(a, b)          # (..., M, K) @ (..., K, N) -> (..., M, N)
     """
     a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
+    if needs_grad(a, b):
+        with no_grad():
+            out = matmul(a, b, dtype)
+        return record_matmul(out, a, b)
     for name, t in (("a", a), ("b", b)):
         if t.ndim == 0:
             raise ValueError(f"matmul: {name} is 0-d; matmul needs at least 1 dimension "

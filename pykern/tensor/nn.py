@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 
 import pykern as pk
 
+from pykern.autograd.graph import needs_grad
+from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -46,12 +48,16 @@ def softmax(x: object, axis: int = -1) -> Tensor:
 
         p = pk.softmax(logits, axis=-1)
     """
+    if needs_grad(x):
+        return composite.softmax(lambda t, a: softmax(t, a), x, axis)
     return _softmax_op(x, axis, log=False, op="softmax")
 
 
 def log_softmax(x: object, axis: int = -1) -> Tensor:
     """x - max - log(sum(exp(x - max))) along `axis` (f16, f32, f64), without forming
     softmax's quotient, so large negative values stay finite."""
+    if needs_grad(x):
+        return composite.log_softmax(lambda t, a: log_softmax(t, a), x, axis)
     return _softmax_op(x, axis, log=True, op="log_softmax")
 
 
@@ -221,6 +227,10 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
 
         y = pk.layer_norm(x, x.shape[-1], gamma, beta)
     """
+    if needs_grad(x, weight, bias):
+        shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) \
+            else (normalized_shape,)
+        return composite.layer_norm(x, shape, weight, bias, eps)
     op = "layer_norm"
     x = as_tensor(x, f"{op}: x")
     check_dtype_in(x, FLOATS, op, "x")
@@ -378,6 +388,8 @@ def attention(q: object, k: object, v: object, causal: bool = False,
 
         out = pk.attention(q, k, v, causal=True)
     """
+    if needs_grad(q, k, v):
+        return composite.attention(q, k, v, bool(causal), scale)
     op = "attention"
     q, k, v = (as_tensor(t, f"{op}: {n}") for t, n in ((q, "q"), (k, "k"), (v, "v")))
     for name, t in (("q", q), ("k", k), ("v", v)):

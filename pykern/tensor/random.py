@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 import pykern as pk
 
+from pykern.autograd.keyword import accepts_requires_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _shape, empty
@@ -223,12 +224,14 @@ def _float_dtype(dtype: object, what: str) -> DType:
     return d
 
 
+@accepts_requires_grad
 def rand(*shape: int | Sequence[int], dtype: object = dt.f32) -> Tensor:
     """Uniform random floats in [0, 1): `pk.random.rand(2, 3)` or `rand((2, 3))`."""
     d = _float_dtype(dtype, "rand")
     return _generate(_shape_args(shape), d, "uniform", 0.0)
 
 
+@accepts_requires_grad
 def randn(*shape: int | Sequence[int], dtype: object = dt.f32) -> Tensor:
     """Standard normal random floats (mean 0, variance 1)."""
     d = _float_dtype(dtype, "randn")
@@ -257,6 +260,7 @@ def randint(low: int, high: int | None = None, shape: int | Sequence[int] = (),
     return _generate(_shape(shape), d, "randint", low, span)
 
 
+@accepts_requires_grad
 def uniform(low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = (),
             dtype: object = dt.f32) -> Tensor:
     """Uniform random floats in [low, high)."""
@@ -264,6 +268,7 @@ def uniform(low: float = 0.0, high: float = 1.0, shape: int | Sequence[int] = ()
     return ew.add(ew.multiply(u, high - low, out=u), low, out=u)
 
 
+@accepts_requires_grad
 def normal(mean: float = 0.0, std: float = 1.0, shape: int | Sequence[int] = (),
            dtype: object = dt.f32) -> Tensor:
     """Normal random floats with the given mean and standard deviation."""

@@ -29,6 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pykern as pk
+from pykern.autograd import composite
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.records import record_reduction
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
@@ -362,12 +365,16 @@ def sum(x: object, /, *, axis: Axis = None, keepdims: bool = False,  # noqa: A00
     """Sum over `axis` (None: all; an int or a tuple, negative counts from the end). bool and
     signed ints give i32 (i64 stays i64), unsigned u32 (u64 stays u64), floats their own dtype
     (`sum_dtype`); integer sums wrap; the sum of nothing is 0."""
-    return _sum_like("sum", x, axis, keepdims, dtype)
+    out = _sum_like("sum", x, axis, keepdims, dtype)
+    if getattr(x, "requires_grad", False):
+        return record_reduction("sum", out, x, axis, keepdims, 1.0)
+    return out
 
 
 def prod(x: object, /, *, axis: Axis = None, keepdims: bool = False,
          dtype: object = None) -> Tensor:
     """Product over `axis`; dtypes as `sum`; the product of nothing is 1."""
+    composite.refuse_grad("prod", x)
     return _sum_like("prod", x, axis, keepdims, dtype)
 
 
@@ -379,6 +386,13 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over `axis`: the float dtype (f32 for ints and bool); nan when there
     is nothing to average."""
     x = ew.as_tensor(x)
+    out = _mean(x, axis, keepdims)
+    if x.requires_grad and out.size:
+        return record_reduction("mean", out, x, axis, keepdims, out.size / builtins.max(x.size, 1))
+    return out
+
+
+def _mean(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     prob = problem(x, axis, keepdims)
     rdtype = _float_result(x.dtype)
     out = empty(prob.out_shape, rdtype)
@@ -423,17 +437,24 @@ def var(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: b
     """Variance over `axis`: the mean squared deviation, divided by n - correction (numpy's
     `ddof` is accepted as an alias). Two passes (mean, then squared deviations), so it stays
     accurate for data far from 0."""
+    if needs_grad(x):
+        return composite.var(x, axis, correction if ddof is None else ddof, keepdims)
     return _var(x, axis, keepdims, correction, ddof, "var")
 
 
 def std(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: bool = False,
         ddof: float | None = None) -> Tensor:
     """Standard deviation over `axis`: sqrt(var)."""
+    if needs_grad(x):
+        return pk.sqrt(composite.var(x, axis, correction if ddof is None else ddof, keepdims))
     return _var(x, axis, keepdims, correction, ddof, "std")
 
 
 def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     x = ew.as_tensor(x)
+    if needs_grad(x) and x.dtype.is_float:
+        return composite.extremum(op, lambda t, axis, keepdims: _extremum(op, t, axis, keepdims),
+                                  x, axis, keepdims)
     prob = problem(x, axis, keepdims)
     if x.dtype == dt.bool_:
         return _logical("any" if op == "max" else "all", x, axis, keepdims)

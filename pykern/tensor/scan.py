@@ -13,6 +13,8 @@ import functools
 
 import pykern as pk
 
+from pykern.autograd.graph import needs_grad
+from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -40,6 +42,8 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
 
         pk.cumsum(x, axis=0)
     """
+    if needs_grad(x):
+        return composite.cumsum(lambda t, a, d: cumsum(t, a, d), x, axis, dtype)
     op = "cumsum"
     x = as_tensor(x, f"{op}: x")
     if x.dtype not in SCAN_DTYPES:

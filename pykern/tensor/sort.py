@@ -16,6 +16,7 @@ import functools
 
 import pykern as pk
 
+from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -38,6 +39,7 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
+    composite.refuse_grad("sort", x)
     return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
 
 
@@ -55,6 +57,7 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
 
         values, indices = pk.topk(logits, 5)
     """
+    composite.refuse_grad("topk", x)
     op = "topk"
     xt = as_tensor(x, f"{op}: x")
     k = check_int(k, op, "k", 0)

@@ -10,11 +10,12 @@ a `@pk.kernel`; it is imported lazily, as it imports this module.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from pykern.autograd.keyword import accepts_requires_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -43,6 +44,13 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(step)
         step *= max(s, 1)
     return tuple(reversed(strides))
+
+
+def _scatter_into_zeros(x: Tensor, key: object, g: Tensor) -> Tensor:
+    """The gradient of `x` from that of `x[key]`: `g` in the indexed region, zeros elsewhere."""
+    z = _ops().creation.zeros(x.shape, g.dtype)
+    z[key] = g
+    return z
 
 
 def _ops() -> Any:
@@ -75,7 +83,8 @@ class Tensor:
     and functions run kernels and return new tensors.
     """
 
-    __slots__ = ("buffer", "shape", "dtype", "_strides", "offset", "__weakref__")
+    __slots__ = ("buffer", "shape", "dtype", "_strides", "offset", "requires_grad", "grad",
+                 "grad_fn", "__weakref__")
     # numpy hands its operators and ufuncs to __array_ufunc__ below
     __array_priority__ = 1000
 
@@ -86,6 +95,11 @@ class Tensor:
         self.dtype = dtype
         self._strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
+        # autograd (pykern.autograd): whether gradients flow to this tensor, the gradient a
+        # backward() accumulated (leaves), the recorded op that made it (None for leaves)
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn: Any = None
 
     # ------------------------------------------------------------ attributes
 
@@ -269,6 +283,33 @@ class Tensor:
             return format(self.item(), spec)
         return format(str(self), spec)
 
+    # ------------------------------------------------------------ autograd
+
+    @property
+    def is_leaf(self) -> bool:
+        """Made by the user (or under no_grad), not recorded from an op."""
+        return self.grad_fn is None
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Sets `requires_grad` in place (floats only: integers have no gradient) and returns
+        this tensor."""
+        if requires_grad and not self.dtype.is_float:
+            raise RuntimeError(f"only float tensors can require grad, not {self.dtype.name}")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("requires_grad_(False) of a tensor an op made: use detach()")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def backward(self, gradient: object = None, retain_graph: bool = False) -> None:
+        """Accumulates the gradient of this tensor (times `gradient`, which a result of more
+        than one element needs) into the `.grad` of every leaf it depends on."""
+        from pykern.autograd.engine import backward
+        backward(self, gradient, retain_graph)
+
+    def detach(self) -> Tensor:
+        """The same memory, cut from the graph: no grad_fn, requires_grad False."""
+        return Tensor(self.buffer, self.shape, self.dtype, self._strides, self.offset)
+
     # ------------------------------------------------------------ views
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...],
@@ -281,11 +322,13 @@ class Tensor:
         it, else a contiguous copy."""
         new = _reshape_shape(self.shape, self.size, shape)
         if self.is_contiguous:
-            return self._view(new, contiguous_strides(new))
-        strides = _nocopy_strides(self.shape, self._strides, new)
-        if strides is not None:
-            return self._view(new, strides)
-        return self.contiguous().reshape(new)
+            out = self._view(new, contiguous_strides(new))
+        else:
+            strides = _nocopy_strides(self.shape, self._strides, new)
+            if strides is None:
+                return self.contiguous().reshape(new)
+            out = self._view(new, strides)
+        return self._viewed("reshape", out, lambda g: g.reshape(self.shape))
 
     def flatten(self) -> Tensor:
         """A 1-D copy (numpy's `flatten` always copies)."""
@@ -313,8 +356,10 @@ class Tensor:
         order = [normalize_axis(d, self.ndim) for d in dims]  # type: ignore[arg-type]
         if sorted(order) != list(range(self.ndim)):
             raise ValueError(f"axes {dims} are not a permutation of 0..{self.ndim - 1}")
-        return self._view(tuple(self.shape[d] for d in order),
-                          tuple(self._strides[d] for d in order))
+        out = self._view(tuple(self.shape[d] for d in order),
+                         tuple(self._strides[d] for d in order))
+        inverse = [order.index(i) for i in range(self.ndim)]
+        return self._viewed("permute", out, lambda g: g.permute(*inverse))
 
     def swapaxes(self, a: int, b: int) -> Tensor:
         """Two dimensions exchanged (a view)."""
@@ -338,7 +383,8 @@ class Tensor:
                 strides.append(0)
             else:
                 raise ValueError(f"cannot broadcast a tensor of shape {self.shape} to {shape}")
-        return self._view(shape, tuple(strides))
+        # the engine sums the gradient over the broadcast dimensions
+        return self._viewed("broadcast_to", self._view(shape, tuple(strides)), lambda g: g)
 
     def expand(self, *sizes: int | Sequence[int]) -> Tensor:
         """PyTorch's `expand`: `broadcast_to` where -1 keeps a dimension's size."""
@@ -364,7 +410,9 @@ class Tensor:
                     raise ValueError(f"cannot squeeze axis {a} of size {self.shape[a]} (shape "
                                      f"{self.shape})")
             keep = [i for i in range(self.ndim) if i not in drop]
-        return self._view(tuple(self.shape[i] for i in keep), tuple(self._strides[i] for i in keep))
+        out = self._view(tuple(self.shape[i] for i in keep),
+                         tuple(self._strides[i] for i in keep))
+        return self._viewed("squeeze", out, lambda g: g.reshape(self.shape))
 
     def unsqueeze(self, dim: int) -> Tensor:
         """A size-1 dimension inserted at `dim` (a view; -1 appends)."""
@@ -373,7 +421,8 @@ class Tensor:
         strides = list(self._strides)
         shape.insert(dim, 1)
         strides.insert(dim, 0)
-        return self._view(tuple(shape), tuple(strides))
+        out = self._view(tuple(shape), tuple(strides))
+        return self._viewed("unsqueeze", out, lambda g: g.reshape(self.shape))
 
     def flip(self, axis: int | Sequence[int] | None = None) -> Tensor:
         """The order of elements reversed along `axis` (all axes when None): a view with
@@ -389,7 +438,16 @@ class Tensor:
         """Basic indexing (a view): ints (negative too) drop a dimension, slices with any step,
         `None` adds a dimension, `...` stands for the rest."""
         shape, strides, offset = _index(self, key)
-        return self._view(shape, strides, offset)
+        return self._viewed("getitem", self._view(shape, strides, offset),
+                            lambda g: _scatter_into_zeros(self, key, g))
+
+    def _viewed(self, name: str, out: Tensor, back: Callable[[Tensor], Tensor]) -> Tensor:
+        """`out`, a view of this tensor, with its backward recorded where this requires grad
+        (`back(g)` gives this tensor's gradient)."""
+        if not self.requires_grad:
+            return out
+        from pykern.autograd.records import record_view
+        return record_view(name, out, self, back)
 
     # ------------------------------------------------------------ copies
 
@@ -420,6 +478,10 @@ class Tensor:
     def __setitem__(self, key: object, value: object) -> None:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
         into this tensor's buffer."""
+        if self.requires_grad or getattr(value, "requires_grad", False):
+            from pykern.autograd.records import recording, refuse_in_place
+            if recording(self, value):
+                refuse_in_place("t[key] = value", self)
         shape, strides, offset = _index(self, key)
         _ops().elementwise.assign(self._view(shape, strides, offset), value)
 
@@ -695,6 +757,7 @@ def _nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
 # ---------------------------------------------------------------- creation from host data
 
 
+@accepts_requires_grad
 def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object = None
           ) -> Tensor:
     """An uninitialised tensor. `pk.empty((2, 3), pk.f32)`."""
@@ -706,6 +769,7 @@ def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object 
     return Tensor(get_device().create_buffer(n * d.itemsize), shape, d)
 
 
+@accepts_requires_grad
 def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
             device: object = None) -> Tensor:
     """A tensor holding a copy of `obj` (a numpy array, a nested list, a scalar, a Tensor or any

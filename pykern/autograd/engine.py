@@ -1,0 +1,146 @@
+"""`backward`: gradients from the results back to the leaves, in reverse topological order.
+
+Every node's gradient is complete before its backward runs (all its uses are later in the
+order), gradients that reach one tensor along several paths add up, and a gradient is fitted
+to its tensor: summed over the dimensions an op broadcast, converted to the tensor's dtype.
+A node's backward function (and the tensors it saved) is dropped as soon as it has run,
+unless `retain_graph`; running it again is a RuntimeError that says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pykern.autograd.graph import Node
+from pykern.autograd.mode import no_grad
+
+
+def fit(g: Any, t: Any) -> Any:
+    """`g` summed over the dimensions `t` was broadcast along and converted to `t`'s dtype."""
+    import pykern as pk
+
+    if tuple(g.shape) != tuple(t.shape):
+        lead = g.ndim - t.ndim
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(t.shape) if n == 1 and g.shape[lead + i] != 1)
+        if axes:
+            g = pk.sum(g, axis=axes, keepdims=True)
+        g = g.reshape(t.shape)
+    if g.dtype != t.dtype:
+        g = g.astype(t.dtype)
+    return g
+
+
+def _order(roots: Sequence[Node]) -> list[Node]:
+    """The nodes reachable from `roots`, each after every node that uses its result."""
+    seen: set[int] = set()
+    post: list[Node] = []
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        while stack:
+            node, i = stack.pop()
+            inputs = node.inputs
+            while i < len(inputs):
+                t = inputs[i]
+                i += 1
+                child = getattr(t, "grad_fn", None)
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((node, i))
+                    stack.append((child, 0))
+                    break
+            else:
+                post.append(node)
+    post.reverse()
+    return post
+
+
+def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
+        wanted: Sequence[Any] | None = None) -> list[Any] | None:
+    """Backpropagates each (tensor, gradient) of `roots`. Without `wanted`, the leaves'
+    `.grad` accumulate; with it, their gradients (None for one nothing reached) are returned
+    and no `.grad` changes."""
+    wanted_at = {id(t): i for i, t in enumerate(wanted)} if wanted is not None else None
+    found: list[Any] = [None] * (len(wanted) if wanted is not None else 0)
+
+    def deliver(t: Any, g: Any, pending: dict[int, Any]) -> None:
+        if wanted_at is not None and id(t) in wanted_at:
+            i = wanted_at[id(t)]
+            found[i] = g if found[i] is None else found[i] + g
+        if t.grad_fn is not None:
+            key = id(t.grad_fn)
+            pending[key] = g if key not in pending else pending[key] + g
+        elif wanted_at is None:
+            t.grad = g.copy() if t.grad is None else t.grad + g
+
+    with no_grad():
+        pending: dict[int, Any] = {}
+        for t, g in roots:
+            deliver(t, fit(g, t), pending)
+        for node in _order([t.grad_fn for t, _ in roots if t.grad_fn is not None]):
+            g = pending.pop(id(node), None)
+            if g is None:
+                continue
+            if node.backward is None:
+                raise RuntimeError(f"backward through {node!r} a second time: its saved tensors "
+                                   "were freed after the first; pass retain_graph=True to the "
+                                   "first backward() to keep them")
+            grads = node.backward(g)
+            if not retain_graph:
+                node.release()
+            for t, gi in zip(node.inputs, grads, strict=True):
+                if t is not None and gi is not None:
+                    deliver(t, fit(gi, t), pending)
+    return found if wanted is not None else None
+
+
+def backward(t: Any, gradient: Any = None, retain_graph: bool = False) -> None:
+    """`t.backward(gradient)`: accumulates d(t)/d(leaf) · gradient into every leaf's `.grad`."""
+    run([(t, _root_gradient(t, gradient))], retain_graph)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
+         retain_graph: bool = False) -> tuple[Any, ...]:
+    """`pk.autograd.grad(outputs, inputs, grad_outputs=None)`: the gradients of `outputs`
+    (a tensor or a sequence) with respect to each of `inputs`, as a tuple; `.grad` is left
+    alone. An input that no output depends on is a RuntimeError, as in PyTorch."""
+    outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if grad_outputs is None:
+        gouts: list[Any] = [None] * len(outs)
+    else:
+        gouts = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs]
+    if len(gouts) != len(outs):
+        raise ValueError(f"grad: {len(outs)} outputs but {len(gouts)} grad_outputs")
+    for t in ins:
+        if not getattr(t, "requires_grad", False):
+            raise RuntimeError("grad: an input does not require grad (set requires_grad=True "
+                               "before computing the outputs)")
+    found = run([(o, _root_gradient(o, g)) for o, g in zip(outs, gouts)], retain_graph, ins)
+    assert found is not None
+    if any(f is None for f in found):
+        raise RuntimeError("grad: one of the inputs was not used to compute the outputs")
+    return tuple(found)
+
+
+def _root_gradient(t: Any, gradient: Any) -> Any:
+    import pykern as pk
+
+    if not getattr(t, "requires_grad", False):
+        raise RuntimeError("backward of a tensor that does not require grad: no input of the "
+                           "ops that made it has requires_grad=True (or it was made under "
+                           "pk.no_grad())")
+    if gradient is None:
+        if t.size != 1:
+            raise RuntimeError(f"backward() needs a gradient for a result of shape {t.shape}: "
+                               "only a one-element result (a loss) gets the implicit 1")
+        return pk.ones(t.shape, t.dtype)
+    g = pk.asarray(gradient, dtype=t.dtype)
+    if tuple(g.shape) != tuple(t.shape):
+        raise ValueError(f"backward(gradient): the gradient has shape {g.shape}, the tensor "
+                         f"{t.shape}")
+    return g

@@ -1,0 +1,111 @@
+"""What the tensor ops call to record their backward: one function per kind of op, so that
+each op module adds a line, not a mechanism."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pykern.autograd import derivatives
+from pykern.autograd.graph import record
+from pykern.autograd.mode import is_grad_enabled
+
+
+def _float(t: Any) -> bool:
+    return t.dtype.is_float
+
+
+def refuse_in_place(name: str, out: Any) -> None:
+    """An op writing into `out` while grad mode records: not supported (yet), said clearly."""
+    if out is not None:
+        raise RuntimeError(f"{name}: an in-place op (or out=) on tensors that require grad is "
+                           "not supported; compute a new tensor, or use pk.no_grad()")
+
+
+def record_unary(name: str, out: Any, x: Any) -> Any:
+    if not _float(out):
+        return out
+    fn = derivatives.UNARY.get(name)
+    if fn is None:
+        return record(name, out, (x,), derivatives.refuse(name))
+    return record(name, out, (x,), lambda g: (fn(g, x, out),))
+
+
+def record_binary(name: str, out: Any, a: Any, b: Any) -> Any:
+    if not _float(out):
+        return out
+    fn = derivatives.BINARY.get(name)
+    if fn is None:
+        return record(name, out, (a, b), derivatives.refuse(name))
+    return record(name, out, (a, b), lambda g: fn(g, a, b, out))
+
+
+def record_cast(out: Any, x: Any) -> Any:
+    """`astype`/`copy`: the gradient goes back converted (the engine fits the dtype)."""
+    if out is x or not (_float(out) and _float(x)):
+        return out
+    return record("astype", out, (x,), lambda g: (g,))
+
+
+def record_view(name: str, out: Any, x: Any, back: Any) -> Any:
+    """A view of `x` (reshape, permute, slicing...): `back(g)` is the gradient of `x`."""
+    if out is x:
+        return out
+    return record(name, out, (x,), lambda g: (back(g),))
+
+
+def record_reduction(name: str, out: Any, x: Any, axis: Any, keepdims: bool,
+                     scale: float) -> Any:
+    """sum (`scale` 1) and mean (`scale` 1/n) over `axis`: the gradient broadcast back."""
+    if not _float(out):
+        return out
+    axes = _axes(axis, x.ndim)
+
+    def back(g: Any) -> tuple[Any]:
+        if not keepdims:
+            shape = list(g.shape)
+            for a in axes:
+                shape.insert(a, 1)
+            g = g.reshape(tuple(shape))
+        g = g.broadcast_to(x.shape)
+        return (g * scale if scale != 1.0 else g,)
+
+    return record(name, out, (x,), back)
+
+
+def _axes(axis: Any, ndim: int) -> list[int]:
+    if axis is None:
+        return list(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return sorted(a + ndim if a < 0 else a for a in axes)
+
+
+def record_matmul(out: Any, a: Any, b: Any) -> Any:
+    """numpy's matmul: 1-d operands are a row / a column that the result drops."""
+    if not _float(out):
+        return out
+
+    def back(g: Any) -> tuple[Any, Any]:
+        a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
+        b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
+        batch = _broadcast(a2.shape[:-2], b2.shape[:-2])
+        g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
+        ga = g2 @ b2.mT if a.requires_grad else None
+        gb = a2.mT @ g2 if b.requires_grad else None
+        if ga is not None and a.ndim == 1:
+            ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
+        if gb is not None and b.ndim == 1:
+            gb = gb.reshape(gb.shape[:-1])
+        return ga, gb
+
+    return record("matmul", out, (a, b), back)
+
+
+def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(x), len(y))
+    x, y = (1,) * (n - len(x)) + tuple(x), (1,) * (n - len(y)) + tuple(y)
+    return tuple(max(p, q) for p, q in zip(x, y))
+
+
+def recording(*inputs: Sequence[Any]) -> bool:
+    return is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in inputs)
