@@ -102,10 +102,11 @@ def _entry(name: str, value: object, data_size: int, where: str) -> TensorEntry:
     bad = f"{where}: tensor {name!r} of the header"
     if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data_offsets"}:
         raise ValueError(f"{bad} is not an object of exactly dtype, shape and data_offsets")
-    dtype = FROM_SAFETENSORS_NAME.get(value["dtype"])  # type: ignore[arg-type]
+    dtype_name = value["dtype"]
+    dtype = FROM_SAFETENSORS_NAME.get(dtype_name) if isinstance(dtype_name, str) else None
     if dtype is None:
         known = ", ".join(FROM_SAFETENSORS_NAME)
-        raise ValueError(f"{bad} has an unknown dtype {value['dtype']!r} (pykern reads "
+        raise ValueError(f"{bad} has an unknown dtype {dtype_name!r} (pykern reads "
                          f"{known})")
     shape, offsets = value["shape"], value["data_offsets"]
     if not isinstance(shape, list) or not all(_is_count(s) for s in shape):
@@ -121,7 +122,7 @@ def _entry(name: str, value: object, data_size: int, where: str) -> TensorEntry:
     needed = math.prod(shape) * dtype.itemsize
     if end - begin != needed:
         raise ValueError(f"{bad} has {end - begin} bytes, but shape {shape} of "
-                         f"{value['dtype']} needs {needed}")
+                         f"{dtype_name} needs {needed}")
     return TensorEntry(name, dtype, tuple(shape), begin, end)
 
 

@@ -115,7 +115,7 @@ def _rebuild(node: object, tensors: dict[str, Any], where: str, place: str) -> o
         return tensors[body]
     if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
         return body
-    if kind == "float" and body in NON_FINITE:
+    if kind == "float" and isinstance(body, str) and body in NON_FINITE:
         return NON_FINITE[body]
     if kind == "dict" and isinstance(body, list) and all(_is_pair(p) for p in body):
         return {k: _rebuild(v, tensors, where, f"{place}[{k!r}]") for k, v in body}
