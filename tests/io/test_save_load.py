@@ -138,3 +138,16 @@ def test_round_trip_of_generated_shapes_and_dtypes(tmp_path_factory, dtype, shap
     loaded = round_trip({"t": t, "shape": list(shape)}, folder)
     assert loaded["shape"] == list(shape)
     assert_same_bits(loaded["t"].numpy(), data.copy(order="C"))
+
+
+PLAIN = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+NESTED = st.recursive(
+    PLAIN, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=40, deadline=None)
+@given(obj=NESTED)
+def test_round_trip_of_generated_nested_values(tmp_path_factory, obj):
+    loaded = round_trip(obj, tmp_path_factory.mktemp("nested"))
+    assert loaded == obj and repr(loaded) == repr(obj)  # repr: types and key order too
