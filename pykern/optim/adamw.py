@@ -86,7 +86,7 @@ class AdamW(Optimizer):
 
     def _clear_state(self) -> None:
         super()._clear_state()
-        for store in self._stores.values():
+        for store in self._stores:
             for name in (EXP_AVG, EXP_AVG_SQ):
                 if store.has_state(name):
                     store.state(name)[...] = 0

@@ -29,10 +29,12 @@ from pykern.tensor.tensor import Tensor, contiguous_strides
 
 
 class FlatStore:
-    """The parameters `params` (all of dtype `dtype`) in flat device buffers."""
+    """The parameters `params` (all of dtype `dtype`; the optimizer's numbers for them are
+    `indices`) in flat device buffers."""
 
-    def __init__(self, dtype: DType, params: list[Tensor]) -> None:
+    def __init__(self, dtype: DType, params: list[Tensor], indices: list[int]) -> None:
         self.dtype = dtype
+        self.indices = indices
         self.compute = compute_dtype(dtype)
         self.params = params
         self.starts: list[int] = []

@@ -4,7 +4,9 @@
 Parameters are grouped as in PyTorch (`param_groups`, a list of dicts holding `params` and
 the hyperparameters, which may be changed between steps). Across all groups, the parameters
 of one dtype share one `FlatStore`, so a step is one kernel launch per dtype; each parameter's
-row of the hyperparameter table carries its own group's values.
+row of the hyperparameter table carries its own group's values. (A dtype whose parameters
+pass the device's buffer limit gets several stores, and a launch each.) Keys of a group other
+than the hyperparameters are kept, as PyTorch keeps them (an LR scheduler's `initial_lr`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.optim.flat import FlatStore
+from pykern.optim.kernels import CHUNK, compute_dtype
 from pykern.optim.grads import get_grad, set_grad
 from pykern.tensor.tensor import Tensor
 
@@ -35,13 +38,11 @@ class Optimizer:
             self._check_group(group)
         self._params: list[Tensor] = [p for g in self.param_groups for p in g["params"]]
         _check_distinct(self._params, self.name)
-        by_dtype: dict[DType, list[int]] = {}
-        for index, p in enumerate(self._params):
-            by_dtype.setdefault(p.dtype, []).append(index)
-        # each store's parameters, as indices into _params (PyTorch's state-dict numbering)
-        self._indices = by_dtype
-        self._stores = {d: FlatStore(d, [self._params[i] for i in ids])
-                        for d, ids in by_dtype.items()}
+        self._stores = [FlatStore(d, [self._params[i] for i in ids], ids)
+                        for d, ids in _store_layout(self._params, store_limit())]
+        # parameter index -> (its store, its segment there)
+        self._place = {i: (store, k) for store in self._stores
+                       for k, i in enumerate(store.indices)}
         self._group_of = [gi for gi, g in enumerate(self.param_groups) for _ in g["params"]]
         self._steps = [0] * len(self._params)
 
@@ -59,7 +60,7 @@ class Optimizer:
             for p in self._params:
                 set_grad(p, None)
             return
-        for store in self._stores.values():
+        for store in self._stores:
             have = [get_grad(store.params[k]) is not None for k in range(len(store.params))]
             if any(have):
                 store.grads[...] = 0
@@ -69,14 +70,15 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient (those whose `.grad` is None
-        are skipped, their state untouched): one kernel launch per parameter dtype, after
+        are skipped, their state untouched): one kernel launch per parameter dtype (per
+        flat store: see `store_limit`), after
         copying the gradients into the flat gradient buffer. `closure`, when given, is called
         first and its result (the loss) returned."""
         loss = closure() if closure is not None else None
-        for d, store in self._stores.items():
+        for store in self._stores:
             if store.total == 0:
                 continue
-            indices = self._indices[d]
+            indices = store.indices
             store.rebind()
             active = store.gather([get_grad(self._params[i]) for i in indices])
             if not any(active):
@@ -160,8 +162,7 @@ class Optimizer:
 
     def _where(self, index: int) -> tuple[FlatStore, int]:
         """The store holding parameter `index`, and its segment number there."""
-        d = self._params[index].dtype
-        return self._stores[d], self._indices[d].index(index)
+        return self._place[index]
 
     def _group(self, index: int) -> dict[str, Any]:
         return self.param_groups[self._group_of[index]]
@@ -176,6 +177,35 @@ class Optimizer:
                              f"shape {shape}, the parameter {seg.shape}")
         if seg.size:
             seg[...] = value if isinstance(value, Tensor) else pk.asarray(np.asarray(value))
+
+
+# ---------------------------------------------------------------- the flat stores
+
+
+def store_limit() -> int:
+    """The most bytes one flat buffer may hold: the device's maxStorageBufferRange (128 MiB on
+    lavapipe), and below 2**31 elements of 4 bytes so that i32 indices reach every one."""
+    return min(pk.get_device().limits.max_storage_buffer_range, 2**31 - 1)
+
+
+def _store_layout(params: list[Tensor], limit: int) -> list[tuple[DType, list[int]]]:
+    """The parameters (as indices) of each flat store: one store per dtype, split where the
+    largest of its buffers (the values, or state in the compute dtype) would pass `limit`."""
+    stores: list[tuple[DType, list[int]]] = []
+    filling: dict[DType, list[int]] = {}  # the store of each dtype that is being filled
+    filled: dict[DType, int] = {}  # and its bytes so far
+    for index, p in enumerate(params):
+        width = max(p.dtype.itemsize, compute_dtype(p.dtype).itemsize)
+        nbytes = -(-p.size // CHUNK) * CHUNK * width
+        if nbytes > limit:
+            raise ValueError(f"a parameter of shape {p.shape} ({nbytes:,} bytes with its "
+                             f"state) exceeds the device's buffer limit of {limit:,} bytes")
+        if p.dtype not in filling or filled[p.dtype] + nbytes > limit:
+            filling[p.dtype], filled[p.dtype] = [], 0
+            stores.append((p.dtype, filling[p.dtype]))
+        filling[p.dtype].append(index)
+        filled[p.dtype] += nbytes
+    return stores
 
 
 # ---------------------------------------------------------------- checking the arguments
@@ -216,10 +246,6 @@ def _groups(params: Iterable[Any], defaults: dict[str, Any], name: str
         tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
         for k, p in enumerate(tensors):
             _check_param(p, f"{where}[{k}]", name)
-        unknown = set(g) - set(defaults) - {"params"}
-        if unknown:
-            raise ValueError(f"{name}: unknown hyperparameter(s) {sorted(unknown)} in "
-                             f"params[{gi}]")
         groups.append({**defaults, **{k: v for k, v in g.items() if k != "params"},
                        "params": tensors})
     return groups

@@ -52,7 +52,7 @@ class SGD(Optimizer):
         return row
 
     def _launch(self, store: FlatStore, hyper: Tensor) -> None:
-        uses_momentum = any(self._group(i)["momentum"] != 0 for i in self._indices[store.dtype])
+        uses_momentum = any(self._group(i)["momentum"] != 0 for i in store.indices)
         buffer = store.state(MOMENTUM) if uses_momentum else store.unused
         ks.sgd_kernel(store.dtype)[store.total](
             store.values, store.grads, store.master_or_unused(), buffer,
