@@ -22,6 +22,7 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.optim.flat import FlatStore
 from pykern.optim.kernels import CHUNK, compute_dtype
+from pykern.optim.no_grad import enable_grad, no_grad
 from pykern.optim.grads import get_grad, set_grad
 from pykern.tensor.tensor import Tensor
 
@@ -38,8 +39,9 @@ class Optimizer:
             self._check_group(group)
         self._params: list[Tensor] = [p for g in self.param_groups for p in g["params"]]
         _check_distinct(self._params, self.name)
-        self._stores = [FlatStore(d, [self._params[i] for i in ids], ids)
-                        for d, ids in _store_layout(self._params, store_limit())]
+        with no_grad():  # copying the parameters in is no operation of the model's
+            self._stores = [FlatStore(d, [self._params[i] for i in ids], ids)
+                            for d, ids in _store_layout(self._params, store_limit())]
         # parameter index -> (its store, its segment there)
         self._place = {i: (store, k) for store in self._stores
                        for k, i in enumerate(store.indices)}
@@ -63,7 +65,8 @@ class Optimizer:
         for store in self._stores:
             have = [get_grad(store.params[k]) is not None for k in range(len(store.params))]
             if any(have):
-                store.grads[...] = 0
+                with no_grad():
+                    store.grads[...] = 0
             for k, p in enumerate(store.params):
                 if have[k]:
                     set_grad(p, store.segment(store.grads, k))
@@ -74,21 +77,27 @@ class Optimizer:
         flat store: see `store_limit`), after
         copying the gradients into the flat gradient buffer. `closure`, when given, is called
         first and its result (the loss) returned."""
-        loss = closure() if closure is not None else None
-        for store in self._stores:
-            if store.total == 0:
-                continue
-            indices = store.indices
-            store.rebind()
-            active = store.gather([get_grad(self._params[i]) for i in indices])
-            if not any(active):
-                continue
-            for i, on in zip(indices, active):
-                self._steps[i] += on
-            rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
-            self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
-            self._after_step(indices, active)
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for store in self._stores:
+                if store.total:
+                    self._step_store(store)
         return loss
+
+    def _step_store(self, store: FlatStore) -> None:
+        indices = store.indices
+        store.rebind()
+        active = store.gather([get_grad(self._params[i]) for i in indices])
+        if not any(active):
+            return
+        for i, on in zip(indices, active):
+            self._steps[i] += on
+        rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
+        self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
+        self._after_step(indices, active)
 
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout: {"state": {index: {name: tensor}}, "param_groups": [{..., "params":
@@ -127,8 +136,12 @@ class Optimizer:
             new = {**group, **{k: v for k, v in saved.items() if k != "params"}}
             self._check_group(new)
             group.update({k: v for k, v in new.items() if k != "params"})
+        with no_grad():
+            self._load_state(state_dict["state"])
+
+    def _load_state(self, saved: dict[Any, Any]) -> None:
         self._clear_state()
-        saved_state = {int(k): v for k, v in state_dict["state"].items()}
+        saved_state = {int(k): v for k, v in saved.items()}
         for i, entry in saved_state.items():
             if not 0 <= i < len(self._params):
                 raise ValueError(f"{self.name}.load_state_dict: state for parameter {i}, the "

@@ -245,3 +245,37 @@ def test_zero_size_parameters_and_group_extras_are_kept():
     np.testing.assert_allclose(p.numpy(), np.full(3, 0.9, np.float32))
     assert opt.param_groups[0]["initial_lr"] == 0.3
     assert opt.state_dict()["param_groups"][0]["initial_lr"] == 0.3
+
+
+def test_step_calls_the_closure_first_and_returns_its_loss():
+    p = pk.asarray(np.zeros(2, np.float32))
+    opt = pk.optim.SGD([p], lr=1.0)
+    calls = []
+
+    def closure():
+        calls.append(p.numpy().copy())
+        set_grad(p, pk.ones(2))
+        return 7.5
+
+    assert opt.step(closure) == 7.5
+    np.testing.assert_array_equal(calls[0], [0, 0])  # before the update
+    np.testing.assert_array_equal(p.numpy(), [-1, -1])
+
+
+def test_load_state_dict_from_json_like_keys():
+    # a state dict read back from JSON metadata: string keys, lists for tuples
+    p = pk.asarray(np.ones(3, np.float32))
+    opt = pk.optim.AdamW([p])
+    opt.load_state_dict({"state": {"0": {"step": 4.0, "exp_avg": np.full(3, 0.5),
+                                         "exp_avg_sq": np.full(3, 0.25)}},
+                         "param_groups": [{"lr": 0.1, "betas": [0.5, 0.75], "eps": 1e-8,
+                                           "weight_decay": 0.0, "params": [0]}]})
+    assert opt.param_groups[0]["betas"] == (0.5, 0.75)
+    sd = opt.state_dict()["state"][0]
+    assert sd["step"].item() == 4.0
+    np.testing.assert_array_equal(sd["exp_avg"].numpy(), np.full(3, 0.5, np.float32))
+    set_grad(p, pk.zeros(3))
+    opt.step()  # step 5: m = 0.25, v = 0.1875
+    m, v = 0.25, 0.1875
+    expected = 1 - 0.1 / (1 - 0.5**5) * m / (np.sqrt(v) / np.sqrt(1 - 0.75**5) + 1e-8)
+    np.testing.assert_allclose(p.numpy(), np.full(3, expected), rtol=1e-6)
