@@ -1,0 +1,21 @@
+"""`pk.optim`: optimizers that update all parameters of a dtype in one kernel launch.
+
+    opt = pk.optim.AdamW(model.parameters(), lr=1e-3)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+The design, in three parts: at construction the parameters of each dtype are moved into one
+flat buffer (`flat.FlatStore`: each parameter is re-pointed at its segment, padded to a
+64-element chunk), with flat state buffers beside it; before a step the per-tensor gradients
+are copied into a flat gradient buffer (one copy each, none for a gradient that already is
+its segment); the step is one kernel over the flat buffers (`kernels`), where each element
+finds its parameter through a chunk table and reads that parameter's hyperparameters, step
+size and skip flag (grad None) from a per-parameter row computed on the host.
+"""
+
+from __future__ import annotations
+
+from pykern.optim.adamw import AdamW
+from pykern.optim.optimizer import Optimizer
+from pykern.optim.sgd import SGD
+
+__all__ = ["AdamW", "Optimizer", "SGD"]

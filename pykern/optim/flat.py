@@ -1,0 +1,126 @@
+"""`FlatStore`: the parameters of one dtype, moved into one flat buffer, with their state.
+
+Why flat: a Vulkan kernel binds a fixed set of buffers, so one launch can update many
+parameters only if they live in one buffer. At construction the optimizer copies each
+parameter's values into its segment of the store's `values` tensor and re-points the
+parameter (the same Python object, same shape and dtype) at that segment, row-major; what
+the optimizer's kernels write there is what the parameter holds. Segments start on multiples
+of `CHUNK` elements, so that the chunk table (`chunk_segment`) names each element's parameter.
+
+Gradients are allocated by autograd, one buffer each, so before a step they are gathered into
+the store's flat `grads` tensor: one copy launch per gradient, none for a gradient that is
+already the matching view of `grads` (as after `zero_grad(set_to_none=False)` when the
+gradient was accumulated in place). The state (momentum buffers, exp_avg, exp_avg_sq, and
+master weights of f16/bf16 parameters) is flat too, in the compute dtype, created on first use.
+
+A parameter whose storage was replaced since (re-pointed by another optimizer, or given a new
+buffer) is copied back in at the next step, so the store never updates stale memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.optim.kernels import CHUNK, compute_dtype, has_master
+from pykern.tensor.tensor import Tensor, contiguous_strides
+
+
+class FlatStore:
+    """The parameters `params` (all of dtype `dtype`; the optimizer's numbers for them are
+    `indices`) in flat device buffers."""
+
+    def __init__(self, dtype: DType, params: list[Tensor], indices: list[int]) -> None:
+        self.dtype = dtype
+        self.indices = indices
+        self.compute = compute_dtype(dtype)
+        self.params = params
+        self.starts: list[int] = []
+        total = 0
+        for p in params:
+            self.starts.append(total)
+            total += -(-p.size // CHUNK) * CHUNK
+        self.total = total
+        self.values = pk.zeros((total,), dtype)
+        for k in range(len(params)):
+            self._move_in(k)
+        self.master = None
+        if has_master(dtype):
+            self.master = self.values.astype(self.compute)
+        self.grads = pk.zeros((total,), dtype)
+        self.chunk_segment, self.segment_end = self._tables()
+        self.unused = pk.zeros((1,), self.compute)  # bound where a kernel's buffer is not used
+        self._state: dict[str, Tensor] = {}
+
+    def _tables(self) -> tuple[Tensor, Tensor]:
+        chunks = np.zeros(max(self.total // CHUNK, 1), np.int32)
+        ends = np.zeros(max(len(self.params), 1), np.int32)
+        for k, (p, start) in enumerate(zip(self.params, self.starts)):
+            chunks[start // CHUNK:-(-(start + p.size) // CHUNK)] = k
+            ends[k] = start + p.size
+        return pk.asarray(chunks), pk.asarray(ends)
+
+    # ------------------------------------------------------------ the parameters
+
+    def segment(self, flat: Tensor, k: int) -> Tensor:
+        """Parameter `k`'s segment of the flat tensor `flat`, in the parameter's shape."""
+        p = self.params[k]
+        return Tensor(flat.buffer, p.shape, flat.dtype, None, self.starts[k])
+
+    def holds(self, k: int) -> bool:
+        """Whether parameter `k` still lives in its segment of `values`."""
+        p = self.params[k]
+        return (p.buffer is self.values.buffer and p.offset == self.starts[k]
+                and p.is_contiguous)
+
+    def _move_in(self, k: int) -> None:
+        """Copies parameter `k`'s values into its segment and re-points it there."""
+        p = self.params[k]
+        seg = self.segment(self.values, k)
+        if p.size:
+            seg[...] = p
+        # re-pointed in place, so every reference to the parameter sees the flat storage
+        p.buffer = self.values.buffer
+        p.offset = self.starts[k]
+        p._strides = contiguous_strides(p.shape)
+
+    def rebind(self) -> None:
+        """Moves back in the parameters whose storage was replaced since the last step."""
+        for k in range(len(self.params)):
+            if not self.holds(k):
+                self._move_in(k)
+
+    # ------------------------------------------------------------ gradients and state
+
+    def gather(self, grads: list[Tensor | None]) -> list[bool]:
+        """Copies the gradients into the flat `grads`; returns which parameters have one."""
+        for k, g in enumerate(grads):
+            if g is None:
+                continue
+            p = self.params[k]
+            if not isinstance(g, Tensor):
+                raise TypeError(f"the gradient of a parameter of shape {p.shape} is a "
+                                f"{type(g).__name__}, not a pk.Tensor")
+            if g.shape != p.shape:
+                raise ValueError(f"the gradient of a parameter of shape {p.shape} has shape "
+                                 f"{g.shape}")
+            in_place = (g.buffer is self.grads.buffer and g.offset == self.starts[k]
+                        and g.is_contiguous and g.dtype == self.dtype)
+            if not in_place and p.size:
+                self.segment(self.grads, k)[...] = g
+        return [g is not None for g in grads]
+
+    def state(self, name: str) -> Tensor:
+        """The flat state tensor `name` (compute dtype), zeros when first asked for."""
+        t = self._state.get(name)
+        if t is None:
+            t = self._state[name] = pk.zeros((self.total,), self.compute)
+        return t
+
+    def has_state(self, name: str) -> bool:
+        return name in self._state
+
+    def master_or_unused(self) -> Tensor:
+        return self.unused if self.master is None else self.master

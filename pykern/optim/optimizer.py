@@ -1,0 +1,281 @@
+"""`Optimizer`: what SGD and AdamW share — parameter groups, the flat stores, `zero_grad`,
+`step` and the state dict.
+
+Parameters are grouped as in PyTorch (`param_groups`, a list of dicts holding `params` and
+the hyperparameters, which may be changed between steps). Across all groups, the parameters
+of one dtype share one `FlatStore`, so a step is one kernel launch per dtype; each parameter's
+row of the hyperparameter table carries its own group's values. (A dtype whose parameters
+pass the device's buffer limit gets several stores, and a launch each.) Keys of a group other
+than the hyperparameters are kept, as PyTorch keeps them (an LR scheduler's `initial_lr`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.optim.flat import FlatStore
+from pykern.optim.kernels import CHUNK, compute_dtype
+from pykern.optim.no_grad import enable_grad, no_grad
+from pykern.optim.grads import get_grad, set_grad
+from pykern.tensor.tensor import Tensor
+
+
+class Optimizer:
+    """The base of `pk.optim.SGD` and `pk.optim.AdamW`; subclasses give the step itself."""
+
+    name = "Optimizer"
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.param_groups: list[dict[str, Any]] = _groups(params, defaults, self.name)
+        for group in self.param_groups:
+            self._check_group(group)
+        self._params: list[Tensor] = [p for g in self.param_groups for p in g["params"]]
+        _check_distinct(self._params, self.name)
+        with no_grad():  # copying the parameters in is no operation of the model's
+            self._stores = [FlatStore(d, [self._params[i] for i in ids], ids)
+                            for d, ids in _store_layout(self._params, store_limit())]
+        # parameter index -> (its store, its segment there)
+        self._place = {i: (store, k) for store in self._stores
+                       for k, i in enumerate(store.indices)}
+        self._group_of = [gi for gi, g in enumerate(self.param_groups) for _ in g["params"]]
+        self._steps = [0] * len(self._params)
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{len(g['params'])} parameters" for g in self.param_groups)
+        return f"pk.optim.{self.name}({groups})"
+
+    # ------------------------------------------------------------ the public API
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears the gradients: `p.grad = None` (PyTorch's default), or with
+        `set_to_none=False` zeros in place of each existing gradient (as views of the
+        optimizer's flat gradient buffer, one fill launch per dtype)."""
+        if set_to_none:
+            for p in self._params:
+                set_grad(p, None)
+            return
+        for store in self._stores:
+            have = [get_grad(store.params[k]) is not None for k in range(len(store.params))]
+            if any(have):
+                with no_grad():
+                    store.grads[...] = 0
+            for k, p in enumerate(store.params):
+                if have[k]:
+                    set_grad(p, store.segment(store.grads, k))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient (those whose `.grad` is None
+        are skipped, their state untouched): one kernel launch per parameter dtype (per
+        flat store: see `store_limit`), after
+        copying the gradients into the flat gradient buffer. `closure`, when given, is called
+        first and its result (the loss) returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for store in self._stores:
+                if store.total:
+                    self._step_store(store)
+        return loss
+
+    def _step_store(self, store: FlatStore) -> None:
+        indices = store.indices
+        store.rebind()
+        active = store.gather([get_grad(self._params[i]) for i in indices])
+        if not any(active):
+            return
+        for i, on in zip(indices, active):
+            self._steps[i] += on
+        rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
+        self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
+        self._after_step(indices, active)
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout: {"state": {index: {name: tensor}}, "param_groups": [{..., "params":
+        [indices]}]}, parameters numbered in group order. The state tensors are views of the
+        optimizer's own buffers (as PyTorch's are its live tensors): the next step changes
+        them, so copy them to keep a snapshot."""
+        state: dict[int, dict[str, Any]] = {}
+        for i in range(len(self._params)):
+            entry = self._param_state(i)
+            if entry:
+                state[i] = entry
+        groups, start = [], 0
+        for g in self.param_groups:
+            n = len(g["params"])
+            groups.append({**{k: v for k, v in g.items() if k != "params"},
+                           "params": list(range(start, start + n))})
+            start += n
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores what `state_dict()` gave (from this optimizer or one built over parameters of
+        the same shapes, in the same groups): hyperparameters, step counts and state."""
+        groups = state_dict.get("param_groups") if isinstance(state_dict, dict) else None
+        if not isinstance(groups, list) or not isinstance(state_dict.get("state"), dict):
+            raise ValueError(f"{self.name}.load_state_dict: state_dict must be a dict with "
+                             "'state' and 'param_groups'")
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{self.name}.load_state_dict: the state dict has {len(groups)} "
+                             f"parameter groups, the optimizer {len(self.param_groups)}")
+        for saved, group in zip(groups, self.param_groups):
+            if len(saved.get("params", ())) != len(group["params"]):
+                raise ValueError(f"{self.name}.load_state_dict: a parameter group of "
+                                 f"{len(saved.get('params', ()))} parameters does not match "
+                                 f"one of {len(group['params'])}")
+        for saved, group in zip(groups, self.param_groups):
+            new = {**group, **{k: v for k, v in saved.items() if k != "params"}}
+            self._check_group(new)
+            group.update({k: v for k, v in new.items() if k != "params"})
+        with no_grad():
+            self._load_state(state_dict["state"])
+
+    def _load_state(self, saved: dict[Any, Any]) -> None:
+        self._clear_state()
+        saved_state = {int(k): v for k, v in saved.items()}
+        for i, entry in saved_state.items():
+            if not 0 <= i < len(self._params):
+                raise ValueError(f"{self.name}.load_state_dict: state for parameter {i}, the "
+                                 f"optimizer has {len(self._params)}")
+            self._load_param_state(i, entry)
+
+    # ------------------------------------------------------------ for the subclasses
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _row(self, index: int, active: bool) -> np.ndarray:
+        """Parameter `index`'s row of the hyperparameter table (float64)."""
+        raise NotImplementedError
+
+    def _launch(self, store: FlatStore, hyper: Tensor) -> None:
+        raise NotImplementedError
+
+    def _after_step(self, indices: list[int], active: list[bool]) -> None:
+        """Bookkeeping once the step of a store was launched."""
+
+    def _param_state(self, index: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _load_param_state(self, index: int, entry: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _clear_state(self) -> None:
+        """Forgets every parameter's state (before a load)."""
+        self._steps = [0] * len(self._params)
+
+    def _where(self, index: int) -> tuple[FlatStore, int]:
+        """The store holding parameter `index`, and its segment number there."""
+        return self._place[index]
+
+    def _group(self, index: int) -> dict[str, Any]:
+        return self.param_groups[self._group_of[index]]
+
+    def _load_tensor(self, index: int, flat: Tensor, value: object, what: str) -> None:
+        """Copies a saved state tensor `value` into parameter `index`'s segment of `flat`."""
+        store, k = self._where(index)
+        seg = store.segment(flat, k)
+        shape = tuple(getattr(value, "shape", ()))
+        if shape != seg.shape:
+            raise ValueError(f"{self.name}.load_state_dict: {what} of parameter {index} has "
+                             f"shape {shape}, the parameter {seg.shape}")
+        if seg.size:
+            seg[...] = value if isinstance(value, Tensor) else pk.asarray(np.asarray(value))
+
+
+# ---------------------------------------------------------------- the flat stores
+
+
+def store_limit() -> int:
+    """The most bytes one flat buffer may hold: the device's maxStorageBufferRange (128 MiB on
+    lavapipe), and below 2**31 elements of 4 bytes so that i32 indices reach every one."""
+    return min(pk.get_device().limits.max_storage_buffer_range, 2**31 - 1)
+
+
+def _store_layout(params: list[Tensor], limit: int) -> list[tuple[DType, list[int]]]:
+    """The parameters (as indices) of each flat store: one store per dtype, split where the
+    largest of its buffers (the values, or state in the compute dtype) would pass `limit`."""
+    stores: list[tuple[DType, list[int]]] = []
+    filling: dict[DType, list[int]] = {}  # the store of each dtype that is being filled
+    filled: dict[DType, int] = {}  # and its bytes so far
+    for index, p in enumerate(params):
+        width = max(p.dtype.itemsize, compute_dtype(p.dtype).itemsize)
+        nbytes = -(-p.size // CHUNK) * CHUNK * width
+        if nbytes > limit:
+            raise ValueError(f"a parameter of shape {p.shape} ({nbytes:,} bytes with its "
+                             f"state) exceeds the device's buffer limit of {limit:,} bytes")
+        if p.dtype not in filling or filled[p.dtype] + nbytes > limit:
+            filling[p.dtype], filled[p.dtype] = [], 0
+            stores.append((p.dtype, filling[p.dtype]))
+        filling[p.dtype].append(index)
+        filled[p.dtype] += nbytes
+    return stores
+
+
+# ---------------------------------------------------------------- checking the arguments
+
+
+def check_number(name: str, value: object, optimizer: str, *, low: float = 0.0,
+                 below: float | None = None) -> None:
+    """ValueError/TypeError naming `name` unless `value` is a real number >= low (and < below
+    when given)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{optimizer}: {name} must be a number, not {type(value).__name__}")
+    if not value >= low or (below is not None and not value < below):  # NaN fails both
+        where = f"in [{low}, {below})" if below is not None else f">= {low}"
+        raise ValueError(f"{optimizer}: {name} must be {where}, got {value}")
+
+
+def _groups(params: Iterable[Any], defaults: dict[str, Any], name: str
+            ) -> list[dict[str, Any]]:
+    """The parameter groups: one of all `params`, or the dicts given, with defaults filled."""
+    if isinstance(params, (Tensor, dict)) or not isinstance(params, Iterable):
+        raise TypeError(f"{name}: params must be an iterable of pk.Tensors or of dicts, not a "
+                        f"{type(params).__name__}")
+    items = list(params)
+    if not items:
+        raise ValueError(f"{name}: params is an empty list of parameters")
+    as_dicts = isinstance(items[0], dict)
+    if not as_dicts:
+        items = [{"params": items}]
+    groups = []
+    for gi, g in enumerate(items):
+        if not isinstance(g, dict):
+            raise TypeError(f"{name}: params[{gi}] is a {type(g).__name__}; give all "
+                            "parameters as tensors or all as dicts")
+        where = f"params[{gi}]['params']" if as_dicts else "params"
+        if "params" not in g:
+            raise ValueError(f"{name}: the parameter group params[{gi}] has no 'params'")
+        tensors = g["params"]
+        tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+        for k, p in enumerate(tensors):
+            _check_param(p, f"{where}[{k}]", name)
+        groups.append({**defaults, **{k: v for k, v in g.items() if k != "params"},
+                       "params": tensors})
+    return groups
+
+
+def _check_param(p: object, where: str, name: str) -> None:
+    if not isinstance(p, Tensor):
+        raise TypeError(f"{name}: {where} is a {type(p).__name__}, not a pk.Tensor")
+    if not p.dtype.is_float:
+        raise TypeError(f"{name}: {where} has dtype {p.dtype.name}; only floating-point "
+                        "parameters can be optimized")
+
+
+def _check_distinct(params: list[Tensor], name: str) -> None:
+    seen: set[int] = set()
+    for p in params:
+        if id(p) in seen:
+            raise ValueError(f"{name}: a parameter of shape {p.shape} appears more than once "
+                             "in params")
+        seen.add(id(p))
