@@ -94,7 +94,7 @@ def embedding(input: object, weight: object, padding_idx: int | None = None) -> 
     ids = as_tensor(input, "embedding: input")
     if not ids.dtype.is_int:
         raise TypeError(f"embedding: input must hold integer indices, got {ids.dtype.name}")
-    if padding_idx is not None:
+    if padding_idx is not None and w.requires_grad:
         # the padding row is looked up from a detached copy so that it never trains
         keep = (pk.arange(w.shape[0]) != padding_idx % w.shape[0]).astype(w.dtype)
         w = w * keep.reshape(-1, 1) + w.detach() * (1.0 - keep).reshape(-1, 1)

@@ -237,17 +237,17 @@ class Module:
 
     def to(self, dtype: object) -> Module:
         """Converts every float parameter (and its .grad) to the float `dtype`, in place;
-        returns this module. pykern runs on one device, so only dtypes are accepted."""
+        returns this module. The Parameter objects stay the same (an optimiser made before
+        keeps working), as in PyTorch. pykern runs on one device, so only dtypes are
+        accepted."""
         d = dt.as_dtype(dtype)
         if not d.is_float:
             raise TypeError(f"Module.to: only float dtypes are allowed, got {d.name}")
-        for m in self.modules():
-            for name, p in m._parameters.items():
-                if p is None or not p.dtype.is_float or p.dtype == d:
-                    continue
-                q = Parameter(p.detach().astype(d), requires_grad=p.requires_grad)
-                q.grad = None if p.grad is None else p.grad.detach().astype(d)
-                m._parameters[name] = q
+        for p in self.parameters():
+            if p.dtype.is_float and p.dtype != d:
+                _rebind(p, p.detach().astype(d))
+                if p.grad is not None:
+                    p.grad = p.grad.detach().astype(d)
         return self
 
     def float(self) -> Module:
@@ -273,3 +273,9 @@ class Module:
             return f"{type(self).__name__}({extra})"
         body = "\n  ".join(([extra] if extra else []) + lines)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+def _rebind(p: Parameter, data: Tensor) -> None:
+    """Points the Parameter `p` at `data`'s memory (a leaf still: it has no grad_fn)."""
+    p.buffer, p.shape, p.dtype = data.buffer, data.shape, data.dtype
+    p._strides, p.offset = data.element_strides, data.offset

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from nn_grad_check import numeric_grad
 
 import pykern as pk
 from pykern import nn
@@ -116,3 +117,23 @@ def test_multihead_attention_key_padding_and_errors():
         nn.MultiheadAttention(6, 4, batch_first=True)
     with pytest.raises(ValueError, match="key_padding_mask must be"):
         mha(x, x, x, key_padding_mask=pk.asarray(np.zeros((1, 2), bool)))
+
+
+def test_multihead_attention_gradients_against_central_differences():
+    """d loss / d in_proj_weight of a float64 module, by backward() and by differences."""
+    pk.random.seed(10)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True, dtype=pk.f64)
+    x = pk.asarray(np.random.default_rng(2).standard_normal((1, 3, 4)))
+    out, _ = mha(x, x, x, is_causal=True, need_weights=False)
+    (out * out).sum().backward()
+    w = mha.in_proj_weight.numpy().copy()
+
+    def loss(wv: np.ndarray) -> float:
+        probe = nn.MultiheadAttention(4, 2, batch_first=True, dtype=pk.f64)
+        probe.load_state_dict({**mha.state_dict(), "in_proj_weight": wv})
+        with pk.no_grad():
+            o, _ = probe(x, x, x, is_causal=True)
+        return float((o.numpy() ** 2).sum())
+
+    np.testing.assert_allclose(mha.in_proj_weight.grad.numpy(), numeric_grad(loss, w),
+                               atol=1e-6, rtol=1e-5)

@@ -128,7 +128,9 @@ def test_to_dtype_zero_grad_and_registration_errors():
     assert model[0].weight.grad is not None
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
+    first = model[0].weight
     model.to(pk.f64)
+    assert model[0].weight is first
     assert all(p.dtype == pk.f64 and p.requires_grad for p in model.parameters())
     assert list(model.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert model(pk.random.randn(3, 4, dtype=pk.f64)).dtype == pk.f64
