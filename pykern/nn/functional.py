@@ -139,13 +139,17 @@ def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
                          f"{classes} classes (ignore_index={ignore_index})")
 
 
-def cross_entropy(input: object, target: object, *, ignore_index: int = -100,  # noqa: A002
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(input: object, target: object, weight: object = None,  # noqa: A002
+                  *, ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """The negative log-likelihood of the integer class `target` under softmax(input) along the
     class dimension 1: input (N, C) or (N, C, d1, ...), target (N,) or (N, d1, ...). Targets
     equal to `ignore_index` add nothing and are left out of the mean. `label_smoothing` mixes
-    in the uniform distribution over classes, as PyTorch's."""
+    in the uniform distribution over classes, as PyTorch's. Per-class `weight` is not
+    supported."""
     op = "cross_entropy"
+    if weight is not None:
+        raise NotImplementedError(f"{op}: per-class weight is not supported (weight=None)")
     logits = as_tensor(input, f"{op}: input")
     t = as_tensor(target, f"{op}: target")
     if not logits.dtype.is_float:

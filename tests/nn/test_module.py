@@ -26,6 +26,12 @@ class Block(nn.Module):
         return x
 
 
+@pk.kernel
+def doubled(x: pk.f32[:], out: pk.f32[:]):
+    i = pk.global_id(0)
+    out[i] = 2.0 * x[i]
+
+
 def mlp() -> nn.Sequential:
     return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 
@@ -37,6 +43,14 @@ def test_parameter_is_a_leaf_tensor_sharing_memory():
     assert p.buffer is t.buffer and p.shape == (2, 3)
     assert not nn.Parameter(t, requires_grad=False).requires_grad
     assert repr(p).startswith("Parameter containing:")
+
+
+def test_parameter_is_a_kernel_argument_and_an_operand():
+    p = nn.Parameter(pk.arange(4, dtype=pk.f32))
+    out = pk.zeros((4,))
+    doubled[4](p, out)
+    np.testing.assert_array_equal(out.numpy(), [0, 2, 4, 6])
+    assert (p * 3).numpy().tolist() == [0, 3, 6, 9]
 
 
 def test_state_dict_keys_follow_pytorch():
