@@ -1,0 +1,24 @@
+"""`pk.nn`: neural-network layers with PyTorch's names, shapes, initialisations and
+`state_dict()` keys, built on pykern tensors and autograd; `pk.nn.functional` holds the
+functional forms.
+
+    model = pk.nn.Sequential(pk.nn.Linear(64, 128), pk.nn.ReLU(), pk.nn.Linear(128, 10))
+    loss = pk.nn.functional.cross_entropy(model(x), labels)
+    loss.backward()
+"""
+
+from __future__ import annotations
+
+from pykern.nn import functional, init
+from pykern.nn.activation import GELU, Dropout, ReLU, SiLU
+from pykern.nn.attention import MultiheadAttention
+from pykern.nn.container import ModuleList, Sequential
+from pykern.nn.linear import Linear
+from pykern.nn.module import IncompatibleKeys, Module
+from pykern.nn.normalization import LayerNorm
+from pykern.nn.parameter import Parameter
+from pykern.nn.sparse import Embedding
+
+__all__ = ["functional", "init", "Module", "Parameter", "IncompatibleKeys", "Linear",
+           "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "SiLU", "Sequential",
+           "ModuleList", "MultiheadAttention"]

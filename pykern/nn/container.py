@@ -1,0 +1,76 @@
+"""`pk.nn.Sequential` and `pk.nn.ModuleList`: modules held under the names "0", "1", ..."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pykern.nn.module import Module
+
+
+class _Indexed(Module):
+    """Children named by position; indexing by int (negative too) and slice."""
+
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module: Module) -> _Indexed:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> _Indexed:
+        for m in modules:
+            self.append(m)
+        return self
+
+    def _position(self, index: int) -> str:
+        n = len(self._modules)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of range for {type(self).__name__} of "
+                             f"length {n}")
+        return list(self._modules)[index % n]
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            # a container of the same kind over the slice, renumbered from "0"
+            part = type(self).__new__(type(self))
+            _Indexed.__init__(part, list(self._modules.values())[index])
+            return part
+        return self._modules[self._position(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        self.add_module(self._position(index), module)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class Sequential(_Indexed):
+    """Runs its modules one after the other: `Sequential(Linear(4, 8), ReLU())`, or from an
+    OrderedDict of names to modules (those names are then the state_dict prefixes)."""
+
+    def __init__(self, *modules: Module | OrderedDict[str, Module]) -> None:
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            super().__init__()
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            super().__init__(modules)  # type: ignore[arg-type]
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        for m in self:
+            input = m(input)
+        return input
+
+
+class ModuleList(_Indexed):
+    """A list of modules whose parameters the owner registers; it has no forward."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__(modules or ())

@@ -1,0 +1,281 @@
+"""`pk.nn.Module`: the base of every layer. Attributes that are Parameters or Modules are
+registered, in assignment order, so that `named_parameters()` and `state_dict()` give
+PyTorch's dotted names ("0.weight", "encoder.layers.1.bias") in PyTorch's order."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import pykern as pk
+from pykern.lang import dtypes as dt
+from pykern.nn.parameter import Parameter
+from pykern.tensor.elementwise import as_tensor, assign
+from pykern.tensor.tensor import Tensor
+
+
+class IncompatibleKeys(NamedTuple):
+    """What `load_state_dict(strict=False)` did not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Subclass it, assign Parameters and sub-Modules as attributes in `__init__` (after
+    `super().__init__()`) and define `forward`; call the module to run `forward`."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ------------------------------------------------------------ registration
+
+    def __setattr__(self, name: str, value: object) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, (Parameter, Module)) and params is None:
+            raise AttributeError(f"cannot assign {type(value).__name__} {name!r} before "
+                                 f"Module.__init__() is called")
+        if isinstance(value, Parameter):
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            self.add_module(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} "
+                                f"(pk.nn.Parameter or None expected)")
+            params[name] = None
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as child module "
+                                f"{name!r} (pk.nn.Module or None expected)")
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: parameters and children live in the dicts
+        for table in ("_parameters", "_modules"):
+            entries = self.__dict__.get(table)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for table in (self._parameters, self._modules):
+            if name in table:
+                del table[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Adds (or with None, reserves) the parameter `name`."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} "
+                            f"(pk.nn.Parameter or None expected)")
+        self._check_name(name)
+        self.__dict__.pop(name, None)
+        self._modules.pop(name, None)
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Adds the child module `name`."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a pk.nn.Module")
+        self._check_name(name)
+        self.__dict__.pop(name, None)
+        self._parameters.pop(name, None)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"a parameter or module name must be a non-empty string without "
+                           f"'.', got {name!r}")
+
+    # ------------------------------------------------------------ running
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} defines no forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ------------------------------------------------------------ traversal
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct sub-modules with their names, in registration order."""
+        seen: set[int] = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module ("") and every module under it, depth first, each once."""
+        seen: set[int] = set()
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            yield name, m
+            subs = [(f"{name}.{n}" if name else n, c) for n, c in m._modules.items()
+                    if c is not None]
+            stack.extend(reversed(subs))
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True
+                         ) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) pairs, each parameter once, in registration order."""
+        seen: set[int] = set()
+        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mname, m in mods:
+            for pname, p in m._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{mname}.{pname}" if mname else pname), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def apply(self, fn: Callable[[Module], object]) -> Module:
+        """Calls fn on every sub-module, then on this one; returns this module."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ------------------------------------------------------------ modes and gradients
+
+    def train(self, mode: bool = True) -> Module:
+        """Sets training mode (what Dropout looks at) here and below; returns this module."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """train(False)."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears every parameter's .grad (to None, or to zeros with set_to_none=False)."""
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad = pk.zeros_like(p.grad)
+
+    # ------------------------------------------------------------ state
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """Every parameter under its dotted name (a parameter shared by two modules appears
+        under both names). The values share the parameters' memory, detached unless
+        keep_vars."""
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for name, p in self._named_state(prefix):
+            out[name] = p if keep_vars else p.detach()
+        return out
+
+    def _named_state(self, prefix: str) -> Iterator[tuple[str, Parameter]]:
+        for pname, p in self._parameters.items():
+            if p is not None:
+                yield prefix + pname, p
+        for mname, m in self._modules.items():
+            if m is not None:
+                yield from m._named_state(f"{prefix}{mname}.")
+
+    def load_state_dict(self, state_dict: dict[str, object], strict: bool = True
+                        ) -> IncompatibleKeys:
+        """Copies the values of `state_dict` (tensors or arrays) into the parameters of the
+        same names, converted to their dtypes. Shapes must match; with strict (the default)
+        the keys must match exactly. Nothing is copied when an error is raised."""
+        own = dict(self._named_state(""))
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+        values = {}
+        for key, p in own.items():
+            if key not in state_dict:
+                continue
+            v = as_tensor(state_dict[key], f"load_state_dict: {key!r}")
+            if v.shape != p.shape:
+                errors.append(f"size mismatch for {key!r}: copying a value of shape {v.shape}, "
+                              f"the parameter has shape {p.shape}")
+            values[key] = v
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with pk.no_grad():
+            for key, v in values.items():
+                assign(own[key].detach(), v)
+        return IncompatibleKeys(missing, unexpected)
+
+    def to(self, dtype: object) -> Module:
+        """Converts every float parameter (and its .grad) to the float `dtype`, in place;
+        returns this module. The Parameter objects stay the same (an optimiser made before
+        keeps working), as in PyTorch. pykern runs on one device, so only dtypes are
+        accepted."""
+        d = dt.as_dtype(dtype)
+        if not d.is_float:
+            raise TypeError(f"Module.to: only float dtypes are allowed, got {d.name}")
+        for p in self.parameters():
+            if p.dtype.is_float and p.dtype != d:
+                _rebind(p, p.detach().astype(d))
+                if p.grad is not None:
+                    p.grad = p.grad.detach().astype(d)
+        return self
+
+    def float(self) -> Module:
+        return self.to(dt.f32)
+
+    def double(self) -> Module:
+        return self.to(dt.f64)
+
+    def half(self) -> Module:
+        return self.to(dt.f16)
+
+    # ------------------------------------------------------------ printing
+
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in repr (a layer's settings)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"({name}): " + repr(m).replace("\n", "\n  ")
+                 for name, m in self._modules.items()]
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        body = "\n  ".join(([extra] if extra else []) + lines)
+        return f"{type(self).__name__}(\n  {body}\n)"
+
+
+def _rebind(p: Parameter, data: Tensor) -> None:
+    """Points the Parameter `p` at `data`'s memory (a leaf still: it has no grad_fn)."""
+    p.buffer, p.shape, p.dtype = data.buffer, data.shape, data.dtype
+    p._strides, p.offset = data.element_strides, data.offset
