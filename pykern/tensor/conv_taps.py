@@ -5,6 +5,7 @@ import functools
 
 import pykern as pk
 
+from pykern.runtime import get_device
 from pykern.lang.dtypes import DType
 from pykern.tensor.creation import fill
 from pykern.tensor.tensor import Tensor, empty
@@ -36,11 +37,12 @@ def transposed_source(o, tap, s, p, d, size):
 def bias_or_zero(bias: Tensor | None, dtype: DType) -> Tensor:
     """The bias, or a one-element stand-in bound where there is none (the kernels then do not
     read it)."""
-    return bias if bias is not None else _zero(dtype)
+    return bias if bias is not None else _zero(get_device(), dtype)
 
 
 @functools.lru_cache(maxsize=None)
-def _zero(d: DType) -> Tensor:
+def _zero(device: object, d: DType) -> Tensor:
+    """One per device and dtype (a tensor of one device cannot be bound on another)."""
     t = empty((1,), d)
     fill(t, 0)
     return t
