@@ -164,3 +164,44 @@ def attention(q: Any, k: Any, v: Any, causal: bool, scale: float | None) -> Any:
         keep = pk.asarray(np.tril(np.ones((lq, lk), bool)))
         scores = pk.where(keep, scores, -math.inf)
     return pk.softmax(scores, axis=-1) @ v
+
+
+def conv2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+           groups: int) -> Any:
+    """conv2d's gradients: of x, the transposed convolution of g with w; of w, the correlation
+    of x with g (a conv2d with batch and channels swapped, stride and dilation exchanged); of
+    the bias, g summed over batch and space. Groups of 1 and symmetric padding."""
+    from pykern.tensor.conv_args import pair
+
+    s, d = pair(stride, "conv2d", "stride", 1), pair(dilation, "conv2d", "dilation", 1)
+    k = tuple(w.shape[2:])
+    if padding == "valid":
+        p = (0, 0)
+    elif padding == "same":
+        total = (d[0] * (k[0] - 1), d[1] * (k[1] - 1))
+        if total[0] % 2 or total[1] % 2:
+            refuse_grad("conv2d with padding='same' and an even kernel", x, w, bias)
+        p = (total[0] // 2, total[1] // 2)
+    else:
+        p = pair(padding, "conv2d", "padding", 0)
+    if groups != 1:
+        refuse_grad("conv2d with groups", x, w, bias)
+    with no_grad():
+        out = fused(x, w, bias, s, p, d, 1)
+
+    def back(g: Any) -> tuple[Any, Any, Any]:
+        gx = gw = gb = None
+        if getattr(x, "requires_grad", False):
+            extra = tuple(x.shape[2 + i] - ((out.shape[2 + i] - 1) * s[i] - 2 * p[i]
+                                            + d[i] * (k[i] - 1) + 1) for i in (0, 1))
+            gx = pk.conv_transpose2d(g, w, stride=s, padding=p, output_padding=extra,
+                                     dilation=d)
+        if getattr(w, "requires_grad", False):
+            r = pk.conv2d(x.permute(1, 0, 2, 3), g.permute(1, 0, 2, 3), stride=d, padding=p,
+                          dilation=s)
+            gw = r.permute(1, 0, 2, 3)[:, :, :k[0], :k[1]]
+        if getattr(bias, "requires_grad", False):
+            gb = pk.sum(g, axis=(0, 2, 3))
+        return gx, gw, gb
+
+    return record("conv2d", out, (x, w, bias), back)

@@ -16,6 +16,7 @@ too (PyTorch does the same), so a network kept in NHWC stays in NHWC.
 from __future__ import annotations
 
 from pykern.autograd import composite
+from pykern.autograd.graph import needs_grad
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
                                      transposed_output_size)
@@ -48,7 +49,8 @@ def conv2d(x: object, w: object, bias: object = None, stride: PairArg = 1,
         y = pk.conv2d(images, filters, bias, stride=2, padding=1)
         y = pk.conv2d(x, w_depthwise, padding="same", groups=x.shape[1])
     """
-    composite.refuse_grad("conv2d", x, w, bias)
+    if needs_grad(x, w, bias):
+        return composite.conv2d(conv2d, x, w, bias, stride, padding, dilation, groups)
     op = "conv2d"
     x, w = conv_operands(x, w, op, "(O, C/groups, KH, KW)")
     c, o = x.shape[1], w.shape[0]

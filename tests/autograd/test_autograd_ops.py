@@ -84,11 +84,36 @@ def test_layer_norm_and_attention():
                    lambda a, c, d, m=causal: np_attention(a, c, d, m), q, k, v, atol=1e-5)
 
 
+def np_conv2d(x, w, b, s, p, d):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (kh - 1) - 1) // s[0] + 1
+    ow = (wd + 2 * p[1] - d[1] * (kw - 1) - 1) // s[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * d[0]: i * d[0] + s[0] * (oh - 1) + 1: s[0],
+                       j * d[1]: j * d[1] + s[1] * (ow - 1) + 1: s[1]]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+@pytest.mark.parametrize("s, p, d", [((1, 1), (0, 0), (1, 1)), ((2, 2), (1, 1), (1, 1)),
+                                     ((1, 2), (1, 0), (2, 1)), ((2, 1), (2, 1), (1, 2))])
+def test_conv2d_gradients(s, p, d):
+    x, w, b = RNG.standard_normal((2, 3, 7, 6)), RNG.standard_normal((4, 3, 3, 2)), \
+        RNG.standard_normal(4)
+    check_grad(lambda t, u, v: pk.conv2d(t, u, v, stride=s, padding=p, dilation=d),
+               lambda t, u, v: np_conv2d(t, u, v, s, p, d), x, w, b, atol=1e-5)
+
+
 def test_ops_without_a_backward_refuse_and_work_under_no_grad():
     x = pk.asarray(RNG.standard_normal((1, 2, 5, 5))).requires_grad_()
     w = pk.asarray(RNG.standard_normal((3, 2, 3, 3)))
-    for call in (lambda: pk.prod(x), lambda: pk.conv2d(x, w), lambda: pk.sort(x),
-                 lambda: pk.topk(x.reshape(-1), 2)):
+    w_grouped = pk.asarray(RNG.standard_normal((4, 1, 3, 3)))
+    for call in (lambda: pk.prod(x), lambda: pk.conv2d(x, w_grouped, groups=2),
+                 lambda: pk.sort(x), lambda: pk.topk(x.reshape(-1), 2)):
         with pytest.raises(NotImplementedError, match="no backward yet"):
             call()
     with pk.no_grad():
