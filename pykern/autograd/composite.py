@@ -19,6 +19,7 @@ import numpy as np
 import pykern as pk
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
+from pykern.autograd.records import reduced_axes, with_reduced_axes
 
 
 def refuse_grad(name: str, *inputs: Any) -> None:
@@ -28,15 +29,6 @@ def refuse_grad(name: str, *inputs: Any) -> None:
     if needs_grad(*flat):
         raise NotImplementedError(f"pk.{name} has no backward yet: compute it under pk.no_grad() "
                                   "or on .detach()ed inputs")
-
-
-def _keep(g: Any, axis: Any, ndim: int) -> Any:
-    """`g` of a reduction over `axis` without keepdims, with the reduced axes back (size 1)."""
-    axes = range(ndim) if axis is None else (axis if isinstance(axis, (tuple, list)) else (axis,))
-    shape = list(g.shape)
-    for a in sorted(a + ndim if a < 0 else a for a in axes):
-        shape.insert(a, 1)
-    return g.reshape(tuple(shape))
 
 
 def softmax(fused: Any, x: Any, axis: int) -> Any:
@@ -60,8 +52,8 @@ def extremum(name: str, fused: Any, x: Any, axis: Any, keepdims: bool) -> Any:
         out = fused(x, axis=axis, keepdims=keepdims)
 
     def back(g: Any) -> tuple[Any]:
-        m = out if keepdims else _keep(out, axis, x.ndim)
-        gk = g if keepdims else _keep(g, axis, x.ndim)
+        m = out if keepdims else with_reduced_axes(out, axis, x.ndim)
+        gk = g if keepdims else with_reduced_axes(g, axis, x.ndim)
         hit = (x == m).astype(x.dtype)
         return (gk * hit / pk.sum(hit, axis=axis, keepdims=True),)
 
@@ -76,9 +68,7 @@ def where(fused: Any, c: Any, a: Any, b: Any) -> Any:
 
 
 def var(x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-    axes = range(x.ndim) if axis is None else (axis if isinstance(axis, (tuple, list))
-                                               else (axis,))
-    n = math.prod(x.shape[a] for a in axes)
+    n = math.prod(x.shape[a] for a in reduced_axes(axis, x.ndim))
     d = x - pk.mean(x, axis=axis, keepdims=True)
     dof = n - correction
     total = pk.sum(d * d, axis=axis, keepdims=keepdims)

@@ -3,12 +3,10 @@ each op module adds a line, not a mechanism."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from pykern.autograd import derivatives
 from pykern.autograd.graph import record
-from pykern.autograd.mode import is_grad_enabled
 
 
 def _float(t: Any) -> bool:
@@ -59,25 +57,29 @@ def record_reduction(name: str, out: Any, x: Any, axis: Any, keepdims: bool,
     """sum (`scale` 1) and mean (`scale` 1/n) over `axis`: the gradient broadcast back."""
     if not _float(out):
         return out
-    axes = _axes(axis, x.ndim)
-
     def back(g: Any) -> tuple[Any]:
         if not keepdims:
-            shape = list(g.shape)
-            for a in axes:
-                shape.insert(a, 1)
-            g = g.reshape(tuple(shape))
+            g = with_reduced_axes(g, axis, x.ndim)
         g = g.broadcast_to(x.shape)
         return (g * scale if scale != 1.0 else g,)
 
     return record(name, out, (x,), back)
 
 
-def _axes(axis: Any, ndim: int) -> list[int]:
+def reduced_axes(axis: Any, ndim: int) -> list[int]:
+    """The axes a reduction's `axis` (None, an int or a sequence) names, non-negative, sorted."""
     if axis is None:
         return list(range(ndim))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     return sorted(a + ndim if a < 0 else a for a in axes)
+
+
+def with_reduced_axes(g: Any, axis: Any, ndim: int) -> Any:
+    """`g`, shaped as a reduction over `axis` without keepdims, with those axes back (size 1)."""
+    shape = list(g.shape)
+    for a in reduced_axes(axis, ndim):
+        shape.insert(a, 1)
+    return g.reshape(tuple(shape))
 
 
 def record_matmul(out: Any, a: Any, b: Any) -> Any:
@@ -105,7 +107,3 @@ def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
     n = max(len(x), len(y))
     x, y = (1,) * (n - len(x)) + tuple(x), (1,) * (n - len(y)) + tuple(y)
     return tuple(max(p, q) for p, q in zip(x, y))
-
-
-def recording(*inputs: Sequence[Any]) -> bool:
-    return is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in inputs)

@@ -479,8 +479,9 @@ class Tensor:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
         into this tensor's buffer."""
         if self.requires_grad or getattr(value, "requires_grad", False):
-            from pykern.autograd.records import recording, refuse_in_place
-            if recording(self, value):
+            from pykern.autograd.graph import needs_grad
+            from pykern.autograd.records import refuse_in_place
+            if needs_grad(self, value):
                 refuse_in_place("t[key] = value", self)
         shape, strides, offset = _index(self, key)
         _ops().elementwise.assign(self._view(shape, strides, offset), value)
