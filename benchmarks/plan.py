@@ -25,6 +25,7 @@ class Plan:
     memory_cycles: int  # create/free cycles of 1 MiB buffers
     peer_memory_cycles: int  # the same for each peer (they only give the scale)
     ops: OpsPlan  # the sizes of the `ops` benchmark (benchmarks/ops_plan.py)
+    training: tuple[str, int]  # examples/train_gpt.py's size and the steps timed
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -42,6 +43,7 @@ GPU = Plan(
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
     ops=GPU_OPS,
+    training=("large", 10),
 )
 
 CPU = Plan(
@@ -59,6 +61,7 @@ CPU = Plan(
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
     ops=CPU_OPS,
+    training=("tiny", 5),
 )
 
 QUICK = Plan(
@@ -73,6 +76,7 @@ QUICK = Plan(
     memory_cycles=2_000,
     peer_memory_cycles=500,
     ops=QUICK_OPS,
+    training=("tiny", 2),
 )
 
 

@@ -56,6 +56,7 @@ from pykern.tensor.reduction import all, any, argmax, argmin, mean, prod, std, s
 from pykern.tensor.searching import count_nonzero
 from pykern.tensor.indexing import concat, scatter_add, stack, take, take_along_axis
 from pykern.tensor.linalg import matmul
+from pykern.tensor.autocast import autocast
 from pykern.tensor.nn import attention, layer_norm, log_softmax, one_hot, softmax
 from pykern.tensor.conv import conv2d, conv_transpose2d
 from pykern.tensor.scan import cumsum

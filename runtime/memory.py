@@ -5,12 +5,12 @@ Buffers do not get a VkDeviceMemory each: drivers limit how many exist at once
 blocks of `block_size` bytes (one pool of blocks per memory type and mapping), aligned to the
 buffer's memory requirements and to the device's descriptor offset alignment. A request larger
 than half a block gets a dedicated allocation, its size rounded up to 2 MiB. Freed ranges are
-merged and reused; a block that becomes empty is returned to the driver unless it is its pool's
-only empty one (which is kept so that a create/free loop does not allocate and free a block each
-time). A freed dedicated allocation is kept as a spare, up to a quarter of the device-local heap,
-for the next request of its size: tensor ops make and drop large results all the time, and a
-vkAllocateMemory of 256 MiB costs milliseconds on a GPU. Spares go back to the driver first when
-memory runs short.
+merged and reused. Empty blocks and freed dedicated allocations (kept as spares for the next
+request of their size) stay reserved, together up to a quarter of the device-local heap: tensor
+ops make and drop large results all the time, a training step remakes the same ones every
+iteration, and a vkAllocateMemory of 256 MiB costs milliseconds on a GPU. A pool's first empty
+block is always kept. Empty blocks and spares go back to the driver first when memory runs
+short.
 
 Out-of-memory is decided here, by our own accounting against the heap size, *before* the driver
 is asked: lavapipe (and some other drivers) accept huge vkAllocateMemory calls without backing
@@ -357,8 +357,12 @@ class Allocator:
         return block, *place
 
     def _release_if_spare(self, block: MemoryBlock) -> None:
+        """An empty block is kept while the empty blocks and spares together stay within
+        `spare_limit` (a training step frees and remakes the same tensors every iteration:
+        handing their blocks back costs a vkAllocateMemory of milliseconds each time)."""
         pool = self._pools[(block.type_index, block.mapped is not None)]
-        if any(b is not block and b.ranges.empty for b in pool):
+        idle = sum(b.size for b in pool if b is not block and b.ranges.empty)
+        if idle and idle + block.size + self._spare_bytes > self.spare_limit:
             pool.remove(block)
             self._driver_free(block.memory, block.size, block.heap_index)
 

@@ -14,24 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pykern as pk
+from pykern.autograd import elementwise_grads
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
-_SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 def _zero(g: Any) -> Any:
     return g * 0.0
-
-
-def _gelu(g: Any, x: Any) -> Any:
-    cdf = 0.5 * (1.0 + pk.erf(x * (1.0 / math.sqrt(2.0))))
-    pdf = pk.exp(-0.5 * x * x) * (1.0 / _SQRT_2PI)
-    return g * (cdf + x * pdf)
-
-
-def _silu(g: Any, x: Any) -> Any:
-    s = pk.sigmoid(x)
-    return g * (s * (1.0 + x * (1.0 - s)))
 
 
 Unary = Callable[[Any, Any, Any], Any]  # (g, x, out) -> the gradient of x
@@ -65,8 +54,8 @@ UNARY: dict[str, Unary] = {
     "abs": lambda g, x, out: g * pk.sign(x),
     "sigmoid": lambda g, x, out: g * out * (1.0 - out),
     "relu": lambda g, x, out: g * (x > 0),
-    "silu": lambda g, x, out: _silu(g, x),
-    "gelu": lambda g, x, out: _gelu(g, x),
+    "silu": lambda g, x, out: elementwise_grads.silu_grad(g, x),
+    "gelu": lambda g, x, out: elementwise_grads.gelu_grad(g, x),
     "erf": lambda g, x, out: g * (2.0 / math.sqrt(math.pi)) * pk.exp(-x * x),
     # piecewise constant: a zero gradient, as PyTorch gives
     "floor": lambda g, x, out: _zero(g),

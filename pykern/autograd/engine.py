@@ -27,9 +27,17 @@ def fit(g: Any, t: Any) -> Any:
         if axes:
             g = pk.sum(g, axis=axes, keepdims=True)
         g = g.reshape(t.shape)
-    if g.dtype != t.dtype:
+    if g.dtype != t.dtype and not _converts_its_gradient(t):
         g = g.astype(t.dtype)
     return g
+
+
+def _converts_its_gradient(t: Any) -> bool:
+    """A conversion's result (`astype`, pk.autocast's 16-bit operands) passes its gradient on
+    to a tensor of another dtype: converting it to the result's dtype first would only round
+    it (and cost a pass over it)."""
+    node = t.grad_fn
+    return node is not None and node.name == "astype"
 
 
 def _order(roots: Sequence[Node]) -> list[Node]:
@@ -89,10 +97,10 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
                 raise RuntimeError(f"backward through {node!r} a second time: its saved tensors "
                                    "were freed after the first; pass retain_graph=True to the "
                                    "first backward() to keep them")
-            grads = node.backward(g)
+            grads, inputs = node.backward(g), node.inputs
             if not retain_graph:
                 node.release()
-            for t, gi in zip(node.inputs, grads, strict=True):
+            for t, gi in zip(inputs, grads, strict=True):
                 if t is not None and gi is not None:
                     deliver(t, fit(gi, t), pending)
     return found if wanted is not None else None

@@ -31,8 +31,10 @@ class Node:
         return f"<{self.name}Backward>"
 
     def release(self) -> None:
-        """Drops what the backward function holds (its saved tensors), once it has run."""
+        """Drops what the backward function holds (its saved tensors) and the inputs, once it
+        has run: a result kept after backward() (a loss in a list) keeps no activations."""
         self.backward = None
+        self.inputs = ()
 
 
 def needs_grad(*inputs: object) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pykern as pk
 from pykern.autograd import derivatives
 from pykern.autograd.graph import record
 
@@ -92,8 +93,14 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
         b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
         batch = _broadcast(a2.shape[:-2], b2.shape[:-2])
         g2 = g.reshape(batch + (a2.shape[-2], b2.shape[-1]))
-        ga = g2 @ b2.mT if a.requires_grad else None
-        gb = a2.mT @ g2 if b.requires_grad else None
+        wide = None
+        if a.dtype == b.dtype and a.dtype.is_float and a.dtype.itemsize == 2 \
+                and g2.dtype != a.dtype:
+            # 16-bit operands with a wider result (pk.autocast, dtype=): the gradients' products
+            # take 16-bit operands too (the matrix engine's), and keep the wider result
+            wide, g2 = g2.dtype, g2.astype(a.dtype)
+        ga = pk.matmul(g2, b2.mT, dtype=wide) if a.requires_grad else None
+        gb = pk.matmul(a2.mT, g2, dtype=wide) if b.requires_grad else None
         if ga is not None and a.ndim == 1:
             ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
         if gb is not None and b.ndim == 1:

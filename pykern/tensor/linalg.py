@@ -19,6 +19,7 @@ from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
 from pykern.autograd.records import record_matmul
 from pykern.tensor import gemm_f32
+from pykern.tensor.autocast import low_precision
 from pykern.tensor.gemm_coop import coop_matmul
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
@@ -97,6 +98,9 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
         c = pk.matmul(a, b)          # (..., M, K) @ (..., K, N) -> (..., M, N)
     """
     a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
+    low = low_precision(a, b) if dtype is None else None
+    if low is not None:  # pk.autocast: 16-bit operands, an f32 result
+        return matmul(low[0], low[1], dt.f32)
     if needs_grad(a, b):
         with no_grad():
             out = matmul(a, b, dtype)
@@ -137,6 +141,12 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
     """c[..., :, :] = a @ b with a, b, c views of (batch..., M, K), (..., K, N), (..., M, N)."""
     m, k = a.shape[-2:]
     n = b.shape[-1]
+    if not is_cpu_device():
+        a, b = _row_major(a, n, True), _row_major(b, m, a.dtype == dt.f32)
+        split = _split_k(m, n, k, prod(batch), a.dtype)
+        if split > 1:
+            _split_k_matmul(a, b, c, split)
+            return
     strides = [broadcast_strides(batch, a.shape[:-2], a.element_strides[:-2]),
                broadcast_strides(batch, b.shape[:-2], b.element_strides[:-2]),
                c.element_strides[:-2]]
@@ -163,6 +173,48 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
             k0 += kk
             if k0 >= k:
                 break
+
+
+def _row_major(t: Tensor, other: int, wanted: bool) -> Tensor:
+    """`t` copied with its last dimension contiguous, when it is a transposed view (a linear
+    layer's `w.mT`, the activations of a weight gradient `x.mT @ g`) that the GPU kernels would
+    read across rows, and the product is wide enough (`other` columns of the other operand) for
+    the copy to cost little beside it. Broadcast operands are left alone."""
+    strides = t.element_strides
+    if not wanted or strides[-1] == 1 or other < 64 or t.shape[-1] == 1 \
+            or any(s == 0 and n > 1 for s, n in zip(strides[:-2], t.shape[:-2])):
+        return t
+    return t.copy()
+
+
+def _split_k(m: int, n: int, k: int, nbatch: int, dtype: DType) -> int:
+    """Into how many pieces to cut K so that a product with few output blocks (a weight
+    gradient: M and N a layer's widths, K the batch's tokens) keeps every multiprocessor busy:
+    the pieces run as a batch, their partial products summed after. 1: no split."""
+    blocks = cdiv(m, 128) * cdiv(n, 128) * nbatch
+    if nbatch != 1 or not dtype.is_float or blocks >= 132 or k < 2048:
+        return 1
+    split = 1
+    while split * 2 * blocks <= 264 and k % (split * 2) == 0 and (k // (split * 2)) % 256 == 0:
+        split *= 2
+    return split
+
+
+def _split_k_matmul(a: Tensor, b: Tensor, c: Tensor, split: int) -> None:
+    """c = a @ b for 2-d views as `split` products over slices of K, summed in f32 (f64)."""
+    m, k = a.shape
+    n = b.shape[1]
+    piece = k // split
+    (sam, sak), (sbk, sbn) = a.element_strides, b.element_strides
+    av = view(a, (split, m, piece), (piece * sak, sam, sak), a.offset)
+    bv = view(b, (split, piece, n), (piece * sbk, sbk, sbn), b.offset)
+    acc = dt.f64 if dt.f64 in (a.dtype, b.dtype, c.dtype) else dt.f32
+    partial = empty((split, m, n), acc)
+    _matmul_into(av, bv, partial, (split,))
+    from pykern.tensor.elementwise import assign
+    from pykern.tensor.reduction import sum as reduce_sum
+
+    assign(c, reduce_sum(partial, axis=0))
 
 
 def _choose(m: int, n: int, k: int, nbatch: int) -> TileConfig | None:

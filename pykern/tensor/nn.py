@@ -23,6 +23,7 @@ import pykern as pk
 
 from pykern.autograd.graph import needs_grad
 from pykern.autograd import composite
+from pykern.tensor import layer_norm_backward
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -230,7 +231,7 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
     if needs_grad(x, weight, bias):
         shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) \
             else (normalized_shape,)
-        return composite.layer_norm(x, shape, weight, bias, eps)
+        return layer_norm_backward.layer_norm(layer_norm, x, shape, weight, bias, eps)
     op = "layer_norm"
     x = as_tensor(x, f"{op}: x")
     check_dtype_in(x, FLOATS, op, "x")

@@ -1,0 +1,63 @@
+"""The torch twin of examples/gpt_model.py's GPT for the training benchmark: the same layers,
+the same parameter names and shapes (so pykern's initial weights are loaded into it and both
+start from the same loss), attention through torch's fused scaled_dot_product_attention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def torch_gpt(torch: Any, cfg: Any) -> Any:
+    """A torch.nn.Module of `cfg` (a GPTConfig)."""
+    nn, functional = torch.nn, torch.nn.functional
+    d, heads = cfg.d_model, cfg.heads
+
+    class Attention(nn.Module):  # torch.nn.MultiheadAttention's parameters, causal sdpa
+        def __init__(self) -> None:
+            super().__init__()
+            self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
+            self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+            self.out_proj = nn.Linear(d, d)
+
+        def forward(self, x: Any) -> Any:
+            b, t, _ = x.shape
+            qkv = functional.linear(x, self.in_proj_weight, self.in_proj_bias)
+            q, k, v = (part.reshape(b, t, heads, d // heads).transpose(1, 2)
+                       for part in qkv.split(d, dim=-1))
+            y = functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.out_proj(y.transpose(1, 2).reshape(b, t, d))
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(d), Attention(), nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d),
+                                     nn.Dropout(cfg.dropout))
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok_emb = nn.Embedding(cfg.vocab, d)
+            self.pos_emb = nn.Embedding(cfg.context, d)
+            self.blocks = nn.ModuleList([Block() for _ in range(cfg.layers)])
+            self.ln_f = nn.LayerNorm(d)
+            self.head = nn.Linear(d, cfg.vocab, bias=False)
+
+        def forward(self, idx: Any) -> Any:
+            pos = torch.arange(idx.shape[1], device=idx.device)
+            x = self.tok_emb(idx) + self.pos_emb(pos)
+            for block in self.blocks:
+                x = block(x)
+            return self.head(self.ln_f(x))
+
+    return GPT()
+
+
+def torch_loss(torch: Any, model: Any, x: Any, y: Any) -> Any:
+    logits = model(x)
+    b, t, v = logits.shape
+    return torch.nn.functional.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
