@@ -157,3 +157,24 @@ def test_non_finite_norm_raises_only_when_asked():
 def test_bad_arguments_are_named(call, error, match):
     with pytest.raises(error, match=match):
         call(pk.zeros((3,)))
+
+
+def test_clipping_gradients_that_live_in_the_optimizers_flat_buffer():
+    # after zero_grad(set_to_none=False) the gradients are views of one flat buffer; clipping
+    # them in place and stepping gives SGD's update with the clipped gradients
+    host = [np.full((4,), 1.0, np.float32), np.full((3, 3), 2.0, np.float32)]
+    params = [pk.asarray(h) for h in host]
+    opt = pk.optim.SGD(params, lr=0.5)
+    for p in params:
+        p.grad = pk.zeros(p.shape)
+    opt.zero_grad(set_to_none=False)
+    grads = [np.full((4,), 3.0, np.float32), np.full((3, 3), -4.0, np.float32)]
+    for p, g in zip(params, grads):
+        p.grad[...] = pk.asarray(g)
+    total = pk.nn.utils.clip_grad_norm_(params, max_norm=2.0)
+    expected = math.sqrt(4 * 9 + 9 * 16)
+    assert abs(float(total) - expected) < 1e-4
+    opt.step()
+    for p, h, g in zip(params, host, grads):
+        np.testing.assert_allclose(p.numpy(), h - 0.5 * g * (2.0 / (expected + 1e-6)),
+                                   rtol=1e-6)
