@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -94,16 +95,18 @@ def test_few_launches_for_many_gradients(launches):
 
 def test_mixed_dtypes_give_an_f64_norm_over_all_of_them():
     grads = [np.full(5, 2.0, np.float64), np.full(5, 2.0, np.float16),
-             np.full((3, 3), -1.0, np.float32)]
+             np.full((3, 3), -1.0, np.float32), np.full(4, 0.5, ml_dtypes.bfloat16)]
     params = with_grads(grads)
     total = pk.nn.utils.clip_grad_norm_(params, max_norm=1.0)
-    expected = math.sqrt(20 + 20 + 9)
+    expected = math.sqrt(20 + 20 + 9 + 1)
     assert total.dtype == pk.f64 and abs(float(total) - expected) < 1e-6
     factor = 1 / (expected + 1e-6)
     np.testing.assert_allclose(params[0].grad.numpy(), grads[0] * factor, rtol=1e-12)
     np.testing.assert_allclose(params[1].grad.numpy(), grads[1] * factor, rtol=1e-3)
     np.testing.assert_allclose(params[2].grad.numpy(), grads[2] * factor, rtol=1e-6)
-    assert params[1].grad.dtype == pk.f16
+    np.testing.assert_allclose(params[3].grad.numpy().astype(np.float64),
+                               0.5 * factor, rtol=2**-8)
+    assert params[1].grad.dtype == pk.f16 and params[3].grad.dtype == pk.bf16
 
 
 def test_one_tensor_a_generator_and_nothing_to_clip():
