@@ -1,21 +1,28 @@
 """Trains a small MLP on the digits data set (1,797 8x8 images of handwritten digits, which
 scikit-learn ships) with pykern's autograd, pk.nn and pk.optim, and prints the test accuracy.
 
-    python examples/train_mlp.py [--epochs 20] [--device N]
+    python examples/train_mlp.py [--epochs 20] [--device N] [--plot loss.png]
 
 Every op of the forward pass, its backward and the optimizer's step are pykern kernels on the
-device (lavapipe on a machine without a GPU: a few seconds).
+device (lavapipe on a machine without a GPU: a few seconds). `--plot PATH` writes the loss of
+every step as a PNG (examples/plot.py: matplotlib's plot where it is installed, else a plain
+line drawn with numpy).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 
 import pykern as pk
 import pykern.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot import save_loss_curve  # noqa: E402
 
 
 def load_digits() -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +56,8 @@ def main() -> float:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--device", default=None, help="a pk.set_device index or name")
+    parser.add_argument("--plot", default=None, metavar="PATH",
+                        help="write the loss curve (one point per step) to this PNG file")
     args = parser.parse_args()
     if args.device is not None:
         pk.set_device(int(args.device) if args.device.isdigit() else args.device)
@@ -58,6 +67,7 @@ def main() -> float:
     xt, yt = pk.asarray(x_train), pk.asarray(y_train.astype(np.int32))
     rng = np.random.default_rng(1)
     start = time.perf_counter()
+    losses: list[float] = []
     for epoch in range(args.epochs):
         order = rng.permutation(len(x_train))
         total = 0.0
@@ -67,12 +77,16 @@ def main() -> float:
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * len(order[i:i + args.batch])
+            losses.append(float(loss))
+            total += losses[-1] * len(order[i:i + args.batch])
         if epoch % 5 == 4 or epoch == args.epochs - 1:
             print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}", flush=True)
     acc = accuracy(model, pk.asarray(x_test), y_test)
     print(f"test accuracy {acc:.3f} ({time.perf_counter() - start:.1f} s of training on "
           f"{pk.get_device().info.name})")
+    if args.plot:
+        drawn_by = save_loss_curve(args.plot, losses, title="digits MLP: training loss")
+        print(f"loss curve of {len(losses)} steps written to {args.plot} ({drawn_by})")
     return acc
 
 

@@ -9,7 +9,7 @@ functional forms.
 
 from __future__ import annotations
 
-from pykern.nn import functional, init
+from pykern.nn import functional, init, utils
 from pykern.nn.activation import GELU, Dropout, ReLU, SiLU
 from pykern.nn.attention import MultiheadAttention
 from pykern.nn.container import ModuleList, Sequential
@@ -19,6 +19,6 @@ from pykern.nn.normalization import LayerNorm
 from pykern.nn.parameter import Parameter
 from pykern.nn.sparse import Embedding
 
-__all__ = ["functional", "init", "Module", "Parameter", "IncompatibleKeys", "Linear",
+__all__ = ["functional", "init", "utils", "Module", "Parameter", "IncompatibleKeys", "Linear",
            "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "SiLU", "Sequential",
            "ModuleList", "MultiheadAttention"]

@@ -10,12 +10,15 @@ are copied into a flat gradient buffer (one copy each, none for a gradient that 
 its segment); the step is one kernel over the flat buffers (`kernels`), where each element
 finds its parameter through a chunk table and reads that parameter's hyperparameters, step
 size and skip flag (grad None) from a per-parameter row computed on the host.
+
+`lr_scheduler.LambdaLR` sets the groups' learning rates between steps.
 """
 
 from __future__ import annotations
 
+from pykern.optim import lr_scheduler
 from pykern.optim.adamw import AdamW
 from pykern.optim.optimizer import Optimizer
 from pykern.optim.sgd import SGD
 
-__all__ = ["AdamW", "Optimizer", "SGD"]
+__all__ = ["AdamW", "Optimizer", "SGD", "lr_scheduler"]

@@ -39,6 +39,11 @@ class Optimizer:
             self._check_group(group)
         self._params: list[Tensor] = [p for g in self.param_groups for p in g["params"]]
         _check_distinct(self._params, self.name)
+        self._build_stores()
+        self._steps = [0] * len(self._params)
+
+    def _build_stores(self) -> None:
+        """Moves every parameter into the flat stores (one per dtype, see `_store_layout`)."""
         with no_grad():  # copying the parameters in is no operation of the model's
             self._stores = [FlatStore(d, [self._params[i] for i in ids], ids)
                             for d, ids in _store_layout(self._params, store_limit())]
@@ -46,7 +51,6 @@ class Optimizer:
         self._place = {i: (store, k) for store in self._stores
                        for k, i in enumerate(store.indices)}
         self._group_of = [gi for gi, g in enumerate(self.param_groups) for _ in g["params"]]
-        self._steps = [0] * len(self._params)
 
     def __repr__(self) -> str:
         groups = ", ".join(f"{len(g['params'])} parameters" for g in self.param_groups)
@@ -98,6 +102,27 @@ class Optimizer:
         rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
         self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
         self._after_step(indices, active)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a parameter group (a dict with "params" and any hyperparameters; the
+        optimizer's defaults fill the rest), as when unfreezing layers while fine-tuning.
+
+        The new parameters join the flat stores of their dtypes, so a step stays one launch
+        per dtype: the stores are rebuilt around all parameters, and the state of the old
+        ones (step counts, moment buffers, master weights) is carried over unchanged."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{self.name}.add_param_group: param_group must be a dict, not a "
+                            f"{type(param_group).__name__}")
+        group = _groups([param_group], self.defaults, self.name)[0]
+        self._check_group(group)
+        _check_distinct(self._params + group["params"], self.name)
+        # the state tensors are views that keep the old stores' buffers alive
+        kept = {i: entry for i in range(len(self._params)) if (entry := self._param_state(i))}
+        self.param_groups.append(group)
+        self._params += group["params"]
+        self._build_stores()
+        with no_grad():
+            self._load_state(kept)
 
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout: {"state": {index: {name: tensor}}, "param_groups": [{..., "params":
