@@ -2,10 +2,11 @@
 machine with Python), then prints a sample of generated text and writes the loss curve as a
 PNG. Every op of the forward pass, its backward and AdamW's step run as pykern kernels.
 
-    python examples/train_gpt.py                       # small: a minute on lavapipe
-    python examples/train_gpt.py --device 0 --size large --amp bf16
+    python examples/train_gpt.py                       # about a minute on lavapipe
+    python examples/train_gpt.py --device 0 --amp bf16  # a GPU: the large model
 
-`--size large` is 6 layers of width 384 over 256 characters, batches of 32 (a GPU's work);
+The size defaults to `tiny` (one layer of width 32) on a CPU device and `large` (6 layers of
+width 384 over 256 characters, batches of 32) on a GPU; `--size small` is in between.
 `--amp bf16` runs the matrix products in bf16 on the matrix engine (pk.autocast) with the
 weights kept in f32.
 """
@@ -84,7 +85,8 @@ def evaluate(model: GPT, data: np.ndarray, batches: int, size: int,
 
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", choices=sorted(SIZES), default="small")
+    parser.add_argument("--size", choices=sorted(SIZES), default=None,
+                        help="tiny on a CPU device, large on a GPU")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--lr", type=float, default=None, help="AdamW's (default by size)")
     parser.add_argument("--amp", choices=("bf16", "f16"), default=None,
@@ -102,6 +104,8 @@ def main() -> list[float]:
     args = parse()
     if args.device is not None:
         pk.set_device(int(args.device) if args.device.isdigit() else args.device)
+    if args.size is None:
+        args.size = "tiny" if pk.get_device().info.kind == "cpu" else "large"
     context, layers, d_model, heads, size = SIZES[args.size]
     data = encode(corpus(args.chars))
     cut = int(0.9 * len(data))
