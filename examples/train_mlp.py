@@ -50,6 +50,33 @@ def accuracy(model: pk.nn.Module, x: pk.Tensor, y: np.ndarray) -> float:
     return float((predicted == y).mean())
 
 
+def make_model() -> pk.nn.Module:
+    return pk.nn.Sequential(pk.nn.Linear(64, 128), pk.nn.ReLU(), pk.nn.Linear(128, 10))
+
+
+def train(model: pk.nn.Module, x_train: np.ndarray, y_train: np.ndarray, epochs: int,
+          batch: int, lr: float, log: bool = True) -> list[float]:
+    """AdamW over shuffled minibatches (the order from seed 1); the loss of every step."""
+    opt = pk.optim.AdamW(model.parameters(), lr=lr)
+    xt, yt = pk.asarray(x_train), pk.asarray(y_train.astype(np.int32))
+    rng = np.random.default_rng(1)
+    losses: list[float] = []
+    for epoch in range(epochs):
+        order = rng.permutation(len(x_train))
+        total = 0.0
+        for i in range(0, len(order), batch):
+            idx = pk.asarray(order[i:i + batch].astype(np.int32))
+            loss = F.cross_entropy(model(pk.take(xt, idx, axis=0)), pk.take(yt, idx))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss))
+            total += losses[-1] * len(order[i:i + batch])
+        if log and (epoch % 5 == 4 or epoch == epochs - 1):
+            print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}", flush=True)
+    return losses
+
+
 def main() -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=20)
@@ -62,25 +89,9 @@ def main() -> float:
     if args.device is not None:
         pk.set_device(int(args.device) if args.device.isdigit() else args.device)
     x_train, y_train, x_test, y_test = split(*load_digits(), seed=0)
-    model = pk.nn.Sequential(pk.nn.Linear(64, 128), pk.nn.ReLU(), pk.nn.Linear(128, 10))
-    opt = pk.optim.AdamW(model.parameters(), lr=args.lr)
-    xt, yt = pk.asarray(x_train), pk.asarray(y_train.astype(np.int32))
-    rng = np.random.default_rng(1)
+    model = make_model()
     start = time.perf_counter()
-    losses: list[float] = []
-    for epoch in range(args.epochs):
-        order = rng.permutation(len(x_train))
-        total = 0.0
-        for i in range(0, len(order), args.batch):
-            idx = pk.asarray(order[i:i + args.batch].astype(np.int32))
-            loss = F.cross_entropy(model(pk.take(xt, idx, axis=0)), pk.take(yt, idx))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(float(loss))
-            total += losses[-1] * len(order[i:i + args.batch])
-        if epoch % 5 == 4 or epoch == args.epochs - 1:
-            print(f"epoch {epoch + 1:3d}  loss {total / len(order):.4f}", flush=True)
+    losses = train(model, x_train, y_train, args.epochs, args.batch, args.lr)
     acc = accuracy(model, pk.asarray(x_test), y_test)
     print(f"test accuracy {acc:.3f} ({time.perf_counter() - start:.1f} s of training on "
           f"{pk.get_device().info.name})")
