@@ -103,7 +103,16 @@ def test_create_free_cycles_leave_memory_flat(device):
     assert after.allocate_calls - before.allocate_calls <= 1
 
 
-def test_buffers_freed_while_in_use_are_reused_once_their_work_is_done(device):
+@pytest.fixture
+def fresh_device():
+    """A device of its own: what this test reserves must not depend on earlier tests' spares."""
+    device = rt.open_device()
+    yield device
+    device.close()
+
+
+def test_buffers_freed_while_in_use_are_reused_once_their_work_is_done(fresh_device):
+    device = fresh_device
     layout = layout_of(slots("counts", writable=("counts",)), [], (64, 1, 1))
     program = device.create_program(spv("count"), layout)
     device.sync()
