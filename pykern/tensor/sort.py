@@ -16,7 +16,9 @@ import functools
 
 import pykern as pk
 
-from pykern.autograd import composite
+from pykern.autograd import gather_backward
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -39,7 +41,10 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
-    composite.refuse_grad("sort", x)
+    if needs_grad(x):
+        with no_grad():
+            values, indices = _sort_op(x, axis, descending, None, "sort")
+        return gather_backward.sorted_values(values, indices, x, axis, "sort")
     return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
 
 
@@ -57,7 +62,6 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
 
         values, indices = pk.topk(logits, 5)
     """
-    composite.refuse_grad("topk", x)
     op = "topk"
     xt = as_tensor(x, f"{op}: x")
     k = check_int(k, op, "k", 0)
@@ -66,6 +70,10 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     ax = normalize_axis(axis, xt.ndim, op=op)
     if k > xt.shape[ax]:
         raise ValueError(f"{op}: k = {k} is larger than axis {ax}'s length {xt.shape[ax]}")
+    if needs_grad(xt):
+        with no_grad():
+            values, indices = _sort_op(xt, ax, bool(largest), k, op)
+        return gather_backward.sorted_values(values, indices, xt, ax, op), indices
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
