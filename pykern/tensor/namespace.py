@@ -320,10 +320,8 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
     if include_initial:
         axis = axis % x.ndim
         shape = list(result.shape)
-        shape[axis] += 1
-        out = zeros(tuple(shape), result.dtype)
-        out[(slice(None),) * axis + (slice(1, None),)] = result
-        return out
+        shape[axis] = 1
+        return _concat([zeros(tuple(shape), result.dtype), result], axis=axis)
     return result
 
 
