@@ -7,11 +7,13 @@ gradients where they are simple."""
 from __future__ import annotations
 
 import functools
+import types
 
 import numpy as np
 import pytest
 
 import gradcheck
+import namespace_grads as ng
 import pykern as pk
 from conv_reference import np_conv2d, np_conv_transpose2d
 
@@ -253,3 +255,78 @@ def test_unique_refuses_tensors_that_require_grad():
     with pk.no_grad():
         np.testing.assert_array_equal(xp.unique_values(x).numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(xp.unique_values(x.detach()).numpy(), [1.0, 2.0])
+
+
+# ---------------------------------------------------------------- the whole namespace
+
+def _public(ns: object, prefix: str) -> dict[str, object]:
+    """The public functions of a namespace, a kernel builtin replaced by the tensor function
+    it runs outside kernels (pk.exp is pykern.tensor.elementwise.exp there)."""
+    from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
+
+    names = getattr(ns, "__all__", None) or [n for n in dir(ns) if not n.startswith("_")]
+    found = {}
+    for n in names:
+        obj = getattr(ns, n)
+        if callable(obj) and not isinstance(obj, (type, types.ModuleType, pk.DType)):
+            found[f"{prefix}.{n}"] = next((fn for b, fn in TENSOR_FUNCTIONS if b is obj), obj)
+    return found
+
+
+FUNCTIONS = {**_public(pk, "pk"), **_public(xp, "xp"), **_public(pk.nn.functional, "F")}
+TABLES = (ng.DIFFERENTIABLE, ng.REFUSED, ng.INTEGER_RESULTS, ng.NO_GRADIENT_PATH,
+          ng.NOT_TENSOR_OPS)
+
+
+def _classified() -> set[str]:
+    return {key.split("[")[0] for table in TABLES for key in table}
+
+
+def test_every_public_function_is_classified_for_autograd():
+    """A function is covered by its own entry or by one for the same function object under
+    another name (xp.exp is pk.exp's tensor function); a new op must be added to a table."""
+    named = _classified()
+    covered_objects = [obj for name, obj in FUNCTIONS.items() if name in named]
+    missing = [name for name, obj in FUNCTIONS.items()
+               if name not in named and not any(obj is o for o in covered_objects)]
+    assert not missing, f"classify these for autograd in namespace_grads.py: {missing}"
+    unknown = [key for key in _classified() if key not in FUNCTIONS
+               and not hasattr(xp if key.startswith("xp.") else pk, key.split(".", 1)[1])]
+    assert not unknown, f"not functions of pykern: {unknown}"
+
+
+@pytest.mark.parametrize("name", sorted(ng.DIFFERENTIABLE))
+def test_differentiable_function_gradient(name):
+    case = ng.DIFFERENTIABLE[name]
+    arrays = [RNG.uniform(case.low, case.high, shape) for shape in case.shapes]
+    check_grad(case.call, case.reference, *arrays, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(ng.REFUSED))
+def test_refused_function_raises_and_works_without_grad(name):
+    x = pk.asarray(RNG.standard_normal(5)).requires_grad_()
+    with pytest.raises(NotImplementedError, match="no backward"):
+        ng.REFUSED[name](x)
+    with pk.no_grad():
+        ng.REFUSED[name](x)
+
+
+def _tensors(result: object) -> list[pk.Tensor]:
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+@pytest.mark.parametrize("name", sorted(ng.INTEGER_RESULTS))
+def test_function_of_integer_or_bool_result(name):
+    x = pk.asarray(RNG.standard_normal((3, 4))).requires_grad_()
+    try:
+        result = ng.INTEGER_RESULTS[name](x)
+    except TypeError:
+        return  # not defined for floats (bitwise ops)
+    for t in _tensors(result):
+        assert not t.dtype.is_float and not t.requires_grad
+
+
+@pytest.mark.parametrize("name", sorted(ng.NO_GRADIENT_PATH))
+def test_function_without_a_gradient_path(name):
+    x = pk.asarray(RNG.standard_normal((3, 4))).requires_grad_()
+    assert not ng.NO_GRADIENT_PATH[name](x).requires_grad
