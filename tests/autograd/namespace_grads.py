@@ -261,3 +261,74 @@ NOT_TENSOR_OPS = {
     "pk.zeros", "pk.can_cast", "pk.result_type", "xp.asarray", "xp.empty", "xp.can_cast",
     "xp.result_type", "xp.finfo", "xp.iinfo", "xp.isdtype", "xp.__array_namespace_info__",
 }
+
+
+# ---------------------------------------------------------------- Tensor methods and operators
+
+def _method(name: str, *args: object, **kwargs: object) -> Callable[..., object]:
+    return lambda t, *others: getattr(t, name)(*args, *others, **kwargs)
+
+
+METHODS: dict[str, Case] = {
+    "reshape": Case(_method("reshape", 2, 6), lambda a: a.reshape(2, 6)),
+    "transpose": Case(_method("transpose"), lambda a: a.T),
+    "permute": Case(_method("permute", 1, 0), lambda a: a.T),
+    "swapaxes": Case(_method("swapaxes", 0, 1), lambda a: a.T),
+    "broadcast_to": Case(_method("broadcast_to", (2, 3, 4)),
+                         lambda a: np.broadcast_to(a, (2, 3, 4))),
+    "expand": Case(_method("expand", 2, -1, 4), lambda a: np.broadcast_to(a, (2, 3, 4)),
+                   ((3, 1),)),
+    "squeeze": Case(_method("squeeze"), lambda a: a.reshape(3), ((3, 1),)),
+    "unsqueeze": Case(_method("unsqueeze", 1), lambda a: a[:, None]),
+    "flip": Case(_method("flip", 0), lambda a: a[::-1]),
+    "flatten": Case(_method("flatten"), lambda a: a.ravel()),
+    "ravel": Case(lambda t: t.T.ravel(), lambda a: a.T.ravel()),
+    "contiguous": Case(lambda t: t.T.contiguous(), lambda a: a.T.copy()),
+    "copy": Case(_method("copy"), lambda a: a.copy()),
+    "clone": Case(_method("clone"), lambda a: a.copy()),
+    "astype": Case(_method("astype", pk.f64), lambda a: a.copy()),
+    "clip": Case(_method("clip", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    "round": Case(_method("round", 1), lambda a: np.round(a, 1)),
+    "sum": Case(_method("sum", axis=0), lambda a: a.sum(0)),
+    "mean": Case(_method("mean", axis=1, keepdims=True), lambda a: a.mean(1, keepdims=True)),
+    "prod": Case(_method("prod", axis=0), lambda a: a.prod(0)),
+    "var": Case(_method("var", axis=0, correction=1), lambda a: a.var(0, ddof=1)),
+    "std": Case(_method("std"), lambda a: a.std()),
+    "max": Case(_method("max", axis=1), lambda a: a.max(1)),
+    "min": Case(_method("min", axis=0, keepdims=True), lambda a: a.min(0, keepdims=True)),
+    "__add__": Case(lambda t, u: t + u, np.add, ((3, 4), (4,))),
+    "__radd__": Case(lambda t: 2.0 + t, lambda a: 2.0 + a),
+    "__sub__": Case(lambda t, u: t - u, np.subtract, ((3, 4), (4,))),
+    "__rsub__": Case(lambda t: 2.0 - t, lambda a: 2.0 - a),
+    "__mul__": Case(lambda t, u: t * u, np.multiply, ((3, 4), (3, 1))),
+    "__rmul__": Case(lambda t: 3.0 * t, lambda a: 3.0 * a),
+    "__truediv__": Case(lambda t, u: t / u, np.divide, ((3, 4), (4,)), 0.5),
+    "__rtruediv__": Case(lambda t: 2.0 / t, lambda a: 2.0 / a, ((3, 4),), 0.5),
+    "__floordiv__": Case(lambda t: t // 0.7, lambda a: a // 0.7),
+    "__rfloordiv__": Case(lambda t: 3.0 // t, lambda a: 3.0 // a, ((3, 4),), 0.5),
+    "__mod__": Case(lambda t: t % 0.7, lambda a: a % 0.7),
+    "__rmod__": Case(lambda t: 3.0 % t, lambda a: 3.0 % a, ((3, 4),), 0.5),
+    "__pow__": Case(lambda t, u: t ** u, np.power, ((3, 4), (4,)), 0.5),
+    "__rpow__": Case(lambda t: 2.0 ** t, lambda a: 2.0 ** a),
+    "__matmul__": Case(lambda t, u: t @ u, np.matmul, ((3, 4), (4,))),
+    "__rmatmul__": Case(lambda t: [[1.0, 2.0, 0.5]] @ t, lambda a: [[1.0, 2.0, 0.5]] @ a),
+    "__neg__": Case(lambda t: -t, np.negative),
+    "__pos__": Case(lambda t: +t, np.positive),
+    "__abs__": Case(abs, np.abs),
+    "__getitem__": Case(lambda t: t[1:, ::-2], lambda a: a[1:, ::-2]),
+    "__iter__": Case(lambda t: pk.stack(list(t)[::-1]), lambda a: a[::-1]),
+    "__array_ufunc__": Case(lambda t: np.exp(t), np.exp),
+}
+
+METHODS_WITHOUT_GRADIENT = {
+    # integer or bool results, host values, and autograd's own methods
+    "all", "any", "argmax", "argmin", "item", "numpy", "tolist", "backward", "detach",
+    "requires_grad_", "to_device", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+    "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
+    "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
+    "__array_namespace__", "__dlpack__", "__dlpack_device__",
+    # in place: refused with RuntimeError while grad mode records (test_autograd_core.py)
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
+    "__irshift__",
+}

@@ -7,6 +7,7 @@ gradients where they are simple."""
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 
 import numpy as np
@@ -330,3 +331,17 @@ def test_function_of_integer_or_bool_result(name):
 def test_function_without_a_gradient_path(name):
     x = pk.asarray(RNG.standard_normal((3, 4))).requires_grad_()
     assert not ng.NO_GRADIENT_PATH[name](x).requires_grad
+
+
+def test_every_tensor_method_and_operator_is_classified_for_autograd():
+    methods = {n for n, v in inspect.getmembers(pk.Tensor) if callable(v)
+               and (not n.startswith("_") or n.startswith("__") and n not in dir(object))}
+    missing = methods - set(ng.METHODS) - ng.METHODS_WITHOUT_GRADIENT
+    assert not missing, f"classify these Tensor methods in namespace_grads.py: {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(ng.METHODS))
+def test_tensor_method_gradient(name):
+    case = ng.METHODS[name]
+    arrays = [RNG.uniform(case.low, case.high, shape) for shape in case.shapes]
+    check_grad(case.call, case.reference, *arrays, atol=1e-5)
