@@ -12,6 +12,8 @@ import types
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradcheck
 import namespace_grads as ng
@@ -53,6 +55,26 @@ def test_prod_gradient_with_zeros_is_the_product_of_the_others():
     np.testing.assert_array_equal(y.grad.numpy(), [1.0, 0.0, 0.0])
 
 
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(0, 3), min_size=1, max_size=3), data=st.data())
+def test_prod_sort_and_take_along_axis_gradients_over_shapes(shape, data):
+    """Hypothesis-chosen shapes, size-0 and size-1 dimensions included."""
+    shape = tuple(shape)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    keepdims = data.draw(st.booleans())
+    x = RNG.uniform(0.5, 1.5, shape)
+    check_grad(lambda t: pk.prod(t, axis=axis, keepdims=keepdims),
+               lambda a: np.prod(a, axis=axis, keepdims=keepdims), x)
+    check_grad(lambda t: pk.sort(t, axis=axis), lambda a: np.sort(a, axis=axis), x)
+    n = shape[axis]
+    if n:
+        idx_shape = list(shape)
+        idx_shape[axis] = data.draw(st.integers(0, 3))
+        idx = RNG.integers(-n, n, idx_shape)
+        check_grad(lambda t: pk.take_along_axis(t, idx, axis=axis),
+                   lambda a: np.take_along_axis(a, idx, axis=axis), x)
+
+
 # ---------------------------------------------------------------- sort and topk
 
 @pytest.mark.parametrize("axis, descending", [(-1, False), (0, True), (1, True)])
@@ -82,6 +104,8 @@ def test_topk_gradient(k, axis, largest):
         return np.take_along_axis(a, picked, axis=axis)
 
     check_grad(lambda t: pk.topk(t, k, axis=axis, largest=largest)[0], np_topk, x)
+    check_grad(lambda t: pk.topk(t.T, k, axis=axis, largest=largest)[0],
+               lambda a: np_topk(a.T), x.T.copy())
 
 
 def test_topk_indices_stay_out_of_the_graph():
