@@ -109,6 +109,8 @@ def cumsum(fused: Any, x: Any, axis: int | None, dtype: Any) -> Any:
         return cumsum(fused, x.reshape(-1), 0, dtype)
     with no_grad():
         out = fused(x, axis, dtype)
+    if not out.dtype.is_float:  # dtype= an integer type: nothing to differentiate
+        return out
     return record("cumsum", out, (x,),
                   lambda g: (pk.cumsum(g.flip(axis), axis=axis).flip(axis),))
 

@@ -272,6 +272,13 @@ def test_tril_triu_roll_and_cumulative_sum_with_include_initial():
                lambda a: np.concatenate([np.zeros((2, 1, 4)), np.cumsum(a, axis=1)], axis=1), x)
 
 
+def test_integer_results_of_float_inputs_do_not_require_grad():
+    x = pk.asarray(np.array([[1.5, 2.5], [3.0, 4.0]])).requires_grad_()
+    for result in (pk.cumsum(x, axis=0, dtype=pk.i32), pk.prod(x, dtype=pk.i64),
+                   pk.sum(x, dtype=pk.i32), pk.topk(x.astype(pk.i32), 1)[0]):
+        assert not result.dtype.is_float and not result.requires_grad
+
+
 def test_unique_refuses_tensors_that_require_grad():
     x = pk.asarray(np.array([2.0, 1.0, 2.0])).requires_grad_()
     for fn in (xp.unique_values, xp.unique_counts, xp.unique_inverse, xp.unique_all):
