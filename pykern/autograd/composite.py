@@ -3,10 +3,10 @@
 Two ways, whichever is simpler and exact: an op whose fused kernel has a short backward
 formula records it (softmax, log_softmax, max/min, where, concat, cumsum, take); an op that
 is a short composition of differentiable ops runs as that composition while it is recorded
-(var/std, clip, stack, layer_norm, attention), so its gradient follows from theirs. Ops that
-have neither yet refuse tensors that require grad (`refuse_grad`), so no gradient is ever
-silently missing.
-"""
+(var/std, clip, stack, layer_norm, attention), so its gradient follows from theirs. Other
+ops have files of their own: gather_backward (take_along_axis, scatter_add, sort, topk),
+conv_backward (conv2d, conv_transpose2d), prod_backward. An op with no backward refuses
+tensors that require grad (`refuse_grad`), so no gradient is ever silently missing."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 import pykern as pk
+from pykern.autograd.gather_backward import forward_index
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
 from pykern.autograd.records import reduced_axes, with_reduced_axes
@@ -108,6 +109,8 @@ def cumsum(fused: Any, x: Any, axis: int | None, dtype: Any) -> Any:
         return cumsum(fused, x.reshape(-1), 0, dtype)
     with no_grad():
         out = fused(x, axis, dtype)
+    if not out.dtype.is_float:  # dtype= an integer type: nothing to differentiate
+        return out
     return record("cumsum", out, (x,),
                   lambda g: (pk.cumsum(g.flip(axis), axis=axis).flip(axis),))
 
@@ -117,9 +120,9 @@ def take(fused: Any, x: Any, indices: Any, axis: int | None) -> Any:
     indices accumulate."""
     if axis is None:
         return take(fused, x.reshape(-1), indices, 0)
-    idx = pk.asarray(indices)
     with no_grad():
-        out = fused(x, idx, axis)
+        out = fused(x, indices, axis)  # host indices are range-checked there
+    idx = pk.asarray(indices)
     ax = axis + x.ndim if axis < 0 else axis
 
     def back(g: Any) -> tuple[Any, None]:
@@ -127,7 +130,8 @@ def take(fused: Any, x: Any, indices: Any, axis: int | None) -> Any:
         g2 = g.reshape(g.shape[:ax] + (idx.size,) + g.shape[ax + idx.ndim:])
         shape = [1] * g2.ndim
         shape[ax] = idx.size
-        index = idx.reshape(-1).reshape(tuple(shape)).broadcast_to(g2.shape).astype(pk.i32)
+        index = forward_index(idx.reshape(-1), x.shape[ax]).reshape(tuple(shape))
+        index = index.broadcast_to(g2.shape)
         return pk.scatter_add(pk.zeros(x.shape, g.dtype), ax, index, g2), None
 
     return record("take", out, (x, idx), back)
@@ -155,43 +159,3 @@ def attention(q: Any, k: Any, v: Any, causal: bool, scale: float | None) -> Any:
         scores = pk.where(keep, scores, -math.inf)
     return pk.softmax(scores, axis=-1) @ v
 
-
-def conv2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
-           groups: int) -> Any:
-    """conv2d's gradients: of x, the transposed convolution of g with w; of w, the correlation
-    of x with g (a conv2d with batch and channels swapped, stride and dilation exchanged); of
-    the bias, g summed over batch and space. Groups of 1 and symmetric padding."""
-    from pykern.tensor.conv_args import pair
-
-    s, d = pair(stride, "conv2d", "stride", 1), pair(dilation, "conv2d", "dilation", 1)
-    k = tuple(w.shape[2:])
-    if padding == "valid":
-        p = (0, 0)
-    elif padding == "same":
-        total = (d[0] * (k[0] - 1), d[1] * (k[1] - 1))
-        if total[0] % 2 or total[1] % 2:
-            refuse_grad("conv2d with padding='same' and an even kernel", x, w, bias)
-        p = (total[0] // 2, total[1] // 2)
-    else:
-        p = pair(padding, "conv2d", "padding", 0)
-    if groups != 1:
-        refuse_grad("conv2d with groups", x, w, bias)
-    with no_grad():
-        out = fused(x, w, bias, s, p, d, 1)
-
-    def back(g: Any) -> tuple[Any, Any, Any]:
-        gx = gw = gb = None
-        if getattr(x, "requires_grad", False):
-            extra = tuple(x.shape[2 + i] - ((out.shape[2 + i] - 1) * s[i] - 2 * p[i]
-                                            + d[i] * (k[i] - 1) + 1) for i in (0, 1))
-            gx = pk.conv_transpose2d(g, w, stride=s, padding=p, output_padding=extra,
-                                     dilation=d)
-        if getattr(w, "requires_grad", False):
-            r = pk.conv2d(x.permute(1, 0, 2, 3), g.permute(1, 0, 2, 3), stride=d, padding=p,
-                          dilation=s)
-            gw = r.permute(1, 0, 2, 3)[:, :, :k[0], :k[1]]
-        if getattr(bias, "requires_grad", False):
-            gb = pk.sum(g, axis=(0, 2, 3))
-        return gx, gw, gb
-
-    return record("conv2d", out, (x, w, bias), back)

@@ -15,7 +15,7 @@ too (PyTorch does the same), so a network kept in NHWC stays in NHWC.
 
 from __future__ import annotations
 
-from pykern.autograd import composite
+from pykern.autograd import conv_backward
 from pykern.autograd.graph import needs_grad
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
@@ -50,7 +50,7 @@ def conv2d(x: object, w: object, bias: object = None, stride: PairArg = 1,
         y = pk.conv2d(x, w_depthwise, padding="same", groups=x.shape[1])
     """
     if needs_grad(x, w, bias):
-        return composite.conv2d(conv2d, x, w, bias, stride, padding, dilation, groups)
+        return conv_backward.conv2d(conv2d, x, w, bias, stride, padding, dilation, groups)
     op = "conv2d"
     x, w = conv_operands(x, w, op, "(O, C/groups, KH, KW)")
     c, o = x.shape[1], w.shape[0]
@@ -83,7 +83,9 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
 
         up = pk.conv_transpose2d(features, filters, stride=2, padding=1, output_padding=1)
     """
-    composite.refuse_grad("conv_transpose2d", x, w, bias)
+    if needs_grad(x, w, bias):
+        return conv_backward.conv_transpose2d(conv_transpose2d, x, w, bias, stride, padding,
+                                              output_padding, groups, dilation)
     op = "conv_transpose2d"
     x, w = conv_operands(x, w, op, "(C, O/groups, KH, KW)")
     c = x.shape[1]

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import pykern as pk
 
+from pykern.autograd.graph import needs_grad
 from pykern.autograd.keyword import accepts_requires_grad
+from pykern.autograd.layout_backward import triangle
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _like_dtype, empty
@@ -195,6 +197,8 @@ def _triangle(x: pk.Array, out: pk.Array, k: int, lower: pk.constexpr):
 
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     x = ew.as_tensor(x)
+    if needs_grad(x):
+        return triangle(lambda t: _tri(t, k, lower), x, "tril" if lower else "triu")
     if x.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'} needs at least 2 dimensions, got "
                          f"shape {x.shape}")

@@ -25,6 +25,7 @@ from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.autograd.gelu_tanh import gelu_tanh
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.records import (record_binary, record_cast, record_unary,
                                      refuse_in_place)
@@ -444,6 +445,8 @@ def gelu(x: object, /, *, approximate: str = "none", out: Tensor | None = None) 
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    if approximate == "tanh" and out is None and needs_grad(x):
+        return gelu_tanh(lambda t: unary(GELU_TANH, t), as_tensor(x))
     return unary(UNARY["gelu"] if approximate == "none" else GELU_TANH, x, out)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pykern as pk
 
 from pykern.autograd.graph import needs_grad
-from pykern.autograd import composite
+from pykern.autograd import composite, gather_backward
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -225,7 +225,9 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     host indices out of range raise IndexError, a device tensor's are clipped. Every dtype for
     x, every integer dtype for indices. Pairs with `argsort`/`topk` indices.
     """
-    composite.refuse_grad("take_along_axis", x)
+    if needs_grad(x):
+        return gather_backward.take_along_axis(lambda t, i, a: take_along_axis(t, i, a), x,
+                                               indices, axis)
     op = "take_along_axis"
     x = as_tensor(x, f"{op}: x")
     if axis is None:
@@ -302,7 +304,9 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
 
         counts = pk.scatter_add(pk.zeros(10, pk.i32), 0, labels, pk.ones_like(labels))
     """
-    composite.refuse_grad("scatter_add", x, src)
+    if needs_grad(x, src):
+        return gather_backward.scatter_add(lambda t, a, i, s: scatter_add(t, a, i, s), x, axis,
+                                           index, src)
     op = "scatter_add"
     x = as_tensor(x, f"{op}: x")
     src = as_tensor(src, f"{op}: src")

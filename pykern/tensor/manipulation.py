@@ -8,10 +8,10 @@ import operator
 from collections.abc import Sequence
 
 from pykern.lang import dtypes as dt
-from pykern.tensor.tensor import Tensor, empty, normalize_axis
+from pykern.tensor.tensor import Tensor, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import strided
-from pykern.tensor.indexing import take
+from pykern.tensor.indexing import concat, take
 
 
 def _axes(axis: int | Sequence[int] | None, ndim: int) -> list[int]:
@@ -116,15 +116,12 @@ def roll(x: object, /, shift: int | Sequence[int], *, axis: int | Sequence[int] 
     src = x
     for a, s in total.items():
         n = x.shape[a]
-        out = empty(x.shape, x.dtype)
         s = s % n if n else 0
-        lead = (slice(None),) * a
-        if s == 0:
-            out[...] = src
-        else:
-            out[lead + (slice(s, None),)] = src[lead + (slice(None, n - s),)]
-            out[lead + (slice(None, s),)] = src[lead + (slice(n - s, None),)]
-        src = out
+        if s:
+            # the last s elements, then the others: a concat of two views (differentiable)
+            lead = (slice(None),) * a
+            src = concat([src[lead + (slice(n - s, None),)], src[lead + (slice(None, n - s),)]],
+                         axis=a)
     return src if src is not x else x.copy()
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pykern.autograd.composite import refuse_grad as _refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -100,6 +101,7 @@ def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> 
 def from_dlpack(x: object, /, *, device: object = None, copy: object = None) -> Tensor:
     """A tensor holding a copy of any DLPack-exporting (host) array."""
     _check_device(device)
+    _refuse_grad("array_api.from_dlpack", x)  # a copy made through the host cuts the graph
     if copy is False:
         raise BufferError("from_dlpack(copy=False): pykern cannot share host memory")
     return _asarray(np.from_dlpack(x))
@@ -320,10 +322,8 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
     if include_initial:
         axis = axis % x.ndim
         shape = list(result.shape)
-        shape[axis] += 1
-        out = zeros(tuple(shape), result.dtype)
-        out[(slice(None),) * axis + (slice(1, None),)] = result
-        return out
+        shape[axis] = 1
+        return _concat([zeros(tuple(shape), result.dtype), result], axis=axis)
     return result
 
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pykern as pk
-from pykern.autograd import composite
+from pykern.autograd import composite, prod_backward
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.records import record_reduction
 
@@ -374,7 +374,9 @@ def sum(x: object, /, *, axis: Axis = None, keepdims: bool = False,  # noqa: A00
 def prod(x: object, /, *, axis: Axis = None, keepdims: bool = False,
          dtype: object = None) -> Tensor:
     """Product over `axis`; dtypes as `sum`; the product of nothing is 1."""
-    composite.refuse_grad("prod", x)
+    if needs_grad(x):
+        return prod_backward.prod(lambda t: _sum_like("prod", t, axis, keepdims, dtype), x,
+                                  axis, keepdims)
     return _sum_like("prod", x, axis, keepdims, dtype)
 
 

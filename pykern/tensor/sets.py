@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import pykern as pk
 
+from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
@@ -98,11 +99,13 @@ def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
 
 def unique_values(x: object, /) -> Tensor:
     """The distinct values of `x` (flattened), sorted; each nan is distinct."""
+    refuse_grad("array_api.unique_values", x)
     return _unique(x)[0]
 
 
 def unique_counts(x: object, /) -> UniqueCountsResult:
     """The distinct values and how often each occurs (i64)."""
+    refuse_grad("array_api.unique_counts", x)
     values, _, begin, _, _ = _unique(x)
     return UniqueCountsResult(values, _run_counts(begin, ew.as_tensor(x).size))
 
@@ -110,6 +113,7 @@ def unique_counts(x: object, /) -> UniqueCountsResult:
 def unique_inverse(x: object, /) -> UniqueInverseResult:
     """The distinct values and, for each element of `x`, the index of its value among them (i64,
     of `x`'s shape)."""
+    refuse_grad("array_api.unique_inverse", x)
     x = ew.as_tensor(x)
     values, _, _, run, perm = _unique(x)
     return UniqueInverseResult(values, _inverse_of(run, perm, x.shape))
@@ -118,6 +122,7 @@ def unique_inverse(x: object, /) -> UniqueInverseResult:
 def unique_all(x: object, /) -> UniqueAllResult:
     """Distinct values, the index of each one's first occurrence in the flattened `x`, the
     inverse indices (of `x`'s shape) and the counts."""
+    refuse_grad("array_api.unique_all", x)
     x = ew.as_tensor(x)
     values, first, begin, run, perm = _unique(x)
     return UniqueAllResult(values, first, _inverse_of(run, perm, x.shape),

@@ -16,7 +16,10 @@ import functools
 
 import pykern as pk
 
-from pykern.autograd import composite
+from pykern.autograd import gather_backward
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
+from pykern.runtime import get_device
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -39,7 +42,10 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
-    composite.refuse_grad("sort", x)
+    if needs_grad(x):
+        with no_grad():
+            values, indices = _sort_op(x, axis, descending, None, "sort")
+        return gather_backward.sorted_values(values, indices, x, axis, "sort")
     return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
 
 
@@ -57,7 +63,6 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
 
         values, indices = pk.topk(logits, 5)
     """
-    composite.refuse_grad("topk", x)
     op = "topk"
     xt = as_tensor(x, f"{op}: x")
     k = check_int(k, op, "k", 0)
@@ -66,6 +71,10 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     ax = normalize_axis(axis, xt.ndim, op=op)
     if k > xt.shape[ax]:
         raise ValueError(f"{op}: k = {k} is larger than axis {ax}'s length {xt.shape[ax]}")
+    if needs_grad(xt):
+        with no_grad():
+            values, indices = _sort_op(xt, ax, bool(largest), k, op)
+        return gather_backward.sorted_values(values, indices, xt, ax, op), indices
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
@@ -133,7 +142,7 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
         threads = min(max(block // 2, 64), THREADS)
         kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
         groups = cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
-        keys, idx = _scratch_dummies(kd)
+        keys, idx = _scratch_dummies(get_device(), kd)
         kern[groups * threads](x, keys, idx, vals, inds, length, 2, block, rows)
         return
     keys = empty((rows, p), kd)
@@ -159,11 +168,12 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
 
 def _sink(d: DType, shape: tuple[int, ...]) -> Tensor:
     """A write-only stand-in for an unwanted output: every element is one scratch element."""
-    return view(_scratch_dummies(d)[0], shape, (0,) * len(shape), 0)
+    return view(_scratch_dummies(get_device(), d)[0], shape, (0,) * len(shape), 0)
 
 
 @functools.lru_cache(maxsize=None)
-def _scratch_dummies(kd: DType) -> tuple[Tensor, Tensor]:
+def _scratch_dummies(device: object, kd: DType) -> tuple[Tensor, Tensor]:
+    """One pair per device and dtype (a tensor of one device cannot be bound on another)."""
     return empty((1, 1), kd), empty((1, 1), dt.i32)
 
 

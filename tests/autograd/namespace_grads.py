@@ -1,0 +1,334 @@
+"""Every public function of `pk`, `pk.array_api` and `pk.nn.functional`, classified for
+autograd, so that test_autograd_ops_more.py can prove each float op either has a working
+gradient or refuses a tensor that requires grad (a silently cut graph is the worst bug).
+
+- DIFFERENTIABLE: "ns.name" (a "[variant]" suffix for more calls of one function) -> a Case:
+  the call on float64 tensors, its numpy reference, the input shapes and their value range.
+- REFUSED: a call on one tensor that requires grad, which must raise NotImplementedError.
+- INTEGER_RESULTS: a call whose result is bool or integer (or a TypeError: not for floats).
+- NO_GRADIENT_PATH: float results that do not depend on the input's values (zeros_like, ...)
+  or come from integer inputs (one_hot): nothing to differentiate.
+- NOT_TENSOR_OPS: the kernel language, compilation, devices, files, dtype queries and
+  creation from shapes or host data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import pykern as pk
+from conv_reference import np_conv2d, np_conv_transpose2d
+
+xp = pk.array_api
+F = pk.nn.functional
+
+_erf = np.vectorize(math.erf)
+_IDX = np.array([[2, 0, 0], [1, 3, -1], [0, 0, 2]])
+_SCATTER = np.array([[0, 2, 2, 1], [2, 0, 1, 1]])
+
+
+@dataclass(frozen=True)
+class Case:
+    call: Callable[..., object]
+    reference: Callable[..., np.ndarray]
+    shapes: tuple[tuple[int, ...], ...] = ((3, 4),)
+    low: float = -2.0
+    high: float = 2.0
+
+
+def _unary(name: str, reference: Callable[..., np.ndarray], low: float = -2.0,
+           high: float = 2.0) -> tuple[str, Case]:
+    return f"pk.{name}", Case(getattr(pk, name), reference, ((3, 4),), low, high)
+
+
+def _binary(name: str, reference: Callable[..., np.ndarray], low: float = -2.0,
+            high: float = 2.0) -> tuple[str, Case]:
+    return f"pk.{name}", Case(getattr(pk, name), reference, ((3, 4), (4,)), low, high)
+
+
+def np_softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_layer_norm(a: np.ndarray) -> np.ndarray:
+    d = a - a.mean(-1, keepdims=True)
+    return d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5)
+
+
+def np_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np_softmax(q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])) @ v
+
+
+def np_scatter_add(x: np.ndarray, src: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    for p in np.ndindex(_SCATTER.shape):
+        out[_SCATTER[p], p[1]] += src[p]
+    return out
+
+
+def np_topk(a: np.ndarray) -> np.ndarray:
+    return -np.sort(-a, axis=-1)[:, :2]
+
+
+def np_gelu_tanh(a: np.ndarray) -> np.ndarray:
+    return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
+
+
+def np_cross_entropy(a: np.ndarray) -> np.ndarray:
+    logp = np.log(np_softmax(a))
+    return -logp[np.arange(3), [0, 3, 1]].mean()
+
+
+_DIFF = [
+    _unary("abs", np.abs), _unary("acos", np.arccos, -0.8, 0.8),
+    _unary("acosh", np.arccosh, 1.2, 3.0), _unary("asin", np.arcsin, -0.8, 0.8),
+    _unary("asinh", np.arcsinh), _unary("atan", np.arctan), _unary("atanh", np.arctanh, -0.8, 0.8),
+    _unary("ceil", np.ceil), _unary("cos", np.cos), _unary("cosh", np.cosh), _unary("erf", _erf),
+    _unary("exp", np.exp), _unary("exp2", np.exp2), _unary("expm1", np.expm1),
+    _unary("floor", np.floor), _unary("log", np.log, 0.3), _unary("log10", np.log10, 0.3),
+    _unary("log1p", np.log1p, 0.3), _unary("log2", np.log2, 0.3),
+    _unary("negative", np.negative), _unary("positive", np.positive),
+    _unary("reciprocal", np.reciprocal, 0.3), _unary("relu", lambda a: np.maximum(a, 0)),
+    _unary("round", np.round), _unary("rsqrt", lambda a: 1 / np.sqrt(a), 0.3),
+    _unary("sigmoid", lambda a: 1 / (1 + np.exp(-a))), _unary("sign", np.sign),
+    _unary("silu", lambda a: a / (1 + np.exp(-a))), _unary("sin", np.sin),
+    _unary("sinh", np.sinh), _unary("sqrt", np.sqrt, 0.3), _unary("square", np.square),
+    _unary("tan", np.tan, -1.0, 1.0), _unary("tanh", np.tanh), _unary("trunc", np.trunc),
+    _unary("gelu", lambda a: 0.5 * a * (1 + _erf(a / math.sqrt(2)))),
+    ("pk.gelu[tanh]", Case(lambda t: pk.gelu(t, approximate="tanh"), np_gelu_tanh)),
+    _binary("add", np.add), _binary("subtract", np.subtract), _binary("multiply", np.multiply),
+    _binary("divide", np.divide, 0.5), _binary("pow", np.power, 0.5),
+    _binary("maximum", np.maximum), _binary("minimum", np.minimum),
+    _binary("atan2", np.arctan2, 0.3), _binary("hypot", np.hypot, 0.3),
+    _binary("logaddexp", np.logaddexp), _binary("remainder", np.remainder, 0.3),
+    _binary("floor_divide", np.floor_divide, 0.3), _binary("copysign", np.copysign),
+    ("pk.fma", Case(pk.fma, lambda a, b, c: a * b + c, ((3, 4), (3, 4), (4,)))),
+    ("pk.where", Case(lambda t, u: pk.where(t > 0, t, u), lambda a, b: np.where(a > 0, a, b),
+                      ((3, 4), (4,)))),
+    ("pk.select", Case(lambda t, u: pk.select(t > 0, t, u), lambda a, b: np.where(a > 0, a, b),
+                       ((3, 4), (4,)))),
+    ("pk.clip", Case(lambda t, lo: pk.clip(t, lo, 0.7), lambda a, lo: np.clip(a, lo, 0.7),
+                     ((3, 4), (4,)), -1.0, 1.0)),
+    ("pk.clamp", Case(lambda t: pk.clamp(t, -0.5, 0.7), lambda a: np.clip(a, -0.5, 0.7))),
+    ("pk.astype", Case(lambda t: pk.astype(t, pk.f64), lambda a: a.copy())),
+    ("pk.sum", Case(lambda t: pk.sum(t, axis=1), lambda a: a.sum(axis=1))),
+    ("pk.mean", Case(lambda t: pk.mean(t, axis=0, keepdims=True),
+                     lambda a: a.mean(axis=0, keepdims=True))),
+    ("pk.prod", Case(lambda t: pk.prod(t, axis=1), lambda a: a.prod(axis=1))),
+    ("pk.var", Case(lambda t: pk.var(t, axis=1), lambda a: a.var(axis=1))),
+    ("pk.std", Case(lambda t: pk.std(t, correction=1), lambda a: a.std(ddof=1))),
+    ("pk.max", Case(lambda t: pk.max(t, axis=0), lambda a: a.max(axis=0))),
+    ("pk.min", Case(lambda t: pk.min(t), lambda a: a.min())),
+    ("pk.cumsum", Case(lambda t: pk.cumsum(t, axis=0), lambda a: np.cumsum(a, axis=0))),
+    ("pk.matmul", Case(pk.matmul, np.matmul, ((2, 3, 4), (4, 2)))),
+    ("pk.softmax", Case(pk.softmax, np_softmax)),
+    ("pk.log_softmax", Case(pk.log_softmax, lambda a: np.log(np_softmax(a)))),
+    ("pk.layer_norm", Case(lambda t: pk.layer_norm(t, 4), np_layer_norm)),
+    ("pk.attention", Case(pk.attention, np_attention, ((2, 3, 4), (2, 5, 4), (2, 5, 3)))),
+    ("pk.conv2d", Case(lambda t, u: pk.conv2d(t, u, padding="same", groups=2),
+                       lambda a, b: np_conv2d(a, b, None, (1, 1), ((0, 1), (1, 1)), (1, 1), 2),
+                       ((1, 4, 4, 3), (2, 2, 2, 3)))),
+    ("pk.conv_transpose2d", Case(lambda t, u: pk.conv_transpose2d(t, u, stride=2, groups=2),
+                                 lambda a, b: np_conv_transpose2d(a, b, None, (2, 2), (0, 0),
+                                                                  (0, 0), (1, 1), 2),
+                                 ((1, 2, 3, 2), (2, 2, 2, 2)))),
+    ("pk.concat", Case(lambda t, u: pk.concat([t, u], axis=0), lambda a, b: np.concatenate([a, b]),
+                       ((3, 4), (1, 4)))),
+    ("pk.stack", Case(lambda t, u: pk.stack([t, u], axis=1), lambda a, b: np.stack([a, b], 1),
+                      ((3, 4), (3, 4)))),
+    ("pk.take", Case(lambda t: pk.take(t, _IDX, axis=1), lambda a: np.take(a, _IDX, axis=1))),
+    ("pk.take_along_axis", Case(lambda t: pk.take_along_axis(t, _IDX, axis=1),
+                                lambda a: np.take_along_axis(a, _IDX, axis=1))),
+    ("pk.scatter_add", Case(lambda t, s: pk.scatter_add(t, 0, _SCATTER, s), np_scatter_add,
+                            ((3, 4), (2, 4)))),
+    ("pk.sort", Case(lambda t: pk.sort(t, axis=0), lambda a: np.sort(a, axis=0))),
+    ("pk.topk", Case(lambda t: pk.topk(t, 2)[0], np_topk)),
+    ("pk.tril", Case(lambda t: pk.tril(t, k=-1), lambda a: np.tril(a, -1))),
+    ("pk.triu", Case(pk.triu, np.triu)),
+    ("xp.matmul", Case(xp.matmul, np.matmul, ((4,), (4, 2)))),
+    ("xp.astype", Case(lambda t: xp.astype(t, xp.float64), lambda a: a.copy())),
+    ("xp.broadcast_arrays", Case(lambda t, u: pk.stack(xp.broadcast_arrays(t, u)),
+                                 lambda a, b: np.stack(np.broadcast_arrays(a, b)),
+                                 ((3, 1), (4,)))),
+    ("xp.broadcast_to", Case(lambda t: xp.broadcast_to(t, (2, 3, 4)),
+                             lambda a: np.broadcast_to(a, (2, 3, 4)), ((3, 1),))),
+    ("xp.concat", Case(lambda t, u: xp.concat([t, u], axis=None),
+                       lambda a, b: np.concatenate([a.ravel(), b.ravel()]), ((3, 4), (2,)))),
+    ("xp.conj", Case(xp.conj, np.conj)), ("xp.real", Case(xp.real, np.real)),
+    ("xp.cumulative_sum", Case(lambda t: xp.cumulative_sum(t, axis=1),
+                               lambda a: np.cumsum(a, axis=1))),
+    ("xp.cumulative_sum[include_initial]",
+     Case(lambda t: xp.cumulative_sum(t, axis=0, include_initial=True),
+          lambda a: np.concatenate([np.zeros((1, 4)), np.cumsum(a, axis=0)]))),
+    ("xp.expand_dims", Case(lambda t: xp.expand_dims(t, axis=-1), lambda a: a[..., None])),
+    ("xp.flip", Case(lambda t: xp.flip(t, axis=1), lambda a: np.flip(a, 1))),
+    ("xp.matrix_transpose", Case(xp.matrix_transpose, lambda a: a.swapaxes(-1, -2))),
+    ("xp.meshgrid", Case(lambda t, u: pk.stack(xp.meshgrid(t, u)),
+                         lambda a, b: np.stack(np.meshgrid(a, b)), ((3,), (4,)))),
+    ("xp.moveaxis", Case(lambda t: xp.moveaxis(t, 0, -1), lambda a: np.moveaxis(a, 0, -1),
+                         ((2, 3, 4),))),
+    ("xp.permute_dims", Case(lambda t: xp.permute_dims(t, (2, 0, 1)),
+                             lambda a: a.transpose(2, 0, 1), ((2, 3, 4),))),
+    ("xp.repeat", Case(lambda t: xp.repeat(t, 2, axis=1), lambda a: np.repeat(a, 2, axis=1))),
+    ("xp.repeat[per element]", Case(lambda t: xp.repeat(t, pk.asarray([2, 0, 1]), axis=0),
+                                    lambda a: np.repeat(a, [2, 0, 1], axis=0))),
+    ("xp.reshape", Case(lambda t: xp.reshape(t.T, (2, 6)), lambda a: a.T.reshape(2, 6))),
+    ("xp.roll", Case(lambda t: xp.roll(t, -1, axis=1), lambda a: np.roll(a, -1, axis=1))),
+    ("xp.sort", Case(lambda t: xp.sort(t, descending=True), lambda a: -np.sort(-a))),
+    ("xp.squeeze", Case(lambda t: xp.squeeze(t, axis=1), lambda a: a[:, 0], ((3, 1),))),
+    ("xp.stack", Case(lambda t, u: xp.stack([t, u], axis=-1), lambda a, b: np.stack([a, b], -1),
+                      ((3, 4), (3, 4)))),
+    ("xp.take", Case(lambda t: xp.take(t, pk.asarray([3, 3, 0])),
+                     lambda a: np.take(a, [3, 3, 0]))),
+    ("xp.tensordot", Case(lambda t, u: xp.tensordot(t, u, axes=([0], [1])),
+                          lambda a, b: np.tensordot(a, b, axes=([0], [1])), ((3, 4), (2, 3)))),
+    ("xp.tile", Case(lambda t: xp.tile(t, (2, 1, 2)), lambda a: np.tile(a, (2, 1, 2)))),
+    ("xp.unstack", Case(lambda t: pk.stack(xp.unstack(t, axis=1)), lambda a: a.T.copy())),
+    ("xp.vecdot", Case(xp.vecdot, lambda a, b: (a * b).sum(-1), ((3, 4), (4,)))),
+    ("F.linear", Case(F.linear, lambda a, w, b: a @ w.T + b, ((3, 4), (2, 4), (2,)))),
+    ("F.relu", Case(F.relu, lambda a: np.maximum(a, 0))),
+    ("F.gelu", Case(F.gelu, lambda a: 0.5 * a * (1 + _erf(a / math.sqrt(2))))),
+    ("F.silu", Case(F.silu, lambda a: a / (1 + np.exp(-a)))),
+    ("F.softmax", Case(lambda t: F.softmax(t, dim=0), lambda a: np_softmax(a, 0))),
+    ("F.log_softmax", Case(F.log_softmax, lambda a: np.log(np_softmax(a)))),
+    ("F.layer_norm", Case(lambda t: F.layer_norm(t, (4,)), np_layer_norm)),
+    ("F.dropout", Case(lambda t: F.dropout(t, 0.5, training=False), lambda a: a.copy())),
+    ("F.embedding", Case(lambda w: F.embedding(pk.asarray([[1, 0], [1, 2]]), w),
+                         lambda w: w[[[1, 0], [1, 2]]])),
+    ("F.cross_entropy", Case(lambda t: F.cross_entropy(t, pk.asarray([0, 3, 1])),
+                             np_cross_entropy)),
+    ("F.mse_loss", Case(F.mse_loss, lambda a, b: ((a - b) ** 2).mean(), ((3, 4), (3, 4)))),
+    ("F.scaled_dot_product_attention",
+     Case(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+          lambda q, k, v: np_softmax(np.where(np.tril(np.ones((3, 3), bool)),
+                                              q @ k.swapaxes(-1, -2) / 2.0, -np.inf)) @ v,
+          ((2, 3, 4), (2, 3, 4), (2, 3, 4)))),
+]
+DIFFERENTIABLE: dict[str, Case] = dict(_DIFF)
+
+REFUSED: dict[str, Callable[[object], object]] = {
+    "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
+    "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
+    "xp.from_dlpack": xp.from_dlpack,
+}
+
+
+def _cmp(name: str) -> tuple[str, Callable[[object], object]]:
+    return f"pk.{name}", lambda t: getattr(pk, name)(t, 0.5)
+
+
+INTEGER_RESULTS: dict[str, Callable[[object], object]] = dict([
+    _cmp("equal"), _cmp("not_equal"), _cmp("less"), _cmp("less_equal"), _cmp("greater"),
+    _cmp("greater_equal"), _cmp("logical_and"), _cmp("logical_or"), _cmp("logical_xor"),
+    _cmp("bitwise_and"), _cmp("bitwise_or"), _cmp("bitwise_xor"), _cmp("bitwise_left_shift"),
+    _cmp("bitwise_right_shift"),
+    ("pk.all", pk.all), ("pk.any", pk.any), ("pk.argmax", pk.argmax), ("pk.argmin", pk.argmin),
+    ("pk.argsort", pk.argsort), ("pk.count_nonzero", pk.count_nonzero),
+    ("pk.isfinite", pk.isfinite), ("pk.isinf", pk.isinf), ("pk.isnan", pk.isnan),
+    ("pk.signbit", pk.signbit), ("pk.logical_not", pk.logical_not),
+    ("pk.bitwise_invert", pk.bitwise_invert),
+    ("xp.argsort", xp.argsort), ("xp.nonzero", xp.nonzero),
+    ("xp.searchsorted", lambda t: xp.searchsorted(pk.asarray([0.0, 1.0]), t)),
+])
+
+NO_GRADIENT_PATH: dict[str, Callable[[object], object]] = {
+    "pk.zeros_like": pk.zeros_like, "pk.ones_like": pk.ones_like,
+    "pk.empty_like": pk.empty_like, "pk.full_like": lambda t: pk.full_like(t, 2.0),
+    "xp.empty_like": xp.empty_like, "xp.imag": xp.imag,
+    "pk.one_hot": lambda t: pk.one_hot((t > 0).astype(pk.i32), 3),
+}
+
+NOT_TENSOR_OPS = {
+    # the kernel language (inside @pk.kernel only)
+    *(f"pk.{n}" for n in (
+        "atomic_add", "atomic_and_", "atomic_cas", "atomic_exchange", "atomic_max",
+        "atomic_min", "atomic_or_", "atomic_sub", "atomic_xor", "barrier", "bitcast",
+        "coop_convert", "coop_fill", "coop_load", "coop_mma", "coop_store", "global_id", "grid",
+        "group_id", "group_size", "local", "local_id", "num_groups", "ravel", "unravel",
+        "shared", "subgroup_add", "subgroup_all", "subgroup_any", "subgroup_broadcast",
+        "subgroup_lane", "subgroup_max", "subgroup_min", "subgroup_prefix_add",
+        "subgroup_shuffle", "subgroup_shuffle_xor", "subgroup_size")),
+    # compiling, devices, files
+    "pk.func", "pk.kernel", "pk.strict_float", "pk.devices", "pk.get_device", "pk.set_device",
+    "pk.sync", "pk.load", "pk.save", "xp.get_device",
+    # new tensors from shapes or host data, and dtype queries
+    "pk.arange", "pk.asarray", "pk.empty", "pk.eye", "pk.full", "pk.linspace", "pk.ones",
+    "pk.zeros", "pk.can_cast", "pk.result_type", "xp.asarray", "xp.empty", "xp.can_cast",
+    "xp.result_type", "xp.finfo", "xp.iinfo", "xp.isdtype", "xp.__array_namespace_info__",
+}
+
+
+# ---------------------------------------------------------------- Tensor methods and operators
+
+def _method(name: str, *args: object, **kwargs: object) -> Callable[..., object]:
+    return lambda t, *others: getattr(t, name)(*args, *others, **kwargs)
+
+
+METHODS: dict[str, Case] = {
+    "reshape": Case(_method("reshape", 2, 6), lambda a: a.reshape(2, 6)),
+    "transpose": Case(_method("transpose"), lambda a: a.T),
+    "permute": Case(_method("permute", 1, 0), lambda a: a.T),
+    "swapaxes": Case(_method("swapaxes", 0, 1), lambda a: a.T),
+    "broadcast_to": Case(_method("broadcast_to", (2, 3, 4)),
+                         lambda a: np.broadcast_to(a, (2, 3, 4))),
+    "expand": Case(_method("expand", 2, -1, 4), lambda a: np.broadcast_to(a, (2, 3, 4)),
+                   ((3, 1),)),
+    "squeeze": Case(_method("squeeze"), lambda a: a.reshape(3), ((3, 1),)),
+    "unsqueeze": Case(_method("unsqueeze", 1), lambda a: a[:, None]),
+    "flip": Case(_method("flip", 0), lambda a: a[::-1]),
+    "flatten": Case(_method("flatten"), lambda a: a.ravel()),
+    "ravel": Case(lambda t: t.T.ravel(), lambda a: a.T.ravel()),
+    "contiguous": Case(lambda t: t.T.contiguous(), lambda a: a.T.copy()),
+    "copy": Case(_method("copy"), lambda a: a.copy()),
+    "clone": Case(_method("clone"), lambda a: a.copy()),
+    "astype": Case(_method("astype", pk.f64), lambda a: a.copy()),
+    "clip": Case(_method("clip", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    "round": Case(_method("round", 1), lambda a: np.round(a, 1)),
+    "sum": Case(_method("sum", axis=0), lambda a: a.sum(0)),
+    "mean": Case(_method("mean", axis=1, keepdims=True), lambda a: a.mean(1, keepdims=True)),
+    "prod": Case(_method("prod", axis=0), lambda a: a.prod(0)),
+    "var": Case(_method("var", axis=0, correction=1), lambda a: a.var(0, ddof=1)),
+    "std": Case(_method("std"), lambda a: a.std()),
+    "max": Case(_method("max", axis=1), lambda a: a.max(1)),
+    "min": Case(_method("min", axis=0, keepdims=True), lambda a: a.min(0, keepdims=True)),
+    "__add__": Case(lambda t, u: t + u, np.add, ((3, 4), (4,))),
+    "__radd__": Case(lambda t: 2.0 + t, lambda a: 2.0 + a),
+    "__sub__": Case(lambda t, u: t - u, np.subtract, ((3, 4), (4,))),
+    "__rsub__": Case(lambda t: 2.0 - t, lambda a: 2.0 - a),
+    "__mul__": Case(lambda t, u: t * u, np.multiply, ((3, 4), (3, 1))),
+    "__rmul__": Case(lambda t: 3.0 * t, lambda a: 3.0 * a),
+    "__truediv__": Case(lambda t, u: t / u, np.divide, ((3, 4), (4,)), 0.5),
+    "__rtruediv__": Case(lambda t: 2.0 / t, lambda a: 2.0 / a, ((3, 4),), 0.5),
+    "__floordiv__": Case(lambda t: t // 0.7, lambda a: a // 0.7),
+    "__rfloordiv__": Case(lambda t: 3.0 // t, lambda a: 3.0 // a, ((3, 4),), 0.5),
+    "__mod__": Case(lambda t: t % 0.7, lambda a: a % 0.7),
+    "__rmod__": Case(lambda t: 3.0 % t, lambda a: 3.0 % a, ((3, 4),), 0.5),
+    "__pow__": Case(lambda t, u: t ** u, np.power, ((3, 4), (4,)), 0.5),
+    "__rpow__": Case(lambda t: 2.0 ** t, lambda a: 2.0 ** a),
+    "__matmul__": Case(lambda t, u: t @ u, np.matmul, ((3, 4), (4,))),
+    "__rmatmul__": Case(lambda t: [[1.0, 2.0, 0.5]] @ t, lambda a: [[1.0, 2.0, 0.5]] @ a),
+    "__neg__": Case(lambda t: -t, np.negative),
+    "__pos__": Case(lambda t: +t, np.positive),
+    "__abs__": Case(abs, np.abs),
+    "__getitem__": Case(lambda t: t[1:, ::-2], lambda a: a[1:, ::-2]),
+    "__iter__": Case(lambda t: pk.stack(list(t)[::-1]), lambda a: a[::-1]),
+    "__array_ufunc__": Case(lambda t: np.exp(t), np.exp),
+}
+
+METHODS_WITHOUT_GRADIENT = {
+    # integer or bool results, host values, and autograd's own methods
+    "all", "any", "argmax", "argmin", "item", "numpy", "tolist", "backward", "detach",
+    "requires_grad_", "to_device", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+    "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
+    "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
+    "__array_namespace__", "__dlpack__", "__dlpack_device__",
+    # in place: refused with RuntimeError while grad mode records (test_autograd_core.py)
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
+    "__irshift__",
+}
