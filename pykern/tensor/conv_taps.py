@@ -1,14 +1,11 @@
 """Shared pieces of the conv kernels: where a kernel tap reads (conv2d gathers, its transpose
 takes the one input index that reaches the output, if any), and the bias argument."""
 
-import functools
-
 import pykern as pk
 
-from pykern.runtime import get_device
 from pykern.lang.dtypes import DType
-from pykern.tensor.creation import fill
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.stand_in import stand_in
+from pykern.tensor.tensor import Tensor
 
 
 @pk.func
@@ -37,12 +34,6 @@ def transposed_source(o, tap, s, p, d, size):
 def bias_or_zero(bias: Tensor | None, dtype: DType) -> Tensor:
     """The bias, or a one-element stand-in bound where there is none (the kernels then do not
     read it)."""
-    return bias if bias is not None else _zero(get_device(), dtype)
+    return bias if bias is not None else stand_in(dtype)
 
 
-@functools.lru_cache(maxsize=None)
-def _zero(device: object, d: DType) -> Tensor:
-    """One per device and dtype (a tensor of one device cannot be bound on another)."""
-    t = empty((1,), d)
-    fill(t, 0)
-    return t

@@ -24,6 +24,7 @@ import pykern as pk
 from pykern.autograd.graph import needs_grad
 from pykern.autograd import composite
 from pykern.tensor import layer_norm_backward
+from pykern.tensor.stand_in import stand_in
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -265,7 +266,7 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
     lead = x.shape[:x.ndim - len(norm)]
     xr = _as_rows(x, len(lead), length)
     orow = view(out, lead + (length,), out.element_strides[:len(lead)] + (1,))
-    w, b = (_as_vector(p, length) if p is not None else _dummy(x.dtype) for p in params)
+    w, b = (_as_vector(p, length) if p is not None else stand_in(x.dtype) for p in params)
     wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op=op)
     kern = _layer_norm_kernel(x.dtype, w.dtype, b.dtype, params[0] is not None,
                               params[1] is not None, wg)
@@ -303,13 +304,6 @@ def _as_vector(p: Tensor, length: int) -> Tensor:
         p = p.contiguous()
         strides = (1,)
     return view(p, (length,), strides)
-
-
-@functools.lru_cache(maxsize=None)
-def _dummy(d: DType) -> Tensor:
-    t = empty((1,), d)
-    fill(t, 0)
-    return t
 
 
 @functools.lru_cache(maxsize=None)

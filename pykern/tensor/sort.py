@@ -19,7 +19,7 @@ import pykern as pk
 from pykern.autograd import gather_backward
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
-from pykern.runtime import get_device
+from pykern.tensor.stand_in import stand_in
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
@@ -142,7 +142,7 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
         threads = min(max(block // 2, 64), THREADS)
         kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
         groups = cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
-        keys, idx = _scratch_dummies(get_device(), kd)
+        keys, idx = _scratch_dummies(kd)
         kern[groups * threads](x, keys, idx, vals, inds, length, 2, block, rows)
         return
     keys = empty((rows, p), kd)
@@ -168,13 +168,12 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
 
 def _sink(d: DType, shape: tuple[int, ...]) -> Tensor:
     """A write-only stand-in for an unwanted output: every element is one scratch element."""
-    return view(_scratch_dummies(get_device(), d)[0], shape, (0,) * len(shape), 0)
+    return view(_scratch_dummies(d)[0], shape, (0,) * len(shape), 0)
 
 
-@functools.lru_cache(maxsize=None)
-def _scratch_dummies(device: object, kd: DType) -> tuple[Tensor, Tensor]:
-    """One pair per device and dtype (a tensor of one device cannot be bound on another)."""
-    return empty((1, 1), kd), empty((1, 1), dt.i32)
+def _scratch_dummies(kd: DType) -> tuple[Tensor, Tensor]:
+    """The stand-ins bound to the scratch slots a launch does not use."""
+    return stand_in(kd, (1, 1)), stand_in(dt.i32, (1, 1))
 
 
 @pk.func
