@@ -1,11 +1,12 @@
 """Mixed precision: `pk.autocast(dtype=pk.bf16)` runs the matrix products of f32 tensors in a
 16-bit float on the matrix engine, as PyTorch's autocast does.
 
-Inside the block, `matmul` (and so `pk.nn.Linear` and `F.linear`), `conv2d` and `attention`
-convert their f32 operands to the autocast dtype (the conversions are recorded, so gradients
-reach the f32 tensors, the master weights, in f32) and accumulate in f32. matmul and conv2d
-give f32 results, attention the 16-bit dtype; every other op runs in the dtype it is given,
-so normalisations, softmax and losses stay in f32. Operands of other dtypes are left alone.
+Inside the block, `matmul` (and so `pk.nn.Linear` and `F.linear`), `conv2d`,
+`conv_transpose2d` and `attention` convert their f32 operands to the autocast dtype (the
+conversions are recorded, so gradients reach the f32 tensors, the master weights, in f32) and
+accumulate in f32. matmul gives f32 results, the others the 16-bit dtype, as PyTorch's do;
+every other op runs in the dtype it is given, so normalisations, softmax and losses stay in
+f32. Operands of other dtypes are left alone.
 The mode is per thread, like grad mode.
 """
 
@@ -52,9 +53,13 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's name)
 
 
 def low_precision(*tensors: Any) -> tuple[Any, ...] | None:
-    """The tensors converted to the autocast dtype when autocast is on and every one is f32;
-    None otherwise (the op then runs as usual)."""
+    """The tensors with their f32 ones converted to the autocast dtype, when autocast is on and
+    every one is f32 or already of that dtype (one at least f32); None otherwise (the op then
+    runs as usual)."""
     low = autocast_dtype()
-    if low is None or not all(getattr(t, "dtype", None) == dt.f32 for t in tensors):
+    if low is None:
         return None
-    return tuple(t.astype(low) for t in tensors)
+    dtypes = [getattr(t, "dtype", None) for t in tensors]
+    if dt.f32 not in dtypes or not all(d in (dt.f32, low) for d in dtypes):
+        return None
+    return tuple(t.astype(low) if t.dtype == dt.f32 else t for t in tensors)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pykern.autograd import conv_backward
 from pykern.autograd.graph import needs_grad
+from pykern.tensor.autocast import low_precision
 from pykern.tensor.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
                                      transposed_output_size)
@@ -49,6 +50,9 @@ def conv2d(x: object, w: object, bias: object = None, stride: PairArg = 1,
         y = pk.conv2d(images, filters, bias, stride=2, padding=1)
         y = pk.conv2d(x, w_depthwise, padding="same", groups=x.shape[1])
     """
+    low = low_precision(x, w)
+    if low is not None:  # pk.autocast: 16-bit operands and result
+        return conv2d(low[0], low[1], bias, stride, padding, dilation, groups)
     if needs_grad(x, w, bias):
         return conv_backward.conv2d(conv2d, x, w, bias, stride, padding, dilation, groups)
     op = "conv2d"
@@ -83,6 +87,10 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
 
         up = pk.conv_transpose2d(features, filters, stride=2, padding=1, output_padding=1)
     """
+    low = low_precision(x, w)
+    if low is not None:  # pk.autocast
+        return conv_transpose2d(low[0], low[1], bias, stride, padding, output_padding, groups,
+                                dilation)
     if needs_grad(x, w, bias):
         return conv_backward.conv_transpose2d(conv_transpose2d, x, w, bias, stride, padding,
                                               output_padding, groups, dilation)

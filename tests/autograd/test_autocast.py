@@ -104,3 +104,21 @@ def test_bad_arguments_are_named():
         pk.autocast(dtype=pk.f32)
     with pytest.raises(TypeError, match="device_type"):
         pk.autocast(pk.bf16)
+
+
+def test_convolutions_run_in_16_bits_and_their_gradients_come_back_in_f32():
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal((2, 4, 8, 8)).astype(np.float32)
+    ws = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    x, w = pk.asarray(xs).requires_grad_(), pk.asarray(ws).requires_grad_()
+    bias = pk.asarray(rng.standard_normal(6).astype(np.float32)).requires_grad_()
+    with pk.autocast(dtype=pk.bf16):
+        y = pk.conv2d(x, w, bias, padding=1)
+        up = pk.conv_transpose2d(y, w)
+    assert y.dtype == pk.bf16 and up.dtype == pk.bf16
+    exact = pk.conv2d(pk.asarray(_rounded(xs, pk.bf16)), pk.asarray(_rounded(ws, pk.bf16)),
+                      pk.asarray(bias.numpy().astype(np.float64)), padding=1).numpy()
+    np.testing.assert_allclose(y.astype(pk.f32).numpy(), exact, rtol=1e-2, atol=3e-2)
+    y.astype(pk.f32).sum().backward()
+    assert (x.grad.dtype, w.grad.dtype, bias.grad.dtype) == (pk.f32, pk.f32, pk.f32)
+    np.testing.assert_allclose(bias.grad.numpy(), np.full(6, 2 * 8 * 8.0))  # N·H·W each
