@@ -13,6 +13,7 @@ differentiates.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -92,11 +93,14 @@ class ViewNode(Node):
     def __init__(self, name: str, edges: tuple[Edge | None, ...], backward: Backward,
                  view: Any) -> None:
         super().__init__(name, edges, backward)
-        self.buffer = view.buffer
+        # weakly: the view holds its buffer while it can be used, and the graph should not
+        # hold the memory of a view no backward reads
+        self.buffer = weakref.ref(view.buffer)
         self.version = version_of(view.buffer)
 
     def stale(self) -> bool:
-        return version_of(self.buffer) != self.version
+        buffer = self.buffer()
+        return buffer is not None and version_of(buffer) != self.version
 
 
 def needs_grad(*inputs: object) -> bool:
