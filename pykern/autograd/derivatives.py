@@ -84,6 +84,12 @@ def _max_share(a: Any, b: Any) -> Any:
     return pk.where(a > b, 1.0, pk.where(a == b, 0.5, 0.0))
 
 
+def _log(a: Any) -> Any:
+    """log of a tensor, or of a Python number in float64 (pk.log would make it an f32
+    tensor, and `2.0 ** x` in f64 would get an f32-rounded gradient)."""
+    return math.log(a) if isinstance(a, (int, float)) else pk.log(a)
+
+
 def _hypot_a(g: Any, a: Any, out: Any) -> Any:
     return g * a / out
 
@@ -98,7 +104,7 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "subtract": (lambda g: g, lambda g: -g),
     "multiply": (lambda g, b: g * b, lambda g, a: g * a),
     "divide": (lambda g, b: g / b, lambda g, b, out: -g * out / b),
-    "pow": (lambda g, a, b: g * b * a ** (b - 1), lambda g, a, out: g * out * pk.log(a)),
+    "pow": (lambda g, a, b: g * b * a ** (b - 1), lambda g, a, out: g * out * _log(a)),
     "maximum": (lambda g, a, b: g * _max_share(a, b), lambda g, a, b: g * _max_share(b, a)),
     "minimum": (lambda g, a, b: g * _max_share(b, a), lambda g, a, b: g * _max_share(a, b)),
     "atan2": (lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: -g * a / (a * a + b * b)),

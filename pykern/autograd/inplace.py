@@ -49,12 +49,14 @@ def write(name: str, target: Any, compute: Callable[[], Any]) -> Any:
     """The recorded form of an in-place op: `compute()` (the op out of place, recorded) gives
     the value, which is then written into `target`. Returns `target`."""
     refuse_leaf(name, target)
-    assign(name, target, compute())
+    assign(name, target, compute(), from_target=True)
     return target
 
 
-def assign(name: str, target: Any, value: object) -> None:
-    """`target[...] = value`, recorded on `target`'s base (see the module's docstring)."""
+def assign(name: str, target: Any, value: object, from_target: bool = False) -> None:
+    """`target[...] = value`, recorded on `target`'s base (see the module's docstring).
+    `from_target`: the value was computed from `target` (an in-place op), so where it covers
+    the whole base, the base's old gradient flows through the value alone."""
     from pykern.tensor import elementwise as ew
 
     refuse_leaf(name, target)
@@ -63,13 +65,13 @@ def assign(name: str, target: Any, value: object) -> None:
     before = edge(base)  # the base as it was: captured before the write
     with no_grad():
         ew.assign(target, value)  # bumps the version
-    if target.size == 0:
-        return
     whole = target is base or (target.shape == base.shape and target.offset == base.offset
                                and target.element_strides == base.element_strides)
     region = None if whole else Region(base, target)
-    if region is None:
+    if region is None and (from_target or before is None):
         node = Node(name, (edge(value),), lambda g: (g,))
+    elif region is None:  # overwritten: the old base gets zeros, as PyTorch's copy_ gives
+        node = Node(name, (before, edge(value)), lambda g: (_zeros_like(g), g))
     else:
         node = Node(name, (before, edge(value)), region.backward(before is not None))
     base.grad_fn = node
@@ -80,13 +82,18 @@ def assign(name: str, target: Any, value: object) -> None:
         target.requires_grad = True
 
 
+def _zeros_like(g: Any) -> Any:
+    import pykern as pk
+    return pk.zeros(g.shape, g.dtype)
+
+
 class Region:
     """Where a view lies in its base's memory, to move gradients between the two: a gradient
     of the base is laid out in a new buffer exactly as the base is in its own, so the view's
     strides and offset select the view's elements there too."""
 
     def __init__(self, base: Any, view: Any) -> None:
-        lo, hi = base._extent()
+        lo, hi = base._extent() if base.size else (base.offset, base.offset - 1)
         self.extent = hi - lo + 1
         self.base = (tuple(base.shape), base.element_strides, base.offset - lo)
         self.view = (tuple(view.shape), view.element_strides, view.offset - lo)

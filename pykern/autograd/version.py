@@ -22,6 +22,9 @@ def version_of(buffer: Any) -> int:
 
 
 def bump(t: Any) -> None:
-    """Counts one write into the memory of tensor `t` (any view of its buffer)."""
+    """Counts one write into the memory of tensor `t` (any view of its buffer); writing no
+    element changes nothing."""
+    if t.size == 0:
+        return
     buf = t.buffer
     _versions[buf] = _versions.get(buf, 0) + 1
