@@ -45,11 +45,12 @@ def refuse_leaf(name: str, target: Any) -> None:
                            "or compute a new tensor")
 
 
-def write(name: str, target: Any, compute: Callable[[], Any]) -> Any:
-    """The recorded form of an in-place op: `compute()` (the op out of place, recorded) gives
-    the value, which is then written into `target`. Returns `target`."""
+def write(name: str, target: Any, compute: Callable[[], Any], from_target: bool) -> Any:
+    """The recorded form of an in-place op or `out=`: `compute()` (the op out of place,
+    recorded) gives the value, which is then written into `target` (`from_target`: an
+    operand of the op is `target`). Returns `target`."""
     refuse_leaf(name, target)
-    assign(name, target, compute(), from_target=True)
+    assign(name, target, compute(), from_target)
     return target
 
 

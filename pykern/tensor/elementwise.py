@@ -163,7 +163,7 @@ def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
             result = unary(op, x)
             _output(out, result.shape, result.dtype, op.name)  # the same checks as below
             return result
-        return inplace.write(op.name + "_", out, value)
+        return inplace.write(op.name + "_", out, value, from_target=out is x)
     result = _unary(op, x, out)
     bump(out)
     return result
@@ -218,7 +218,7 @@ def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
             result = binary(op, a, b)
             _output(out, result.shape, result.dtype, op.name)
             return result
-        return inplace.write(op.name + "_", out, value)
+        return inplace.write(op.name + "_", out, value, from_target=out is a or out is b)
     result = _binary(op, a, b, out)
     bump(out)
     return result

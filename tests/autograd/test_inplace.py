@@ -259,3 +259,17 @@ def test_setitem_broadcasts_the_value_and_its_gradient_is_summed_back():
     z[1:] = x * 1.0  # (1,) broadcast to (2, 2)
     z.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [4.0])
+
+
+def test_out_overwriting_a_non_leaf_gives_its_old_inputs_zeros():
+    """As PyTorch's copy_: the old graph stays connected, with a zero gradient."""
+    x = leaf([1.0, 2.0])
+    y = x * 3.0
+    pk.exp(pk.asarray(np.array([0.0, 1.0])), out=y)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+    x.grad = None
+    y = x * 3.0
+    y[...] = 7.0
+    (y * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [7.0, 7.0])
