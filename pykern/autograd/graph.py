@@ -85,8 +85,8 @@ class Node:
 class ViewNode(Node):
     """The node of a view (slicing, transpose, reshape...): it also remembers the version of
     the memory it shares when it was taken. A view used after its memory was overwritten in
-    place would send its gradient to the base as it was before the write, so `record`
-    refuses it."""
+    place would send its gradient to the base as it was before the write, so `record` gives
+    it a new node first (`refresh_stale_views`)."""
 
     __slots__ = ("buffer", "version")
 
@@ -122,7 +122,7 @@ def record(name: str, result: Any, inputs: Sequence[object], backward: Backward,
     the memory of `inputs[0]`."""
     if not needs_grad(*inputs):
         return result
-    refuse_stale_views(name, inputs)
+    refresh_stale_views(inputs)
     edges = tuple(edge(t) for t in inputs)
     if view:
         node: Node = ViewNode(name, edges, backward, result)
@@ -135,13 +135,17 @@ def record(name: str, result: Any, inputs: Sequence[object], backward: Backward,
     return result
 
 
-def refuse_stale_views(name: str, inputs: Sequence[object]) -> None:
-    """RuntimeError for an input that is a view taken before its memory was written in place:
-    its recorded path leads to the base as it was, not as it is."""
+def refresh_stale_views(inputs: Sequence[object]) -> None:
+    """An input that is a view taken before its memory was written in place gets a new
+    grad_fn: a view of its base as it is now (as PyTorch regenerates a view's grad_fn), since
+    its values are the base's current ones. Ops that read it before keep the old path, as
+    they read the old values."""
+    from pykern.autograd.region import Region
+
     for t in inputs:
         node = getattr(t, "grad_fn", None)
         if isinstance(node, ViewNode) and node.stale():
-            raise RuntimeError(
-                f"{name}: an input is a view ({node.name}) of a tensor that was modified by an "
-                "in-place operation after the view was taken, so its gradient would reach the "
-                "tensor as it was before; take the view again after the in-place operation")
+            base = t._base  # type: ignore[attr-defined]
+            region = Region(base, t)
+            t.grad_fn = ViewNode(node.name, (Edge(base),),  # type: ignore[attr-defined]
+                                 lambda g, r=region: (r.scatter(g),), t)

@@ -9,7 +9,8 @@ copy on the target's base (`Tensor._base`, the tensor that owns the memory a vie
 - the whole base written: its gradient goes on to the value;
 - a region of it (`y[0] += 1`, `y[:, 1] = 0`, an op on a view): the base's gradient passes to
   the base as it was except in the region, and the region's part goes to the value (PyTorch's
-  CopySlices); the view written becomes a view of the base as it is now.
+  CopySlices); the view written becomes a view of the base as it is now, and so does any
+  other view of it when it is next used (`graph.refresh_stale_views`).
 
 A leaf that requires grad (or a view of one) refuses writes while grad mode records (they
 would change what its gradient is of); under `pk.no_grad()` writes only bump the version.
@@ -20,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pykern.autograd.graph import Edge, Node, ViewNode, edge, needs_grad, refuse_stale_views
+from pykern.autograd.graph import Edge, Node, ViewNode, edge, needs_grad, refresh_stale_views
 from pykern.autograd.mode import no_grad
+from pykern.autograd.region import Region, zeros_like
 
 
 def base_of(t: Any) -> Any:
@@ -61,7 +63,7 @@ def assign(name: str, target: Any, value: object, from_target: bool = False) -> 
     from pykern.tensor import elementwise as ew
 
     refuse_leaf(name, target)
-    refuse_stale_views(name, (value,))
+    refresh_stale_views((value,))
     base = base_of(target)
     before = edge(base)  # the base as it was: captured before the write
     with no_grad():
@@ -72,7 +74,7 @@ def assign(name: str, target: Any, value: object, from_target: bool = False) -> 
     if region is None and (from_target or before is None):
         node = Node(name, (edge(value),), lambda g: (g,))
     elif region is None:  # overwritten: the old base gets zeros, as PyTorch's copy_ gives
-        node = Node(name, (before, edge(value)), lambda g: (_zeros_like(g), g))
+        node = Node(name, (before, edge(value)), lambda g: (zeros_like(g), g))
     else:
         node = Node(name, (before, edge(value)), region.backward(before is not None))
     base.grad_fn = node
@@ -81,56 +83,3 @@ def assign(name: str, target: Any, value: object, from_target: bool = False) -> 
         scatter = region.scatter if region is not None else (lambda g: g)
         target.grad_fn = ViewNode(name, (Edge(base),), lambda g: (scatter(g),), target)
         target.requires_grad = True
-
-
-def _zeros_like(g: Any) -> Any:
-    import pykern as pk
-    return pk.zeros(g.shape, g.dtype)
-
-
-class Region:
-    """Where a view lies in its base's memory, to move gradients between the two: a gradient
-    of the base is laid out in a new buffer exactly as the base is in its own, so the view's
-    strides and offset select the view's elements there too."""
-
-    def __init__(self, base: Any, view: Any) -> None:
-        lo, hi = base._extent() if base.size else (base.offset, base.offset - 1)
-        self.extent = hi - lo + 1
-        self.base = (tuple(base.shape), base.element_strides, base.offset - lo)
-        self.view = (tuple(view.shape), view.element_strides, view.offset - lo)
-
-    def _laid_out(self, dtype: Any) -> tuple[Any, Any]:
-        """A new buffer as (the base's layout, the view's layout) over it, zero-filled."""
-        import pykern as pk
-        from pykern.tensor.tensor import Tensor
-
-        flat = pk.zeros((self.extent,), dtype)
-        shape, strides, offset = self.base
-        vshape, vstrides, voffset = self.view
-        return (Tensor(flat.buffer, shape, dtype, strides, offset),
-                Tensor(flat.buffer, vshape, dtype, vstrides, voffset))
-
-    def backward(self, to_base: bool) -> Callable[[Any], tuple[Any, Any]]:
-        """The write's backward: (the base's gradient, zero in the region, when `to_base`;
-        the value's, the region of the gradient)."""
-        from pykern.tensor import elementwise as ew
-
-        def split(g: Any) -> tuple[Any, Any]:
-            whole, part = self._laid_out(g.dtype)
-            ew.assign(whole, g)
-            taken = part.copy()
-            if not to_base:
-                return None, taken
-            ew.assign(part, 0)
-            return whole, taken
-
-        return split
-
-    def scatter(self, g: Any) -> Any:
-        """The base's gradient from the view's: `g` in the region, zeros elsewhere."""
-        from pykern.tensor import elementwise as ew
-
-        whole, part = self._laid_out(g.dtype)
-        ew.assign(part, g)
-        return whole
-
