@@ -255,8 +255,10 @@ def test_where_and_clip(pair, lx, seed):
     check(lambda s, t: pk.where(pk.asarray(cond), s, t), lambda s, t: np.where(cond, s, t),
           [a, b], rng)
     a.make()
-    # bounds away from the values: they are drawn from [-1.5, 1.5] minus a band
     check(lambda t: pk.clip(t, -0.55, 0.45), lambda s: np.clip(s, -0.55, 0.45), [a], rng)
+    a.make()
+    lo = make_input("plain", pair[1], rng, lambda u: 0.3 * u - 0.2)  # a bound that is a tensor
+    check(lambda t, m: pk.clip(t, m, 0.9), lambda s, m: np.clip(s, m, 0.9), [a, lo], rng)
 
 
 # ---------------------------------------------------------------- reductions
