@@ -38,15 +38,15 @@ class Input:
 
     layout: str
     storage: np.ndarray
+    shape: tuple[int, ...]
     leaf: Any = None
     tensor: Any = None
 
     def view_np(self, s: np.ndarray) -> np.ndarray:
         return _VIEWS[self.layout][0](s, self.shape)
 
-    shape: tuple[int, ...] = ()
-
     def make(self) -> None:
+        """(Re)creates the leaf, with no gradient yet, and the operand from it."""
         if self.layout == "strided_leaf":
             self.leaf = pk.asarray(self.storage)[..., ::2].detach().requires_grad_()
             self.tensor = self.leaf
@@ -62,10 +62,6 @@ class Input:
     def wrt(self) -> np.ndarray:
         """What the numeric gradient perturbs: the leaf's own values."""
         return self.values() if self.layout == "strided_leaf" else self.storage
-
-
-def _t(a: Any) -> Any:
-    return a.T
 
 
 _VIEWS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
@@ -93,7 +89,7 @@ def make_input(layout: str, shape: tuple[int, ...], rng: np.random.Generator,
     if not shape and layout != "plain":
         layout = "plain"
     storage = np.asarray(domain(rng.uniform(-1.0, 1.0, _storage_shape(layout, shape))))
-    inp = Input(layout, storage, shape=shape)
+    inp = Input(layout, storage, shape)
     inp.make()
     assert inp.tensor.shape == shape and inp.values().shape == shape
     return inp
