@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pykern.autograd.graph import Edge, Node
+from pykern.autograd.graph import Edge, Node, refresh_stale_views
 from pykern.autograd.mode import no_grad
 
 
@@ -82,6 +82,7 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
             leaf = to.leaf
             leaf.grad = g.copy() if leaf.grad is None else leaf.grad + g
 
+    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
     with no_grad():
         for t, g in roots:
             deliver(Edge(t), g)

@@ -244,6 +244,15 @@ def test_a_view_taken_before_a_write_is_a_view_of_the_base_as_it_is_when_used_af
     np.testing.assert_allclose(x.grad.numpy(), [2.0 + 5.0, 0.0])
 
 
+def test_backward_from_a_view_written_through_its_base():
+    x = leaf([1.0, 2.0])
+    y = x * 1.0
+    v = y[1:]
+    y *= 3.0
+    v.backward(pk.asarray(np.array([1.0])))
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 3.0])
+
+
 def test_sibling_views_after_a_write_into_one_of_them():
     """`q, k = h[:, :2], h[:, 2:]; q *= 3`: k is untouched and q is written, an overlapping
     view sees the write."""
