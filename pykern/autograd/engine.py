@@ -9,35 +9,36 @@ unless `retain_graph`; running it again is a RuntimeError that says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pykern.autograd.graph import Node
+from pykern.autograd.graph import Edge, Node, refresh_stale_views
 from pykern.autograd.mode import no_grad
 
 
-def fit(g: Any, t: Any) -> Any:
-    """`g` summed over the dimensions `t` was broadcast along and converted to `t`'s dtype."""
+def fit(g: Any, to: Edge) -> Any:
+    """`g` summed over the dimensions the input of `to` was broadcast along and converted to
+    its dtype."""
     import pykern as pk
 
-    if tuple(g.shape) != tuple(t.shape):
-        lead = g.ndim - t.ndim
+    shape = to.shape
+    if tuple(g.shape) != shape:
+        lead = g.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(t.shape) if n == 1 and g.shape[lead + i] != 1)
+            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
         if axes:
             g = pk.sum(g, axis=axes, keepdims=True)
-        g = g.reshape(t.shape)
-    if g.dtype != t.dtype and not _converts_its_gradient(t):
-        g = g.astype(t.dtype)
+        g = g.reshape(shape)
+    if g.dtype != to.dtype and not _converts_its_gradient(to):
+        g = g.astype(to.dtype)
     return g
 
 
-def _converts_its_gradient(t: Any) -> bool:
+def _converts_its_gradient(to: Edge) -> bool:
     """A conversion's result (`astype`, pk.autocast's 16-bit operands) passes its gradient on
     to a tensor of another dtype: converting it to the result's dtype first would only round
     it (and cost a pass over it)."""
-    node = t.grad_fn
-    return node is not None and node.name == "astype"
+    return to.node is not None and to.node.name == "astype"
 
 
 def _order(roots: Sequence[Node]) -> list[Node]:
@@ -51,11 +52,11 @@ def _order(roots: Sequence[Node]) -> list[Node]:
         stack: list[tuple[Node, int]] = [(root, 0)]
         while stack:
             node, i = stack.pop()
-            inputs = node.inputs
-            while i < len(inputs):
-                t = inputs[i]
+            edges = node.edges
+            while i < len(edges):
+                e = edges[i]
                 i += 1
-                child = getattr(t, "grad_fn", None)
+                child = e.node if e is not None else None
                 if child is not None and id(child) not in seen:
                     seen.add(id(child))
                     stack.append((node, i))
@@ -63,47 +64,61 @@ def _order(roots: Sequence[Node]) -> list[Node]:
                     break
             else:
                 post.append(node)
-    post.reverse()
-    return post
+    return post[::-1]
 
 
 def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
         wanted: Sequence[Any] | None = None) -> list[Any] | None:
     """Backpropagates each (tensor, gradient) of `roots`. Without `wanted`, the leaves'
     `.grad` accumulate; with it, their gradients (None for one nothing reached) are returned
-    and no `.grad` changes."""
-    wanted_at = {id(t): i for i, t in enumerate(wanted)} if wanted is not None else None
+    and no `.grad` changes. A wanted tensor is matched by its leaf or its current grad_fn."""
+    wanted_at = {_key(t): i for i, t in enumerate(wanted)} if wanted is not None else None
     found: list[Any] = [None] * (len(wanted) if wanted is not None else 0)
+    pending: dict[int, Any] = {}
 
-    def deliver(t: Any, g: Any, pending: dict[int, Any]) -> None:
-        if wanted_at is not None and id(t) in wanted_at:
-            i = wanted_at[id(t)]
+    def deliver(to: Edge, g: Any) -> None:
+        g = fit(g, to)
+        target = to.node if to.node is not None else to.leaf
+        if wanted_at is not None and id(target) in wanted_at:
+            i = wanted_at[id(target)]
             found[i] = g if found[i] is None else found[i] + g
-        if t.grad_fn is not None:
-            key = id(t.grad_fn)
+        if to.node is not None:
+            key = id(to.node)
             pending[key] = g if key not in pending else pending[key] + g
         elif wanted_at is None:
-            t.grad = g.copy() if t.grad is None else t.grad + g
+            leaf = to.leaf
+            leaf.grad = g.copy() if leaf.grad is None else leaf.grad + g
 
+    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
     with no_grad():
-        pending: dict[int, Any] = {}
         for t, g in roots:
-            deliver(t, fit(g, t), pending)
+            deliver(Edge(t), g)
         for node in _order([t.grad_fn for t, _ in roots if t.grad_fn is not None]):
             g = pending.pop(id(node), None)
             if g is None:
                 continue
-            if node.backward is None:
-                raise RuntimeError(f"backward through {node!r} a second time: its saved tensors "
-                                   "were freed after the first; pass retain_graph=True to the "
-                                   "first backward() to keep them")
-            grads, inputs = node.backward(g), node.inputs
-            if not retain_graph:
-                node.release()
-            for t, gi in zip(inputs, grads, strict=True):
-                if t is not None and gi is not None:
-                    deliver(t, fit(gi, t), pending)
+            _run_node(node, g, retain_graph, deliver)
     return found if wanted is not None else None
+
+
+def _key(t: Any) -> int:
+    return id(t.grad_fn) if getattr(t, "grad_fn", None) is not None else id(t)
+
+
+def _run_node(node: Node, g: Any, retain_graph: bool, deliver: Callable[[Edge, Any], None]
+              ) -> None:
+    """Runs one node's backward on `g` and hands each input its gradient."""
+    if node.backward is None:
+        raise RuntimeError(f"backward through {node!r} a second time: its saved tensors "
+                           "were freed after the first; pass retain_graph=True to the "
+                           "first backward() to keep them")
+    node.check_saved()
+    grads = node.backward(g)
+    if not retain_graph:
+        node.release()
+    for to, gi in zip(node.edges, grads, strict=True):
+        if to is not None and gi is not None:
+            deliver(to, gi)
 
 
 def backward(t: Any, gradient: Any = None, retain_graph: bool = False) -> None:

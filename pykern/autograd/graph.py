@@ -1,40 +1,106 @@
 """The recorded graph: a `Node` per op result that requires grad.
 
-A node holds its inputs (the tensors the op read; None where an input was a number or does
-not require grad) and `backward`, a function from the gradient of the result to the
-gradients of the inputs (a tuple, None for an input that gets none). `record` attaches one to
-a result when grad mode is on and an input requires grad; otherwise it does nothing, so ops
-pay one attribute test when nobody differentiates.
+A node holds one `Edge` per input of the op (None where the input was a number or does not
+require grad): where that input's gradient goes — the node that made it, as it was when the op
+ran, or the leaf tensor itself — with the input's shape and dtype, so the graph keeps no
+intermediate tensor alive. Its `backward` is a function from the gradient of the result to the
+gradients of the inputs (a tuple, None for an input that gets none). It remembers the versions
+(`version`) of the tensors that function reads, and refuses to run once one of them was
+overwritten in place. `record` attaches a node to a result when grad mode is on and an input
+requires grad; otherwise it does nothing, so ops pay one attribute test when nobody
+differentiates.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pykern.autograd.mode import is_grad_enabled
+from pykern.autograd.version import version_of
 
 Backward = Callable[[Any], Sequence[Any]]
+
+
+class Edge:
+    """Where the gradient of one input of a node goes: `node` (the input's grad_fn when the op
+    read it) or, for a leaf, `leaf` (the tensor whose `.grad` accumulates it)."""
+
+    __slots__ = ("node", "leaf", "shape", "dtype")
+
+    def __init__(self, t: Any) -> None:
+        self.node: Node | None = t.grad_fn
+        self.leaf = t if t.grad_fn is None else None
+        self.shape: tuple[int, ...] = tuple(t.shape)
+        self.dtype = t.dtype
+
+
+class Saved:
+    """A tensor a backward reads, as the version of its memory when it was saved."""
+
+    __slots__ = ("buffer", "version", "shape", "dtype")
+
+    def __init__(self, t: Any) -> None:
+        self.buffer = t.buffer
+        self.version = version_of(t.buffer)
+        self.shape = tuple(t.shape)
+        self.dtype = t.dtype
 
 
 class Node:
     """How the gradient of one op's result reaches the op's inputs."""
 
-    __slots__ = ("name", "inputs", "backward", "__weakref__")
+    __slots__ = ("name", "edges", "backward", "saved", "__weakref__")
 
-    def __init__(self, name: str, inputs: tuple[Any, ...], backward: Backward) -> None:
+    def __init__(self, name: str, edges: tuple[Edge | None, ...], backward: Backward,
+                 saved: tuple[Saved, ...] = ()) -> None:
         self.name = name
-        self.inputs = inputs
+        self.edges = edges
         self.backward: Backward | None = backward
+        self.saved = saved
 
     def __repr__(self) -> str:
         return f"<{self.name}Backward>"
 
+    def check_saved(self) -> None:
+        """RuntimeError naming the op if a tensor its backward reads was overwritten since."""
+        for s in self.saved:
+            now = version_of(s.buffer)
+            if now != s.version:
+                raise RuntimeError(
+                    f"one of the tensors needed for the gradient of {self.name} was modified by "
+                    f"an in-place operation: a {s.dtype.name} tensor of shape {s.shape} is at "
+                    f"version "
+                    f"{now}, {self.name} saved it at version {s.version}. Compute a new tensor "
+                    "instead of writing in place (x = x + 1, not x += 1), or write into a "
+                    ".clone()")
+
     def release(self) -> None:
-        """Drops what the backward function holds (its saved tensors) and the inputs, once it
-        has run: a result kept after backward() (a loss in a list) keeps no activations."""
+        """Drops what the backward holds (the saved tensors), once it has run."""
         self.backward = None
-        self.inputs = ()
+        self.saved = ()
+
+
+class ViewNode(Node):
+    """The node of a view (slicing, transpose, reshape...): it also remembers the version of
+    the memory it shares when it was taken. A view used after its memory was overwritten in
+    place would send its gradient to the base as it was before the write, so `record` gives
+    it a new node first (`refresh_stale_views`)."""
+
+    __slots__ = ("buffer", "version")
+
+    def __init__(self, name: str, edges: tuple[Edge | None, ...], backward: Backward,
+                 view: Any) -> None:
+        super().__init__(name, edges, backward)
+        # weakly: the view holds its buffer while it can be used, and the graph should not
+        # hold the memory of a view no backward reads
+        self.buffer = weakref.ref(view.buffer)
+        self.version = version_of(view.buffer)
+
+    def stale(self) -> bool:
+        buffer = self.buffer()
+        return buffer is not None and version_of(buffer) != self.version
 
 
 def needs_grad(*inputs: object) -> bool:
@@ -42,11 +108,44 @@ def needs_grad(*inputs: object) -> bool:
     return is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in inputs)
 
 
-def record(name: str, result: Any, inputs: Sequence[object], backward: Backward) -> Any:
-    """`result` with a `grad_fn` when `needs_grad(*inputs)`; `result` unchanged otherwise."""
+def edge(t: object) -> Edge | None:
+    """The edge to `t` for a node that reads it: None unless `t` requires grad."""
+    return Edge(t) if getattr(t, "requires_grad", False) else None
+
+
+def record(name: str, result: Any, inputs: Sequence[object], backward: Backward,
+           saved: Sequence[object] | None = None, view: bool = False) -> Any:
+    """`result` with a `grad_fn` when `needs_grad(*inputs)`; `result` unchanged otherwise.
+
+    `saved` lists the tensors `backward` reads (their versions are checked before it runs);
+    None means, conservatively, every tensor input and the result. `view`: `result` shares
+    the memory of `inputs[0]`."""
     if not needs_grad(*inputs):
         return result
-    kept = tuple(t if getattr(t, "requires_grad", False) else None for t in inputs)
+    refresh_stale_views(inputs)
+    edges = tuple(edge(t) for t in inputs)
+    if view:
+        node: Node = ViewNode(name, edges, backward, result)
+    else:
+        kept = (*inputs, result) if saved is None else saved
+        node = Node(name, edges, backward,
+                    tuple(Saved(t) for t in kept if hasattr(t, "buffer")))
     result.requires_grad = True
-    result.grad_fn = Node(name, kept, backward)
+    result.grad_fn = node
     return result
+
+
+def refresh_stale_views(inputs: Sequence[object]) -> None:
+    """An input that is a view taken before its memory was written in place gets a new
+    grad_fn: a view of its base as it is now (as PyTorch regenerates a view's grad_fn), since
+    its values are the base's current ones. Ops that read it before keep the old path, as
+    they read the old values."""
+    from pykern.autograd.region import Region
+
+    for t in inputs:
+        node = getattr(t, "grad_fn", None)
+        if isinstance(node, ViewNode) and node.stale():
+            base = t._base  # type: ignore[attr-defined]
+            region = Region(base, t)
+            t.grad_fn = ViewNode(node.name, (Edge(base),),  # type: ignore[attr-defined]
+                                 lambda g, r=region: (r.scatter(g),), t)

@@ -14,11 +14,10 @@ def _float(t: Any) -> bool:
     return t.dtype.is_float
 
 
-def refuse_in_place(name: str, out: Any) -> None:
-    """An op writing into `out` while grad mode records: not supported (yet), said clearly."""
-    if out is not None:
-        raise RuntimeError(f"{name}: an in-place op (or out=) on tensors that require grad is "
-                           "not supported; compute a new tensor, or use pk.no_grad()")
+def _alias(t: Any) -> Any:
+    """What a backward keeps of a tensor it reads: an alias of its memory without its graph
+    (so a node holding its own result makes no reference cycle); numbers as they are."""
+    return t.detach() if hasattr(t, "detach") else t
 
 
 def record_unary(name: str, out: Any, x: Any) -> Any:
@@ -27,30 +26,46 @@ def record_unary(name: str, out: Any, x: Any) -> Any:
     fn = derivatives.UNARY.get(name)
     if fn is None:
         return record(name, out, (x,), derivatives.refuse(name))
-    return record(name, out, (x,), lambda g: (fn(g, x, out),))
+    tensors = {"x": x, "out": out}
+    read = derivatives.reads(fn)
+    kw = {n: _alias(tensors[n]) for n in read}
+    return record(name, out, (x,), lambda g: (fn(g, **kw),), saved=[tensors[n] for n in read])
 
 
 def record_binary(name: str, out: Any, a: Any, b: Any) -> Any:
+    """A binary op's backward runs (and saves what it reads for) only the formulas of the
+    inputs that require grad: `y * 3` saves nothing, `y * w` saves `w` for y's gradient."""
     if not _float(out):
         return out
-    fn = derivatives.BINARY.get(name)
-    if fn is None:
+    pair = derivatives.BINARY.get(name)
+    if pair is None:
         return record(name, out, (a, b), derivatives.refuse(name))
-    return record(name, out, (a, b), lambda g: fn(g, a, b, out))
+    tensors = {"a": a, "b": b, "out": out}
+    wanted = [fn if getattr(t, "requires_grad", False) else None for fn, t in zip(pair, (a, b))]
+    read = {n for fn in wanted if fn is not None for n in derivatives.reads(fn)}
+    alias = {n: _alias(tensors[n]) for n in read}
+    calls = [(fn, {n: alias[n] for n in derivatives.reads(fn)}) if fn is not None else None
+             for fn in wanted]
+
+    def backward(g: Any) -> tuple[Any, Any]:
+        return tuple(c[0](g, **c[1]) if c is not None else None  # type: ignore[return-value]
+                     for c in calls)
+
+    return record(name, out, (a, b), backward, saved=[tensors[n] for n in sorted(read)])
 
 
 def record_cast(out: Any, x: Any) -> Any:
     """`astype`/`copy`: the gradient goes back converted (the engine fits the dtype)."""
     if out is x or not (_float(out) and _float(x)):
         return out
-    return record("astype", out, (x,), lambda g: (g,))
+    return record("astype", out, (x,), lambda g: (g,), saved=())
 
 
 def record_view(name: str, out: Any, x: Any, back: Any) -> Any:
     """A view of `x` (reshape, permute, slicing...): `back(g)` is the gradient of `x`."""
     if out is x:
         return out
-    return record(name, out, (x,), lambda g: (back(g),))
+    return record(name, out, (x,), lambda g: (back(g),), view=True)
 
 
 def record_reduction(name: str, out: Any, x: Any, axis: Any, keepdims: bool,
@@ -64,7 +79,7 @@ def record_reduction(name: str, out: Any, x: Any, axis: Any, keepdims: bool,
         g = g.broadcast_to(x.shape)
         return (g * scale if scale != 1.0 else g,)
 
-    return record(name, out, (x,), back)
+    return record(name, out, (x,), back, saved=())
 
 
 def reduced_axes(axis: Any, ndim: int) -> list[int]:
@@ -88,6 +103,8 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
     if not _float(out):
         return out
 
+    need_a, need_b = a.requires_grad, b.requires_grad
+
     def back(g: Any) -> tuple[Any, Any]:
         a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
         b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
@@ -99,15 +116,17 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
             # 16-bit operands with a wider result (pk.autocast, dtype=): the gradients' products
             # take 16-bit operands too (the matrix engine's), and keep the wider result
             wide, g2 = g2.dtype, g2.astype(a.dtype)
-        ga = pk.matmul(g2, b2.mT, dtype=wide) if a.requires_grad else None
-        gb = pk.matmul(a2.mT, g2, dtype=wide) if b.requires_grad else None
+        ga = pk.matmul(g2, b2.mT, dtype=wide) if need_a else None
+        gb = pk.matmul(a2.mT, g2, dtype=wide) if need_b else None
         if ga is not None and a.ndim == 1:
             ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
         if gb is not None and b.ndim == 1:
             gb = gb.reshape(gb.shape[:-1])
         return ga, gb
 
-    return record("matmul", out, (a, b), back)
+    # a's gradient reads b and b's reads a
+    saved = [t for t, needed in ((b, need_a), (a, need_b)) if needed]
+    return record("matmul", out, (a, b), back, saved=saved)
 
 
 def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ import numpy as np
 
 import pykern as pk
 
+from pykern.autograd.version import bump
 from pykern.lang.dtypes import DType
 from pykern.optim.flat import FlatStore
 from pykern.optim.kernels import CHUNK, compute_dtype
@@ -101,6 +102,7 @@ class Optimizer:
             self._steps[i] += on
         rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
         self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
+        bump(store.values)  # the parameters were written: autograd's version counter
         self._after_step(indices, active)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:

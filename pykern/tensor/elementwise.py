@@ -26,9 +26,10 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.autograd.gelu_tanh import gelu_tanh
+from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
-from pykern.autograd.records import (record_binary, record_cast, record_unary,
-                                     refuse_in_place)
+from pykern.autograd.records import record_binary, record_cast, record_unary
+from pykern.autograd.version import bump
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
@@ -148,11 +149,25 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     if isinstance(op, str):
         op = UNARY[op]
     x = as_tensor(x)
+    if out is not None:
+        return _unary_into(op, x, out)
     if needs_grad(x):
-        refuse_in_place(op.name, out)
-        result = _unary(op, x, None)
-        return record_unary(op.name, result, x)
-    return _unary(op, x, out)
+        return record_unary(op.name, _unary(op, x, None), x)
+    return _unary(op, x, None)
+
+
+def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
+    """`op(x, out=out)`: the write recorded (`pykern.autograd.inplace`) when `x` or `out`'s
+    memory takes part in the graph."""
+    if isinstance(out, Tensor) and inplace.records_write(out, x):
+        def value() -> Tensor:
+            result = unary(op, x)
+            _output(out, result.shape, result.dtype, op.name)  # the same checks as below
+            return result
+        return inplace.write(op.name + "_", out, value, from_target=out is x)
+    result = _unary(op, x, out)
+    bump(out)
+    return result
 
 
 def _unary(op: UnaryOp, x: Tensor, out: Tensor | None) -> Tensor:
@@ -190,10 +205,24 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
     left operand)."""
     if isinstance(op, str):
         op = BINARY[op]
+    if out is not None:
+        return _binary_into(op, a, b, out)
     if needs_grad(a, b):
-        refuse_in_place(op.name, out)
         return record_binary(op.name, _binary(op, a, b, None), a, b)
-    return _binary(op, a, b, out)
+    return _binary(op, a, b, None)
+
+
+def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
+    """`op(a, b, out=out)` and the in-place operators (out is `a`): recorded as `_unary_into`."""
+    if isinstance(out, Tensor) and inplace.records_write(out, a, b):
+        def value() -> Tensor:
+            result = binary(op, a, b)
+            _output(out, result.shape, result.dtype, op.name)
+            return result
+        return inplace.write(op.name + "_", out, value, from_target=out is a or out is b)
+    result = _binary(op, a, b, out)
+    bump(out)
+    return result
 
 
 def _binary(op: BinaryOp, a: object, b: object, out: Tensor | None) -> Tensor:
@@ -374,6 +403,7 @@ def assign(target: Tensor, value: object) -> None:
         raise ValueError(f"could not broadcast a value of shape {src.shape} into the indexed "
                          f"shape {target.shape}") from None
     launch(unary_kernel, [src], target, copy_f, target.dtype)
+    bump(target)
 
 
 # ---------------------------------------------------------------- the public functions

@@ -84,7 +84,7 @@ class Tensor:
     """
 
     __slots__ = ("buffer", "shape", "dtype", "_strides", "offset", "requires_grad", "grad",
-                 "grad_fn", "__weakref__")
+                 "grad_fn", "_base", "__weakref__")
     # numpy hands its operators and ufuncs to __array_ufunc__ below
     __array_priority__ = 1000
 
@@ -100,6 +100,9 @@ class Tensor:
         self.requires_grad = False
         self.grad: Tensor | None = None
         self.grad_fn: Any = None
+        # the tensor whose memory this view shares (None: not a view), where autograd
+        # records a write into the view (pykern.autograd.inplace)
+        self._base: Tensor | None = None
 
     # ------------------------------------------------------------ attributes
 
@@ -307,15 +310,26 @@ class Tensor:
         backward(self, gradient, retain_graph)
 
     def detach(self) -> Tensor:
-        """The same memory, cut from the graph: no grad_fn, requires_grad False."""
+        """The same memory, cut from the graph: no grad_fn, requires_grad False. It shares
+        the version counter too: writing into it is seen by the backward of ops that saved
+        this tensor."""
         return Tensor(self.buffer, self.shape, self.dtype, self._strides, self.offset)
+
+    @property
+    def _version(self) -> int:
+        """How many times this tensor's memory was written through the tensor API (in-place
+        operators, out=, t[key] = v, optimizer steps), as PyTorch's `_version`."""
+        from pykern.autograd.version import version_of
+        return version_of(self.buffer)
 
     # ------------------------------------------------------------ views
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...],
               offset: int | None = None) -> Tensor:
-        return Tensor(self.buffer, tuple(shape), self.dtype, tuple(strides),
+        view = Tensor(self.buffer, tuple(shape), self.dtype, tuple(strides),
                       self.offset if offset is None else offset)
+        view._base = self if self._base is None else self._base
+        return view
 
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """The same elements in `shape` (one entry may be -1): a view when the strides allow
@@ -477,14 +491,18 @@ class Tensor:
 
     def __setitem__(self, key: object, value: object) -> None:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
-        into this tensor's buffer."""
-        if self.requires_grad or getattr(value, "requires_grad", False):
-            from pykern.autograd.graph import needs_grad
-            from pykern.autograd.records import refuse_in_place
-            if needs_grad(self, value):
-                refuse_in_place("t[key] = value", self)
+        into this tensor's buffer. Where the tensor (or the one whose memory it shares) or
+        the value requires grad, the write is recorded (`pykern.autograd.inplace`)."""
         shape, strides, offset = _index(self, key)
-        _ops().elementwise.assign(self._view(shape, strides, offset), value)
+        region = self._view(shape, strides, offset)
+        base = region._base
+        if base.requires_grad or getattr(value, "requires_grad", False):  # type: ignore
+            from pykern.autograd import inplace
+            if inplace.records_write(region, value):
+                inplace.refuse_leaf("t[key] = value", self)
+                inplace.assign("setitem", region, value)
+                return
+        _ops().elementwise.assign(region, value)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         """The Python array API namespace for pykern tensors (`pykern.array_api`)."""

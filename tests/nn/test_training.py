@@ -7,16 +7,14 @@ import numpy as np
 import pykern as pk
 from pykern import nn
 from pykern.nn import functional as F
-from pykern.tensor.elementwise import assign
 
 
 def sgd_step(model: nn.Module, lr: float) -> None:
-    """p <- p - lr * p.grad, written into each parameter's memory under no_grad (an in-place
-    op on a tensor that requires grad is refused, so the update goes through a detached view
-    of the same buffer)."""
+    """p <- p - lr * p.grad, written into each parameter's memory under no_grad (a leaf that
+    requires grad refuses writes while grad mode records)."""
     with pk.no_grad():
         for p in model.parameters():
-            assign(p.detach(), p.detach() - lr * p.grad)
+            p -= lr * p.grad
 
 
 def test_mlp_loss_decreases_over_50_steps():

@@ -1,0 +1,30 @@
+"""Version counters: how many times each storage has been written through the tensor API.
+
+One counter per device buffer, so every view of a buffer (slices, transposes, `detach()`ed
+aliases) shares it, as PyTorch's views share their base's counter. Every write bumps it: the
+in-place operators, `out=`, `t[key] = v`, the optimizers' updates. A node remembers the
+versions of the tensors its backward will read and compares them when it runs, so a gradient
+is never computed from values overwritten since the forward pass.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+# buffer -> writes so far; an entry goes when its buffer does (buffers are never copied)
+_versions: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
+def version_of(buffer: Any) -> int:
+    """How many times `buffer` was written through the tensor API (0 before the first)."""
+    return _versions.get(buffer, 0)
+
+
+def bump(t: Any) -> None:
+    """Counts one write into the memory of tensor `t` (any view of its buffer); writing no
+    element changes nothing."""
+    if t.size == 0:
+        return
+    buf = t.buffer
+    _versions[buf] = _versions.get(buf, 0) + 1
