@@ -11,7 +11,9 @@ exp/log, `pykern.passes.decompose` supplies them).
 attention runs on cooperative-matrix tiles where the device and the operands allow
 (`pykern.tensor.attention_coop`), else one fused flash-style kernel for head dimensions up to
 64 on GPUs, else matmul → fused scale/mask/softmax → matmul, the scores made for as many batch
-matrices at a time as a storage buffer holds.
+matrices at a time as a storage buffer holds. Under grad, where one of the first two runs, it
+also saves each row's log-sum-exp and records the fused backward of
+`pykern.tensor.attention_backward`; elsewhere attention is recorded as a composition of ops.
 """
 
 import functools
