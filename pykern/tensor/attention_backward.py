@@ -41,12 +41,11 @@ def attention_grads(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, g
     D, Dv, Lq, Lk >= 1, and its log-sum-exp `lse` (batch + (Lq,))). Each gradient has the full
     batch shape (the caller sums it back over what was broadcast); it has its input's dtype
     where that input spans the whole batch, else the compute dtype (f32, f64 for f64), so that
-    the sum is not rounded to f16."""
+    the sum is not rounded to f16. The caller checks `fits_loop_budget` first."""
     batch = out.shape[:-2]
     lq, d = q.shape[-2:]
     lk, dv = v.shape[-2:]
     cf = compute_float(out.dtype)
-    _check_loops(lq, lk)
 
     def grad_like(t: Tensor) -> Tensor:
         full = tuple(t.shape[:-2]) == tuple(batch)
@@ -76,15 +75,22 @@ def attention_grads(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, g
     return dq, dk, dval
 
 
-def _check_loops(lq: int, lk: int) -> None:
-    """Each invocation walks all keys (pass 1) or all queries (pass 2) in blocks: refuse what
-    a device with a loop-iteration cap (lavapipe) would silently cut short."""
+def fits_loop_budget(lq: int, lk: int, d: int, dv: int) -> bool:
+    """Whether each invocation's loop iterations stay within the device's cap (lavapipe cuts
+    an invocation short after 65,535 in all). Counted as if the driver unrolled nothing: each
+    block of keys (pass 1) or queries (pass 2) runs its staging loops and, per key or query,
+    the loops over D and Dv."""
     budget = loop_budget()
     if budget is None:
-        return
-    if cdiv(lk, GRAD_KEYS) > budget or cdiv(lq, GRAD_KV_QUERIES) > budget:
-        raise ValueError(f"attention backward: {lq} queries and {lk} keys are more than this "
-                         "device runs in one invocation")
+        return True
+    per_key = cdiv(GRAD_KEYS * d, GRAD_QUERIES) + cdiv(GRAD_KEYS * dv, GRAD_QUERIES) \
+        + GRAD_KEYS * (1 + 2 * d + dv)
+    per_query = cdiv(GRAD_KV_QUERIES * d, GRAD_KV_KEYS) + cdiv(GRAD_KV_QUERIES * dv,
+                                                               GRAD_KV_KEYS) \
+        + GRAD_KV_QUERIES * (1 + 2 * d + 2 * dv)
+    setup = 2 * (d + dv)
+    return max(cdiv(lk, GRAD_KEYS) * per_key, cdiv(lq, GRAD_KV_QUERIES) * per_query) + setup \
+        <= budget
 
 
 @functools.lru_cache(maxsize=None)

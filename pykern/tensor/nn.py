@@ -29,7 +29,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg
-from pykern.tensor.attention_backward import attention_grads, lse_like
+from pykern.tensor.attention_backward import attention_grads, fits_loop_budget, lse_like
 from pykern.tensor.attention_coop import coop_attention
 from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
@@ -444,12 +444,14 @@ def _attention_operands(q: object, k: object, v: object, causal: object, scale: 
 
 def _fused_grad_applies(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...]) -> bool:
     """Whether attention under grad runs the fused forward (saving the log-sum-exp) and the
-    fused backward: where the fused forward would run, for non-empty operands. Elsewhere
-    (lavapipe by default, head dimensions past FUSED_MAX_DIM, empty sizes) the composition of
-    ops runs instead, whose gradient materialises the scores."""
+    fused backward: where the fused forward would run, for non-empty operands whose loops the
+    device runs in full. Elsewhere (lavapipe by default, head dimensions past FUSED_MAX_DIM,
+    empty sizes) the composition of ops runs instead, whose gradient materialises the
+    scores."""
     lq, d = q.shape[-2:]
     lk, dv = v.shape[-2:]
-    return min(lq, lk, d, dv, prod(batch)) > 0 and _use_fused(d, dv)
+    return min(lq, lk, d, dv, prod(batch)) > 0 and _use_fused(d, dv) \
+        and fits_loop_budget(lq, lk, d, dv)
 
 
 def _attention_recorded(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...], causal: bool,
