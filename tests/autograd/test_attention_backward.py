@@ -181,6 +181,24 @@ def test_broadcast_inputs_get_gradients_of_their_own_shape_and_dtype(fused):
         assert np.all(np.abs(a - e) <= b)
 
 
+def test_strided_views_mixed_dtypes_and_a_broadcast_output_gradient(fused):
+    """q a permuted view of a leaf, k and v of other dtypes than q, and the gradient of a sum
+    (a broadcast of ones, stride 0) reaching attention's backward."""
+    x = sample((2, 9, 3, 8), pk.f16)
+    k, v = sample((2, 3, 11, 8), pk.f32), sample((2, 3, 11, 5), pk.f32)
+    leaves = [pk.asarray(a).requires_grad_() for a in (x, k, v)]
+    out = pk.attention(leaves[0].permute(0, 2, 1, 3), leaves[1], leaves[2], causal=True)
+    assert out.grad_fn.name == "attention" and out.dtype == pk.f32
+    out.sum().backward()
+    q = np.transpose(x, (0, 2, 1, 3))
+    bounds, exact = grad_bound(q, k, v, np.ones(out.shape), True, 8 ** -0.5, U32, pk.f32)
+    exact = (np.transpose(exact[0], (0, 2, 1, 3)),) + exact[1:]
+    bounds = [np.transpose(bounds[0], (0, 2, 1, 3)) + U16 * np.abs(exact[0])] + bounds[1:]
+    for t, e, b in zip(leaves, exact, bounds):
+        assert t.grad.dtype == t.dtype
+        assert np.all(np.abs(t.grad.numpy().astype(np.float64) - e) <= b)
+
+
 # ---- the forward's log-sum-exp, the tile kernel's too ----
 
 def np_lse(q, k, causal, scale):
