@@ -199,6 +199,31 @@ def test_strided_views_mixed_dtypes_and_a_broadcast_output_gradient(fused):
         assert np.all(np.abs(t.grad.numpy().astype(np.float64) - e) <= b)
 
 
+@pytest.mark.parametrize("fused_kernels", [True, False])
+def test_no_buffer_of_the_scores_size_is_made(fused_kernels, monkeypatch):
+    """The fused forward and backward allocate nothing of (Lq, Lk) size; the composition does
+    (which shows the measurement sees it)."""
+    monkeypatch.setattr(nn, "FUSED_ATTENTION", fused_kernels)
+    lq = lk = 130
+    q, k, v, g = (pk.asarray(sample((2, lq, 8), pk.f32)) for _ in range(4))
+    for t in (q, k, v):
+        t.requires_grad_()
+    device = pk.get_device()
+    sizes = []
+    create = device.create_buffer
+
+    def recording(nbytes, *args, **kwargs):
+        sizes.append(nbytes)
+        return create(nbytes, *args, **kwargs)
+
+    monkeypatch.setattr(device, "create_buffer", recording)
+    out = pk.attention(q, k, v, causal=True)
+    pk.autograd.grad(out, [q, k, v], grad_outputs=g)
+    pk.sync()
+    monkeypatch.undo()
+    assert (max(sizes) < lq * lk * 4) == fused_kernels, max(sizes)
+
+
 # ---- the forward's log-sum-exp, the tile kernel's too ----
 
 def np_lse(q, k, causal, scale):
