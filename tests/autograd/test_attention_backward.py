@@ -69,6 +69,8 @@ SMALL = [  # (q shape, k shape, v shape, causal, scale)
     ((4, 3), (7, 3), (7, 4), True, 0.7),         # no batch, fewer queries than keys
     ((2, 7, 3), (2, 4, 3), (2, 4, 4), True, None),  # queries past the last key see every key
     ((2, 1, 5, 3), (3, 6, 3), (1, 6, 4), False, None),  # broadcast batch and heads
+    ((1, 5, 33), (1, 6, 33), (1, 6, 40), True, None),  # rows split over 2 lanes, padded
+    ((5, 70), (4, 70), (4, 5), False, 0.2),  # over 4 lanes, padded
 ]
 
 
