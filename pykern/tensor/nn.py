@@ -394,9 +394,8 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     q, k, v, scale, batch = _attention_operands(q, k, v, causal, scale)
     causal = bool(causal)
     if needs_grad(q, k, v):
-        if _fused_grad_applies(q, k, v, batch):
-            return _attention_recorded(q, k, v, batch, causal, scale)
-        return composite.attention(q, k, v, causal, scale)
+        recorded = _attention_recorded(q, k, v, batch, causal, scale)
+        return composite.attention(q, k, v, causal, scale) if recorded is None else recorded
     lq, dv = q.shape[-2], v.shape[-1]
     out = empty(batch + (lq, dv), promote(q.dtype, k.dtype, v.dtype))
     if out.size == 0:
@@ -442,25 +441,23 @@ def _attention_operands(q: object, k: object, v: object, causal: object, scale: 
     return q, k, v, float(scale), batch
 
 
-def _fused_grad_applies(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...]) -> bool:
-    """Whether attention under grad runs the fused forward (saving the log-sum-exp) and the
-    fused backward: where the fused forward would run, for non-empty operands whose loops the
-    device runs in full. Elsewhere (lavapipe by default, head dimensions past FUSED_MAX_DIM,
-    empty sizes) the composition of ops runs instead, whose gradient materialises the
-    scores."""
+def _attention_recorded(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...], causal: bool,
+                        scale: float) -> Tensor | None:
+    """The fused forward, which also writes each row's log-sum-exp, recorded with the fused
+    backward of `pykern.tensor.attention_backward`: neither materialises the scores. None
+    (nothing recorded) where neither the tile kernel nor the portable fused kernel runs (on
+    CPU devices by default, head dimensions past FUSED_MAX_DIM off the tile kernel), for
+    empty operands, and where the device's loop cap would cut the backward short: there the
+    caller records the composition of ops."""
     lq, d = q.shape[-2:]
     lk, dv = v.shape[-2:]
-    return min(lq, lk, d, dv, prod(batch)) > 0 and _use_fused(d, dv) \
-        and fits_loop_budget(lq, lk, d, dv)
-
-
-def _attention_recorded(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...], causal: bool,
-                        scale: float) -> Tensor:
-    """The fused forward, which also writes each row's log-sum-exp, recorded with the fused
-    backward of `pykern.tensor.attention_backward`: neither materialises the scores."""
-    out = empty(batch + (q.shape[-2], v.shape[-1]), promote(q.dtype, k.dtype, v.dtype))
+    if min(lq, lk, d, dv, prod(batch)) == 0 or not fits_loop_budget(lq, lk, d, dv):
+        return None
+    out = empty(batch + (lq, dv), promote(q.dtype, k.dtype, v.dtype))
     lse = lse_like(out)
     if not coop_attention(q, k, v, out, causal, scale, lse):
+        if not _use_fused(d, dv):
+            return None
         _attention_fused(q, k, v, out, batch, causal, scale, lse)
     return record("attention", out, (q, k, v),
                   lambda g: attention_grads(q, k, v, out, lse, g, causal, scale))
