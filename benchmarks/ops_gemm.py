@@ -135,7 +135,10 @@ def _attention_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: slice,
     return (p / p.sum(axis=-1, keepdims=True)) @ v
 
 
-BACKWARD_MAX_DIM = 64  # head dimensions the backward case runs at (pk.attention's fused one)
+# head dimensions the backward case runs at: where pk.attention's fused backward runs whatever
+# the dtype (at 128 only after the tile kernel; the composition's f16 scores miss the f16
+# bound, and its f32 scores at 4x16x4096² would take 4 GiB)
+BACKWARD_MAX_DIM = 64
 
 
 def attention_backward_case(dtype: str, shape: tuple[int, int, int, int], causal: bool,
