@@ -29,8 +29,8 @@ from .peers import Peers
 from .plan import Plan
 from .results import Results, Row
 
-GROUPS = ("matmul", "attention", "conv2d", "softmax", "layer_norm", "sum rows", "sum cols",
-          "transpose")
+GROUPS = ("matmul", "attention", "attention backward", "conv2d", "softmax", "layer_norm",
+          "sum rows", "sum cols", "transpose")
 
 
 def cases(plan: OpsPlan) -> Iterator[OpCase]:

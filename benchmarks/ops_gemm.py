@@ -1,10 +1,12 @@
 """The GEMM-class cases of the `ops` benchmark: matmul, attention and conv2d, in TFLOP/s.
 
 FLOPs counted: 2·M·N·K for a matmul; 4·B·H·L²·D for attention (q·kᵀ and p·v), half of it when
-causal (the masked half is work neither side needs to do); 2·N·O·H·W·C·KH·KW for a conv2d at
-stride 1 with the size kept by padding. The float64 references are computed on a sample of the
-result: blocks of rows for a matmul, blocks of queries of the first and last (batch, head) for
-attention, the first and last image for conv2d.
+causal (the masked half is work neither side needs to do); 10·B·H·L²·D for attention's backward
+(q·kᵀ recomputed, dO·vᵀ, and the products giving dV, dQ and dK), half of it when causal;
+2·N·O·H·W·C·KH·KW for a conv2d at stride 1 with the size kept by padding. The float64
+references are computed on a sample of the result: blocks of rows for a matmul, blocks of
+queries of the first and last (batch, head) for attention (of queries and keys for its
+backward), the first and last image for conv2d.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ def gemm_cases(plan: OpsPlan) -> Iterator[OpCase]:
         for shape in plan.attention:
             for causal in (False, True):
                 yield attention_case(dtype, shape, causal, plan.check_rows)
+    for dtype in plan.attention_dtypes:
+        for shape in plan.attention:
+            if shape[3] <= BACKWARD_MAX_DIM:
+                for causal in (False, True):
+                    yield attention_backward_case(dtype, shape, causal, plan.check_rows)
     for dtype in plan.conv_dtypes:
         for conv in plan.conv:
             yield conv_case(dtype, conv)
@@ -126,6 +133,82 @@ def _attention_rows(q: np.ndarray, k: np.ndarray, v: np.ndarray, rows: slice,
     scores -= scores.max(axis=-1, keepdims=True)
     p = np.exp(scores)
     return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+# head dimensions the backward case runs at: where pk.attention's fused backward runs whatever
+# the dtype (at 128 only after the tile kernel; the composition's f16 scores miss the f16
+# bound, and its f32 scores at 4x16x4096² would take 4 GiB)
+BACKWARD_MAX_DIM = 64
+
+
+def attention_backward_case(dtype: str, shape: tuple[int, int, int, int], causal: bool,
+                            check_rows: int) -> OpCase:
+    """The backward of pk.attention(q, k, v, causal=...) (`pk.autograd.grad` of its result
+    for a random output gradient, with retain_graph, after one forward outside the timing),
+    against torch's scaled_dot_product_attention backward. Checked: blocks of rows of dq, dk
+    and dv of the first and last (batch, head), each gradient on its own."""
+    batch, heads, length, d = shape
+    flops = 10.0 * batch * heads * length * length * d * (0.5 if causal else 1.0)
+    last: dict[str, tuple[pk.Tensor, ...]] = {}  # the gradients of the latest call, for check
+
+    def inputs() -> Sequence[np.ndarray]:
+        rng = np.random.default_rng(SEED)
+        return tuple(host_random(rng, shape, dtype) for _ in range(4))  # q, k, v, dO
+
+    def pykern_backward(t: Sequence[pk.Tensor]) -> pk.Tensor:
+        leaves, out = _forward_once(last, t, lambda a: pk.attention(*a, causal=causal))
+        grads = pk.autograd.grad(out, leaves, grad_outputs=t[3], retain_graph=True)
+        last["grads"] = grads
+        return grads[0]
+
+    def torch_backward(torch: object, t: Sequence[object]) -> object:
+        leaves, out = _forward_once(last, t, lambda a: torch.nn.functional  # type: ignore
+                                    .scaled_dot_product_attention(*a, is_causal=causal),
+                                    key="torch")
+        return torch.autograd.grad(out, leaves, t[3], retain_graph=True)  # type: ignore
+
+    def check(host: Sequence[np.ndarray], _: pk.Tensor) -> Check:
+        blocks = row_blocks(length, check_rows)
+        checks = []
+        for i, name in enumerate("qkv"):
+            pieces = []
+            for b, h in sorted({(0, 0), (batch - 1, heads - 1)}):
+                exact = _attention_grads(*(x[b, h].astype(np.float64) for x in host), causal)
+                pieces += [(to_host(last["grads"][i][b, h, rows]), exact[i][rows])
+                           for rows in blocks]
+            checks.append(compare(pieces, dtype, f"d{name}: {describe(blocks, length)} of "
+                                  "the first and last (batch, head)"))
+        return max(checks, key=lambda c: c.error / c.bound)
+
+    case = f"{batch}x{heads}x{length}x{d} {dtype}{' causal' if causal else ''}"
+    return OpCase("attention backward", case, dtype, "TFLOP/s", flops, inputs,
+                  pykern_backward, torch_backward, check)
+
+
+def _forward_once(cache: dict, t: Sequence[object], forward: Callable[[list], object],
+                  key: str = "pykern") -> tuple[list, object]:
+    """The leaves (q, k, v of `t`, requiring grad) and the forward's result, made on the first
+    call for these operands and reused after, so that only the backward is timed."""
+    state = cache.get(key)
+    if state is None or state[0] is not t:
+        leaves = [x.detach().requires_grad_() for x in t[:3]]  # type: ignore[attr-defined]
+        state = cache[key] = (t, leaves, forward(leaves))
+    return state[1], state[2]
+
+
+def _attention_grads(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray,
+                     causal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dq, dk, dv) of softmax(q kᵀ / sqrt(D), causal mask) v for the output gradient g, in
+    float64 for one (batch, head)."""
+    scale = 1.0 / np.sqrt(q.shape[-1])
+    s = q @ k.T * scale
+    if causal:
+        s = np.where(np.tri(*s.shape, dtype=bool), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    dp = g @ v.T
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    return ds @ k * scale, ds.T @ q * scale, p.T @ g
 
 
 # ---- conv2d ----

@@ -38,41 +38,52 @@ x 16 tiles of that dtype into f32; elsewhere the portable kernels of `nn.attenti
 import functools
 import math
 
+import numpy as np
+
 import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.tensor.gemm_coop import TILE_DTYPES, _offers, _words
 from pykern.tensor.strided import batch_pieces, broadcast_strides, view
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.tensor import Tensor, empty
 
 BQ, BK = 64, 64  # queries per workgroup (16 per subgroup), keys per step
 HEAD_DIMS = (64, 128)
 TAU = 8.0  # log2 of how far P may exceed 1 before the rows of O are rescaled
 LOG2E = 1.0 / math.log(2.0)
+LN2 = math.log(2.0)
 # tests set this to run the tile kernel in the interpreter, on any device (whose tile shapes
 # are then not consulted), so that the path through `pk.attention` runs in CI
 INTERPRET = False
 
 
 def coop_attention(q: Tensor, k: Tensor, v: Tensor, out: Tensor, causal: bool,
-                   scale: float) -> bool:
+                   scale: float, lse: Tensor | None = None) -> bool:
     """out = softmax(q @ kᵀ · scale, causal mask) @ v on the matrix engine, q (..., Lq, D),
     k (..., Lk, D), v (..., Lk, D) with broadcasting batch dimensions; False (nothing done)
-    where it does not apply (see `applies`) or the device has no such tiles."""
+    where it does not apply (see `applies`) or the device has no such tiles. With `lse`
+    (batch + (Lq,), f32), each row's log-sum-exp of its scaled scores is written there too."""
     if applies(q, k, v, out) is not None or not (INTERPRET or _offers(out.device, q.dtype)):
         return False
     batch = out.shape[:-2]
+    save = lse is not None
+    if lse is None:  # the kernel's lse operand, never written
+        lse = empty((1,) * (len(batch) + 1), pk.f32)
     strides = [broadcast_strides(batch, t.shape[:-2], t.element_strides[:-2])
-               for t in (q, k, v)] + [out.element_strides[:-2]]
-    kern = _kernel(q.dtype, q.shape[-1], causal)
+               for t in (q, k, v)] + [out.element_strides[:-2],
+                                      broadcast_strides(batch, lse.shape[:-1],
+                                                        lse.element_strides[:-1])]
+    kern = _kernel(q.dtype, q.shape[-1], causal, save)
     if INTERPRET:
         kern = interpreted(kern)
     for deltas, bshape, bstrides in batch_pieces(batch or (1,), strides if batch else
-                                                 [(0,)] * 4, 2):
+                                                 [(0,)] * 5, 2):
         views = [view(t, bshape + t.shape[-2:], st + t.element_strides[-2:], t.offset + delta)
                  for t, st, delta in zip((q, k, v, out), bstrides, deltas)]
         words = [_words(t, last_contiguous=True) for t in views[:3]]
         assert all(w is not None for w in words), "applies() let an unaligned view through"
-        launch(kern, *words, views[3], scale)
+        lv = view(lse, bshape + lse.shape[-1:], bstrides[4] + lse.element_strides[-1:],
+                  lse.offset + deltas[4])
+        launch(kern, *words, views[3], scale, lv)
     return True
 
 
@@ -98,11 +109,15 @@ def applies(q: Tensor, k: Tensor, v: Tensor, out: Tensor) -> str | None:
 
 
 def launch(kern: pk.Kernel, q: object, k: object, v: object, out: object,
-           scale: float) -> None:
+           scale: float, lse: object = None) -> None:
     """Runs `kern` (from `_kernel`, or its interpreted twin) on 4-d operands: q, k, v as 64-bit
-    words (B1, B2, L, D/4), out (B1, B2, Lq, D) of the input dtype; numpy arrays or tensors."""
+    words (B1, B2, L, D/4), out (B1, B2, Lq, D) of the input dtype, and the f32 log-sum-exp
+    (B1, B2, Lq) for a kernel that saves it (else None); numpy arrays or tensors."""
     b1, b2, lq = out.shape[:3]  # type: ignore[attr-defined]
-    kern[(lq // BQ) * 32, 4, b1 * b2](q, k, v, out, scale * LOG2E)
+    if lse is None:
+        lse = np.empty((1, 1, 1), np.float32) if isinstance(out, np.ndarray) \
+            else empty((1, 1, 1), pk.f32)
+    kern[(lq // BQ) * 32, 4, b1 * b2](q, k, v, out, lse, scale * LOG2E)
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,15 +127,15 @@ def interpreted(kern: pk.Kernel) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
-    AB, D, CAUSAL = dtype, d, causal  # noqa: N806
+def _kernel(dtype: DType, d: int, causal: bool, save_lse: bool = False) -> pk.Kernel:
+    AB, D, CAUSAL, SAVE_LSE = dtype, d, causal, save_lse  # noqa: N806
     W = d // 4  # noqa: N806  (64-bit words per row)
     STAGE = BK * W // 128  # noqa: N806  (words each invocation copies per block)
     BIG = D == 128  # noqa: N806  (8 tiles across a row instead of 4)
 
     @pk.kernel(workgroup=(32, 4, 1))
     def attention_coop(q: pk.u64[:, :, :, :], k: pk.u64[:, :, :, :], v: pk.u64[:, :, :, :],
-                       out: AB[:, :, :, :], scale_log2: pk.f32):
+                       out: AB[:, :, :, :], lse: pk.f32[:, :, :], scale_log2: pk.f32):
         skv = pk.shared(pk.u64, (BK, W + 2))  # Q's block once, then each K and V block
         ss = pk.shared(pk.f32, (BQ, BK + 4))  # S; the scratch of O's rescaling and output
         sp = pk.shared(AB, (BQ, BK + 8))  # P
@@ -281,7 +296,10 @@ def _kernel(dtype: DType, d: int, causal: bool) -> pk.Kernel:
                     o7 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 28, 16, 16, pk.MATRIX_B,
                                                       dtype=AB), o7)
             pk.barrier()  # the stage, S and P are free for the next block
-        inv = 1.0 / (lsum + pk.subgroup_shuffle_xor(lsum, 1))
+        total = lsum + pk.subgroup_shuffle_xor(lsum, 1)
+        inv = 1.0 / total
+        if SAVE_LSE and half == 0:  # in natural-log units of the scaled scores
+            lse[z1, z2, qi] = (m + pk.log2(total)) * LN2
         pk.coop_store(ss, r0, 0, o0)
         pk.coop_store(ss, r0, 16, o1)
         pk.coop_store(ss, r0, 32, o2)

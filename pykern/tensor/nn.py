@@ -11,7 +11,9 @@ exp/log, `pykern.passes.decompose` supplies them).
 attention runs on cooperative-matrix tiles where the device and the operands allow
 (`pykern.tensor.attention_coop`), else one fused flash-style kernel for head dimensions up to
 64 on GPUs, else matmul → fused scale/mask/softmax → matmul, the scores made for as many batch
-matrices at a time as a storage buffer holds.
+matrices at a time as a storage buffer holds. Under grad, where one of the first two runs, it
+also saves each row's log-sum-exp and records the fused backward of
+`pykern.tensor.attention_backward`; elsewhere attention is recorded as a composition of ops.
 """
 
 import functools
@@ -21,14 +23,16 @@ from collections.abc import Iterator, Sequence
 
 import pykern as pk
 
-from pykern.autograd.graph import needs_grad
+from pykern.autograd.graph import needs_grad, record
 from pykern.autograd import composite
 from pykern.tensor import layer_norm_backward
 from pykern.tensor.stand_in import stand_in
+from pykern.tensor.autocast import low_precision
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg
+from pykern.tensor.attention_backward import attention_grads, fits_loop_budget, lse_like
 from pykern.tensor.attention_coop import coop_attention
 from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
@@ -383,8 +387,34 @@ def attention(q: object, k: object, v: object, causal: bool = False,
 
         out = pk.attention(q, k, v, causal=True)
     """
+    q, k, v, scale, batch = _attention_operands(q, k, v, causal, scale)
+    causal = bool(causal)
+    low = low_precision(q, k, v)
+    if low is not None:  # pk.autocast: 16-bit operands and result
+        q, k, v = low
     if needs_grad(q, k, v):
-        return composite.attention(q, k, v, bool(causal), scale)
+        recorded = _attention_recorded(q, k, v, batch, causal, scale)
+        return composite.attention(q, k, v, causal, scale) if recorded is None else recorded
+    lq, dv = q.shape[-2], v.shape[-1]
+    out = empty(batch + (lq, dv), promote(q.dtype, k.dtype, v.dtype))
+    if out.size == 0:
+        return out
+    if k.shape[-2] == 0:
+        fill(out, 0)
+        return out
+    if coop_attention(q, k, v, out, causal, scale):
+        return out
+    if _use_fused(q.shape[-1], dv):
+        _attention_fused(q, k, v, out, batch, causal, scale)
+        return out
+    _attention_composed(q, k, v, out, batch, causal, scale)
+    return out
+
+
+def _attention_operands(q: object, k: object, v: object, causal: object, scale: object
+                        ) -> tuple[Tensor, Tensor, Tensor, float, tuple[int, ...]]:
+    """attention's operands checked: the tensors, the scale (its default resolved) and the
+    broadcast batch shape."""
     op = "attention"
     q, k, v = (as_tensor(t, f"{op}: {n}") for t, n in ((q, "q"), (k, "k"), (v, "v")))
     for name, t in (("q", q), ("k", k), ("v", v)):
@@ -392,13 +422,12 @@ def attention(q: object, k: object, v: object, causal: bool = False,
         if t.ndim < 2:
             raise ValueError(f"{op}: {name} must have at least 2 dimensions (..., L, D), got "
                              f"shape {t.shape}")
-    lq, d = q.shape[-2:]
+    d = q.shape[-1]
     lk, dk = k.shape[-2:]
-    lv, dv = v.shape[-2:]
     if dk != d:
         raise ValueError(f"{op}: q and k must have the same last dimension, got {q.shape} and "
                          f"{k.shape}")
-    if lv != lk:
+    if v.shape[-2] != lk:
         raise ValueError(f"{op}: k and v must have the same length (dimension -2), got "
                          f"{k.shape} and {v.shape}")
     if not isinstance(causal, (bool, int)):
@@ -408,20 +437,29 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"{op}: scale must be a number or None, not {type(scale).__name__}")
     batch = broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], op=op)
-    out_dtype = promote(q.dtype, k.dtype, v.dtype)
-    out = empty(batch + (lq, dv), out_dtype)
-    if out.size == 0:
-        return out
-    if lk == 0:
-        fill(out, 0)
-        return out
-    if coop_attention(q, k, v, out, bool(causal), float(scale)):
-        return out
-    if _use_fused(d, dv):
-        _attention_fused(q, k, v, out, batch, bool(causal), float(scale))
-        return out
-    _attention_composed(q, k, v, out, batch, bool(causal), float(scale))
-    return out
+    return q, k, v, float(scale), batch
+
+
+def _attention_recorded(q: Tensor, k: Tensor, v: Tensor, batch: tuple[int, ...], causal: bool,
+                        scale: float) -> Tensor | None:
+    """The fused forward, which also writes each row's log-sum-exp, recorded with the fused
+    backward of `pykern.tensor.attention_backward`: neither materialises the scores. None
+    (nothing recorded) where neither the tile kernel nor the portable fused kernel runs (on
+    CPU devices by default, head dimensions past FUSED_MAX_DIM off the tile kernel), for
+    empty operands, and where the device's loop cap would cut the backward short: there the
+    caller records the composition of ops."""
+    lq, d = q.shape[-2:]
+    lk, dv = v.shape[-2:]
+    if min(lq, lk, d, dv, prod(batch)) == 0 or not fits_loop_budget(lq, lk, d, dv):
+        return None
+    out = empty(batch + (lq, dv), promote(q.dtype, k.dtype, v.dtype))
+    lse = lse_like(out)
+    if not coop_attention(q, k, v, out, causal, scale, lse):
+        if not _use_fused(d, dv):
+            return None
+        _attention_fused(q, k, v, out, batch, causal, scale, lse)
+    return record("attention", out, (q, k, v),
+                  lambda g: attention_grads(q, k, v, out, lse, g, causal, scale))
 
 
 # tests set this to cap the bytes of the scores that the composed path materialises at once;
@@ -499,32 +537,40 @@ def _use_fused(d: int, dv: int) -> bool:
 
 
 def _attention_fused(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[int, ...],
-                     causal: bool, scale: float) -> None:
+                     causal: bool, scale: float, lse: Tensor | None = None) -> None:
     """Flash-attention style: one invocation per query keeps its scaled q row, running max,
     running sum and output row in registers; each step stages ATT_KEYS keys and values in
     shared memory, scores them, and rescales the partial output by exp(old max - new max).
-    The scores never reach memory."""
+    The scores never reach memory. With `lse` (batch + (Lq,), f32 or f64 for f64), each
+    row's log-sum-exp of its scaled scores is written there too, for the backward."""
     lq, d = q.shape[-2:]
     lk, dv = v.shape[-2:]
+    save = lse is not None
+    if lse is None:  # the kernel's lse operand, never written
+        lse = empty((1,) * (len(batch) + 1), compute_float(out.dtype))
     strides = [broadcast_strides(batch, t.shape[:-2], t.element_strides[:-2])
-               for t in (q, k, v)] + [out.element_strides[:-2]]
+               for t in (q, k, v)] + [out.element_strides[:-2],
+                                      broadcast_strides(batch, lse.shape[:-1],
+                                                        lse.element_strides[:-1])]
     budget = loop_budget()
     if budget is not None and cdiv(lk, ATT_KEYS) > budget:
         raise ValueError(f"attention: {lk} keys are more than this device runs in one "
                          "invocation")
-    kern = _attention_kernel(q.dtype, k.dtype, v.dtype, out.dtype, d, dv, causal)
+    kern = _attention_kernel(q.dtype, k.dtype, v.dtype, out.dtype, d, dv, causal, save)
     for deltas, bshape, bstrides in batch_pieces(batch or (1,), strides if batch else
-                                                 [(0,)] * 4, 2):
+                                                 [(0,)] * 5, 2):
         views = [view(t, bshape + t.shape[-2:], st + t.element_strides[-2:], t.offset + delta)
                  for t, st, delta in zip((q, k, v, out), bstrides, deltas)]
-        kern[cdiv(lq, ATT_QUERIES) * ATT_QUERIES, prod(bshape)](*views, scale)
+        lv = view(lse, bshape + lse.shape[-1:], bstrides[4] + lse.element_strides[-1:],
+                  lse.offset + deltas[4])
+        kern[cdiv(lq, ATT_QUERIES) * ATT_QUERIES, prod(bshape)](*views, lv, scale)
 
 
 @functools.lru_cache(maxsize=None)
 def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int, dv: int,
-                      causal: bool) -> pk.Kernel:
+                      causal: bool, save_lse: bool = False) -> pk.Kernel:
     CF = compute_float(o_dt)  # noqa: N806
-    D, DV, CAUSAL = d, dv, causal  # noqa: N806
+    D, DV, CAUSAL, SAVE_LSE = d, dv, causal, save_lse  # noqa: N806
     BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
     DVS = max(dv, 1)  # noqa: N806
     LOADS_K = cdiv(BK * d, BQ)  # noqa: N806
@@ -532,7 +578,7 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
 
     @pk.kernel(workgroup=(BQ, 1, 1))
     def attention_fused(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
-                        out: o_dt[:, :, :, :], scale: CF):
+                        out: o_dt[:, :, :, :], lse: CF[:, :, :], scale: CF):
         Ks = pk.shared(CF, (BK, D))
         Vs = pk.shared(CF, (BK, DVS))
         qr = pk.local(CF, D)
@@ -605,6 +651,8 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
         if qi < lq:
             for c in range(DV):
                 out[z1, z2, qi, c] = o[c] / total
+            if SAVE_LSE:
+                lse[z1, z2, qi] = m + pk.log(total)
 
     return attention_fused
 

@@ -122,3 +122,17 @@ def test_convolutions_run_in_16_bits_and_their_gradients_come_back_in_f32():
     y.astype(pk.f32).sum().backward()
     assert (x.grad.dtype, w.grad.dtype, bias.grad.dtype) == (pk.f32, pk.f32, pk.f32)
     np.testing.assert_allclose(bias.grad.numpy(), np.full(6, 2 * 8 * 8.0))  # N·H·W each
+
+
+def test_attention_runs_in_16_bits_with_f32_gradients():
+    rng = np.random.default_rng(6)
+    q, k, v = (pk.asarray(rng.standard_normal((2, 3, 16, 8)).astype(np.float32))
+               .requires_grad_() for _ in range(3))
+    with pk.autocast(dtype=pk.bf16):
+        out = pk.attention(q, k, v, causal=True)
+    assert out.dtype == pk.bf16
+    exact = pk.attention(*(pk.asarray(_rounded(t.numpy(), pk.bf16)) for t in (q, k, v)),
+                         causal=True).numpy()
+    np.testing.assert_allclose(out.astype(pk.f32).numpy(), exact, atol=3e-2, rtol=2e-2)
+    out.astype(pk.f32).sum().backward()
+    assert all(t.grad is not None and t.grad.dtype == pk.f32 for t in (q, k, v))

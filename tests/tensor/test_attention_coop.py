@@ -201,13 +201,14 @@ def test_growing_maxima_on_the_device():
 
 
 @pytest.mark.parametrize("d", ac.HEAD_DIMS)
-@pytest.mark.parametrize("causal", [False, True])
-def test_modules_lower_for_a_device_with_tiles_and_pass_spirv_val(d, causal):
+@pytest.mark.parametrize("causal,save_lse", [(False, False), (True, False), (True, True)])
+def test_modules_lower_for_a_device_with_tiles_and_pass_spirv_val(d, causal, save_lse):
     """Lowered for a generic device with every optional feature (spirv-val judges them where
     it knows SPV_KHR_cooperative_matrix; older ones leave that to the driver)."""
-    kern = ac._kernel(pk.f16, d, causal)
+    kern = ac._kernel(pk.f16, d, causal, save_lse)
     words = np.zeros((1, 2, 128, d // 4), np.uint64)
-    args = (words, words, words, np.zeros((1, 2, 128, d), np.float16), np.float32(1))
+    args = (words, words, words, np.zeros((1, 2, 128, d), np.float16),
+            np.zeros((1, 2, 128), np.float32), np.float32(1))
     target = Target()
     module = lower(decompose(kern._translate(kern._key(kern._by_name(args, {}), 3)), target),
                    target).words
