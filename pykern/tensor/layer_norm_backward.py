@@ -56,18 +56,32 @@ def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weigh
     return record("layer_norm", out, (x, weight, bias), back)
 
 
+@pk.func
+def _workgroup_sum(s, t, wg):
+    """The sum of the `wg` values in shared `s` (one per invocation `t`), by halving: every
+    invocation of the workgroup calls it, and gets the total."""
+    pk.barrier()
+    step = wg >> 1
+    while step > 0:
+        if t < step:
+            s[t] = s[t] + s[t + step]
+        pk.barrier()
+        step = step >> 1
+    total = s[0]
+    pk.barrier()  # s may be written again next
+    return total
+
+
 @functools.lru_cache(maxsize=None)
 def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
     HAS_W = has_w  # noqa: N806
     WG = WORKGROUP  # noqa: N806
-    LEVELS = WG.bit_length() - 1  # noqa: N806
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def layer_norm_backward_rows(x: x_dt[:, :], g: g_dt[:, :], w: w_dt[:], dx: x_dt[:, :],
                                  xhat: CF[:, :], eps: CF):
-        s1 = pk.shared(CF, WG)
-        s2 = pk.shared(CF, WG)
+        s = pk.shared(CF, WG)
         t = pk.local_id(0)
         r = pk.global_id(1)
         length = x.shape[1]
@@ -76,28 +90,14 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
         acc: CF = 0.0
         for j in range(t, length, WG):
             acc += CF(x[r, j])
-        s1[t] = acc
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                s1[t] = s1[t] + s1[t + step]
-            pk.barrier()
-        mean = s1[0] / n
-        pk.barrier()
+        s[t] = acc
+        mean = _workgroup_sum(s, t, WG) / n
         acc = 0.0
         for j in range(t, length, WG):
             d = CF(x[r, j]) - mean
             acc += d * d
-        s1[t] = acc
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                s1[t] = s1[t] + s1[t + step]
-            pk.barrier()
-        rstd = 1.0 / pk.sqrt(s1[0] / n + eps)
-        pk.barrier()
+        s[t] = acc
+        rstd = 1.0 / pk.sqrt(_workgroup_sum(s, t, WG) / n + eps)
         # the sums of gw and gw·x̂ over the row
         a1: CF = 0.0
         a2: CF = 0.0
@@ -109,17 +109,10 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
                 gw = gw * CF(w[j])
             a1 += gw
             a2 += gw * h
-        s1[t] = a1
-        s2[t] = a2
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                s1[t] = s1[t] + s1[t + step]
-                s2[t] = s2[t] + s2[t + step]
-            pk.barrier()
-        m1 = s1[0] / n
-        m2 = s2[0] / n
+        s[t] = a1
+        m1 = _workgroup_sum(s, t, WG) / n
+        s[t] = a2
+        m2 = _workgroup_sum(s, t, WG) / n
         for j in range(t, length, WG):
             gw = CF(g[r, j])
             if HAS_W:

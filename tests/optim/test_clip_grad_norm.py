@@ -15,21 +15,6 @@ import pykern as pk
 SHAPES = [(3, 4), (5,), (70, 3), (), (130,), (2, 0), (7, 9), (100,), (33,), (4, 4, 4), (1,)]
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    """A list that grows by one entry per kernel launch on the current device."""
-    device = pk.get_device()
-    seen: list[object] = []
-    real = device.launch
-
-    def counting(program, grid, buffers, args=b""):
-        seen.append(program)
-        return real(program, grid, buffers, args)
-
-    monkeypatch.setattr(device, "launch", counting)
-    return seen
-
-
 def with_grads(grads: list[np.ndarray]) -> list[pk.Tensor]:
     """Parameters (zeros) whose `.grad` holds `grads`."""
     params = []

@@ -11,21 +11,6 @@ import pykern as pk
 from pykern.optim.grads import get_grad, set_grad
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    """A list that grows by one entry per kernel launch on the current device."""
-    device = pk.get_device()
-    seen: list[object] = []
-    real = device.launch
-
-    def counting(program, grid, buffers, args=b""):
-        seen.append(program)
-        return real(program, grid, buffers, args)
-
-    monkeypatch.setattr(device, "launch", counting)
-    return seen
-
-
 def params_of_two_dtypes() -> list[pk.Tensor]:
     rng = np.random.default_rng(0)
     shapes = [(4, 4), (10,), (3, 70), (), (5,)]

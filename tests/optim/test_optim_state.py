@@ -17,21 +17,6 @@ import optim_reference as ref
 BOUNDS = {pk.f32: (1e-6, 1e-5), pk.f16: (2e-3, 2**-10)}  # as test_optim_updates.py
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    """A list that grows by one entry per kernel launch on the current device."""
-    device = pk.get_device()
-    seen: list[object] = []
-    real = device.launch
-
-    def counting(program, grid, buffers, args=b""):
-        seen.append(program)
-        return real(program, grid, buffers, args)
-
-    monkeypatch.setattr(device, "launch", counting)
-    return seen
-
-
 def host_params(seed: int, dtype: pk.DType = pk.f32,
                 shapes=((4, 3), (70,), (), (2, 2, 2))) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)

@@ -1,0 +1,22 @@
+"""Fixtures of the optimizer tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import pykern as pk
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """A list that grows by one entry per kernel launch on the current device."""
+    device = pk.get_device()
+    seen: list[object] = []
+    real = device.launch
+
+    def counting(program, grid, buffers, args=b""):
+        seen.append(program)
+        return real(program, grid, buffers, args)
+
+    monkeypatch.setattr(device, "launch", counting)
+    return seen
