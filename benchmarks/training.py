@@ -47,7 +47,10 @@ def run(plan: Any, results: Results, peers: Any) -> None:
         mine = _pykern_steps(pk, model, data, amp, steps)
         row = results.add(Row("train", case, "pykern", mine["ms"], "ms/step", False,
                               "wall clock", {"gpu_ms": mine["gpu_ms"],
-                                             "tokens_per_s": batch * context / mine["ms"] * 1e3}))
+                                             "tokens_per_s": batch * context / mine["ms"] * 1e3,
+                                             **mine["phases"]}))
+        print("  " + " ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in mine["phases"].items()), flush=True)
         _check(results, case, "pykern", mine["losses"])
         if peers.torch is None or not peers.cuda:
             continue
@@ -83,7 +86,44 @@ def _pykern_steps(pk: Any, model: Any, data: tuple[np.ndarray, np.ndarray], amp:
         pk.sync()
     ms = (time.perf_counter() - start) / steps * 1e3
     return {"ms": ms, "gpu_ms": timer.elapsed_s / steps * 1e3,
-            "losses": [float(v) for v in losses]}
+            "losses": [float(v) for v in losses], "phases": _phases(pk, model, opt, x, y, amp)}
+
+
+def _phases(pk: Any, model: Any, opt: Any, x: Any, y: Any, amp: str | None) -> dict[str, float]:
+    """One more step, each phase drained apart: its host time (recording the launches) and
+    its GPU time (the device alone, from timestamps), in ms, and the launches of the step."""
+    from gpt_model import loss_of
+
+    dev, out, launches = pk.get_device(), {}, [0]
+    real = dev.launch
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        launches[0] += 1
+        return real(*args, **kwargs)
+
+    def forward() -> Any:
+        with pk.autocast(dtype=amp or pk.bf16, enabled=amp is not None):
+            return loss_of(model, x, y)
+
+    def timed(name: str, work: Any) -> Any:
+        start = time.perf_counter()
+        with dev.timer() as timer:
+            result = work()
+            out[f"{name} host ms"] = (time.perf_counter() - start) * 1e3
+        pk.sync()
+        out[f"{name} gpu ms"] = timer.elapsed_s * 1e3
+        return result
+
+    dev.launch = counting
+    try:
+        loss = timed("forward", forward)
+        opt.zero_grad()
+        timed("backward", loss.backward)
+        timed("step", opt.step)
+    finally:
+        del dev.launch
+    out["launches"] = launches[0]
+    return out
 
 
 def _torch_row(torch: Any, cfg: Any, state: dict[str, np.ndarray],
