@@ -21,7 +21,14 @@ OPT_LEVEL = 3
 
 @functools.lru_cache(maxsize=1)
 def target_machine() -> Any:
-    """The host CPU's target machine (its name and features, so AVX2 is used where present)."""
+    """The host CPU's target machine for optimising and data layouts (not for engines: an
+    engine takes ownership of its machine and frees it with itself)."""
+    return new_target_machine()
+
+
+def new_target_machine() -> Any:
+    """A target machine for the host CPU (its name and features, so AVX2 is used where
+    present)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_default_triple()
@@ -74,7 +81,7 @@ def compile_ir(ir_text: str, entry_name: str) -> NativeModule:
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     optimise(module)
-    engine = llvm.create_mcjit_compiler(module, machine)
+    engine = llvm.create_mcjit_compiler(module, new_target_machine())
     engine.finalize_object()
     address = engine.get_function_address(entry_name)
     if not address:
