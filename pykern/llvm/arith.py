@@ -21,7 +21,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.llvm import pysemantics as py
 from pykern.llvm.emitter import Emitter
-from pykern.llvm.types import F32, float_suffix, int_suffix, value_type
+from pykern.llvm.types import F32, I32, float_suffix, int_suffix, value_type
 
 Binary = Callable[[Emitter, DType, ll.Value, ll.Value], ll.Value]
 F32_TYPE = dt.f32
@@ -171,7 +171,30 @@ def _float_to_int(em: Emitter, src: DType, dst: DType, x: ll.Value) -> ll.Value:
 
 def _float_to_float(em: Emitter, src: DType, dst: DType, x: ll.Value) -> ll.Value:
     to = value_type(dst)
-    return em.builder.fpext(x, to) if dst.bits > src.bits else em.builder.fptrunc(x, to)
+    if dst.bits > src.bits:
+        return em.builder.fpext(x, to)
+    if src.bits == 64 and dst.bits == 16:
+        # x86 has no f64 -> f16 instruction and the JIT no libcall for it: through f32
+        # rounded to odd, which f32's 24 >= 11 + 2 bits make round once, correctly
+        return em.builder.fptrunc(_f64_to_f32_odd(em, x), to)
+    return em.builder.fptrunc(x, to)
+
+
+def _f64_to_f32_odd(em: Emitter, x: ll.Value) -> ll.Value:
+    """`x` rounded to f32 toward zero, with the last bit set where inexact (round to odd):
+    the nearest f32, moved one step toward `x` where it is inexact and its last bit is even."""
+    bld = em.builder
+    nearest = bld.fptrunc(x, F32)
+    bits = bld.bitcast(nearest, I32)
+    inexact = bld.fcmp_ordered("!=", bld.fpext(nearest, x.type), x)  # NaN: exact enough
+    even = bld.icmp_unsigned("==", bld.and_(bits, ll.Constant(I32, 1)), ll.Constant(I32, 0))
+    fabs = f"llvm.fabs.{float_suffix(dt.f64)}"
+    too_big = bld.fcmp_ordered(">", em.call(fabs, x.type, bld.fpext(nearest, x.type)),
+                               em.call(fabs, x.type, x))
+    # sign and magnitude: one less is one step toward zero, one more one step away
+    stepped = bld.select(too_big, bld.sub(bits, ll.Constant(I32, 1)),
+                         bld.add(bits, ll.Constant(I32, 1)))
+    return bld.bitcast(bld.select(bld.and_(inexact, even), stepped, bits), F32)
 
 
 CASTS: dict[tuple[str, str], Cast] = {

@@ -171,3 +171,19 @@ def test_elementwise_over_dtypes_sizes_and_workgroups(t, n, workgroup):
     out = np.zeros(n + 5, t.numpy)  # past the grid stays untouched
     host = check(axpy, n, a, b, out)[2]
     assert not host[n:].any()
+
+
+def test_f64_to_f16_rounds_once():
+    """x86 has no f64 -> f16 conversion: it goes through f32 rounded to odd, so that a value
+    just above an f16 halfway point does not round to the halfway point first."""
+    @pk.kernel
+    def narrow(x: pk.f64[:], out: pk.f16[:]):
+        i = pk.global_id(0)
+        out[i] = pk.f16(x[i])
+
+    tricky = [1 + 2**-11 + 2**-40, 1 + 2**-11 - 2**-40, -(1 + 2**-11 + 2**-40), 65519.99,
+              65520.0, 1e300, -1e-300, 2**-25, 2**-25 + 2**-60, np.nan, -0.0, np.inf]
+    x = np.concatenate([tricky, rng.standard_normal(300) * 1000]).astype(np.float64)
+    out = check(narrow, x.size, x, np.zeros(x.size, np.float16))[1]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, x.astype(np.float16))
