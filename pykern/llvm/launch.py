@@ -36,7 +36,7 @@ def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
         if isinstance(param.type, ArrayType):
             arrays[param.name] = _array_arg(kernel, param, value)
         else:
-            scalars[param.name] = value
+            scalars[param.name] = _scalar_arg(kernel, param, value)
     host.run(dims, arrays, scalars)
 
 
@@ -74,10 +74,27 @@ def _array_arg(kernel: object, param: ir.Param, value: object) -> np.ndarray:
         raise LaunchError(f"{where}: the host backend takes numpy arrays, not "
                           f"{type(value).__name__}")
     t: ArrayType = param.type  # type: ignore[assignment]
-    if dt.from_numpy(value.dtype) != t.dtype or value.ndim != t.ndim:
+    if dt.from_numpy(value.dtype) != t.dtype or value.ndim != t.ndim or \
+            not value.dtype.isnative:
         raise LaunchError(f"{where}: expected {t!r}, got a {value.ndim}-D {value.dtype} array")
     if any(s % value.dtype.itemsize for s in value.strides):
         raise LaunchError(f"{where}: the array's strides are not whole elements")
     if param.access & ir.Access.WRITE and not value.flags.writeable:
         raise LaunchError(f"{where}: the kernel writes it but the array is read-only")
+    return value
+
+
+def _scalar_arg(kernel: object, param: ir.Param, value: object) -> object:
+    """`value` checked to fit `param`'s type (the block holds it in that type's bytes)."""
+    t = param.type
+    assert not isinstance(t, ArrayType)
+    if t.kind == dt.BOOL or t == dt.bf16:
+        return value
+    try:
+        with np.errstate(over="ignore"):  # a float too large is inf, as on every backend
+            np.asarray(value, dtype=t.numpy)
+    except (OverflowError, ValueError, TypeError) as e:
+        name = getattr(kernel, "__name__", "kernel")
+        raise LaunchError(f"{name}(): parameter '{param.name}' ({t.name}): {value!r} does not "
+                          f"fit ({e})") from None
     return value

@@ -85,3 +85,15 @@ def test_wrong_arguments_name_the_parameter():
         pykern.llvm.launch(copy, 4, x, frozen)
     with pytest.raises(pk.LaunchError):
         pykern.llvm.launch(copy, -1, x, x.copy())
+
+
+def test_scalars_that_do_not_fit_and_foreign_byte_order_are_refused():
+    @pk.kernel
+    def fill(v: pk.i8, out: pk.f32[:]):
+        out[pk.global_id(0)] = pk.f32(v)
+
+    out = np.zeros(4, np.float32)
+    with pytest.raises(pk.LaunchError, match="'v'"):
+        pykern.llvm.launch(fill, 4, 300, out)
+    with pytest.raises(pk.LaunchError, match="'out'"):
+        pykern.llvm.launch(fill, 4, 3, out.astype(">f4"))
