@@ -10,7 +10,8 @@ How a launch runs (`module`): one native entry runs a range of workgroups; each 
 invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
 grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
 the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
-(`regions`). Device functions are inlined (`calls`). Semantics as the interpreter's
+(`regions`; a `@pk.func` with a barrier is inlined into the kernel's IR first, `inline`).
+Device functions are inlined as they are emitted (`calls`). Semantics as the interpreter's
 (`pysemantics`, `arith`): Python's `//` and `%`, integer wrap, out-of-range shifts shift
 everything out, float to int saturates (NaN gives 0), integer division by zero gives 0,
 locals and `pk.local`/`pk.shared` arrays start at zero; f16 is computed in f32 and rounded
@@ -18,8 +19,9 @@ back; no fast-math, so `+ - * /` give numpy's bits. Math uses LLVM intrinsics an
 library (`mathfns`), whose results agree with numpy's within the documented ULP bounds.
 
 Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup operations,
-cooperative-matrix tiles, debug mode, `pk.barrier()` inside a `@pk.func`, and `break` or
-`continue` out of a loop that contains a barrier. Array accesses are not bounds-checked.
+cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
+barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
+expression. Array accesses are not bounds-checked.
 One thread runs all workgroups in this step.
 """
 

@@ -14,6 +14,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
 from pykern.llvm.engine import NativeModule, compile_ir
+from pykern.llvm.inline import inline_barrier_calls
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
 from pykern.passes import decompose, lower_bf16
@@ -31,7 +32,9 @@ class HostKernel:
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
-        self.kernel = decompose(lower_bf16(kernel), HostMath())
+        lowered, problem = inline_barrier_calls(decompose(lower_bf16(kernel), HostMath()))
+        assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
+        self.kernel = lowered
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = str(build_module(self.kernel))
         self.native: NativeModule = compile_ir(self.unoptimised_ir, ENTRY)

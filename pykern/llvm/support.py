@@ -27,11 +27,10 @@ def first_unsupported(kernel: ir.Kernel) -> Unsupported | None:
             found = _unsupported_node(node)
             if found is not None:
                 return found
-    for f in kernel.functions:
-        for node in ir.walk(f):
-            if isinstance(node, ir.Barrier):
-                return Unsupported(node.loc, "pk.barrier() inside a @pk.func")
-    return _jump_across_barrier(kernel.body, in_barrier_loop=False)
+    from pykern.llvm.inline import inline_barrier_calls  # which imports `Unsupported` here
+
+    inlined, problem = inline_barrier_calls(kernel)
+    return problem or _jump_across_barrier(inlined.body, in_barrier_loop=False)
 
 
 def _unsupported_node(node: ir.Node) -> Unsupported | None:

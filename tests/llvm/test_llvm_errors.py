@@ -15,6 +15,15 @@ def waits():
     pk.barrier()
 
 
+@pk.func
+def shared_sum(v, buf):
+    buf[pk.local_id(0)] = v
+    pk.barrier()
+    if pk.local_id(0) < 2:
+        return 0  # a return before the end
+    return buf[0] + buf[1]
+
+
 def located(excinfo: pytest.ExceptionInfo, text: str, source: str) -> None:
     message = str(excinfo.value)
     assert __file__ in message.splitlines()[0], message
@@ -46,15 +55,27 @@ def test_debug_mode_is_refused():
         pykern.llvm.launch(copy, 4, x, x.copy())
 
 
-def test_a_barrier_in_a_device_function_is_refused():
+def test_a_barrier_function_called_inside_an_expression_is_refused():
     @pk.kernel(workgroup=(4,))
     def k(out: pk.i32[:]):
-        waits()
-        out[pk.global_id(0)] = 1
+        buf = pk.shared(pk.i32, 4)
+        out[pk.global_id(0)] = 1 + shared_sum(pk.global_id(0), buf)
 
     with pytest.raises(pk.CompileError) as e:
         pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
-    assert "pk.barrier() inside a @pk.func" in str(e.value)
+    located(e, "a call of a @pk.func with pk.barrier() inside an expression", "shared_sum(")
+
+
+def test_an_early_return_in_a_barrier_function_is_refused():
+    @pk.kernel(workgroup=(4,))
+    def k(out: pk.i32[:]):
+        buf = pk.shared(pk.i32, 4)
+        total = shared_sum(pk.global_id(0), buf)
+        out[pk.global_id(0)] = total
+
+    with pytest.raises(pk.CompileError) as e:
+        pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
+    located(e, "a 'return' before the end of a @pk.func with pk.barrier()", "return 0")
 
 
 def test_break_out_of_a_loop_with_a_barrier_is_refused():

@@ -21,6 +21,22 @@ from test_barriers import TILE, block_sum_of_squares, tiled_matmul  # noqa: E402
 rng = np.random.default_rng(3)
 
 
+@pk.func
+def neighbour(v, buf):
+    """The value of the next invocation of the workgroup, through shared memory."""
+    buf[pk.local_id(0)] = v
+    pk.barrier()
+    got = buf[(pk.local_id(0) + 1) % 16]
+    pk.barrier()
+    return got
+
+
+@pk.func
+def twice_rotated(v, buf):
+    first = neighbour(v, buf)
+    return neighbour(first, buf)
+
+
 @pytest.mark.parametrize("t", [pk.i32, pk.u32, pk.i64, pk.u64], ids=lambda t: t.name)
 def test_integer_atomics_return_the_old_value(t):
     @pk.kernel
@@ -118,3 +134,23 @@ def test_values_live_across_barriers_and_early_return():
 
     x = rng.integers(-100, 100, 96, dtype=np.int32)
     check(rotate, x.size, x, np.zeros_like(x), np.zeros_like(x))
+
+
+def test_barriers_inside_device_functions_are_inlined_into_regions():
+    @pk.kernel(workgroup=(16,))
+    def rotate(x: pk.i32[:], out: pk.i32[:, :]):
+        buf = pk.shared(pk.i32, 16)
+        i = pk.global_id(0)
+        a = neighbour(x[i], buf)
+        b = twice_rotated(x[i] * 10, buf)
+        for _ in range(2):
+            a = neighbour(a, buf)
+        out[i, 0] = a
+        out[i, 1] = b
+
+    x = rng.integers(-100, 100, 48, dtype=np.int32)
+    out = check(rotate, x.size, x, np.zeros((x.size, 2), np.int32))[1]
+    lanes = np.arange(48)
+    group = lanes // 16 * 16
+    np.testing.assert_array_equal(out[:, 0], x[group + (lanes + 3) % 16])
+    np.testing.assert_array_equal(out[:, 1], 10 * x[group + (lanes + 2) % 16])
