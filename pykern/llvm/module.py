@@ -9,6 +9,8 @@ Per workgroup: `pk.shared` arrays start at zero, then its invocations run
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir as ll
 
 from pykern import ir
@@ -29,7 +31,7 @@ def build_module(kernel: ir.Kernel) -> ll.Module:
     fn.append_basic_block("entry")  # the stack slots (`Emitter.alloca`)
     em = Emitter(kernel, module, fn, ll.IRBuilder(fn.append_basic_block("start")))
     grid, num_groups = _read_arguments(em, args)
-    shared = {d.name: em.alloca(memory_type(d.dtype), d.name, count=max(1, _elements(d)))
+    shared = {d.name: em.alloca(memory_type(d.dtype), d.name, count=max(1, math.prod(d.shape)))
               for d in kernel.arrays if d.space is ir.MemorySpace.SHARED}
     for decl in kernel.arrays:
         if decl.name in shared:
@@ -59,13 +61,6 @@ def build_module(kernel: ir.Kernel) -> ll.Module:
     bld.ret_void()
     em.finish()
     return module
-
-
-def _elements(decl: ir.ArrayDecl) -> int:
-    n = 1
-    for s in decl.shape:
-        n *= s
-    return n
 
 
 def _slot(em: Emitter, args: ll.Value, index: int, t: ll.Type) -> ll.Value:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from pykern import ir
-from pykern.lang.dtypes import DType
 from pykern.llvm import exprs, stmts
 from pykern.llvm.emitter import Emitter, ReturnTarget
 from pykern.llvm.invocations import constant_view, counted_loop, invocation_ids, zero_fill
@@ -46,7 +45,7 @@ class Workgroup:
         for local in kernel.locals:
             t = value_type(local.type)
             self.storage[local.name] = slot = em.alloca(t, local.name, count=self.size)
-            zero_fill(em, slot, self.size * _bytes(local.type))
+            zero_fill(em, slot, self.size * local.type.itemsize)
         self.privates: dict[str, tuple[ir.ArrayDecl, ll.Value, int]] = {}
         for decl in kernel.arrays:
             if decl.space is ir.MemorySpace.LOCAL:
@@ -156,7 +155,3 @@ class Workgroup:
             bld.position_at_end(done)
         else:
             raise AssertionError(f"a barrier inside {type(s).__name__} at {s.loc}")
-
-
-def _bytes(t: DType) -> int:
-    return max(t.bits // 8, 1)
