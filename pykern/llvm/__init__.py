@@ -1,0 +1,31 @@
+"""The LLVM backend: the typed IR lowered to LLVM IR with llvmlite and compiled to native
+code for the host CPU (MCJIT, the -O3 pipeline with loop and SLP vectorisation), run over
+numpy arrays in place with the interpreter's semantics (`pykern.interpret`).
+
+    >>> import pykern.llvm
+    >>> pykern.llvm.launch(saxpy, x.size, 2.0, x, y, out)   # saxpy[x.size](2.0, x, y, out)
+    >>> pykern.llvm.compile_for(saxpy, x.size, 2.0, x, y, out).llvm_ir  # the optimised IR
+
+How a launch runs (`module`): one native entry runs a range of workgroups; each runs its
+invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
+grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
+the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
+(`regions`; a `@pk.func` with a barrier is inlined into the kernel's IR first, `inline`).
+Device functions are inlined as they are emitted (`calls`). Semantics as the interpreter's
+(`pysemantics`, `arith`): Python's `//` and `%`, integer wrap, out-of-range shifts shift
+everything out, float to int saturates (NaN gives 0), integer division by zero gives 0,
+locals and `pk.local`/`pk.shared` arrays start at zero; f16 is computed in f32 and rounded
+back; no fast-math, so `+ - * /` give numpy's bits. Math uses LLVM intrinsics and the C
+library (`mathfns`), whose results agree with numpy's within the documented ULP bounds.
+
+Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup operations,
+cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
+barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
+expression. Array accesses are not bounds-checked.
+One thread runs all workgroups in this step.
+"""
+
+from pykern.llvm.compiled import HostKernel, compile_host
+from pykern.llvm.launch import compile_for, launch
+
+__all__ = ["HostKernel", "compile_for", "compile_host", "launch"]

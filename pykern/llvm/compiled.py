@@ -1,0 +1,106 @@
+"""`HostKernel`: one typed-IR kernel compiled to native code, and the packing of a launch's
+arguments into its argument block."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Mapping
+
+import numpy as np
+
+from pykern import ir
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.llvm import mathfns
+from pykern.llvm.engine import NativeModule, compile_ir
+from pykern.llvm.inline import inline_barrier_calls
+from pykern.llvm.layout import arg_layout
+from pykern.llvm.module import ENTRY, build_module
+from pykern.passes import decompose, lower_bf16
+
+
+class HostMath:
+    """The host target's math facts for `pykern.passes.decompose`: every function lowers."""
+
+    def lowers_math(self, fn: ir.MathFn, dtype: DType) -> bool:
+        return mathfns.lowers_math(fn, dtype)
+
+
+class HostKernel:
+    """A kernel compiled for the host. `llvm_ir` is the optimised module's text."""
+
+    def __init__(self, kernel: ir.Kernel):
+        self.source_kernel = kernel
+        lowered, problem = inline_barrier_calls(decompose(lower_bf16(kernel), HostMath()))
+        assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
+        self.kernel = lowered
+        self.layout = arg_layout(self.kernel)
+        self.unoptimised_ir = str(build_module(self.kernel))
+        self.native: NativeModule = compile_ir(self.unoptimised_ir, ENTRY)
+
+    @property
+    def llvm_ir(self) -> str:
+        return self.native.ir_text
+
+    def run(self, grid: tuple[int, int, int], arrays: Mapping[str, np.ndarray],
+            scalars: Mapping[str, object]) -> None:
+        """Runs every workgroup of a launch of `grid` (three ints): numpy arrays are read
+        and written in place. The caller checked the arguments' dtypes and ndims."""
+        k = self.kernel
+        block = np.zeros(self.layout.size, np.int64)
+        keep = []  # the arrays whose addresses are in the block, alive until it returns
+        for p, declared in zip(k.params, self.source_kernel.params, strict=True):
+            at = self.layout.first_slot[p.name]
+            if isinstance(p.type, ArrayType):
+                a = _as_stored(arrays[p.name])
+                keep.append(a)
+                item = a.dtype.itemsize
+                block[at] = a.ctypes.data if a.size else 0
+                block[at + 1] = 0
+                block[at + 2:at + 2 + a.ndim] = a.shape
+                block[at + 2 + a.ndim:at + 2 + 2 * a.ndim] = [s // item for s in a.strides]
+            else:
+                value = scalars[p.name]
+                if declared.type == dt.bf16:  # an f32 parameter now: its bf16 value
+                    value = dt.round_to_bf16(float(value))  # type: ignore[arg-type]
+                block[at:at + 1].view(np.uint8)[:p.type.itemsize] = np.frombuffer(
+                    _scalar_bytes(p.type, value), np.uint8)
+        groups = [-(-g // w) for g, w in zip(grid, k.workgroup, strict=True)]
+        block[self.layout.grid_slot:self.layout.grid_slot + 3] = grid
+        block[self.layout.grid_slot + 3:self.layout.grid_slot + 6] = groups
+        total = math.prod(groups)
+        if total:
+            self.native.entry(block.ctypes.data, 0, total)
+        del keep
+
+
+def _as_stored(array: np.ndarray) -> np.ndarray:
+    """bf16 arrays as their 16-bit words, as the lowered kernel sees them."""
+    if dt.from_numpy(array.dtype) == dt.bf16:
+        return array.view(np.uint16)
+    return array
+
+
+def _scalar_bytes(t: DType, value: object) -> bytes:
+    if t.kind == dt.BOOL:
+        return bytes([1 if value else 0])
+    return np.asarray(value, dtype=t.numpy).tobytes()
+
+
+# by identity: the kernel object keeps its IR per variant
+_cache: OrderedDict[int, tuple[ir.Kernel, HostKernel]] = OrderedDict()
+CACHE_SIZE = 256
+
+
+def compile_host(kernel: ir.Kernel) -> HostKernel:
+    """The host-compiled form of `kernel`, compiled once per kernel object (a small LRU)."""
+    hit = _cache.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        _cache.move_to_end(id(kernel))
+        return hit[1]
+    compiled = HostKernel(kernel)
+    _cache[id(kernel)] = (kernel, compiled)
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return compiled

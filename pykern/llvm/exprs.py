@@ -1,0 +1,158 @@
+"""IR expressions to LLVM values: one function per node class, dispatched by a table;
+operators, conversions and math come from the tables of `arith` and `mathfns`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from pykern import ir
+from pykern.llvm import arith, arrays, calls, mathfns
+from pykern.llvm.emitter import Emitter
+from pykern.llvm.types import I1, const, value_type
+
+
+def expr(em: Emitter, e: ir.Expr) -> ll.Value:
+    method = _DISPATCH.get(type(e))
+    if method is None:
+        raise AssertionError(f"no LLVM lowering for IR expression {type(e).__name__} at {e.loc}")
+    return method(em, e)
+
+
+def pointer_to(em: Emitter, array: str, indices: tuple[ir.Expr, ...]) -> ll.Value:
+    return arrays.element_pointer(em, em.arrays[array], [expr(em, i) for i in indices])
+
+
+def _const(em: Emitter, e: ir.Const) -> ll.Value:
+    return const(e.type, e.value)
+
+
+def _local(em: Emitter, e: ir.LocalRef) -> ll.Value:
+    return em.builder.load(em.locals[e.name], typ=value_type(e.type))
+
+
+def _scalar_param(em: Emitter, e: ir.ScalarParam) -> ll.Value:
+    return em.scalars[e.name]
+
+
+def _array_load(em: Emitter, e: ir.ArrayLoad) -> ll.Value:
+    return arrays.load(em, em.arrays[e.array], pointer_to(em, e.array, e.indices))
+
+
+def _array_dim(em: Emitter, e: ir.ArrayDim) -> ll.Value:
+    return em.arrays[e.array].shape[e.axis]
+
+
+def _binop(em: Emitter, e: ir.BinOp) -> ll.Value:
+    return arith.binary(em, e.op, e.lhs.type, expr(em, e.lhs), expr(em, e.rhs), e.loc)
+
+
+def _unaryop(em: Emitter, e: ir.UnaryOp) -> ll.Value:
+    return arith.unary(em, e.op, e.operand.type, expr(em, e.operand), e.loc)
+
+
+def _logical(em: Emitter, e: ir.Logical) -> ll.Value:
+    """Short-circuit: `rhs` runs only when `lhs` does not decide."""
+    bld = em.builder
+    lhs = expr(em, e.lhs)
+    decided_block = bld.block
+    rhs_block, done = em.block("logical_rhs"), em.block("logical_done")
+    if e.op is ir.LogicalKind.AND:
+        bld.cbranch(lhs, rhs_block, done)
+    else:
+        bld.cbranch(lhs, done, rhs_block)
+    bld.position_at_end(rhs_block)
+    rhs = expr(em, e.rhs)
+    rhs_end = bld.block
+    bld.branch(done)
+    bld.position_at_end(done)
+    result = bld.phi(I1)
+    result.add_incoming(ll.Constant(I1, int(e.op is ir.LogicalKind.OR)), decided_block)
+    result.add_incoming(rhs, rhs_end)
+    return result
+
+
+def _ifexp(em: Emitter, e: ir.IfExp) -> ll.Value:
+    """Only the chosen branch is evaluated."""
+    bld = em.builder
+    cond = expr(em, e.cond)
+    then_block, else_block, done = em.block("ifexp_then"), em.block("ifexp_else"), \
+        em.block("ifexp_done")
+    bld.cbranch(cond, then_block, else_block)
+    bld.position_at_end(then_block)
+    then = expr(em, e.then)
+    then_end = bld.block
+    bld.branch(done)
+    bld.position_at_end(else_block)
+    orelse = expr(em, e.orelse)
+    else_end = bld.block
+    bld.branch(done)
+    bld.position_at_end(done)
+    result = bld.phi(then.type)
+    result.add_incoming(then, then_end)
+    result.add_incoming(orelse, else_end)
+    return result
+
+
+def _select(em: Emitter, e: ir.Select) -> ll.Value:
+    cond, then, orelse = expr(em, e.cond), expr(em, e.then), expr(em, e.orelse)
+    return em.builder.select(cond, then, orelse)
+
+
+def _cast(em: Emitter, e: ir.Cast) -> ll.Value:
+    return arith.cast(em, e.value.type, e.type, expr(em, e.value))
+
+
+def _bitcast(em: Emitter, e: ir.Bitcast) -> ll.Value:
+    return em.builder.bitcast(expr(em, e.value), value_type(e.type))
+
+
+def _math(em: Emitter, e: ir.MathCall) -> ll.Value:
+    return mathfns.math_call(em, e.fn, e.args[0].type, [expr(em, a) for a in e.args])
+
+
+_BUILTINS: dict[ir.BuiltinKind, str] = {
+    ir.BuiltinKind.GLOBAL_ID: "global_id", ir.BuiltinKind.LOCAL_ID: "local_id",
+    ir.BuiltinKind.GROUP_ID: "group_id", ir.BuiltinKind.GRID: "grid",
+    ir.BuiltinKind.NUM_GROUPS: "num_groups",
+}
+
+
+def _builtin(em: Emitter, e: ir.Builtin) -> ll.Value:
+    if e.kind is ir.BuiltinKind.GROUP_SIZE:
+        return em.i32(em.kernel.workgroup[e.dim])
+    assert em.ids is not None
+    return getattr(em.ids, _BUILTINS[e.kind])[e.dim]
+
+
+def _atomic(em: Emitter, e: ir.Atomic) -> ll.Value:
+    pointer = pointer_to(em, e.array, e.indices)
+    comparator = expr(em, e.comparator) if e.comparator is not None else None
+    return arrays.atomic(em, e, pointer, expr(em, e.value), comparator)
+
+
+def _call(em: Emitter, e: ir.Call) -> ll.Value:
+    return calls.inline_call(em, e, [expr(em, a) for a in e.args])
+
+
+_DISPATCH: dict[type, Callable[[Emitter, ir.Expr], ll.Value]] = {
+    ir.Const: _const,
+    ir.LocalRef: _local,
+    ir.ScalarParam: _scalar_param,
+    ir.ArrayLoad: _array_load,
+    ir.ArrayDim: _array_dim,
+    ir.BinOp: _binop,
+    ir.UnaryOp: _unaryop,
+    ir.Logical: _logical,
+    ir.IfExp: _ifexp,
+    ir.Select: _select,
+    ir.Cast: _cast,
+    ir.Bitcast: _bitcast,
+    ir.MathCall: _math,
+    ir.Builtin: _builtin,
+    ir.Atomic: _atomic,
+    ir.Call: _call,
+}
+"""Expressions the host backend lowers; any other (subgroup operations, cooperative-matrix
+tiles) is refused before lowering (`pykern.llvm.support`)."""

@@ -1,0 +1,107 @@
+"""Device functions that contain a barrier, inlined into the kernel's IR before lowering, so
+that the region splitter (`pykern.llvm.regions`) sees every barrier in the kernel's own body.
+
+A call whose statement is the whole of it (`wait()`, `x = reduce(v)`) is replaced by its
+function's body, the function's parameters and locals renamed to kernel locals of their own
+(`_pk_inline<N>_<name>`). A function's `return` must be its last statement (a `return`
+elsewhere would need a jump the IR has no statement for), and such a call must not sit inside
+an expression; anything else is reported, as data, for a located error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from pykern import ir
+from pykern.llvm.support import Unsupported
+from pykern.passes.rewrite import rewrite
+
+
+def barrier_functions(kernel: ir.Kernel) -> set[str]:
+    """The functions that contain a barrier or call one that does (callees come first)."""
+    found: set[str] = set()
+    for f in kernel.functions:
+        if any(isinstance(n, ir.Barrier) or (isinstance(n, ir.Call) and n.function in found)
+               for n in ir.walk(f)):
+            found.add(f.name)
+    return found
+
+
+def inline_barrier_calls(kernel: ir.Kernel) -> tuple[ir.Kernel, Unsupported | None]:
+    """`kernel` with every call of a barrier function inlined, and the first call that cannot
+    be (None where every one could)."""
+    names = barrier_functions(kernel)
+    if not names:
+        return kernel, None
+    inliner = _Inliner(kernel, names)
+    body = inliner.block(kernel.body)
+    if inliner.problem is not None:
+        return kernel, inliner.problem
+    return replace(kernel, body=body, locals=kernel.locals + tuple(inliner.new_locals)), None
+
+
+@dataclass
+class _Inliner:
+    kernel: ir.Kernel
+    names: set[str]
+    new_locals: list[ir.Local] = field(default_factory=list)
+    problem: Unsupported | None = None
+    count: int = 0
+
+    def block(self, body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return tuple(out)
+
+    def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
+        if isinstance(s, ir.Eval) and self.is_barrier_call(s.value):
+            return self.inline(s.value, None)  # type: ignore[arg-type]
+        if isinstance(s, ir.Assign) and self.is_barrier_call(s.value):
+            return self.inline(s.value, s.name)  # type: ignore[arg-type]
+        if isinstance(s, ir.If):
+            return [replace(s, body=self.block(s.body), orelse=self.block(s.orelse))]
+        if isinstance(s, (ir.ForRange, ir.While)):
+            return [replace(s, body=self.block(s.body))]
+        nested = next((n for n in ir.walk(s) if self.is_barrier_call(n)), None)
+        if nested is not None and self.problem is None:
+            self.problem = Unsupported(nested.loc, "a call of a @pk.func with pk.barrier() "
+                                                   "inside an expression")
+        return [s]
+
+    def is_barrier_call(self, node: ir.Node) -> bool:
+        return isinstance(node, ir.Call) and node.function in self.names
+
+    def inline(self, call: ir.Call, target: str | None) -> list[ir.Stmt]:
+        fn = next(f for f in self.kernel.functions if f.name == call.function)
+        self.count += 1
+        prefix = f"_pk_inline{self.count}_"
+        renamed: dict[str, str] = {}
+        for local in (*fn.params, *fn.locals):
+            if local.name not in renamed:
+                renamed[local.name] = prefix + local.name
+                self.new_locals.append(replace(local, name=prefix + local.name))
+        stmts: list[ir.Stmt] = [ir.Assign(name=renamed[p.name], value=a, loc=call.loc)
+                                for p, a in zip(fn.params, call.args, strict=True)]
+        body = [rewrite(s, lambda n: _rename(n, renamed)) for s in fn.body]
+        if body and isinstance(body[-1], ir.Return):
+            last = body.pop()
+            assert isinstance(last, ir.Return)
+            if last.value is not None:
+                body.append(ir.Assign(name=target, value=last.value, loc=last.loc)
+                            if target is not None else ir.Eval(value=last.value, loc=last.loc))
+        early = next((n for s in body for n in ir.walk(s) if isinstance(n, ir.Return)), None)
+        if early is not None and self.problem is None:
+            self.problem = Unsupported(early.loc, "a 'return' before the end of a @pk.func "
+                                                  "with pk.barrier()")
+        return stmts + list(self.block(tuple(body)))
+
+
+def _rename(node: ir.Node, names: dict[str, str]) -> ir.Node:
+    if isinstance(node, ir.LocalRef) and node.name in names:
+        return replace(node, name=names[node.name])
+    if isinstance(node, ir.Assign) and node.name in names:
+        return replace(node, name=names[node.name])
+    if isinstance(node, ir.ForRange) and node.var in names:
+        return replace(node, var=names[node.var])
+    return node

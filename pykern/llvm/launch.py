@@ -1,0 +1,100 @@
+"""`launch(kernel, grid, *args)`: a `@pk.kernel` run on the host through the LLVM backend,
+over numpy arrays written in place. The entry point of this backend's tests until the host
+device exists (the next step moves this edge into `pykern.jit`).
+
+The kernel is specialised for the arguments as a launch on a device would (`kernel` is the
+kernel object; its variant key and typed IR are what its own launches use), a construct the
+backend does not lower yet is a located `pk.CompileError`, and a wrong argument a
+`pk.LaunchError` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pykern import ir
+from pykern.errors import LaunchError
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import ArrayType
+from pykern.llvm.compiled import HostKernel, compile_host
+from pykern.llvm.support import first_unsupported
+from pykern.runtime.grid import GridError, grid_dims
+
+
+def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
+    """Runs `kernel[grid](*args)` on the host: numpy arrays (any strides, read and written
+    in place) and Python or numpy scalars.
+
+    >>> launch(saxpy, x.size, 2.0, x, y, out)  # doctest: +SKIP
+    """
+    host = compile_for(kernel, grid, *args)
+    dims, _ = _grid(kernel, grid)
+    runtime_args = kernel._runtime_args(args)  # type: ignore[attr-defined]
+    arrays: dict[str, np.ndarray] = {}
+    scalars: dict[str, object] = {}
+    for param, value in zip(host.source_kernel.params, runtime_args, strict=True):
+        if isinstance(param.type, ArrayType):
+            arrays[param.name] = _array_arg(kernel, param, value)
+        else:
+            scalars[param.name] = _scalar_arg(kernel, param, value)
+    host.run(dims, arrays, scalars)
+
+
+def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> HostKernel:
+    """The host-compiled variant of `kernel` that a launch over `grid` with `args` runs (its
+    `llvm_ir` shows the optimised LLVM IR)."""
+    from pykern.errors import CompileError
+
+    _, ndim = _grid(kernel, grid)
+    try:
+        key = kernel._key(args, ndim)  # type: ignore[attr-defined]
+        kernel_ir: ir.Kernel = kernel._translate(key)  # type: ignore[attr-defined]
+        missing = first_unsupported(kernel_ir)
+        if missing is not None:
+            raise kernel.source.error(  # type: ignore[attr-defined]
+                missing.loc, f"{missing.what} is not supported by the host backend yet")
+    except CompileError as e:
+        raise e.with_traceback(None) from None
+    return compile_host(kernel_ir)
+
+
+def _grid(kernel: object, grid: object) -> tuple[tuple[int, int, int], int]:
+    name = getattr(kernel, "__name__", "kernel")
+    try:
+        dims = grid_dims(grid)
+    except GridError as e:
+        raise LaunchError(f"{name}[{grid!r}]: {e}") from None
+    return dims + (1,) * (3 - len(dims)), len(dims)  # type: ignore[return-value]
+
+
+def _array_arg(kernel: object, param: ir.Param, value: object) -> np.ndarray:
+    name = getattr(kernel, "__name__", "kernel")
+    where = f"{name}(): parameter '{param.name}'"
+    if not isinstance(value, np.ndarray):
+        raise LaunchError(f"{where}: the host backend takes numpy arrays, not "
+                          f"{type(value).__name__}")
+    t: ArrayType = param.type  # type: ignore[assignment]
+    if dt.from_numpy(value.dtype) != t.dtype or value.ndim != t.ndim or \
+            not value.dtype.isnative:
+        raise LaunchError(f"{where}: expected {t!r}, got a {value.ndim}-D {value.dtype} array")
+    if any(s % value.dtype.itemsize for s in value.strides):
+        raise LaunchError(f"{where}: the array's strides are not whole elements")
+    if param.access & ir.Access.WRITE and not value.flags.writeable:
+        raise LaunchError(f"{where}: the kernel writes it but the array is read-only")
+    return value
+
+
+def _scalar_arg(kernel: object, param: ir.Param, value: object) -> object:
+    """`value` checked to fit `param`'s type (the block holds it in that type's bytes)."""
+    t = param.type
+    assert not isinstance(t, ArrayType)
+    if t.kind == dt.BOOL or t == dt.bf16:
+        return value
+    try:
+        with np.errstate(over="ignore"):  # a float too large is inf, as on every backend
+            np.asarray(value, dtype=t.numpy)
+    except (OverflowError, ValueError, TypeError) as e:
+        name = getattr(kernel, "__name__", "kernel")
+        raise LaunchError(f"{name}(): parameter '{param.name}' ({t.name}): {value!r} does not "
+                          f"fit ({e})") from None
+    return value

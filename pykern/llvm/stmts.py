@@ -1,0 +1,162 @@
+"""IR statements to LLVM control flow: one function per node class, dispatched by a table.
+
+`Barrier` never reaches here: kernels with barriers are split into regions between them
+first (`pykern.llvm.regions`), and every region is barrier-free code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir as ll
+
+from pykern import ir
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.llvm import arrays, exprs
+from pykern.llvm.emitter import Emitter, Loop
+from pykern.llvm.types import value_type
+
+
+def block(em: Emitter, body: tuple[ir.Stmt, ...]) -> None:
+    for s in body:
+        if em.builder.block.is_terminated:
+            em.continue_in_fresh_block()
+        stmt(em, s)
+
+
+def stmt(em: Emitter, s: ir.Stmt) -> None:
+    method = _DISPATCH.get(type(s))
+    if method is None:
+        raise AssertionError(f"no LLVM lowering for IR statement {type(s).__name__} at {s.loc}")
+    method(em, s)
+
+
+def _assign(em: Emitter, s: ir.Assign) -> None:
+    em.builder.store(exprs.expr(em, s.value), em.locals[s.name])
+
+
+def _store(em: Emitter, s: ir.Store) -> None:
+    pointer = exprs.pointer_to(em, s.array, s.indices)
+    arrays.store(em, em.arrays[s.array], pointer, exprs.expr(em, s.value))
+
+
+def _if(em: Emitter, s: ir.If) -> None:
+    bld = em.builder
+    cond = exprs.expr(em, s.cond)
+    then_block, done = em.block("if_then"), em.block("if_done")
+    else_block = em.block("if_else") if s.orelse else done
+    bld.cbranch(cond, then_block, else_block)
+    bld.position_at_end(then_block)
+    block(em, s.body)
+    em.branch_if_open(done)
+    if s.orelse:
+        bld.position_at_end(else_block)
+        block(em, s.orelse)
+        em.branch_if_open(done)
+    bld.position_at_end(done)
+
+
+def counter_type(t: DType) -> ll.IntType:
+    """The hidden counter of a `range` loop over `t`: twice as wide, so `counter + step`
+    never wraps (Python's ints do not)."""
+    return ll.IntType(2 * t.bits)
+
+
+def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.Value,
+               body: Callable[[ll.Value], None]) -> None:
+    """`for c in range(start, stop, step): body(c)` with Python's semantics: bounds evaluated
+    once (here: already), counting up for a positive step, down for a negative one, nothing
+    for a zero step. `body` gets the counter as a value of `t`; break and continue work."""
+    bld = em.builder
+    wide = counter_type(t)
+    signed = t.kind == dt.INT
+
+    def widen(v: ll.Value) -> ll.Value:
+        return bld.sext(v, wide) if signed else bld.zext(v, wide)
+
+    start_w, stop_w, step_w = widen(start), widen(stop), widen(step)
+    counter = em.alloca(wide, "range_counter")
+    bld.store(start_w, counter)
+    head, body_block, latch, done = (em.block(n) for n in ("for_head", "for_body",
+                                                           "for_latch", "for_done"))
+    bld.branch(head)
+    bld.position_at_end(head)
+    c = bld.load(counter, typ=wide)
+    zero = ll.Constant(wide, 0)
+    up = bld.and_(bld.icmp_signed(">", step_w, zero), bld.icmp_signed("<", c, stop_w))
+    if signed:
+        down = bld.and_(bld.icmp_signed("<", step_w, zero), bld.icmp_signed(">", c, stop_w))
+        go = bld.or_(up, down)
+    else:
+        go = bld.and_(bld.icmp_unsigned("!=", step_w, zero), bld.icmp_unsigned("<", c, stop_w))
+    bld.cbranch(go, body_block, done)
+    bld.position_at_end(body_block)
+    em.loops.append(Loop(done, latch))
+    body(bld.trunc(c, value_type(t)))
+    em.loops.pop()
+    em.branch_if_open(latch)
+    bld.position_at_end(latch)
+    bld.store(bld.add(bld.load(counter, typ=wide), step_w), counter)
+    bld.branch(head)
+    bld.position_at_end(done)
+
+
+def _for_range(em: Emitter, s: ir.ForRange) -> None:
+    start, stop, step = (exprs.expr(em, x) for x in (s.start, s.stop, s.step))
+
+    def body(c: ll.Value) -> None:
+        em.builder.store(c, em.locals[s.var])
+        block(em, s.body)
+
+    range_loop(em, s.start.type, start, stop, step, body)
+
+
+def _while(em: Emitter, s: ir.While) -> None:
+    bld = em.builder
+    head, body_block, done = em.block("while_head"), em.block("while_body"), \
+        em.block("while_done")
+    bld.branch(head)
+    bld.position_at_end(head)
+    bld.cbranch(exprs.expr(em, s.cond), body_block, done)
+    bld.position_at_end(body_block)
+    em.loops.append(Loop(done, head))
+    block(em, s.body)
+    em.loops.pop()
+    em.branch_if_open(head)
+    bld.position_at_end(done)
+
+
+def _break(em: Emitter, s: ir.Break) -> None:
+    em.builder.branch(em.loops[-1].break_to)
+
+
+def _continue(em: Emitter, s: ir.Continue) -> None:
+    em.builder.branch(em.loops[-1].continue_to)
+
+
+def _return(em: Emitter, s: ir.Return) -> None:
+    target = em.returns[-1]
+    if s.value is not None:
+        assert target.slot is not None
+        em.builder.store(exprs.expr(em, s.value), target.slot)
+    if target.on_return is not None:
+        target.on_return(em)
+    em.builder.branch(target.block)
+
+
+def _eval(em: Emitter, s: ir.Eval) -> None:
+    exprs.expr(em, s.value)
+
+
+_DISPATCH: dict[type, Callable[[Emitter, ir.Stmt], None]] = {
+    ir.Assign: _assign,
+    ir.Store: _store,
+    ir.If: _if,
+    ir.ForRange: _for_range,
+    ir.While: _while,
+    ir.Break: _break,
+    ir.Continue: _continue,
+    ir.Return: _return,
+    ir.Eval: _eval,
+}

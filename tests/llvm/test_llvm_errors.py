@@ -1,0 +1,120 @@
+"""What the host backend does not lower yet is a located pk.CompileError naming the feature;
+wrong arguments are a pk.LaunchError naming the parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykern as pk
+import pykern.llvm
+
+
+@pk.func
+def waits():
+    pk.barrier()
+
+
+@pk.func
+def shared_sum(v, buf):
+    buf[pk.local_id(0)] = v
+    pk.barrier()
+    if pk.local_id(0) < 2:
+        return 0  # a return before the end
+    return buf[0] + buf[1]
+
+
+def located(excinfo: pytest.ExceptionInfo, text: str, source: str) -> None:
+    message = str(excinfo.value)
+    assert __file__ in message.splitlines()[0], message
+    assert text in message, message
+    assert source in message, message  # the source line is shown
+    assert "pykern/llvm" not in message
+
+
+def test_subgroup_operations_are_refused_with_their_location():
+    @pk.kernel
+    def sums(x: pk.f32[:], out: pk.f32[:]):
+        i = pk.global_id(0)
+        out[i] = pk.subgroup_add(x[i])
+
+    x = np.ones(8, np.float32)
+    with pytest.raises(pk.CompileError) as e:
+        pykern.llvm.launch(sums, 8, x, x.copy())
+    located(e, "subgroup operation pk.subgroup_add()", "out[i] = pk.subgroup_add(x[i])")
+    assert e.value.line > 0 and e.value.col > 0
+
+
+def test_debug_mode_is_refused():
+    @pk.kernel(debug=True)
+    def copy(x: pk.f32[:], out: pk.f32[:]):
+        out[pk.global_id(0)] = x[pk.global_id(0)]
+
+    x = np.ones(4, np.float32)
+    with pytest.raises(pk.CompileError, match="debug mode"):
+        pykern.llvm.launch(copy, 4, x, x.copy())
+
+
+def test_a_barrier_function_called_inside_an_expression_is_refused():
+    @pk.kernel(workgroup=(4,))
+    def k(out: pk.i32[:]):
+        buf = pk.shared(pk.i32, 4)
+        out[pk.global_id(0)] = 1 + shared_sum(pk.global_id(0), buf)
+
+    with pytest.raises(pk.CompileError) as e:
+        pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
+    located(e, "a call of a @pk.func with pk.barrier() inside an expression", "shared_sum(")
+
+
+def test_an_early_return_in_a_barrier_function_is_refused():
+    @pk.kernel(workgroup=(4,))
+    def k(out: pk.i32[:]):
+        buf = pk.shared(pk.i32, 4)
+        total = shared_sum(pk.global_id(0), buf)
+        out[pk.global_id(0)] = total
+
+    with pytest.raises(pk.CompileError) as e:
+        pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
+    located(e, "a 'return' before the end of a @pk.func with pk.barrier()", "return 0")
+
+
+def test_break_out_of_a_loop_with_a_barrier_is_refused():
+    @pk.kernel(workgroup=(4,))
+    def k(out: pk.i32[:]):
+        for r in range(3):
+            pk.barrier()
+            if pk.local_id(0) == r:
+                break
+        out[pk.global_id(0)] = 1
+
+    with pytest.raises(pk.CompileError) as e:
+        pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
+    located(e, "'break' out of a loop that contains pk.barrier()", "break")
+
+
+def test_wrong_arguments_name_the_parameter():
+    @pk.kernel
+    def copy(x: pk.f32[:], out: pk.f32[:]):
+        out[pk.global_id(0)] = x[pk.global_id(0)]
+
+    x = np.ones(4, np.float32)
+    with pytest.raises(pk.LaunchError, match="'out'"):
+        pykern.llvm.launch(copy, 4, x, [0.0] * 4)
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    with pytest.raises(pk.LaunchError, match="'out'.*read-only"):
+        pykern.llvm.launch(copy, 4, x, frozen)
+    with pytest.raises(pk.LaunchError):
+        pykern.llvm.launch(copy, -1, x, x.copy())
+
+
+def test_scalars_that_do_not_fit_and_foreign_byte_order_are_refused():
+    @pk.kernel
+    def fill(v: pk.i8, out: pk.f32[:]):
+        out[pk.global_id(0)] = pk.f32(v)
+
+    out = np.zeros(4, np.float32)
+    with pytest.raises(pk.LaunchError, match="'v'"):
+        pykern.llvm.launch(fill, 4, 300, out)
+    with pytest.raises(pk.LaunchError, match="'out'"):
+        pykern.llvm.launch(fill, 4, 3, out.astype(">f4"))
