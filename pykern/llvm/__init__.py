@@ -6,7 +6,8 @@ numpy arrays in place with the interpreter's semantics (`pykern.interpret`).
     >>> pykern.llvm.launch(saxpy, x.size, 2.0, x, y, out)   # saxpy[x.size](2.0, x, y, out)
     >>> pykern.llvm.compile_for(saxpy, x.size, 2.0, x, y, out).llvm_ir  # the optimised IR
 
-How a launch runs (`module`): one native entry runs a range of workgroups; each runs its
+How a launch runs (`module`): one native entry runs a range of workgroups, ranges handed
+to a thread pool (`pool`); each runs its
 invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
 grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
 the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
@@ -22,7 +23,8 @@ Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup op
 cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
 barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
 expression. Array accesses are not bounds-checked.
-One thread runs all workgroups in this step.
+Workgroups run on a pool of threads, one per core (`pool`; `launch(..., threads=1)` runs
+them all on the calling thread).
 """
 
 from pykern.llvm.compiled import HostKernel, compile_host

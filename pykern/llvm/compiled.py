@@ -17,6 +17,7 @@ from pykern.llvm.engine import NativeModule, compile_ir
 from pykern.llvm.inline import inline_barrier_calls
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
+from pykern.llvm.pool import run_workgroups
 from pykern.passes import decompose, lower_bf16
 
 
@@ -44,9 +45,10 @@ class HostKernel:
         return self.native.ir_text
 
     def run(self, grid: tuple[int, int, int], arrays: Mapping[str, np.ndarray],
-            scalars: Mapping[str, object]) -> None:
-        """Runs every workgroup of a launch of `grid` (three ints): numpy arrays are read
-        and written in place. The caller checked the arguments' dtypes and ndims."""
+            scalars: Mapping[str, object], threads: int | None = None) -> None:
+        """Runs every workgroup of a launch of `grid` (three ints) on `threads` threads
+        (default: one per core, `pykern.llvm.pool`): numpy arrays are read and written in
+        place. The caller checked the arguments' dtypes and ndims."""
         k = self.kernel
         block = np.zeros(self.layout.size, np.int64)
         keep = []  # the arrays whose addresses are in the block, alive until it returns
@@ -69,9 +71,7 @@ class HostKernel:
         groups = [-(-g // w) for g, w in zip(grid, k.workgroup, strict=True)]
         block[self.layout.grid_slot:self.layout.grid_slot + 3] = grid
         block[self.layout.grid_slot + 3:self.layout.grid_slot + 6] = groups
-        total = math.prod(groups)
-        if total:
-            self.native.entry(block.ctypes.data, 0, total)
+        run_workgroups(self.native.entry, block.ctypes.data, math.prod(groups), threads)
         del keep
 
 

@@ -21,9 +21,11 @@ from pykern.llvm.support import first_unsupported
 from pykern.runtime.grid import GridError, grid_dims
 
 
-def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
+def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
+           threads: int | None = None) -> None:
     """Runs `kernel[grid](*args)` on the host: numpy arrays (any strides, read and written
-    in place) and Python or numpy scalars.
+    in place) and Python or numpy scalars; the workgroups on `threads` threads (default: one
+    per core).
 
     >>> launch(saxpy, x.size, 2.0, x, y, out)  # doctest: +SKIP
     """
@@ -37,7 +39,7 @@ def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
             arrays[param.name] = _array_arg(kernel, param, value)
         else:
             scalars[param.name] = _scalar_arg(kernel, param, value)
-    host.run(dims, arrays, scalars)
+    host.run(dims, arrays, scalars, threads)
 
 
 def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> HostKernel:
