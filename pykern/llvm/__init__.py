@@ -1,6 +1,7 @@
 """The LLVM backend: the typed IR lowered to LLVM IR with llvmlite and compiled to native
-code for the host CPU (MCJIT, the -O3 pipeline with loop and SLP vectorisation), run over
-numpy arrays in place with the interpreter's semantics (`pykern.interpret`).
+code for the host CPU (the -O2 pipeline with loop and SLP vectorisation, then object code
+linked into an ORC JIT: `engine`), run over numpy arrays in place with the interpreter's
+semantics (`pykern.interpret`).
 
     >>> import pykern.llvm
     >>> pykern.llvm.launch(saxpy, x.size, 2.0, x, y, out)   # saxpy[x.size](2.0, x, y, out)
