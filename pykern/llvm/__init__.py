@@ -24,8 +24,11 @@ Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup op
 cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
 barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
 expression. Array accesses are not bounds-checked.
-Workgroups run on a pool of threads, one per core (`pool`; `launch(..., threads=1)` runs
-them all on the calling thread).
+
+Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
+plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them
+instead of compiling. Workgroups run on a pool of threads, one per core (`pool`;
+`launch(..., threads=1)` runs them all on the calling thread).
 """
 
 from pykern.llvm.compiled import HostKernel, compile_host

@@ -13,7 +13,7 @@ from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
-from pykern.llvm.engine import NativeModule, compile_ir
+from pykern.llvm.engine import NativeModule, compile_object, load_object
 from pykern.llvm.inline import inline_barrier_calls
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
@@ -29,7 +29,8 @@ class HostMath:
 
 
 class HostKernel:
-    """A kernel compiled for the host. `llvm_ir` is the optimised module's text."""
+    """A kernel compiled for the host. `llvm_ir` is the optimised module's text,
+    `object_code` its machine code as an object file (what the disk cache stores)."""
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
@@ -38,7 +39,25 @@ class HostKernel:
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = str(build_module(self.kernel))
-        self.native: NativeModule = compile_ir(self.unoptimised_ir, ENTRY)
+        self.object_code, optimised = compile_object(self.unoptimised_ir)
+        self.native: NativeModule = load_object(self.object_code, ENTRY, optimised)
+        self.from_disk_cache = False
+
+    @classmethod
+    def from_object(cls, name: str, params: tuple[ir.Param, ...],
+                    workgroup: tuple[int, int, int], obj: bytes, ir_text: str) -> HostKernel:
+        """A kernel from its object code (the disk cache), for the parameters it was compiled
+        for: the launch needs nothing of the body. A RuntimeError when `obj` does not link."""
+        self = cls.__new__(cls)
+        self.source_kernel = ir.Kernel(name=name, params=params, locals=(), body=(),
+                                       workgroup=workgroup)
+        self.kernel = lower_bf16(self.source_kernel)  # the parameters as the entry reads them
+        self.layout = arg_layout(self.kernel)
+        self.unoptimised_ir = ""
+        self.object_code = obj
+        self.native = load_object(obj, ENTRY, ir_text)
+        self.from_disk_cache = True
+        return self
 
     @property
     def llvm_ir(self) -> str:

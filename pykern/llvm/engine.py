@@ -45,9 +45,10 @@ def new_target_machine() -> Any:
                                         opt=CODEGEN_LEVEL, codemodel="jitdefault")
 
 
+@functools.lru_cache(maxsize=1)
 def host_target() -> str:
     """What object code depends on besides the IR: LLVM's version, the triple, the CPU and
-    its features (a cache key part)."""
+    its features (a cache key part; asking LLVM for the features takes half a millisecond)."""
     llvm.initialize_native_target()
     version = ".".join(map(str, llvm.llvm_version_info))
     return (f"llvm={version} triple={llvm.get_process_triple()} cpu={llvm.get_host_cpu_name()} "
