@@ -1,12 +1,14 @@
 """The LLVM backend: the typed IR lowered to LLVM IR with llvmlite and compiled to native
-code for the host CPU (MCJIT, the -O3 pipeline with loop and SLP vectorisation), run over
-numpy arrays in place with the interpreter's semantics (`pykern.interpret`).
+code for the host CPU (the -O2 pipeline with loop and SLP vectorisation, then object code
+linked into an ORC JIT: `engine`), run over numpy arrays in place with the interpreter's
+semantics (`pykern.interpret`).
 
     >>> import pykern.llvm
     >>> pykern.llvm.launch(saxpy, x.size, 2.0, x, y, out)   # saxpy[x.size](2.0, x, y, out)
     >>> pykern.llvm.compile_for(saxpy, x.size, 2.0, x, y, out).llvm_ir  # the optimised IR
 
-How a launch runs (`module`): one native entry runs a range of workgroups; each runs its
+How a launch runs (`module`): one native entry runs a range of workgroups, ranges handed
+to a thread pool (`pool`); each runs its
 invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
 grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
 the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
@@ -22,7 +24,11 @@ Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup op
 cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
 barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
 expression. Array accesses are not bounds-checked.
-One thread runs all workgroups in this step.
+
+Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
+plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them
+instead of compiling. Workgroups run on a pool of threads, one per core (`pool`;
+`launch(..., threads=1)` runs them all on the calling thread).
 """
 
 from pykern.llvm.compiled import HostKernel, compile_host

@@ -13,10 +13,11 @@ from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
-from pykern.llvm.engine import NativeModule, compile_ir
+from pykern.llvm.engine import NativeModule, compile_object, load_object
 from pykern.llvm.inline import inline_barrier_calls
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
+from pykern.llvm.pool import run_workgroups
 from pykern.passes import decompose, lower_bf16
 
 
@@ -28,7 +29,8 @@ class HostMath:
 
 
 class HostKernel:
-    """A kernel compiled for the host. `llvm_ir` is the optimised module's text."""
+    """A kernel compiled for the host. `llvm_ir` is the optimised module's text,
+    `object_code` its machine code as an object file (what the disk cache stores)."""
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
@@ -37,16 +39,35 @@ class HostKernel:
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = str(build_module(self.kernel))
-        self.native: NativeModule = compile_ir(self.unoptimised_ir, ENTRY)
+        self.object_code, optimised = compile_object(self.unoptimised_ir)
+        self.native: NativeModule = load_object(self.object_code, ENTRY, optimised)
+        self.from_disk_cache = False
+
+    @classmethod
+    def from_object(cls, name: str, params: tuple[ir.Param, ...],
+                    workgroup: tuple[int, int, int], obj: bytes, ir_text: str) -> HostKernel:
+        """A kernel from its object code (the disk cache), for the parameters it was compiled
+        for: the launch needs nothing of the body. A RuntimeError when `obj` does not link."""
+        self = cls.__new__(cls)
+        self.source_kernel = ir.Kernel(name=name, params=params, locals=(), body=(),
+                                       workgroup=workgroup)
+        self.kernel = lower_bf16(self.source_kernel)  # the parameters as the entry reads them
+        self.layout = arg_layout(self.kernel)
+        self.unoptimised_ir = ""
+        self.object_code = obj
+        self.native = load_object(obj, ENTRY, ir_text)
+        self.from_disk_cache = True
+        return self
 
     @property
     def llvm_ir(self) -> str:
         return self.native.ir_text
 
     def run(self, grid: tuple[int, int, int], arrays: Mapping[str, np.ndarray],
-            scalars: Mapping[str, object]) -> None:
-        """Runs every workgroup of a launch of `grid` (three ints): numpy arrays are read
-        and written in place. The caller checked the arguments' dtypes and ndims."""
+            scalars: Mapping[str, object], threads: int | None = None) -> None:
+        """Runs every workgroup of a launch of `grid` (three ints) on `threads` threads
+        (default: one per core, `pykern.llvm.pool`): numpy arrays are read and written in
+        place. The caller checked the arguments' dtypes and ndims."""
         k = self.kernel
         block = np.zeros(self.layout.size, np.int64)
         keep = []  # the arrays whose addresses are in the block, alive until it returns
@@ -69,9 +90,7 @@ class HostKernel:
         groups = [-(-g // w) for g, w in zip(grid, k.workgroup, strict=True)]
         block[self.layout.grid_slot:self.layout.grid_slot + 3] = grid
         block[self.layout.grid_slot + 3:self.layout.grid_slot + 6] = groups
-        total = math.prod(groups)
-        if total:
-            self.native.entry(block.ctypes.data, 0, total)
+        run_workgroups(self.native.entry, block.ctypes.data, math.prod(groups), threads)
         del keep
 
 

@@ -10,20 +10,28 @@ backend does not lower yet is a located `pk.CompileError`, and a wrong argument 
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
 import numpy as np
 
 from pykern import ir
 from pykern.errors import LaunchError
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
+from pykern.llvm import compiled
 from pykern.llvm.compiled import HostKernel, compile_host
+from pykern.llvm.diskcache import HostDiskCache, host_disk_cache
 from pykern.llvm.support import first_unsupported
 from pykern.runtime.grid import GridError, grid_dims
 
 
-def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
+def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
+           threads: int | None = None) -> None:
     """Runs `kernel[grid](*args)` on the host: numpy arrays (any strides, read and written
-    in place) and Python or numpy scalars.
+    in place) and Python or numpy scalars; the workgroups on `threads` threads (default: one
+    per core).
 
     >>> launch(saxpy, x.size, 2.0, x, y, out)  # doctest: +SKIP
     """
@@ -37,17 +45,53 @@ def launch(kernel: object, grid: int | tuple[int, ...], *args: object) -> None:
             arrays[param.name] = _array_arg(kernel, param, value)
         else:
             scalars[param.name] = _scalar_arg(kernel, param, value)
-    host.run(dims, arrays, scalars)
+    host.run(dims, arrays, scalars, threads)
 
 
 def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> HostKernel:
     """The host-compiled variant of `kernel` that a launch over `grid` with `args` runs (its
-    `llvm_ir` shows the optimised LLVM IR)."""
+    `llvm_ir` shows the optimised LLVM IR): from memory, else from the disk cache, else
+    compiled (and stored there)."""
     from pykern.errors import CompileError
 
     _, ndim = _grid(kernel, grid)
     try:
         key = kernel._key(args, ndim)  # type: ignore[attr-defined]
+    except CompileError as e:
+        raise e.with_traceback(None) from None
+    hit = _variants.get((id(kernel), key))
+    if hit is not None and hit[0] is kernel:
+        _variants.move_to_end((id(kernel), key))
+        return hit[1]
+    host = _load_or_compile(kernel, key)
+    _variants[(id(kernel), key)] = (kernel, host)
+    while len(_variants) > compiled.CACHE_SIZE:
+        _variants.popitem(last=False)
+    return host
+
+
+# (id of the kernel object, variant key) -> (the kernel object, its compiled variant)
+_variants: OrderedDict[tuple[int, Hashable], tuple[object, HostKernel]] = OrderedDict()
+
+
+def _load_or_compile(kernel: object, key: Any) -> HostKernel:
+    disk = host_disk_cache() if not kernel.debug else None  # type: ignore[attr-defined]
+    disk_key = HostDiskCache.key(kernel, key) if disk is not None else ""
+    host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup) \
+        if disk is not None else None  # type: ignore[attr-defined]
+    if host is None:
+        host = compile_host(_checked_ir(kernel, key))
+        if disk is not None:
+            disk.store(disk_key, host)
+    return host
+
+
+def _checked_ir(kernel: object, key: Any) -> ir.Kernel:
+    """The typed IR of variant `key`; a located CompileError where the backend lacks a
+    construct it uses."""
+    from pykern.errors import CompileError
+
+    try:
         kernel_ir: ir.Kernel = kernel._translate(key)  # type: ignore[attr-defined]
         missing = first_unsupported(kernel_ir)
         if missing is not None:
@@ -55,7 +99,7 @@ def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> H
                 missing.loc, f"{missing.what} is not supported by the host backend yet")
     except CompileError as e:
         raise e.with_traceback(None) from None
-    return compile_host(kernel_ir)
+    return kernel_ir
 
 
 def _grid(kernel: object, grid: object) -> tuple[tuple[int, int, int], int]:

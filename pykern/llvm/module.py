@@ -1,7 +1,7 @@
 """One kernel as an LLVM module: the entry `void pk_entry(ptr args, i64 first, i64 end)` runs
 workgroups `first` to `end - 1` (linear, x fastest) of a launch whose arguments are in the
-block `args` (`pykern.llvm.layout`). A thread pool can later hand ranges of workgroups to
-threads; this step runs them all in one call.
+block `args` (`pykern.llvm.layout`); a thread pool hands ranges of workgroups to its threads
+(`pykern.llvm.pool`).
 
 Per workgroup: `pk.shared` arrays start at zero, then its invocations run
 (`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers).

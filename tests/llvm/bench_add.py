@@ -2,8 +2,8 @@
 
     .venv/bin/python tests/llvm/bench_add.py [log2 of the size, default 24]
 
-Single-threaded for now; best of 10 after a warm-up, so page faults on first touch do not
-count."""
+On one thread and on the pool (one thread per core); best of 10 after a warm-up, so page
+faults on first touch do not count."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 import pykern as pk
 import pykern.llvm
+import pykern.llvm.pool
 
 
 @pk.kernel
@@ -33,15 +34,20 @@ def best_of(fn, runs: int = 10) -> float:
 
 
 def main(log2_size: int = 24) -> tuple[float, float]:
+    """(the pool's GB/s, numpy's GB/s), after printing them and one thread's."""
     n = 1 << log2_size
     x, y = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
     out, ref = np.empty_like(x), np.empty_like(x)
-    host = best_of(lambda: pykern.llvm.launch(add, n, x, y, out))
     numpy = best_of(lambda: np.add(x, y, out=ref))
+    one = best_of(lambda: pykern.llvm.launch(add, n, x, y, out, threads=1))
+    assert np.array_equal(out, ref)
+    out[:] = 0
+    host = best_of(lambda: pykern.llvm.launch(add, n, x, y, out))
     assert np.array_equal(out, ref)
     gb = 3 * 4 * n / 1e9
-    print(f"add of 2^{log2_size} f32: host backend {gb / host:.1f} GB/s, numpy {gb / numpy:.1f} "
-          f"GB/s ({numpy / host:.2f} of numpy)")
+    print(f"add of 2^{log2_size} f32: host backend {gb / host:.1f} GB/s on "
+          f"{pykern.llvm.pool.core_count()} threads ({numpy / host:.2f} of numpy), "
+          f"{gb / one:.1f} GB/s on one ({numpy / one:.2f}); numpy {gb / numpy:.1f} GB/s")
     return gb / host, gb / numpy
 
 

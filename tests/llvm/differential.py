@@ -14,11 +14,12 @@ def copies(args: tuple) -> list:
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
-def run_both(kernel: pk.Kernel, grid: int | tuple[int, ...], *args: object
-             ) -> tuple[list, list]:
-    """(the arguments after the host run, after the interpreter run), each on copies."""
+def run_both(kernel: pk.Kernel, grid: int | tuple[int, ...], *args: object,
+             threads: int | None = None) -> tuple[list, list]:
+    """(the arguments after the host run on `threads` threads, after the interpreter run),
+    each on copies."""
     host, ref = copies(args), copies(args)
-    pykern.llvm.launch(kernel, grid, *host)
+    pykern.llvm.launch(kernel, grid, *host, threads=threads)
     interpreted = pk.kernel(kernel.__wrapped__, workgroup=kernel.workgroup, interpret=True)
     with np.errstate(all="ignore"):
         interpreted[grid](*ref)
@@ -43,10 +44,11 @@ def assert_same(host: np.ndarray, ref: np.ndarray, rtol: float = 0.0, atol: floa
 
 
 def check(kernel: pk.Kernel, grid: int | tuple[int, ...], *args: object, rtol: float = 0.0,
-          atol: float = 0.0) -> list:
+          atol: float = 0.0, threads: int | None = None) -> list:
     """Runs `kernel` on both backends and compares every array argument; the host's
-    arguments afterwards."""
-    host, ref = run_both(kernel, grid, *args)
+    arguments afterwards. `threads=1` where workgroups race through atomics on one location
+    (the interpreter's order is one thread's)."""
+    host, ref = run_both(kernel, grid, *args, threads=threads)
     for k, (h, r) in enumerate(zip(host, ref, strict=True)):
         if isinstance(h, np.ndarray):
             assert_same(h, r, rtol, atol, what=f"argument {k}")

@@ -1,7 +1,8 @@
 """Atomics, pk.shared memory and pk.barrier() on the host backend, against the interpreter.
 
-Both run workgroups and invocations in the same order (x fastest) on one thread, so even float
-atomic sums agree bit for bit; barrier kernels run region by region (`pykern.llvm.regions`).
+Both run workgroups and invocations in the same order (x fastest) on one thread
+(`threads=1` where workgroups race through atomics: the pool's order is its threads'), so even
+float atomic sums agree bit for bit; barrier kernels run region by region (`pykern.llvm.regions`).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_integer_atomics_return_the_old_value(t):
     info = np.iinfo(t.numpy)
     v = rng.integers(max(info.min, -1000), 1000, 300).astype(t.numpy)
     acc = rng.integers(0, 5, 36).astype(t.numpy)
-    check(atomics, v.size, v, acc, np.zeros((v.size, 9), t.numpy))
+    check(atomics, v.size, v, acc, np.zeros((v.size, 9), t.numpy), threads=1)
 
 
 def test_float_atomics_add_min_max_exchange_and_cas_on_bits():
@@ -72,7 +73,7 @@ def test_float_atomics_add_min_max_exchange_and_cas_on_bits():
     v = rng.standard_normal(500).astype(np.float32)
     v[::17] = np.nan
     acc = np.array([0, 0, 0, np.nan, 1, 2, 0.0, 0], np.float32)  # +0.0 is not -0.0 to CAS
-    check(atomics, v.size, v, acc, np.zeros((v.size, 5), np.float32))
+    check(atomics, v.size, v, acc, np.zeros((v.size, 5), np.float32), threads=1)
 
 
 def test_atomics_on_shared_memory_make_a_histogram():
@@ -97,7 +98,7 @@ def test_atomics_on_shared_memory_make_a_histogram():
 def test_a_reduction_over_barriers_with_a_partial_last_workgroup():
     kern = pk.kernel(block_sum_of_squares, workgroup=(64,))
     x = np.arange(1000, dtype=np.float32) / 100
-    total = check(kern, x.size, x, np.zeros(1, np.float32))[1]
+    total = check(kern, x.size, x, np.zeros(1, np.float32), threads=1)[1]
     assert total[0] == pytest.approx(float((x.astype(np.float64) ** 2).sum()), rel=1e-5)
 
 
