@@ -221,6 +221,11 @@ class Tensor:
     def tolist(self) -> Any:
         return self.numpy().tolist()
 
+    def numel(self) -> int:
+        """The number of elements, `size`, under PyTorch's name (`sum(p.numel() for p in
+        model.parameters())` counts a model's parameters as it does there)."""
+        return self.size
+
     def item(self) -> bool | int | float:
         """The value of a one-element tensor as a Python scalar."""
         if self.size != 1:

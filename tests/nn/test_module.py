@@ -174,3 +174,9 @@ def test_sequential_indexing_and_ordered_dict_names():
     assert isinstance(m[-1], nn.Linear) and len(m) == 3 and len(m[:2]) == 2
     with pytest.raises(IndexError, match="out of range"):
         m[3]
+
+
+def test_parameters_are_counted_with_numel_as_in_pytorch():
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3, bias=False))
+    assert sum(p.numel() for p in model.parameters()) == 4 * 16 + 16 + 16 * 3
+    assert pk.zeros((2, 0, 3)).numel() == 0 and pk.zeros(()).numel() == 1
