@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import linecache
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from pykern import ir
+from pykern.ir.identity_cache import IdentityCache
 from pykern.interpret import names
 from pykern.interpret.arrays import parameter_values
 from pykern.interpret.helpers import NAMESPACE
@@ -69,20 +69,12 @@ class InterpretedKernel:
     __call__ = run
 
 
-# by identity: kernels equal but for their locations (compare=False) must not share code,
-# since the locations are in the error messages
-_cache: OrderedDict[int, tuple[ir.Kernel, InterpretedKernel]] = OrderedDict()
+# per kernel object (see pykern.ir.identity_cache); an evicted kernel's source leaves linecache
+_cache: IdentityCache[InterpretedKernel] = IdentityCache(
+    lambda old: linecache.cache.pop(old.filename, None))
 
 
 def compile_python(kernel: ir.Kernel) -> InterpretedKernel:
     """The interpreted form of `kernel`, generated once per kernel object (a small LRU)."""
-    hit = _cache.get(id(kernel))
-    if hit is not None and hit[0] is kernel:
-        _cache.move_to_end(id(kernel))
-        return hit[1]
-    interpreted = InterpretedKernel(kernel)
-    _cache[id(kernel)] = (kernel, interpreted)
-    if len(_cache) > CACHE_SIZE:
-        _, (_, old) = _cache.popitem(last=False)
-        linecache.cache.pop(old.filename, None)
-    return interpreted
+    hit = _cache.get(kernel)
+    return hit if hit is not None else _cache.put(kernel, InterpretedKernel(kernel), CACHE_SIZE)

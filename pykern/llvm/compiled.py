@@ -4,12 +4,12 @@ arguments into its argument block."""
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Mapping
 
 import numpy as np
 
 from pykern import ir
+from pykern.ir.identity_cache import IdentityCache
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
@@ -107,19 +107,12 @@ def _scalar_bytes(t: DType, value: object) -> bytes:
     return np.asarray(value, dtype=t.numpy).tobytes()
 
 
-# by identity: the kernel object keeps its IR per variant
-_cache: OrderedDict[int, tuple[ir.Kernel, HostKernel]] = OrderedDict()
+# per kernel object (see pykern.ir.identity_cache): the kernel object keeps its IR per variant
+_cache: IdentityCache[HostKernel] = IdentityCache()
 CACHE_SIZE = 256
 
 
 def compile_host(kernel: ir.Kernel) -> HostKernel:
     """The host-compiled form of `kernel`, compiled once per kernel object (a small LRU)."""
-    hit = _cache.get(id(kernel))
-    if hit is not None and hit[0] is kernel:
-        _cache.move_to_end(id(kernel))
-        return hit[1]
-    compiled = HostKernel(kernel)
-    _cache[id(kernel)] = (kernel, compiled)
-    if len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
-    return compiled
+    hit = _cache.get(kernel)
+    return hit if hit is not None else _cache.put(kernel, HostKernel(kernel), CACHE_SIZE)

@@ -10,13 +10,12 @@ backend does not lower yet is a located `pk.CompileError`, and a wrong argument 
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
 from pykern import ir
+from pykern.ir.identity_cache import IdentityCache
 from pykern.errors import LaunchError
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
@@ -59,19 +58,14 @@ def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> H
         key = kernel._key(args, ndim)  # type: ignore[attr-defined]
     except CompileError as e:
         raise e.with_traceback(None) from None
-    hit = _variants.get((id(kernel), key))
-    if hit is not None and hit[0] is kernel:
-        _variants.move_to_end((id(kernel), key))
-        return hit[1]
-    host = _load_or_compile(kernel, key)
-    _variants[(id(kernel), key)] = (kernel, host)
-    while len(_variants) > compiled.CACHE_SIZE:
-        _variants.popitem(last=False)
-    return host
+    hit = _variants.get(kernel, key)
+    if hit is not None:
+        return hit
+    return _variants.put(kernel, _load_or_compile(kernel, key), compiled.CACHE_SIZE, key)
 
 
-# (id of the kernel object, variant key) -> (the kernel object, its compiled variant)
-_variants: OrderedDict[tuple[int, Hashable], tuple[object, HostKernel]] = OrderedDict()
+# each kernel object's compiled variants (see pykern.ir.identity_cache)
+_variants: IdentityCache[HostKernel] = IdentityCache()
 
 
 def _load_or_compile(kernel: object, key: Any) -> HostKernel:

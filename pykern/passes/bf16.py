@@ -24,10 +24,10 @@ is what launches check arguments against.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 
 from pykern import ir
+from pykern.ir.identity_cache import IdentityCache
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.passes.bf16_functions import ROUND, odd_function, odd_name, round_function
@@ -39,24 +39,18 @@ _ARITHMETIC = frozenset({ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, i
                          ir.BinOpKind.FLOORDIV, ir.BinOpKind.MOD, ir.BinOpKind.POW})
 _SUMS = frozenset({ir.SubgroupOp.ADD, ir.SubgroupOp.PREFIX_ADD})
 _CACHE_SIZE = 256
-# by identity, as `pykern.interpret.compile_python`: kernels equal but for their locations
-# must not share a rewritten kernel, whose locations are in error messages
-_cache: OrderedDict[int, tuple[ir.Kernel, ir.Kernel]] = OrderedDict()
+# per kernel object (see pykern.ir.identity_cache)
+_cache: IdentityCache[ir.Kernel] = IdentityCache()
 
 
 def lower_bf16(kernel: ir.Kernel) -> ir.Kernel:
     """`kernel` with no bf16 left (see the module docstring); `kernel` itself when it has
     none. The result is remembered per kernel object, so launches that reuse a kernel's IR
     get the same rewritten object."""
-    hit = _cache.get(id(kernel))
-    if hit is not None and hit[0] is kernel:
-        _cache.move_to_end(id(kernel))
-        return hit[1]
-    lowered = _lower(kernel) if uses_bf16(kernel) else kernel
-    _cache[id(kernel)] = (kernel, lowered)
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
-    return lowered
+    hit = _cache.get(kernel)
+    if hit is not None:
+        return hit
+    return _cache.put(kernel, _lower(kernel) if uses_bf16(kernel) else kernel, _CACHE_SIZE)
 
 
 def uses_bf16(kernel: ir.Kernel) -> bool:
