@@ -13,32 +13,42 @@ PYTEST_ARGS ?=
 demo: venv
 	$(PY) examples/quickstart.py
 
-# The whole suite, then the kernel tests in two passes under the Vulkan validation layer, where
-# any validation error fails the test that caused it (lavapipe hides both kinds of bug):
-#   - with synchronisation validation: missing or wrong barriers and misuse of the API;
-#   - with GPU-assisted validation: shader accesses outside a buffer.
+# The whole suite on the default device (the host backend where no GPU is found, or what
+# PYKERN_DEVICE names), then the same kernel, op and tensor tests on a Vulkan device
+# (PYKERN_DEVICE=vulkan: lavapipe where no GPU is found), so that both CPU paths run them:
+#   - the tensor library's tests (the random-kernel differential test runs each kernel on the
+#     host, the Vulkan device and the interpreter in the main pass already);
+#   - the kernel tests in two passes under the Vulkan validation layer, where any validation
+#     error fails the test that caused it (lavapipe hides both kinds of bug): with
+#     synchronisation validation (missing or wrong barriers, misuse of the API), then with
+#     GPU-assisted validation (shader accesses outside a buffer).
 # (tests/runtime runs under the layer with synchronisation validation in the main pass already.)
-# VALIDATE=0 skips both; GPU_AV=0 only the second.
+# VULKAN=0 skips the Vulkan passes (e.g. where no Vulkan driver is installed); VALIDATE=0 skips
+# the validated ones; GPU_AV=0 only the second of them.
+VULKAN ?= 1
 VALIDATE ?= 1
 GPU_AV ?= 1
+VULKAN_TESTS := tests/tensor tests/autograd tests/nn tests/optim tests/io
 VALIDATED_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
 SYNC_VALIDATION := VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 GPU_ASSISTED := VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT
 
-# One validated pass, as shell commands: $(call validated_pass,LABEL,VK_LAYER_ENABLES value).
+# One more pass on the Vulkan device, as shell commands: $(call vulkan_pass,LABEL,ENV,TESTS).
 # It exits the recipe when its pytest fails, and with 1 when it collected no tests (exit 5).
-validated_pass = echo "make test: kernel tests again under $(1)"; \
-	PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(2) $(PY) -m pytest -q $(VALIDATED_TESTS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "make test: the $(1) pass collected no tests"; exit 1; fi; \
+vulkan_pass = echo "make test: $(1)"; \
+	PYKERN_DEVICE=vulkan $(2) $(PY) -m pytest -q $(3); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: the pass ($(1)) collected no tests"; exit 1; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi
 
 test: venv
 	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
-	if [ $$rc -ne 0 ] || [ "$(VALIDATE)" != 1 ]; then exit $$rc; fi; \
-	$(call validated_pass,synchronisation validation,$(SYNC_VALIDATION)); \
+	if [ $$rc -ne 0 ] || [ "$(VULKAN)" != 1 ]; then exit $$rc; fi; \
+	$(call vulkan_pass,tensor tests again on the Vulkan device,,$(VULKAN_TESTS)); \
+	if [ "$(VALIDATE)" != 1 ]; then exit 0; fi; \
+	$(call vulkan_pass,kernel tests again under synchronisation validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(SYNC_VALIDATION),$(VALIDATED_TESTS)); \
 	if [ "$(GPU_AV)" != 1 ]; then exit 0; fi; \
-	$(call validated_pass,GPU-assisted validation,$(GPU_ASSISTED))
+	$(call vulkan_pass,kernel tests again under GPU-assisted validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(GPU_ASSISTED),$(VALIDATED_TESTS))
 
 # A smoke subset of the suite on every Python this machine has that pyproject.toml supports
 # (pyenv's 3.x, or PYTHONS="..." by hand), each in its own venv under .venvs/ (kept between

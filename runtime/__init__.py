@@ -26,8 +26,12 @@ from typing import TYPE_CHECKING
 
 # Vulkan-free, imported at once: the compiler and `import pykern` use these
 from .config import Config
+from .description import DeviceFeatures, DeviceInfo, DeviceLimits
 from .errors import DeviceError, DeviceLost, DeviceUnavailable, OutOfDeviceMemory
+from .host_buffer import HostBuffer
+from .host_device import HostDevice
 from .layout import BindingLayout, BufferSlot, Field
+from .stats import DeviceStats, MemoryStats
 from .selection import (
     clear_validation_messages,
     current,
@@ -47,14 +51,9 @@ from .selection import (
 _LAZY = {
     "Buffer": "buffer",
     "Device": "device",
-    "DeviceFeatures": "info",
-    "DeviceInfo": "info",
-    "DeviceLimits": "info",
     "normalize_grid": "launch",
     "plan_dispatches": "launch",
-    "MemoryStats": "memory",
     "Program": "program",
-    "DeviceStats": "stats",
     "GpuTimer": "timing",
     "ValidationMessage": "validation",
 }
@@ -62,11 +61,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from .buffer import Buffer
     from .device import Device
-    from .info import DeviceFeatures, DeviceInfo, DeviceLimits
     from .launch import normalize_grid, plan_dispatches
-    from .memory import MemoryStats
     from .program import Program
-    from .stats import DeviceStats
     from .timing import GpuTimer
     from .validation import ValidationMessage
 
@@ -101,6 +97,8 @@ __all__ = [
     "DeviceUnavailable",
     "Field",
     "GpuTimer",
+    "HostBuffer",
+    "HostDevice",
     "MemoryStats",
     "OutOfDeviceMemory",
     "Program",

@@ -18,7 +18,8 @@ INSTALL_DRIVER = (
 
 
 class DeviceError(RuntimeError):
-    """The Vulkan device refused or failed something (a VkResult error, a wait that timed out)."""
+    """The device refused or failed something (a VkResult error, a wait that timed out, a
+    device that was closed)."""
 
 
 class OutOfDeviceMemory(DeviceError):
@@ -31,15 +32,16 @@ class DeviceLost(DeviceError):
 
 class DeviceUnavailable(DeviceError):
     """This machine has no usable Vulkan: the `vulkan` package, the loader (libvulkan.so.1) or a
-    driver is missing, or the driver lists no device. `devices()` is then empty; whatever needs
-    a device raises this, saying what to install."""
+    driver is missing, or the driver lists no device. `devices()` then lists the host device
+    only; asking for a Vulkan device raises this, saying what to install."""
 
 
 def unavailable_message(what_is_missing: str, install: str) -> str:
     """The message of a `DeviceUnavailable`: what is missing, what to install, and what works
     without a device."""
     return (
-        f"pykern cannot use Vulkan: {what_is_missing}. Install {install}. Without a device, "
-        "kernels still compile (kernel.ir, kernel.spirv, kernel.asm) and run in the "
-        "interpreter (PYKERN_INTERPRET=1 or @pk.kernel(interpret=True), on numpy arrays)."
+        f"pykern cannot use Vulkan: {what_is_missing}. Install {install}. Without Vulkan, "
+        "kernels and tensors run on the host device (pk.set_device('host'), the default "
+        "where no GPU is found), kernels compile (kernel.ir, kernel.spirv, kernel.asm) and run "
+        "in the interpreter (PYKERN_INTERPRET=1 or @pk.kernel(interpret=True))."
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from . import _vk
 from ._vk import ffi, lib
+from .description import FloatControls
 from .raw_struct import RawFeatures
 
 COOPERATIVE_MATRIX = "VK_KHR_cooperative_matrix"
@@ -155,36 +156,6 @@ PLAIN_EXTENSIONS = (
     "VK_KHR_shader_non_semantic_info",  # debugPrintf
     "VK_KHR_portability_subset",  # must be enabled whenever a driver exposes it
 )
-
-
-@dataclass(frozen=True)
-class FloatControls:
-    """VkPhysicalDeviceFloatControlsProperties: what a shader may ask of the device's float
-    arithmetic (SPV_KHR_float_controls, core in Vulkan 1.2), per float width (16, 32, 64).
-
-    `signed_zero_inf_nan_preserve`: the widths where a shader may ask for IEEE infinities, NaNs
-    and signed zeros (else the driver may assume none occur); `denorm_preserve` /
-    `denorm_flush_to_zero`: where it may ask for subnormals to be kept / flushed;
-    `rounding_mode_rte` / `rounding_mode_rtz`: where it may ask for round-to-nearest-even /
-    toward-zero. The independences say which widths may choose their denormal and rounding
-    modes separately: 'all', '32_bit_only' (16 and 64 must agree) or 'none' (all agree).
-    """
-
-    signed_zero_inf_nan_preserve: frozenset[int] = frozenset()
-    denorm_preserve: frozenset[int] = frozenset()
-    denorm_flush_to_zero: frozenset[int] = frozenset()
-    rounding_mode_rte: frozenset[int] = frozenset()
-    rounding_mode_rtz: frozenset[int] = frozenset()
-    denorm_behavior_independence: str = "none"
-    rounding_mode_independence: str = "none"
-
-    def __str__(self) -> str:
-        def widths(ws: frozenset[int]) -> str:
-            return " ".join(f"f{w}" for w in sorted(ws)) or "none"
-
-        return (f"inf/nan/-0 preserved: {widths(self.signed_zero_inf_nan_preserve)}; "
-                f"denormals preserved: {widths(self.denorm_preserve)}; "
-                f"round to nearest even: {widths(self.rounding_mode_rte)}")
 
 
 _INDEPENDENCE = {

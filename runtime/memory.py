@@ -28,6 +28,7 @@ from . import _vk
 from ._vk import ffi, lib
 from .errors import DeviceError, OutOfDeviceMemory
 from .ranges import RangeAllocator
+from .stats import MemoryStats
 
 DEVICE_LOCAL = lib.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
 HOST_VISIBLE = lib.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
@@ -86,19 +87,6 @@ class Allocation:
     block: MemoryBlock | None = None
     start: int = 0
     reserved: int = 0
-
-
-@dataclass(frozen=True)
-class MemoryStats:
-    """What the allocator holds. `allocate_calls` counts every vkAllocateMemory so far."""
-
-    allocate_calls: int
-    driver_allocations: int  # VkDeviceMemory objects alive now (blocks + dedicated)
-    blocks: int
-    dedicated: int
-    reserved_bytes: int  # obtained from the driver
-    used_bytes: int  # handed out to buffers
-    spare_bytes: int = 0  # freed dedicated allocations kept for reuse
 
 
 class Allocator:

@@ -34,34 +34,57 @@ from .device_files import detach_device_files
 from .errors import FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, unavailable_message
 from .forked_exit import end_with_os_exit
 
+from .host_device import HostDevice, host_info
+
 if TYPE_CHECKING:  # these load Vulkan: imported where a device is first needed
+    from .description import DeviceInfo
     from .device import Device
-    from .info import DeviceInfo
     from .instance import Instance
     from .validation import ValidationMessage
 
-KIND_PREFERENCE = ("discrete", "integrated", "cpu", "virtual", "other")
+# the default device: a GPU, else the host backend (native code, all cores), and only then a
+# Vulkan CPU implementation such as lavapipe (which runs a lane at a time)
+KIND_PREFERENCE = ("discrete", "integrated", "virtual", "cpu", "host", "other")
 
 
 class Runtime:
     """The instance, the devices it lists, the ones opened, and which one is current."""
 
-    def __init__(self, config: Config) -> None:
-        # the first use of Vulkan in the process: raises DeviceUnavailable where it has none
-        from .info import query_device_info
-        from .instance import Instance
-
+    def __init__(self, config: Config, vulkan_refusal: str | None = None) -> None:
         self.config = config
-        self.instance: Instance = Instance(config)
+        # why Vulkan is unusable in this process (None where it is usable)
+        self.vulkan_unavailable: str | None = vulkan_refusal
+        self.instance: Instance | None = None
+        self.infos: list[DeviceInfo] = []
+        if vulkan_refusal is None:
+            self._list_vulkan_devices()
+        # the host device, listed after the Vulkan devices on every machine
+        self.host_index = len(self.infos)
+        self.infos.append(host_info(self.host_index))
+        self.opened: dict[int, Device | HostDevice] = {}
+        self.extra: list[Device | HostDevice] = []  # from open_device: closed at shutdown too
+        self.replaced: list[Device | HostDevice] = []  # unusable devices set_device replaced
+        self.current: Device | HostDevice | None = None
+
+    def _list_vulkan_devices(self) -> None:
+        """The first use of Vulkan in the process: where it has none, only the host device
+        is listed and `vulkan_unavailable` says what to install."""
+        try:
+            from .info import query_device_info  # these load the binding
+            from .instance import Instance
+
+            self.instance = Instance(self.config)
+        except DeviceUnavailable as error:
+            self.vulkan_unavailable = str(error)
+            return
         validate = self.instance.validation is not None
         self.infos = [query_device_info(i, p, self.instance.handle, validate)
                       for i, p in enumerate(self.instance.physical_devices)]
-        self.opened: dict[int, Device] = {}
-        self.extra: list[Device] = []  # from open_device: not shared, closed at shutdown too
-        self.replaced: list[Device] = []  # unusable devices set_device replaced
-        self.current: Device | None = None
+        if not self.infos:
+            self.vulkan_unavailable = unavailable_message("the Vulkan driver lists no device",
+                                                          INSTALL_DRIVER)
 
-    def open(self, index: int) -> Device:
+    def open(self, index: int) -> Device | HostDevice:
         """The shared device of index `index`: the one opened before, unless it became
         unusable (then a fresh one takes its place)."""
         device = self.opened.get(index)
@@ -69,13 +92,15 @@ class Runtime:
             self.replaced.append(device)  # closed at shutdown, if it can be
             device = None
         if device is None:
-            device = _new_device(self, index, self.config)
+            device = HostDevice(self.infos[index]) if index == self.host_index \
+                else _new_device(self, index, self.config)
             self.opened[index] = device
         return device
 
     def default_index(self) -> int:
         if self.config.device is not None:
-            return select(self.infos, self.config.device, source="PYKERN_DEVICE")
+            return select(self.infos, self.config.device, "PYKERN_DEVICE",
+                          self.vulkan_unavailable)
         return choose_default(self.infos)
 
     def close(self) -> bool:
@@ -89,11 +114,11 @@ class Runtime:
         self.extra.clear()
         self.replaced.clear()
         self.current = None
-        if clean:
+        if clean and self.instance is not None:
             self.instance.close()
         return clean
 
-    def devices(self) -> list[Device]:
+    def devices(self) -> list[Device | HostDevice]:
         """Every device this runtime opened."""
         return [*self.opened.values(), *self.extra, *self.replaced]
 
@@ -101,7 +126,8 @@ class Runtime:
         """In a child made by os.fork(): every device is the parent's (see `Device.disown`)."""
         for device in self.devices():
             device.disown(parent_pid)
-        self.instance.disown()
+        if self.instance is not None:
+            self.instance.disown()
 
 
 _lock = threading.RLock()
@@ -110,11 +136,6 @@ _exit_handler_registered = False
 _inherited: list[Runtime] = []  # a forked child's runtimes of its parent: kept, never closed
 _device_opened = False  # a VkDevice was made in this process, or in a parent it was forked from
 _forked_refusal: str | None = None  # why this forked process cannot use Vulkan
-# why this machine has no usable Vulkan, once found: asking again would load the binding (or
-# make an instance) anew each time, ~75 ms a call; shutdown() forgets it
-_unavailable: str | None = None
-
-
 def _disown_after_fork() -> None:
     """Runs in the child of os.fork(): the runtime it inherited is the parent's."""
     global _lock, _runtime, _forked_refusal
@@ -124,7 +145,7 @@ def _disown_after_fork() -> None:
     if runtime is not None:
         runtime.disown(parent)
         _inherited.append(runtime)
-        if any(info.kind != "cpu" for info in runtime.infos):
+        if any(info.kind not in ("cpu", "host") for info in runtime.infos):
             # a GPU driver's exit code in this child would damage the parent's device
             end_with_os_exit()
     if _device_opened and _forked_refusal is None:
@@ -139,18 +160,10 @@ os.register_at_fork(after_in_child=_disown_after_fork)
 
 
 def _get_runtime() -> Runtime:
-    global _runtime, _exit_handler_registered, _unavailable
+    global _runtime, _exit_handler_registered
     with _lock:
         if _runtime is None:
-            if _forked_refusal is not None:
-                raise DeviceError(_forked_refusal)
-            if _unavailable is not None:
-                raise DeviceUnavailable(_unavailable)
-            try:
-                _runtime = Runtime(Config.from_env())
-            except DeviceUnavailable as error:
-                _unavailable = str(error)
-                raise
+            _runtime = Runtime(Config.from_env(), _forked_refusal)
             if not _exit_handler_registered:
                 atexit.register(shutdown)
                 _exit_handler_registered = True
@@ -179,44 +192,44 @@ def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
 
 
 def choose_default(infos: list[DeviceInfo]) -> int:
-    """The index of the first discrete GPU, else integrated GPU, else CPU implementation
-    (then virtual, then other)."""
-    if not infos:
-        raise DeviceUnavailable(unavailable_message("the Vulkan driver lists no device",
-                                                    INSTALL_DRIVER))
+    """The index of the first discrete GPU, else integrated (or virtual) GPU, else the host
+    device, else a Vulkan CPU implementation."""
     return min(infos, key=lambda i: (KIND_PREFERENCE.index(i.kind), i.index)).index
 
 
-def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device") -> int:
-    """The index of the device `which` names: an index, or a case-insensitive substring of the
-    name (the first match). Raises DeviceError, listing the devices, when nothing matches."""
-    if not infos:
-        choose_default(infos)  # raises DeviceUnavailable, saying what to install
+def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device",
+           vulkan_unavailable: str | None = None) -> int:
+    """The index of the device `which` names: an index, "host", "vulkan" (the first Vulkan
+    device in the default order), a kind ("discrete", "cpu", ...), or a case-insensitive
+    substring of the name (the first match). Raises DeviceError, listing the devices (and why
+    Vulkan is unusable, where it is), when nothing matches."""
     text = str(which).strip()
+    vulkan = [i for i in infos if i.kind != "host"]
+    if text.lower() == "vulkan" and vulkan:  # the device the default would be without host
+        return choose_default(vulkan)
     if isinstance(which, int) or text.isdigit():
         index = int(text)
         if 0 <= index < len(infos):
             return index
     else:
-        for info in infos:
-            if text.lower() in info.name.lower():
+        for info in sorted(infos, key=lambda i: (i.kind != text.lower(), i.index)):
+            if text.lower() in info.name.lower() or text.lower() == info.kind:
                 return info.index
-    listing = "\n".join(f"  [{i.index}] {i.name} ({i.kind})" for i in infos) or "  (none)"
-    raise DeviceError(f"{source}: no Vulkan device matches {which!r}; the devices are:\n{listing}")
+    listing = "\n".join(f"  [{i.index}] {i.name} ({i.kind})" for i in infos)
+    why = f"\nNo Vulkan device is usable: {vulkan_unavailable}" if vulkan_unavailable else ""
+    error = DeviceUnavailable if vulkan_unavailable else DeviceError
+    raise error(f"{source}: no device matches {which!r}; the devices are:\n{listing}{why}")
 
 
 def devices() -> list[DeviceInfo]:
-    """Every Vulkan device of the machine, in the order `set_device` indexes them; [] where
-    the machine has no usable Vulkan (then `get_device()` says what to install)."""
-    try:
-        return list(_get_runtime().infos)
-    except DeviceUnavailable:
-        return []
+    """Every device of the machine, in the order `set_device` indexes them: the Vulkan
+    devices, then the host device (always there, also without Vulkan)."""
+    return list(_get_runtime().infos)
 
 
 def get_device() -> Device:
     """The current device, opened on first use: PYKERN_DEVICE if set, else the first discrete
-    GPU, else an integrated one, else the CPU implementation."""
+    GPU, else an integrated one, else the host device."""
     runtime = _runtime  # every launch asks: once a device is current, answer without the lock
     if runtime is not None and runtime.current is not None:
         return runtime.current
@@ -235,7 +248,8 @@ def set_device(which: int | str) -> Device:
     (case-insensitive), the current one and returns it. The previous device stays open."""
     with _lock:
         runtime = _get_runtime()
-        runtime.current = runtime.open(select(runtime.infos, which))
+        runtime.current = runtime.open(select(runtime.infos, which, "set_device",
+                                                      runtime.vulkan_unavailable))
         return runtime.current
 
 
@@ -245,8 +259,10 @@ def open_device(which: int | str | None = None, **config: object) -> Device:
     `config` (e.g. `force_staging=True`). Close it when done; shutdown() closes it otherwise."""
     with _lock:
         runtime = _get_runtime()
-        index = runtime.default_index() if which is None else select(runtime.infos, which)
-        device = _new_device(runtime, index, replace(runtime.config, **config))
+        index = runtime.default_index() if which is None else \
+            select(runtime.infos, which, "open_device", runtime.vulkan_unavailable)
+        device = HostDevice(runtime.infos[index]) if index == runtime.host_index else \
+            _new_device(runtime, index, replace(runtime.config, **config))
         runtime.extra.append(device)
         return device
 
@@ -274,7 +290,7 @@ def settle() -> None:
 def validation_messages(min_severity: str = "error") -> list[ValidationMessage]:
     """Messages the validation layer reported (PYKERN_VALIDATE=1) since the last clear."""
     runtime = _runtime
-    if runtime is None or runtime.instance.validation is None:
+    if runtime is None or runtime.instance is None or runtime.instance.validation is None:
         return []
     return runtime.instance.validation.messages(min_severity)
 
@@ -282,21 +298,23 @@ def validation_messages(min_severity: str = "error") -> list[ValidationMessage]:
 def clear_validation_messages() -> None:
     """Forgets the validation messages recorded so far."""
     runtime = _runtime
-    if runtime is not None and runtime.instance.validation is not None:
+    if runtime is not None and runtime.instance is not None and \
+            runtime.instance.validation is not None:
         runtime.instance.validation.clear()
 
 
 def validation_enabled() -> bool:
     """Whether the validation layer is on (it is decided when the runtime starts)."""
-    return _get_runtime().instance.validation is not None
+    instance = _get_runtime().instance
+    return instance is not None and instance.validation is not None
 
 
 def shutdown() -> None:
     """Closes every device and the instance (runs at exit). A later call starts afresh. A
     device still running work that never ends cannot be destroyed, and its driver would block
     the exit: its device files are let go of instead (`detach_device_files`)."""
-    global _runtime, _unavailable
+    global _runtime
     with _lock:
-        runtime, _runtime, _unavailable = _runtime, None, None
+        runtime, _runtime = _runtime, None
     if runtime is not None and not runtime.close():
         detach_device_files()

@@ -1,10 +1,22 @@
-"""`DeviceStats`: counters of what a device recorded and holds, for tests and benchmarks."""
+"""`DeviceStats` and `MemoryStats`: counters of what a device recorded and holds, for tests
+and benchmarks."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .memory import MemoryStats
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """What the allocator holds. `allocate_calls` counts every vkAllocateMemory so far."""
+
+    allocate_calls: int
+    driver_allocations: int  # VkDeviceMemory objects alive now (blocks + dedicated)
+    blocks: int
+    dedicated: int
+    reserved_bytes: int  # obtained from the driver
+    used_bytes: int  # handed out to buffers
+    spare_bytes: int = 0  # freed dedicated allocations kept for reuse
 
 
 @dataclass(frozen=True)

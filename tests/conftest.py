@@ -43,3 +43,31 @@ def fail_on_validation_errors():
     rt.clear_validation_messages()
     if errors:
         pytest.fail("Vulkan validation errors:\n" + "\n".join(map(str, errors)), pytrace=False)
+
+
+# ---- the device a test runs on ----
+# Tests run on the default device (the host backend where no GPU is found) or the one
+# PYKERN_DEVICE names; `make test` runs the kernel and tensor tests again on lavapipe. A test of
+# the Vulkan path itself (SPIR-V the driver compiles, the Vulkan runtime) asks for `on_vulkan`
+# (`@pytest.mark.usefixtures("on_vulkan")`, or `pytestmark = ...` for a whole module).
+
+
+@pytest.fixture
+def on_vulkan():
+    """Makes a Vulkan device current for the test (the current one if it is one, else the
+    first listed), and the previous one current again after; skips where there is none."""
+    import pykern as pk
+
+    previous = pk.get_device()
+    if previous.info.kind != "host":
+        yield previous
+        return
+    vulkan = [d for d in pk.devices() if d.kind != "host"]
+    if not vulkan:
+        pytest.skip("needs a Vulkan device")
+    device = pk.set_device(vulkan[0].index)
+    try:
+        yield device
+    finally:
+        pk.set_device(previous.info.index)
+

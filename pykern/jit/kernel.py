@@ -29,7 +29,7 @@ from pykern.jit.strict_float import STRICT_BLOCK, StrictFloatWarning, strict_flo
 from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
-from pykern.runtime import devices, get_device
+from pykern.runtime import get_device
 from pykern.passes import decompose, lower_bf16
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
@@ -153,6 +153,10 @@ class Kernel:
     def _build(self, key: VariantKey, device: Any) -> CompiledVariant:
         """Compiles one variant for `device` (see `pipeline.build_variant`). The disk cache and
         the device's target are looked up here, at the edge, and passed down."""
+        if device.info.kind == "host":  # llvmlite is imported when the host first compiles
+            from pykern.jit.host_pipeline import build_host_variant
+
+            return build_host_variant(self, key, device)  # type: ignore[return-value]
         disk = disk_cache() if not self.debug else None  # debug sites are not serialised
         build = KernelBuild(self.__name__, self.source, self.debug, self._translate)
         return build_variant(build, key, device, target_for(device), disk)
@@ -175,10 +179,10 @@ class Kernel:
             raise e.with_traceback(None) from None
 
     def spirv(self, *args: object, **kwargs: object) -> bytes:
-        """The SPIR-V binary of the variant `args` select, for the current device; on a machine
-        without a Vulkan device, for a generic one (every optional feature, Vulkan's minimum
+        """The SPIR-V binary of the variant `args` select, for the current device; where that is
+        the host device, for a generic Vulkan device (every optional feature, Vulkan's minimum
         limits)."""
-        if not devices():
+        if get_device().info.kind == "host":
             return self._generic_module(args, kwargs).words
         return self.compile(*args, **kwargs).module.words
 

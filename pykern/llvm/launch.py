@@ -1,6 +1,7 @@
 """`launch(kernel, grid, *args)`: a `@pk.kernel` run on the host through the LLVM backend,
-over numpy arrays written in place. The entry point of this backend's tests until the host
-device exists (the next step moves this edge into `pykern.jit`).
+over numpy arrays written in place, without the runtime. (The host device,
+`pk.set_device("host")`, launches through `pykern.jit`, which compiles through
+`load_or_compile` here.)
 
 The kernel is specialised for the arguments as a launch on a device would (`kernel` is the
 kernel object; its variant key and typed IR are what its own launches use), a construct the
@@ -61,26 +62,28 @@ def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> H
     hit = _variants.get(kernel, key)
     if hit is not None:
         return hit
-    return _variants.put(kernel, _load_or_compile(kernel, key), compiled.CACHE_SIZE, key)
+    return _variants.put(kernel, load_or_compile(kernel, key), compiled.CACHE_SIZE, key)
 
 
 # each kernel object's compiled variants (see pykern.ir.identity_cache)
 _variants: IdentityCache[HostKernel] = IdentityCache()
 
 
-def _load_or_compile(kernel: object, key: Any) -> HostKernel:
+def load_or_compile(kernel: object, key: Any) -> HostKernel:
+    """Variant `key` of the `@pk.kernel` object `kernel`, from the disk cache or compiled (and
+    stored there); a located CompileError for what the backend does not lower."""
     disk = host_disk_cache() if not kernel.debug else None  # type: ignore[attr-defined]
     disk_key = HostDiskCache.key(kernel, key) if disk is not None else ""
     host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup) \
         if disk is not None else None  # type: ignore[attr-defined]
     if host is None:
-        host = compile_host(_checked_ir(kernel, key))
+        host = compile_host(checked_ir(kernel, key))
         if disk is not None:
             disk.store(disk_key, host)
     return host
 
 
-def _checked_ir(kernel: object, key: Any) -> ir.Kernel:
+def checked_ir(kernel: object, key: Any) -> ir.Kernel:
     """The typed IR of variant `key`; a located CompileError where the backend lacks a
     construct it uses."""
     from pykern.errors import CompileError
@@ -88,6 +91,10 @@ def _checked_ir(kernel: object, key: Any) -> ir.Kernel:
     try:
         kernel_ir: ir.Kernel = kernel._translate(key)  # type: ignore[attr-defined]
         missing = first_unsupported(kernel_ir)
+        if missing is not None and missing.feature is not None:
+            raise kernel.source.error(  # type: ignore[attr-defined]
+                missing.loc, f"{missing.what} need the device feature '{missing.feature}', "
+                "which the host device lacks (the interpreter runs them)")
         if missing is not None:
             raise kernel.source.error(  # type: ignore[attr-defined]
                 missing.loc, f"{missing.what} is not supported by the host backend yet")

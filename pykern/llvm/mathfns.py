@@ -11,8 +11,9 @@ from llvmlite import ir as ll
 from pykern.ir import MathFn as M
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.llvm.arith import cast
 from pykern.llvm.emitter import Emitter
-from pykern.llvm.types import F32, float_suffix, value_type
+from pykern.llvm.types import F32, F64, float_suffix, value_type
 
 MathEmit = Callable[[Emitter, DType, list[ll.Value]], ll.Value]
 
@@ -64,6 +65,12 @@ def math_call(em: Emitter, fn: M, t: DType, args: list[ll.Value]) -> ll.Value:
     emit = MATH[fn]
     if t.bits != 16 or fn in _EXACT_IN_F16:
         return emit(em, t, args)
+    if fn is M.FMA:
+        # in f64, where the product of two f16 is exact and the sum rounds so that the one
+        # correctly rounded conversion to f16 that follows gives the fused result (f32 would
+        # round twice: -976 * 9.25 - 2e-7 must not tie to even at -9028)
+        wide = emit(em, dt.f64, [em.builder.fpext(a, F64) for a in args])
+        return cast(em, dt.f64, t, wide)
     wide = emit(em, dt.f32, [em.builder.fpext(a, F32) for a in args])
     return wide if fn.is_predicate else em.builder.fptrunc(wide, value_type(t))
 

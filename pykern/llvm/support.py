@@ -16,6 +16,7 @@ _TILE_NODES = (ir.CoopFill, ir.CoopLoad, ir.CoopMma, ir.CoopScale, ir.CoopStore)
 class Unsupported:
     loc: ir.Loc
     what: str
+    feature: str | None = None  # the device feature it needs, where the host lacks one
 
 
 def first_unsupported(kernel: ir.Kernel) -> Unsupported | None:
@@ -37,7 +38,7 @@ def _unsupported_node(node: ir.Node) -> Unsupported | None:
     if isinstance(node, ir.Subgroup):
         return Unsupported(node.loc, f"the subgroup operation pk.{node.op.value}()")
     if isinstance(node, _TILE_NODES) or (isinstance(node, ir.Expr) and is_tile(node.type)):
-        return Unsupported(node.loc, "cooperative-matrix tiles (pk.coop_*)")
+        return Unsupported(node.loc, "cooperative-matrix tiles (pk.coop_*)", "cooperative_matrix")
     if isinstance(node, ir.Assert):
         return Unsupported(node.loc, "assert")
     return None

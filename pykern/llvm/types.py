@@ -11,6 +11,7 @@ from pykern.lang.dtypes import DType
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 F32 = ll.FloatType()
+F64 = ll.DoubleType()
 PTR = ll.PointerType()
 _FLOATS = {16: ll.HalfType(), 32: ll.FloatType(), 64: ll.DoubleType()}
 

@@ -1340,6 +1340,7 @@ class Outcome:
     ref: dict[str, np.ndarray] | None = None
     mismatches: list[str] = field(default_factory=list)
     error: str | None = None
+    backend: str = ""  # the device `dev` ran on
 
     @property
     def ok(self) -> bool:
@@ -1352,7 +1353,7 @@ class Outcome:
         if self.error:
             parts += ["error:", textwrap.indent(self.error, "    ")]
         if self.dev is not None:
-            parts += ["device results:", describe_outputs(self.dev)]
+            parts += [f"device results ({self.backend}):", describe_outputs(self.dev)]
         if self.ref is not None:
             parts += ["interpreter results:", describe_outputs(self.ref)]
         if self.mismatches:
@@ -1384,10 +1385,25 @@ def expect_compile_error(gk: GeneratedKernel, kernels: Sequence[Any], args: dict
     return outcome
 
 
+def compiled_backends() -> list[int]:
+    """The devices `check` runs kernels on, by index: the current one, and the other CPU path
+    where the machine has both (the host backend and a Vulkan device such as lavapipe)."""
+    current = pk.get_device().info
+    indices = [current.index]
+    if current.kind == "host":
+        vulkan = [d for d in pk.devices() if d.kind != "host"]
+        if vulkan:
+            indices.append(pk.set_device("vulkan").info.index)
+            pk.set_device(current.index)
+    else:
+        indices += [d.index for d in pk.devices() if d.kind == "host"]
+    return indices
+
+
 def check(gk: GeneratedKernel, directory: str, rng: np.random.Generator, runs: int = 1
           ) -> Outcome:
-    """Loads `gk`, runs it on the device and in the interpreter with `runs` argument sets, and
-    returns the first failing outcome (or the last passing one)."""
+    """Loads `gk`, runs it in the interpreter and on each of `compiled_backends()` with `runs`
+    argument sets, and returns the first failing outcome (or the last passing one)."""
     try:
         fn = load(gk, directory)
     except Exception:
@@ -1398,18 +1414,24 @@ def check(gk: GeneratedKernel, directory: str, rng: np.random.Generator, runs: i
     outcome = Outcome(gk, {})
     if gk.expected_error is not None:
         return expect_compile_error(gk, (device, interpreter), make_arguments(gk, rng))
-    for _ in range(runs):
-        args = make_arguments(gk, rng)
-        outcome = Outcome(gk, args)
-        try:
-            outcome.ref = run(gk, interpreter, args)
-            outcome.dev = run(gk, device, args)
-        except Exception:
-            outcome.error = traceback.format_exc()
-            return outcome
-        outcome.mismatches = compare(gk, args, outcome.dev, outcome.ref)
-        if not outcome.ok:
-            return outcome
+    current = pk.get_device().info.index
+    try:
+        for _ in range(runs):
+            args = make_arguments(gk, rng)
+            for index in compiled_backends():
+                pk.set_device(index)
+                outcome = Outcome(gk, args, backend=pk.get_device().info.name)
+                try:
+                    outcome.ref = run(gk, interpreter, args)
+                    outcome.dev = run(gk, device, args)
+                except Exception:
+                    outcome.error = traceback.format_exc()
+                    return outcome
+                outcome.mismatches = compare(gk, args, outcome.dev, outcome.ref)
+                if not outcome.ok:
+                    return outcome
+    finally:
+        pk.set_device(current)
     return outcome
 
 

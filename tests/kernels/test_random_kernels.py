@@ -1,5 +1,7 @@
 """Property-based differential testing: random small kernels (tests/kernels/kernelgen.py), each
-compiled for the Vulkan device and run there, and run by the interpreter; the outputs must agree
+run by the interpreter and compiled for both CPU paths, the host backend and a Vulkan device
+(lavapipe where no GPU is found; on a GPU machine the current device and the host); the outputs
+must agree
 (bit for bit for integers, bools and exactly computed floats; within a tolerance for floats that
 went through `/`, `**` or a transcendental function).
 

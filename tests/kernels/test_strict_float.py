@@ -281,6 +281,7 @@ def no_rounding_mode(monkeypatch) -> None:
     monkeypatch.setattr(jit, "target_for", lambda device: restricted)
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan driver
 def test_strict_conversions_round_in_code_where_the_device_cannot_ask_for_it(monkeypatch):
     no_rounding_mode(monkeypatch)
     convert._variants.clear()
@@ -456,6 +457,7 @@ def test_strict_float_from_the_environment():
     assert not CompilerConfig.from_env({"PYKERN_STRICT_FLOAT": "0"}).strict_float
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan driver
 def test_strict_variants_have_their_own_disk_cache_entries(monkeypatch, tmp_path):
     from pykern.jit.cache import DiskCache
 
@@ -473,6 +475,7 @@ def test_strict_variants_have_their_own_disk_cache_entries(monkeypatch, tmp_path
     assert len(entries) == 2
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan driver
 def test_strict_mode_warns_once_per_variant_naming_what_the_device_cannot(monkeypatch):
     target = jit.target_for(pk.get_device())
     controls = dataclasses.replace(target.float_controls, denorm_preserve=frozenset({64}),

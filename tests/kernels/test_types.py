@@ -172,6 +172,7 @@ def test_constexpr_global():
     np.testing.assert_array_equal(x, np.arange(40) // 16)
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan driver
 def test_missing_device_feature_names_type_feature_and_line(monkeypatch):
     target = jit.target_for(pk.get_device())
     restricted = dataclasses.replace(target, features=target.features - {"fp64"})

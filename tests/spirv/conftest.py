@@ -14,7 +14,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def vulkan():
-    """The runtime's device, restarted with the validation layer on when it can be."""
+    """A Vulkan device of the runtime, restarted with the validation layer on when it can be
+    (the current device stays current: the host, where no GPU is found)."""
     rt = pytest.importorskip("pykern.runtime", reason="pykern.runtime is not importable")
     if not rt.validation_enabled():
         saved = os.environ.get("PYKERN_VALIDATE")
@@ -31,7 +32,11 @@ def vulkan():
             else:
                 os.environ["PYKERN_VALIDATE"] = saved
     try:
-        return rt.get_device()
+        current = rt.get_device()
+        # a Vulkan device, opened (and kept open) without changing the current device
+        device = rt.set_device("vulkan")
+        rt.set_device(current.info.index)
+        return device
     except Exception as e:  # noqa: BLE001
         pytest.skip(f"no Vulkan device: {e}")
 

@@ -1,0 +1,120 @@
+"""Launch arguments bound for the host device: the slot values of a host kernel's argument
+block (`pykern.llvm.layout`), and the program that packs them and runs the workgroups.
+
+`HostArgBinder.bind` has the Vulkan binder's contract (`binding.ArgBinder`): the same checks
+and fast paths, then (block, buffers, copy_back). Its block is the list of slot values with
+each array's address left 0: the device fills in the addresses of the buffers it was given
+(refusing freed ones and those of another device) and calls `HostProgram.run`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import numpy as np
+
+from pykern import ir
+from pykern.jit.arguments import bind_array, check_array, scalar_value
+from pykern.jit.binding import _scalar_slot
+from pykern.lang.dtypes import ArrayType, DType
+from pykern.llvm.compiled import HostKernel
+from pykern.llvm.pool import run_workgroups
+from pykern.tensor.tensor import Tensor
+
+# a scalar's bytes at the start of its 8-byte slot (little endian), as struct formats
+_SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
+                   "i16": "h6x", "u16": "H6x", "i32": "i4x", "u32": "I4x", "i64": "q",
+                   "u64": "Q", "bool_": "B7x", "bf16": "f4x"}
+# launches this small run on the calling thread: handing work to the pool costs more
+POOL_MIN_INVOCATIONS = 1 << 14
+
+
+def _scalar_format(t: DType) -> str:
+    return _SCALAR_FORMATS[t.name]
+
+
+class HostProgram:
+    """One compiled host kernel, as the host device runs it."""
+
+    def __init__(self, host: HostKernel, pointer_slots: list[int]):
+        self.host = host
+        k = host.kernel
+        self.workgroup = k.workgroup
+        self.pointer_slots = pointer_slots
+        formats = []
+        for p in k.params:
+            if isinstance(p.type, ArrayType):
+                formats.append("q" * (2 + 2 * p.type.ndim))
+            else:
+                formats.append(_scalar_format(p.type))
+        self.struct = struct.Struct("<" + "".join(formats) + "6q")
+        self.entry = host.native.entry
+
+    def run(self, grid: tuple[int, int, int], addresses: list[int], values: list) -> None:
+        """Runs every workgroup of a launch over `grid` (called by the host device)."""
+        for slot, address in zip(self.pointer_slots, addresses):
+            values[slot] = address
+        wx, wy, wz = self.workgroup
+        groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+        block = ctypes.create_string_buffer(self.struct.pack(*values, *grid, *groups),
+                                            self.struct.size)
+        total = groups[0] * groups[1] * groups[2]
+        threads = 1 if grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS else None
+        run_workgroups(self.entry, ctypes.addressof(block), total, threads)
+
+
+class HostArgBinder:
+    """Binds the runtime arguments of one host variant (constexpr arguments removed), with
+    `params` as translated (bf16 named as bf16) in the order of the kernel's slots."""
+
+    def __init__(self, kernel_name: str, params: tuple[ir.Param, ...]):
+        self.kernel_name = kernel_name
+        self.plan: list[tuple] = []  # per parameter: ("s", arg, slot) or ("a", arg, param, ...)
+        self.pointer_slots: list[int] = []
+        slot = 0
+        for i, p in enumerate(params):
+            t = p.type
+            if isinstance(t, ArrayType):
+                self.plan.append(("a", i, p, t.dtype, t.ndim))
+                self.pointer_slots.append(slot)
+                slot += 2 + 2 * t.ndim
+            else:
+                self.plan.append(("s", i, _scalar_slot(i, p.name, t)))
+                slot += 1
+        self.slots = slot
+
+    def bind(self, args: list) -> tuple[list, list, list[tuple[np.ndarray, Tensor]]]:
+        """The slot values (addresses left 0), the buffers of the array parameters in order,
+        and the (numpy array, tensor) pairs to copy back after the launch."""
+        values: list = []
+        buffers: list = []
+        copy_back: list[tuple[np.ndarray, Tensor]] = []
+        for entry in self.plan:
+            if entry[0] == "s":
+                s = entry[2]
+                v = args[s.arg]
+                if type(v) is s.kind and s.lo <= v <= s.hi:
+                    values.append(v)
+                else:
+                    values.append(scalar_value(self.kernel_name, s.name, s.type, v))
+                continue
+            _, arg, param, dtype, ndim = entry
+            t = args[arg]
+            if not (type(t) is Tensor and t.dtype is dtype and len(t.shape) == ndim):
+                check_array(self.kernel_name, param.name, param.type, t)
+                bound = bind_array(self.kernel_name, param, t)
+                if bound.copy_back_to is not None:
+                    copy_back.append((bound.copy_back_to, bound.tensor))
+                t = bound.tensor
+            buffers.append(t.buffer)
+            values.append(0)
+            values.append(t.offset)
+            values += t.shape
+            values += t._strides
+        return values, buffers, copy_back
+
+
+def host_program(host: HostKernel, binder: HostArgBinder) -> HostProgram:
+    assert binder.slots == host.layout.grid_slot, "host argument slots disagree"
+    return HostProgram(host, binder.pointer_slots)

@@ -1,0 +1,115 @@
+"""`HostBuffer`: a buffer of the host device, plain host memory that kernels read and write
+through its address.
+
+It has the interface of a Vulkan `Buffer` (`upload`, `download`, `read_into`, `free`,
+`nbytes`, `device`), so the tensor library cannot tell them apart. Launches on the host device
+run to completion before `launch` returns, so host access needs no waiting. The memory is a
+numpy byte array aligned to a cache line (what vector loads like), allocated uninitialised as
+Vulkan memory is, or an existing numpy array's memory (`HostBuffer.wrapping`: zero-copy).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .host_device import HostDevice
+
+ALIGNMENT = 64
+
+
+def _aligned_bytes(nbytes: int) -> np.ndarray:
+    """`nbytes` uninitialised bytes whose address is a multiple of ALIGNMENT."""
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    skip = -raw.ctypes.data % ALIGNMENT
+    return raw[skip:skip + nbytes]
+
+
+class HostBuffer:
+    """`nbytes` bytes of host memory owned by a `HostDevice`."""
+
+    __slots__ = ("device", "nbytes", "_memory", "address", "use_serial", "write_serial",
+                 "__weakref__")
+
+    def __init__(self, device: HostDevice, nbytes: int, memory: np.ndarray | None = None) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self._memory: np.ndarray | None = _aligned_bytes(nbytes) if memory is None else memory
+        # what kernels index from (0 for an empty buffer: nothing may be read through it)
+        self.address = self._memory.ctypes.data if nbytes else 0
+        self.use_serial = 0  # the Vulkan buffer's launch serials: host launches never pend
+        self.write_serial = 0
+
+    @classmethod
+    def wrapping(cls, device: HostDevice, array: np.ndarray) -> HostBuffer:
+        """A buffer whose memory is `array`'s (C-contiguous, writable): kernels write it."""
+        if not (array.flags.c_contiguous and array.flags.writeable):
+            raise ValueError("a host buffer wraps a writable C-contiguous array only")
+        return cls(device, array.nbytes, array.reshape(-1).view(np.uint8))
+
+    def __repr__(self) -> str:
+        state = "freed" if self._memory is None else f"{self.nbytes} bytes"
+        return f"<HostBuffer {state} on {self.device.info.name}>"
+
+    @property
+    def freed(self) -> bool:
+        return self._memory is None
+
+    @property
+    def memory(self) -> np.ndarray:
+        """The buffer's bytes, as a uint8 array (raises ValueError once freed)."""
+        if self._memory is None:
+            raise ValueError("the buffer was freed")
+        return self._memory
+
+    def upload(self, data: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
+        """Copies `data` (arrays in C order) into the buffer at byte `offset`."""
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data)
+        view = memoryview(data).cast("B")
+        self._check_range(offset, view.nbytes, "upload")
+        if view.nbytes:
+            self.memory[offset:offset + view.nbytes] = np.frombuffer(view, np.uint8)
+
+    def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
+        """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None)."""
+        if nbytes is None:
+            nbytes = max(self.nbytes - offset, 0)
+        self._check_range(offset, nbytes, "download")
+        return self.memory[offset:offset + nbytes].tobytes()
+
+    def read_into(self, array: np.ndarray, offset: int = 0) -> np.ndarray:
+        """Fills the C-contiguous, writable `array` with `array.nbytes` bytes from byte
+        `offset`; returns it."""
+        if not (
+            isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
+        ):
+            raise ValueError("read_into needs a writable C-contiguous numpy array")
+        self._check_range(offset, array.nbytes, "read")
+        if array.nbytes:
+            array.reshape(-1).view(np.uint8)[:] = self.memory[offset:offset + array.nbytes]
+        return array
+
+    def free(self) -> None:
+        """Releases the memory (launches on the host have all finished already)."""
+        if self._memory is not None:
+            self.device._released(self.nbytes)
+            self._memory = None
+            self.address = 0
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _check_range(self, offset: int, nbytes: int, what: str) -> None:
+        if self._memory is None:
+            raise ValueError(f"cannot {what}: the buffer was freed")
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
+            raise ValueError(
+                f"cannot {what} {nbytes} bytes at offset {offset}: "
+                f"the buffer holds {self.nbytes} bytes"
+            )
