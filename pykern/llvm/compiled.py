@@ -36,6 +36,8 @@ class HostKernel:
     in debug mode has `debug_sites`, the accesses and asserts its report can name (the disk
     cache never holds one: their table is not stored)."""
 
+    debug_sites: tuple[DebugSite, ...]
+
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
         lowered, problem = inline_barrier_calls(decompose(lower_bf16(kernel), HostMath()))
@@ -59,7 +61,7 @@ class HostKernel:
         self.kernel = lower_bf16(self.source_kernel)  # the parameters as the entry reads them
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = ""
-        self.debug_sites: tuple[DebugSite, ...] = ()
+        self.debug_sites = ()
         self.object_code = obj
         self.native = load_object(obj, ENTRY, ir_text)
         self.from_disk_cache = True

@@ -53,7 +53,7 @@ def _scalar_param(em: Emitter, e: ir.ScalarParam) -> ll.Value:
 
 def _array_load(em: Emitter, e: ir.ArrayLoad) -> ll.Value:
     view = em.arrays[e.array]
-    return element_access(em, e, e.array, indices_of(em, e.indices),  # type: ignore[return-value]
+    return element_access(em, e, e.array, indices_of(em, e.indices),
                           lambda pointer: arrays.load(em, view, pointer))
 
 
@@ -147,7 +147,7 @@ def _atomic(em: Emitter, e: ir.Atomic) -> ll.Value:
     indices = indices_of(em, e.indices)
     comparator = expr(em, e.comparator) if e.comparator is not None else None
     value = expr(em, e.value)
-    return element_access(em, e, e.array, indices,  # type: ignore[return-value]
+    return element_access(em, e, e.array, indices,
                           lambda pointer: arrays.atomic(em, e, pointer, value, comparator))
 
 

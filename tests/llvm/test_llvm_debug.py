@@ -250,6 +250,38 @@ def test_an_access_past_the_grid_of_a_barrier_kernel_names_the_rule():
     pykern.llvm.launch(unguarded, 128, np.ones(128, np.float32), total)  # no error
 
 
+def test_one_access_past_the_grid_of_a_barrier_kernel_is_reported_as_on_vulkan():
+    @pk.kernel(workgroup=(64,), debug=True)
+    def one_past(x: pk.f32[:], out: pk.f32[:]):
+        buf = pk.shared(pk.f32, 64)
+        t = pk.local_id(0)
+        i = pk.global_id(0)
+        buf[t] = x[i if i == 101 else min(i, 99)]  # only invocation 101 reads past x
+        pk.barrier()
+        if i < pk.grid(0):
+            out[i] = buf[(t + 1) % 64]
+
+    text = same_report(one_past, 100, np.ones(100, np.float32), np.zeros(100, np.float32))
+    assert "invocation (101, 0, 0): index (101,) is out of bounds for 'x' with shape (100,) " \
+           "(invocation (101, 0, 0) lies outside the grid (100, 1, 1)" in text
+
+
+@pytest.mark.parametrize("dtype", [pk.bool_, pk.u8, pk.i16, pk.f16, pk.i64, pk.f64])
+def test_a_failing_read_of_any_dtype_gives_zero(dtype):
+    @pk.kernel(debug=True)
+    def shift(x: pk.Array, out: pk.Array):
+        i = pk.global_id(0)
+        out[i] = x[i + 1]
+
+    x = np.ones(4, dtype.numpy)
+    out = np.full(4, 7, dtype.numpy) if dtype != pk.bool_ else np.ones(4, np.bool_)
+    text = same_report(shift, 4, x, out.copy())
+    assert "invocation (3, 0, 0): index (4,) is out of bounds for 'x' with shape (4,)" in text
+    with pytest.raises(pk.KernelIndexError):
+        pykern.llvm.launch(shift, 4, x, out)
+    np.testing.assert_array_equal(out, np.array([1, 1, 1, 0]).astype(dtype.numpy))
+
+
 # ------------------------------------------------------------------ first failure wins
 
 
@@ -301,11 +333,11 @@ def test_a_failed_assert_without_a_message_names_its_condition():
     def ordered(a: pk.i32[:, :]):
         i = pk.global_id(0)
         j = pk.global_id(1)
-        assert a[i, j] <= a[i, j + 1] or j == 2
+        assert j == 2 or a[i, j] <= a[i, j + 1]  # short-circuit: never a[i, 3]
 
     a = np.array([[1, 2, 3], [4, 6, 5]], np.int32)
     text = same_report(ordered, (2, 3), a)
-    assert "invocation (1, 1, 0): assertion failed: a[i, j] <= a[i, j + 1] or j == 2" in text
+    assert "invocation (1, 1, 0): assertion failed: j == 2 or a[i, j] <= a[i, j + 1]" in text
 
 
 def test_an_assert_goes_on_after_it_fails():
@@ -319,6 +351,33 @@ def test_an_assert_goes_on_after_it_fails():
     with pytest.raises(pk.KernelAssertionError, match=r"invocation \(0, 0, 0\)"):
         pykern.llvm.launch(check_then_write, 3, np.array([-1, 2, 3], np.float32), out)
     np.testing.assert_array_equal(out, [-2, 4, 6])  # as on Vulkan: the launch runs on
+
+
+@pk.func
+def checked_sqrt(v):
+    assert v >= 0.0, "sqrt of a negative number"  # marker: func assert
+    return pk.sqrt(v)
+
+
+def test_an_assert_in_a_device_function_and_in_a_barrier_kernel():
+    @pk.kernel(workgroup=(4,), debug=True)
+    def roots(x: pk.f32[:], out: pk.f32[:]):
+        buf = pk.shared(pk.f32, 4)
+        t = pk.local_id(0)
+        buf[t] = checked_sqrt(x[pk.global_id(0)])
+        pk.barrier()
+        assert buf[(t + 1) % 4] < 3.0, "neighbour too large"
+        out[pk.global_id(0)] = buf[(t + 1) % 4]
+
+    x = np.array([1, 4, -1, 9, 1, 1, 1, 1], np.float32)
+    # invocation 2 fails the first assert, before the barrier (so before invocation 1, whose
+    # neighbour is now NaN, fails the second)
+    text = same_report(roots, 8, x, np.zeros(8, np.float32))
+    assert text.startswith(f"{__file__}:{line_of(checked_sqrt, 'marker: func assert')}:")
+    assert "invocation (2, 0, 0): assertion failed: sqrt of a negative number" in text
+    x[2] = 1.0  # now invocation 2 alone sees a neighbour (sqrt(9)) too large
+    text = same_report(roots, 8, x, np.zeros(8, np.float32))
+    assert "invocation (2, 0, 0): assertion failed: neighbour too large" in text
 
 
 def test_without_debug_asserts_are_compiled_out_and_nothing_is_checked():
