@@ -7,6 +7,9 @@ access touches no memory, the rest of the launch runs as on Vulkan, and the next
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -394,18 +397,31 @@ def test_without_debug_asserts_are_compiled_out_and_nothing_is_checked():
     assert host.debug_sites == () and host.layout.report_slot is None
 
 
-def test_pykern_debug_turns_debug_mode_on(monkeypatch):
-    from pykern.config import config
+PYKERN_DEBUG_PROGRAM = """
+import numpy as np
+import pykern as pk
+import pykern.llvm
 
-    monkeypatch.setenv("PYKERN_DEBUG", "1")
-    config.cache_clear()  # type: ignore[attr-defined]
-    try:
-        k = pk.kernel(reads_past_the_end)
-        with pytest.raises(pk.KernelIndexError, match="'x' with shape"):
-            pykern.llvm.launch(k, 8, np.zeros(8, np.float32), np.zeros(8, np.float32))
-    finally:
-        monkeypatch.delenv("PYKERN_DEBUG")
-        config.cache_clear()  # type: ignore[attr-defined]
+@pk.kernel
+def shift(x: pk.f32[:], out: pk.f32[:]):
+    out[pk.global_id(0)] = x[pk.global_id(0) + 1]
+
+try:
+    pykern.llvm.launch(shift, 4, np.zeros(4, np.float32), np.zeros(4, np.float32))
+except pk.KernelIndexError as e:
+    print(e)
+"""
+
+
+def test_pykern_debug_turns_debug_mode_on(tmp_path):
+    # in a process of its own: the configuration is read once per process
+    program = tmp_path / "debug_by_env.py"  # a file: pykern reads a kernel's source
+    program.write_text(PYKERN_DEBUG_PROGRAM)
+    env = {**os.environ, "PYKERN_DEBUG": "1"}
+    result = subprocess.run([sys.executable, str(program)], env=env,
+                            capture_output=True, text=True, timeout=300, check=True)
+    assert "kernel 'shift', invocation (3, 0, 0): index (4,) is out of bounds for 'x' with " \
+           "shape (4,)" in result.stdout, result.stdout + result.stderr
 
 
 def test_debug_kernels_are_not_taken_from_the_disk_cache():
