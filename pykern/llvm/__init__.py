@@ -20,10 +20,19 @@ locals and `pk.local`/`pk.shared` arrays start at zero; f16 is computed in f32 a
 back; no fast-math, so `+ - * /` give numpy's bits. Math uses LLVM intrinsics and the C
 library (`mathfns`), whose results agree with numpy's within the documented ULP bounds.
 
+Debug mode (`debug`, `reports`): every array access is bounds-checked (each index against its
+dimension, unsigned, as on Vulkan) and asserts are evaluated; a failure writes a site id, the
+invocation's global id, the indices and the shape to a report whose address is in the
+argument block (`layout`), one report per call of the entry, so no atomics; a failing access
+touches no memory and the launch runs on. `HostKernel.run` then raises the first failure in
+launch order (the same on any number of threads) as `pk.KernelIndexError` /
+`pk.KernelAssertionError`, with the Vulkan debug path's message; the site table lives on the
+`HostKernel` (debug kernels skip the disk cache). Without debug mode the frontend drops
+asserts and nothing is checked.
+
 Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup operations,
-cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
-barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
-expression. Array accesses are not bounds-checked.
+cooperative-matrix tiles, `break` or `continue` out of a loop that contains a barrier, and a
+`@pk.func` with a barrier that returns before its end or is called inside an expression.
 
 Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
 plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them

@@ -2,7 +2,9 @@
 pykern backend uses), loads, stores and atomics.
 
 Addresses are computed in i64 (indices are sign-extended), so no large array overflows them.
-Nothing is bounds-checked yet: an index outside the array reads or writes outside it.
+Nothing here is bounds-checked: in debug mode `exprs.element_access` checks the indices
+before it asks for an element (`pykern.llvm.debug`); outside it an index outside the array
+reads or writes outside it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`HostKernel`: one typed-IR kernel compiled to native code, and the packing of a launch's
-arguments into its argument block."""
+"""`HostKernel`: one typed-IR kernel compiled to native code, the packing of a launch's
+arguments into its argument block, and (debug mode) the error its checks report."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from pykern.ir.identity_cache import IdentityCache
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
+from pykern.llvm.debug import DebugSite
 from pykern.llvm.engine import NativeModule, compile_object, load_object
 from pykern.llvm.inline import inline_barrier_calls
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
 from pykern.llvm.pool import run_workgroups
+from pykern.llvm.reports import LaunchReports, failure
 from pykern.passes import decompose, lower_bf16
 
 
@@ -30,7 +32,11 @@ class HostMath:
 
 class HostKernel:
     """A kernel compiled for the host. `llvm_ir` is the optimised module's text,
-    `object_code` its machine code as an object file (what the disk cache stores)."""
+    `object_code` its machine code as an object file (what the disk cache stores). A kernel
+    in debug mode has `debug_sites`, the accesses and asserts its report can name (the disk
+    cache never holds one: their table is not stored)."""
+
+    debug_sites: tuple[DebugSite, ...]
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
@@ -38,7 +44,8 @@ class HostKernel:
         assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)
-        self.unoptimised_ir = str(build_module(self.kernel))
+        module, self.debug_sites = build_module(self.kernel)
+        self.unoptimised_ir = str(module)
         self.object_code, optimised = compile_object(self.unoptimised_ir)
         self.native: NativeModule = load_object(self.object_code, ENTRY, optimised)
         self.from_disk_cache = False
@@ -54,6 +61,7 @@ class HostKernel:
         self.kernel = lower_bf16(self.source_kernel)  # the parameters as the entry reads them
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = ""
+        self.debug_sites = ()
         self.object_code = obj
         self.native = load_object(obj, ENTRY, ir_text)
         self.from_disk_cache = True
@@ -67,15 +75,36 @@ class HostKernel:
             scalars: Mapping[str, object], threads: int | None = None) -> None:
         """Runs every workgroup of a launch of `grid` (three ints) on `threads` threads
         (default: one per core, `pykern.llvm.pool`): numpy arrays are read and written in
-        place. The caller checked the arguments' dtypes and ndims."""
+        place. The caller checked the arguments' dtypes and ndims.
+
+        In debug mode, raises `pk.KernelIndexError` / `pk.KernelAssertionError` after the
+        launch ran to its end when a check failed: the first failure in launch order
+        (`pykern.llvm.reports`), with the Vulkan debug path's message. The failing access
+        itself touched no memory; every other access of the launch was made."""
+        block = self._argument_block(grid, arrays, scalars)
+        groups = block[self.layout.grid_slot + 3:self.layout.grid_slot + 6]
+        total = math.prod(int(g) for g in groups)
+        if self.layout.report_slot is None:
+            run_workgroups(self.native.entry, block.ctypes.data, total, threads)
+            return
+        reports = LaunchReports(block, self.layout.report_slot)
+        run_workgroups(reports.entry(self.native.entry), block.ctypes.data, total, threads)
+        report = reports.first_failure()
+        if report is not None:
+            k = self.source_kernel
+            error = failure(k.name, self.debug_sites, report, None if k.masked else grid)
+            raise error.with_traceback(None)
+
+    def _argument_block(self, grid: tuple[int, int, int], arrays: Mapping[str, np.ndarray],
+                        scalars: Mapping[str, object]) -> np.ndarray:
+        """The argument block of a launch (`pykern.llvm.layout`); the arrays it points into
+        must stay alive until the launch returns."""
         k = self.kernel
         block = np.zeros(self.layout.size, np.int64)
-        keep = []  # the arrays whose addresses are in the block, alive until it returns
         for p, declared in zip(k.params, self.source_kernel.params, strict=True):
             at = self.layout.first_slot[p.name]
             if isinstance(p.type, ArrayType):
-                a = _as_stored(arrays[p.name])
-                keep.append(a)
+                a = _as_stored(arrays[p.name])  # a view of the caller's array, no copy
                 item = a.dtype.itemsize
                 block[at] = a.ctypes.data if a.size else 0
                 block[at + 1] = 0
@@ -90,8 +119,7 @@ class HostKernel:
         groups = [-(-g // w) for g, w in zip(grid, k.workgroup, strict=True)]
         block[self.layout.grid_slot:self.layout.grid_slot + 3] = grid
         block[self.layout.grid_slot + 3:self.layout.grid_slot + 6] = groups
-        run_workgroups(self.native.entry, block.ctypes.data, math.prod(groups), threads)
-        del keep
+        return block
 
 
 def _as_stored(array: np.ndarray) -> np.ndarray:

@@ -1,18 +1,22 @@
 """The state of lowering one kernel: the LLVM module and builder, where each local variable
-and array lives for the invocation being emitted, the enclosing loops, and where `return`
-goes. Expression and statement lowering (`exprs`, `stmts`) take an `Emitter` and add code at
-its builder's position."""
+and array lives for the invocation being emitted, the enclosing loops, where `return` goes,
+and in debug mode the checks' report (`pykern.llvm.debug`). Expression and statement lowering
+(`exprs`, `stmts`) take an `Emitter` and add code at its builder's position."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
 from pykern import ir
 from pykern.lang.dtypes import DType
 from pykern.llvm.types import I32, I64, memory_type, value_type
+
+if TYPE_CHECKING:
+    from pykern.llvm.debug import DebugChecks
 
 
 @dataclass
@@ -74,6 +78,7 @@ class Emitter:
     loops: list[Loop] = field(default_factory=list)
     returns: list[ReturnTarget] = field(default_factory=list)
     helpers: dict[str, ll.Function] = field(default_factory=dict)
+    debug: DebugChecks | None = None  # set when the kernel is compiled in debug mode
 
     # ------------------------------------------------------------ blocks
 

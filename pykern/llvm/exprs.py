@@ -1,5 +1,6 @@
 """IR expressions to LLVM values: one function per node class, dispatched by a table;
-operators, conversions and math come from the tables of `arith` and `mathfns`."""
+operators, conversions and math come from the tables of `arith` and `mathfns`; array
+accesses go through `element_access`, which bounds-checks them in debug mode (`debug`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from pykern import ir
-from pykern.llvm import arith, arrays, calls, mathfns
+from pykern.llvm import arith, arrays, calls, debug, mathfns
 from pykern.llvm.emitter import Emitter
 from pykern.llvm.types import I1, const, value_type
 
@@ -20,8 +21,22 @@ def expr(em: Emitter, e: ir.Expr) -> ll.Value:
     return method(em, e)
 
 
-def pointer_to(em: Emitter, array: str, indices: tuple[ir.Expr, ...]) -> ll.Value:
-    return arrays.element_pointer(em, em.arrays[array], [expr(em, i) for i in indices])
+def indices_of(em: Emitter, indices: tuple[ir.Expr, ...]) -> list[ll.Value]:
+    return [expr(em, i) for i in indices]
+
+
+def element_access(em: Emitter, node: ir.Node, array: str, indices: list[ll.Value],
+                   access: Callable[[ll.Value], ll.Value | None]) -> ll.Value | None:
+    """`access(pointer)` on the element `array[indices]` (evaluated already); in debug mode
+    only when every index is inside its dimension, else reported (the value is then 0)."""
+    view = em.arrays[array]
+
+    def run() -> ll.Value | None:
+        return access(arrays.element_pointer(em, view, indices))
+
+    if em.debug is None:
+        return run()
+    return debug.checked_access(em, node, array, view, indices, run)
 
 
 def _const(em: Emitter, e: ir.Const) -> ll.Value:
@@ -37,7 +52,9 @@ def _scalar_param(em: Emitter, e: ir.ScalarParam) -> ll.Value:
 
 
 def _array_load(em: Emitter, e: ir.ArrayLoad) -> ll.Value:
-    return arrays.load(em, em.arrays[e.array], pointer_to(em, e.array, e.indices))
+    view = em.arrays[e.array]
+    return element_access(em, e, e.array, indices_of(em, e.indices),
+                          lambda pointer: arrays.load(em, view, pointer))
 
 
 def _array_dim(em: Emitter, e: ir.ArrayDim) -> ll.Value:
@@ -127,9 +144,11 @@ def _builtin(em: Emitter, e: ir.Builtin) -> ll.Value:
 
 
 def _atomic(em: Emitter, e: ir.Atomic) -> ll.Value:
-    pointer = pointer_to(em, e.array, e.indices)
+    indices = indices_of(em, e.indices)
     comparator = expr(em, e.comparator) if e.comparator is not None else None
-    return arrays.atomic(em, e, pointer, expr(em, e.value), comparator)
+    value = expr(em, e.value)
+    return element_access(em, e, e.array, indices,
+                          lambda pointer: arrays.atomic(em, e, pointer, value, comparator))
 
 
 def _call(em: Emitter, e: ir.Call) -> ll.Value:

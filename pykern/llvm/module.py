@@ -4,7 +4,8 @@ block `args` (`pykern.llvm.layout`); a thread pool hands ranges of workgroups to
 (`pykern.llvm.pool`).
 
 Per workgroup: `pk.shared` arrays start at zero, then its invocations run
-(`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers).
+(`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers). A kernel in
+debug mode also reads its report's address and checks its accesses (`pykern.llvm.debug`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from llvmlite import ir as ll
 
 from pykern import ir
 from pykern.lang.dtypes import ArrayType
+from pykern.llvm.debug import DebugChecks, DebugSite
 from pykern.llvm.emitter import ArrayView, Emitter
 from pykern.llvm.invocations import constant_view, run_invocations, zero_fill
 from pykern.llvm.layout import arg_layout
@@ -24,7 +26,9 @@ from pykern.llvm.types import I32, I64, PTR, memory_type
 ENTRY = "pk_entry"
 
 
-def build_module(kernel: ir.Kernel) -> ll.Module:
+def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
+    """The module of `kernel`, and in debug mode the sites its report can name (`()`
+    otherwise)."""
     module = ll.Module(name=kernel.name)
     fn = ll.Function(module, ll.FunctionType(ll.VoidType(), (PTR, I64, I64)), name=ENTRY)
     args, first, end = fn.args
@@ -60,7 +64,7 @@ def build_module(kernel: ir.Kernel) -> ll.Module:
     bld.position_at_end(done)
     bld.ret_void()
     em.finish()
-    return module
+    return module, tuple(em.debug.sites) if em.debug is not None else ()
 
 
 def _slot(em: Emitter, args: ll.Value, index: int, t: ll.Type) -> ll.Value:
@@ -85,6 +89,8 @@ def _read_arguments(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
             if value.type != ll.IntType(1) and p.type.kind == "b":
                 value = bld.icmp_unsigned("!=", value, ll.Constant(value.type, 0))
             em.scalars[p.name] = value
+    if layout.report_slot is not None:
+        em.debug = DebugChecks(_slot(em, args, layout.report_slot, PTR))
     grid = tuple(_slot(em, args, layout.grid_slot + d, I32) for d in range(3))
     num_groups = tuple(_slot(em, args, layout.grid_slot + 3 + d, I32) for d in range(3))
     return grid, num_groups

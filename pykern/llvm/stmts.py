@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.llvm import arrays, exprs
+from pykern.llvm import arrays, debug, exprs
 from pykern.llvm.emitter import Emitter, Loop
 from pykern.llvm.types import value_type
 
@@ -37,8 +37,17 @@ def _assign(em: Emitter, s: ir.Assign) -> None:
 
 
 def _store(em: Emitter, s: ir.Store) -> None:
-    pointer = exprs.pointer_to(em, s.array, s.indices)
-    arrays.store(em, em.arrays[s.array], pointer, exprs.expr(em, s.value))
+    # Python evaluates the value before the subscript of the target (so does the SPIR-V path)
+    value = exprs.expr(em, s.value)
+    view = em.arrays[s.array]
+    exprs.element_access(em, s, s.array, exprs.indices_of(em, s.indices),
+                         lambda pointer: arrays.store(em, view, pointer, value))
+
+
+def _assert(em: Emitter, s: ir.Assert) -> None:
+    # asserts exist only in debug mode (the frontend drops them otherwise)
+    assert em.debug is not None, f"an assert outside debug mode at {s.loc}"
+    debug.check_assert(em, s, exprs.expr(em, s.cond))
 
 
 def _if(em: Emitter, s: ir.If) -> None:
@@ -159,4 +168,5 @@ _DISPATCH: dict[type, Callable[[Emitter, ir.Stmt], None]] = {
     ir.Continue: _continue,
     ir.Return: _return,
     ir.Eval: _eval,
+    ir.Assert: _assert,
 }

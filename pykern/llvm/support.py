@@ -21,8 +21,6 @@ class Unsupported:
 
 def first_unsupported(kernel: ir.Kernel) -> Unsupported | None:
     """The first construct of `kernel` the host backend does not lower yet, or None."""
-    if kernel.debug:
-        return Unsupported(kernel.loc, "debug mode (bounds checks and asserts)")
     for root in (*kernel.functions, *kernel.body):
         for node in ir.walk(root):
             found = _unsupported_node(node)
@@ -39,8 +37,6 @@ def _unsupported_node(node: ir.Node) -> Unsupported | None:
         return Unsupported(node.loc, f"the subgroup operation pk.{node.op.value}()")
     if isinstance(node, _TILE_NODES) or (isinstance(node, ir.Expr) and is_tile(node.type)):
         return Unsupported(node.loc, "cooperative-matrix tiles (pk.coop_*)", "cooperative_matrix")
-    if isinstance(node, ir.Assert):
-        return Unsupported(node.loc, "assert")
     return None
 
 

@@ -45,16 +45,6 @@ def test_subgroup_operations_are_refused_with_their_location():
     assert e.value.line > 0 and e.value.col > 0
 
 
-def test_debug_mode_is_refused():
-    @pk.kernel(debug=True)
-    def copy(x: pk.f32[:], out: pk.f32[:]):
-        out[pk.global_id(0)] = x[pk.global_id(0)]
-
-    x = np.ones(4, np.float32)
-    with pytest.raises(pk.CompileError, match="debug mode"):
-        pykern.llvm.launch(copy, 4, x, x.copy())
-
-
 def test_a_barrier_function_called_inside_an_expression_is_refused():
     @pk.kernel(workgroup=(4,))
     def k(out: pk.i32[:]):

@@ -59,15 +59,16 @@ def kernels(draw):
 
 
 def check_host(gk: kernelgen.GeneratedKernel, directory: str,
-               rng: np.random.Generator) -> kernelgen.Outcome:
-    """kernelgen.check with the host backend in the device's place."""
+               rng: np.random.Generator, debug: bool = False) -> kernelgen.Outcome:
+    """kernelgen.check with the host backend in the device's place (both in debug mode if
+    `debug`)."""
     try:
         fn = kernelgen.load(gk, directory)
     except Exception:
         return kernelgen.Outcome(gk, {}, error=traceback.format_exc())
     workgroup = (gk.workgroup,) if gk.workgroup is not None else None
-    host = HostLauncher(pk.kernel(fn, workgroup=workgroup))
-    interpreter = pk.kernel(fn, workgroup=workgroup, interpret=True)
+    host = HostLauncher(pk.kernel(fn, workgroup=workgroup, debug=debug))
+    interpreter = pk.kernel(fn, workgroup=workgroup, interpret=True, debug=debug)
     args = kernelgen.make_arguments(gk, rng)
     if gk.expected_error is not None:
         return kernelgen.expect_compile_error(gk, (host, interpreter), args)
@@ -82,8 +83,8 @@ def check_host(gk: kernelgen.GeneratedKernel, directory: str,
     return outcome
 
 
-def fuzz_settings(fn):
-    fn = settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
+def fuzz_settings(fn, examples: int = EXAMPLES):
+    fn = settings(max_examples=examples, deadline=None, derandomize=SEED is None, database=None,
                   print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                          HealthCheck.filter_too_much])(fn)
@@ -98,3 +99,18 @@ def test_random_kernels_host_matches_interpreter(data, workdir):
     assert outcome.ok, outcome.report(
         f"host backend and interpreter disagree (arguments from "
         f"np.random.default_rng({args_seed}))")
+
+
+@given(data=st.data())
+def _random_kernels_in_debug_mode(data, workdir):
+    gk, args_seed = data.draw(kernels(), label="kernel")
+    outcome = check_host(gk, workdir, np.random.default_rng(args_seed), debug=True)
+    assert outcome.ok, outcome.report(
+        f"in debug mode, host backend and interpreter disagree (arguments from "
+        f"np.random.default_rng({args_seed}))")
+
+
+# the generated kernels index inside their arrays: the checks must neither fire nor change a
+# result (fewer examples: the same generator as above, with checks on every access)
+test_random_kernels_in_debug_mode_match_the_interpreter = fuzz_settings(
+    _random_kernels_in_debug_mode, max(1, EXAMPLES // 4))

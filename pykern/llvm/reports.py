@@ -1,0 +1,78 @@
+"""The launcher's side of debug mode: a report per call of the native entry, and the error the
+first failing one describes (`pykern.llvm.debug` writes them).
+
+A launch's workgroups run in ranges, each range one call of the entry on one thread
+(`pykern.llvm.pool`). `LaunchReports` gives every call a copy of the argument block whose
+report slot points to a zeroed report of its own; after the launch the report of the earliest
+range that failed is the one raised. So the error is the first failure in launch order
+(workgroups in linear order, x fastest, and their invocations in the order they run), the
+same on any number of threads.
+
+The message is the Vulkan debug path's (`pykern.jit.debug_launch`), word for word.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from pykern import ir
+from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
+from pykern.llvm.debug import (ASSERT, INDEX_WORDS, INVOCATION_WORDS, REPORT_WORDS,
+                               SHAPE_WORDS, DebugSite)
+
+Entry = Callable[[int, int, int], None]
+
+
+class LaunchReports:
+    """The reports of one debug launch whose argument block is `block` (report address in
+    `slot`)."""
+
+    def __init__(self, block: np.ndarray, slot: int):
+        self.block, self.slot = block, slot
+        self.calls: list[tuple[int, np.ndarray, np.ndarray]] = []  # (first, block, report)
+
+    def entry(self, native: Entry) -> Entry:
+        """`native` behind a wrapper that hands each call its own block and report."""
+        def call(_block: int, first: int, end: int) -> None:
+            block = self.block.copy()
+            report = np.zeros(REPORT_WORDS, np.int32)
+            block[self.slot] = report.ctypes.data
+            self.calls.append((first, block, report))  # both alive until the launch ends
+            native(block.ctypes.data, first, end)
+        return call
+
+    def first_failure(self) -> np.ndarray | None:
+        """The report of the earliest range of workgroups that failed, or None."""
+        failed = [(first, report) for first, _, report in self.calls if report[0] != 0]
+        return min(failed, key=lambda f: f[0])[1] if failed else None
+
+
+def failure(kernel_name: str, sites: Sequence[DebugSite], report: np.ndarray,
+            grid: tuple[int, int, int] | None) -> Exception:
+    """The error `report` (a written report) describes. `grid` is the launch's grid for a
+    kernel that is not masked (one with barriers): an access by an invocation outside it gets
+    the hint that names the rule."""
+    site = sites[int(report[0]) - 1]
+    invocation = _ints(report, INVOCATION_WORDS, 3)
+    where = f"{site.loc}: kernel '{kernel_name}', invocation {invocation}"
+    if site.kind == ASSERT:
+        return KernelAssertionError(_with_source(f"{where}: assertion failed: {site.message}",
+                                                 site.loc))
+    index, shape = _ints(report, INDEX_WORDS, site.ndim), _ints(report, SHAPE_WORDS, site.ndim)
+    hint = outside_grid_hint(invocation, grid) if grid is not None else ""
+    return KernelIndexError(_with_source(
+        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}{hint}",
+        site.loc))
+
+
+def _ints(report: np.ndarray, first: int, count: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in report[first:first + count])
+
+
+def _with_source(text: str, loc: ir.Loc) -> str:
+    # the same shape as the interpreter's and the Vulkan path's reports
+    line = linecache.getline(loc.file, loc.line)
+    return f"{text}\n    {line.strip()}" if line else text
