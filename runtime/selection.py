@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # these load Vulkan: imported where a device is first needed
 
 # the default device: a GPU, else the host backend (native code, all cores), and only then a
 # Vulkan CPU implementation such as lavapipe (which runs a lane at a time)
-KIND_PREFERENCE = ("discrete", "integrated", "virtual", "cpu", "host", "other")
+KIND_PREFERENCE = ("discrete", "integrated", "virtual", "host", "cpu", "other")
 
 
 class Runtime:
@@ -58,6 +58,8 @@ class Runtime:
         self.infos: list[DeviceInfo] = []
         if vulkan_refusal is None:
             self._list_vulkan_devices()
+        else:  # a forked child: its parent's devices keep their indices, and refuse to open
+            self.infos = list(_inherited_vulkan_infos)
         # the host device, listed after the Vulkan devices on every machine
         self.host_index = len(self.infos)
         self.infos.append(host_info(self.host_index))
@@ -92,6 +94,9 @@ class Runtime:
             self.replaced.append(device)  # closed at shutdown, if it can be
             device = None
         if device is None:
+            if index != self.host_index and self.instance is None:
+                assert self.vulkan_unavailable is not None
+                raise DeviceError(self.vulkan_unavailable)
             device = HostDevice(self.infos[index]) if index == self.host_index \
                 else _new_device(self, index, self.config)
             self.opened[index] = device
@@ -134,6 +139,7 @@ _lock = threading.RLock()
 _runtime: Runtime | None = None
 _exit_handler_registered = False
 _inherited: list[Runtime] = []  # a forked child's runtimes of its parent: kept, never closed
+_inherited_vulkan_infos: list[DeviceInfo] = []  # what they listed, for the child's indices
 _device_opened = False  # a VkDevice was made in this process, or in a parent it was forked from
 _forked_refusal: str | None = None  # why this forked process cannot use Vulkan
 def _disown_after_fork() -> None:
@@ -145,6 +151,7 @@ def _disown_after_fork() -> None:
     if runtime is not None:
         runtime.disown(parent)
         _inherited.append(runtime)
+        _inherited_vulkan_infos[:] = [i for i in runtime.infos if i.kind != "host"]
         if any(info.kind not in ("cpu", "host") for info in runtime.infos):
             # a GPU driver's exit code in this child would damage the parent's device
             end_with_os_exit()
@@ -216,9 +223,10 @@ def select(infos: list[DeviceInfo], which: int | str, source: str = "set_device"
             if text.lower() in info.name.lower() or text.lower() == info.kind:
                 return info.index
     listing = "\n".join(f"  [{i.index}] {i.name} ({i.kind})" for i in infos)
-    why = f"\nNo Vulkan device is usable: {vulkan_unavailable}" if vulkan_unavailable else ""
-    error = DeviceUnavailable if vulkan_unavailable else DeviceError
-    raise error(f"{source}: no device matches {which!r}; the devices are:\n{listing}{why}")
+    if vulkan_unavailable:
+        raise DeviceUnavailable(f"{source}: no device matches {which!r}, and no Vulkan device is "
+                                f"usable: {vulkan_unavailable} The devices are:\n{listing}")
+    raise DeviceError(f"{source}: no device matches {which!r}; the devices are:\n{listing}")
 
 
 def devices() -> list[DeviceInfo]:
@@ -253,7 +261,7 @@ def set_device(which: int | str) -> Device:
         return runtime.current
 
 
-def open_device(which: int | str | None = None, **config: object) -> Device:
+def open_device(which: int | str | None = None, **config: object) -> Device | HostDevice:
     """A new Device of its own (neither the current one nor shared), on the device `which`
     names (the default device when None), with fields of the process's Config replaced by
     `config` (e.g. `force_staging=True`). Close it when done; shutdown() closes it otherwise."""
@@ -261,6 +269,9 @@ def open_device(which: int | str | None = None, **config: object) -> Device:
         runtime = _get_runtime()
         index = runtime.default_index() if which is None else \
             select(runtime.infos, which, "open_device", runtime.vulkan_unavailable)
+        if index != runtime.host_index and runtime.instance is None:
+            assert runtime.vulkan_unavailable is not None
+            raise DeviceError(runtime.vulkan_unavailable)
         device = HostDevice(runtime.infos[index]) if index == runtime.host_index else \
             _new_device(runtime, index, replace(runtime.config, **config))
         runtime.extra.append(device)

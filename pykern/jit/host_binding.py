@@ -48,7 +48,9 @@ class HostProgram:
                 formats.append("q" * (2 + 2 * p.type.ndim))
             else:
                 formats.append(_scalar_format(p.type))
-        self.struct = struct.Struct("<" + "".join(formats) + "6q")
+        self.debug = host.layout.report_slot is not None
+        # debug mode: one more slot, the report's address, which `HostKernel.run_block` fills
+        self.struct = struct.Struct("<" + "".join(formats) + ("7q" if self.debug else "6q"))
         self.entry = host.native.entry
 
     def run(self, grid: tuple[int, int, int], addresses: list[int], values: list) -> None:
@@ -57,10 +59,14 @@ class HostProgram:
             values[slot] = address
         wx, wy, wz = self.workgroup
         groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+        threads = 1 if grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS else None
+        if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
+            packed = bytearray(self.struct.pack(*values, *grid, *groups, 0))
+            self.host.run_block(np.frombuffer(packed, np.int64), grid, threads)
+            return
         block = ctypes.create_string_buffer(self.struct.pack(*values, *grid, *groups),
                                             self.struct.size)
         total = groups[0] * groups[1] * groups[2]
-        threads = 1 if grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS else None
         run_workgroups(self.entry, ctypes.addressof(block), total, threads)
 
 

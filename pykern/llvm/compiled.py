@@ -81,7 +81,13 @@ class HostKernel:
         launch ran to its end when a check failed: the first failure in launch order
         (`pykern.llvm.reports`), with the Vulkan debug path's message. The failing access
         itself touched no memory; every other access of the launch was made."""
-        block = self._argument_block(grid, arrays, scalars)
+        self.run_block(self._argument_block(grid, arrays, scalars), grid, threads)
+
+    def run_block(self, block: np.ndarray, grid: tuple[int, int, int],
+                  threads: int | None = None) -> None:
+        """`run` from an argument block already filled (`pykern.llvm.layout`: int64 slots,
+        the report slot of debug mode left for this to fill), whose pointers stay valid until
+        it returns; raises as `run` does."""
         groups = block[self.layout.grid_slot + 3:self.layout.grid_slot + 6]
         total = math.prod(int(g) for g in groups)
         if self.layout.report_slot is None:

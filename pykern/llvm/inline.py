@@ -3,18 +3,24 @@ that the region splitter (`pykern.llvm.regions`) sees every barrier in the kerne
 
 A call whose statement is the whole of it (`wait()`, `x = reduce(v)`) is replaced by its
 function's body, the function's parameters and locals renamed to kernel locals of their own
-(`_pk_inline<N>_<name>`). A function's `return` must be its last statement (a `return`
-elsewhere would need a jump the IR has no statement for), and such a call must not sit inside
-an expression; anything else is reported, as data, for a located error.
+(`_pk_inline<N>_<name>`); a call inside an expression (`mean = reduce(v) / n`, an `if`'s
+condition, a loop's bounds) is first moved before its statement into a local of its own. A
+function's `return` must be its last statement (a `return` elsewhere would need a jump the IR
+has no statement for), and a call that runs only sometimes within its statement (the right of
+`and`/`or`, a branch of a conditional expression) or again and again (a `while` condition)
+cannot be moved; these are reported, as data, for a located error.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from pykern import ir
 from pykern.llvm.support import Unsupported
 from pykern.passes.rewrite import rewrite
+
+N = TypeVar("N", bound=ir.Node)
 
 
 def barrier_functions(kernel: ir.Kernel) -> set[str]:
@@ -60,14 +66,53 @@ class _Inliner:
         if isinstance(s, ir.Assign) and self.is_barrier_call(s.value):
             return self.inline(s.value, s.name)  # type: ignore[arg-type]
         if isinstance(s, ir.If):
-            return [replace(s, body=self.block(s.body), orelse=self.block(s.orelse))]
-        if isinstance(s, (ir.ForRange, ir.While)):
+            pre, cond = self.hoist(s.cond)
+            return pre + [replace(s, cond=cond, body=self.block(s.body),
+                                  orelse=self.block(s.orelse))]
+        if isinstance(s, ir.ForRange):  # the bounds are evaluated once, before the loop
+            pre_start, start = self.hoist(s.start)
+            pre_stop, stop = self.hoist(s.stop)
+            pre_step, step = self.hoist(s.step)
+            return pre_start + pre_stop + pre_step + [
+                replace(s, start=start, stop=stop, step=step, body=self.block(s.body))]
+        if isinstance(s, ir.While):
+            self.refuse_in(s.cond, "the condition of a while loop")
             return [replace(s, body=self.block(s.body))]
-        nested = next((n for n in ir.walk(s) if self.is_barrier_call(n)), None)
+        pre, new = self.hoist(s)
+        return pre + [new]
+
+    def hoist(self, node: N) -> tuple[list[ir.Stmt], N]:
+        """`node` (a statement without nested blocks, or an expression) with each call of a
+        barrier function in it replaced by a local of its value, and the statements that
+        compute those locals first, innermost calls first (Python evaluates a call's
+        arguments before it)."""
+        for n in ir.walk(node):
+            if isinstance(n, ir.Logical):
+                self.refuse_in(n.rhs, "the right operand of 'and'/'or'")
+            elif isinstance(n, ir.IfExp):
+                self.refuse_in(n.then, "a conditional expression")
+                self.refuse_in(n.orelse, "a conditional expression")
+        pre: list[ir.Stmt] = []
+
+        def visit(n: ir.Node) -> ir.Node:
+            if not self.is_barrier_call(n):
+                return n
+            assert isinstance(n, ir.Call)
+            self.count += 1
+            name = f"_pk_inline{self.count}_value"
+            self.new_locals.append(ir.Local(name=name, type=n.type, loc=n.loc))
+            pre.extend(self.inline(n, name))
+            return ir.LocalRef(name=name, type=n.type, loc=n.loc)
+
+        return pre, rewrite(node, visit)
+
+    def refuse_in(self, node: ir.Node, where: str) -> None:
+        """Records the first barrier call in `node`, which runs only sometimes (or again and
+        again) where it is: it cannot be moved before its statement."""
+        nested = next((n for n in ir.walk(node) if self.is_barrier_call(n)), None)
         if nested is not None and self.problem is None:
-            self.problem = Unsupported(nested.loc, "a call of a @pk.func with pk.barrier() "
-                                                   "inside an expression")
-        return [s]
+            self.problem = Unsupported(nested.loc, "a call of a @pk.func with pk.barrier() in "
+                                                   f"{where}")
 
     def is_barrier_call(self, node: ir.Node) -> bool:
         return isinstance(node, ir.Call) and node.function in self.names

@@ -75,6 +75,15 @@ def math_call(em: Emitter, fn: M, t: DType, args: list[ll.Value]) -> ll.Value:
     return wide if fn.is_predicate else em.builder.fptrunc(wide, value_type(t))
 
 
+# f64 sin, cos and tan come from the decomposition pass's prelude, as on Vulkan: its argument
+# reduction keeps every bit at the hardest arguments, where the C library's is 8 ULP off on
+# glibc (and the host then gives the Vulkan devices' bits)
+_F64_FROM_PRELUDE = {M.SIN, M.COS, M.TAN}
+
+
 def lowers_math(fn: M, dtype: DType) -> bool:
-    """Every math function lowers natively on the host (the decomposition pass adds none)."""
+    """Every math function lowers natively on the host but f64 trigonometry (the
+    decomposition pass adds the prelude's)."""
+    if dtype.bits == 64 and fn in _F64_FROM_PRELUDE:
+        return False
     return fn in MATH

@@ -18,6 +18,6 @@ def loop_budget() -> int | None:
 
 
 def is_cpu_device() -> bool:
-    """Whether the current device is a CPU implementation (lavapipe), where barriers and
-    shared memory cost more than they save."""
-    return get_device().info.kind == "cpu"
+    """Whether the current device is the host or a Vulkan CPU implementation (lavapipe), where
+    barriers and shared memory cost more than they save."""
+    return get_device().info.kind in ("cpu", "host")

@@ -55,6 +55,7 @@ def affine(n: pk.i32, x: pk.f32[:, :], a: pk.f64, y: pk.f32[:]):
         y[i] = x[i, 1] * pk.f32(a)
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan device
 def test_the_binder_fills_each_named_field():
     x = pk.asarray(np.arange(12, dtype=np.float32).reshape(4, 3))
     view = x[1:, :]  # an offset and strides of its own

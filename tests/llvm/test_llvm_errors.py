@@ -45,15 +45,58 @@ def test_subgroup_operations_are_refused_with_their_location():
     assert e.value.line > 0 and e.value.col > 0
 
 
-def test_a_barrier_function_called_inside_an_expression_is_refused():
-    @pk.kernel(workgroup=(4,))
+@pk.func
+def pair_sum(v, buf):
+    buf[pk.local_id(0)] = v
+    pk.barrier()
+    total = buf[0] + buf[1]
+    pk.barrier()  # every invocation has read before the next call writes
+    return total
+
+
+def test_a_barrier_function_inside_expressions_runs_as_in_the_interpreter():
     def k(out: pk.i32[:]):
         buf = pk.shared(pk.i32, 4)
-        out[pk.global_id(0)] = 1 + shared_sum(pk.global_id(0), buf)
+        i = pk.global_id(0)
+        out[i] = 1 + pair_sum(i, buf) * pair_sum(pair_sum(2 * i, buf), buf)
+        if pair_sum(i, buf) > 1:
+            out[i] += 100
+        for j in range(pair_sum(0, buf), pair_sum(3, buf)):
+            out[i] += j
 
+    host, reference = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    pykern.llvm.launch(pk.kernel(k, workgroup=(4,)), 8, host)
+    pk.kernel(k, workgroup=(4,), interpret=True)[8](reference)
+    np.testing.assert_array_equal(host, reference)
+    assert reference.any()
+
+
+@pytest.mark.parametrize("expression, where", [
+    ("1 if i > 2 else pair_sum(i, buf)", "a conditional expression"),
+    ("i > 2 or pair_sum(i, buf) > 0", "the right operand of 'and'/'or'"),
+])
+def test_a_barrier_function_that_runs_only_sometimes_is_refused(tmp_path, expression, where):
+    source = tmp_path / "sometimes.py"
+    source.write_text(f"""
+import pykern as pk
+from tests.llvm.test_llvm_errors import pair_sum
+
+@pk.kernel(workgroup=(4,))
+def k(out: pk.i32[:]):
+    buf = pk.shared(pk.i32, 4)
+    i = pk.global_id(0)
+    out[i] = pk.i32({expression})
+""")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sometimes", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     with pytest.raises(pk.CompileError) as e:
-        pykern.llvm.launch(k, 4, np.zeros(4, np.int32))
-    located(e, "a call of a @pk.func with pk.barrier() inside an expression", "shared_sum(")
+        pykern.llvm.launch(module.k, 4, np.zeros(4, np.int32))
+    message = str(e.value)
+    assert str(source) in message.splitlines()[0] and "pair_sum(" in message, message
+    assert f"a call of a @pk.func with pk.barrier() in {where}" in message, message
 
 
 def test_an_early_return_in_a_barrier_function_is_refused():

@@ -86,6 +86,7 @@ def restrict(monkeypatch, *lacking: Feature) -> None:
     monkeypatch.setattr(jit, "target_for", lambda device: restricted)
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan device
 def test_a_missing_subgroup_feature_is_a_located_compile_error(monkeypatch):
     restrict(monkeypatch, Feature.SUBGROUP_VOTE)
 
@@ -100,6 +101,7 @@ def test_a_missing_subgroup_feature_is_a_located_compile_error(monkeypatch):
         pk.kernel(vote)[1](np.zeros(1, np.int32))
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan device
 def test_missing_f64_is_found_in_the_users_code_before_the_prelude(monkeypatch):
     restrict(monkeypatch, Feature.FP64)
 
@@ -113,6 +115,7 @@ def test_missing_f64_is_found_in_the_users_code_before_the_prelude(monkeypatch):
         pk.kernel(wide)[1](np.zeros(1, np.float32))
 
 
+@pytest.mark.usefixtures("on_vulkan")  # of SPIR-V and the Vulkan device
 def test_missing_16_bit_storage_is_named_for_bf16_arrays(monkeypatch):
     restrict(monkeypatch, Feature.STORAGE16)
 

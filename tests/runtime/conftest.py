@@ -20,12 +20,12 @@ os.environ.setdefault(
 import pykern.runtime as rt  # noqa: E402
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def validated_runtime():
     """Starts the runtime with validation, on a Vulkan device (PYKERN_DEVICE=vulkan unless it
-    names one: these are tests of the Vulkan runtime), and at the end checks its teardown: any
-    object left alive at vkDestroyDevice is a validation error. The tests after these start a
-    runtime of their own, on the device they would have had."""
+    names one: these are tests of the Vulkan runtime), and at the end of the module checks its
+    teardown (any object left alive at vkDestroyDevice is a validation error) and restores
+    PYKERN_DEVICE: the tests after these start a runtime on the device they would have had."""
     saved = os.environ.get("PYKERN_DEVICE")
     if saved is None or saved.strip().lower() == "host":
         os.environ["PYKERN_DEVICE"] = "vulkan"
@@ -33,13 +33,15 @@ def validated_runtime():
         # something started the runtime without validation, or on the host: restart it
         rt.shutdown()
     assert rt.validation_enabled(), "PYKERN_VALIDATE=1 did not enable the validation layer"
-    yield
-    log = rt.selection._get_runtime().instance.validation
-    rt.shutdown()
-    if saved is None:
-        os.environ.pop("PYKERN_DEVICE", None)
-    else:
-        os.environ["PYKERN_DEVICE"] = saved
+    try:
+        yield
+    finally:
+        log = rt.selection._get_runtime().instance.validation
+        rt.shutdown()
+        if saved is None:
+            os.environ.pop("PYKERN_DEVICE", None)
+        else:
+            os.environ["PYKERN_DEVICE"] = saved
     errors = log.messages()
     assert not errors, "validation errors at teardown:\n" + "\n".join(map(str, errors))
 

@@ -12,9 +12,11 @@ from pykern.runtime.selection import choose_default, select
 
 
 def test_devices_lists_lavapipe_with_features_and_limits():
-    infos = rt.devices()
+    listed = rt.devices()
+    assert [i.index for i in listed] == list(range(len(listed)))
+    assert [i.kind for i in listed].count("host") == 1 and listed[-1].kind == "host"
+    infos = listed[:-1]
     assert infos, "no Vulkan device"
-    assert [i.index for i in infos] == list(range(len(infos)))
     for info in infos:
         assert info.kind in ("discrete", "integrated", "cpu", "virtual", "other")
         assert info.memory > 0
@@ -68,22 +70,25 @@ def test_set_device_bad_name_lists_devices():
         rt.set_device(len(rt.devices()))
 
 
-def test_default_prefers_discrete_then_integrated_then_cpu():
+def test_default_prefers_discrete_then_integrated_then_host_then_cpu():
     base = rt.devices()[0]
     infos = [
         replace(base, index=i, kind=k)
-        for i, k in enumerate(["cpu", "integrated", "discrete", "discrete"])
+        for i, k in enumerate(["cpu", "host", "integrated", "discrete", "discrete"])
     ]
-    assert choose_default(infos) == 2
+    assert choose_default(infos) == 3
+    assert choose_default(infos[:3]) == 2
     assert choose_default(infos[:2]) == 1
     assert choose_default(infos[:1]) == 0
-    with pytest.raises(rt.DeviceError):
-        choose_default([])
+    assert select(infos, "vulkan") == 3  # the default without the host
+    assert select(infos[:2], "vulkan") == 0
+    assert select(infos, "host") == 1 and select(infos, "cpu") == 0
 
 
 def test_pykern_device_that_matches_nothing_is_named_in_the_error():
-    with pytest.raises(rt.DeviceError, match="PYKERN_DEVICE: no Vulkan device matches 'zzz'"):
+    with pytest.raises(rt.DeviceError, match="PYKERN_DEVICE: no device matches 'zzz'") as e:
         select(rt.devices(), "zzz", source="PYKERN_DEVICE")
+    assert "(host)" in str(e.value)  # the listing names every device
 
 
 def test_select_name_substring_takes_first_match():
