@@ -1,10 +1,12 @@
-"""pykern's Vulkan runtime: devices, buffers, programs and launches.
+"""pykern's runtime: devices, buffers, programs and launches.
 
-It runs SPIR-V words described by a `BindingLayout` and knows nothing of kernels, the IR or
-tensors. Nothing touches Vulkan at import, and nothing loads it: the modules that need the
-binding are imported on first use of their names, the device is created on first use, and on
-a machine without a usable Vulkan `devices()` is empty and `get_device()` raises
-`DeviceUnavailable` saying what to install.
+A Vulkan device runs SPIR-V words described by a `BindingLayout`; the host device
+(`HostDevice`, listed last on every machine) runs the host backend's native programs over
+host memory. The runtime knows nothing of kernels, the IR or tensors. Nothing touches Vulkan at
+import, and nothing loads it: the modules that need the binding are imported on first use of
+their names, a device is created on first use, and on a machine without a usable Vulkan
+`devices()` lists the host device alone and asking for a Vulkan one raises `DeviceUnavailable`
+saying what to install.
 
     import pykern.runtime as rt
     dev = rt.get_device()

@@ -28,6 +28,10 @@ from pykern.config import CompilerConfig
 
 FACTOR = 3
 
+# the SPIR-V modules' disk cache, filled by compiles for a Vulkan device (the host backend's
+# cache is tested in tests/llvm/test_llvm_diskcache.py)
+pytestmark = pytest.mark.usefixtures("on_vulkan")
+
 
 def triple(x: pk.i32[:]):
     x[pk.global_id(0)] *= FACTOR

@@ -19,7 +19,7 @@ from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.runtime.grid import GridError, grid_dims
-from pykern.tensor.tensor import Tensor, asarray
+from pykern.tensor.tensor import Tensor, asarray, wrapping
 
 
 def describe_arg(value: object) -> str:
@@ -193,10 +193,14 @@ def check_tiles(kernel_name: str, param: str, t: Tensor) -> None:
 
 
 def bind_array(kernel_name: str, param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
-    """A numpy argument is copied to a new tensor; if the kernel writes it, back afterwards."""
+    """A numpy argument is copied to a new tensor (on the host device, where its layout allows,
+    wrapped instead); if the kernel writes a copy, it is copied back afterwards."""
     if isinstance(value, Tensor):
         return BoundArray(value)
     check_writable(kernel_name, param, value)
+    in_place = wrapping(value)  # the host device: the kernel works on the array itself
+    if in_place is not None:
+        return BoundArray(in_place)
     written = bool(param.access & ir.Access.WRITE)
     return BoundArray(asarray(value), value if written else None)
 

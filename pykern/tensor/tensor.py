@@ -837,6 +837,22 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
     return t
 
 
+def wrapping(array: np.ndarray) -> Tensor | None:
+    """A tensor over `array`'s own memory, not a copy, where the current device is the host
+    and the layout allows (C-contiguous, writable, native byte order, a pykern dtype); else
+    None. For kernel arguments: a kernel launched with a numpy array reads and writes it in
+    place on every device, and on the host it needs no copy for that."""
+    device = get_device()
+    if device.info.kind != "host" or not (array.flags.c_contiguous and array.flags.writeable
+                                          and array.dtype.isnative):
+        return None
+    try:
+        d = dt.from_numpy(array.dtype)
+    except KeyError:
+        return None
+    return Tensor(device.wrap(array), array.shape, d)  # type: ignore[attr-defined]
+
+
 def _has_numpy_dtype(obj: object) -> bool:
     return isinstance(obj, (np.ndarray, np.generic)) or hasattr(obj, "__array__") and \
         not isinstance(obj, (list, tuple))
