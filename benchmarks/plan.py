@@ -81,7 +81,8 @@ QUICK = Plan(
 
 
 def plan_for(kind: str, quick: bool = False) -> Plan:
-    """The plan for a device of `kind` ('discrete', 'cpu', ...); `quick` for a smoke run."""
+    """The plan for a device of `kind` ('discrete', 'cpu', 'host', ...); `quick` for a smoke
+    run."""
     if quick:
         return QUICK
-    return CPU if kind == "cpu" else GPU
+    return CPU if kind in ("cpu", "host") else GPU
