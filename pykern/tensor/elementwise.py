@@ -5,9 +5,12 @@ Each kernel takes the element function `F` (a `@pk.func` of the table entry) and
 dtype `CT` (the type the operands are converted to before the op; f16 computes in f32,
 f64 in f64 — where the device has no 64-bit transcendental functions,
 `pykern.passes.decompose` supplies them) as constexpr arguments, so each compiled variant
-contains only its op. `nd` (constexpr 1 or 4) picks flat
+contains only its op. `nd` (constexpr 1, 2 or 4) picks flat
 indexing — the fast path for contiguous operands, which `strided.plan` reduces to 1-D — or 4-D
-strided indexing, where broadcast operands have stride 0. Python scalars become one-element
+strided indexing, where broadcast operands have stride 0: one flat index unravelled per
+element (nd=4), or on the host device a 2-D grid of rows (nd=2: x walks the last dimension,
+y the rows, unravelled once per row, so the invocation loop is a plain strided loop that LLVM
+vectorises instead of three divisions per element). Python scalars become one-element
 constant tensors broadcast with stride 0, so `t + 2.0` runs the same variant as `t + u`.
 """
 
@@ -33,6 +36,7 @@ from pykern.autograd.version import bump
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.device_limits import is_host_device
 from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
 from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
@@ -48,6 +52,9 @@ def unary_kernel(x: pk.Array, out: pk.Array, F: pk.constexpr, CT: pk.constexpr, 
     i = pk.global_id(0)
     if nd == 1:
         out[i] = F(CT(x[i]))
+    elif nd == 2:
+        r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
+        out[r0, r1, r2, i] = F(CT(x[r0, r1, r2, i]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(CT(x[idx]))
@@ -60,6 +67,9 @@ def binary_kernel(a: pk.Array, b: pk.Array, out: pk.Array, F: pk.constexpr,  # n
     i = pk.global_id(0)
     if nd == 1:
         out[i] = F(CT(a[i]), CT(b[i]))
+    elif nd == 2:
+        r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
+        out[r0, r1, r2, i] = F(CT(a[r0, r1, r2, i]), CT(b[r0, r1, r2, i]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(CT(a[idx]), CT(b[idx]))
@@ -83,6 +93,10 @@ def ternary_kernel(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array,
     i = pk.global_id(0)
     if nd == 1:
         out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
+    elif nd == 2:
+        r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
+        out[r0, r1, r2, i] = F(FIRST(a[r0, r1, r2, i]), CT(b[r0, r1, r2, i]),
+                               CT(c[r0, r1, r2, i]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(FIRST(a[idx]), CT(b[idx]), CT(c[idx]))
@@ -94,8 +108,8 @@ def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: obj
     for i, t in enumerate(inputs):
         if strided.may_overlap(out, t) and not strided.same_elements(out, t):
             inputs[i] = t.copy()  # out overwrites what a later invocation would read
-    for job in strided.plan(out.shape, [*inputs, out]):
-        kernel[job.n](*job.views, *constants, job.nd)
+    for job in strided.plan(out.shape, [*inputs, out], rows=is_host_device()):
+        kernel[job.grid](*job.views, *constants, job.nd)
 
 
 # ---------------------------------------------------------------- operands

@@ -2,7 +2,8 @@
 n-d strided problem into launches of the 1-D or 4-D generic kernels.
 
 The generic kernels index their arrays either flat (`x[i]`, ND=1) or as 4-D (`x[i0, i1, i2, i3]`,
-ND=4), always through the tensor's own strides, so any view works. Before a launch, dimensions
+ND=4, or ND=2 over a grid of rows on the host), always through the tensor's own strides, so any
+view works. Before a launch, dimensions
 that are contiguous with their neighbour in every operand are merged (a row-major tensor of any
 shape becomes 1-D), size-1 dimensions dropped, and what is left padded to 4-D; more than four
 dimensions that cannot merge are cut into several 4-D launches along the leading ones.
@@ -87,17 +88,26 @@ def collapse(shape: Sequence[int], strides: Sequence[Sequence[int]]
 
 @dataclass(frozen=True)
 class Launch:
-    """One launch of a generic kernel: `nd` is 1 or 4, `views` the operands (same order as
-    given) shaped for it, `n` the number of elements."""
+    """One launch of a generic kernel: `nd` is 1, 2 or 4, `views` the operands (same order as
+    given) shaped for it, `n` the number of elements, `grid` what to launch over (`n`, or for
+    nd=2 the last dimension and the rows)."""
 
     nd: int
     views: tuple[Tensor, ...]
     n: int
+    grid: int | tuple[int, int] = 0
+
+    def __post_init__(self) -> None:
+        if not self.grid:
+            object.__setattr__(self, "grid", self.n)
 
 
-def plan(shape: Sequence[int], tensors: Sequence[Tensor]) -> Iterator[Launch]:
+def plan(shape: Sequence[int], tensors: Sequence[Tensor], rows: bool = False
+         ) -> Iterator[Launch]:
     """Launches covering an elementwise problem of `shape`: every tensor in `tensors` is
-    already a view of exactly `shape` (broadcast ones with stride 0)."""
+    already a view of exactly `shape` (broadcast ones with stride 0). With `rows`, what does
+    not collapse to 1-D launches as nd=2 (a 2-D grid: the last dimension, then the rows of
+    the other three) instead of nd=4."""
     n_total = 1
     for s in shape:
         n_total *= s
@@ -120,7 +130,10 @@ def plan(shape: Sequence[int], tensors: Sequence[Tensor]) -> Iterator[Launch]:
             offset = t.offset + sum(i * s for i, s in zip(index, st[:lead]))
             strides = (0,) * (4 - len(st) + lead) + st[lead:]
             views.append(Tensor(t.buffer, inner, t.dtype, strides, offset))
-        yield Launch(4, tuple(views), n)
+        if rows:
+            yield Launch(2, tuple(views), n, (inner[3], inner[0] * inner[1] * inner[2]))
+        else:
+            yield Launch(4, tuple(views), n)
 
 
 def batch_pieces(shape: Sequence[int], strides: Sequence[Sequence[int]], keep: int
