@@ -60,7 +60,7 @@ class ExprCodegen:
         g = self.geometry[array]
         debug = self.kernel.debug
         addr = self.state.temp()
-        checks, terms, values = [], [] if g.offset is None else [g.offset], []
+        checks, terms, values, bound = [], [] if g.offset is None else [g.offset], [], []
         for k, index in enumerate(indices):
             text = self.expr(index)
             if not isinstance(index, _PLAIN):  # kept in a temporary for the error message
@@ -69,10 +69,16 @@ class ExprCodegen:
             else:
                 value = text
             if debug:
-                checks.append(f"0 <= {text} < {g.shape[k]}")
+                # every index is evaluated before any is checked (as on the device), so the
+                # report names them all, also after a failing first one
+                if value != text:
+                    bound.append(text)
+                checks.append(f"0 <= {value} < {g.shape[k]}")
                 text = value
             terms.append(text if g.strides[k] == "1" else f"{text} * {g.strides[k]}")
             values.append(value)
+        if bound:
+            checks.insert(0, f"({', '.join(bound)},)")  # a non-empty tuple: true
         checks.append(f"0 <= ({addr} := {' + '.join(terms)}) < {g.length}")
         site = self.state.site(array, loc)
         fail = f"{names.OUT_OF_BOUNDS}({site}, ({', '.join(values)},), {names.INVOCATION})"

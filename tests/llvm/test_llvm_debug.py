@@ -105,16 +105,12 @@ def shifted(a: pk.f32[:, :], out: pk.f32[:, :], bi: int, bj: int, di: int, dj: i
 def test_each_index_of_a_2d_access_is_checked(at, shift, index, write):
     a = np.arange(15, dtype=np.float32).reshape(5, 3)
     out = np.zeros((5, 3), np.float32)
-    # the interpreter fails on a bad first index of a 2-D access (the xfail below)
-    text = same_report(shifted, (5, 3), a, out, *at, *shift, write, interpreter=shift[0] == 0)
+    text = same_report(shifted, (5, 3), a, out, *at, *shift, write)
     array = "out" if write else "a"
     assert f"invocation ({at[0]}, {at[1]}, 0): index {index} is out of bounds for " \
            f"'{array}' with shape (5, 3)" in text
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError,
-                   reason="pykern/interpret/exprs.py `address`: in debug mode the index "
-                          "temporaries after a failing index are never bound")
 def test_the_interpreter_reports_a_bad_first_index_of_a_2d_access():
     a = np.zeros((5, 3), np.float32)
     error = interpreter_error(shifted, (5, 3), a, a.copy(), 4, 1, 1, 0, False)
