@@ -41,13 +41,16 @@ class StmtCodegen:
         return [INDENT * depth + f"{names.local(s.name)} = {self.expr(s.value)}"]
 
     def _store(self, s: ir.Store, depth: int) -> list[str]:
-        # the indices before the value, as the SPIR-V lowering evaluates them
+        # the value before the indices, as Python (and the compiled backends) evaluate them
         pad = INDENT * depth
+        value = self.state.temp()
+        first = pad + f"{value} = {self.expr(s.value)}"
         addr, allowed, fail = self.exprs.address(s.array, s.indices, s.loc)
         buffer = self.exprs.geometry[s.array].buffer
-        return [pad + f"if not ({allowed}):",
+        return [first,
+                pad + f"if not ({allowed}):",
                 pad + INDENT + fail,
-                pad + f"{buffer}[{addr}] = {self.expr(s.value)}"]
+                pad + f"{buffer}[{addr}] = {value}"]
 
     def _coop_store(self, s: ir.CoopStore, depth: int) -> list[str]:
         return [INDENT * depth + line for line in tile_codegen.store(self.exprs, s)]

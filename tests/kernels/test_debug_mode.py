@@ -89,3 +89,19 @@ def test_after_a_reported_error_tensors_are_intact_and_launches_work():
     np.testing.assert_array_equal(x.numpy(), np.arange(8))
     pk.kernel(reads_past_the_end, debug=True)[6](x, out)
     np.testing.assert_array_equal(out.numpy()[:6], np.arange(2, 8))
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_a_store_evaluates_its_value_before_its_indices(interpret):
+    """`out[j] = x[k]` with both out of bounds: the read of the value fails first, as Python
+    evaluates it, in the interpreter as on the device."""
+    @pk.kernel(debug=True, interpret=interpret)
+    def copy_past(x: pk.f32[:], out: pk.f32[:]):
+        i = pk.global_id(0)
+        out[i + 8] = x[i + 8]
+
+    x = np.ones(4, np.float32)
+    out = np.zeros(4, np.float32)
+    with pytest.raises(pk.KernelIndexError, match="out of bounds for 'x'"):
+        copy_past[1](x, out)
+    np.testing.assert_array_equal(out, np.zeros(4))
