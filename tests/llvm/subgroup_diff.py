@@ -9,6 +9,7 @@ import pytest
 import pykern as pk
 import pykern.llvm
 from pykern.interpret import run as interpret
+from pykern.lang import dtypes as dt
 from pykern.llvm.lanes import SUBGROUP_SIZE
 from pykern.passes import lower_bf16
 from pykern.runtime.grid import grid_dims
@@ -25,7 +26,12 @@ def interpreted(kernel: pk.Kernel, grid: int | tuple[int, ...], *args: object) -
     values = kernel._runtime_args(tuple(ref))  # type: ignore[attr-defined]
     arrays, scalars = {}, {}
     for param, value in zip(kernel_ir.params, values, strict=True):
-        (arrays if param.is_array else scalars)[param.name] = value
+        if not param.is_array:
+            scalars[param.name] = value
+        elif dt.from_numpy(value.dtype) == dt.bf16:  # the interpreter takes bf16's words
+            arrays[param.name] = value.view(np.uint16)
+        else:
+            arrays[param.name] = value
     with np.errstate(all="ignore"):
         interpret(lower_bf16(kernel_ir), dims + (1,) * (3 - len(dims)), arrays, scalars,
                   subgroup_size=SUBGROUP_SIZE)
