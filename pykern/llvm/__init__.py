@@ -10,9 +10,10 @@ semantics (`pykern.interpret`).
 How a launch runs (`module`): one native entry runs a range of workgroups, ranges handed
 to a thread pool (`pool`); each runs its
 invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
-grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
-the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
-(`regions`; a `@pk.func` with a barrier is inlined into the kernel's IR first, `inline`).
+grid mask turned into the loops' bounds; kernels with `pk.barrier()` or subgroup exchanges are
+cut into regions at them, each a loop over the workgroup's invocations, with locals kept per
+invocation (`regions`; a `@pk.func` with a barrier or an exchange is inlined into the kernel's
+IR first, `inline`, and every exchange made a statement of its own, `hoist`).
 Device functions are inlined as they are emitted (`calls`). Semantics as the interpreter's
 (`pysemantics`, `arith`): Python's `//` and `%`, integer wrap, out-of-range shifts shift
 everything out, float to int saturates (NaN gives 0), integer division by zero gives 0,
@@ -20,10 +21,20 @@ locals and `pk.local`/`pk.shared` arrays start at zero; f16 is computed in f32 a
 back; no fast-math, so `+ - * /` give numpy's bits. Math uses LLVM intrinsics and the C
 library (`mathfns`), whose results agree with numpy's within the documented ULP bounds.
 
-Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup operations,
-cooperative-matrix tiles, debug mode, `break` or `continue` out of a loop that contains a
-barrier, and a `@pk.func` with a barrier that returns before its end or is called inside an
-expression. Array accesses are not bounds-checked.
+Subgroups (`lanes`, `subgroups`): `lanes.SUBGROUP_SIZE` (8) lanes of consecutive local linear
+ids, a last partial subgroup where the workgroup's size is no multiple of 8. An exchange runs
+between two regions over each subgroup's lanes in order, with the interpreter's results
+(reductions in lane order; a shuffle from an inactive or out-of-range lane gives the own
+value). An `if` or loop around an exchange may diverge: it runs with a mask per invocation
+(`divergence`), and the subgroup reconverges after it, as on Vulkan devices (the interpreter
+answers the invocations that skipped an `if` apart from those that took it; where that
+matters, lavapipe is the reference). `break`, `continue` and `return` work there.
+
+Not yet lowered (a located `pk.CompileError` names them, `support`): cooperative-matrix
+tiles, debug mode, `break` or `continue` out of a loop that contains a barrier, a `@pk.func`
+with a barrier or a subgroup exchange that returns before its end, a `@pk.func` with a
+barrier called inside an expression, and a subgroup exchange in a branch of `a if c else b`
+or on the right of `and`/`or`. Array accesses are not bounds-checked.
 
 Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
 plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them
