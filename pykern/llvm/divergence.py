@@ -13,8 +13,9 @@ barrier), run as a SIMD machine runs it: with a mask per invocation, so it may d
   takes the invocation out of the loop mask, `continue` out of the iteration's mask, which
   each iteration fills again (`Workgroup.loop_exits`).
 
-A mask is only ever read together with every mask around it (`Workgroup.active`), so an
-invocation's flag need only be right where all those let it through: where it was set.
+A mask is only ever read together with every mask around it and the invocation's alive flag
+(`Workgroup.active`), so an invocation's flag need only be right where all those let it
+through: where it was set.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _masked_loop(wg: Workgroup, condition: Callable[[], ll.Value], body: tuple[i
     em = wg.em
     bld = em.builder
     loop_mask, iteration = wg.new_mask("loop"), wg.new_mask("iteration")
-    zero_fill(em, loop_mask, wg.size, value=1)
+    zero_fill(em, loop_mask, wg.padded, value=1)
     head, body_block, done = em.block("divergent_head"), em.block("divergent_body"), \
         em.block("divergent_done")
     bld.branch(head)
@@ -89,7 +90,7 @@ def _masked_loop(wg: Workgroup, condition: Callable[[], ll.Value], body: tuple[i
     wg.each_invocation(lambda: wg.set_flag(loop_mask, condition()))
     bld.cbranch(wg.any_active(), body_block, done)
     bld.position_at_end(body_block)
-    zero_fill(em, iteration, wg.size, value=1)
+    zero_fill(em, iteration, wg.padded, value=1)
     wg.loop_masks.append((loop_mask, iteration))
     under(wg, iteration, lambda: wg.block(body))
     wg.loop_masks.pop()

@@ -52,7 +52,7 @@ def build_module(kernel: ir.Kernel) -> ll.Module:
         if decl.name in shared:
             zero_fill(em, shared[decl.name], decl.nbytes)
     if synchronised:
-        Workgroup(em, group, grid, num_groups).block(kernel.body)
+        Workgroup(em, group, grid, num_groups).run(kernel.body)
     else:
         run_invocations(em, group, grid, num_groups)
     g_next = bld.add(g, ll.Constant(I64, 1))

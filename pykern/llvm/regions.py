@@ -28,7 +28,9 @@ from pykern import ir
 from pykern.llvm import divergence, exprs, stmts, subgroups
 from pykern.llvm.emitter import Emitter, Loop, ReturnTarget
 from pykern.llvm.hoist import contains_exchange, exchange_of, is_exchange
-from pykern.llvm.invocations import constant_view, counted_loop, invocation_ids, zero_fill
+from pykern.llvm.lanes import SUBGROUP_SIZE
+from pykern.llvm.invocations import (constant_view, counted_loop, grid_mask_dims,
+                                      invocation_ids, zero_fill)
 from pykern.llvm.types import I1, I8, I32, memory_type, value_type
 
 
@@ -50,14 +52,21 @@ class Workgroup:
         kernel = em.kernel
         wx, wy, wz = kernel.workgroup
         self.size = wx * wy * wz
-        self.alive = em.alloca(I8, "alive", count=self.size)
+        # per-invocation slots for whole subgroups: a partial last one's missing lanes exist
+        # (never alive), so an exchange reads 8 lanes of every subgroup
+        self.padded = -(-self.size // SUBGROUP_SIZE) * SUBGROUP_SIZE
+        self.alive = em.alloca(I8, "alive", count=self.padded)
+        zero_fill(em, self.alive, self.padded)
         zero_fill(em, self.alive, self.size, value=1)
+        # no invocation has returned (or is past the grid): regions need not ask each one
+        self.everyone = em.alloca(I1, "everyone_alive")
+        em.builder.store(ll.Constant(I1, 1), self.everyone)
         self.storage: dict[str, ll.Value] = {}
         self.types = {local.name: local.type for local in kernel.locals}
         for local in kernel.locals:
             t = value_type(local.type)
-            self.storage[local.name] = slot = em.alloca(t, local.name, count=self.size)
-            zero_fill(em, slot, self.size * local.type.itemsize)
+            self.storage[local.name] = slot = em.alloca(t, local.name, count=self.padded)
+            zero_fill(em, slot, self.padded * local.type.itemsize)
         self.privates: dict[str, tuple[ir.ArrayDecl, ll.Value, int]] = {}
         for decl in kernel.arrays:
             if decl.space is ir.MemorySpace.LOCAL:
@@ -73,6 +82,42 @@ class Workgroup:
         self.current: ll.Value = ll.Constant(I32, 0)  # the invocation being emitted
 
     # ------------------------------------------------------------ regions
+
+    def run(self, body: tuple[ir.Stmt, ...]) -> None:
+        """The kernel's body; its grid mask, where it has one, done before the first region
+        (the invocations past the grid are not alive), so that a workgroup inside the grid
+        runs its regions without asking each invocation."""
+        dims = grid_mask_dims(body[0]) if self.em.kernel.masked and body else None
+        if dims is not None:
+            body = body[1:]
+            self.mask_grid(dims)
+        self.block(body)
+
+    def mask_grid(self, dims: tuple[int, ...]) -> None:
+        em = self.em
+        bld = em.builder
+        wg = em.kernel.workgroup
+        left = {d: bld.sub(self.grid[d], bld.mul(self.group[d], em.i32(wg[d]))) for d in dims}
+        inside = ll.Constant(I1, 1)
+        for d in dims:
+            inside = bld.and_(inside, bld.icmp_signed(">=", left[d], em.i32(wg[d])))
+        bld.store(inside, self.everyone)
+        partial, done = em.block("partial_group"), em.block("partial_group_done")
+        bld.cbranch(inside, done, partial)
+        bld.position_at_end(partial)
+
+        def mark(linear: ll.Value, _: ll.Block) -> None:
+            local = (bld.urem(linear, em.i32(wg[0])),
+                     bld.urem(bld.udiv(linear, em.i32(wg[0])), em.i32(wg[1])),
+                     bld.udiv(linear, em.i32(wg[0] * wg[1])))
+            within = ll.Constant(I1, 1)
+            for d in dims:
+                within = bld.and_(within, bld.icmp_signed("<", local[d], left[d]))
+            bld.store(bld.zext(within, I8), bld.gep(self.alive, [linear], source_etype=I8))
+
+        counted_loop(em, "grid_mask", em.i32(self.size), mark)
+        bld.branch(done)
+        bld.position_at_end(done)
 
     def block(self, body: tuple[ir.Stmt, ...]) -> None:
         run: list[ir.Stmt] = []
@@ -93,7 +138,8 @@ class Workgroup:
     def exchange(self, s: ir.Assign) -> None:
         sg = exchange_of(s)
         assert sg is not None
-        subgroups.exchange(self.em, sg, s.name, self.size, self.active, self.slot)
+        subgroups.exchange(self.em, sg, s.name, self.padded // SUBGROUP_SIZE, self.active,
+                           self.slot)
 
     def slot(self, name: str, linear: ll.Value) -> ll.Value:
         """The pointer to kernel local `name` of invocation `linear`."""
@@ -119,8 +165,10 @@ class Workgroup:
         bld.store(bld.zext(value, I8), bld.gep(flags, [self.current], source_etype=I8))
 
     def new_mask(self, name: str) -> ll.Value:
-        """An i8 per invocation (set before each use: they are set where code runs)."""
-        return self.em.alloca(I8, name, count=self.size)
+        """An i8 per invocation (of whole subgroups), zero."""
+        mask = self.em.alloca(I8, name, count=self.padded)
+        zero_fill(self.em, mask, self.padded)
+        return mask
 
     def any_active(self) -> ll.Value:
         """i1: some invocation is active under the current masks."""
@@ -135,16 +183,34 @@ class Workgroup:
             self.each_invocation(lambda: stmts.block(self.em, body))
 
     def each_invocation(self, emit: Callable[[], None]) -> None:
-        """`emit()`'s code run by every live invocation, one after the other."""
+        """`emit()`'s code run by every live invocation, one after the other: outside
+        divergent code, while no invocation has returned, in a loop that asks none whether it
+        is alive (which LLVM can vectorise), else in one that does."""
+        em = self.em
+        if self.masks:
+            self.invocation_loop(emit, checked=True)
+            return
+        bld = em.builder
+        unchecked, checked, done = em.block("all_alive"), em.block("some_alive"), \
+            em.block("alive_done")
+        bld.cbranch(bld.load(self.everyone, typ=I1), unchecked, checked)
+        for block, ask in ((unchecked, False), (checked, True)):
+            bld.position_at_end(block)
+            self.invocation_loop(emit, checked=ask)
+            bld.branch(done)
+        bld.position_at_end(done)
+
+    def invocation_loop(self, emit: Callable[[], None], checked: bool) -> None:
         em = self.em
         wx, wy, _ = em.kernel.workgroup
 
         def invocation(linear: ll.Value, latch: ll.Block) -> None:
             bld = em.builder
             alive_at = bld.gep(self.alive, [linear], source_etype=I8)
-            live = em.block("live")
-            bld.cbranch(self.active(linear), live, latch)
-            bld.position_at_end(live)
+            if checked:
+                live = em.block("live")
+                bld.cbranch(self.active(linear), live, latch)
+                bld.position_at_end(live)
             self.current = linear
             x = bld.urem(linear, em.i32(wx))
             y = bld.urem(bld.udiv(linear, em.i32(wx)), em.i32(wy))
@@ -160,13 +226,14 @@ class Workgroup:
 
             def finished(em: Emitter) -> None:
                 em.builder.store(ll.Constant(I8, 0), alive_at)
+                em.builder.store(ll.Constant(I1, 0), self.everyone)
 
             em.returns = [ReturnTarget(latch, on_return=finished)]
             saved_loops, em.loops = em.loops, self.loop_exits(latch)
             emit()
             em.loops = saved_loops
 
-        counted_loop(em, "invocation", em.i32(self.size), invocation)
+        counted_loop(em, "invocation", em.i32(self.size), invocation, plain=checked)
 
     def loop_exits(self, latch: ll.Block) -> list[Loop]:
         """Where `break` and `continue` of the innermost divergent loop go in the current

@@ -29,60 +29,56 @@ Active = Callable[[ll.Value], ll.Value]  # linear local id -> i1: takes part
 Slot = Callable[[str, ll.Value], ll.Value]  # (local, linear local id) -> its pointer
 
 
-def exchange(em: Emitter, sg: ir.Subgroup, result: str, invocations: int, active: Active,
+def exchange(em: Emitter, sg: ir.Subgroup, result: str, subgroups: int, active: Active,
              slot: Slot) -> None:
     """Stores the result of exchange `sg` (its operands locals) into local `result` of every
-    active invocation of a workgroup of `invocations`."""
-    count = -(-invocations // SUBGROUP_SIZE)
+    active invocation of a workgroup of `subgroups` subgroups (whose slots exist for every
+    lane, a partial subgroup's missing ones too: those are never active)."""
     operands = [a.name for a in sg.args]  # type: ignore[attr-defined]
     t = sg.args[0].type
 
     def subgroup(g: ll.Value, _: ll.Block) -> None:
-        bld = em.builder
-        base = bld.mul(g, em.i32(SUBGROUP_SIZE), flags=("nsw", "nuw"))
-        lanes: ll.Value = em.i32(SUBGROUP_SIZE)
-        if invocations % SUBGROUP_SIZE:  # the last subgroup is partial
-            last = bld.icmp_unsigned("==", g, em.i32(count - 1))
-            lanes = bld.select(last, em.i32(invocations % SUBGROUP_SIZE), lanes)
-        lanes_of = _Lanes(em, base, lanes, active, slot, t)
+        base = em.builder.mul(g, em.i32(SUBGROUP_SIZE), flags=("nsw", "nuw"))
+        lanes = _Lanes(em, base, active, slot, t)
         if sg.op in _REDUCTIONS:
-            lanes_of.reduce(_REDUCTIONS[sg.op], operands[0], result)
+            lanes.reduce(_REDUCTIONS[sg.op], operands[0], result)
         elif sg.op is S.PREFIX_ADD:
-            lanes_of.prefix_sum(operands[0], result)
+            lanes.prefix_sum(operands[0], result)
         else:
-            lanes_of.shuffle(operands[0], operands[1], result, xor=sg.op is S.SHUFFLE_XOR)
+            lanes.shuffle(operands[0], operands[1], result, xor=sg.op is S.SHUFFLE_XOR)
 
-    counted_loop(em, "subgroup", em.i32(count), subgroup)
+    counted_loop(em, "subgroup", em.i32(subgroups), subgroup, plain=True)
 
 
 Combine = Callable[[Emitter, DType, ll.Value, ll.Value], ll.Value]
 
 
 class _Lanes:
-    """The lanes of one subgroup: those from `base` on, `lanes` of them."""
+    """The lanes of one subgroup: `SUBGROUP_SIZE` of them from linear id `base` on."""
 
-    def __init__(self, em: Emitter, base: ll.Value, lanes: ll.Value, active: Active,
-                 slot: Slot, t: DType) -> None:
-        self.em, self.base, self.lanes, self.active, self.slot, self.t = \
-            em, base, lanes, active, slot, t
+    def __init__(self, em: Emitter, base: ll.Value, active: Active, slot: Slot,
+                 t: DType) -> None:
+        self.em, self.base, self.active, self.slot, self.t = em, base, active, slot, t
         self.vt = value_type(t)
 
-    def each_active(self, body: Callable[[ll.Value, ll.Value], None]) -> None:
-        """`body(lane, linear id)` for each active lane, in lane order."""
-        em = self.em
-
-        def visit(k: ll.Value, latch: ll.Block) -> None:
-            bld = em.builder
-            linear = bld.add(self.base, k, flags=("nsw", "nuw"))
-            taking_part = em.block("lane_active")
-            bld.cbranch(self.active(linear), taking_part, latch)
-            bld.position_at_end(taking_part)
-            body(k, linear)
-
-        counted_loop(em, "lane", self.lanes, visit)
+    def each_lane(self, body: Callable[[ll.Value, ll.Value, ll.Value], None]) -> None:
+        """`body(lane, linear id, active)` for each lane in lane order, unrolled and
+        branch-free: no branch to mispredict where invocations diverge (an inactive lane's
+        result is kept by `keep`)."""
+        for k in range(SUBGROUP_SIZE):
+            lane = self.em.i32(k)
+            linear = self.em.builder.add(self.base, lane, flags=("nsw", "nuw"))
+            body(lane, linear, self.active(linear))
 
     def load(self, name: str, linear: ll.Value, t: ll.Type | None = None) -> ll.Value:
         return self.em.builder.load(self.slot(name, linear), typ=t or self.vt)
+
+    def keep(self, result: str, linear: ll.Value, active: ll.Value, value: ll.Value) -> None:
+        """Stores `value` as lane `linear`'s result where it is active; else its local keeps
+        what it held (the result may be a local of the kernel's own)."""
+        old = self.load(result, linear)
+        self.em.builder.store(self.em.builder.select(active, value, old),
+                              self.slot(result, linear))
 
     def reduce(self, combine: Combine, operand: str, result: str) -> None:
         """Every active lane gets the active lanes' operands combined in lane order."""
@@ -91,16 +87,17 @@ class _Lanes:
         em.builder.store(ll.Constant(self.vt, None), total)
         em.builder.store(ll.Constant(I1, 0), seen)
 
-        def add(k: ll.Value, linear: ll.Value) -> None:
+        def add(k: ll.Value, linear: ll.Value, active: ll.Value) -> None:
             bld = em.builder
             v = self.load(operand, linear)
-            combined = combine(em, self.t, bld.load(total, typ=self.vt), v)
-            bld.store(bld.select(bld.load(seen, typ=I1), combined, v), total)
-            bld.store(ll.Constant(I1, 1), seen)
+            so_far, any_seen = bld.load(total, typ=self.vt), bld.load(seen, typ=I1)
+            combined = bld.select(any_seen, combine(em, self.t, so_far, v), v)
+            bld.store(bld.select(active, combined, so_far), total)
+            bld.store(bld.or_(any_seen, active), seen)
 
-        self.each_active(add)
-        self.each_active(lambda k, linear: em.builder.store(
-            em.builder.load(total, typ=self.vt), self.slot(result, linear)))
+        self.each_lane(add)
+        self.each_lane(lambda k, linear, active: self.keep(
+            result, linear, active, em.builder.load(total, typ=self.vt)))
 
     def prefix_sum(self, operand: str, result: str) -> None:
         """Every active lane gets the sum of the active lanes' operands below it (zero for the
@@ -109,33 +106,34 @@ class _Lanes:
         total = em.alloca(self.vt, "sg_prefix")
         em.builder.store(ll.Constant(self.vt, 0.0 if self.t.is_float else 0), total)
 
-        def add(k: ll.Value, linear: ll.Value) -> None:
+        def add(k: ll.Value, linear: ll.Value, active: ll.Value) -> None:
             bld = em.builder
             so_far = bld.load(total, typ=self.vt)
-            bld.store(so_far, self.slot(result, linear))
-            bld.store(_add(em, self.t, so_far, self.load(operand, linear)), total)
+            self.keep(result, linear, active, so_far)
+            more = _add(em, self.t, so_far, self.load(operand, linear))
+            bld.store(bld.select(active, more, so_far), total)
 
-        self.each_active(add)
+        self.each_lane(add)
 
     def shuffle(self, operand: str, lane_operand: str, result: str, xor: bool) -> None:
         """Every active lane gets the operand of the lane its lane operand names (or that
         xor its own lane), or its own where that lane is inactive or out of range."""
         em = self.em
 
-        def read(k: ll.Value, linear: ll.Value) -> None:
+        def read(k: ll.Value, linear: ll.Value, active: ll.Value) -> None:
             bld = em.builder
             source = self.load(lane_operand, linear, I32)
             if xor:
                 source = bld.xor(k, source)
-            in_range = bld.icmp_unsigned("<", source, self.lanes)
+            in_range = bld.icmp_unsigned("<", source, em.i32(SUBGROUP_SIZE))
             source = bld.select(in_range, source, k)  # reads stay inside the subgroup
             source_linear = bld.add(self.base, source, flags=("nsw", "nuw"))
             other = self.load(operand, source_linear)
             take = bld.and_(in_range, self.active(source_linear))
-            bld.store(bld.select(take, other, self.load(operand, linear)),
-                      self.slot(result, linear))
+            self.keep(result, linear, active,
+                      bld.select(take, other, self.load(operand, linear)))
 
-        self.each_active(read)
+        self.each_lane(read)
 
 
 def _add(em: Emitter, t: DType, a: ll.Value, b: ll.Value) -> ll.Value:

@@ -7,11 +7,14 @@ results must agree bit for bit, and the basic ones also match a numpy reference.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from subgroup_diff import check, on_device, on_host
 
 import pykern as pk
+import pykern.llvm
 from pykern.lang import dtypes as dt
 from pykern.llvm.lanes import SUBGROUP_SIZE
 
@@ -347,3 +350,16 @@ def test_exchanges_and_barriers_in_one_kernel():
     out = check(k, 60, x, np.zeros(64, np.int32), device=True)[1]
     sums = [x[g * 32:(g + 1) * 32].sum() * 2 + 32 for g in range(2)]
     np.testing.assert_array_equal(out[[0, 1, 2, 3, 32, 35]], [sums[0]] * 4 + [sums[1]] * 2)
+
+
+def test_the_regions_around_an_exchange_are_vectorised():
+    # while no invocation has returned, a region's loop asks none whether it is alive
+    @pk.kernel(workgroup=(256,))
+    def k(x: pk.f32[:], out: pk.f32[:]):
+        i = pk.global_id(0)
+        out[i] = pk.subgroup_add(x[i] * 2.0) + 1.0
+
+    x = np.ones(1024, np.float32)
+    ir_text = pykern.llvm.compile_for(k, x.size, x, x.copy()).llvm_ir
+    widths = [int(w) for w in re.findall(r"f(?:mul|add) <(\d+) x float>", ir_text)]
+    assert widths and max(widths) >= 4, ir_text
