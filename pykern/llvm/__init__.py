@@ -28,13 +28,13 @@ between two regions over each subgroup's lanes in order, with the interpreter's 
 value). An `if` or loop around an exchange may diverge: it runs with a mask per invocation
 (`divergence`), and the subgroup reconverges after it, as on Vulkan devices (the interpreter
 answers the invocations that skipped an `if` apart from those that took it; where that
-matters, lavapipe is the reference). `break`, `continue` and `return` work there.
+matters, lavapipe is the reference). `break`, `continue` and `return` work there, and an
+exchange in a branch of `a if c else b` or the right of `and`/`or` becomes such an `if`.
 
 Not yet lowered (a located `pk.CompileError` names them, `support`): cooperative-matrix
 tiles, debug mode, `break` or `continue` out of a loop that contains a barrier, a `@pk.func`
-with a barrier or a subgroup exchange that returns before its end, a `@pk.func` with a
-barrier called inside an expression, and a subgroup exchange in a branch of `a if c else b`
-or on the right of `and`/`or`. Array accesses are not bounds-checked.
+with a barrier or a subgroup exchange that returns before its end, and a `@pk.func` with a
+barrier called inside an expression. Array accesses are not bounds-checked.
 
 Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
 plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them

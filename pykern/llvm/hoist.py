@@ -15,17 +15,16 @@ it is false. Operands are evaluated in the order the interpreter evaluates them 
 first, in field order).
 
 An exchange in a branch of `a if c else b`, or on the right of `and`/`or`, runs only for the
-invocations that evaluate it; moving it out would run it for all, so that is refused
-(`lazy_exchange`) rather than answered differently.
+invocations that evaluate it: there the expression becomes an `if` statement (`t = c; if t:
+t = <rhs>` for `and`), which the region splitter runs divergently like any other.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from pykern import ir
 from pykern.lang import dtypes as dt
-from pykern.passes.rewrite import rewrite
 
 # the operations that exchange values between lanes (lane and size are per-invocation)
 EXCHANGING = frozenset(op for op in ir.SubgroupOp
@@ -58,25 +57,6 @@ def exchanging_functions(kernel: ir.Kernel) -> set[str]:
                for n in ir.walk(f)):
             found.add(f.name)
     return found
-
-
-def lazy_exchange(kernel: ir.Kernel) -> ir.Node | None:
-    """The first exchange (or call of an exchanging function) that only some evaluations of
-    its expression run: in a branch of a conditional expression or the right of and/or."""
-    calls = exchanging_functions(kernel)
-    for root in (*kernel.functions, *kernel.body):
-        for node in ir.walk(root):
-            if isinstance(node, ir.IfExp):
-                lazy: tuple[ir.Expr, ...] = (node.then, node.orelse)
-            elif isinstance(node, ir.Logical):
-                lazy = (node.rhs,)
-            else:
-                continue
-            for part in lazy:
-                for n in ir.walk(part):
-                    if is_exchange(n) or (isinstance(n, ir.Call) and n.function in calls):
-                        return n
-    return None
 
 
 def hoist_exchanges(kernel: ir.Kernel) -> ir.Kernel:
@@ -158,28 +138,75 @@ class _Hoister:
         the top of an assignment or `Eval`, a call of an exchanging function stays (the
         inliner takes it from there); only its arguments move."""
         pre: list[ir.Stmt] = []
-
-        def visit(node: ir.Node) -> ir.Node:
-            if is_exchange(node):
-                sg: ir.Subgroup = node  # type: ignore[assignment]
-                args = tuple(a if isinstance(a, ir.LocalRef) else self.temp(a, pre)
-                             for a in sg.args)
-                return self.temp(replace(sg, args=args), pre)
-            if isinstance(node, ir.Call) and node.function in self.calls:
-                return self.temp(node, pre)
-            return node
-
         if top and isinstance(e, ir.Call) and e.function in self.calls:
-            return pre, replace(e, args=tuple(rewrite(a, visit) for a in e.args))
-        return pre, rewrite(e, visit)
+            return pre, replace(e, args=tuple(self.lower(a, pre) for a in e.args))
+        return pre, self.lower(e, pre)
 
-    def temp(self, value: ir.Expr, pre: list[ir.Stmt]) -> ir.LocalRef:
-        """A new local assigned `value` (appended to `pre`), read back."""
+    def lower(self, e: ir.Expr, pre: list[ir.Stmt]) -> ir.Expr:
+        """`e` with the statements of its exchanges appended to `pre` (children first, in
+        field order); a conditional expression or and/or whose lazy part exchanges becomes an
+        `if`, so that only the invocations that evaluate that part take part."""
+        if not self.synchronises(e):
+            return e
+        if isinstance(e, ir.IfExp) and (self.synchronises(e.then) or
+                                        self.synchronises(e.orelse)):
+            return self.conditional(e, pre)
+        if isinstance(e, ir.Logical) and self.synchronises(e.rhs):
+            return self.short_circuit(e, pre)
+        changes: dict[str, object] = {}
+        for f in fields(e):
+            value = getattr(e, f.name)
+            if isinstance(value, ir.Expr):
+                changes[f.name] = self.lower(value, pre)
+            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Expr):
+                changes[f.name] = tuple(self.lower(v, pre) for v in value)
+        e = replace(e, **changes) if changes else e
+        if isinstance(e, ir.Subgroup):  # an exchange: `synchronises` said so
+            args = tuple(a if isinstance(a, ir.LocalRef) else self.temp(a, pre)
+                         for a in e.args)
+            return self.temp(replace(e, args=args), pre)
+        if isinstance(e, ir.Call) and e.function in self.calls:
+            return self.temp(e, pre)
+        return e
+
+    def synchronises(self, e: ir.Expr) -> bool:
+        return any(is_exchange(n) or (isinstance(n, ir.Call) and n.function in self.calls)
+                   for n in ir.walk(e))
+
+    def conditional(self, e: ir.IfExp, pre: list[ir.Stmt]) -> ir.LocalRef:
+        """`then if cond else orelse` as `if cond: t = then else: t = orelse`; `t`."""
+        cond = self.lower(e.cond, pre)
+        result = self.new_local(e.type, e.loc)
+        branches = []
+        for part in (e.then, e.orelse):
+            inner: list[ir.Stmt] = []
+            value = self.lower(part, inner)
+            branches.append((*inner, ir.Assign(name=result.name, value=value, loc=part.loc)))
+        pre.append(ir.If(cond=cond, body=branches[0], orelse=branches[1], loc=e.loc))
+        return result
+
+    def short_circuit(self, e: ir.Logical, pre: list[ir.Stmt]) -> ir.LocalRef:
+        """`lhs and rhs` as `t = lhs; if t: t = rhs` (`or`: `if not t`); `t`."""
+        t = self.temp(self.lower(e.lhs, pre), pre)
+        inner: list[ir.Stmt] = []
+        rhs = self.lower(e.rhs, inner)
+        cond: ir.Expr = t if e.op is ir.LogicalKind.AND else \
+            ir.UnaryOp(op=ir.UnaryOpKind.NOT, operand=t, type=dt.bool_, loc=e.loc)
+        pre.append(ir.If(cond=cond, body=(*inner, ir.Assign(name=t.name, value=rhs,
+                                                            loc=e.rhs.loc)), loc=e.loc))
+        return t
+
+    def new_local(self, t: dt.DType, loc: ir.Loc) -> ir.LocalRef:
         n = len(self.new_locals)
         while f"{PREFIX}{n}" in self.taken:
             n += 1
         name = f"{PREFIX}{n}"
         self.taken.add(name)
-        self.new_locals.append(ir.Local(name=name, type=value.type, loc=value.loc))
-        pre.append(ir.Assign(name=name, value=value, loc=value.loc))
-        return ir.LocalRef(name=name, type=value.type, loc=value.loc)
+        self.new_locals.append(ir.Local(name=name, type=t, loc=loc))
+        return ir.LocalRef(name=name, type=t, loc=loc)
+
+    def temp(self, value: ir.Expr, pre: list[ir.Stmt]) -> ir.LocalRef:
+        """A new local assigned `value` (appended to `pre`), read back."""
+        ref = self.new_local(value.type, value.loc)
+        pre.append(ir.Assign(name=ref.name, value=value, loc=value.loc))
+        return ref

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from pykern import ir
-from pykern.llvm.hoist import exchanging_functions, hoist_exchanges, lazy_exchange
+from pykern.llvm.hoist import exchanging_functions, hoist_exchanges
 from pykern.llvm.support import Unsupported
 from pykern.passes.rewrite import rewrite
 
@@ -24,12 +24,6 @@ def prepare(kernel: ir.Kernel) -> tuple[ir.Kernel, Unsupported | None]:
     """`kernel` as the region splitter takes it: exchanges hoisted into statements of their
     own and every function with a barrier or an exchange inlined; the first construct that
     cannot be (None where every one could)."""
-    lazy = lazy_exchange(kernel)
-    if lazy is not None:
-        what = f"pk.{lazy.op.value}()" if isinstance(lazy, ir.Subgroup) else \
-            "a call of a @pk.func with a subgroup operation"
-        return kernel, Unsupported(lazy.loc, f"{what} in a branch of a conditional expression "
-                                             "or on the right of 'and'/'or' (use an 'if')")
     inlined, problem = inline_barrier_calls(hoist_exchanges(kernel))
     if problem is not None:
         return kernel, problem

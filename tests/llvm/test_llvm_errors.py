@@ -25,11 +25,6 @@ def shared_sum(v, buf):
 
 
 @pk.func
-def any_positive(v):
-    return pk.subgroup_any(v > 0)
-
-
-@pk.func
 def early_sum(v):
     if v < 0:
         return 0  # a return before the end
@@ -42,34 +37,6 @@ def located(excinfo: pytest.ExceptionInfo, text: str, source: str) -> None:
     assert text in message, message
     assert source in message, message  # the source line is shown
     assert "pykern/llvm" not in message
-
-
-def test_a_subgroup_operation_in_a_conditional_expression_is_refused():
-    # only the invocations that evaluate the branch take part: the host cannot cut there
-    @pk.kernel
-    def sums(x: pk.f32[:], out: pk.f32[:]):
-        i = pk.global_id(0)
-        out[i] = pk.subgroup_add(x[i]) if x[i] > 0.0 else 0.0
-
-    x = np.ones(8, np.float32)
-    with pytest.raises(pk.CompileError) as e:
-        pykern.llvm.launch(sums, 8, x, x.copy())
-    located(e, "pk.subgroup_add() in a branch of a conditional expression",
-            "out[i] = pk.subgroup_add(x[i]) if")
-    assert e.value.line > 0 and e.value.col > 0
-
-
-def test_a_subgroup_function_on_the_right_of_and_is_refused():
-    @pk.kernel
-    def k(x: pk.i32[:], out: pk.i32[:]):
-        i = pk.global_id(0)
-        out[i] = int(x[i] > 0 and any_positive(x[i]))
-
-    x = np.ones(8, np.int32)
-    with pytest.raises(pk.CompileError) as e:
-        pykern.llvm.launch(k, 8, x, x.copy())
-    located(e, "a call of a @pk.func with a subgroup operation in a branch of a conditional "
-               "expression or on the right of 'and'/'or'", "any_positive(x[i])")
 
 
 def test_debug_mode_is_refused():

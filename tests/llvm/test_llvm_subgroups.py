@@ -303,7 +303,42 @@ def test_a_return_before_an_exchange_leaves_the_subgroup():
     check(k, 16, x, np.zeros(16, np.int32), device=True)
 
 
+def test_exchanges_in_conditional_expressions_and_short_circuits():
+    # only the invocations that evaluate the branch (or the right of and/or) take part; one
+    # kernel each, as the interpreter answers lanes apart once they diverged
+    @pk.kernel(workgroup=(16,))
+    def branches(x: pk.i32[:], out: pk.i32[:]):
+        i = pk.global_id(0)
+        out[i] = pk.subgroup_add(x[i]) if x[i] > 1 else pk.subgroup_max(x[i] * 10)
+
+    @pk.kernel(workgroup=(16,))
+    def conjunction(x: pk.i32[:], out: pk.i32[:]):
+        i = pk.global_id(0)
+        out[i] = int(x[i] > 2 and pk.subgroup_all(x[i] > 3))
+
+    @pk.kernel(workgroup=(16,))
+    def disjunction(x: pk.i32[:], out: pk.i32[:]):
+        i = pk.global_id(0)
+        out[i] = int(x[i] < 2 or any_positive(x[i] - 3))
+
+    x = (np.arange(40) % 5).astype(np.int32)
+    outs = [check(k, 40, x, np.zeros(40, np.int32), device=True)[1]
+            for k in (branches, conjunction, disjunction)]
+    for ids in subgroups_of(40, 16):
+        v = x[ids]
+        np.testing.assert_array_equal(outs[0][ids], np.where(v > 1, v[v > 1].sum(),
+                                                             10 * v[v <= 1].max()))
+        np.testing.assert_array_equal(outs[1][ids], (v > 2) & (v[v > 2] > 3).all())
+        np.testing.assert_array_equal(outs[2][ids], (v < 2) | (v[v >= 2] > 3).any())
+
+
 # ---------------------------------------------------------------- functions and barriers
+
+
+@pk.func
+def any_positive(v):
+    return pk.subgroup_any(v > 0)
+
 
 
 @pk.func

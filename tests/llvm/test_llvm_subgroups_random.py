@@ -3,7 +3,8 @@ module, run on the host, and compared bit for bit with
 
 - the Vulkan device (lavapipe's subgroups are the host's size, 1-D workgroups): random nests
   of divergent `if`s, `for` and `while` loops with `break`, `continue`, `return` and
-  barriers around integer reductions, prefix sums and votes (where a GPU's results are
+  barriers around integer reductions, prefix sums and votes (some in conditional
+  expressions and on the right of `or`) (where a GPU's results are
   defined; the interpreter does not reconverge after divergent code, so it is no reference
   here);
 - the interpreter: straight-line exchanges of every operation on every dtype, then one
@@ -80,7 +81,9 @@ class Body:
 
 
 EXCHANGES = ("pk.subgroup_add(v)", "pk.subgroup_min(v)", "pk.subgroup_max(v)",
-             "pk.subgroup_prefix_add(v)", "pk.subgroup_add(v) % 5 + pk.subgroup_max(v) % 3")
+             "pk.subgroup_prefix_add(v)", "pk.subgroup_add(v) % 5 + pk.subgroup_max(v) % 3",
+             "pk.subgroup_add(v) if s % 3 == 0 else pk.subgroup_min(v)",
+             "v if s % 2 == 0 or pk.subgroup_any(v % 3 == 0) else pk.subgroup_max(v)")
 
 
 def statements(body: Body, indent: int, depth: int, loop: str) -> None:
