@@ -110,19 +110,23 @@ class _Hoister:
             return [*pre, replace(s, start=start, stop=stop, step=step,
                                   body=self.block(s.body))]
         if isinstance(s, ir.While):
-            return [self.while_loop(s)]
+            return self.while_loop(s)
         return [s]
 
-    def while_loop(self, s: ir.While) -> ir.While:
+    def while_loop(self, s: ir.While) -> list[ir.Stmt]:
         pre, cond = self.expr(s.cond)
         if not pre:
-            return replace(s, body=self.block(s.body))
+            return [replace(s, body=self.block(s.body))]
+        if any(isinstance(n, ir.Barrier) for n in ir.walk(s)):
+            # runs once per workgroup (`regions.Workgroup.uniform`), where `break` is refused:
+            # `<c's exchanges>; while c: ...; <c's exchanges>` (nor is `continue` there)
+            return [*pre, replace(s, cond=cond, body=(*self.block(s.body), *pre))]
         # `while c:` -> `while True: <c's exchanges>; if not c: break; ...`
         leave = ir.If(cond=ir.UnaryOp(op=ir.UnaryOpKind.NOT, operand=cond, type=dt.bool_,
                                       loc=s.cond.loc),
                       body=(ir.Break(loc=s.loc),), loc=s.loc)
-        return replace(s, cond=ir.Const(value=True, type=dt.bool_, loc=s.cond.loc),
-                       body=(*pre, leave, *self.block(s.body)))
+        return [replace(s, cond=ir.Const(value=True, type=dt.bool_, loc=s.cond.loc),
+                        body=(*pre, leave, *self.block(s.body)))]
 
     def exprs(self, values: tuple[ir.Expr, ...]) -> tuple[list[ir.Stmt], tuple[ir.Expr, ...]]:
         pre: list[ir.Stmt] = []

@@ -398,3 +398,23 @@ def test_the_regions_around_an_exchange_are_vectorised():
     ir_text = pykern.llvm.compile_for(k, x.size, x, x.copy()).llvm_ir
     widths = [int(w) for w in re.findall(r"f(?:mul|add) <(\d+) x float>", ir_text)]
     assert widths and max(widths) >= 4, ir_text
+
+
+def test_a_while_loop_with_a_barrier_whose_condition_exchanges():
+    @pk.kernel(workgroup=(16,))
+    def k(x: pk.i32[:], n: pk.i32, out: pk.i32[:]):
+        buf = pk.shared(pk.i32, 16)
+        t = pk.local_id(0)
+        i = pk.global_id(0)
+        r = 0
+        total = x[i]
+        while pk.subgroup_all(r < n):  # uniform: every invocation has the same r and n
+            buf[t] = total
+            pk.barrier()
+            total = buf[(t + 1) % 16] + pk.subgroup_max(total)
+            pk.barrier()
+            r += 1
+        out[i] = total * 100 + r
+
+    x = rng.integers(-50, 50, 32).astype(np.int32)
+    check(k, 32, x, 3, np.zeros(32, np.int32), device=True)
