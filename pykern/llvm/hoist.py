@@ -22,6 +22,7 @@ t = <rhs>` for `and`), which the region splitter runs divergently like any other
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from pykern import ir
 from pykern.lang import dtypes as dt
@@ -157,7 +158,7 @@ class _Hoister:
             return self.conditional(e, pre)
         if isinstance(e, ir.Logical) and self.synchronises(e.rhs):
             return self.short_circuit(e, pre)
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for f in fields(e):
             value = getattr(e, f.name)
             if isinstance(value, ir.Expr):

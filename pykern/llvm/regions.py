@@ -15,6 +15,9 @@ only the invocations that every enclosing mask lets through.
 Every kernel local and `pk.local` array lives in a per-invocation array for the workgroup,
 so values survive from one region to the next. An invocation that returns is marked finished
 and skips every later region, as a GPU invocation that exits no longer takes part in barriers.
+Until one has (or where none lies past the grid: a subgroup kernel's grid mask is done before
+its first region), a region outside divergent code runs in a loop that asks no invocation
+whether it is alive, which LLVM vectorises; the loop that asks is kept plain (not vectorised).
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ class Workgroup:
         self.block(body)
 
     def mask_grid(self, dims: tuple[int, ...]) -> None:
+        """Marks the invocations past the grid in `dims` not alive (and not everyone alive)."""
         em = self.em
         bld = em.builder
         wg = em.kernel.workgroup
@@ -130,14 +134,17 @@ class Workgroup:
             elif contains_exchange(s):
                 self.region(tuple(run))
                 run = []
-                self.exchange(s) if exchange_of(s) is not None else divergence.masked(self, s)
+                if exchange_of(s) is not None:
+                    self.exchange(s)
+                else:
+                    divergence.masked(self, s)
             else:
                 run.append(s)
         self.region(tuple(run))
 
-    def exchange(self, s: ir.Assign) -> None:
+    def exchange(self, s: ir.Stmt) -> None:
         sg = exchange_of(s)
-        assert sg is not None
+        assert sg is not None and isinstance(s, ir.Assign)
         subgroups.exchange(self.em, sg, s.name, self.padded // SUBGROUP_SIZE, self.active,
                            self.slot)
 
