@@ -38,10 +38,11 @@ def is_exchange(node: ir.Node) -> bool:
 
 
 def exchange_of(s: ir.Stmt) -> ir.Subgroup | None:
-    """The exchange of `s` if `s` is one in the form this pass leaves (`t = op(locals)`)."""
+    """The exchange of `s` if `s` is one in the form this pass leaves: `t = op(locals)`, `t`
+    none of them (lanes' results are stored while other lanes' operands are still read)."""
     if isinstance(s, ir.Assign) and is_exchange(s.value):
         sg: ir.Subgroup = s.value  # type: ignore[assignment]
-        if all(isinstance(a, ir.LocalRef) for a in sg.args):
+        if all(isinstance(a, ir.LocalRef) and a.name != s.name for a in sg.args):
             return sg
     return None
 

@@ -144,6 +144,27 @@ def test_shuffles_within_range_match_numpy_and_the_device():
     np.testing.assert_array_equal(out[:, [0, 1, 2, 4]], device[:, [0, 1, 2, 4]])
 
 
+def test_an_exchange_assigned_to_its_own_operand():
+    @pk.kernel(workgroup=(16,))
+    def k(x: pk.i32[:], out: pk.i32[:, :]):
+        i = pk.global_id(0)
+        v = x[i]
+        v = pk.subgroup_prefix_add(v)
+        w = x[i]
+        w = pk.subgroup_shuffle(w, (pk.subgroup_lane() + 1) % pk.subgroup_size())
+        lane = 7 - pk.subgroup_lane()
+        lane = pk.subgroup_shuffle(lane, lane)
+        out[i, 0], out[i, 1], out[i, 2] = v, w, lane
+
+    x = rng.integers(-100, 100, 32).astype(np.int32)
+    out = check(k, 32, x, np.zeros((32, 3), np.int32), device=True)[1]
+    g = x.reshape(-1, 8)
+    np.testing.assert_array_equal(out[:, 0], (np.cumsum(g, 1) - g).ravel())
+    lane = np.arange(32) % 8
+    np.testing.assert_array_equal(out[:, 1], x[np.arange(32) - lane + (lane + 1) % 8])
+    np.testing.assert_array_equal(out[:, 2], lane)
+
+
 @pk.kernel(workgroup=(12,))
 def votes(c: pk.bool_[:], out: pk.i32[:, :]):
     i = pk.global_id(0)
