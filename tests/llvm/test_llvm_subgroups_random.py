@@ -107,7 +107,9 @@ def statements(body: Body, indent: int, depth: int, loop: str) -> None:
             body.emit(indent, f"if pk.subgroup_{word}({body.condition()}):")
             body.emit(indent + 1, f"out[i, {body.column()}] = v")
         elif kind == "update":
-            body.emit(indent, "v += pk.subgroup_prefix_add(v) % 7 + 1")
+            body.emit(indent, draw(st.sampled_from([
+                "v += pk.subgroup_prefix_add(v) % 7 + 1", "v = pk.subgroup_prefix_add(v)",
+                "v = pk.subgroup_min(v) + pk.subgroup_lane()"])))
         elif kind == "if":
             body.emit(indent, f"if {body.condition()}:")
             statements(body, indent + 1, depth + 1, loop)
