@@ -4,8 +4,8 @@ scikit-learn ships) with pykern's autograd, pk.nn and pk.optim, and prints the t
     python examples/train_mlp.py [--epochs 20] [--device N] [--plot loss.png]
 
 Every op of the forward pass, its backward and the optimizer's step are pykern kernels on the
-device (the host backend on a machine without a GPU: a few seconds). `--plot PATH` writes the loss of
-every step as a PNG (examples/plot.py: matplotlib's plot where it is installed, else a plain
+device (the host backend on a machine without a GPU: a few seconds). `--plot PATH` writes the
+loss of every step as a PNG (examples/plot.py: matplotlib's plot where it is installed, else a plain
 line drawn with numpy).
 """
 

@@ -22,12 +22,11 @@ from .grid import normalize_grid
 from .host_buffer import HostBuffer
 from .stats import DeviceStats, MemoryStats
 
-# Subgroups of the host backend: consecutive invocations run as one SIMD loop; the size is
-# that of the backend (pykern/llvm), named here for `DeviceInfo.features.subgroup_size`
+# Subgroups of the host backend: 8 lanes of consecutive invocations, the size the backend
+# compiles for (`pykern.llvm.lanes.SUBGROUP_SIZE`, which the runtime may not import: a test
+# checks that they agree), and the operations it lowers, named as Vulkan names them
 HOST_SUBGROUP_SIZE = 8
-# the subgroup operations the host backend lowers (none yet: kernels that need them are refused
-# with a CompileError, and the tensor library takes its paths without them)
-HOST_SUBGROUP_OPERATIONS: frozenset[str] = frozenset()
+HOST_SUBGROUP_OPERATIONS = frozenset({"basic", "vote", "arithmetic", "ballot", "shuffle"})
 # workgroups as large as Vulkan devices allow, so that every kernel that runs there runs here;
 # `pk.shared` lives on the stack of the thread running the workgroup
 MAX_WORKGROUP_INVOCATIONS = 1024

@@ -39,6 +39,10 @@ def test_the_host_is_listed_last_with_what_it_can_do():
     assert not f.cooperative_matrix and info.coop_shapes == ()
     assert lim.loop_iteration_cap is None and lim.max_workgroup_invocations >= 1024
     assert info.memory > 0
+    from pykern.llvm.lanes import SUBGROUP_SIZE
+
+    assert f.subgroup_size == SUBGROUP_SIZE  # what the host backend compiles for
+    assert {"basic", "vote", "arithmetic", "ballot", "shuffle"} <= f.subgroup_operations
 
 
 @pytest.mark.parametrize("which", ["host", "HOST", -1])

@@ -10,9 +10,10 @@ semantics (`pykern.interpret`).
 How a launch runs (`module`): one native entry runs a range of workgroups, ranges handed
 to a thread pool (`pool`); each runs its
 invocations as loops over local z, y, x (`invocations`), the innermost vectorisable, with the
-grid mask turned into the loops' bounds; kernels with `pk.barrier()` are cut into regions at
-the barriers, each a loop over the workgroup's invocations, with locals kept per invocation
-(`regions`; a `@pk.func` with a barrier is inlined into the kernel's IR first, `inline`).
+grid mask turned into the loops' bounds; kernels with `pk.barrier()` or subgroup exchanges are
+cut into regions at them, each a loop over the workgroup's invocations, with locals kept per
+invocation (`regions`; a `@pk.func` with a barrier or an exchange is inlined into the kernel's
+IR first, `inline`, and every exchange made a statement of its own, `hoist`).
 Device functions are inlined as they are emitted (`calls`). Semantics as the interpreter's
 (`pysemantics`, `arith`): Python's `//` and `%`, integer wrap, out-of-range shifts shift
 everything out, float to int saturates (NaN gives 0), integer division by zero gives 0,
@@ -30,9 +31,21 @@ launch order (the same on any number of threads) as `pk.KernelIndexError` /
 `HostKernel` (debug kernels skip the disk cache). Without debug mode the frontend drops
 asserts and nothing is checked.
 
-Not yet lowered (a located `pk.CompileError` names them, `support`): subgroup operations,
-cooperative-matrix tiles, `break` or `continue` out of a loop that contains a barrier, and a
-`@pk.func` with a barrier that returns before its end or is called inside an expression.
+Subgroups (`lanes`, `subgroups`): `lanes.SUBGROUP_SIZE` (8) lanes of consecutive local linear
+ids, a last partial subgroup where the workgroup's size is no multiple of 8. An exchange runs
+between two regions over each subgroup's lanes in order, with the interpreter's results
+(reductions in lane order; a shuffle from an inactive or out-of-range lane gives the own
+value). An `if` or loop around an exchange may diverge: it runs with a mask per invocation
+(`divergence`), and the subgroup reconverges after it, as on Vulkan devices (the interpreter
+answers the invocations that skipped an `if` apart from those that took it; where that
+matters, lavapipe is the reference). `break`, `continue` and `return` work there, and an
+exchange in a branch of `a if c else b` or the right of `and`/`or` becomes such an `if`.
+
+Not yet lowered (a located `pk.CompileError` names them, `support`): cooperative-matrix
+tiles, `break` or `continue` out of a loop that contains a barrier, a `@pk.func` with a
+barrier or a subgroup exchange that returns before its end, and one with a barrier that runs
+only sometimes within its statement (the right of `and`/`or`, a branch of a conditional
+expression, a `while` condition).
 
 Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
 plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them

@@ -15,7 +15,7 @@ from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm import mathfns
 from pykern.llvm.debug import DebugSite
 from pykern.llvm.engine import NativeModule, compile_object, load_object
-from pykern.llvm.inline import inline_barrier_calls
+from pykern.llvm.inline import prepare
 from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
 from pykern.llvm.pool import run_workgroups
@@ -40,7 +40,7 @@ class HostKernel:
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
-        lowered, problem = inline_barrier_calls(decompose(lower_bf16(kernel), HostMath()))
+        lowered, problem = prepare(decompose(lower_bf16(kernel), HostMath()))
         assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from pykern import ir
-from pykern.llvm import arith, arrays, calls, debug, mathfns
+from pykern.llvm import arith, arrays, calls, debug, lanes, mathfns
 from pykern.llvm.emitter import Emitter
 from pykern.llvm.types import I1, const, value_type
 
@@ -151,6 +151,16 @@ def _atomic(em: Emitter, e: ir.Atomic) -> ll.Value:
                           lambda pointer: arrays.atomic(em, e, pointer, value, comparator))
 
 
+def _subgroup(em: Emitter, e: ir.Subgroup) -> ll.Value:
+    """The per-invocation values; exchanges are statements of their own by now, run between
+    regions (`pykern.llvm.hoist`, `pykern.llvm.regions`)."""
+    if e.op is ir.SubgroupOp.LANE:
+        return lanes.lane(em)
+    if e.op is ir.SubgroupOp.SIZE:
+        return lanes.size(em)
+    raise AssertionError(f"subgroup exchange {e.op.value} left in an expression at {e.loc}")
+
+
 def _call(em: Emitter, e: ir.Call) -> ll.Value:
     return calls.inline_call(em, e, [expr(em, a) for a in e.args])
 
@@ -172,6 +182,7 @@ _DISPATCH: dict[type, Callable[[Emitter, ir.Expr], ll.Value]] = {
     ir.Builtin: _builtin,
     ir.Atomic: _atomic,
     ir.Call: _call,
+    ir.Subgroup: _subgroup,
 }
-"""Expressions the host backend lowers; any other (subgroup operations, cooperative-matrix
-tiles) is refused before lowering (`pykern.llvm.support`)."""
+"""Expressions the host backend lowers; any other (cooperative-matrix tiles) is refused before
+lowering (`pykern.llvm.support`)."""

@@ -1,5 +1,7 @@
-"""Device functions that contain a barrier, inlined into the kernel's IR before lowering, so
-that the region splitter (`pykern.llvm.regions`) sees every barrier in the kernel's own body.
+"""Device functions that contain a barrier or a subgroup exchange, inlined into the kernel's IR
+before lowering, so that the region splitter (`pykern.llvm.regions`) sees every barrier and
+exchange in the kernel's own body (`prepare`: exchanges and calls of exchanging functions are
+first made statements of their own, `pykern.llvm.hoist`).
 
 A call whose statement is the whole of it (`wait()`, `x = reduce(v)`) is replaced by its
 function's body, the function's parameters and locals renamed to kernel locals of their own
@@ -17,15 +19,27 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from pykern import ir
+from pykern.llvm.hoist import exchanging_functions, hoist_exchanges
 from pykern.llvm.support import Unsupported
 from pykern.passes.rewrite import rewrite
 
 N = TypeVar("N", bound=ir.Node)
 
 
+def prepare(kernel: ir.Kernel) -> tuple[ir.Kernel, Unsupported | None]:
+    """`kernel` as the region splitter takes it: exchanges hoisted into statements of their
+    own and every function with a barrier or an exchange inlined; the first construct that
+    cannot be (None where every one could)."""
+    inlined, problem = inline_barrier_calls(hoist_exchanges(kernel))
+    if problem is not None:
+        return kernel, problem
+    return hoist_exchanges(inlined), None
+
+
 def barrier_functions(kernel: ir.Kernel) -> set[str]:
-    """The functions that contain a barrier or call one that does (callees come first)."""
-    found: set[str] = set()
+    """The functions that contain a barrier or an exchange, or call one that does (callees
+    come first)."""
+    found: set[str] = exchanging_functions(kernel)
     for f in kernel.functions:
         if any(isinstance(n, ir.Barrier) or (isinstance(n, ir.Call) and n.function in found)
                for n in ir.walk(f)):
@@ -138,7 +152,7 @@ class _Inliner:
         early = next((n for s in body for n in ir.walk(s) if isinstance(n, ir.Return)), None)
         if early is not None and self.problem is None:
             self.problem = Unsupported(early.loc, "a 'return' before the end of a @pk.func "
-                                                  "with pk.barrier()")
+                                                  "with pk.barrier() or a subgroup operation")
         return stmts + list(self.block(tuple(body)))
 
 

@@ -23,9 +23,11 @@ from pykern.llvm.types import I8, I32, I64, PTR, memory_type, value_type
 
 
 def counted_loop(em: Emitter, name: str, count: ll.Value,
-                 body: Callable[[ll.Value, ll.Block], None]) -> None:
+                 body: Callable[[ll.Value, ll.Block], None], plain: bool = False) -> None:
     """`for i in range(count)` over i32 (a phi counter); `body(i, latch)` may branch to
-    `latch` to end an iteration early."""
+    `latch` to end an iteration early. A `plain` loop is neither vectorised nor unrolled by
+    LLVM: for loops whose iterations are already wide or branchy, where either would only
+    multiply the code (and the compile time)."""
     bld = em.builder
     before = bld.block
     head, body_block, latch, done = (em.block(f"{name}_{part}")
@@ -41,8 +43,22 @@ def counted_loop(em: Emitter, name: str, count: ll.Value,
     bld.position_at_end(latch)
     following = bld.add(i, ll.Constant(I32, 1), name=f"{name}_next", flags=("nsw", "nuw"))
     i.add_incoming(following, latch)
-    bld.branch(head)
+    back = bld.branch(head)
+    if plain:
+        back.set_metadata("llvm.loop", _plain_loop(em))
     bld.position_at_end(done)
+
+
+def _plain_loop(em: Emitter) -> ll.MDValue:
+    """Loop metadata that turns LLVM's vectoriser and unroller off for one loop (its first
+    operand itself, as loop metadata must be; a name of its own keeps it unique)."""
+    m = em.module
+    off = [m.add_metadata([ll.MetaDataString(m, hint), ll.Constant(ll.IntType(1), 0)])
+           for hint in ("llvm.loop.vectorize.enable",)]
+    off.append(m.add_metadata([ll.MetaDataString(m, "llvm.loop.unroll.disable")]))
+    node = m.add_metadata([ll.MetaDataString(m, f"pykern.plain.{len(m.metadata)}"), *off])
+    node.operands = (node, *off)
+    return node
 
 
 def grid_mask_dims(stmt: ir.Stmt) -> tuple[int, ...] | None:

@@ -4,8 +4,9 @@ block `args` (`pykern.llvm.layout`); a thread pool hands ranges of workgroups to
 (`pykern.llvm.pool`).
 
 Per workgroup: `pk.shared` arrays start at zero, then its invocations run
-(`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers). A kernel in
-debug mode also reads its report's address and checks its accesses (`pykern.llvm.debug`).
+(`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers or subgroup
+exchanges). A kernel in debug mode also reads its report's address and checks its accesses
+(`pykern.llvm.debug`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pykern.llvm.debug import DebugChecks, DebugSite
 from pykern.llvm.emitter import ArrayView, Emitter
 from pykern.llvm.invocations import constant_view, run_invocations, zero_fill
 from pykern.llvm.layout import arg_layout
-from pykern.llvm.regions import Workgroup, contains_barrier
+from pykern.llvm.regions import Workgroup, synchronises
 from pykern.llvm.types import I32, I64, PTR, memory_type
 
 ENTRY = "pk_entry"
@@ -40,7 +41,7 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
     for decl in kernel.arrays:
         if decl.name in shared:
             em.arrays[decl.name] = constant_view(em, decl, shared[decl.name])
-    barrier = any(contains_barrier(s) for s in kernel.body)
+    synchronised = any(synchronises(s) for s in kernel.body)
     bld = em.builder
     before = bld.block
     head, body, done = em.block("group_head"), em.block("group_body"), em.block("done")
@@ -54,8 +55,8 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
     for decl in kernel.arrays:
         if decl.name in shared:
             zero_fill(em, shared[decl.name], decl.nbytes)
-    if barrier:
-        Workgroup(em, group, grid, num_groups).block(kernel.body)
+    if synchronised:
+        Workgroup(em, group, grid, num_groups).run(kernel.body)
     else:
         run_invocations(em, group, grid, num_groups)
     g_next = bld.add(g, ll.Constant(I64, 1))

@@ -26,15 +26,13 @@ def first_unsupported(kernel: ir.Kernel) -> Unsupported | None:
             found = _unsupported_node(node)
             if found is not None:
                 return found
-    from pykern.llvm.inline import inline_barrier_calls  # which imports `Unsupported` here
+    from pykern.llvm.inline import prepare  # which imports `Unsupported` here
 
-    inlined, problem = inline_barrier_calls(kernel)
+    inlined, problem = prepare(kernel)
     return problem or _jump_across_barrier(inlined.body, in_barrier_loop=False)
 
 
 def _unsupported_node(node: ir.Node) -> Unsupported | None:
-    if isinstance(node, ir.Subgroup):
-        return Unsupported(node.loc, f"the subgroup operation pk.{node.op.value}()")
     if isinstance(node, _TILE_NODES) or (isinstance(node, ir.Expr) and is_tile(node.type)):
         return Unsupported(node.loc, "cooperative-matrix tiles (pk.coop_*)", "cooperative_matrix")
     return None
