@@ -182,11 +182,14 @@ class ExprCodegen:
         self.state.subgroups.append(SubgroupSite(e.op, e.args[0].type, e.loc))
         site = len(self.state.subgroups) - 1
         # the runner resumes this invocation with the result once its subgroup got here
-        return f"(yield ({site}, {', '.join(self.expr(a) for a in e.args)}))"
+        args = ", ".join(self.expr(a) for a in e.args)
+        return f"(yield ({site}, {self.state.progress()}, {args}))"
 
     def _call(self, e: ir.Call) -> str:
         call = f"{names.function(e.function)}({', '.join(self.expr(a) for a in e.args)})"
-        return f"(yield from {call})" if e.function in self.lockstep_functions else call
+        if e.function not in self.lockstep_functions:
+            return call
+        return f"(yield from _call_at({names.PATH}, {self.state.position()}, {call}))"
 
 
 _DISPATCH: dict[type, Callable[[ExprCodegen, ir.Expr], str]] = {

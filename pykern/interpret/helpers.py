@@ -194,6 +194,18 @@ def range_or_empty(start: int, stop: int, step: int) -> range:
     return range(start, stop, step) if step else range(0)
 
 
+def call_at(path: list, position: int, generator: object) -> object:
+    """Runs a synchronising device function's `generator` with `position` (its call site)
+    added to the invocation's progress `path` (see `pykern.interpret.runner`), which is as it
+    was before the call when the call ends, whatever loops the function left by `return`."""
+    depth = len(path)
+    path.append(position)
+    try:
+        return (yield from generator)  # type: ignore[misc]
+    finally:
+        del path[depth:]
+
+
 NAMESPACE: dict[str, object] = {
     "np": np,
     "_floordiv": floordiv,
@@ -210,6 +222,7 @@ NAMESPACE: dict[str, object] = {
     "_float_to_int": float_to_int,
     "_int64_to_float": int64_to_float,
     "_range": range_or_empty,
+    "_call_at": call_at,
     "_bitcast": bitcast,
     "_erf": erf,
     "_fma": fma,

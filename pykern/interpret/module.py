@@ -58,6 +58,7 @@ def generate(kernel: ir.Kernel) -> GeneratedKernel:
         *declarations(kernel, ir.MemorySpace.SHARED, state, 2),
         INDENT * 2 + f"def invocation({ids}):",
         *declarations(kernel, ir.MemorySpace.LOCAL, state, 3),
+        INDENT * 3 + f"{names.PATH} = []  # progress through synchronising loops and calls",
     ]
     for fn in kernel.functions:
         bind_lines += function_lines(fn, stmts, 3)

@@ -81,6 +81,8 @@ NUM_GROUPS = ("_ngroups0", "_ngroups1", "_ngroups2")
 SUBGROUP_SIZE = "_sgsize"
 OUT_OF_BOUNDS = "_oob"  # bound per launch: raises KernelIndexError for an access site
 ASSERT_FAILED = "_assert_failed"  # bound per launch: raises KernelAssertionError
+# an invocation's progress through synchronising loops and calls (see the runner), a list
+PATH = "_path"
 INVOCATION = "(_gid0, _gid1, _gid2)"  # what error reports say the failing invocation is
 
 
@@ -162,10 +164,21 @@ class CodegenState:
     asserts: list[AssertSite] = field(default_factory=list)
     subgroups: list[SubgroupSite] = field(default_factory=list)
     temps: int = 0
+    positions: int = 0
 
     def temp(self) -> str:
         self.temps += 1
         return f"_t{self.temps}"
+
+    def position(self) -> int:
+        """The next position in program order: synchronising loops, calls and subgroup sites
+        are numbered as code is generated, in the order Python runs them within a body."""
+        self.positions += 1
+        return self.positions
+
+    def progress(self) -> str:
+        """The progress key a subgroup site yields: the invocation's path, then the site."""
+        return f"(*{PATH}, {self.position()})"
 
     def site(self, array: str, loc: ir.Loc) -> int:
         self.sites.append(AccessSite(array, loc))

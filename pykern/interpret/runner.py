@@ -7,17 +7,25 @@ linear local index (x fastest), which also makes the subgroups: lane = index % s
 - `run_sequential`: kernels that never synchronise. Each invocation runs to its end, in order.
 - `run_lockstep`: kernels with barriers or subgroup exchanges, whose `invocation` is a
   generator. All invocations of a workgroup start and run until they stop at a barrier (they
-  yield None), at a subgroup operation (they yield `(site, *args)`), or at their end. Then the
-  subgroup operations are answered, for each subgroup and site the invocations waiting there
-  together (the active set), and those invocations resume; once every live invocation waits at
-  a barrier, all resume. So no invocation passes a barrier before the others have reached it,
-  and a subgroup operation sees the values of all active invocations of its subgroup.
+  yield None), at a subgroup operation (they yield `(site, key, *args)`), or at their end.
+  Then in each subgroup the invocations waiting at the earliest progress `key` are answered
+  together (the active set) and resume; once every live invocation waits at a barrier, all
+  resume. So no invocation passes a barrier before the others have reached it, and a subgroup
+  operation sees the values of all active invocations of its subgroup.
+
+A progress key orders where invocations are in program order: the positions of the
+synchronising loops and device-function calls the invocation is in, each loop with its
+iteration, then the site's position (generated code numbers them in the order Python runs
+them). Answering the earliest key first makes a subgroup reconverge as on Vulkan devices: the
+invocations that took an `if` meet among themselves inside it, and the ones that skipped it
+wait at the next operation after it until the others get there; in a loop, the invocations of
+one iteration meet, and those that left the loop wait for the rest.
 
 An invocation that has ended no longer takes part in barriers, as on GPUs where an exited
 invocation does not hold a barrier back. Invocations past the grid end at the grid mask, except
 in kernels with barriers, which have none (`ir.Kernel.masked`): there they run the body too.
-Vulkan leaves barriers and subgroup operations in non-uniform control flow undefined; this is
-the lenient reading: whoever reaches the same operation together takes part.
+Barriers in non-uniform control flow are undefined on Vulkan; this is the lenient reading:
+once every live invocation waits at some barrier, all go on.
 """
 
 from __future__ import annotations
@@ -105,15 +113,19 @@ class Workgroup:
             self.waiting.pop(k, None)
 
     def answer_subgroups(self) -> bool:
-        """Answers every subgroup operation some invocation waits at; False if none does."""
+        """Answers, in each subgroup, the invocations waiting at the earliest progress key
+        (together); False if no invocation waits at a subgroup operation."""
         size = self.launch.subgroup_size
-        groups: dict[tuple[int, int], list[int]] = {}
+        groups: dict[int, list[int]] = {}
         for k in sorted(self.waiting):
             request = self.waiting[k]
             if request is not None:
-                groups.setdefault((k // size, request[0]), []).append(k)
-        for (_, site), members in sorted(groups.items()):
-            args = [self.waiting[k][1:] for k in members]  # type: ignore[index]
+                groups.setdefault(k // size, []).append(k)
+        for _, waiting in sorted(groups.items()):
+            first = min(self.waiting[k][1] for k in waiting)  # type: ignore[index]
+            members = [k for k in waiting if self.waiting[k][1] == first]  # type: ignore[index]
+            site = self.waiting[members[0]][0]  # type: ignore[index]
+            args = [self.waiting[k][2:] for k in members]  # type: ignore[index]
             results = subgroups.exchange(self.launch.subgroup_sites[site],
                                          [k % size for k in members], args, size)
             for k, result in zip(members, results, strict=True):

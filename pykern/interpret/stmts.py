@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from pykern import ir
 from pykern.interpret import names, tile_codegen
+from pykern.interpret.walk import synchronises
 from pykern.interpret.exprs import ExprCodegen
 from pykern.interpret.names import AssertSite
 
@@ -74,11 +75,35 @@ class StmtCodegen:
                 f"range({start}, {stop}, {step})"
         else:
             iterable = f"_range({start}, {stop}, {step})"
-        return ([INDENT * depth + f"for {names.local(s.var)} in {iterable}:"]
-                + self.block(s.body, depth + 1))
+        return self.tracked(s, [f"for {names.local(s.var)} in {iterable}:"], depth)
 
     def _while(self, s: ir.While, depth: int) -> list[str]:
-        return [INDENT * depth + f"while {self.expr(s.cond)}:"] + self.block(s.body, depth + 1)
+        if not self.synchronising(s):
+            return [INDENT * depth + f"while {self.expr(s.cond)}:"] + \
+                self.block(s.body, depth + 1)
+        return self.tracked(s, [], depth, cond=s.cond)
+
+    def synchronising(self, s: ir.Stmt) -> bool:
+        return synchronises((s,), self.exprs.lockstep_functions)
+
+    def tracked(self, s: ir.ForRange | ir.While, header: list[str], depth: int,
+                cond: ir.Expr | None = None) -> list[str]:
+        """A loop whose body synchronises, keeping the invocation's iteration in its progress
+        path (pushed before, counted at each test of the loop, popped after): the runner
+        answers a subgroup's invocations in the same iteration together, and those that left
+        the loop only once the others have."""
+        pad, inner = INDENT * depth, INDENT * (depth + 1)
+        if not self.synchronising(s):
+            return [pad + header[0]] + self.block(s.body, depth + 1)
+        path = names.PATH
+        lines = [pad + f"{path}.append({self.state.position()})", pad + f"{path}.append(0)"]
+        if cond is None:
+            lines += [pad + header[0], inner + f"{path}[-1] += 1"]
+        else:  # the condition may synchronise too: it is tested in the loop's own iteration
+            lines += [pad + "while True:", inner + f"{path}[-1] += 1",
+                      inner + f"if not ({self.expr(cond)}):", inner + INDENT + "break"]
+        lines += self.block(s.body, depth + 1)
+        return lines + [pad + f"del {path}[-2:]"]
 
     def _break(self, s: ir.Break, depth: int) -> list[str]:
         return [INDENT * depth + "break"]

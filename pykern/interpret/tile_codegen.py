@@ -77,7 +77,7 @@ def store(gen: ExprCodegen, s: ir.CoopStore) -> list[str]:
 def meeting(state: CodegenState, t: CoopType, loc: ir.Loc) -> str:
     """Where the invocations of a subgroup wait for each other before a tile access."""
     state.subgroups.append(SubgroupSite(None, t, loc))
-    return f"(yield ({len(state.subgroups) - 1},))"
+    return f"(yield ({len(state.subgroups) - 1}, {state.progress()}))"
 
 
 def tile_addresses(gen: ExprCodegen, array: str, indices: tuple[ir.Expr, ...], t: CoopType,

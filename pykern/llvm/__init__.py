@@ -36,9 +36,8 @@ ids, a last partial subgroup where the workgroup's size is no multiple of 8. An 
 between two regions over each subgroup's lanes in order, with the interpreter's results
 (reductions in lane order; a shuffle from an inactive or out-of-range lane gives the own
 value). An `if` or loop around an exchange may diverge: it runs with a mask per invocation
-(`divergence`), and the subgroup reconverges after it, as on Vulkan devices (the interpreter
-answers the invocations that skipped an `if` apart from those that took it; where that
-matters, lavapipe is the reference). `break`, `continue` and `return` work there, and an
+(`divergence`), and the subgroup reconverges after it, as on Vulkan devices and in the
+interpreter. `break`, `continue` and `return` work there, and an
 exchange in a branch of `a if c else b` or the right of `and`/`or` becomes such an `if`.
 
 Not yet lowered (a located `pk.CompileError` names them, `support`): cooperative-matrix

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 import pytest
 
@@ -55,10 +56,11 @@ def test_lockstep_answers_subgroup_operations_per_subgroup_and_site():
     got = {}
 
     def invocation(gx, gy, gz, lx, ly, lz, wx, wy, wz):
+        # (site, progress key, argument): the branches' sites are at different keys
         if lx % 4 == 3:
-            got[gx] = ("max", (yield (1, gx)))  # diverged: its own active set
+            got[gx] = ("max", (yield (1, (1,), gx)))  # diverged: its own active set
         else:
-            got[gx] = ("add", (yield (0, gx)))
+            got[gx] = ("add", (yield (0, (2,), gx)))
 
     run_lockstep(launch(invocation, (10, 1, 1), (10, 1, 1), subgroup_size=4, sites=sites))
     # subgroups {0..3}, {4..7}, {8, 9}: lanes 3 and 7 take the other branch
