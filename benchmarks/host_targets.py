@@ -45,7 +45,8 @@ TARGETS = (
 
 
 def check_targets(results: Results, quick: bool) -> None:
-    """Adds a `target` row for each target whose rows were measured."""
+    """Adds a `target` row for each target whose rows were measured; `quick`: at other sizes
+    than the full plan's (noted)."""
     rows = {(r.extra.get("case"), r.extra.get("who")): r for r in results.rows
             if r.group == GROUP}
     if quick:
