@@ -10,7 +10,9 @@ process (`ti.reset()` first), so no subprocess is needed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 
 from .results import Results
@@ -29,11 +31,20 @@ class CpuPeers:
             self.taichi.restore(self.taichi_vulkan_before)
 
 
+def numba_cache_dir() -> Path:
+    """Where benchmarks/numba_kernels.py's compiled code is kept between runs (unless
+    NUMBA_CACHE_DIR says otherwise): the user's cache directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "pykern-benchmarks" / "numba"
+
+
 def find_cpu_peers(results: Results, wanted: bool, taichi_vulkan: bool) -> CpuPeers:
     """Numba and Taichi (CPU) where they import and start, unless not `wanted` (--no-peers)."""
     peers = CpuPeers(taichi_vulkan_before=taichi_vulkan)
     if not wanted:
         return peers
+    # Numba's machine code is kept out of the source tree (which an sdist copies whole)
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
     try:
         import numba
 

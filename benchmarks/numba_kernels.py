@@ -2,7 +2,8 @@
 plainly as a parallel `@njit` loop (`prange` over elements or rows), the algorithm a CPU user
 would write first, with Numba's defaults otherwise (no fastmath: IEEE arithmetic, as pykern's).
 
-`cache=True` keeps the machine code in benchmarks/__pycache__, so only the first run compiles.
+`cache=True` keeps the machine code between runs (in NUMBA_CACHE_DIR, which
+benchmarks/host_peers.py points at the user's cache directory), so only the first run compiles.
 Every function writes its result into `out`.
 """
 

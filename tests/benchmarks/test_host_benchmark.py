@@ -61,6 +61,7 @@ def test_quick_host_benchmark_runs_every_case_correctly(tmp_path: Path) -> None:
     assert len(targets) == (len(TARGETS) if lavapipe else
                             sum(1 for t in TARGETS if not (t.theirs or "").startswith("lava")))
     assert all(isinstance(r["extra"]["met"], bool) for r in targets)
+    assert not list((ROOT / "benchmarks").rglob("*.nb[ic]"))  # Numba's cache is not in the tree
 
 
 def test_a_wrong_result_is_reported_wrong_and_fails_the_run(capsys) -> None:
