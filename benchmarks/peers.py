@@ -20,6 +20,7 @@ class Peers:
     ops_device: str | None = None  # the torch device the ops benchmark compares with (cuda)
     versions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    wanted: bool = True  # False under --no-peers: numpy only (the host benchmark's CPU peers too)
 
     def torch_devices(self) -> list[str]:
         """`cpu`, then `cuda` where there is one."""
@@ -31,7 +32,8 @@ class Peers:
 def find_peers(want_taichi: bool = True, want_torch: bool = True) -> Peers:
     import numpy
 
-    peers = Peers(numpy, versions={"numpy": numpy.__version__})
+    peers = Peers(numpy, versions={"numpy": numpy.__version__},
+                  wanted=want_taichi or want_torch)
     if want_torch:
         try:
             import torch

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .host_plan import HOST_FULL, HOST_QUICK, HostPlan
 from .ops_plan import CPU_OPS, GPU_OPS, QUICK_OPS, OpsPlan
 
 
@@ -26,6 +27,7 @@ class Plan:
     peer_memory_cycles: int  # the same for each peer (they only give the scale)
     ops: OpsPlan  # the sizes of the `ops` benchmark (benchmarks/ops_plan.py)
     training: tuple[str, int]  # examples/train_gpt.py's size and the steps timed
+    host: HostPlan  # the sizes of the `host` benchmark (benchmarks/host_plan.py)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -44,6 +46,7 @@ GPU = Plan(
     peer_memory_cycles=20_000,
     ops=GPU_OPS,
     training=("large", 10),
+    host=HOST_FULL,
 )
 
 CPU = Plan(
@@ -62,6 +65,7 @@ CPU = Plan(
     peer_memory_cycles=20_000,
     ops=CPU_OPS,
     training=("tiny", 5),
+    host=HOST_FULL,
 )
 
 QUICK = Plan(
@@ -77,12 +81,13 @@ QUICK = Plan(
     peer_memory_cycles=500,
     ops=QUICK_OPS,
     training=("tiny", 2),
+    host=HOST_QUICK,
 )
 
 
 def plan_for(kind: str, quick: bool = False) -> Plan:
     """The plan for a device of `kind` ('discrete', 'cpu', 'host', ...); `quick` for a smoke
-    run."""
+    run. The host device is a CPU too: it gets lavapipe's sizes."""
     if quick:
         return QUICK
     return CPU if kind in ("cpu", "host") else GPU
