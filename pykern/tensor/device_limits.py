@@ -21,3 +21,9 @@ def is_cpu_device() -> bool:
     """Whether the current device is the host or a Vulkan CPU implementation (lavapipe), where
     barriers and shared memory cost more than they save."""
     return get_device().info.kind in ("cpu", "host")
+
+
+def is_host_device() -> bool:
+    """Whether the current device is the host backend (native code through LLVM), where ops
+    pick kernels written for its vectorisers."""
+    return get_device().info.kind == "host"
