@@ -275,13 +275,8 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
     xr = _as_rows(x, len(lead), length)
     orow = view(out, lead + (length,), out.element_strides[:len(lead)] + (1,))
     w, b = (_as_vector(p, length) if p is not None else stand_in(x.dtype) for p in params)
-    has_w, has_b = params[0] is not None, params[1] is not None
-    if length > SHORT_ROW and is_host_device():
-        wg = 1
-        kern = nn_host.layer_norm_kernel(x.dtype, w.dtype, b.dtype, has_w, has_b)
-    else:
-        wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op=op)
-        kern = _layer_norm_kernel(x.dtype, w.dtype, b.dtype, has_w, has_b, wg)
+    kern, wg = _layer_norm_choice(x.dtype, w.dtype, b.dtype, params[0] is not None,
+                                  params[1] is not None, length)
     strides = [xr.element_strides[:-1], orow.element_strides[:-1]]
     for deltas, shape, (sx, so) in batch_pieces(lead or (1,), strides if lead else [(0,), (0,)],
                                                 3):
@@ -291,6 +286,16 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
         grid = (rows,) if wg == 1 else (wg, rows)
         kern[grid](xv, w, b, ov, float(eps))
     return out
+
+
+def _layer_norm_choice(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
+                       length: int) -> tuple[pk.Kernel, int]:
+    """(kernel, invocations per row) for rows of `length`: one invocation per row for short
+    rows and on the host device, else a workgroup per row."""
+    if length > SHORT_ROW and is_host_device():
+        return nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b), 1
+    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op="layer_norm")
+    return _layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, wg), wg
 
 
 def _as_rows(x: Tensor, nlead: int, length: int) -> Tensor:
