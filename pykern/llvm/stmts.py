@@ -87,6 +87,12 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     start_w, stop_w, step_w = widen(start), widen(stop), widen(step)
     counter = em.alloca(wide, "range_counter")
     bld.store(start_w, counter)
+    # the counter again in `t`, stepped without wrapping (nsw/nuw: inside the body it equals
+    # the wide counter, so only the step after the last iteration may overflow, and that value
+    # is never used): indices made of it are affine to LLVM, so the loop vectoriser can
+    # speculate a run-time unit stride and load whole vectors
+    narrow = em.alloca(value_type(t), "range_value")
+    bld.store(start, narrow)
     head, body_block, latch, done = (em.block(n) for n in ("for_head", "for_body",
                                                            "for_latch", "for_done"))
     bld.branch(head)
@@ -102,11 +108,13 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     bld.cbranch(go, body_block, done)
     bld.position_at_end(body_block)
     em.loops.append(Loop(done, latch))
-    body(bld.trunc(c, value_type(t)))
+    body(bld.load(narrow, typ=value_type(t)))
     em.loops.pop()
     em.branch_if_open(latch)
     bld.position_at_end(latch)
-    bld.store(bld.add(bld.load(counter, typ=wide), step_w), counter)
+    bld.store(bld.add(bld.load(counter, typ=wide), step_w, flags=("nsw",)), counter)
+    no_wrap = ("nsw",) if signed else ("nuw",)
+    bld.store(bld.add(bld.load(narrow, typ=value_type(t)), step, flags=no_wrap), narrow)
     bld.branch(head)
     bld.position_at_end(done)
 

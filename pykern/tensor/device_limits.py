@@ -24,6 +24,6 @@ def is_cpu_device() -> bool:
 
 
 def is_host_device() -> bool:
-    """Whether the current device is the host backend (native code: loops over invocations
-    that LLVM vectorises, where every integer division per element costs)."""
+    """Whether the current device is the host backend (native code through LLVM), where ops
+    pick kernels written for its vectorisers (every integer division per element costs)."""
     return get_device().info.kind == "host"

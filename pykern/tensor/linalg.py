@@ -3,7 +3,8 @@
 Kernels: a shared-memory tiled GEMM (each workgroup computes a BM×BN tile of the output, staging
 BK-deep slices of A and B in `pk.shared` arrays between barriers; each invocation accumulates a
 TM×TN block in registers), a register-blocked variant without shared memory that runs faster
-on CPU Vulkan implementations (lavapipe), and a one-output-per-invocation kernel for small
+on CPU Vulkan implementations (lavapipe), strips of rows register-blocked for LLVM's
+vectorisers on the host device (`gemm_host`), and a one-output-per-invocation kernel for small
 outputs. Every kernel reads its operands through their own strides, so transposed, sliced and
 broadcast operands are used in place.
 """
@@ -18,12 +19,12 @@ from pykern.lang.dtypes import DType
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
 from pykern.autograd.records import record_matmul
-from pykern.tensor import gemm_f32
+from pykern.tensor import gemm_f32, gemm_host
 from pykern.tensor.autocast import low_precision
 from pykern.tensor.gemm_coop import coop_matmul
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
-from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.device_limits import is_cpu_device, is_host_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.gemm_tile import (accumulate_outer, multiply_tiles, step_for, store_tile,
                                      tile_position)
@@ -79,6 +80,8 @@ GPU_SMALL = TileConfig(16, 16, 4, 4, 8)
 F32_GPU = gemm_f32.F32Tiling(16, 8, 8, quad=True)  # the fastest of gemm_f32's candidates
 # lavapipe: barriers and shared memory cost more than they save; 8×8 blocks from registers
 CPU_TILE = TileConfig(8, 8, 8, 8, 1, shared=False)
+# the host device: strips of 96 rows per invocation, register-blocked for LLVM (gemm_host)
+HOST_TILE = TileConfig(1, 1, gemm_host.TM * gemm_host.ROW_BLOCKS, 16, 1, shared=False)
 SMALL_OUTPUT = 256  # outputs per matrix below which one invocation computes one output
 # tests set this to run one kernel on every shape (None: chosen per problem and device)
 FORCE_CONFIG: TileConfig | None = None
@@ -223,6 +226,8 @@ def _choose(m: int, n: int, k: int, nbatch: int) -> TileConfig | None:
         return FORCE_CONFIG
     if m * n <= SMALL_OUTPUT:
         return None
+    if is_host_device():
+        return HOST_TILE
     if is_cpu_device():
         return CPU_TILE
     if cdiv(m, GPU_TILE.bm) * cdiv(n, GPU_TILE.bn) * nbatch >= 2 * 132:
@@ -236,6 +241,9 @@ def _launch(a: Tensor, b: Tensor, c: Tensor, cfg: TileConfig | None, accumulate:
     if cfg is None:
         kern = _small_kernel(a.dtype, b.dtype, c.dtype)
         kern[n, m, b1 * b2](a, b, c, accumulate)
+        return
+    if cfg is HOST_TILE:
+        gemm_host.launch(a, b, c, accumulate)
         return
     if cfg in (GPU_TILE, GPU_SMALL) and a.dtype == b.dtype == c.dtype == pk.f32:
         # f32 on GPUs: 8 x 8 blocks in scalar registers, slices fetched a step ahead (1.5x the

@@ -4,7 +4,8 @@
 Row ops (softmax family, layer_norm) give each row to one workgroup: every invocation walks the
 row with a stride of the workgroup size keeping running statistics (online max and sum of
 exponentials; Welford's mean and M2), the workgroup combines them in shared memory with a tree
-of barriers, and a second walk writes the result. Short rows go one row per invocation.
+of barriers, and a second walk writes the result. Short rows go one row per invocation, and
+so do all rows on the host device, with loops LLVM vectorises (`pykern.tensor.nn_host`).
 Arithmetic runs in f32 for f16 and f32 inputs and in f64 for f64 (where the device has no f64
 exp/log, `pykern.passes.decompose` supplies them).
 
@@ -31,12 +32,12 @@ from pykern.tensor.autocast import low_precision
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
-from pykern.tensor import linalg
+from pykern.tensor import linalg, nn_host
 from pykern.tensor.attention_backward import attention_grads, fits_loop_budget, lse_like
 from pykern.tensor.attention_coop import coop_attention
 from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.creation import fill
-from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.device_limits import is_cpu_device, is_host_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import (FLOATS, INTS as INDEX_DTYPES, compute_float, promote)
 from pykern.tensor.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
@@ -92,6 +93,9 @@ def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
     causal = causal_offset is not None
     if length <= SHORT_ROW and not causal:
         kern = _softmax_short_kernel(x.dtype, out.dtype, log)
+        wg = 1
+    elif is_host_device() and not causal:
+        kern = nn_host.softmax_kernel(x.dtype, out.dtype, log)
         wg = 1
     else:
         wg = _row_workgroup(length, passes=2, op=op)
@@ -271,9 +275,8 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
     xr = _as_rows(x, len(lead), length)
     orow = view(out, lead + (length,), out.element_strides[:len(lead)] + (1,))
     w, b = (_as_vector(p, length) if p is not None else stand_in(x.dtype) for p in params)
-    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op=op)
-    kern = _layer_norm_kernel(x.dtype, w.dtype, b.dtype, params[0] is not None,
-                              params[1] is not None, wg)
+    kern, wg = _layer_norm_choice(x.dtype, w.dtype, b.dtype, params[0] is not None,
+                                  params[1] is not None, length)
     strides = [xr.element_strides[:-1], orow.element_strides[:-1]]
     for deltas, shape, (sx, so) in batch_pieces(lead or (1,), strides if lead else [(0,), (0,)],
                                                 3):
@@ -283,6 +286,16 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
         grid = (rows,) if wg == 1 else (wg, rows)
         kern[grid](xv, w, b, ov, float(eps))
     return out
+
+
+def _layer_norm_choice(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
+                       length: int) -> tuple[pk.Kernel, int]:
+    """(kernel, invocations per row) for rows of `length`: one invocation per row for short
+    rows and on the host device, else a workgroup per row."""
+    if length > SHORT_ROW and is_host_device():
+        return nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b), 1
+    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op="layer_norm")
+    return _layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, wg), wg
 
 
 def _as_rows(x: Tensor, nlead: int, length: int) -> Tensor:

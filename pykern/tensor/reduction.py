@@ -38,7 +38,8 @@ from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
-from pykern.tensor import strided
+from pykern.tensor import reduction_host, strided
+from pykern.tensor.device_limits import is_host_device
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
@@ -282,17 +283,11 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
     n_red, n_out = prob.n_red, prob.n_out
     arg = op in ("argmax", "argmin")
     while True:
-        # one invocation per (output, chunk) when the reduction is short or its elements are
-        # strided (a column sum), one workgroup per (output, chunk) otherwise
-        strided_rows = x.element_strides[-1] != 1
-        t_chunk = _thread_chunk(n_out, n_red)
-        if n_red <= 16 or (n_out >= 4096 and n_red <= t_chunk) or \
-                (strided_rows and n_out >= 256):
-            mode, n_chunks = "thread", -(-n_red // t_chunk)
-            grid = n_out * n_chunks
+        host_mode = reduction_host.mode_for(op, x, layout) if is_host_device() else None
+        if host_mode is not None:
+            n_chunks = reduction_host.chunks(host_mode, n_red)
         else:
-            mode, n_chunks = "group", -(-n_red // CHUNK)
-            grid = n_out * n_chunks * WG
+            mode, n_chunks, grid, t_chunk = _plan(x, n_out, n_red)
         last = n_chunks == 1
         if last:
             dst, dsti, stage_fin = out, (indices if arg else _dummy()), fin
@@ -300,17 +295,33 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
             dst = empty((n_out * n_chunks,), acc)
             dsti = empty((n_out * n_chunks,), dt.i32) if arg else _dummy()
             stage_fin = "none"
-        kernel[grid](x, xi, m, dst, dsti, n_red, n_chunks, t_chunk, den, op, layout, mode, src,
-                     stage_fin)
+        if host_mode is not None:
+            reduction_host.stage(host_mode, combine, op, acc, x, layout, m, dst, n_out, n_red,
+                                 den, stage_fin)
+        else:
+            kernel[grid](x, xi, m, dst, dsti, n_red, n_chunks, t_chunk, den, op, layout, mode,
+                         src, stage_fin)
         if last:
             return
         # the partials become the input of the next stage: values, and indices for arg ops
         x, layout, xi, src = dst, "flat", (dsti if arg else xi), ("partial" if arg else src)
         if op == "sqdev":
             op = "sum"
-        if op in ("any", "all"):
-            pass
         n_red = n_chunks
+
+
+def _plan(x: Tensor, n_out: int, n_red: int) -> tuple[str, int, int, int]:
+    """(mode, chunks per output, grid, elements per invocation in thread mode) of one stage of
+    `reduce_kernel`: one invocation per (output, chunk) when the reduction is short or its
+    elements are strided (a column sum), one workgroup per (output, chunk) otherwise."""
+    strided_rows = x.element_strides[-1] != 1
+    t_chunk = _thread_chunk(n_out, n_red)
+    if n_red <= 16 or (n_out >= 4096 and n_red <= t_chunk) or \
+            (strided_rows and n_out >= 256):
+        n_chunks = -(-n_red // t_chunk)
+        return "thread", n_chunks, n_out * n_chunks, t_chunk
+    n_chunks = -(-n_red // CHUNK)
+    return "group", n_chunks, n_out * n_chunks * WG, t_chunk
 
 
 def _thread_chunk(n_out: int, n_red: int) -> int:
