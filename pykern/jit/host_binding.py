@@ -26,7 +26,9 @@ from pykern.tensor.tensor import Tensor
 _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
                    "i16": "h6x", "u16": "H6x", "i32": "i4x", "u32": "I4x", "i64": "q",
                    "u64": "Q", "bool_": "B7x", "bf16": "f4x"}
-# launches this small run on the calling thread: handing work to the pool costs more
+# launches this small run on the calling thread, where handing work to the pool costs more than
+# it saves; unless the kernel has loops (a few long invocations, as a matmul's): those go to
+# the pool whenever they have two workgroups or more
 POOL_MIN_INVOCATIONS = 1 << 14
 
 
@@ -52,6 +54,7 @@ class HostProgram:
         # debug mode: one more slot, the report's address, which `HostKernel.run_block` fills
         self.struct = struct.Struct("<" + "".join(formats) + ("7q" if self.debug else "6q"))
         self.entry = host.native.entry
+        self.loops = host.loops
 
     def run(self, grid: tuple[int, int, int], addresses: list[int], values: list) -> None:
         """Runs every workgroup of a launch over `grid` (called by the host device)."""
@@ -59,14 +62,15 @@ class HostProgram:
             values[slot] = address
         wx, wy, wz = self.workgroup
         groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
-        threads = 1 if grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS else None
+        total = groups[0] * groups[1] * groups[2]
+        small = grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS and not self.loops
+        threads = 1 if small or total < 2 else None
         if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
             packed = bytearray(self.struct.pack(*values, *grid, *groups, 0))
             self.host.run_block(np.frombuffer(packed, np.int64), grid, threads)
             return
         block = ctypes.create_string_buffer(self.struct.pack(*values, *grid, *groups),
                                             self.struct.size)
-        total = groups[0] * groups[1] * groups[2]
         run_workgroups(self.entry, ctypes.addressof(block), total, threads)
 
 

@@ -49,10 +49,15 @@ class HostKernel:
         self.object_code, optimised = compile_object(self.unoptimised_ir)
         self.native: NativeModule = load_object(self.object_code, ENTRY, optimised)
         self.from_disk_cache = False
+        # whether an invocation may run a loop: then even a launch of few invocations is
+        # worth spreading over the cores (a matmul's few long ones)
+        self.loops = any(isinstance(n, (ir.ForRange, ir.While)) for s in kernel.body
+                         for n in ir.walk(s)) or bool(kernel.functions)
 
     @classmethod
     def from_object(cls, name: str, params: tuple[ir.Param, ...],
-                    workgroup: tuple[int, int, int], obj: bytes, ir_text: str) -> HostKernel:
+                    workgroup: tuple[int, int, int], obj: bytes, ir_text: str,
+                    loops: bool = True) -> HostKernel:
         """A kernel from its object code (the disk cache), for the parameters it was compiled
         for: the launch needs nothing of the body. A RuntimeError when `obj` does not link."""
         self = cls.__new__(cls)
@@ -65,6 +70,7 @@ class HostKernel:
         self.object_code = obj
         self.native = load_object(obj, ENTRY, ir_text)
         self.from_disk_cache = True
+        self.loops = loops
         return self
 
     @property

@@ -5,7 +5,8 @@ Keyed as the SPIR-V cache keys a module (`pykern.jit.cache.cache_key`: the kerne
 the values of the names it reads, the variant, pykern's version and source), with the host's
 LLVM version, triple, CPU and features as the target (`engine.host_target`). An entry is
 `<key>.o` (the object code) and `<key>.host.json`: the format, each parameter's access (the one
-thing the key does not determine), the optimised IR (for `HostKernel.llvm_ir`) and a SHA-256
+thing the key does not determine), whether the kernel has loops (how launches spread over the
+threads), the optimised IR (for `HostKernel.llvm_ir`) and a SHA-256
 over the key, the rest of the JSON and the object code. Parameter names and types come from
 the variant. An entry is a miss, never an error, when a file is absent, refused (checked as
 the SPIR-V cache checks its files: `pykern.runtime.files`), of the wrong shape, does not match
@@ -26,7 +27,7 @@ from pykern.llvm.compiled import HostKernel
 from pykern.llvm.engine import host_target
 from pykern.runtime.files import PrivateDirectory
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 META_LIMIT = 16 << 20  # the optimised IR of a large kernel is a few hundred KiB
 OBJECT_LIMIT = 256 << 20
 _ACCESS = {v: ir.Access(v) for v in range(2 * ir.Access.TILES.value)}
@@ -78,7 +79,7 @@ class HostDiskCache:
         if obj is None or doc["sha256"] != entry_digest(key, doc, obj):
             return None
         try:
-            return HostKernel.from_object(name, params, workgroup, obj, doc["ir"])
+            return HostKernel.from_object(name, params, workgroup, obj, doc["ir"], doc["loops"])
         except RuntimeError:  # hashed as written but not linkable here
             return None
 
@@ -88,7 +89,7 @@ class HostDiskCache:
         if not self.enabled:
             return
         meta: dict[str, object] = {
-            "format": FORMAT_VERSION, "ir": host.llvm_ir,
+            "format": FORMAT_VERSION, "ir": host.llvm_ir, "loops": host.loops,
             "access": [p.access.value for p in host.source_kernel.params]}
         meta["sha256"] = entry_digest(key, meta, host.object_code)
         if self._files.write(f"{key}.o", host.object_code):
@@ -97,7 +98,8 @@ class HostDiskCache:
 
 def _params_from(doc: object, signature: tuple[tuple[str, object], ...]) -> tuple | None:
     """The parameters a well-formed document gives `signature`, or None for any other shape."""
-    if type(doc) is not dict or doc.keys() != {"format", "ir", "access", "sha256"}:
+    if type(doc) is not dict or doc.keys() != {"format", "ir", "loops", "access", "sha256"} \
+            or type(doc["loops"]) is not bool:
         return None
     access = doc["access"]
     if type(doc["format"]) is not int or doc["format"] != FORMAT_VERSION \
