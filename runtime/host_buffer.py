@@ -5,7 +5,8 @@ It has the interface of a Vulkan `Buffer` (`upload`, `download`, `read_into`, `f
 `nbytes`, `device`), so the tensor library cannot tell them apart. Launches on the host device
 run to completion before `launch` returns, so host access needs no waiting. The memory is a
 numpy byte array aligned to a cache line (what vector loads like), allocated uninitialised as
-Vulkan memory is, or an existing numpy array's memory (`HostBuffer.wrapping`: zero-copy).
+Vulkan memory is (large blocks freed before are reused: `HostDevice.create_buffer`), or an
+existing numpy array's memory (`HostBuffer.wrapping`: zero-copy).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 ALIGNMENT = 64
 
 
-def _aligned_bytes(nbytes: int) -> np.ndarray:
+def aligned_bytes(nbytes: int) -> np.ndarray:
     """`nbytes` uninitialised bytes whose address is a multiple of ALIGNMENT."""
     raw = np.empty(nbytes + ALIGNMENT, np.uint8)
     skip = -raw.ctypes.data % ALIGNMENT
@@ -31,12 +32,14 @@ class HostBuffer:
     """`nbytes` bytes of host memory owned by a `HostDevice`."""
 
     __slots__ = ("device", "nbytes", "_memory", "address", "use_serial", "write_serial",
-                 "__weakref__")
+                 "_owned", "__weakref__")
 
-    def __init__(self, device: HostDevice, nbytes: int, memory: np.ndarray | None = None) -> None:
+    def __init__(self, device: HostDevice, nbytes: int, memory: np.ndarray | None = None,
+                 owned: bool = True) -> None:
         self.device = device
         self.nbytes = nbytes
-        self._memory: np.ndarray | None = _aligned_bytes(nbytes) if memory is None else memory
+        self._memory: np.ndarray | None = aligned_bytes(nbytes) if memory is None else memory
+        self._owned = owned  # the device's memory (reusable once freed), not a user's array
         # what kernels index from (0 for an empty buffer: nothing may be read through it)
         self.address = self._memory.ctypes.data if nbytes else 0
         self.use_serial = 0  # the Vulkan buffer's launch serials: host launches never pend
@@ -47,7 +50,7 @@ class HostBuffer:
         """A buffer whose memory is `array`'s (C-contiguous, writable): kernels write it."""
         if not (array.flags.c_contiguous and array.flags.writeable):
             raise ValueError("a host buffer wraps a writable C-contiguous array only")
-        return cls(device, array.nbytes, array.reshape(-1).view(np.uint8))
+        return cls(device, array.nbytes, array.reshape(-1).view(np.uint8), owned=False)
 
     def __repr__(self) -> str:
         state = "freed" if self._memory is None else f"{self.nbytes} bytes"
@@ -94,9 +97,9 @@ class HostBuffer:
 
     def free(self) -> None:
         """Releases the memory (launches on the host have all finished already)."""
-        if self._memory is not None:
-            self.device._released(self.nbytes)
-            self._memory = None
+        memory, self._memory = self._memory, None
+        if memory is not None:
+            self.device._released(self.nbytes, memory if self._owned else None)
             self.address = 0
 
     def __del__(self) -> None:

@@ -33,6 +33,10 @@ MAX_WORKGROUP_INVOCATIONS = 1024
 MAX_SHARED_MEMORY = 64 * 1024
 # indices are 32-bit in kernels that assume Vulkan's limits; buffers as large as 2 GiB
 MAX_BUFFER_RANGE = 2**31 - 1
+# freed blocks of at least this size are kept for the next buffer of the same size, up to a
+# total beyond which they all go back
+SPARE_MIN_BYTES = 1 << 20
+SPARE_LIMIT_BYTES = 512 << 20
 
 
 def _cpu_name() -> str:
@@ -142,6 +146,8 @@ class HostDevice:
         self._allocations = 0
         self._live_buffers = 0
         self._live_bytes = 0
+        self._spares: dict[int, list] = {}  # freed blocks by size, for reuse
+        self._spare_bytes = 0
 
     def __repr__(self) -> str:
         return f"<Device {self.info.name}>"
@@ -166,7 +172,7 @@ class HostDevice:
         if nbytes < 0:
             raise ValueError(f"a buffer cannot hold {nbytes} bytes")
         try:
-            buffer = HostBuffer(self, nbytes)
+            buffer = HostBuffer(self, nbytes, self._spare_memory(nbytes))
         except MemoryError:
             raise OutOfDeviceMemory(
                 f"the host cannot allocate {nbytes} bytes ({self._live_bytes} bytes are held by "
@@ -186,14 +192,39 @@ class HostDevice:
         self._live_buffers += 1
         self._live_bytes += nbytes
 
-    def _released(self, nbytes: int) -> None:
+    def _released(self, nbytes: int, memory: object | None) -> None:
+        """A buffer let go of its `nbytes` (`memory`: the device's own, to keep for reuse)."""
         self._live_buffers -= 1
         self._live_bytes -= nbytes
+        if memory is None or nbytes < SPARE_MIN_BYTES:
+            return
+        if self._spare_bytes + nbytes > SPARE_LIMIT_BYTES:
+            self._spares.clear()  # the oldest go: the OS has them back
+            self._spare_bytes = 0
+            if nbytes > SPARE_LIMIT_BYTES:
+                return
+        self._spares.setdefault(nbytes, []).append(memory)
+        self._spare_bytes += nbytes
+
+    def _spare_memory(self, nbytes: int) -> object | None:
+        """Memory of exactly `nbytes` freed before, or None: large blocks are reused, so that
+        an op whose result is as large as the last one's touches memory already mapped
+        (a fresh block costs a page fault per page on its first write, about as much as the
+        op itself)."""
+        pool = self._spares.get(nbytes)
+        if not pool:
+            return None
+        self._spare_bytes -= nbytes
+        memory = pool.pop()
+        if not pool:
+            del self._spares[nbytes]
+        return memory
 
     def memory_stats(self) -> MemoryStats:
         return MemoryStats(allocate_calls=self._allocations, driver_allocations=self._live_buffers,
                            blocks=0, dedicated=self._live_buffers,
-                           reserved_bytes=self._live_bytes, used_bytes=self._live_bytes)
+                           reserved_bytes=self._live_bytes + self._spare_bytes,
+                           used_bytes=self._live_bytes, spare_bytes=self._spare_bytes)
 
     # ------------------------------------------------------------ launches
 
@@ -242,6 +273,8 @@ class HostDevice:
 
     def close(self) -> None:
         self._closed = True
+        self._spares.clear()
+        self._spare_bytes = 0
 
     @property
     def closed(self) -> bool:
