@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import time
 
 import numpy as np
 
@@ -26,10 +27,13 @@ from pykern.tensor.tensor import Tensor
 _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
                    "i16": "h6x", "u16": "H6x", "i32": "i4x", "u32": "I4x", "i64": "q",
                    "u64": "Q", "bool_": "B7x", "bf16": "f4x"}
-# launches this small run on the calling thread, where handing work to the pool costs more than
-# it saves; unless the kernel has loops (a few long invocations, as a matmul's): those go to
-# the pool whenever they have two workgroups or more
+# launches of kernels without loops this small run on the calling thread, where handing work
+# to the pool costs more than it saves; a kernel with loops (a few long invocations, as a
+# matmul's) goes to the pool over a grid where one run on the calling thread took longer than
+# POOL_MIN_SECONDS (remembered for up to POOL_CHOICES grids per kernel)
 POOL_MIN_INVOCATIONS = 1 << 14
+POOL_MIN_SECONDS = 200e-6
+POOL_CHOICES = 256
 
 
 def _scalar_format(t: DType) -> str:
@@ -55,6 +59,7 @@ class HostProgram:
         self.struct = struct.Struct("<" + "".join(formats) + ("7q" if self.debug else "6q"))
         self.entry = host.native.entry
         self.loops = host.loops
+        self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
 
     def run(self, grid: tuple[int, int, int], addresses: list[int], values: list) -> None:
         """Runs every workgroup of a launch over `grid` (called by the host device)."""
@@ -63,15 +68,31 @@ class HostProgram:
         wx, wy, wz = self.workgroup
         groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
         total = groups[0] * groups[1] * groups[2]
-        small = grid[0] * grid[1] * grid[2] < POOL_MIN_INVOCATIONS and not self.loops
-        threads = 1 if small or total < 2 else None
+        pooled = self._pooled(grid, total)
         if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
             packed = bytearray(self.struct.pack(*values, *grid, *groups, 0))
-            self.host.run_block(np.frombuffer(packed, np.int64), grid, threads)
+            self.host.run_block(np.frombuffer(packed, np.int64), grid, None if pooled else 1)
             return
         block = ctypes.create_string_buffer(self.struct.pack(*values, *grid, *groups),
                                             self.struct.size)
-        run_workgroups(self.entry, ctypes.addressof(block), total, threads)
+        if pooled is not None:
+            run_workgroups(self.entry, ctypes.addressof(block), total, None if pooled else 1)
+            return
+        # not known yet: run here, timed, and decide for the next launch over this grid
+        start = time.perf_counter()
+        run_workgroups(self.entry, ctypes.addressof(block), total, 1)
+        if len(self.pool_choice) < POOL_CHOICES:
+            self.pool_choice[grid] = time.perf_counter() - start > POOL_MIN_SECONDS
+
+    def _pooled(self, grid: tuple[int, int, int], total: int) -> bool | None:
+        """Whether a launch over `grid` runs on the pool (True) or the calling thread (False),
+        or None where a timed run on the calling thread decides: handing work to the pool
+        costs tens of microseconds, so it goes there when it takes longer than that."""
+        if total < 2:
+            return False
+        if not self.loops:  # every invocation does about the same, little, work
+            return grid[0] * grid[1] * grid[2] >= POOL_MIN_INVOCATIONS
+        return self.pool_choice.get(grid)
 
 
 class HostArgBinder:
