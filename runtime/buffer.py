@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from . import _vk
 from ._vk import ffi, lib
+from .buffer_access import BufferAccess
 from .memory import Allocation, Allocator
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class BufferMaker:
             raw.allocation = None
 
 
-class Buffer:
+class Buffer(BufferAccess):
     """A storage buffer of `nbytes` bytes on a `Device`.
 
     Host access (`upload`, `download`, `read_into`) is ordered with launches: a read waits for
@@ -138,38 +138,11 @@ class Buffer:
         """Bytes a descriptor covers: exactly `nbytes` (so bounds checks are exact), but never 0."""
         return self.nbytes or MIN_SIZE
 
-    def upload(self, data: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
-        """Copies `data` (any array or bytes-like; arrays are copied in C order) into the buffer
-        at byte `offset`."""
-        if isinstance(data, np.ndarray):
-            data = np.ascontiguousarray(data)
-        view = memoryview(data).cast("B")
-        self._check_range(offset, view.nbytes, "upload")
-        if view.nbytes:
-            self.device._upload(self, view, offset)
+    def _write_bytes(self, view: memoryview, offset: int) -> None:
+        self.device._upload(self, view, offset)
 
-    def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
-        """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None), after
-        the launches that write it have finished."""
-        if nbytes is None:
-            nbytes = max(self.nbytes - offset, 0)
-        self._check_range(offset, nbytes, "download")
-        out = bytearray(nbytes)
-        if nbytes:
-            self.device._download(self, memoryview(out), offset)
-        return bytes(out)
-
-    def read_into(self, array: np.ndarray, offset: int = 0) -> np.ndarray:
-        """Fills the C-contiguous, writable `array` with `array.nbytes` bytes from byte
-        `offset`; returns it."""
-        if not (
-            isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
-        ):
-            raise ValueError("read_into needs a writable C-contiguous numpy array")
-        self._check_range(offset, array.nbytes, "read")
-        if array.nbytes:
-            self.device._download(self, memoryview(array.reshape(-1).view(np.uint8)), offset)
-        return array
+    def _read_bytes(self, out: memoryview, offset: int) -> None:
+        self.device._download(self, out, offset)
 
     def free(self) -> None:
         """Releases the buffer. Launches already recorded that use it still run: the memory is
@@ -183,12 +156,3 @@ class Buffer:
             self.free()
         except Exception:  # noqa: BLE001 - interpreter shutdown, or a device already closed
             pass
-
-    def _check_range(self, offset: int, nbytes: int, what: str) -> None:
-        if self._raw is None:
-            raise ValueError(f"cannot {what}: the buffer was freed")
-        if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
-            raise ValueError(
-                f"cannot {what} {nbytes} bytes at offset {offset}: "
-                f"the buffer holds {self.nbytes} bytes"
-            )

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .buffer_access import BufferAccess
+
 if TYPE_CHECKING:
     from .host_device import HostDevice
 
@@ -28,7 +30,7 @@ def aligned_bytes(nbytes: int) -> np.ndarray:
     return raw[skip:skip + nbytes]
 
 
-class HostBuffer:
+class HostBuffer(BufferAccess):
     """`nbytes` bytes of host memory owned by a `HostDevice`."""
 
     __slots__ = ("device", "nbytes", "_memory", "address", "use_serial", "write_serial",
@@ -67,33 +69,11 @@ class HostBuffer:
             raise ValueError("the buffer was freed")
         return self._memory
 
-    def upload(self, data: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
-        """Copies `data` (arrays in C order) into the buffer at byte `offset`."""
-        if isinstance(data, np.ndarray):
-            data = np.ascontiguousarray(data)
-        view = memoryview(data).cast("B")
-        self._check_range(offset, view.nbytes, "upload")
-        if view.nbytes:
-            self.memory[offset:offset + view.nbytes] = np.frombuffer(view, np.uint8)
+    def _write_bytes(self, view: memoryview, offset: int) -> None:
+        self.memory[offset:offset + view.nbytes] = np.frombuffer(view, np.uint8)
 
-    def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
-        """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None)."""
-        if nbytes is None:
-            nbytes = max(self.nbytes - offset, 0)
-        self._check_range(offset, nbytes, "download")
-        return self.memory[offset:offset + nbytes].tobytes()
-
-    def read_into(self, array: np.ndarray, offset: int = 0) -> np.ndarray:
-        """Fills the C-contiguous, writable `array` with `array.nbytes` bytes from byte
-        `offset`; returns it."""
-        if not (
-            isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
-        ):
-            raise ValueError("read_into needs a writable C-contiguous numpy array")
-        self._check_range(offset, array.nbytes, "read")
-        if array.nbytes:
-            array.reshape(-1).view(np.uint8)[:] = self.memory[offset:offset + array.nbytes]
-        return array
+    def _read_bytes(self, out: memoryview, offset: int) -> None:
+        np.frombuffer(out, np.uint8)[:] = self.memory[offset:offset + out.nbytes]
 
     def free(self) -> None:
         """Releases the memory (launches on the host have all finished already)."""
@@ -107,12 +87,3 @@ class HostBuffer:
             self.free()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
-
-    def _check_range(self, offset: int, nbytes: int, what: str) -> None:
-        if self._memory is None:
-            raise ValueError(f"cannot {what}: the buffer was freed")
-        if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
-            raise ValueError(
-                f"cannot {what} {nbytes} bytes at offset {offset}: "
-                f"the buffer holds {self.nbytes} bytes"
-            )
