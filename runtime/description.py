@@ -187,3 +187,21 @@ class DeviceInfo:
             f"    float controls: {f.float_controls}\n"
             f"    cooperative matrices: {', '.join(map(str, self.coop_shapes)) or 'none'}"
         )
+
+
+class DescribedDevice:
+    """What every device answers from its `info`: `name`, `features`, `limits`."""
+
+    info: DeviceInfo
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def features(self) -> DeviceFeatures:
+        return self.info.features
+
+    @property
+    def limits(self) -> DeviceLimits:
+        return self.info.limits

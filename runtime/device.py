@@ -15,7 +15,8 @@ from .config import Config
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
 from .errors import FORK_ADVICE, DeviceError
 from .features import build_enable_chain, query_supported
-from .info import DeviceFeatures, DeviceInfo, DeviceLimits, memory_properties
+from .description import DescribedDevice
+from .info import DeviceInfo, memory_properties
 from .instance import API_VERSION, Instance
 from .launch import Launcher
 from .layout import BindingLayout
@@ -83,7 +84,7 @@ DEVICE_FUNCTIONS = [
 PUSH_DESCRIPTOR = "VK_KHR_push_descriptor"
 
 
-class Device:
+class Device(DescribedDevice):
     """A Vulkan device ready to run compute shaders. Get one with `get_device()`.
 
     All methods are thread-safe (one lock per device). Launches are recorded and returned at
@@ -173,18 +174,6 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<Device {self.info.index}: {self.info.name}{' (closed)' if self._closed else ''}>"
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    @property
-    def features(self) -> DeviceFeatures:
-        return self.info.features
-
-    @property
-    def limits(self) -> DeviceLimits:
-        return self.info.limits
 
     # ---- public API ----
 

@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
-from .description import DeviceFeatures, DeviceInfo, DeviceLimits, FloatControls
+from .description import (DescribedDevice, DeviceFeatures, DeviceInfo, DeviceLimits,
+                          FloatControls)
 from .errors import DeviceError, OutOfDeviceMemory
 from .grid import normalize_grid
 from .host_buffer import HostBuffer
@@ -136,7 +137,7 @@ class HostTimer:
         return self.elapsed_ns * 1e-9
 
 
-class HostDevice:
+class HostDevice(DescribedDevice):
     """The host CPU as a device: buffers in host memory, launches run at once over the cores."""
 
     def __init__(self, info: DeviceInfo) -> None:
@@ -151,18 +152,6 @@ class HostDevice:
 
     def __repr__(self) -> str:
         return f"<Device {self.info.name}>"
-
-    @property
-    def name(self) -> str:
-        return self.info.name
-
-    @property
-    def features(self) -> DeviceFeatures:
-        return self.info.features
-
-    @property
-    def limits(self) -> DeviceLimits:
-        return self.info.limits
 
     # ------------------------------------------------------------ memory
 
