@@ -94,13 +94,18 @@ class Runtime:
             self.replaced.append(device)  # closed at shutdown, if it can be
             device = None
         if device is None:
-            if index != self.host_index and self.instance is None:
-                assert self.vulkan_unavailable is not None
-                raise DeviceError(self.vulkan_unavailable)
-            device = HostDevice(self.infos[index]) if index == self.host_index \
-                else _new_device(self, index, self.config)
-            self.opened[index] = device
+            device = self.opened[index] = self.new_device(index, self.config)
         return device
+
+    def new_device(self, index: int, config: Config) -> Device | HostDevice:
+        """A fresh device of index `index`: the host device, or a Vulkan device with
+        `config` (a DeviceError where this process cannot use Vulkan)."""
+        if index == self.host_index:
+            return HostDevice(self.infos[index])
+        if self.instance is None:
+            assert self.vulkan_unavailable is not None
+            raise DeviceError(self.vulkan_unavailable)
+        return _new_device(self, index, config)
 
     def default_index(self) -> int:
         if self.config.device is not None:
@@ -269,11 +274,7 @@ def open_device(which: int | str | None = None, **config: object) -> Device | Ho
         runtime = _get_runtime()
         index = runtime.default_index() if which is None else \
             select(runtime.infos, which, "open_device", runtime.vulkan_unavailable)
-        if index != runtime.host_index and runtime.instance is None:
-            assert runtime.vulkan_unavailable is not None
-            raise DeviceError(runtime.vulkan_unavailable)
-        device = HostDevice(runtime.infos[index]) if index == runtime.host_index else \
-            _new_device(runtime, index, replace(runtime.config, **config))
+        device = runtime.new_device(index, replace(runtime.config, **config))
         runtime.extra.append(device)
         return device
 

@@ -44,6 +44,18 @@ class _ArraySlot:
 _HEADER_COUNT = len(HEADER_FIELDS)
 
 
+def bound_tensor(kernel_name: str, slot: _ArraySlot, value: object,
+                 copy_back: list[tuple[np.ndarray, Tensor]]) -> Tensor:
+    """The tensor an array argument off the binders' fast path (not a tensor of the slot's
+    dtype and ndim) binds as: checked (a LaunchError naming the parameter), numpy arrays
+    converted, and a copy back after the launch added to `copy_back` where one is needed."""
+    check_array(kernel_name, slot.param.name, slot.param.type, value)  # type: ignore[arg-type]
+    bound = bind_array(kernel_name, slot.param, value)  # type: ignore[arg-type]
+    if bound.copy_back_to is not None:
+        copy_back.append((bound.copy_back_to, bound.tensor))
+    return bound.tensor
+
+
 def _scalar_slot(arg: int, name: str, t: DType) -> _ScalarSlot:
     """The slot of a scalar parameter: the Python type and range that need no checks."""
     kind = float if t.is_float else bool if t.kind == "b" else int
@@ -99,12 +111,7 @@ class ArgBinder:
         for a in self.arrays:
             t = args[a.arg]
             if not (type(t) is Tensor and t.dtype is a.dtype and len(t.shape) == a.ndim):
-                check_array(self.kernel_name, a.param.name, a.param.type,  # type: ignore[arg-type]
-                            t)
-                bound = bind_array(self.kernel_name, a.param, t)
-                if bound.copy_back_to is not None:
-                    copy_back.append((bound.copy_back_to, bound.tensor))
-                t = bound.tensor
+                t = bound_tensor(self.kernel_name, a, t, copy_back)
             if a.param.access & ir.Access.TILES:
                 check_tiles(self.kernel_name, a.param.name, t)
             buffers.append(t.buffer)

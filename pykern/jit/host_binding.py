@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from pykern import ir
-from pykern.jit.arguments import bind_array, check_array, scalar_value
-from pykern.jit.binding import _scalar_slot
+from pykern.jit.arguments import scalar_value
+from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.pool import run_workgroups
@@ -101,43 +101,38 @@ class HostArgBinder:
 
     def __init__(self, kernel_name: str, params: tuple[ir.Param, ...]):
         self.kernel_name = kernel_name
-        self.plan: list[tuple] = []  # per parameter: ("s", arg, slot) or ("a", arg, param, ...)
+        self.plan: list[_ScalarSlot | _ArraySlot] = []  # one slot per parameter, in order
         self.pointer_slots: list[int] = []
         slot = 0
         for i, p in enumerate(params):
             t = p.type
             if isinstance(t, ArrayType):
-                self.plan.append(("a", i, p, t.dtype, t.ndim))
+                self.plan.append(_ArraySlot(i, p, t.dtype, t.ndim))
                 self.pointer_slots.append(slot)
                 slot += 2 + 2 * t.ndim
             else:
-                self.plan.append(("s", i, _scalar_slot(i, p.name, t)))
+                self.plan.append(_scalar_slot(i, p.name, t))
                 slot += 1
         self.slots = slot
 
     def bind(self, args: list) -> tuple[list, list, list[tuple[np.ndarray, Tensor]]]:
         """The slot values (addresses left 0), the buffers of the array parameters in order,
-        and the (numpy array, tensor) pairs to copy back after the launch."""
+        and the (numpy array, tensor) pairs to copy back after the launch; the checks and
+        fast paths of `ArgBinder.bind`."""
         values: list = []
         buffers: list = []
         copy_back: list[tuple[np.ndarray, Tensor]] = []
-        for entry in self.plan:
-            if entry[0] == "s":
-                s = entry[2]
+        for s in self.plan:
+            if type(s) is _ScalarSlot:
                 v = args[s.arg]
                 if type(v) is s.kind and s.lo <= v <= s.hi:
                     values.append(v)
                 else:
                     values.append(scalar_value(self.kernel_name, s.name, s.type, v))
                 continue
-            _, arg, param, dtype, ndim = entry
-            t = args[arg]
-            if not (type(t) is Tensor and t.dtype is dtype and len(t.shape) == ndim):
-                check_array(self.kernel_name, param.name, param.type, t)
-                bound = bind_array(self.kernel_name, param, t)
-                if bound.copy_back_to is not None:
-                    copy_back.append((bound.copy_back_to, bound.tensor))
-                t = bound.tensor
+            t = args[s.arg]
+            if not (type(t) is Tensor and t.dtype is s.dtype and len(t.shape) == s.ndim):
+                t = bound_tensor(self.kernel_name, s, t, copy_back)  # type: ignore[arg-type]
             buffers.append(t.buffer)
             values.append(0)
             values.append(t.offset)
