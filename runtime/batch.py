@@ -7,7 +7,8 @@ that used it and of the last that wrote it; host access waits for exactly those 
 "serial N is complete" means every batch up to N is.
 
 Between commands, hazards are tracked per buffer. The queue counts the barriers it recorded
-(`epoch`); each buffer notes the epoch in which a command last read it and last wrote it. A new
+(`epoch`; a wait for all work opens a new one too, as nothing before it can conflict any
+more); each buffer notes the epoch in which a command last read it and last wrote it. A new
 command needs a barrier only if it reads a buffer written in the current epoch (read after
 write), or writes one read or written in it (write after read / write after write); otherwise
 it may run concurrently with the commands before it. The barrier is one global
@@ -152,7 +153,8 @@ class BatchQueue:
         self.completed = 0  # every batch with a serial up to this one has finished
         self.hung = False  # a wait timed out: the GPU may still be running; never destroy
         self.lost = False  # a wait reported VK_ERROR_DEVICE_LOST
-        self.epoch = 0  # barriers recorded so far; see the module docstring
+        self.epoch = 0  # the hazard epoch; see the module docstring
+        self.barriers = 0  # barriers recorded so far
         self._checks: deque[Callable[[], None]] = deque()  # see `after`
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
@@ -208,6 +210,7 @@ class BatchQueue:
             batch.cmd, STAGES, STAGES, 0, 1, self.barrier, 0, ffi.NULL, 0, ffi.NULL
         )
         self.epoch += 1
+        self.barriers += 1
 
     def order_copy(self, batch: Batch, src: RawBuffer, dst: RawBuffer) -> None:
         """Records a barrier if a copy from `src` to `dst` conflicts with an earlier command of
@@ -315,6 +318,10 @@ class BatchQueue:
         self.submit()
         while self.in_flight:
             self._retire(self.in_flight[0])
+        if self.recording is None:
+            # everything recorded has finished, so no later command can conflict with it: a
+            # new epoch without a barrier (a buffer freed and reused whole keeps its epochs)
+            self.epoch += 1
         self._run_checks()
 
     def after(self, serial: int, check: Callable[[], None]) -> None:

@@ -149,7 +149,7 @@ class Buffer(BufferAccess):
         released once they have finished."""
         raw, self._raw = self._raw, None
         if raw is not None:
-            self.device._release(raw, self.use_serial)
+            self.device._release(raw, self.use_serial, self.nbytes)
 
     def __del__(self) -> None:
         try:

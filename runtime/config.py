@@ -40,6 +40,8 @@ class Config:
       pipeline cache on disk) when `PYKERN_CACHE=0`.
     - `memory_block_size`: bytes of each device-memory block buffers are carved from; 0 picks
       one from the heap size (see `memory.default_block_size`).
+    - `buffer_cache_bytes`: at most this many bytes of freed buffers are kept whole for the
+      next buffer of their size (`recycle.py`); 0 keeps none.
     """
 
     device: str | None = None
@@ -51,6 +53,7 @@ class Config:
     push_descriptors: bool = True
     cache_dir: Path | None = None
     memory_block_size: int = 0
+    buffer_cache_bytes: int = 256 << 20
 
     @staticmethod
     def from_env(environ: Mapping[str, str] | None = None) -> Config:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import threading
 from collections import deque
@@ -23,6 +24,7 @@ from .layout import BindingLayout
 from .memory import STORAGE, Allocator, MemoryStats
 from .pipeline_cache import PipelineCache
 from .program import Program, check_words
+from .recycle import BufferRecycler
 from .staging import CHUNK, StagingPool
 from .stats import DeviceStats
 from .timing import BOTTOM, GpuTimer, QueryPools
@@ -120,6 +122,9 @@ class Device(DescribedDevice):
         self.allocator = self._create_allocator(physical_device)
         self._maker = BufferMaker(self.handle, fn, self.allocator)
         self._storage_type = self.allocator.type_for(STORAGE)
+        self._recycled = BufferRecycler(
+            config.buffer_cache_bytes,
+            self.allocator.heap_sizes[self.allocator.types[self._storage_type][1]])
         self._staging = StagingPool(self._maker)
         self._descriptors = DescriptorAllocator(self.handle, fn)
         self.pipeline_cache = PipelineCache(self.handle, fn, info, config.cache_dir)
@@ -190,6 +195,11 @@ class Device(DescribedDevice):
         size = max(MIN_SIZE, -(-nbytes // 16) * 16)
         with self._lock:
             self._check_open()
+            kept = self._recycled.take(nbytes)
+            if kept is not None:  # a freed buffer of this size (see runtime/recycle.py)
+                buffer = Buffer(self, nbytes, kept[0])
+                buffer.use_serial = buffer.write_serial = kept[1]
+                return buffer
             self.allocator.ensure_fits(size, self._storage_type)
             limit = self.info.limits.max_storage_buffer_range
             if nbytes > limit:
@@ -273,17 +283,21 @@ class Device(DescribedDevice):
         with self._lock:
             return DeviceStats(
                 commands=self._batches.commands,
-                barriers=self._batches.epoch,
+                barriers=self._batches.barriers,
                 submits=self._batches.submits,
                 descriptor_set_hits=self._set_cache.hits,
                 descriptor_set_misses=self._set_cache.misses,
-                memory=self.allocator.stats(),
+                memory=self.memory_stats(),
             )
 
     def memory_stats(self) -> MemoryStats:
-        """What the memory allocator holds (see `MemoryStats`)."""
+        """What the memory allocator holds (see `MemoryStats`); buffers freed and kept for
+        reuse count as `cached_bytes`, not `used_bytes`."""
         with self._lock:
-            return self.allocator.stats()
+            stats = self.allocator.stats()
+            cached = self._recycled.bytes
+            return dataclasses.replace(stats, used_bytes=stats.used_bytes - cached,
+                                       cached_bytes=cached)
 
     def save_pipeline_cache(self) -> bool:
         """Writes the pipeline cache to disk now if it changed (it is also saved at close);
@@ -453,11 +467,15 @@ class Device(DescribedDevice):
             if not self._closed:
                 self._batches.defer(serial, lambda: self._queries.give_back(pair))
 
-    def _release(self, raw: RawBuffer, use_serial: int) -> None:
+    def _release(self, raw: RawBuffer, use_serial: int, nbytes: int) -> None:
         with self._lock:
             if self._closed:
                 return
-            self._batches.defer(use_serial, lambda: self._destroy_raw(raw))
+            evicted = self._recycled.keep(raw, use_serial, nbytes)
+            if evicted is None:
+                evicted = [(raw, use_serial)]
+            for old, serial in evicted:
+                self._batches.defer(serial, lambda old=old: self._destroy_raw(old))
 
     # ---- internals ----
 
@@ -484,8 +502,11 @@ class Device(DescribedDevice):
         self._maker.destroy(raw)
 
     def _reclaim(self) -> None:
-        # buffers freed while launches still used them are released once those finish
+        # buffers freed while launches still used them are released once those finish, and
+        # those kept for reuse go too: memory runs short
         self._batches.wait_all()
+        for raw, _ in self._recycled.drain():
+            self._destroy_raw(raw)
         self._staging.trim()
 
     def _check_open(self) -> None:

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 ALIGNMENT = 64
 
 
-def aligned_bytes(nbytes: int) -> np.ndarray:
-    """`nbytes` uninitialised bytes whose address is a multiple of ALIGNMENT."""
+def aligned_bytes(nbytes: int) -> tuple[np.ndarray, int]:
+    """`nbytes` uninitialised bytes whose address is a multiple of ALIGNMENT, and the address."""
     raw = np.empty(nbytes + ALIGNMENT, np.uint8)
-    skip = -raw.ctypes.data % ALIGNMENT
-    return raw[skip:skip + nbytes]
+    address = raw.ctypes.data
+    skip = -address % ALIGNMENT
+    return raw[skip:skip + nbytes], address + skip
 
 
 class HostBuffer(BufferAccess):
@@ -36,14 +37,16 @@ class HostBuffer(BufferAccess):
     __slots__ = ("device", "nbytes", "_memory", "address", "use_serial", "write_serial",
                  "_owned", "__weakref__")
 
-    def __init__(self, device: HostDevice, nbytes: int, memory: np.ndarray | None = None,
-                 owned: bool = True) -> None:
+    def __init__(self, device: HostDevice, nbytes: int,
+                 memory: tuple[np.ndarray, int] | None = None, owned: bool = True) -> None:
+        """`memory`: the bytes and their address (fresh ones when None)."""
         self.device = device
         self.nbytes = nbytes
-        self._memory: np.ndarray | None = aligned_bytes(nbytes) if memory is None else memory
+        array, address = aligned_bytes(nbytes) if memory is None else memory
+        self._memory: np.ndarray | None = array
         self._owned = owned  # the device's memory (reusable once freed), not a user's array
         # what kernels index from (0 for an empty buffer: nothing may be read through it)
-        self.address = self._memory.ctypes.data if nbytes else 0
+        self.address = address if nbytes else 0
         self.use_serial = 0  # the Vulkan buffer's launch serials: host launches never pend
         self.write_serial = 0
 
@@ -52,7 +55,8 @@ class HostBuffer(BufferAccess):
         """A buffer whose memory is `array`'s (C-contiguous, writable): kernels write it."""
         if not (array.flags.c_contiguous and array.flags.writeable):
             raise ValueError("a host buffer wraps a writable C-contiguous array only")
-        return cls(device, array.nbytes, array.reshape(-1).view(np.uint8), owned=False)
+        return cls(device, array.nbytes, (array.reshape(-1).view(np.uint8), array.ctypes.data),
+                   owned=False)
 
     def __repr__(self) -> str:
         state = "freed" if self._memory is None else f"{self.nbytes} bytes"
@@ -79,7 +83,7 @@ class HostBuffer(BufferAccess):
         """Releases the memory (launches on the host have all finished already)."""
         memory, self._memory = self._memory, None
         if memory is not None:
-            self.device._released(self.nbytes, memory if self._owned else None)
+            self.device._released(self.nbytes, (memory, self.address) if self._owned else None)
             self.address = 0
 
     def __del__(self) -> None:

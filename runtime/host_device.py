@@ -34,9 +34,8 @@ MAX_WORKGROUP_INVOCATIONS = 1024
 MAX_SHARED_MEMORY = 64 * 1024
 # indices are 32-bit in kernels that assume Vulkan's limits; buffers as large as 2 GiB
 MAX_BUFFER_RANGE = 2**31 - 1
-# freed blocks of at least this size are kept for the next buffer of the same size, up to a
-# total beyond which they all go back
-SPARE_MIN_BYTES = 1 << 20
+# freed blocks are kept for the next buffer of the same size, up to a total beyond which they
+# all go back: an op's result then costs no allocation (small) and no page faults (large)
 SPARE_LIMIT_BYTES = 512 << 20
 
 
@@ -185,7 +184,7 @@ class HostDevice(DescribedDevice):
         """A buffer let go of its `nbytes` (`memory`: the device's own, to keep for reuse)."""
         self._live_buffers -= 1
         self._live_bytes -= nbytes
-        if memory is None or nbytes < SPARE_MIN_BYTES:
+        if memory is None or nbytes == 0:
             return
         if self._spare_bytes + nbytes > SPARE_LIMIT_BYTES:
             self._spares.clear()  # the oldest go: the OS has them back
@@ -195,11 +194,11 @@ class HostDevice(DescribedDevice):
         self._spares.setdefault(nbytes, []).append(memory)
         self._spare_bytes += nbytes
 
-    def _spare_memory(self, nbytes: int) -> object | None:
-        """Memory of exactly `nbytes` freed before, or None: large blocks are reused, so that
-        an op whose result is as large as the last one's touches memory already mapped
-        (a fresh block costs a page fault per page on its first write, about as much as the
-        op itself)."""
+    def _spare_memory(self, nbytes: int) -> tuple | None:
+        """Memory of exactly `nbytes` freed before and its address, or None. Blocks are reused
+        so that an op's result costs no allocation, and, when large, touches memory already
+        mapped (a fresh block costs a page fault per page on its first write, about as much as
+        the op itself)."""
         pool = self._spares.get(nbytes)
         if not pool:
             return None

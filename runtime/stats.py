@@ -17,6 +17,7 @@ class MemoryStats:
     reserved_bytes: int  # obtained from the driver
     used_bytes: int  # handed out to buffers
     spare_bytes: int = 0  # freed dedicated allocations kept for reuse
+    cached_bytes: int = 0  # freed buffers kept whole for the next of their size
 
 
 @dataclass(frozen=True)

@@ -177,12 +177,14 @@ def test_large_freed_blocks_are_reused_and_results_stay_right(host):
     first = a + a
     address = first.buffer.address
     del first  # its block is kept ...
-    assert host.memory_stats().spare_bytes >= 4 * n
+    spare = host.memory_stats().spare_bytes
+    assert spare >= 4 * n
     second = a * 3.0  # ... and taken by the next result of its size
-    assert second.buffer.address == address and host.memory_stats().spare_bytes == 0
+    assert second.buffer.address == address
+    assert host.memory_stats().spare_bytes <= spare - 4 * n
     np.testing.assert_array_equal(second.numpy(), 3.0 * np.arange(n, dtype=np.float32))
     del second
     np.testing.assert_array_equal(pk.zeros(n).numpy(), np.zeros(n))  # written, not stale
     user = np.ones(n, np.float32)
     scale[n](2.0, user, user)  # a wrapped user array is never kept as a spare
-    assert host.memory_stats().spare_bytes <= 4 * n and user[0] == 2.0
+    assert host.memory_stats().spare_bytes < 8 * n and user[0] == 2.0  # second's block only

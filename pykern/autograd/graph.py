@@ -105,7 +105,10 @@ class ViewNode(Node):
 
 def needs_grad(*inputs: object) -> bool:
     """Whether an op on `inputs` records: grad mode is on and one input requires grad."""
-    return is_grad_enabled() and any(getattr(t, "requires_grad", False) for t in inputs)
+    for t in inputs:  # every op asks: the common answer (no input requires grad) first
+        if getattr(t, "requires_grad", False):
+            return is_grad_enabled()
+    return False
 
 
 def edge(t: object) -> Edge | None:

@@ -20,6 +20,7 @@ from pykern.config import config
 from pykern.errors import CompileError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
+from pykern.jit import capture
 from pykern.jit.arguments import bind_keywords, diagnose_buffers, kernel_grid
 from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
@@ -227,6 +228,7 @@ class Kernel:
         if kwargs or len(args) < len(self._specs):
             args = self._by_name(args, kwargs)
         if self.interpret:
+            capture.mark_unrepeatable()
             return self._interpret(grid, grid_ndim, args)
         device = get_device()
         if len(args) != len(self._specs):
@@ -250,6 +252,9 @@ class Kernel:
         status = variant.loop_status
         if status is not None:
             buffers[status.slot] = status.buffer
+        if capture.ACTIVE[0] is not None:  # an op's first call with its signature
+            capture.note_launch(variant.program, grid, block, buffers, not (
+                self.debug or status is not None or copy_back))
         try:
             if variant.module.debug_sites:
                 debug_launch(self.__name__, variant, device, grid, buffers, block)

@@ -19,13 +19,25 @@ import numpy as np
 BOOL, INT, UINT, FLOAT = "b", "i", "u", "f"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DType:
     """A scalar type: `kind` is one of 'b', 'i', 'u', 'f'; `bits` its width."""
 
     name: str
     kind: str
     bits: int
+
+    # Every op keys its caches on dtypes: equality and hash by name (which decides the rest),
+    # with identity first, cost less than the dataclass's field tuples.
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not DType:
+            return NotImplemented
+        return self.name == other.name and self.kind == other.kind and self.bits == other.bits
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     @property
     def itemsize(self) -> int:

@@ -33,6 +33,8 @@ from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.records import record_binary, record_cast, record_unary
 from pykern.autograd.version import bump
+from pykern.jit.strict_float import STRICT_BLOCK
+from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
@@ -135,6 +137,25 @@ def constant(value: object, dtype: DType) -> Tensor:
     return Tensor(t.buffer, (), dtype, (), t.offset)
 
 
+_SCALARS: dict[tuple, Tensor] = {}
+
+
+def scalar_constant(value: float | int, dtype: DType) -> Tensor:
+    """`constant(value, dtype)` for a Python float or int, found by the value itself (no numpy
+    conversion) where the value tells its constant apart: not 0 (0.0 and -0.0 are equal keys)
+    and not nan (never equal to itself)."""
+    if value != 0 and value == value:
+        key = (get_device(), dtype, type(value), value)
+        t = _SCALARS.get(key)
+        if t is None:
+            t = constant(value, dtype)
+            if len(_SCALARS) >= _CONSTANTS_MAX:
+                _SCALARS.clear()
+            _SCALARS[key] = t
+        return t
+    return constant(value, dtype)
+
+
 def as_tensor(x: object, what: str | None = None) -> Tensor:
     """A tensor operand from a tensor, numpy array/scalar, (nested) list or Python scalar (a
     0-d tensor of pykern's default dtype for it: bool_, i32, f32). `what` names the operand in
@@ -165,9 +186,8 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     x = as_tensor(x)
     if out is not None:
         return _unary_into(op, x, out)
-    if needs_grad(x):
-        return record_unary(op.name, _unary(op, x, None), x)
-    return _unary(op, x, None)
+    result = dispatch((op, STRICT_BLOCK.get()), (x,), lambda: _unary(op, x, None))
+    return record_unary(op.name, result, x) if needs_grad(x) else result
 
 
 def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
@@ -221,9 +241,16 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
         op = BINARY[op]
     if out is not None:
         return _binary_into(op, a, b, out)
-    if needs_grad(a, b):
-        return record_binary(op.name, _binary(op, a, b, None), a, b)
-    return _binary(op, a, b, None)
+    ta, tb = type(a), type(b)
+    if ta is Tensor and tb is Tensor:  # the dtypes decide the promotion
+        result = dispatch((op, STRICT_BLOCK.get()), (a, b), lambda: _binary(op, a, b, None))
+    elif ta is Tensor and (tb is float or tb is int) and a.dtype.is_float and op is not POW:
+        result = _with_constant(op, a, scalar_constant(b, a.dtype), a.dtype)  # t * 2.0
+    elif tb is Tensor and (ta is float or ta is int) and b.dtype.is_float and op is not POW:
+        result = _with_constant(op, scalar_constant(a, b.dtype), b, b.dtype)  # 2.0 * t
+    else:
+        result = _binary_with_scalars(op, a, b)
+    return record_binary(op.name, result, a, b) if needs_grad(a, b) else result
 
 
 def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
@@ -241,14 +268,41 @@ def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
 
 def _binary(op: BinaryOp, a: object, b: object, out: Tensor | None) -> Tensor:
     a, b, p = _promoted_operands(a, b)
+    special = _special_case(op, a, b, p, out)
+    if special is not None:
+        return special
+    return _binary_promoted(op, _operand(a, p, op.name), _operand(b, p, op.name), p, out)
+
+
+def _binary_with_scalars(op: BinaryOp, a: object, b: object) -> Tensor:
+    """`_binary` of operands that are not both tensors, through the plan of the tensors they
+    become: a Python scalar is a constant tensor of the promoted dtype, so `t * 2.0` and
+    `t * 3.0` share a plan (their values are operands, not part of the signature)."""
+    a, b, p = _promoted_operands(a, b)
+    special = _special_case(op, a, b, p, None)
+    if special is not None:
+        return special
+    return _with_constant(op, _operand(a, p, op.name), _operand(b, p, op.name), p)
+
+
+def _with_constant(op: BinaryOp, ta: Tensor, tb: Tensor, p: DType) -> Tensor:
+    return dispatch((op, p, STRICT_BLOCK.get()), (ta, tb),
+                    lambda: _binary_promoted(op, ta, tb, p, None))
+
+
+def _special_case(op: BinaryOp, a: object, b: object, p: DType, out: Tensor | None
+                  ) -> Tensor | None:
+    """The result where a scalar operand's value decides it (numpy's shortcuts), else None."""
     special = _scalar_shortcut(op, a, b, p, out) if op is POW else None
     if special is None and op.beyond_range is not None and p.is_int:
         special = _out_of_range_comparison(op, a, b, p, out)
-    if special is not None:
-        return special
+    return special
+
+
+def _binary_promoted(op: BinaryOp, ta: Tensor, tb: Tensor, p: DType, out: Tensor | None
+                     ) -> Tensor:
+    """`op` on tensor operands whose values are converted to `p` before it."""
     plan = op.plan(p)
-    ta = _operand(a, p, op.name)
-    tb = _operand(b, p, op.name)
     shape = strided.broadcast_shapes(ta.shape, tb.shape)
     out = _output(out, shape, plan.result, op.name)
     launch(binary_kernel, [ta.broadcast_to(shape), tb.broadcast_to(shape)], out, plan.fn,

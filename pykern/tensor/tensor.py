@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pykern.autograd.keyword import accepts_requires_grad
+from pykern.jit import capture
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -54,8 +55,15 @@ def _scatter_into_zeros(x: Tensor, key: object, g: Tensor) -> Tensor:
 
 
 def _ops() -> Any:
-    import pykern.tensor as ops
-    return ops
+    """The op library (imported on first use, as it imports this module)."""
+    global _OPS
+    if _OPS is None:
+        import pykern.tensor as ops
+        _OPS = ops
+    return _OPS
+
+
+_OPS: Any = None
 
 
 def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "") -> int:
@@ -196,6 +204,7 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """A numpy copy of the tensor; waits for the launches that write it."""
+        capture.mark_unrepeatable()  # an op that reads values decides on them: no plan
         out = np.empty(self.shape, self.dtype.numpy)
         if self.size == 0:
             return out
@@ -790,7 +799,10 @@ def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object 
     n = 1
     for s in shape:
         n *= s
-    return Tensor(get_device().create_buffer(n * d.itemsize), shape, d)
+    buffer = get_device().create_buffer(n * d.itemsize)
+    if capture.ACTIVE[0] is not None:  # an op's launches being noted for its plan
+        capture.note_created(buffer)
+    return Tensor(buffer, shape, d)
 
 
 @accepts_requires_grad
@@ -832,6 +844,7 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
         arr = arr.copy(order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     t = Tensor(get_device().create_buffer(arr.nbytes), arr.shape, d)
     if arr.nbytes:
+        capture.mark_unrepeatable()  # a replay would not upload these values again
         # ml_dtypes' bfloat16 has no buffer-protocol format: its words are uploaded
         t.buffer.upload(arr.view(d.storage) if d == dt.bf16 else arr)  # type: ignore[attr-defined]
     return t

@@ -179,8 +179,9 @@ def test_spares_never_exceed_their_limit(device):
 
 @pytest.fixture
 def small_blocks():
-    """A device whose blocks are 1 MiB, so that a few buffers span several blocks."""
-    device = rt.open_device(memory_block_size=MIB)
+    """A device whose blocks are 1 MiB, so that a few buffers span several blocks, and which
+    keeps no freed buffers whole (what these tests see is the allocator's reuse)."""
+    device = rt.open_device(memory_block_size=MIB, buffer_cache_bytes=0)
     yield device
     device.close()
 

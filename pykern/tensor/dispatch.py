@@ -1,0 +1,149 @@
+"""Op dispatch by replayed plans: the fast path of the op library.
+
+An op's Python — promotion, broadcasting, choosing and collapsing a launch grid, finding the
+kernel variant, packing its argument block — depends only on its operands' dtypes, shapes,
+strides and offsets and on the op's own parameters, never on the operands' values. So the first
+call of an op with a given *signature* (those facts, as a key the op builds) runs that Python
+while `pykern.jit.capture` notes the launches it makes; the notes become a `Plan`, and later
+calls with the same signature replay it: fresh buffers for the results, then the same
+programs, grids and argument blocks on the new call's buffers. What a replay costs is a dict
+lookup, the buffers, and the device's own launch.
+
+A plan maps each buffer a launch bound to where the new call finds its counterpart: an
+operand's buffer (by position; which operands share one buffer is part of the signature), a
+buffer the op made (`pk.empty`: the results and any temporaries), or one that outlives the op
+(a cached constant or stand-in, kept by the plan). A capture that did anything a replay would
+not repeat (a debug or interpreted launch, an upload, a result that is a view) gives no plan,
+and the key is remembered as such so the op's Python runs from then on without capturing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pykern.jit import capture as cap
+from pykern.runtime import get_device
+from pykern.tensor.tensor import Tensor
+
+PLANS_MAX = 4096  # signatures kept (least recently used beyond)
+
+
+class Plan:
+    """The launches of one op signature, ready to be made again on new operands."""
+
+    __slots__ = ("sizes", "kept", "launches", "results", "single")
+
+    def __init__(self, sizes: list[int], kept: list[Any],
+                 launches: list[tuple[Any, tuple[int, int, int], Any, tuple[int, ...]]],
+                 results: list[tuple[int, tuple[int, ...], Any, tuple[int, ...], int]],
+                 single: bool) -> None:
+        self.sizes = sizes  # bytes of each buffer the op makes, in order
+        self.kept = kept  # buffers that outlive the op, bound as they were
+        self.launches = launches  # (program, grid, block, where each buffer comes from)
+        self.results = results  # (buffer index, shape, dtype, strides, offset) per result
+        self.single = single  # the op returns one tensor, not a tuple
+
+    def run(self, device: Any, operands: Sequence[Tensor]) -> Any:
+        # the buffers a launch may bind: the operands', the fresh ones, the kept ones
+        pool = [t.buffer for t in operands]
+        create = device.create_buffer
+        for n in self.sizes:
+            pool.append(create(n))
+        pool += self.kept
+        launch = device.launch
+        for program, grid, block, sources in self.launches:
+            # a Vulkan block is bytes; the host device's is a list it fills in: a copy each
+            launch(program, grid, [pool[s] for s in sources],
+                   block if type(block) is bytes else block[:])
+        if self.single:
+            i, shape, dtype, strides, offset = self.results[0]
+            return Tensor(pool[i], shape, dtype, strides, offset)
+        return tuple(Tensor(pool[i], shape, dtype, strides, offset)
+                     for i, shape, dtype, strides, offset in self.results)
+
+
+_PLANS: OrderedDict[tuple, Plan | None] = OrderedDict()
+
+
+def signature(t: Tensor) -> tuple:
+    """What of a tensor operand a plan depends on."""
+    return (t.dtype, t.shape, t._strides, t.offset)
+
+
+def sharing(operands: Sequence[Tensor]) -> tuple[int, ...]:
+    """Which operands share a buffer: for each, the position of the first with its buffer."""
+    buffers = [t.buffer for t in operands]
+    return tuple(buffers.index(b) for b in buffers)
+
+
+def dispatch(key: tuple, operands: Sequence[Tensor], run: Callable[[], Any]) -> Any:
+    """`run()` (the op's own Python over `operands`), through the plan of `key`: replayed when
+    one exists, captured when the key is new. `key` must hold everything the launches depend
+    on besides the operands' signatures and sharing, which are added here."""
+    device = get_device()
+    full = (key, device, *[signature(t) for t in operands], sharing(operands))
+    plan = _PLANS.get(full, False)
+    if plan:
+        return plan.run(device, operands)  # type: ignore[union-attr]
+    if plan is None or cap.ACTIVE[0] is not None:
+        return run()  # known to need its Python each time, or inside another op's capture
+    capture = cap.Capture()
+    cap.ACTIVE[0] = capture
+    try:
+        result = run()
+    finally:
+        cap.ACTIVE[0] = None
+    _PLANS[full] = _plan(capture, operands, result)
+    if len(_PLANS) > PLANS_MAX:
+        _PLANS.popitem(last=False)
+    return result
+
+
+def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan | None:
+    """The plan that repeats `capture`, or None where a replay could not."""
+    if capture.unrepeatable:
+        return None
+    single = isinstance(result, Tensor)
+    results = [result] if single else list(result) if isinstance(result, tuple) else None
+    if not results or not all(type(r) is Tensor and r._base is None and not r.requires_grad
+                              for r in results):
+        return None
+    where: dict[int, int] = {}  # id(buffer) -> pool index
+    for i, t in enumerate(operands):
+        where.setdefault(id(t.buffer), i)
+    sizes: list[int] = []
+    for buffer in capture.created.values():
+        if id(buffer) not in where:
+            where[id(buffer)] = len(operands) + len(sizes)
+            sizes.append(buffer.nbytes)
+    kept: list[Any] = []
+    launches = []
+    for program, grid, block, buffers in capture.launches:
+        sources = []
+        for b in buffers:
+            if b is None:
+                return None  # a slot the binder leaves empty: not a plain launch
+            if id(b) not in where:
+                where[id(b)] = -1 - len(kept)
+                kept.append(b)
+            sources.append(where[id(b)])
+        launches.append((program, grid, list(block) if isinstance(block, list) else bytes(block),
+                         sources))
+    base = len(operands) + len(sizes)
+    for launch in launches:
+        launch[3][:] = [s if s >= 0 else base - 1 - s for s in launch[3]]
+    specs = []
+    for r in results:
+        i = where.get(id(r.buffer))
+        if i is None or not len(operands) <= i < base:
+            return None  # a result that is an operand, or made otherwise than by pk.empty
+        specs.append((i, r.shape, r.dtype, r._strides, r.offset))
+    frozen = [(p, g, blk, tuple(s)) for p, g, blk, s in launches]
+    return Plan(sizes, kept, frozen, specs, single)
+
+
+def clear() -> None:
+    """Forgets every plan (their programs and kept buffers go with them)."""
+    _PLANS.clear()

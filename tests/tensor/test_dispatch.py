@@ -1,0 +1,164 @@
+"""Op dispatch by replayed plans (pykern/tensor/dispatch.py): the second call of an op with a
+signature replays the launches the first one made. Every call, captured or replayed, must give
+numpy's answer, whatever operands' values, buffers and sharing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pykern as pk
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pykern.tensor import dispatch
+
+SHAPES = [(5,), (3, 4), (2, 3, 4), (1, 6), (0, 3)]
+
+
+def views(rng, shape):
+    """A contiguous array, and a transposed and a stepped view with the same shape."""
+    base = rng.standard_normal(shape).astype(np.float32)
+    yield base, pk.asarray(base)
+    t = rng.standard_normal(shape[::-1]).astype(np.float32)
+    yield t.T, pk.asarray(t).T
+    wide = rng.standard_normal((*shape[:-1], 2 * shape[-1])).astype(np.float32)
+    yield wide[..., ::2], pk.asarray(wide)[..., ::2]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_replays_give_numpys_answer_for_every_call(shape):
+    rng = np.random.default_rng(1)
+    for _ in range(3):  # the first call captures, the others replay
+        for x, tx in views(rng, shape):
+            for y, ty in views(rng, shape):
+                np.testing.assert_array_equal((tx + ty).numpy(), x + y)
+                np.testing.assert_array_equal((tx * ty).numpy(), x * y)
+                np.testing.assert_array_equal(pk.exp(tx).numpy(), np.exp(x)) if x.size == 0 \
+                    else np.testing.assert_allclose(pk.exp(tx).numpy(), np.exp(x), rtol=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(scalars=st.lists(st.floats(-1e6, 1e6, width=32) | st.integers(-1000, 1000),
+                        min_size=2, max_size=4))
+def test_scalar_operands_are_values_not_part_of_the_plan(scalars):
+    x = np.linspace(-2, 2, 7, dtype=np.float32)
+    t = pk.asarray(x)
+    for s in scalars:
+        np.testing.assert_array_equal((t * s).numpy(), x * np.float32(s))
+        np.testing.assert_array_equal((s - t).numpy(), np.float32(s) - x)
+
+
+def test_zero_and_nan_scalars_keep_their_sign_and_value():
+    t = pk.asarray(np.array([1.0, -1.0], np.float32))
+    for _ in range(2):
+        assert np.signbit((t * -0.0).numpy()).tolist() == [True, False]
+        assert np.signbit((t * 0.0).numpy()).tolist() == [False, True]
+        assert np.isnan((t + float("nan")).numpy()).all()
+
+
+def test_an_operand_shared_twice_and_two_operands_use_their_own_buffers():
+    a = pk.asarray(np.arange(4, dtype=np.float32))
+    b = pk.asarray(np.full(4, 10, np.float32))
+    for _ in range(2):  # a + a, then a + b of the same signature: each reads what it names
+        np.testing.assert_array_equal((a + a).numpy(), [0, 2, 4, 6])
+        np.testing.assert_array_equal((a + b).numpy(), [10, 11, 12, 13])
+        np.testing.assert_array_equal((b + a).numpy(), [10, 11, 12, 13])
+
+
+def test_results_are_fresh_tensors_and_inputs_stay_intact():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = pk.asarray(x)
+    first, second = a * 2.0, a * 2.0
+    assert first.buffer is not second.buffer
+    first += 1.0  # writing one result leaves the other (and the input) as they were
+    np.testing.assert_array_equal(second.numpy(), 2 * x)
+    np.testing.assert_array_equal(a.numpy(), x)
+
+
+def test_replayed_results_take_part_in_autograd():
+    x = pk.asarray(np.array([1.0, 2.0, 3.0], np.float32), requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        (pk.exp(x) * x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.exp([1, 2, 3]) * (1 + np.arange(1, 4)),
+                                   rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:.*strict floating point")
+def test_strict_float_blocks_get_their_own_plans():
+    a = pk.asarray(np.array([1e-30, 3.0], np.float32))
+    b = pk.asarray(np.array([1e-10, 7.0], np.float32))
+    plain = (a / b).numpy()
+    with pk.strict_float():
+        strict = (a / b).numpy()
+    np.testing.assert_array_equal(strict, np.divide(a.numpy(), b.numpy()))
+    np.testing.assert_allclose(plain, strict, rtol=1e-6)
+
+
+def test_bad_operands_raise_and_the_next_call_works():
+    a = pk.asarray(np.ones((2, 3), np.float32))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="broadcast"):
+            a + pk.ones((4,))
+    np.testing.assert_array_equal((a + a).numpy(), 2 * np.ones((2, 3)))
+
+
+def test_a_plan_belongs_to_its_device(on_vulkan):
+    x = np.arange(5, dtype=np.float32)
+    results = []
+    for device in ("host", "vulkan"):
+        pk.set_device(device)
+        t = pk.asarray(x)
+        results += [(t + t).numpy(), (t + t).numpy()]
+    for r in results:
+        np.testing.assert_array_equal(r, 2 * x)
+
+
+@pk.kernel(debug=True)
+def fill_checked(out: pk.f32[:], value: pk.f32):
+    out[pk.global_id(0)] = value
+
+
+@pk.kernel
+def fill(out: pk.f32[:], value: pk.f32):
+    out[pk.global_id(0)] = value
+
+
+def test_ops_that_do_what_a_replay_would_not_run_their_python_each_time():
+    a = pk.zeros(2)
+    calls = []
+
+    def uploads():  # values decided in Python and uploaded
+        calls.append(1)
+        return pk.asarray(np.full(2, len(calls), np.float32))
+
+    def reads():  # a launch that depends on what the host read
+        out = pk.empty(2)
+        fill[2](out, float(a.numpy()[0] + len(calls)))
+        calls.append(1)
+        return out
+
+    def debug_launch():  # checked launches report after the fact
+        out = pk.empty(2)
+        fill_checked[2](out, float(len(calls)))
+        calls.append(1)
+        return out
+
+    for op in (uploads, reads, debug_launch):
+        calls.clear()
+        seen = [dispatch.dispatch((op.__name__,), (a,), op).numpy()[0] for _ in range(3)]
+        assert seen == [0 + (op is uploads), 1 + (op is uploads), 2 + (op is uploads)]
+
+
+def test_a_plan_replays_what_its_key_names():
+    # the contract: launches depend on the key and the operands' signatures only, so a
+    # value left out of the key is the captured one on replay
+    a = pk.zeros(2)
+
+    def run(v):
+        out = pk.empty(2)
+        fill[2](out, v)
+        return out
+
+    assert dispatch.dispatch(("fill", 1.0), (a,), lambda: run(1.0)).numpy().tolist() == [1, 1]
+    assert dispatch.dispatch(("fill", 1.0), (a,), lambda: run(5.0)).numpy().tolist() == [1, 1]
+    assert dispatch.dispatch(("fill", 5.0), (a,), lambda: run(5.0)).numpy().tolist() == [5, 5]
