@@ -21,7 +21,8 @@ from pathlib import Path
 from .ops_docs import DOCS
 from .results import Results
 
-BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory", "ops", "train", "host")
+BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
+              "train", "host")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -66,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import (compile_latency, elementwise, host, launch_overhead, memory_cycles, ops,
-                   training, transfer)
+    from . import (compile_latency, dispatch, elementwise, host, launch_overhead,
+                   memory_cycles, ops, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
     from .peers import find_peers
@@ -84,7 +85,8 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
         peers.ops_device = args.ops_peer_device
     results = Results(notes=list(peers.notes))
     print(f"peers: {', '.join(f'{k} {v}' for k, v in peers.versions.items())}", flush=True)
-    modules = {"elementwise": elementwise, "launch": launch_overhead, "transfer": transfer,
+    modules = {"elementwise": elementwise, "launch": launch_overhead, "dispatch": dispatch,
+               "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
                "train": training, "host": host}
     seconds: dict[str, float] = {}

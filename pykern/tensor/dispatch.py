@@ -14,12 +14,11 @@ operand's buffer (by position; which operands share one buffer is part of the si
 buffer the op made (`pk.empty`: the results and any temporaries), or one that outlives the op
 (a cached constant or stand-in, kept by the plan). A capture that did anything a replay would
 not repeat (a debug or interpreted launch, an upload, a result that is a view) gives no plan,
-and the key is remembered as such so the op's Python runs from then on without capturing.
+and after a few such captures the key is remembered as one whose Python runs each time.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,7 +26,10 @@ from pykern.jit import capture as cap
 from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor
 
-PLANS_MAX = 4096  # signatures kept (least recently used beyond)
+PLANS_MAX = 4096  # signatures kept (the oldest beyond)
+# captures tried per signature before its Python runs uncaptured for good: a first call may do
+# what later ones do not (make a cached stand-in, say), so one failure does not decide
+ATTEMPTS = 3
 
 
 class Plan:
@@ -42,7 +44,9 @@ class Plan:
         self.sizes = sizes  # bytes of each buffer the op makes, in order
         self.kept = kept  # buffers that outlive the op, bound as they were
         self.launches = launches  # (program, grid, block, where each buffer comes from)
-        self.results = results  # (buffer index, shape, dtype, strides, offset) per result
+        # per result: (buffer index, shape, dtype, strides, offset) of a view of a buffer the
+        # op made, or (operand index, None, ...) for an operand the op returns (`out=`)
+        self.results = results
         self.single = single  # the op returns one tensor, not a tuple
 
     def run(self, device: Any, operands: Sequence[Tensor]) -> Any:
@@ -59,12 +63,15 @@ class Plan:
                    block if type(block) is bytes else block[:])
         if self.single:
             i, shape, dtype, strides, offset = self.results[0]
+            if shape is None:
+                return operands[i]
             return Tensor(pool[i], shape, dtype, strides, offset)
-        return tuple(Tensor(pool[i], shape, dtype, strides, offset)
+        return tuple(operands[i] if shape is None else
+                     Tensor(pool[i], shape, dtype, strides, offset)
                      for i, shape, dtype, strides, offset in self.results)
 
 
-_PLANS: OrderedDict[tuple, Plan | None] = OrderedDict()
+_PLANS: dict[tuple, Plan | int] = {}  # a plan, or how many captures failed
 
 
 def signature(t: Tensor) -> tuple:
@@ -82,22 +89,26 @@ def dispatch(key: tuple, operands: Sequence[Tensor], run: Callable[[], Any]) -> 
     """`run()` (the op's own Python over `operands`), through the plan of `key`: replayed when
     one exists, captured when the key is new. `key` must hold everything the launches depend
     on besides the operands' signatures and sharing, which are added here."""
+    if cap.ACTIVE[0] is not None:
+        # inside another op's capture: what this op launches must go through the kernels,
+        # where the capture sees it (a replay launches on the device directly)
+        return run()
     device = get_device()
     full = (key, device, *[signature(t) for t in operands], sharing(operands))
-    plan = _PLANS.get(full, False)
-    if plan:
-        return plan.run(device, operands)  # type: ignore[union-attr]
-    if plan is None or cap.ACTIVE[0] is not None:
-        return run()  # known to need its Python each time, or inside another op's capture
+    plan = _PLANS.get(full, 0)
+    if type(plan) is Plan:
+        return plan.run(device, operands)
+    if plan >= ATTEMPTS:
+        return run()  # known to need its Python each time
     capture = cap.Capture()
     cap.ACTIVE[0] = capture
     try:
         result = run()
     finally:
         cap.ACTIVE[0] = None
-    _PLANS[full] = _plan(capture, operands, result)
+    _PLANS[full] = _plan(capture, operands, result) or plan + 1
     if len(_PLANS) > PLANS_MAX:
-        _PLANS.popitem(last=False)
+        del _PLANS[next(iter(_PLANS))]
     return result
 
 
@@ -107,8 +118,7 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
         return None
     single = isinstance(result, Tensor)
     results = [result] if single else list(result) if isinstance(result, tuple) else None
-    if not results or not all(type(r) is Tensor and r._base is None and not r.requires_grad
-                              for r in results):
+    if not results or not all(type(r) is Tensor and not r.requires_grad for r in results):
         return None
     where: dict[int, int] = {}  # id(buffer) -> pool index
     for i, t in enumerate(operands):
@@ -136,9 +146,14 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
         launch[3][:] = [s if s >= 0 else base - 1 - s for s in launch[3]]
     specs = []
     for r in results:
+        operand = next((k for k, t in enumerate(operands) if r is t), None)
+        if operand is not None:
+            specs.append((operand, None, None, None, None))
+            continue
         i = where.get(id(r.buffer))
         if i is None or not len(operands) <= i < base:
-            return None  # a result that is an operand, or made otherwise than by pk.empty
+            return None  # a view of an operand, or made otherwise than by pk.empty
+        # (a view of a buffer the op made: its base is the op's own, which nobody else sees)
         specs.append((i, r.shape, r.dtype, r._strides, r.offset))
     frozen = [(p, g, blk, tuple(s)) for p, g, blk, s in launches]
     return Plan(sizes, kept, frozen, specs, single)

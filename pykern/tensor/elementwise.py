@@ -199,7 +199,10 @@ def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
             _output(out, result.shape, result.dtype, op.name)  # the same checks as below
             return result
         return inplace.write(op.name + "_", out, value, from_target=out is x)
-    result = _unary(op, x, out)
+    if type(out) is Tensor:
+        result = dispatch((op, "out", STRICT_BLOCK.get()), (x, out), lambda: _unary(op, x, out))
+    else:
+        result = _unary(op, x, out)  # (raises the TypeError naming it)
     bump(out)
     return result
 
@@ -261,7 +264,17 @@ def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
             _output(out, result.shape, result.dtype, op.name)
             return result
         return inplace.write(op.name + "_", out, value, from_target=out is a or out is b)
-    result = _binary(op, a, b, out)
+    ta, tb = type(a), type(b)
+    if ta is Tensor and tb is Tensor and type(out) is Tensor:  # `a += b`, out=
+        result = dispatch((op, "out", STRICT_BLOCK.get()), (a, b, out),
+                          lambda: _binary(op, a, b, out))
+    elif ta is Tensor and (tb is float or tb is int) and a.dtype.is_float and op is not POW \
+            and type(out) is Tensor:  # `a *= 0.9`
+        c = scalar_constant(b, a.dtype)
+        result = dispatch((op, "out", a.dtype, STRICT_BLOCK.get()), (a, c, out),
+                          lambda: _binary_promoted(op, a, c, a.dtype, out))
+    else:
+        result = _binary(op, a, b, out)
     bump(out)
     return result
 
@@ -447,9 +460,14 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     d = dt.as_dtype(dtype)
     if d == x.dtype and not copy:
         return x
+    out = dispatch(("astype", d, STRICT_BLOCK.get()), (x,), lambda: _astype(x, d))
+    return record_cast(out, x) if x.requires_grad else out
+
+
+def _astype(x: Tensor, d: DType) -> Tensor:
     out = empty(x.shape, d)
     launch(unary_kernel, [x], out, copy_f, d)
-    return record_cast(out, x) if x.requires_grad else out
+    return out
 
 
 def assign(target: Tensor, value: object) -> None:

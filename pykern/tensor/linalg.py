@@ -22,6 +22,7 @@ from pykern.autograd.records import record_matmul
 from pykern.tensor import gemm_f32, gemm_host
 from pykern.tensor.autocast import low_precision
 from pykern.tensor.gemm_coop import coop_matmul
+from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, is_host_device, loop_budget
@@ -108,6 +109,10 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
         with no_grad():
             out = matmul(a, b, dtype)
         return record_matmul(out, a, b)
+    return dispatch(("matmul", dtype), (a, b), lambda: _matmul(a, b, dtype))
+
+
+def _matmul(a: Tensor, b: Tensor, dtype: object) -> Tensor:
     for name, t in (("a", a), ("b", b)):
         if t.ndim == 0:
             raise ValueError(f"matmul: {name} is 0-d; matmul needs at least 1 dimension "

@@ -31,6 +31,7 @@ from pykern.tensor.stand_in import stand_in
 from pykern.tensor.autocast import low_precision
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import linalg, nn_host
 from pykern.tensor.attention_backward import attention_grads, fits_loop_budget, lse_like
@@ -69,6 +70,12 @@ def log_softmax(x: object, axis: int = -1) -> Tensor:
 
 
 def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
+    if type(x) is Tensor and type(axis) is int:
+        return dispatch((op, axis), (x,), lambda: _softmax_run(x, axis, log, op))
+    return _softmax_run(x, axis, log, op)
+
+
+def _softmax_run(x: object, axis: object, log: bool, op: str) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     check_dtype_in(x, FLOATS, op, "x")
     if x.ndim == 0:
@@ -241,6 +248,17 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
         shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) \
             else (normalized_shape,)
         return layer_norm_backward.layer_norm(layer_norm, x, shape, weight, bias, eps)
+    params = (weight, bias)
+    if type(x) is Tensor and all(p is None or type(p) is Tensor for p in params) and \
+            type(eps) is float and type(normalized_shape) in (int, tuple):
+        operands = (x, *(p for p in params if p is not None))
+        return dispatch(("layer_norm", normalized_shape, eps, weight is None, bias is None),
+                        operands, lambda: _layer_norm(x, normalized_shape, weight, bias, eps))
+    return _layer_norm(x, normalized_shape, weight, bias, eps)
+
+
+def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object,
+                bias: object, eps: float) -> Tensor:
     op = "layer_norm"
     x = as_tensor(x, f"{op}: x")
     check_dtype_in(x, FLOATS, op, "x")

@@ -35,6 +35,7 @@ from pykern.autograd.records import record_reduction
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
@@ -357,6 +358,16 @@ def _exact_sum_dtype(dtype: DType) -> DType:
 
 def _sum_like(op: str, x: object, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
     x = ew.as_tensor(x)
+    return dispatch((op, axis_key(axis), keepdims, dtype), (x,),
+                    lambda: _sum_like_run(op, x, axis, keepdims, dtype))
+
+
+def axis_key(axis: Axis) -> object:
+    """`axis` as a part of a dispatch key (a list is not hashable)."""
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _sum_like_run(op: str, x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
     prob = problem(x, axis, keepdims)
     rdtype = dt.as_dtype(dtype) if dtype is not None else sum_dtype(x.dtype)
     if rdtype == dt.bool_:
@@ -406,6 +417,11 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
 
 
 def _mean(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
+    return dispatch(("mean", axis_key(axis), keepdims), (x,),
+                    lambda: _mean_run(x, axis, keepdims))
+
+
+def _mean_run(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     prob = problem(x, axis, keepdims)
     rdtype = _float_result(x.dtype)
     out = empty(prob.out_shape, rdtype)
@@ -468,6 +484,11 @@ def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     if needs_grad(x) and x.dtype.is_float:
         return composite.extremum(op, lambda t, axis, keepdims: _extremum(op, t, axis, keepdims),
                                   x, axis, keepdims)
+    return dispatch((op, axis_key(axis), keepdims), (x,),
+                    lambda: _extremum_run(op, x, axis, keepdims))
+
+
+def _extremum_run(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     prob = problem(x, axis, keepdims)
     if x.dtype == dt.bool_:
         return _logical("any" if op == "max" else "all", x, axis, keepdims)

@@ -164,6 +164,8 @@ class Tensor:
     @property
     def T(self) -> Tensor:  # noqa: N802
         """The dimensions reversed (a view), as numpy's `.T`."""
+        if self.ndim == 2 and not self.requires_grad:  # a matrix: no axes to check
+            return self._view(self.shape[::-1], self._strides[::-1])
         return self.transpose()
 
     @property
@@ -381,12 +383,16 @@ class Tensor:
         if len(dims) != self.ndim:
             raise ValueError(f"permute needs {self.ndim} axes for a tensor of shape "
                              f"{self.shape}, got {dims}")
-        order = [normalize_axis(d, self.ndim) for d in dims]  # type: ignore[arg-type]
-        if sorted(order) != list(range(self.ndim)):
-            raise ValueError(f"axes {dims} are not a permutation of 0..{self.ndim - 1}")
-        out = self._view(tuple(self.shape[d] for d in order),
-                         tuple(self._strides[d] for d in order))
-        inverse = [order.index(i) for i in range(self.ndim)]
+        n = self.ndim
+        order = [d if type(d) is int and 0 <= d < n else normalize_axis(d, n)  # type: ignore
+                 for d in dims]
+        if len(set(order)) != n:
+            raise ValueError(f"axes {dims} are not a permutation of 0..{n - 1}")
+        shape, strides = self.shape, self._strides
+        out = self._view(tuple([shape[d] for d in order]), tuple([strides[d] for d in order]))
+        if not self.requires_grad:
+            return out
+        inverse = [order.index(i) for i in range(n)]
         return self._viewed("permute", out, lambda g: g.permute(*inverse))
 
     def swapaxes(self, a: int, b: int) -> Tensor:

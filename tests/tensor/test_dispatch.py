@@ -162,3 +162,21 @@ def test_a_plan_replays_what_its_key_names():
     assert dispatch.dispatch(("fill", 1.0), (a,), lambda: run(1.0)).numpy().tolist() == [1, 1]
     assert dispatch.dispatch(("fill", 1.0), (a,), lambda: run(5.0)).numpy().tolist() == [1, 1]
     assert dispatch.dispatch(("fill", 5.0), (a,), lambda: run(5.0)).numpy().tolist() == [5, 5]
+
+
+def test_in_place_operators_and_out_replay_into_the_tensor_named():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(3):
+        a, b = pk.asarray(x), pk.asarray(x + 1)
+        a += b
+        a *= 0.5
+        a -= a.T.T  # the same elements: no copy needed, zero
+        np.testing.assert_array_equal(a.numpy(), np.zeros((2, 3)))
+        c = pk.asarray(x)
+        c[:, 1:] += c[:, :2]  # overlapping operands: the op copies the input first
+        expected = x.copy()
+        expected[:, 1:] += x[:, :2]
+        np.testing.assert_array_equal(c.numpy(), expected)
+        out = pk.empty((2, 3))
+        assert pk.exp(b, out=out) is out
+        np.testing.assert_allclose(out.numpy(), np.exp(x + 1), rtol=1e-6)
