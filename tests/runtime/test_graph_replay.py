@@ -13,13 +13,16 @@ from rt_helpers import args_for, layout_of, slots, spv
 import pykern.runtime as rt
 
 
-@pytest.fixture(params=["push descriptors", "descriptor sets"])
+@pytest.fixture(params=["push descriptors", "descriptor sets", "staged"])
 def vk(request, device):
-    """The current device, or one of its own without push descriptors."""
+    """The current device, or one of its own without push descriptors, or one whose uploads
+    and downloads are staged copies."""
     if request.param == "push descriptors":
         yield device
         return
-    own = rt.open_device(device.info.index, push_descriptors=False)
+    config = {"push_descriptors": False} if request.param == "descriptor sets" else \
+        {"force_staging": True}
+    own = rt.open_device(device.info.index, **config)
     try:
         yield own
     finally:
@@ -100,6 +103,7 @@ def test_buffers_freed_while_a_graph_holds_them_live_until_it_is_released(vk):
     src, out = vk.create_buffer(4 * n), vk.create_buffer(4 * n)
     src.upload(np.arange(n, dtype=np.float32))
     vk.sync()
+    vk._staging.trim()  # staging buffers kept for reuse are not the graph's
     used = vk.memory_stats().used_bytes
     graph = vk.record_graph()
     tmp = vk.create_buffer(4 * n)
@@ -116,4 +120,19 @@ def test_buffers_freed_while_a_graph_holds_them_live_until_it_is_released(vk):
     replacement.free()
     vk._release_graph(graph)
     vk.sync()
+    vk._staging.trim()
     assert vk.memory_stats().used_bytes == used
+
+
+def test_closing_a_device_destroys_the_graphs_made_on_it(device):
+    own = rt.open_device(device.info.index)
+    program, layout = affine(own, True)
+    src, dst = own.create_buffer(64), own.create_buffer(64)
+    src.upload(np.ones(16, np.float32))
+    graph = own.record_graph()
+    own.launch(program, (16,), [src, dst], args_for(layout, 2.0, 0.0))
+    own._end_graph(graph)
+    own._replay_graph(graph)
+    own.close()  # with the graph unreleased: its objects go before vkDestroyDevice
+    assert rt.validation_messages() == []
+    own._release_graph(graph)  # nothing left to do
