@@ -115,40 +115,19 @@ class VulkanGraph:
 
     def __init__(self, device: Device) -> None:
         self.device = device
-        self._fn, self._dev = fn, dev = device.fn, device.handle
+        self._fn, self._dev = device.fn, device.handle
         self.launches = 0  # launches recorded
         self.last_serial = 0  # the batch serial of the last replay
         self.recording = True
         self.released = False
-        self._pool = self._create_pool()
-        self._cmd_array = ffi.new("VkCommandBuffer[1]")
-        alloc = ffi.new(
-            "VkCommandBufferAllocateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                "commandPool": self._pool,
-                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                "commandBufferCount": 1,
-            },
-        )
-        _vk.check(fn.vkAllocateCommandBuffers(dev, alloc, self._cmd_array),
-                  "vkAllocateCommandBuffers")
+        self._pool, self._cmd_array = self._begin_command_buffer()
         self.cmd = self._cmd_array[0]
-        # submitted again and again, and again while an earlier replay still runs
-        begin = ffi.new(
-            "VkCommandBufferBeginInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                "flags": lib.VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
-            },
-        )
-        _vk.check(fn.vkBeginCommandBuffer(self.cmd, begin), "vkBeginCommandBuffer")
         self._barrier = ffi.new(
             "VkMemoryBarrier*",
             {"sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER, "srcAccessMask": WRITES,
              "dstAccessMask": ACCESSES},
         )
-        self._descriptors = DescriptorAllocator(dev, fn)
+        self._descriptors = DescriptorAllocator(self._dev, self._fn)
         self._pools: list[DescriptorPool] = []
         self._uniforms = UniformArena(
             device._maker, device.info.limits.min_uniform_buffer_offset_alignment)
@@ -157,7 +136,6 @@ class VulkanGraph:
         self._set = ffi.new("VkDescriptorSet[1]")
         self._offset = ffi.new("uint32_t[1]")
         self._region = ffi.new("VkBufferCopy*")
-        self._blocks: list[object] = []  # argument blocks whose pointers commands recorded
         # hazard tracking inside the recording (see batch.py): epochs of the last read / write
         self._epoch = 0
         self._read_epoch: dict[RawBuffer, int] = {}
@@ -171,16 +149,40 @@ class VulkanGraph:
         self._idle: list[ReplayBatch] = []
         self._record_barrier()  # against everything submitted before a replay
 
-    def _create_pool(self) -> object:
+    def _begin_command_buffer(self) -> tuple[object, object]:
+        """A command pool of the graph's and its one command buffer, begun for submitting
+        again and again (also while an earlier replay still runs)."""
+        fn, dev = self._fn, self._dev
         info = ffi.new(
             "VkCommandPoolCreateInfo*",
             {"sType": lib.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
              "queueFamilyIndex": self.device.family},
         )
         pool = ffi.new("VkCommandPool*")
-        _vk.check(self._fn.vkCreateCommandPool(self._dev, info, ffi.NULL, pool),
-                  "vkCreateCommandPool")
-        return pool[0]
+        _vk.check(fn.vkCreateCommandPool(dev, info, ffi.NULL, pool), "vkCreateCommandPool")
+        cmd_array = ffi.new("VkCommandBuffer[1]")
+        alloc = ffi.new(
+            "VkCommandBufferAllocateInfo*",
+            {
+                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                "commandPool": pool[0],
+                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                "commandBufferCount": 1,
+            },
+        )
+        try:
+            _vk.check(fn.vkAllocateCommandBuffers(dev, alloc, cmd_array),
+                      "vkAllocateCommandBuffers")
+            begin = ffi.new(
+                "VkCommandBufferBeginInfo*",
+                {"sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                 "flags": lib.VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT},
+            )
+            _vk.check(fn.vkBeginCommandBuffer(cmd_array[0], begin), "vkBeginCommandBuffer")
+        except BaseException:
+            fn.vkDestroyCommandPool(dev, pool[0], ffi.NULL)
+            raise
+        return pool[0], cmd_array
 
     # ---- recording (the device holds its lock) ----
 
@@ -238,8 +240,7 @@ class VulkanGraph:
                grid: tuple[int, int, int]) -> object:
         """A copy of the argument block (cut to the layout's size) with the grid written in."""
         size = program.block_size
-        block = ffi.new("char[]", max(size, 1))
-        self._blocks.append(block)
+        block = ffi.new("char[]", max(size, 1))  # commands copy it as they are recorded
         if size:
             view = ffi.buffer(block, size)
             view[:] = memoryview(args).cast("B")[:size]
@@ -418,4 +419,3 @@ class VulkanGraph:
         for raw in self._staging:
             self.device._maker.destroy(raw)
         self._staging.clear()
-        self._blocks.clear()
