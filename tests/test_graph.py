@@ -195,6 +195,16 @@ def test_sync_nested_graphs_and_device_changes_are_refused(device):
     np.testing.assert_array_equal(y.numpy(), np.full(8, 5.0))
 
 
+def test_a_kernel_run_by_the_interpreter_is_refused(device):
+    x, out = pk.asarray(np.ones(4, np.float32)), pk.empty(4)
+    interpreted = pk.kernel(saxpy.__wrapped__, interpret=True)
+    with pytest.raises(pk.GraphError, match="'saxpy' runs in the interpreter"):
+        with pk.graph():
+            interpreted[4](2.0, x, x, out)
+    saxpy[4](2.0, x, x, out)
+    np.testing.assert_array_equal(out.numpy(), np.full(4, 3.0))
+
+
 def test_a_graph_records_one_block_and_replays_only_when_recorded(device):
     g = pk.graph()
     with pytest.raises(pk.GraphError, match="before the graph was recorded"):
