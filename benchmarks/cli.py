@@ -22,7 +22,7 @@ from .ops_docs import DOCS
 from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
-              "train", "host")
+              "train", "host", "graph")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import (compile_latency, dispatch, elementwise, host, launch_overhead,
+    from . import (compile_latency, dispatch, elementwise, graph, host, launch_overhead,
                    memory_cycles, ops, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
@@ -88,7 +88,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     modules = {"elementwise": elementwise, "launch": launch_overhead, "dispatch": dispatch,
                "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
-               "train": training, "host": host}
+               "train": training, "host": host, "graph": graph}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

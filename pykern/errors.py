@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 # a Vulkan-free leaf of the runtime: importing it loads no Vulkan
-from pykern.runtime.errors import DeviceError, DeviceLost, DeviceUnavailable, OutOfDeviceMemory
+from pykern.runtime.errors import (DeviceError, DeviceLost, DeviceUnavailable, GraphError,
+                                   OutOfDeviceMemory)
 
 __all__ = [
     "CompileError", "KernelTypeError", "LaunchError", "DeviceError", "OutOfDeviceMemory",
-    "DeviceLost", "DeviceUnavailable", "KernelIndexError", "KernelAssertionError",
+    "DeviceLost", "DeviceUnavailable", "GraphError", "KernelIndexError", "KernelAssertionError",
 ]
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 # Vulkan-free, imported at once: the compiler and `import pykern` use these
 from .config import Config
 from .description import DeviceFeatures, DeviceInfo, DeviceLimits
-from .errors import DeviceError, DeviceLost, DeviceUnavailable, OutOfDeviceMemory
+from .errors import DeviceError, DeviceLost, DeviceUnavailable, GraphError, OutOfDeviceMemory
 from .host_buffer import HostBuffer
 from .host_device import HostDevice
 from .layout import BindingLayout, BufferSlot, Field
@@ -98,6 +98,7 @@ __all__ = [
     "DeviceStats",
     "DeviceUnavailable",
     "Field",
+    "GraphError",
     "GpuTimer",
     "HostBuffer",
     "HostDevice",

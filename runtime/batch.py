@@ -63,6 +63,7 @@ class Batch:
         "pipeline",
         "bound",
     )
+    pooled = True  # returns to the queue's idle batches once retired (a replay's does not)
 
     def __init__(self, vk_device: object, fn: object, family: int) -> None:
         info = ffi.new(
@@ -156,6 +157,7 @@ class BatchQueue:
         self.epoch = 0  # the hazard epoch; see the module docstring
         self.barriers = 0  # barriers recorded so far
         self._checks: deque[Callable[[], None]] = deque()  # see `after`
+        self.hold_checks = False  # while a graph records: checks wait until it has ended
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
         self._begin_info = ffi.new(
@@ -280,6 +282,31 @@ class BatchQueue:
         while len(self.in_flight) > self.max_in_flight:
             self._retire(self.in_flight[0])
 
+    def submit_recorded(self, batch: Batch) -> int:
+        """Submits a batch recorded elsewhere (a graph's replay, `runtime/graph.py`) after the
+        open batch, tracks it as in flight and returns its serial. An open batch that holds
+        nothing (and so was not submitted) is renumbered after it: serials stay in queue
+        order."""
+        self.submit()
+        batch.serial = self.next_serial
+        self.next_serial += 1
+        if self.recording is not None:
+            self.recording.serial = self.next_serial
+            self.next_serial += 1
+        try:
+            self._queue_submit(batch)
+        except DeviceError:
+            self._recycle(batch)
+            raise
+        self.in_flight.append(batch)
+        self.submits += 1
+        # the recording ends with a barrier against everything after it: a new epoch
+        self.epoch += 1
+        self._retire_finished()
+        while len(self.in_flight) > self.max_in_flight:
+            self._retire(self.in_flight[0])
+        return batch.serial
+
     def _queue_submit(self, batch: Batch) -> None:
         _vk.check(
             self._fn.vkQueueSubmit(self._queue, 1, batch.submit_info, batch.fence),
@@ -332,6 +359,8 @@ class BatchQueue:
         self.defer(serial, lambda: self._checks.append(check))
 
     def _run_checks(self) -> None:
+        if self.hold_checks:
+            return
         checks = self._checks
         while checks:
             checks.popleft()()
@@ -410,7 +439,8 @@ class BatchQueue:
         garbage, batch.garbage = batch.garbage, []
         for release in garbage:
             release()
-        self._idle.append(batch)
+        if batch.pooled:
+            self._idle.append(batch)
 
     def _new_batch(self) -> Batch:
         batch = Batch(self._dev, self._fn, self._family)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -14,8 +15,9 @@ from .batch import Batch, BatchQueue
 from .buffer import MIN_SIZE, STORAGE_USAGE, Buffer, BufferMaker, RawBuffer
 from .config import Config
 from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
-from .errors import FORK_ADVICE, DeviceError
+from .errors import FORK_ADVICE, DeviceError, GraphError
 from .features import build_enable_chain, query_supported
+from .graph import GraphPins, VulkanGraph
 from .description import DescribedDevice
 from .info import DeviceInfo, memory_properties
 from .instance import API_VERSION, Instance
@@ -143,6 +145,10 @@ class Device(DescribedDevice):
             info.limits.max_workgroup_count,
         )
         self._copy_region = ffi.new("VkBufferCopy*")
+        # recorded graphs (runtime/graph.py): the one recording, all of them, what they hold
+        self._graph: VulkanGraph | None = None
+        self._graphs: weakref.WeakSet[VulkanGraph] = weakref.WeakSet()
+        self._pins = GraphPins()
 
     def _create_allocator(self, physical_device: object) -> Allocator:
         """The memory allocator, its blocks aligned for storage and uniform buffers alike."""
@@ -251,12 +257,56 @@ class Device(DescribedDevice):
         with self._lock:
             self._check_open()
             self._launcher.launch(program, grid, buffers, args)
+            if self._graph is not None:
+                self._graph.record_launch(program, grid, buffers, args)
 
     def sync(self) -> None:
         """Submits what was recorded and waits until the device has finished all of it."""
         with self._lock:
             self._check_open()
+            if self._graph is not None:
+                raise GraphError(
+                    "sync() inside pk.graph(): it waits for the launches being recorded, and "
+                    "a replay would not wait again; sync after the block"
+                )
             self._batches.wait_all()
+
+    def record_graph(self) -> VulkanGraph:
+        """Starts recording the launches and uploads made on this device into a graph
+        (runtime/graph.py) until its `end()`; they still run as they are made."""
+        with self._lock:
+            self._check_open()
+            if self._graph is not None:
+                raise GraphError("pk.graph() inside pk.graph(): graphs do not nest")
+            graph = VulkanGraph(self)
+            self._graphs.add(graph)
+            self._graph = graph
+            self._batches.hold_checks = True
+            return graph
+
+    @property
+    def graph_recording(self) -> bool:
+        """Whether a graph records the launches made on this device now."""
+        return self._graph is not None
+
+    def _end_graph(self, graph: VulkanGraph) -> None:
+        with self._lock:
+            if self._graph is graph:
+                self._graph = None
+                self._batches.hold_checks = False
+            if not self._closed:
+                graph.end()
+
+    def _replay_graph(self, graph: VulkanGraph) -> None:
+        with self._lock:
+            self._check_open()
+            graph.replay()
+
+    def _release_graph(self, graph: VulkanGraph) -> None:
+        with self._lock:
+            self._end_graph(graph)
+            if not self._closed:
+                graph.release()
 
     def after(self, serial: int, check: Callable[[], None]) -> None:
         """Runs `check` once the batch `serial` has finished (a launch's batch is the
@@ -317,6 +367,8 @@ class Device(DescribedDevice):
             self._closed = True
             if not self._batches.drain():
                 return
+            for graph in list(self._graphs):
+                graph.destroy()
             self.pipeline_cache.save()
             for raw in list(self._live):
                 self._maker.destroy(raw)
@@ -374,6 +426,8 @@ class Device(DescribedDevice):
     def _upload(self, buf: Buffer, data: memoryview, offset: int) -> None:
         with self._lock:
             self._check_open()
+            if self._graph is not None:
+                self._graph.record_upload(buf, data, offset)  # recorded, and done below
             raw = buf._raw
             if raw.mapped is not None:
                 # a launch recorded or running may still read the old contents
@@ -397,6 +451,8 @@ class Device(DescribedDevice):
     def _download(self, buf: Buffer, out: memoryview, offset: int) -> None:
         with self._lock:
             self._check_open()
+            if self._graph is not None:
+                self._graph.check_read(buf, "reading a buffer on the host")
             raw = buf._raw
             if raw.mapped is not None and self.allocator.storage_host_cached:
                 self._batches.wait(buf.write_serial)
@@ -439,6 +495,9 @@ class Device(DescribedDevice):
     def _timer_start(self) -> tuple[object, int]:
         with self._lock:
             self._check_open()
+            if self._graph is not None:
+                raise GraphError("device.timer() inside pk.graph(): timestamps are not "
+                                 "recorded; time g.replay() instead")
             pair = self._queries.take()
             batch = self._batches.current()
             batch.commands += 1  # so that a batch holding only timestamps is still submitted
@@ -469,8 +528,8 @@ class Device(DescribedDevice):
 
     def _release(self, raw: RawBuffer, use_serial: int, nbytes: int) -> None:
         with self._lock:
-            if self._closed:
-                return
+            if self._closed or self._pins.adopt(raw, use_serial):
+                return  # a graph that holds it destroys it (runtime/graph.py)
             evicted = self._recycled.keep(raw, use_serial, nbytes)
             if evicted is None:
                 evicted = [(raw, use_serial)]

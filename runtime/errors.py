@@ -45,3 +45,9 @@ def unavailable_message(what_is_missing: str, install: str) -> str:
         "where no GPU is found), kernels compile (kernel.ir, kernel.spirv, kernel.asm) and run "
         "in the interpreter (PYKERN_INTERPRET=1 or @pk.kernel(interpret=True))."
     )
+
+
+class GraphError(DeviceError):
+    """Work that a recorded graph (`pk.graph()`) cannot hold was asked for while it records
+    (a host read of its results, a sync, a nested graph, a device change), or a graph cannot
+    be replayed (its device was closed or is no longer the current one)."""

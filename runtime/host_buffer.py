@@ -75,8 +75,14 @@ class HostBuffer(BufferAccess):
 
     def _write_bytes(self, view: memoryview, offset: int) -> None:
         self.memory[offset:offset + view.nbytes] = np.frombuffer(view, np.uint8)
+        graph = self.device._graph
+        if graph is not None:  # a recorded graph (host_graph.py) does it again on replay
+            graph.record_upload(self, view, offset)
 
     def _read_bytes(self, out: memoryview, offset: int) -> None:
+        graph = self.device._graph
+        if graph is not None:
+            graph.check_read(self, "reading a buffer on the host")
         np.frombuffer(out, np.uint8)[:] = self.memory[offset:offset + out.nbytes]
 
     def free(self) -> None:

@@ -18,9 +18,10 @@ from importlib import metadata
 
 from .description import (DescribedDevice, DeviceFeatures, DeviceInfo, DeviceLimits,
                           FloatControls)
-from .errors import DeviceError, OutOfDeviceMemory
+from .errors import DeviceError, GraphError, OutOfDeviceMemory
 from .grid import normalize_grid
 from .host_buffer import HostBuffer
+from .host_graph import HostGraph
 from .stats import DeviceStats, MemoryStats
 
 # Subgroups of the host backend: 8 lanes of consecutive invocations, the size the backend
@@ -148,6 +149,7 @@ class HostDevice(DescribedDevice):
         self._live_bytes = 0
         self._spares: dict[int, list] = {}  # freed blocks by size, for reuse
         self._spare_bytes = 0
+        self._graph: HostGraph | None = None  # the graph recording launches (host_graph.py)
 
     def __repr__(self) -> str:
         return f"<Device {self.info.name}>"
@@ -239,9 +241,41 @@ class HostDevice(DescribedDevice):
             addresses.append(b.address)
         self._commands += 1
         program.run(grid, addresses, block)  # type: ignore[attr-defined]
+        if self._graph is not None:
+            self._graph.record_launch(program, grid, buffers, block)
 
     def sync(self) -> None:
         """Nothing to wait for: every launch has finished when it returns."""
+        if self._graph is not None:
+            raise GraphError("sync() inside pk.graph(): it waits for the launches being "
+                             "recorded, and a replay would not wait again; sync after the block")
+
+    def record_graph(self) -> HostGraph:
+        """Starts recording the launches and uploads made on this device into a graph until
+        its `end()`; they still run as they are made."""
+        self._check_open()
+        if self._graph is not None:
+            raise GraphError("pk.graph() inside pk.graph(): graphs do not nest")
+        self._graph = HostGraph(self)
+        return self._graph
+
+    @property
+    def graph_recording(self) -> bool:
+        """Whether a graph records the launches made on this device now."""
+        return self._graph is not None
+
+    def _end_graph(self, graph: HostGraph) -> None:
+        if self._graph is graph:
+            self._graph = None
+        graph.end()
+
+    def _replay_graph(self, graph: HostGraph) -> None:
+        self._check_open()
+        graph.replay()
+
+    def _release_graph(self, graph: HostGraph) -> None:
+        self._end_graph(graph)
+        graph.release()
 
     def after(self, serial: int, check: Callable[[], None]) -> None:
         check()  # the work of `serial` has finished already

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from .config import Config
 from .device_files import detach_device_files
-from .errors import FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, unavailable_message
+from .errors import (FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, GraphError,
+                     unavailable_message)
 from .forked_exit import end_with_os_exit
 
 from .host_device import HostDevice, host_info
@@ -261,6 +262,9 @@ def set_device(which: int | str) -> Device:
     (case-insensitive), the current one and returns it. The previous device stays open."""
     with _lock:
         runtime = _get_runtime()
+        if runtime.current is not None and getattr(runtime.current, "graph_recording", False):
+            raise GraphError("set_device() inside pk.graph(): a graph records the launches of "
+                             "one device; change devices outside the block")
         runtime.current = runtime.open(select(runtime.infos, which, "set_device",
                                                       runtime.vulkan_unavailable))
         return runtime.current

@@ -48,6 +48,10 @@ class HostProgram:
         k = host.kernel
         self.workgroup = k.workgroup
         self.pointer_slots = pointer_slots
+        # which of the launch's buffers (the array parameters, in order) the kernel writes: a
+        # recorded graph refuses host reads of those (runtime/host_graph.py)
+        self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in k.params
+                                 if isinstance(p.type, ArrayType))
         formats = []
         for p in k.params:
             if isinstance(p.type, ArrayType):

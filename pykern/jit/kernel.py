@@ -17,7 +17,7 @@ import numpy as np
 
 from pykern import ir
 from pykern.config import config
-from pykern.errors import CompileError
+from pykern.errors import CompileError, GraphError
 from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
 from pykern.jit import capture
@@ -271,6 +271,10 @@ class Kernel:
             np.copyto(array, tensor.numpy())
 
     def _interpret(self, grid: tuple[int, int, int], grid_ndim: int, args: tuple) -> None:
+        if getattr(get_device(), "graph_recording", False):
+            raise GraphError(f"kernel '{self.__name__}' runs in the interpreter (interpret=True "
+                             "or PYKERN_INTERPRET=1) inside pk.graph(): a graph records device "
+                             "launches only")
         try:
             kernel_ir = self._translate(self._key(args, grid_ndim))
         except CompileError as e:

@@ -1,0 +1,118 @@
+"""`pk.graph()`: record the launches of a block once, replay them with one submit.
+
+    x = pk.asarray(first_batch)
+    with pk.graph() as g:          # runs the block once, as usual, and records its launches
+        y = pk.relu(x @ w) * 2.0
+    x[...] = pk.asarray(next_batch)  # new inputs go into the captured tensors
+    g.replay()                     # the same launches again, on the same tensors
+    y.numpy()                      # waits for the replay, as for any launch
+
+The device records (runtime/graph.py on Vulkan: one command buffer submitted once per replay;
+runtime/host_graph.py on the host: the list of launches); this module is the user's handle on
+it, with the checks that need the current device (docs/performance.md, "Recorded graphs").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pykern.runtime import get_device
+from pykern.runtime.errors import GraphError
+
+__all__ = ["Graph", "GraphError", "graph"]
+
+
+class Graph:
+    """The launches recorded by one `with pk.graph() as g:` block, replayed by `g.replay()`.
+
+    A replay runs the recorded kernels again on the same buffers with the same scalar
+    arguments: the Python of the block (its shapes, branches, host-computed scalars) is not
+    run again. The graph holds every buffer its launches use until it is deleted."""
+
+    def __init__(self) -> None:
+        self._device: Any = None
+        self._recorded: Any = None
+        self._state = "new"  # new -> recording -> ready | failed
+
+    def __enter__(self) -> Graph:
+        if self._state != "new":
+            raise GraphError("a pk.graph() records one block; make a new one for another")
+        device = get_device()
+        self._recorded = device.record_graph()
+        self._device = device
+        self._state = "recording"
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._device._end_graph(self._recorded)
+        if exc_type is not None:
+            # what was recorded is incomplete: let it go, and leave the device as it was
+            self._state = "failed"
+            self._release()
+            return
+        self._state = "ready"
+
+    @property
+    def launches(self) -> int:
+        """How many launches were recorded."""
+        return 0 if self._recorded is None else self._recorded.launches
+
+    @property
+    def device(self) -> Any:
+        """The device the graph was recorded on (None before the block)."""
+        return self._device
+
+    def replay(self) -> None:
+        """Submits the recorded launches again, after everything launched so far, and returns
+        at once; reading a result waits for the replay, as for any launch. Raises GraphError
+        when the graph's device was closed or is no longer the current device."""
+        if self._state != "ready":
+            raise GraphError({
+                "new": "g.replay() before the graph was recorded (use `with pk.graph() as g:`)",
+                "recording": "g.replay() inside the pk.graph() block that records it",
+                "failed": "g.replay() of a graph whose block raised an exception",
+                "released": "g.replay() of a graph that was released",
+            }[self._state])
+        device = self._device
+        if device.closed:
+            raise GraphError(f"the graph was recorded on {device.info.name}, which is closed: "
+                             "record it again on the current device")
+        if get_device() is not device:
+            raise GraphError(f"the graph was recorded on {device.info.name}, which is not the "
+                             f"current device any more ({get_device().info.name}): "
+                             "pk.set_device back to it, or record the graph again")
+        device._replay_graph(self._recorded)
+
+    def release(self) -> None:
+        """Lets go of what the graph holds (also when it is deleted); it cannot be replayed
+        after."""
+        if self._state in ("ready", "failed"):
+            self._state = "released"
+            self._release()
+
+    def _release(self) -> None:
+        recorded, self._recorded = self._recorded, None
+        if recorded is not None and not self._device.closed:
+            self._device._release_graph(recorded)
+
+    def __del__(self) -> None:
+        try:
+            self._release()
+        except Exception:  # noqa: BLE001 - interpreter shutdown, or a device already closed
+            pass
+
+    def __repr__(self) -> str:
+        where = f" on {self._device.info.name}" if self._device is not None else ""
+        return f"<pk.Graph {self._state}, {self.launches} launches{where}>"
+
+
+def graph() -> Graph:
+    """A graph to record the launches of a `with` block into, replayed by `g.replay()`:
+
+        with pk.graph() as g:
+            loss = train_step(x, y)
+        for batch in batches:
+            x[...] = pk.asarray(batch.x); y[...] = pk.asarray(batch.y)
+            g.replay()
+    """
+    return Graph()
