@@ -1,4 +1,5 @@
-"""Elementwise add (c = a + b) and saxpy (out = alpha * x + y) over f32 arrays, in GB/s.
+"""Elementwise add (c = a + b) and saxpy (out = alpha * x + y) over f32 arrays, in GB/s, and
+`exp(a) * 2.0` through the tensor ops in elements per second (group `exp_scale`).
 
 Three arrays are counted (two read, one written): 12 bytes per element, whatever the
 implementation really moves (numpy's saxpy makes two passes; it is charged the same 12 bytes).
@@ -79,6 +80,7 @@ def _pykern(plan: Plan, results: Results, case: str, a: np.ndarray, b: np.ndarra
              grid=grid, wall_gbps=wall_gbps, correct=correct)
         if not correct:
             results.note(f"pykern {label} gave wrong results on {case}")
+    _tensor_ops(dev, results, case, A, B, a, b, reps)
     for label, kernel, grid in [(f"saxpy wg{default}", kernels.saxpy, n),
                                 (f"saxpy_x4 wg{default}", kernels.saxpy_x4, quarter)]:
         gbps, wall_gbps = _gpu_gbps(
@@ -88,6 +90,26 @@ def _pykern(plan: Plan, results: Results, case: str, a: np.ndarray, b: np.ndarra
              grid=grid, wall_gbps=wall_gbps, correct=correct)
         if not correct:
             results.note(f"pykern {label} gave wrong results on {case}")
+
+
+def _tensor_ops(dev: object, results: Results, case: str, A: pk.Tensor, B: pk.Tensor,
+                a: np.ndarray, b: np.ndarray, reps: int) -> None:
+    """The same add as a tensor op (`A + B`, a new result each time, as users write it), and
+    `pk.exp(A) * 2.0` (two ops, each reading and writing the array) in elements per second."""
+    gbps, wall_gbps = _gpu_gbps(dev, lambda: A + B, a.size, reps)
+    correct = bool(np.array_equal((A + B).numpy(), a + b))
+    _row(results, "add", case, "pykern A + B (tensor op)", gbps, "gpu timestamps",
+         wall_gbps=wall_gbps, correct=correct)
+    x = (np.arange(a.size, dtype=np.float32) % 4096) * np.float32(1 / 512) - 4  # [-4, 4)
+    xt = pk.asarray(x)
+    gbps, _ = _gpu_gbps(dev, lambda: pk.exp(xt) * 2.0, a.size, reps)
+    got = (pk.exp(xt) * 2.0).numpy()
+    exp_correct = bool(np.allclose(got, np.exp(x.astype(np.float64)) * 2.0, rtol=1e-5))
+    results.add(Row("exp_scale", case, "pykern exp(A) * 2.0 (tensor ops)",
+                    gbps / BYTES_PER_ELEMENT, "Gelt/s", True, "gpu timestamps",
+                    {"correct": exp_correct}))
+    if not (correct and exp_correct):
+        results.note(f"pykern tensor ops gave wrong results on {case}")
 
 
 def _gpu_gbps(dev: object, launch, n: int, reps: int) -> tuple[float, float]:
@@ -133,14 +155,19 @@ def _torch(results: Results, case: str, torch, device: str, a: np.ndarray, b: np
     works = {
         "add": lambda: torch.add(ta, tb, out=tc),
         "saxpy": lambda: torch.add(tb, ta, alpha=ALPHA, out=tc),
+        "exp_scale": lambda: torch.exp(ta) * 2.0,
     }
     for group, work in works.items():
         if device == "cuda":
             seconds, method = cuda_per_call(torch, work, reps)[0], "cuda events"
         else:
             seconds, method = per_call(work, _host_calls(reps)), "wall clock"
-        _row(results, group, case, f"torch {device}", BYTES_PER_ELEMENT * a.size / seconds / 1e9,
-             method)
+        if group == "exp_scale":
+            results.add(Row(group, case, f"torch {device}", a.size / seconds / 1e9, "Gelt/s",
+                            True, method, {}))
+        else:
+            _row(results, group, case, f"torch {device}",
+                 BYTES_PER_ELEMENT * a.size / seconds / 1e9, method)
     if device == "cuda":
         ta = tb = tc = None  # noqa: F841 - released before the cache is emptied
         torch.cuda.empty_cache()

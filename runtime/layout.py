@@ -57,6 +57,9 @@ class BindingLayout:
     grid and, for each dispatch the runtime issues, the index of its first invocation (a launch
     larger than the device's workgroup-count limit is split into several dispatches). A shader
     computes its logical id as `gl_GlobalInvocationID + base` and skips ids outside `grid`.
+    `workgroup` is what one workgroup covers of the grid: the shader's local size, or a
+    multiple of it along x for a shader that runs several logical invocations per invocation
+    (the runtime counts workgroups and bases in logical invocations either way).
     """
 
     buffers: tuple[BufferSlot, ...]

@@ -138,6 +138,11 @@ class BuiltinKind(enum.Enum):
     GROUP_SIZE = "group_size"
     NUM_GROUPS = "num_groups"  # of the whole logical launch: ceil(grid / group_size)
     GRID = "grid"  # the launch's logical size, the `grid` of kernel[grid]
+    # in a kernel that runs several logical invocations per invocation (`Kernel.items`, made
+    # by `pykern.passes.spread`; dim 0 only): the global id of the first one, and how far
+    # apart the others follow (the invocations of the dispatch)
+    SPREAD_BASE = "spread_base"
+    SPREAD_STRIDE = "spread_stride"
 
 
 class AtomicOp(enum.Enum):
@@ -557,6 +562,10 @@ class Kernel(Node):
     calls) is not masked, since every invocation of a workgroup must reach each barrier: its
     body tests `grid(d)` itself. Either way backends run `body` as it is for every invocation
     they launch.
+
+    `items` > 1 (`pykern.passes.spread`): each invocation runs `items` logical invocations
+    along x, so a workgroup of `workgroup` invocations covers `workgroup[0] * items` of the
+    grid (its `span`), and `SPREAD_BASE` and `SPREAD_STRIDE` number them.
     """
 
     name: str
@@ -568,6 +577,12 @@ class Kernel(Node):
     functions: tuple[Function, ...] = ()  # callees come before their callers
     debug: bool = False  # bounds-check every array access and evaluate asserts
     masked: bool = True  # the body starts with the grid mask (false for kernels with barriers)
+    items: int = 1  # logical invocations per invocation, along x
+
+    @property
+    def span(self) -> tuple[int, int, int]:
+        """The logical invocations one workgroup covers per dimension."""
+        return (self.workgroup[0] * self.items, self.workgroup[1], self.workgroup[2])
 
     def __str__(self) -> str:
         from pykern.ir.format import format_kernel  # the printer depends on this module, not back

@@ -48,7 +48,7 @@ from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.loopcap import LoopSite, sites_in_module
 from pykern.spirv.validate import SpirvValidationError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: the items per invocation (`ir.Kernel.items`)
 META_LIMIT = 64 << 10  # bytes of a .json: a few dozen parameters take under 1 KiB
 WORDS_LIMIT = 256 << 20
 SPIRV_MAGIC = 0x07230203
@@ -236,7 +236,8 @@ def planned_layout(params: tuple[ir.Param, ...], workgroup: tuple[int, int, int]
 def _params_from(doc: object, signature: Sequence[tuple[str, object]]) -> tuple | None:
     """The parameters a well-formed JSON document gives `signature` (the variant's names and
     types, in order), or None for a document of any other shape."""
-    if type(doc) is not dict or doc.keys() != {"format", "access", "sha256"}:
+    if type(doc) is not dict or doc.keys() != {"format", "access", "sha256", "items"} \
+            or type(doc["items"]) is not int or not 1 <= doc["items"] <= 64:
         return None
     access = doc["access"]
     if type(doc["format"]) is not int or doc["format"] != FORMAT_VERSION \
@@ -264,6 +265,7 @@ class CacheEntry:
     params: tuple[ir.Param, ...]
     layout: BindingLayout
     loop_sites: tuple[LoopSite, ...]  # what `sites_in_module` finds in the words
+    items: int = 1  # logical invocations per invocation (`ir.Kernel.items`)
 
 
 # ---------------------------------------------------------------- the directory
@@ -310,21 +312,24 @@ class DiskCache:
                 return None
         try:
             loop_sites = sites_in_module(words)
-            layout = planned_layout(params, workgroup, max_push_size, loop_sites)
+            items = doc["items"]  # a workgroup then covers `items` times its width (span)
+            span = (workgroup[0] * items, workgroup[1], workgroup[2])
+            layout = planned_layout(params, span, max_push_size, loop_sites)
         except (ValueError, KeyError, TypeError, struct.error):  # loop sites of another shape
             return None
-        return CacheEntry(words, params, layout, loop_sites)
+        return CacheEntry(words, params, layout, loop_sites, items)
 
     def store(self, key: str, words: bytes, params: tuple[ir.Param, ...],
-              layout: BindingLayout, max_push_size: int) -> None:
-        """Stores a module, unless its layout is not the one a load would plan (then a load
-        could not give it back as it is)."""
+              layout: BindingLayout, max_push_size: int, items: int = 1) -> None:
+        """Stores a module (that runs `items` logical invocations per invocation), unless its
+        layout is not the one a load would plan (then a load could not give it back as it
+        is)."""
         if not self.enabled or \
                 layout != planned_layout(params, layout.workgroup, max_push_size,
                                          sites_in_module(words)):
             return
         meta: dict[str, object] = {"format": FORMAT_VERSION,
-                                   "access": [p.access.value for p in params]}
+                                   "access": [p.access.value for p in params], "items": items}
         meta["sha256"] = entry_digest(key, meta, bytes(words))
         # the words first: a .json is only ever next to a complete .spv
         if self._files.write(f"{key}.spv", bytes(words)):

@@ -24,9 +24,9 @@ from pykern.jit.cache import CacheEntry, DiskCache, cache_key
 from pykern.jit.limits import check_limits
 from pykern.jit.loop_status import LoopStatus
 from pykern.jit.strict_float import warn_shortfall
-from pykern.jit.variants import VariantKey
+from pykern.jit.variants import ITEMS_PER_INVOCATION, VariantKey
 from pykern.lang.dtypes import ArrayType
-from pykern.passes import decompose, first_missing, lower_bf16, required_features
+from pykern.passes import decompose, first_missing, lower_bf16, required_features, spread_for
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
 from pykern.spirv.validate import validate
@@ -68,7 +68,10 @@ def target_for(device: Any) -> Target:
                   features=features_of(features),
                   float_controls=float_controls_of(features.float_controls),
                   loop_iteration_cap=limits.loop_iteration_cap,
-                  coop_shapes=device.info.coop_shapes)
+                  coop_shapes=device.info.coop_shapes,
+                  items_per_invocation=ITEMS_PER_INVOCATION,
+                  max_workgroup_span=min(limits.max_workgroup_invocations,
+                                         limits.max_workgroup_size[0]))
 
 
 @dataclass(frozen=True)
@@ -101,14 +104,14 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
         translated = kernel.translate(key)
         # first as written, so that what bf16 needs is named as bf16, not as its u16 words
         check_features(kernel.source, translated, target)
-        kernel_ir = decompose(lower_bf16(translated), target)
+        kernel_ir = spread_for(decompose(lower_bf16(translated), target), target)
         # the parameters as translated: launches check arguments against them (bf16, not the
         # u16 words and f32 values the backend sees)
         module, params = lower_checked(kernel.source, kernel_ir, device, target), \
             translated.params
         ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
         if disk is not None:
-            disk.store(disk_key, module.words, params, module.layout, push_size)
+            disk.store(disk_key, module.words, params, module.layout, push_size, module.items)
     ndims.update({p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)})
     if key.strict:
         warn_shortfall(kernel.name, module, target, device)
@@ -143,7 +146,8 @@ def check_features(source: KernelSource, kernel_ir: ir.Kernel, target: Target) -
 def _from_entry(entry: CacheEntry) -> tuple[SpirvModule, tuple[ir.Param, ...], dict[str, int]]:
     """The module and parameters of a disk-cache hit (a non-debug module names no arrays
     beyond its parameters)."""
-    return SpirvModule(entry.words, entry.layout, loop_sites=entry.loop_sites), entry.params, {}
+    return SpirvModule(entry.words, entry.layout, loop_sites=entry.loop_sites,
+                       items=entry.items), entry.params, {}
 
 
 def loop_status_of(kernel_name: str, module: SpirvModule, device: Any) -> LoopStatus | None:

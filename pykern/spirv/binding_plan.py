@@ -63,7 +63,8 @@ def plan_layout(kernel: ir.Kernel, max_push_size: int = 128,
     ]
     if kernel.debug:
         buffers.append(BufferSlot(len(buffers), DEBUG_BUFFER, readable=True, writable=True))
-    layout = BindingLayout.build(buffers, block_fields(kernel.params), kernel.workgroup,
+    # the runtime counts workgroups and bases in logical invocations: a workgroup's span
+    layout = BindingLayout.build(buffers, block_fields(kernel.params), kernel.span,
                                  max_push_size)
     if not loop_status:
         return layout

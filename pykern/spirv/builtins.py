@@ -64,6 +64,22 @@ def _num_groups(ctx: LoweringContext, dim: int) -> int:
     return fn.bitcast(I32, fn.i_add(U32, whole, extra))
 
 
+def _spread_base(ctx: LoweringContext, dim: int) -> int:
+    # the invocation's id in its dispatch, plus the dispatch's base, which the runtime counts in
+    # logical invocations (each workgroup covers its `span`, `ir.Kernel.items` per invocation)
+    fn = ctx.fn
+    local = _input(ctx, BuiltIn.GlobalInvocationId, dim)
+    return fn.bitcast(I32, fn.i_add(U32, local, _field(ctx, BASE_FIELDS[dim])))
+
+
+def _spread_stride(ctx: LoweringContext, dim: int) -> int:
+    # the invocations of the dispatch: its logical invocations are `items` times as many, the
+    # copies of one invocation that far apart
+    fn = ctx.fn
+    groups = _input(ctx, BuiltIn.NumWorkgroups, dim)
+    return fn.bitcast(I32, fn.i_mul(U32, groups, ctx.const(U32, ctx.kernel.workgroup[dim])))
+
+
 def _grid(ctx: LoweringContext, dim: int) -> int:
     return ctx.fn.bitcast(I32, _field(ctx, GRID_FIELDS[dim]))
 
@@ -75,4 +91,6 @@ BUILTINS: dict[BuiltinKind, BuiltinLowering] = {
     BuiltinKind.GROUP_SIZE: _group_size,
     BuiltinKind.NUM_GROUPS: _num_groups,
     BuiltinKind.GRID: _grid,
+    BuiltinKind.SPREAD_BASE: _spread_base,
+    BuiltinKind.SPREAD_STRIDE: _spread_stride,
 }

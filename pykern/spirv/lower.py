@@ -46,6 +46,8 @@ class SpirvModule:
     debug_sites: tuple[DebugSite, ...] = ()
     masked: bool = True  # the kernel's body starts with the grid mask (ir.Kernel.masked)
     loop_sites: tuple[LoopSite, ...] = ()
+    items: int = 1  # logical invocations per invocation (ir.Kernel.items; layout.workgroup
+    # is then the LocalSize times this along x)
 
 
 def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
@@ -91,7 +93,8 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     loop_sites = tuple(guard.sites) if guard is not None else ()
     if guard is not None and not loop_sites:
         layout = without_loop_status(layout)  # no loop: nothing to bind
-    return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked, loop_sites)
+    return SpirvModule(words, layout, ENTRY_POINT, needed, sites, kernel.masked, loop_sites,
+                       kernel.items)
 
 
 class _FloatControl(NamedTuple):

@@ -138,6 +138,10 @@ class Target:
     it is set, every loop reports being cut short (`pykern.spirv.loopcap`).
     `coop_shapes` are the device's cooperative-matrix shapes (`DeviceInfo.coop_shapes`:
     `pykern.runtime.feature.CoopShape`s); none by default.
+    `items_per_invocation` is how many logical invocations a kernel that allows it runs per
+    invocation (`pykern.passes.spread`), as long as a workgroup then covers at most
+    `max_workgroup_span` of them (the device's workgroup limits: the runtime counts
+    workgroups in logical invocations); 1 (no spreading) by default.
     """
 
     max_push_constants_size: int = 128
@@ -148,6 +152,8 @@ class Target:
     strict_float: bool = False
     loop_iteration_cap: int | None = None
     coop_shapes: tuple = ()
+    items_per_invocation: int = 1
+    max_workgroup_span: int = 128  # Vulkan's minimum maxComputeWorkGroupInvocations
 
     def preserves_inf_nan(self, bits: int) -> bool:
         """Whether modules for this target ask for IEEE inf/NaN/-0 on floats of `bits`."""
