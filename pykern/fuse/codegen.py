@@ -95,14 +95,9 @@ def same_input(a: Input, b: Input) -> bool:
 def kernel_source(name: str, group: Group, nd: int, func_names: dict[int, str]) -> str:
     """The text of `group`'s kernel for indexing form `nd` (1, 2 or 4); `func_names` maps
     id(element function) to the name the text calls it by."""
-    names: dict[int, str] = {}
-    types: dict[int, DType] = {}
+    names, types, scalars = scalar_params(group)
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += [f"out{k}: pk.Array" for k in range(len(group.outputs))]
-    for k, c in enumerate(group.constants):
-        names[id(c)] = f"c{k}"
-        types[id(c)] = scalar_carrier(c.dtype)
-        params.append(f"c{k}: pk.{types[id(c)].name}")
     index = {1: "i", 2: "r0, r1, r2, i", 4: "idx"}[nd]
     body = ["i = pk.global_id(0)"]
     if nd == 2:
@@ -110,22 +105,56 @@ def kernel_source(name: str, group: Group, nd: int, func_names: dict[int, str]) 
                     "(out0.shape[0], out0.shape[1], out0.shape[2]))")
     elif nd == 4:
         body.append("idx = pk.unravel(i, out0.shape)")
+    body += element_lines(group, index, names, types, func_names)
+    for k, out in enumerate(group.outputs):
+        body.append(f"out{k}[{index}] = {names[id(group.canonical(out))]}")
+    return function_text(name, params + scalars, f"Fused by @pk.fuse: {describe(group)}.", body)
+
+
+def scalar_params(group: Group) -> tuple[dict[int, str], dict[int, DType], list[str]]:
+    """The names and types of the group's constants, and their parameter declarations."""
+    names: dict[int, str] = {}
+    types: dict[int, DType] = {}
+    params = []
+    for k, c in enumerate(group.constants):
+        names[id(c)] = f"c{k}"
+        types[id(c)] = scalar_carrier(c.dtype)
+        params.append(f"c{k}: pk.{types[id(c)].name}")
+    return names, types, params
+
+
+def element_lines(group: Group, index: str, names: dict[int, str], types: dict[int, DType],
+                  func_names: dict[int, str]) -> list[str]:
+    """The statements computing every node of `group` at element `index` (each in a local
+    `v<k>`, whose name and type go into `names` and `types`)."""
+    lines = []
+    count = 0
     for n in group.order:
         if isinstance(n, Constant):
             continue
-        var = names[id(n)] = f"v{len(names) - len(group.constants)}"
+        var = names[id(n)] = f"v{count}"
+        count += 1
         types[id(n)] = n.dtype
         if isinstance(n, Input):
-            body.append(f"{var} = x{group.inputs.index(n)}[{index}]")
+            lines.append(f"{var} = x{group.inputs.index(n)}[{index}]")
             continue
         assert isinstance(n, Apply), n
-        body.append(f"{var} = {_apply_text(n, group, names, types, func_names)}  # {n.name}")
-    for k, out in enumerate(group.outputs):
-        body.append(f"out{k}[{index}] = {names[id(group.canonical(out))]}")
-    doc = f'"""Fused by @pk.fuse: {", ".join(_ops(group)) or "a copy"}."""'
-    lines = [f"def {name}({', '.join(params)}):", f"    {doc}"]
+        lines.append(f"{var} = {_apply_text(n, group, names, types, func_names)}  # {n.name}")
+    return lines
+
+
+def function_text(name: str, params: list[str], doc: str, body: list[str],
+                  decorator: str = "@pk.kernel") -> str:
+    """A kernel's text: the decorator, the def line, the docstring and the body."""
+    lines = [decorator]
+    lines += [f"def {name}({', '.join(params)}):", f'    """{doc}"""']
     lines += [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"
+
+
+def describe(group: Group) -> str:
+    """The ops of `group`, in order, for the kernel's docstring."""
+    return ", ".join(_ops(group)) or "a copy"
 
 
 def _apply_text(n: Apply, group: Group, names: dict[int, str], types: dict[int, DType],

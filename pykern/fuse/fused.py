@@ -21,17 +21,18 @@ import linecache
 import math
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import pykern
 from pykern.autograd.graph import needs_grad
-from pykern.fuse import codegen
+from pykern.fuse import codegen, fused_reduction, reduce_codegen
 from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Apply, Input, Node, Reduce
-from pykern.fuse.trace import Plan, materialised, trace
-from pykern.jit.kernel import Kernel, kernel
+from pykern.fuse.trace import Plan, input_tensor, materialised, trace
+from pykern.jit.kernel import Kernel
 from pykern.tensor import reduction, strided
 from pykern.tensor.device_limits import is_host_device
 from pykern.tensor.tensor import Tensor, asarray, empty
@@ -47,6 +48,15 @@ _REDUCERS: dict[str, Callable[[Tensor, Reduce], Tensor]] = {
 }
 
 
+@dataclass(frozen=True)
+class Step:
+    """One launch of a call: `kernel[grid](*args)`."""
+
+    kernel: Kernel
+    grid: Any
+    args: tuple
+
+
 class Fused:
     """A `@pk.fuse` function. Calling it runs the generated kernel(s) for the arguments'
     signature; `source`, `kernel`, `ir` and `asm` show what a call with those arguments runs.
@@ -58,6 +68,7 @@ class Fused:
         self.__wrapped__ = fn
         self._plans: OrderedDict[tuple, Plan] = OrderedDict()
         self._kernels: dict[str, Kernel] = {}  # by source text
+        self._texts: dict[Kernel, str] = {}
         self.traces = 0  # how many times the function has been traced (one per signature)
 
     # ------------------------------------------------------------ calling
@@ -68,11 +79,16 @@ class Fused:
         if needs_grad(*tensors):
             return self.__wrapped__(*args, **kwargs)
         plan = self._plan(args, kwargs)
+        fused = self._reduction(plan, tensors, empty)
+        if fused is not None:
+            step, finish = fused
+            step.kernel[step.grid](*step.args)
+            return (finish(),) if plan.is_tuple else finish()
         values: dict[int, Tensor] = {}
         for group in plan.groups:
             outs = [empty(n.shape, n.dtype) for n in group.outputs]
-            for k, launch_args in self._launches(group, tensors, outs):
-                k[launch_args[0]](*launch_args[1:])
+            for step in self._elementwise(group, tensors, outs):
+                step.kernel[step.grid](*step.args)
             values.update({id(n): t for n, t in zip(group.outputs, outs)})
         results = tuple(_result(r, values, tensors) for r in plan.results)
         return results if plan.is_tuple else results[0]
@@ -82,30 +98,31 @@ class Fused:
     def source(self, *args: object, **kwargs: object) -> str:
         """The pykern source of the kernel(s) a call with these arguments runs (several only
         when the results have different shapes), as `@pk.kernel` compiles it."""
-        plan, tensors = self._call(args, kwargs)
-        return "\n\n".join(self._text(g, self._nd(g, tensors)) for g in plan.groups)
+        texts: list[str] = []
+        for step in self._steps(args, kwargs):
+            if self._texts[step.kernel] not in texts:
+                texts.append(self._texts[step.kernel])
+        return "\n\n".join(texts)
 
     def kernel(self, *args: object, **kwargs: object) -> Kernel:
         """The `pk.Kernel` a call with these arguments launches (the first, where the results'
         shapes need several)."""
-        plan, tensors = self._call(args, kwargs)
-        group = self._group(plan)
-        return self._compiled(group, self._nd(group, tensors))
+        return self._first_step(args, kwargs).kernel
 
     def ir(self, *args: object, **kwargs: object) -> Any:
         """The typed IR of the kernel a call with these arguments launches."""
-        k, launch_args = self._first_launch(args, kwargs)
-        return k.ir(*launch_args)
+        step = self._first_step(args, kwargs)
+        return step.kernel.ir(*step.args)
 
     def asm(self, *args: object, **kwargs: object) -> str:
         """The SPIR-V disassembly of the kernel a call with these arguments launches."""
-        k, launch_args = self._first_launch(args, kwargs)
-        return k.asm(*launch_args)
+        step = self._first_step(args, kwargs)
+        return step.kernel.asm(*step.args)
 
     def __repr__(self) -> str:
         return f"<pk.fuse {self.__module__}.{self.__qualname__}>"
 
-    # ------------------------------------------------------------ plans and kernels
+    # ------------------------------------------------------------ plans and launches
 
     def _plan(self, args: tuple, kwargs: dict) -> Plan:
         key = _signature(args, kwargs)
@@ -119,59 +136,74 @@ class Fused:
             self._plans.move_to_end(key)
         return plan
 
-    def _call(self, args: tuple, kwargs: dict) -> tuple[Plan, list[Tensor]]:
+    def _steps(self, args: tuple, kwargs: dict) -> list[Step]:
+        """The launches a call with these arguments makes (into stand-in outputs)."""
         args, kwargs = _device_arguments(args, kwargs)
-        return self._plan(args, kwargs), _tensors(args, kwargs)
+        tensors = _tensors(args, kwargs)
+        plan = self._plan(args, kwargs)
+        fused = self._reduction(plan, tensors, _stand_in)
+        if fused is not None:
+            return [fused[0]]
+        return [step for g in plan.groups for step in self._elementwise(
+            g, tensors, [_stand_in(n.shape, n.dtype) for n in g.outputs])]
 
-    def _group(self, plan: Plan) -> Group:
-        if not plan.groups:
-            raise ValueError(f"{self.__qualname__}: these arguments need no generated kernel "
-                             "(the results are reductions of the arguments themselves)")
-        return plan.groups[0]
+    def _first_step(self, args: tuple, kwargs: dict) -> Step:
+        steps = self._steps(args, kwargs)
+        if not steps:
+            raise ValueError(f"{self.__qualname__}: a call with these arguments launches no "
+                             "generated kernel (nothing to compute, or only reductions of the "
+                             "arguments themselves)")
+        return steps[0]
 
-    def _launches(self, group: Group, tensors: list[Tensor], outs: list[Tensor]
-                  ) -> list[tuple[Kernel, tuple]]:
-        """(kernel, (grid, *arguments)) of each launch that computes `group` into `outs`."""
+    def _elementwise(self, group: Group, tensors: list[Tensor], outs: list[Tensor]
+                     ) -> list[Step]:
+        """The launches that compute `group` into `outs`."""
         shape = group.outputs[0].shape
-        ins = [_input_tensor(i, tensors).broadcast_to(shape) for i in group.inputs]
+        ins = [input_tensor(i, tensors).broadcast_to(shape) for i in group.inputs]
         consts = [c.value for c in group.constants]
-        return [(self._compiled(group, job.nd), (job.grid, *job.views, *consts))
+        return [Step(self._compiled(group, job.nd, lambda nd=job.nd: codegen.kernel_source(
+                    _kernel_name(self.__wrapped__), group, nd, _func_ids(group))),
+                     job.grid, (*job.views, *consts))
                 for job in strided.plan(shape, [*ins, *outs], rows=is_host_device())]
 
-    def _nd(self, group: Group, tensors: list[Tensor]) -> int:
-        """The indexing form a call's first launch of `group` uses (1 where none runs)."""
-        shape = group.outputs[0].shape
-        views = [_input_tensor(i, tensors).broadcast_to(shape) for i in group.inputs]
-        views += [_dummy_output(n) for n in group.outputs]
-        return next((job.nd for job in strided.plan(shape, views, rows=is_host_device())), 1)
+    def _reduction(self, plan: Plan, tensors: list[Tensor], alloc: Callable
+                   ) -> tuple[Step, Callable[[], Tensor]] | None:
+        """The fused reduction's launch and the function that finishes its result, where the
+        plan has one and these arguments' layout allows it (else None: the elementwise kernel
+        and the library's reduction run)."""
+        if plan.reduction is None:
+            return None
+        group = plan.groups[0]
+        job = fused_reduction.layout(plan.reduction, group, tensors)
+        if job is None:
+            return None
+        spec = fused_reduction.spec(plan.reduction, job)
+        name = f"{_kernel_name(self.__wrapped__)}_{spec.op}"
+        kernel = self._compiled(group, ("reduce", job.nd, spec.op, spec.acc), lambda:
+                                reduce_codegen.reduction_source(name, group, job.nd, spec.op,
+                                                                spec.acc, _func_ids(group)),
+                                name)
+        part = alloc((spec.n_out * spec.n_chunks,), spec.acc)
+        consts = [c.value for c in group.constants]
+        step = Step(kernel, spec.n_out * spec.n_chunks * reduce_codegen.WG,
+                    (*job.views, part, spec.n_red, spec.n_chunks, *consts))
+        return step, lambda: fused_reduction.finish(plan.reduction, spec, part)
 
-    def _first_launch(self, args: tuple, kwargs: dict) -> tuple[Kernel, tuple]:
-        plan, tensors = self._call(args, kwargs)
-        group = self._group(plan)
-        outs = [empty(n.shape, n.dtype) for n in group.outputs]
-        launches = self._launches(group, tensors, outs)
-        if not launches:
-            raise ValueError(f"{self.__qualname__}: these arguments have no elements, so "
-                             "no kernel runs")
-        k, (_, *launch_args) = launches[0]
-        return k, tuple(launch_args)
-
-    def _text(self, group: Group, nd: int) -> str:
-        names = _func_names(group)
-        return codegen.kernel_source(_kernel_name(self.__wrapped__), group, nd,
-                                     {id(f): n for n, f in names.items()})
-
-    def _compiled(self, group: Group, nd: int) -> Kernel:
-        """The kernel of `group` for indexing form `nd`, made once per source text."""
-        cached = group.kernels.get(nd)
+    def _compiled(self, group: Group, key: object, text: Callable[[], str],
+                  name: str | None = None) -> Kernel:
+        """The kernel of `group` for `key` (the indexing form, or the reduction's), made once
+        per source text."""
+        cached = group.kernels.get(key)
         if cached is not None:
             return cached
-        text = self._text(group, nd)
-        k = self._kernels.get(text)
+        source = text()
+        k = self._kernels.get(source)
         if k is None:
-            k = self._kernels[text] = _make_kernel(self.__wrapped__, text, _func_names(group),
-                                                   len(self._kernels))
-        group.kernels[nd] = k
+            k = self._kernels[source] = _make_kernel(
+                self.__wrapped__, source, name or _kernel_name(self.__wrapped__),
+                _func_names(group), len(self._kernels))
+            self._texts[k] = source
+        group.kernels[key] = k
         return k
 
 
@@ -218,19 +250,15 @@ def _arg_key(x: object) -> object:
     return (type(x), x)
 
 
-def _input_tensor(node: Input, tensors: list[Tensor]) -> Tensor:
-    return node.captured if node.captured is not None else tensors[node.index]
-
-
-def _dummy_output(node: Node) -> Tensor:
-    """A stand-in output for planning the launches (no memory: planning reads strides)."""
-    return Tensor(None, node.shape, node.dtype)
+def _stand_in(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """An output for planning launches without running them (planning reads only strides)."""
+    return Tensor(None, tuple(shape), dtype)
 
 
 def _result(node: Node, values: dict[int, Tensor], tensors: list[Tensor]) -> Tensor:
     if isinstance(node, Reduce):
         x = materialised(node)
-        t = _input_tensor(x, tensors) if isinstance(x, Input) else values[id(x)]
+        t = input_tensor(x, tensors) if isinstance(x, Input) else values[id(x)]
         return _REDUCERS[node.op](t, node)
     return values[id(node)]
 
@@ -258,11 +286,18 @@ def _func_names(group: Group) -> dict[str, object]:
     return names
 
 
-def _make_kernel(fn: Callable, text: str, funcs: dict[str, object], serial: int) -> Kernel:
+def _func_ids(group: Group) -> dict[int, str]:
+    return {id(f): n for n, f in _func_names(group).items()}
+
+
+def _make_kernel(fn: Callable, text: str, name: str, funcs: dict[str, object], serial: int
+                 ) -> Kernel:
     """Compiles `text` as a `@pk.kernel`, registered with linecache under a name of its own so
     that tracebacks, `inspect.getsource` and compile errors show it."""
     filename = f"<pk.fuse {fn.__module__}.{fn.__qualname__} #{serial}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace: dict[str, Any] = {"pk": pykern, "__name__": "pykern.fuse.generated", **funcs}
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own generated text
-    return kernel(namespace[_kernel_name(fn)])
+    made = namespace[name]
+    assert isinstance(made, Kernel), made
+    return made

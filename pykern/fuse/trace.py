@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pykern.fuse import fused_reduction
 from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Input, Node, Reduce
 from pykern.fuse.refusal import FuseError
@@ -22,11 +23,13 @@ from pykern.tensor.tensor import Tensor
 @dataclass(frozen=True)
 class Plan:
     """One signature's work: `groups` (a kernel each), `results` (the returned nodes, in
-    order) and whether the function returned a tuple."""
+    order) and whether the function returned a tuple. `reduction` is the one result, where it
+    is a reduction that `fused_reduction` can run in the same kernel as its expression."""
 
     groups: tuple[Group, ...]
     results: tuple[Node, ...]
     is_tuple: bool
+    reduction: Reduce | None = None
 
 
 def trace(fn: Callable, args: Sequence[object], kwargs: dict[str, object]) -> Plan:
@@ -53,7 +56,13 @@ def trace(fn: Callable, args: Sequence[object], kwargs: dict[str, object]) -> Pl
                                f"{type(r).__name__}, not a tensor computed from the arguments "
                                "(return traced tensors, or a tuple of them)")
     nodes = tuple(r.node for r in results)  # type: ignore[union-attr]
-    return Plan(_groups(nodes), nodes, is_tuple)
+    fusable = nodes[0] if len(nodes) == 1 and fused_reduction.fusable(nodes[0]) else None
+    return Plan(_groups(nodes), nodes, is_tuple, fusable)  # type: ignore[arg-type]
+
+
+def input_tensor(node: Input, tensors: Sequence[Tensor]) -> Tensor:
+    """The tensor an Input node reads in a call whose tensor arguments are `tensors`."""
+    return node.captured if node.captured is not None else tensors[node.index]
 
 
 def materialised(node: Node) -> Node:
