@@ -122,7 +122,8 @@ def test_fused_equals_eager_for_shapes_broadcasting_views(case, data, shapes2):
 
 
 @pytest.mark.parametrize("case", VULKAN_CASES, ids=case_id)
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), shapes2=BROADCAST_PAIRS)
 def test_fused_equals_eager_on_lavapipe(on_vulkan, case, data, shapes2):
     check_case(data, case[0], case[1], shapes2)
