@@ -21,7 +21,8 @@ from pathlib import Path
 from .ops_docs import DOCS
 from .results import Results
 
-BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory", "ops", "train", "host")
+BENCHMARKS = ("elementwise", "launch", "transfer", "compile", "memory", "ops", "train", "host",
+              "fusion")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -66,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import (compile_latency, elementwise, host, launch_overhead, memory_cycles, ops,
-                   training, transfer)
+    from . import (compile_latency, elementwise, fusion, host, launch_overhead, memory_cycles,
+                   ops, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
     from .peers import find_peers
@@ -86,7 +87,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     print(f"peers: {', '.join(f'{k} {v}' for k, v in peers.versions.items())}", flush=True)
     modules = {"elementwise": elementwise, "launch": launch_overhead, "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
-               "train": training, "host": host}
+               "train": training, "host": host, "fusion": fusion}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

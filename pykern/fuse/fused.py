@@ -17,6 +17,7 @@ indexing form is compiled once per text by `@pk.kernel` (which keeps a variant p
 from __future__ import annotations
 
 import functools
+import itertools
 import linecache
 import math
 from collections import OrderedDict
@@ -177,16 +178,16 @@ class Fused:
         job = fused_reduction.layout(plan.reduction, group, tensors)
         if job is None:
             return None
-        spec = fused_reduction.spec(plan.reduction, job)
+        mode = "thread" if is_host_device() else "group"
+        spec = fused_reduction.spec(plan.reduction, job, mode)
         name = f"{_kernel_name(self.__wrapped__)}_{spec.op}"
-        kernel = self._compiled(group, ("reduce", job.nd, spec.op, spec.acc), lambda:
+        kernel = self._compiled(group, ("reduce", job.nd, spec.op, spec.acc, mode), lambda:
                                 reduce_codegen.reduction_source(name, group, job.nd, spec.op,
-                                                                spec.acc, _func_ids(group)),
-                                name)
+                                                                spec.acc, _func_ids(group),
+                                                                mode), name)
         part = alloc((spec.n_out * spec.n_chunks,), spec.acc)
         consts = [c.value for c in group.constants]
-        step = Step(kernel, spec.n_out * spec.n_chunks * reduce_codegen.WG,
-                    (*job.views, part, spec.n_red, spec.n_chunks, *consts))
+        step = Step(kernel, spec.grid, (*job.views, part, spec.n_red, spec.n_chunks, *consts))
         return step, lambda: fused_reduction.finish(plan.reduction, spec, part)
 
     def _compiled(self, group: Group, key: object, text: Callable[[], str],
@@ -201,7 +202,7 @@ class Fused:
         if k is None:
             k = self._kernels[source] = _make_kernel(
                 self.__wrapped__, source, name or _kernel_name(self.__wrapped__),
-                _func_names(group), len(self._kernels))
+                _func_names(group))
             self._texts[k] = source
         group.kernels[key] = k
         return k
@@ -290,11 +291,14 @@ def _func_ids(group: Group) -> dict[int, str]:
     return {id(f): n for n, f in _func_names(group).items()}
 
 
-def _make_kernel(fn: Callable, text: str, name: str, funcs: dict[str, object], serial: int
-                 ) -> Kernel:
+_SERIAL = itertools.count()  # one linecache file name per generated text, process-wide
+
+
+def _make_kernel(fn: Callable, text: str, name: str, funcs: dict[str, object]) -> Kernel:
     """Compiles `text` as a `@pk.kernel`, registered with linecache under a name of its own so
-    that tracebacks, `inspect.getsource` and compile errors show it."""
-    filename = f"<pk.fuse {fn.__module__}.{fn.__qualname__} #{serial}>"
+    that tracebacks, `inspect.getsource` and compile errors show it (the kernel reads its
+    source from there when it first compiles)."""
+    filename = f"<pk.fuse {fn.__module__}.{fn.__qualname__} #{next(_SERIAL)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace: dict[str, Any] = {"pk": pykern, "__name__": "pykern.fuse.generated", **funcs}
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own generated text

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Apply, Reduce
-from pykern.fuse.reduce_codegen import CHUNK
+from pykern.fuse.reduce_codegen import CHUNK, THREAD_CHUNK, WG
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor import promotion as pr
@@ -46,6 +46,11 @@ class Spec:
     n_out: int
     n_red: int
     n_chunks: int
+    mode: str  # reduce_codegen's: "group" or "thread"
+
+    @property
+    def grid(self) -> int:
+        return self.n_out * self.n_chunks * (WG if self.mode == "group" else 1)
 
 
 def layout(node: Reduce, group: Group, tensors: Sequence[Tensor]) -> strided.Launch | None:
@@ -63,7 +68,7 @@ def layout(node: Reduce, group: Group, tensors: Sequence[Tensor]) -> strided.Lau
     return strided.Launch(job.nd, job.views[:-1], job.n)
 
 
-def spec(node: Reduce, job: strided.Launch) -> Spec:
+def spec(node: Reduce, job: strided.Launch, mode: str) -> Spec:
     x = node.x
     axes = reduction.normalize_axes(node.axis, len(x.shape))
     n_red = strided.prod([x.shape[a] for a in axes])
@@ -75,7 +80,8 @@ def spec(node: Reduce, job: strided.Launch) -> Spec:
     else:
         acc = pr.compute_dtype(x.dtype)
     op = "sum" if node.op == "mean" else node.op
-    return Spec(op, acc, n_out, n_red, strided.cdiv(n_red, CHUNK))
+    chunk = CHUNK if mode == "group" else THREAD_CHUNK
+    return Spec(op, acc, n_out, n_red, strided.cdiv(n_red, chunk), mode)
 
 
 def finish(node: Reduce, s: Spec, part: Tensor) -> Tensor:

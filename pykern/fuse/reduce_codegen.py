@@ -18,6 +18,7 @@ from pykern.lang.dtypes import DType
 
 WG = 64  # invocations per workgroup
 CHUNK = WG * 256  # elements a workgroup reduces at most (256 per invocation)
+THREAD_CHUNK = 4096  # elements one invocation reduces at most in "thread" mode
 
 _COMBINE = {
     "sum": "{a} + {b}",
@@ -30,9 +31,12 @@ _IDENTITY = {"sum": 0, "prod": 1}
 
 
 def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
-                     func_names: dict[int, str]) -> str:
+                     func_names: dict[int, str], mode: str = "group") -> str:
     """The text of the kernel reducing `group`'s one output with `op` ("sum", "prod", "max"
-    or "min") in the accumulator dtype `acc`, its operands indexed in form `nd` (1 or 4)."""
+    or "min") in the accumulator dtype `acc`, its operands indexed in form `nd` (1 or 4).
+    `mode` "group": a workgroup per chunk of CHUNK elements (GPUs: neighbouring invocations
+    read neighbouring elements); "thread": an invocation per chunk of THREAD_CHUNK elements,
+    no shared memory or barrier (the host device, where a barrier costs more than a loop)."""
     names, types, scalars = codegen.scalar_params(group)
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += ["part: pk.Array", "n_red: int", "n_chunks: int"]
@@ -43,12 +47,13 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
     value = f"pk.{acc.name}({names[id(group.canonical(group.outputs[0]))]})"
     ACC = f"pk.{acc.name}"  # noqa: N806
     combine = _COMBINE[op]
+    chunk, step = (CHUNK, WG) if mode == "group" else (THREAD_CHUNK, 1)
     body = [
-        "t = pk.local_id(0)",
-        "g = pk.group_id(0)",
+        "t = pk.local_id(0)" if mode == "group" else "t = 0",
+        "g = pk.group_id(0)" if mode == "group" else "g = pk.global_id(0)",
         "base = (g // n_chunks) * n_red",
-        f"start = (g % n_chunks) * {CHUNK}",
-        f"stop = pk.select(start + {CHUNK} < n_red, start + {CHUNK}, n_red)",
+        f"start = (g % n_chunks) * {chunk}",
+        f"stop = pk.select(start + {chunk} < n_red, start + {chunk}, n_red)",
     ]
     if op in _IDENTITY:
         body.append(f"acc = {ACC}({_IDENTITY[op]})")
@@ -56,7 +61,11 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
         body += ["e = base + start", *elements, f"acc = {value}"]
     body += ["r = start + t", "while r < stop:", "    e = base + r"]
     body += [f"    {line}" for line in elements]
-    body += [f"    acc = {combine.format(a='acc', b=value)}", f"    r += {WG}"]
+    body += [f"    acc = {combine.format(a='acc', b=value)}", f"    r += {step}"]
+    doc = (f"Fused by @pk.fuse: {codegen.describe(group)}, reduced by {op} (one partial per "
+           "chunk).")
+    if mode == "thread":
+        return codegen.function_text(name, params + scalars, doc, [*body, "part[g] = acc"])
     body += [
         f"vals = pk.shared({ACC}, ({WG},))",
         "vals[t] = acc",
@@ -70,6 +79,5 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
         "if t == 0:",
         "    part[g] = vals[0]",
     ]
-    doc = f"Fused by @pk.fuse: {codegen.describe(group)}, reduced by {op} (one partial per chunk)."
     return codegen.function_text(name, params + scalars, doc, body,
                                  decorator=f"@pk.kernel(workgroup=({WG},))")
