@@ -304,4 +304,5 @@ def _make_kernel(fn: Callable, text: str, name: str, funcs: dict[str, object]) -
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own generated text
     made = namespace[name]
     assert isinstance(made, Kernel), made
+    made.source  # noqa: B018 - parsed now: a later linecache.clearcache() must not lose it
     return made

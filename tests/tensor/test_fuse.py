@@ -316,15 +316,17 @@ def test_one_trace_and_compile_per_signature(monkeypatch):
 
     a = pk.asarray(rng.standard_normal((8, 8)).astype(np.float32))
     b = pk.asarray(rng.standard_normal((8, 8)).astype(np.float32))
+    a16 = a.astype(pk.f16)
+    ones = pk.asarray(np.ones((3, 5), np.float32))
     builds = count_builds(monkeypatch)
     f(a, b)
     assert f.traces == 1 and len(builds) == 1
     f(a, b)
     f(b, a)
     assert f.traces == 1 and len(builds) == 1  # a second call traces and compiles nothing
-    f(pk.asarray(np.ones((3, 5), np.float32)), pk.asarray(np.ones((3, 5), np.float32)))
+    f(ones, ones)
     assert f.traces == 2 and len(builds) == 1  # another shape: same text, same variant
-    f(a.astype(pk.f16), b)
+    f(a16, b)
     assert f.traces == 3 and len(builds) == 2  # another dtype: another kernel
 
 
