@@ -27,6 +27,11 @@ _SCALAR_CARRIER = {dt.f16: dt.f32, dt.bf16: dt.f32, dt.i8: dt.i32, dt.i16: dt.i3
                    dt.u8: dt.u32, dt.u16: dt.u32}
 
 
+# the indexing form of several elements per invocation (the others are strided.plan's nd: 1
+# flat, 2 rows, 4 unravelled)
+SPREAD = 0
+SPREAD_ELEMENTS = 4
+
 # result dtypes whose element functions return exactly that type when their operands have it
 _PLAIN = (dt.f32, dt.i32, dt.bool_)
 
@@ -93,22 +98,56 @@ def same_input(a: Input, b: Input) -> bool:
 
 
 def kernel_source(name: str, group: Group, nd: int, func_names: dict[int, str]) -> str:
-    """The text of `group`'s kernel for indexing form `nd` (1, 2 or 4); `func_names` maps
-    id(element function) to the name the text calls it by."""
+    """The text of `group`'s kernel for indexing form `nd` (SPREAD, 1, 2 or 4); `func_names`
+    maps id(element function) to the name the text calls it by."""
     names, types, scalars = scalar_params(group)
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += [f"out{k}: pk.Array" for k in range(len(group.outputs))]
-    index = {1: "i", 2: "r0, r1, r2, i", 4: "idx"}[nd]
-    body = ["i = pk.global_id(0)"]
-    if nd == 2:
-        body.append("r0, r1, r2 = pk.unravel(pk.global_id(1), "
-                    "(out0.shape[0], out0.shape[1], out0.shape[2]))")
-    elif nd == 4:
-        body.append("idx = pk.unravel(i, out0.shape)")
-    body += element_lines(group, index, names, types, func_names)
-    for k, out in enumerate(group.outputs):
-        body.append(f"out{k}[{index}] = {names[id(group.canonical(out))]}")
+    if nd == SPREAD:
+        body = _spread_body(group, names, types, func_names)
+    else:
+        index = {1: "i", 2: "r0, r1, r2, i", 4: "idx"}[nd]
+        body = ["i = pk.global_id(0)"]
+        if nd == 2:
+            body.append("r0, r1, r2 = pk.unravel(pk.global_id(1), "
+                        "(out0.shape[0], out0.shape[1], out0.shape[2]))")
+        elif nd == 4:
+            body.append("idx = pk.unravel(i, out0.shape)")
+        body += _element_at(group, index, names, types, func_names)
     return function_text(name, params + scalars, f"Fused by @pk.fuse: {describe(group)}.", body)
+
+
+def _element_at(group: Group, index: str, names: dict[int, str], types: dict[int, DType],
+                func_names: dict[int, str], suffix: str = "") -> list[str]:
+    """Loads, computing and stores of every output at element `index`."""
+    loads, computes = element_lines(group, index, names, types, func_names, suffix)
+    return loads + computes + _stores(group, index, names)
+
+
+def _stores(group: Group, index: str, names: dict[int, str]) -> list[str]:
+    return [f"out{k}[{index}] = {names[id(group.canonical(out))]}"
+            for k, out in enumerate(group.outputs)]
+
+
+def _spread_body(group: Group, names: dict[int, str], types: dict[int, DType],
+                 func_names: dict[int, str]) -> list[str]:
+    """SPREAD_ELEMENTS elements per invocation a grid apart, every load before any store
+    (what keeps a GPU's memory bus busy); the last invocations walk the tail one by one."""
+    loads, computes, stores = [], [], []
+    for k in range(SPREAD_ELEMENTS):
+        at = "i" if k == 0 else "i + g" if k == 1 else f"i + {k} * g"
+        k_names, k_types = dict(names), dict(types)
+        k_loads, k_computes = element_lines(group, at, k_names, k_types, func_names, f"_{k}")
+        loads += k_loads
+        computes += k_computes
+        stores += _stores(group, at, k_names)
+    body = ["i = pk.global_id(0)", "g = pk.grid(0)", "n = out0.shape[0]",
+            f"if i + {SPREAD_ELEMENTS - 1} * g < n:"]
+    body += [f"    {line}" for line in loads + computes + stores]
+    body += ["else:", "    j = i", "    while j < n:"]
+    body += [f"        {line}" for line in _element_at(group, "j", names, types, func_names)]
+    body.append("        j += g")
+    return body
 
 
 def scalar_params(group: Group) -> tuple[dict[int, str], dict[int, DType], list[str]]:
@@ -124,23 +163,24 @@ def scalar_params(group: Group) -> tuple[dict[int, str], dict[int, DType], list[
 
 
 def element_lines(group: Group, index: str, names: dict[int, str], types: dict[int, DType],
-                  func_names: dict[int, str]) -> list[str]:
-    """The statements computing every node of `group` at element `index` (each in a local
-    `v<k>`, whose name and type go into `names` and `types`)."""
-    lines = []
+                  func_names: dict[int, str], suffix: str = "") -> tuple[list[str], list[str]]:
+    """The statements computing every node of `group` at element `index`: the loads, then
+    the rest (each value in a local `v<k><suffix>`, whose name and type go into `names` and
+    `types`)."""
+    loads, computes = [], []
     count = 0
     for n in group.order:
         if isinstance(n, Constant):
             continue
-        var = names[id(n)] = f"v{count}"
+        var = names[id(n)] = f"v{count}{suffix}"
         count += 1
         types[id(n)] = n.dtype
         if isinstance(n, Input):
-            lines.append(f"{var} = x{group.inputs.index(n)}[{index}]")
+            loads.append(f"{var} = x{group.inputs.index(n)}[{index}]")
             continue
         assert isinstance(n, Apply), n
-        lines.append(f"{var} = {_apply_text(n, group, names, types, func_names)}  # {n.name}")
-    return lines
+        computes.append(f"{var} = {_apply_text(n, group, names, types, func_names)}  # {n.name}")
+    return loads, computes
 
 
 def function_text(name: str, params: list[str], doc: str, body: list[str],

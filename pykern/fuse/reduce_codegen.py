@@ -41,7 +41,8 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += ["part: pk.Array", "n_red: int", "n_chunks: int"]
     index = "e" if nd == 1 else "idx"
-    elements = codegen.element_lines(group, index, names, types, func_names)
+    loads, computes = codegen.element_lines(group, index, names, types, func_names)
+    elements = loads + computes
     if nd != 1:  # one unravelled index per element, shared by every operand
         elements.insert(0, "idx = pk.unravel(e, x0.shape)")
     value = f"pk.{acc.name}({names[id(group.canonical(group.outputs[0]))]})"

@@ -141,6 +141,17 @@ def test_the_motivating_expression_is_one_launch_with_flat_indexing():
     assert "unravel" not in text  # contiguous operands: one flat index
 
 
+def test_a_gpu_takes_four_elements_per_invocation_and_walks_the_tail(on_vulkan):
+    f = pk.fuse(lambda x, y: (pk.exp(x) * 2 + y, x - y))
+    for n in (1, 3, 4, 5, 9, 1000003):
+        a = pk.asarray(rng.uniform(-2, 2, n).astype(np.float32))
+        b = pk.asarray(rng.uniform(-2, 2, n).astype(np.float32))
+        got = f(a, b)
+        assert_same(got[0], pk.exp(a) * 2 + b)
+        assert_same(got[1], a - b)
+    assert "x0[i + 3 * g]" in f.source(a, b)
+
+
 # ---------------------------------------------------------------- dtypes and scalars
 
 
