@@ -167,6 +167,17 @@ def evaluate(tree: tuple, args: tuple):
 @settings(max_examples=25, deadline=None)
 @given(tree=trees(), seed=st.integers(0, 2 ** 32 - 1))
 def test_random_expression_trees_fuse_to_the_eager_result(dtype, tree, seed):
+    check_tree(dtype, tree, seed)
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tree=trees(), seed=st.integers(0, 2 ** 32 - 1))
+def test_random_expression_trees_on_lavapipe(on_vulkan, tree, seed):
+    check_tree(pk.f32, tree, seed)
+
+
+def check_tree(dtype: pk.DType, tree: tuple, seed: int) -> None:
     r = np.random.default_rng(seed)
     args = tuple(pk.asarray(sample(r, dtype, shape, -5, 5)) for shape in ((3, 4), (4,)))
 
