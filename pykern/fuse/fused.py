@@ -123,6 +123,10 @@ class Fused:
     def __repr__(self) -> str:
         return f"<pk.fuse {self.__module__}.{self.__qualname__}>"
 
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        """A fused method: bound to its object, which is part of the signature (hashable)."""
+        return self if obj is None else functools.partial(self, obj)
+
     # ------------------------------------------------------------ plans and launches
 
     def _plan(self, args: tuple, kwargs: dict) -> Plan:

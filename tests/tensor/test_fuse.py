@@ -426,6 +426,20 @@ def test_the_generated_source_is_inspectable():
         pk.fuse(lambda x: x.sum()).kernel(a)  # the library reduces an argument directly
 
 
+def test_a_fused_method_binds_its_object():
+    class Scale:
+        def __init__(self, k: float):
+            self.k = k
+
+        @pk.fuse
+        def apply(self, x):
+            return x * self.k + 1
+
+    x = pk.asarray(np.arange(5, dtype=np.float32))
+    np.testing.assert_array_equal(Scale(3.0).apply(x).numpy(), np.arange(5) * 3 + 1)
+    np.testing.assert_array_equal(Scale(0.5).apply(x).numpy(), np.arange(5) * 0.5 + 1)
+
+
 def test_functions_of_one_name_keep_their_own_kernels():
     a = pk.asarray(np.arange(6, dtype=np.float32))
     fs = [pk.fuse(lambda x: x + 1), pk.fuse(lambda x: x * 3)]  # one qualname, two texts
