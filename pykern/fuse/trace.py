@@ -52,9 +52,8 @@ def trace(fn: Callable, args: Sequence[object], kwargs: dict[str, object]) -> Pl
     for k, r in enumerate(results):
         if not isinstance(r, Tracer):
             what = f"result {k}" if is_tuple else "the result"
-            raise _located(fn, f"@pk.fuse: {what} of {fn.__qualname__} is a "
-                               f"value of type {type(r).__name__}, not a tensor computed from the "
-                               "arguments "
+            raise _located(fn, f"@pk.fuse: {what} of {fn.__qualname__} is a value of type "
+                               f"{type(r).__name__}, not a tensor computed from the arguments "
                                "(return traced tensors, or a tuple of them)")
     nodes = tuple(r.node for r in results)  # type: ignore[union-attr]
     fusable = nodes[0] if len(nodes) == 1 and fused_reduction.fusable(nodes[0]) else None

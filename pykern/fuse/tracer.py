@@ -27,8 +27,6 @@ from pykern.tensor.fuse_traced import Traced
 from pykern.tensor.tensor import Tensor
 from pykern.tensor.unary_ops import UNARY, UnaryOp, copy_f
 
-_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
-
 
 class Tracer(Traced):
     """A traced tensor: `node` says how its value is computed."""
