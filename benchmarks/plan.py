@@ -28,6 +28,7 @@ class Plan:
     ops: OpsPlan  # the sizes of the `ops` benchmark (benchmarks/ops_plan.py)
     training: tuple[str, int]  # examples/train_gpt.py's size and the steps timed
     host: HostPlan  # the sizes of the `host` benchmark (benchmarks/host_plan.py)
+    fusion: tuple[tuple[int, int], ...] = ()  # (elements, calls timed) of `fusion`
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -47,6 +48,7 @@ GPU = Plan(
     ops=GPU_OPS,
     training=("large", 10),
     host=HOST_FULL,
+    fusion=((2**24, 50), (2**26, 30), (2**28, 20)),
 )
 
 CPU = Plan(
@@ -66,6 +68,7 @@ CPU = Plan(
     ops=CPU_OPS,
     training=("tiny", 5),
     host=HOST_FULL,
+    fusion=((2**20, 10), (2**22, 5)),
 )
 
 QUICK = Plan(
@@ -82,6 +85,7 @@ QUICK = Plan(
     ops=QUICK_OPS,
     training=("tiny", 2),
     host=HOST_QUICK,
+    fusion=((2**16, 3),),
 )
 
 

@@ -41,6 +41,7 @@ from pykern.tensor.tensor import Tensor, asarray, empty
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.device_limits import is_host_device
+from pykern.tensor.fuse_traced import Traced, traced_operand
 from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
 from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
@@ -251,6 +252,8 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     (`pykern.autograd`) when `x` requires grad."""
     if isinstance(op, str):
         op = UNARY[op]
+    if isinstance(x, Traced):  # pk.fuse is tracing: record the op, run nothing
+        return x.fuse_unary(op, out)
     x = as_tensor(x)
     if out is not None:
         return _unary_into(op, x, out)
@@ -310,6 +313,8 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
     left operand)."""
     if isinstance(op, str):
         op = BINARY[op]
+    if isinstance(a, Traced) or isinstance(b, Traced):  # pk.fuse is tracing
+        return traced_operand(a, b).fuse_binary(op, a, b, out)  # type: ignore[union-attr]
     if out is not None:
         return _binary_into(op, a, b, out)
     ta, tb = type(a), type(b)
@@ -476,6 +481,8 @@ def _out_of_range_comparison(op: BinaryOp, a: object, b: object, p: DType, out: 
 def where(condition: object, x1: object, x2: object) -> Tensor:
     """Elements of `x1` where `condition` is true, else of `x2` (broadcast together; the result
     dtype promotes `x1` and `x2`)."""
+    if (traced := traced_operand(condition, x1, x2)) is not None:  # pk.fuse is tracing
+        return traced.fuse_where(condition, x1, x2)
     if needs_grad(x1, x2):
         return composite.where(where, condition, x1, x2)
     c = as_tensor(condition)
@@ -495,6 +502,8 @@ def as_strong(x: object) -> object:
 def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: A002
     """`x` limited to [min, max] (either may be None; tensors broadcast). nan stays nan; where
     min > max the result is max, as numpy."""
+    if (traced := traced_operand(x, min, max)) is not None:  # pk.fuse is tracing
+        return traced.fuse_clip(x, min, max)
     if needs_grad(x, min, max):
         return composite.clip(x, min, max)
     x = as_tensor(x)
@@ -524,6 +533,8 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     """`x` converted to `dtype` in a new row-major tensor (`copy=False`: `x` itself when the
     dtype already matches). Float to int truncates toward 0 (out-of-range values saturate,
     nan gives 0); to bool is `x != 0`."""
+    if isinstance(x, Traced):  # pk.fuse is tracing
+        return x.fuse_astype(dtype, copy)
     x = as_tensor(x)
     d = dt.as_dtype(dtype)
     if d == x.dtype and not copy:

@@ -254,8 +254,8 @@ NOT_TENSOR_OPS = {
         "subgroup_lane", "subgroup_max", "subgroup_min", "subgroup_prefix_add",
         "subgroup_shuffle", "subgroup_shuffle_xor", "subgroup_size")),
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.strict_float", "pk.devices", "pk.get_device", "pk.set_device",
-    "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
+    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.devices", "pk.get_device",
+    "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     # new tensors from shapes or host data, and dtype queries
     "pk.arange", "pk.asarray", "pk.empty", "pk.eye", "pk.full", "pk.linspace", "pk.ones",
     "pk.zeros", "pk.can_cast", "pk.result_type", "xp.asarray", "xp.empty", "xp.can_cast",
