@@ -324,6 +324,10 @@ class TimestampTrace:
         _vk.check(fn.vkCreateQueryPool(vk_device, info, ffi.NULL, pool), "vkCreateQueryPool")
         self.pool = pool[0]
         self.count = 0
+        # reset from the host (hostQueryReset, core in 1.2): vkCmdResetQueryPool is not
+        # allowed on a transfer-only queue
+        reset = _vk.load_device_functions(vk_device, ["vkResetQueryPool"]).vkResetQueryPool
+        reset(vk_device, self.pool, 0, capacity)
 
     def write(self, cmd: object) -> int:
         """Records a timestamp (written once the commands before it have finished); its index."""
@@ -331,7 +335,6 @@ class TimestampTrace:
         if index >= self.capacity:
             raise DeviceError(f"a TimestampTrace holds {self.capacity} timestamps")
         self.count += 1
-        self._fn.vkCmdResetQueryPool(cmd, self.pool, index, 1)
         self._fn.vkCmdWriteTimestamp(cmd, BOTTOM, self.pool, index)
         return index
 
