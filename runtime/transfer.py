@@ -36,6 +36,7 @@ on `compute` (every batch, see `BatchQueue.submit_info_for`), the DMA queue its 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -166,8 +167,8 @@ class Transfers:
             except BaseException:
                 self.staging.release(staging)
                 raise
-            value = self._copy(staging.handle, 0, raw.handle, offset + start, part.nbytes, after)
-            self.queue.defer(value, lambda s=staging: self.staging.release(s))
+            value = self._copy(staging.handle, 0, raw.handle, offset + start, part.nbytes, after,
+                               lambda s=staging: self.staging.release(s))
             in_flight.append(value)
         return value
 
@@ -295,15 +296,16 @@ class Transfers:
                 del self._last_use[r]
 
     def _copy(self, src: object, src_offset: int, dst: object, dst_offset: int, nbytes: int,
-              after: int) -> int:
-        """Submits one vkCmdCopyBuffer; the DMA timeline value of its end."""
+              after: int, release: Callable[[], None] | None = None) -> int:
+        """Submits one vkCmdCopyBuffer; the DMA timeline value of its end. `release` runs once
+        it has finished."""
         region = self._region
 
         def record(cmd: object) -> None:
             region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
             self._fn.vkCmdCopyBuffer(cmd, src, dst, 1, region)
 
-        return self.queue.submit(record, after)
+        return self.queue.submit(record, after, release)
 
     def _submit_info(self, batch: Batch) -> object:
         """The VkSubmitInfo of a compute batch: signals its serial on the compute timeline,

@@ -197,12 +197,21 @@ class TransferQueue:
             },
         )
 
-    def submit(self, record: Callable[[object], None], after_compute: int = 0) -> int:
+    def submit(
+        self,
+        record: Callable[[object], None],
+        after_compute: int = 0,
+        release: Callable[[], None] | None = None,
+    ) -> int:
         """Records `record(cmd)` (copy commands) into a command buffer and submits it to start
         once the compute timeline has reached `after_compute` (0: at once); returns the value of
-        this queue's timeline that signals its end. Submitted in order, ordered among each other."""
+        this queue's timeline that signals its end. Submitted in order, ordered among each other.
+        `release` runs once the copies have finished (at once if they were never submitted):
+        noted before the submit, so that an interrupt after it cannot lose it."""
         fn = self._fn
         commands = self._take()
+        if release is not None:
+            commands.garbage.append(release)
         try:
             _vk.check(
                 fn.vkBeginCommandBuffer(commands.cmd, self._begin_info), "vkBeginCommandBuffer"
@@ -216,7 +225,7 @@ class TransferQueue:
             self._barrier(commands.cmd, lib.VK_PIPELINE_STAGE_HOST_BIT, self._to_host)
             _vk.check(fn.vkEndCommandBuffer(commands.cmd), "vkEndCommandBuffer")
         except BaseException:
-            self._idle.append(commands)
+            self._give_back(commands)
             raise
         value = self.submitted + 1
         wait = 0 if self.compute.reached(after_compute) else 1
@@ -231,7 +240,7 @@ class TransferQueue:
                 fn.vkQueueSubmit(self._queue, 1, self._submit_info, ffi.NULL), "vkQueueSubmit"
             )
         except DeviceError:
-            self._idle.append(commands)
+            self._give_back(commands)
             raise
         except BaseException:  # an interrupt as the submit returned: the work runs, track it
             self._track(commands, value)
@@ -274,6 +283,13 @@ class TransferQueue:
         if self.trace is not None:
             self.trace.destroy()
         self.timeline.destroy()
+
+    def _give_back(self, commands: _Commands) -> None:
+        """Returns unsubmitted commands to the idle list, running what they were to release."""
+        garbage, commands.garbage = commands.garbage, []
+        self._idle.append(commands)
+        for release in garbage:
+            release()
 
     def _track(self, commands: _Commands, value: int) -> None:
         commands.value = self.submitted = value

@@ -74,6 +74,26 @@ def test_round_trip(dma, nbytes, skew):
     buf.free()
 
 
+def test_large_arrays_are_imported_not_staged(dma, monkeypatch):
+    """Where the driver can import host memory, a large copy reads and writes the array's own
+    pages; a refused import falls back to staging with the same result."""
+    importer = dma._transfers.host_import
+    if importer is None:
+        pytest.skip("staged device (transfer_import=False)")
+    x = data(6 * MIB + 3)
+    buf = dma.create_buffer(x.nbytes)
+    before = importer.imports
+    buf.upload(x)
+    out = buf.read_into(np.empty_like(x))
+    assert importer.imports == before + 2
+    np.testing.assert_array_equal(out, x)
+    monkeypatch.setattr(importer, "wrap", lambda address, nbytes: None)  # the driver refuses
+    buf.upload(x[::-1].copy())
+    np.testing.assert_array_equal(buf.read_into(np.empty_like(x)), x[::-1])
+    assert importer.imports == before + 2
+    buf.free()
+
+
 def test_large_copies_take_the_dma_queue(dma):
     submitted = dma._transfers.queue.submitted
     buf = dma.create_buffer(4 * MIB)
