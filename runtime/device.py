@@ -16,6 +16,8 @@ from .descriptors import DescriptorAllocator, DescriptorSetCache, UniformArena
 from .errors import FORK_ADVICE, DeviceError
 from .features import build_enable_chain, query_supported
 from .description import DescribedDevice
+from .host_import import EXTENSION as IMPORT_EXTENSION
+from .host_import import HostImport
 from .info import DeviceInfo, memory_properties
 from .instance import API_VERSION, Instance
 from .launch import Launcher
@@ -26,8 +28,6 @@ from .program import Program, check_words
 from .staging import CHUNK, StagingPool
 from .stats import DeviceStats
 from .timing import BOTTOM, GpuTimer, QueryPools
-from .host_import import EXTENSION as IMPORT_EXTENSION
-from .host_import import HostImport
 from .transfer import Transfers, import_alignment, pick_transfer_queue
 from .transfer_queue import SEMAPHORE_FUNCTIONS
 
