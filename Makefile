@@ -22,7 +22,9 @@ demo: venv
 #     error fails the test that caused it (lavapipe hides both kinds of bug): with
 #     synchronisation validation (missing or wrong barriers, misuse of the API), then with
 #     GPU-assisted validation (shader accesses outside a buffer).
-# (tests/runtime runs under the layer with synchronisation validation in the main pass already.)
+# (tests/runtime runs under the layer with synchronisation validation in the main pass already;
+# it runs once more with host-device copies on the DMA path, PYKERN_TRANSFER_QUEUE=compute,
+# which GPUs with a transfer queue take and lavapipe, with none, otherwise never would.)
 # VULKAN=0 skips the Vulkan passes (e.g. where no Vulkan driver is installed); VALIDATE=0 skips
 # the validated ones; GPU_AV=0 only the second of them.
 VULKAN ?= 1
@@ -45,6 +47,7 @@ test: venv
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
 	if [ $$rc -ne 0 ] || [ "$(VULKAN)" != 1 ]; then exit $$rc; fi; \
 	$(call vulkan_pass,tensor tests again on the Vulkan device,,$(VULKAN_TESTS)); \
+	$(call vulkan_pass,runtime tests again with copies on the DMA path,PYKERN_TRANSFER_QUEUE=compute,tests/runtime tests/test_graph.py); \
 	if [ "$(VALIDATE)" != 1 ]; then exit 0; fi; \
 	$(call vulkan_pass,kernel tests again under synchronisation validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(SYNC_VALIDATION),$(VALIDATED_TESTS)); \
 	if [ "$(GPU_AV)" != 1 ]; then exit 0; fi; \

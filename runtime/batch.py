@@ -160,6 +160,9 @@ class BatchQueue:
         self.hold_checks = False  # while a graph records: checks wait until it has ended
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
+        # the VkSubmitInfo of a batch, where semaphores join it (the DMA queue's, transfer.py);
+        # None submits the batch's own
+        self.submit_info_for: Callable[[Batch], object] | None = None
         self._begin_info = ffi.new(
             "VkCommandBufferBeginInfo*",
             {
@@ -308,10 +311,9 @@ class BatchQueue:
         return batch.serial
 
     def _queue_submit(self, batch: Batch) -> None:
-        _vk.check(
-            self._fn.vkQueueSubmit(self._queue, 1, batch.submit_info, batch.fence),
-            "vkQueueSubmit",
-        )
+        make_info = self.submit_info_for
+        info = batch.submit_info if make_info is None else make_info(batch)
+        _vk.check(self._fn.vkQueueSubmit(self._queue, 1, info, batch.fence), "vkQueueSubmit")
 
     def _track(self, batch: Batch) -> None:
         """Moves a submitted batch from recording to in flight (in this order: an interrupt as

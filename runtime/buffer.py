@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from . import _vk
 from ._vk import ffi, lib
 from .buffer_access import BufferAccess
-from .memory import Allocation, Allocator
+from .memory import STORAGE, Allocation, Allocator
 
 if TYPE_CHECKING:
     from .device import Device
@@ -50,7 +50,9 @@ class BufferMaker:
     buffer cost more than the calls themselves. Callers hold the device lock.
     """
 
-    def __init__(self, vk_device: object, fn: object, allocator: Allocator) -> None:
+    def __init__(
+        self, vk_device: object, fn: object, allocator: Allocator, shared_by: tuple[int, ...] = ()
+    ) -> None:
         self._dev, self._fn, self.allocator = vk_device, fn, allocator
         self._info = ffi.new(
             "VkBufferCreateInfo*",
@@ -59,6 +61,9 @@ class BufferMaker:
                 "sharingMode": lib.VK_SHARING_MODE_EXCLUSIVE,
             },
         )
+        # storage buffers used by two queue families (compute and DMA) are shared by both
+        # (VK_SHARING_MODE_CONCURRENT; transfer.py says why), all others exclusive
+        self._families = ffi.new("uint32_t[]", list(shared_by)) if len(shared_by) > 1 else None
         self._handle = ffi.new("VkBuffer*")
         self._req = ffi.new("VkMemoryRequirements*")
 
@@ -67,6 +72,13 @@ class BufferMaker:
         fn, dev, info = self._fn, self._dev, self._info
         info.size = size
         info.usage = usage
+        if self._families is not None:
+            shared = purpose == STORAGE
+            info.sharingMode = (
+                lib.VK_SHARING_MODE_CONCURRENT if shared else lib.VK_SHARING_MODE_EXCLUSIVE
+            )
+            info.queueFamilyIndexCount = len(self._families) if shared else 0
+            info.pQueueFamilyIndices = self._families if shared else ffi.NULL
         _vk.check(
             fn.vkCreateBuffer(dev, info, ffi.NULL, self._handle),
             f"vkCreateBuffer of {size:,} bytes",
@@ -138,8 +150,8 @@ class Buffer(BufferAccess):
         """Bytes a descriptor covers: exactly `nbytes` (so bounds checks are exact), but never 0."""
         return self.nbytes or MIN_SIZE
 
-    def _write_bytes(self, view: memoryview, offset: int) -> None:
-        self.device._upload(self, view, offset)
+    def _write_bytes(self, view: memoryview, offset: int, non_blocking: bool = False) -> None:
+        self.device._upload(self, view, offset, non_blocking)
 
     def _read_bytes(self, out: memoryview, offset: int) -> None:
         self.device._download(self, out, offset)

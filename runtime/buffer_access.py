@@ -20,23 +20,34 @@ class BufferAccess:
     def freed(self) -> bool:
         raise NotImplementedError
 
-    def _write_bytes(self, view: memoryview, offset: int) -> None:
-        """Copies `view` (bytes, non-empty) into the buffer at byte `offset` (checked)."""
+    def _write_bytes(self, view: memoryview, offset: int, non_blocking: bool = False) -> None:
+        """Copies `view` (bytes, non-empty) into the buffer at byte `offset` (checked); may
+        return before the copy into device memory has finished (never before `view` may
+        change), and with `non_blocking` as soon as the bytes are in staging memory."""
         raise NotImplementedError
 
     def _read_bytes(self, out: memoryview, offset: int) -> None:
         """Fills `out` (bytes, non-empty) from byte `offset` of the buffer (checked)."""
         raise NotImplementedError
 
-    def upload(self, data: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
+    def upload(
+        self,
+        data: np.ndarray | bytes | bytearray | memoryview,
+        offset: int = 0,
+        *,
+        non_blocking: bool = False,
+    ) -> None:
         """Copies `data` (any array or bytes-like; arrays are copied in C order) into the buffer
-        at byte `offset`."""
+        at byte `offset`. `data` may change once this returns; the copy into device memory may
+        still run (what uses the buffer afterwards waits for it). `non_blocking=True` returns
+        as soon as the bytes are in staging memory, without waiting for earlier pieces of the
+        same copy to reach the device."""
         if isinstance(data, np.ndarray):
             data = np.ascontiguousarray(data)
         view = memoryview(data).cast("B")
         self._check_range(offset, view.nbytes, "upload")
         if view.nbytes:
-            self._write_bytes(view, offset)
+            self._write_bytes(view, offset, non_blocking)
 
     def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
         """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None), after

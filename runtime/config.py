@@ -16,6 +16,7 @@ from .errors import DeviceError
 
 # the validation layer's feature that checks shader accesses on the device (VK_LAYER_ENABLES)
 GPU_ASSISTED = "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT"
+TRANSFER_QUEUES = ("auto", "off", "compute")  # the values of Config.transfer_queue
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,12 @@ class Config:
     - `cache_dir`: where the VkPipelineCache is kept between runs, next to the compile cache:
       `PYKERN_CACHE_DIR`, else `$XDG_CACHE_HOME/pykern`, else `~/.cache/pykern`; None (no
       pipeline cache on disk) when `PYKERN_CACHE=0`.
+    - `transfer_queue` (`PYKERN_TRANSFER_QUEUE`): which queue host-device copies use: "auto"
+      (the default) a transfer-only queue family where the device has one (a GPU's DMA engines;
+      see transfer.py), else the compute queue; "off" the compute queue always; "compute" the
+      DMA path on a queue of the compute family (to test that path on lavapipe).
+    - `transfer_import` (`PYKERN_TRANSFER_IMPORT`, default on): on the DMA path, copy straight
+      from and to a numpy array's pages (VK_EXT_external_memory_host) where the device can.
     - `memory_block_size`: bytes of each device-memory block buffers are carved from; 0 picks
       one from the heap size (see `memory.default_block_size`).
     - `buffer_cache_bytes`: at most this many bytes of freed buffers are kept whole for the
@@ -54,6 +61,8 @@ class Config:
     cache_dir: Path | None = None
     memory_block_size: int = 0
     buffer_cache_bytes: int = 256 << 20
+    transfer_queue: str = "auto"
+    transfer_import: bool = True
 
     @staticmethod
     def from_env(environ: Mapping[str, str] | None = None) -> Config:
@@ -69,6 +78,11 @@ class Config:
         if timeout <= 0:
             raise DeviceError(f"PYKERN_TIMEOUT={timeout_text!r} must be positive")
         validate = _flag(env.get("PYKERN_VALIDATE"))
+        transfer_queue = (env.get("PYKERN_TRANSFER_QUEUE") or "auto").strip().lower()
+        if transfer_queue not in TRANSFER_QUEUES:
+            raise DeviceError(
+                f"PYKERN_TRANSFER_QUEUE={transfer_queue!r} is none of {', '.join(TRANSFER_QUEUES)}"
+            )
         return Config(
             device=env.get("PYKERN_DEVICE") or None,
             validate=validate,
@@ -76,6 +90,8 @@ class Config:
             force_staging=_flag(env.get("PYKERN_FORCE_STAGING")),
             push_descriptors=not (validate and GPU_ASSISTED in env.get("VK_LAYER_ENABLES", "")),
             cache_dir=cache_dir(env),
+            transfer_queue=transfer_queue,
+            transfer_import=_flag(env.get("PYKERN_TRANSFER_IMPORT"), default=True),
         )
 
 

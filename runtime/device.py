@@ -19,6 +19,8 @@ from .errors import FORK_ADVICE, DeviceError, GraphError
 from .features import build_enable_chain, query_supported
 from .graph import GraphPins, VulkanGraph
 from .description import DescribedDevice
+from .host_import import EXTENSION as IMPORT_EXTENSION
+from .host_import import HostImport
 from .info import DeviceInfo, memory_properties
 from .instance import API_VERSION, Instance
 from .launch import Launcher
@@ -30,6 +32,8 @@ from .recycle import BufferRecycler
 from .staging import CHUNK, StagingPool
 from .stats import DeviceStats
 from .timing import BOTTOM, GpuTimer, QueryPools
+from .transfer import Transfers, import_alignment, pick_transfer_queue
+from .transfer_queue import SEMAPHORE_FUNCTIONS
 
 DEVICE_FUNCTIONS = [
     "vkGetDeviceQueue",
@@ -112,17 +116,24 @@ class Device(DescribedDevice):
         self._programs: dict[tuple[bytes, BindingLayout, str], Program] = {}
         self._live: set[RawBuffer] = set()
         self.family, timestamp_bits = _compute_family(physical_device, info.name)
+        # (family, index) of the DMA queue, None where copies go on the compute queue
+        self.transfer_queue = (
+            pick_transfer_queue(physical_device, self.family, config.transfer_queue)
+            if info.features.timeline_semaphore
+            else None
+        )
         self.handle = self._create(physical_device, info)
         self.push_descriptors = (
             config.push_descriptors and PUSH_DESCRIPTOR in self.enabled_extensions
         )
         names = DEVICE_FUNCTIONS + (["vkCmdPushDescriptorSetKHR"] if self.push_descriptors else [])
+        if self.transfer_queue is not None:
+            names += SEMAPHORE_FUNCTIONS
         fn = self.fn = _vk.load_device_functions(self.handle, names)
-        queue = ffi.new("VkQueue*")
-        fn.vkGetDeviceQueue(self.handle, self.family, 0, queue)
-        self.queue = queue[0]
+        self.queue = self._get_queue(self.family, 0)
         self.allocator = self._create_allocator(physical_device)
-        self._maker = BufferMaker(self.handle, fn, self.allocator)
+        families = {self.family} | ({self.transfer_queue[0]} if self.transfer_queue else set())
+        self._maker = BufferMaker(self.handle, fn, self.allocator, tuple(sorted(families)))
         self._storage_type = self.allocator.type_for(STORAGE)
         self._recycled = BufferRecycler(
             config.buffer_cache_bytes,
@@ -149,6 +160,31 @@ class Device(DescribedDevice):
         self._graph: VulkanGraph | None = None
         self._graphs: weakref.WeakSet[VulkanGraph] = weakref.WeakSet()
         self._pins = GraphPins()
+        self._transfers = self._create_transfers(physical_device)
+
+    def _get_queue(self, family: int, index: int) -> object:
+        queue = ffi.new("VkQueue*")
+        self.fn.vkGetDeviceQueue(self.handle, family, index, queue)
+        return queue[0]
+
+    def _create_transfers(self, physical_device: object) -> Transfers | None:
+        """The DMA path of host-device copies, where a transfer queue is used (see transfer.py)."""
+        if self.transfer_queue is None:
+            return None
+        family, index = self.transfer_queue
+        host_import = None
+        if IMPORT_EXTENSION in self.enabled_extensions:
+            host_import = HostImport(self.handle, self.fn, import_alignment(physical_device))
+        return Transfers(
+            self.handle,
+            self.fn,
+            self._get_queue(family, index),
+            family,
+            self._batches,
+            self._maker,
+            self.config.timeout,
+            host_import,
+        )
 
     def _create_allocator(self, physical_device: object) -> Allocator:
         """The memory allocator, its blocks aligned for storage and uniform buffers alike."""
@@ -270,6 +306,8 @@ class Device(DescribedDevice):
                     "a replay would not wait again; sync after the block"
                 )
             self._batches.wait_all()
+            if self._transfers is not None:
+                self._transfers.sync()
 
     def record_graph(self) -> VulkanGraph:
         """Starts recording the launches and uploads made on this device into a graph
@@ -367,6 +405,8 @@ class Device(DescribedDevice):
             self._closed = True
             if not self._batches.drain():
                 return
+            if self._transfers is not None and not self._transfers.drain():
+                return
             for graph in list(self._graphs):
                 graph.destroy()
             self.pipeline_cache.save()
@@ -377,6 +417,8 @@ class Device(DescribedDevice):
                 program.destroy()
             self._programs.clear()
             self._staging.trim()
+            if self._transfers is not None:
+                self._transfers.destroy()
             self._uniforms.destroy()
             self._set_cache.destroy()
             self._descriptors.destroy()
@@ -423,13 +465,21 @@ class Device(DescribedDevice):
 
     # ---- used by Buffer ----
 
-    def _upload(self, buf: Buffer, data: memoryview, offset: int) -> None:
+    def _upload(
+        self, buf: Buffer, data: memoryview, offset: int, non_blocking: bool = False
+    ) -> None:
         with self._lock:
             self._check_open()
             if self._graph is not None:
                 self._graph.record_upload(buf, data, offset)  # recorded, and done below
             raw = buf._raw
+            transfers = self._transfers
+            if transfers is not None and transfers.takes(data.nbytes):
+                transfers.upload(buf, raw, data, offset, non_blocking)
+                return
             if raw.mapped is not None:
+                if transfers is not None:
+                    transfers.wait_use(raw)  # a DMA copy may still write it
                 # a launch recorded or running may still read the old contents
                 self._batches.wait(buf.use_serial)
                 ffi.memmove(raw.mapped + offset, data, data.nbytes)
@@ -454,7 +504,13 @@ class Device(DescribedDevice):
             if self._graph is not None:
                 self._graph.check_read(buf, "reading a buffer on the host")
             raw = buf._raw
+            transfers = self._transfers
+            if transfers is not None and transfers.takes(out.nbytes):
+                transfers.download(buf, raw, out, offset)
+                return
             if raw.mapped is not None and self.allocator.storage_host_cached:
+                if transfers is not None:
+                    transfers.wait_use(raw)
                 self._batches.wait(buf.write_serial)
                 ffi.memmove(out, raw.mapped + offset, out.nbytes)
                 return
@@ -534,7 +590,16 @@ class Device(DescribedDevice):
             if evicted is None:
                 evicted = [(raw, use_serial)]
             for old, serial in evicted:
-                self._batches.defer(serial, lambda old=old: self._destroy_raw(old))
+                self._destroy_after(old, serial)
+
+    def _destroy_after(self, raw: RawBuffer, serial: int) -> None:
+        """Destroys `raw` once batch `serial` has finished, and the DMA copies that use it."""
+        transfers = self._transfers
+        if transfers is None:
+            self._batches.defer(serial, lambda: self._destroy_raw(raw))
+        else:
+            self._batches.defer(
+                serial, lambda: transfers.defer_free(raw, lambda: self._destroy_raw(raw)))
 
     # ---- internals ----
 
@@ -564,8 +629,11 @@ class Device(DescribedDevice):
         # buffers freed while launches still used them are released once those finish, and
         # those kept for reuse go too: memory runs short
         self._batches.wait_all()
+        if self._transfers is not None:
+            self._transfers.sync()
+            self._transfers.trim()
         for raw, _ in self._recycled.drain():
-            self._destroy_raw(raw)
+            self._destroy_after(raw, 0)  # at once: everything has finished
         self._staging.trim()
 
     def _check_open(self) -> None:
@@ -595,24 +663,21 @@ class Device(DescribedDevice):
         validate = self._instance.validation is not None
         supported = query_supported(physical_device, extensions, validate)
         features, structs, enable = build_enable_chain(supported, extensions, validate)
-        priority = ffi.new("float[1]", [1.0])
-        queue_info = ffi.new(
-            "VkDeviceQueueCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                "queueFamilyIndex": self.family,
-                "queueCount": 1,
-                "pQueuePriorities": priority,
-            },
-        )
+        if (
+            self.transfer_queue is not None
+            and self.config.transfer_import
+            and IMPORT_EXTENSION in info.extensions
+        ):
+            enable.append(IMPORT_EXTENSION)
+        queue_infos, priorities = self._queue_create_infos()
         ext_array, ext_strings = _vk.cstr_array(enable)
         create_info = ffi.new(
             "VkDeviceCreateInfo*",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                 "pNext": features,
-                "queueCreateInfoCount": 1,
-                "pQueueCreateInfos": queue_info,
+                "queueCreateInfoCount": len(queue_infos),
+                "pQueueCreateInfos": queue_infos,
                 "enabledExtensionCount": len(enable),
                 "ppEnabledExtensionNames": ext_array,
             },
@@ -622,10 +687,28 @@ class Device(DescribedDevice):
             lib.vkCreateDevice(physical_device, create_info, ffi.NULL, handle),
             f"vkCreateDevice ({info.name})",
         )
-        del structs, ext_strings  # referenced by create_info until the call above returned
+        del structs, ext_strings, priorities  # referenced by create_info until the call returned
         self.enabled_extensions = tuple(enable)
         self.api_version = API_VERSION
         return handle[0]
+
+
+    def _queue_create_infos(self) -> tuple[object, object]:
+        """The VkDeviceQueueCreateInfo array: the compute queue, and the DMA queue if one is
+        used (a second queue of the compute family, or one of a family of its own); and the
+        priorities it points to."""
+        counts = {self.family: 1}
+        if self.transfer_queue is not None:
+            family, index = self.transfer_queue
+            counts[family] = max(counts.get(family, 0), index + 1)
+        priorities = ffi.new("float[2]", [1.0, 1.0])
+        infos = ffi.new("VkDeviceQueueCreateInfo[]", len(counts))
+        for info, (family, count) in zip(infos, counts.items()):
+            info.sType = lib.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
+            info.queueFamilyIndex = family
+            info.queueCount = count
+            info.pQueuePriorities = priorities
+        return infos, priorities
 
 
 def _compute_family(physical_device: object, name: str) -> tuple[int, int]:

@@ -82,8 +82,8 @@ class ReplayBatch:
     the graph's command buffer and nothing of the device's pools to recycle."""
 
     __slots__ = (
-        "serial", "fence", "fence_array", "submit_info", "descriptor_pools", "uniform_chunks",
-        "garbage", "commands",
+        "serial", "fence", "fence_array", "cmd_array", "submit_info", "descriptor_pools",
+        "uniform_chunks", "garbage", "commands",
     )
     pooled = False  # it returns to its graph, not to the queue's idle batches
 
@@ -92,6 +92,7 @@ class ReplayBatch:
         info = ffi.new("VkFenceCreateInfo*", {"sType": lib.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO})
         _vk.check(fn.vkCreateFence(vk_device, info, ffi.NULL, self.fence_array), "vkCreateFence")
         self.fence = self.fence_array[0]
+        self.cmd_array = cmd_array  # (the DMA path submits it with its semaphores: transfer.py)
         self.submit_info = ffi.new(
             "VkSubmitInfo*",
             {

@@ -73,7 +73,8 @@ class HostBuffer(BufferAccess):
             raise ValueError("the buffer was freed")
         return self._memory
 
-    def _write_bytes(self, view: memoryview, offset: int) -> None:
+    def _write_bytes(self, view: memoryview, offset: int, non_blocking: bool = False) -> None:
+        # host memory: the copy is done when this returns, non_blocking or not
         self.memory[offset:offset + view.nbytes] = np.frombuffer(view, np.uint8)
         graph = self.device._graph
         if graph is not None:  # a recorded graph (host_graph.py) does it again on replay

@@ -813,11 +813,16 @@ def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object 
 
 @accepts_requires_grad
 def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
-            device: object = None) -> Tensor:
+            device: object = None, non_blocking: bool = False) -> Tensor:
     """A tensor holding a copy of `obj` (a numpy array, a nested list, a scalar, a Tensor or any
     object with `__array__`/`__dlpack__`). Python floats become f32 and Python ints i32 unless
     `dtype` says otherwise; numpy arrays keep their dtype. A Tensor of the right dtype is
-    returned as is (copy=True copies it)."""
+    returned as is (copy=True copies it).
+
+    `non_blocking=True` returns once the data are in staging memory, while the copy to the
+    device goes on (kernels using the tensor, and `t.numpy()`, wait for it on the device); `obj`
+    may be changed at once either way. Without it, a large copy keeps only a few pieces in
+    staging at a time, or reads `obj`'s own pages where the device can import them."""
     if isinstance(obj, Tensor):
         if dtype is None or dt.as_dtype(dtype) == obj.dtype:
             return obj.copy() if copy else obj
@@ -852,7 +857,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
     if arr.nbytes:
         capture.mark_unrepeatable()  # a replay would not upload these values again
         # ml_dtypes' bfloat16 has no buffer-protocol format: its words are uploaded
-        t.buffer.upload(arr.view(d.storage) if d == dt.bf16 else arr)  # type: ignore[attr-defined]
+        t.buffer.upload(arr.view(d.storage) if d == dt.bf16 else arr,  # type: ignore[attr-defined]
+                        non_blocking=non_blocking)
     return t
 
 
