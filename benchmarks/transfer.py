@@ -7,8 +7,8 @@ overlap kernels.
   has finished on the device (`pk.sync()`).
 - download: `t.numpy()` (a fresh array: its first touch is in the figure, as in torch's
   `.cpu().numpy()`) and `Buffer.read_into` an existing array.
-- On a device with a DMA queue, the staged path is measured too (`transfer_import=False`: no
-  import of the numpy array's pages).
+- On a device with a DMA queue, the import path is measured too (`transfer_import=True`: the
+  numpy array's pages imported instead of staged).
 - overlap: an upload and a download of the same size, kernels taking about as long, and both
   at once; the ratio of the sum of the two alone to the time of both together (2 = full
   overlap, 1 = none).
@@ -41,11 +41,11 @@ def run(plan: Plan, results: Results, peers: Peers) -> None:
     device = pk.get_device()
     _pykern(device, host, back, reps, row, results, "pykern")
     if getattr(device, "_transfers", None) is not None:
-        staged = rt.open_device(device.info.index, transfer_import=False)
+        imported = rt.open_device(device.info.index, transfer_import=True)
         try:
-            _buffers(staged, host, back, reps, row, results, "pykern staged")
+            _buffers(imported, host, back, reps, row, results, "pykern imported")
         finally:
-            staged.close()
+            imported.close()
     row("upload", "numpy copyto (host memcpy)", wall(lambda: np.copyto(back, host), reps))
     row("download", "numpy copyto (host memcpy)", wall(lambda: np.copyto(back, host), reps))
     results.attempt("pykern overlap", lambda: _overlap(device, host, back, results, case))

@@ -475,6 +475,7 @@ class Device(DescribedDevice):
             raw = buf._raw
             transfers = self._transfers
             if transfers is not None and transfers.takes(data.nbytes):
+                self._batches.submit()  # the kernels recorded so far run while it copies
                 transfers.upload(buf, raw, data, offset, non_blocking)
                 return
             if raw.mapped is not None:
@@ -506,6 +507,7 @@ class Device(DescribedDevice):
             raw = buf._raw
             transfers = self._transfers
             if transfers is not None and transfers.takes(out.nbytes):
+                self._batches.submit()  # the kernels recorded so far run while it copies
                 transfers.download(buf, raw, out, offset)
                 return
             if raw.mapped is not None and self.allocator.storage_host_cached:

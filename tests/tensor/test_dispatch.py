@@ -37,9 +37,10 @@ def test_replays_give_numpys_answer_for_every_call(shape):
 
 
 @settings(max_examples=25, deadline=None)
-@given(scalars=st.lists(st.floats(-1e6, 1e6, width=32) | st.integers(-1000, 1000),
-                        min_size=2, max_size=4))
+@given(scalars=st.lists(st.floats(-1e6, 1e6, width=32).filter(lambda v: v == 0 or abs(v) > 1e-30)
+                        | st.integers(-1000, 1000), min_size=2, max_size=4))
 def test_scalar_operands_are_values_not_part_of_the_plan(scalars):
+    # (no products below f32's normal range: GPUs flush those to zero outside strict mode)
     x = np.linspace(-2, 2, 7, dtype=np.float32)
     t = pk.asarray(x)
     for s in scalars:
