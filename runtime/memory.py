@@ -369,7 +369,14 @@ class Allocator:
                 f"{self.heap_used[heap]:,}, the rest is free space in blocks, in pieces "
                 "too small)"
             )
-        memory = self._vk_allocate(size, type_index)
+        try:
+            memory = self._vk_allocate(size, type_index)
+        except OutOfDeviceMemory:
+            # the driver has less than the heap's size minus what we reserved: others use the
+            # device too (another library in this process, another process). Give back what
+            # is kept for reuse and what waits for pending work, then ask once more.
+            self._reclaim_all()
+            memory = self._vk_allocate(size, type_index)
         self.heap_reserved[heap] += size
         if not mapped:
             return memory, None

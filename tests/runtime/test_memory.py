@@ -290,3 +290,26 @@ def test_storage_is_zero_copy_where_memory_is_device_local_and_host_visible(devi
     # staging buffer is recorded instead.
     staged_read = 0 if device.allocator.storage_host_cached else 1
     assert device.stats().commands - before == 1 + staged_read
+
+
+def test_a_driver_refusal_gives_back_what_is_kept_and_asks_again(small_blocks, monkeypatch):
+    # the driver may have less than the heap minus our reservations (torch in the same
+    # process, say): kept blocks go back and the allocation is asked for once more
+    device = small_blocks
+    for b in [device.create_buffer(256 * 1024) for _ in range(8)]:
+        b.free()  # two empty blocks, one kept
+    assert device.memory_stats().blocks >= 1
+    original = device.allocator._vk_allocate
+    calls = []
+
+    def refuse_once(size, type_index):
+        calls.append(size)
+        if len(calls) == 1:
+            raise rt.OutOfDeviceMemory("vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY")
+        return original(size, type_index)
+
+    monkeypatch.setattr(device.allocator, "_vk_allocate", refuse_once)
+    big = device.create_buffer(4 * MIB)  # a dedicated allocation: refused, then made
+    assert len(calls) == 2 and device.memory_stats().blocks == 0
+    big.upload(np.arange(MIB, dtype=np.int32))
+    assert (big.read_into(np.empty(MIB, np.int32)) == np.arange(MIB)).all()

@@ -55,6 +55,13 @@ def affine(device, n):
     )
 
 
+def counts_exact(device) -> bool:
+    """Whether the semaphore waits counted below are exact: a GPU may have finished the kernel
+    a copy would wait for before the copy is submitted (then it does not wait), a CPU
+    implementation as slow as lavapipe never has."""
+    return device.info.kind == "cpu"
+
+
 def data(n, seed=0):
     return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
 
@@ -155,7 +162,8 @@ def test_upload_over_a_buffer_a_kernel_writes(dma, small_pieces):
     dst.upload(y)
     run(dst, result, 2.0, 0.0)
     dma._batches.submit()
-    assert (t.queue.compute_waits, t.upload_waits) == (before[0] + 2, before[1] + 1)
+    waits = (t.queue.compute_waits - before[0], t.upload_waits - before[1])
+    assert waits == (2, 1) if counts_exact(dma) else waits <= (2, 1)
     np.testing.assert_array_equal(dst.read_into(np.empty(n, np.float32)), y)
     np.testing.assert_array_equal(result.read_into(np.empty(n, np.float32)), 2 * y)
     dst.free()
@@ -170,7 +178,8 @@ def test_download_waits_for_the_kernel_writing_the_buffer(dma, small_pieces):
     spin(dma, n)(out)
     before = dma._transfers.queue.compute_waits
     np.testing.assert_array_equal(out.read_into(np.empty(n, np.uint32)), spin_result(n))
-    assert dma._transfers.queue.compute_waits == before + 2  # two pieces
+    waits = dma._transfers.queue.compute_waits - before
+    assert waits == 2 if counts_exact(dma) else waits <= 2  # two pieces
     out.free()
 
 
@@ -261,6 +270,8 @@ def test_copies_overlap_kernels():
     out = device.create_buffer(4 * n)
     host = np.ones(64 * MIB, np.uint8)
     copied = device.create_buffer(host.nbytes)
+    copied.upload(host)  # the staging pieces made (pinning memory takes longer than the kernel)
+    copied.read_into(host)
     device.sync()
     trace = transfers.queue.trace = TimestampTrace(device.handle, device.fn)
     try:
