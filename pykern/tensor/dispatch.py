@@ -55,7 +55,8 @@ class Plan:
         create = device.create_buffer
         for n in self.sizes:
             pool.append(create(n))
-        pool += self.kept
+        if self.kept:
+            pool += self.kept
         launch = device.launch
         for program, grid, block, sources in self.launches:
             # a Vulkan block is bytes; the host device's is a list it fills in: a copy each
@@ -74,15 +75,20 @@ class Plan:
 _PLANS: dict[tuple, Plan | int] = {}  # a plan, or how many captures failed
 
 
-def signature(t: Tensor) -> tuple:
-    """What of a tensor operand a plan depends on."""
-    return (t.dtype, t.shape, t._strides, t.offset)
-
-
-def sharing(operands: Sequence[Tensor]) -> tuple[int, ...]:
-    """Which operands share a buffer: for each, the position of the first with its buffer."""
+def signature(key: tuple, device: Any, operands: Sequence[Tensor]) -> tuple:
+    """The full key of a plan: the op's `key`, the device, each operand's dtype, shape, strides
+    and offset, and which operands share a buffer (written out for one and two operands, the
+    common cases: every op asks)."""
+    if len(operands) == 1:
+        x = operands[0]
+        return (key, device, x.dtype, x.shape, x._strides, x.offset)
+    if len(operands) == 2:
+        a, b = operands
+        return (key, device, a.dtype, a.shape, a._strides, a.offset, b.dtype, b.shape,
+                b._strides, b.offset, a.buffer is b.buffer)
     buffers = [t.buffer for t in operands]
-    return tuple(buffers.index(b) for b in buffers)
+    return (key, device, *[(t.dtype, t.shape, t._strides, t.offset) for t in operands],
+            tuple([buffers.index(b) for b in buffers]))
 
 
 def dispatch(key: tuple, operands: Sequence[Tensor], run: Callable[[], Any]) -> Any:
@@ -94,7 +100,7 @@ def dispatch(key: tuple, operands: Sequence[Tensor], run: Callable[[], Any]) -> 
         # where the capture sees it (a replay launches on the device directly)
         return run()
     device = get_device()
-    full = (key, device, *[signature(t) for t in operands], sharing(operands))
+    full = signature(key, device, operands)
     plan = _PLANS.get(full, 0)
     if type(plan) is Plan:
         return plan.run(device, operands)
