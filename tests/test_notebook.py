@@ -155,6 +155,11 @@ def check(source: str, value: object, printed: str, ns: dict) -> bool:
         np.testing.assert_allclose(ns["out"].numpy(), expected, rtol=1e-4, atol=1e-5)
     elif source.startswith("m = pk.random.rand"):
         assert value is True or value == np.True_
+    elif source.startswith("@pk.fuse"):
+        assert value is True or value == np.True_
+        assert "@pk.kernel" in ns["scaled"].source(ns["u"], ns["w"])
+    elif source.startswith("x = pk.zeros(4)\nwith pk.graph()"):
+        np.testing.assert_array_equal(value, 3 * np.arange(4) + 1)
     elif source.startswith("on_device = bool(pk.get_device().info.coop_shapes)"):
         exact = ns["A"].astype(np.float64) @ ns["B"].astype(np.float64)
         assert value == float(np.abs(ns["C"] - exact).max()) and value < 32 * 2.0 ** -23 * 32
