@@ -253,8 +253,9 @@ class Kernel:
         if status is not None:
             buffers[status.slot] = status.buffer
         if capture.ACTIVE[0] is not None:  # an op's first call with its signature
-            capture.note_launch(variant.program, grid, block, buffers, not (
-                self.debug or status is not None or copy_back))
+            capture.note_launch(variant.program, grid, block, buffers,
+                                not (self.debug or copy_back),
+                                None if status is None else status.watch)
         try:
             if variant.module.debug_sites:
                 debug_launch(self.__name__, variant, device, grid, buffers, block)

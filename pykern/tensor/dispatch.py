@@ -38,12 +38,13 @@ class Plan:
     __slots__ = ("sizes", "kept", "launches", "results", "single")
 
     def __init__(self, sizes: list[int], kept: list[Any],
-                 launches: list[tuple[Any, tuple[int, int, int], Any, tuple[int, ...]]],
+                 launches: list[tuple[Any, tuple[int, int, int], Any, tuple[int, ...], Any]],
                  results: list[tuple[int, tuple[int, ...], Any, tuple[int, ...], int]],
                  single: bool) -> None:
         self.sizes = sizes  # bytes of each buffer the op makes, in order
         self.kept = kept  # buffers that outlive the op, bound as they were
-        self.launches = launches  # (program, grid, block, where each buffer comes from)
+        # (program, grid, block, where each buffer comes from, the watch to call after it)
+        self.launches = launches
         # per result: (buffer index, shape, dtype, strides, offset) of a view of a buffer the
         # op made, or (operand index, None, ...) for an operand the op returns (`out=`)
         self.results = results
@@ -58,10 +59,12 @@ class Plan:
         if self.kept:
             pool += self.kept
         launch = device.launch
-        for program, grid, block, sources in self.launches:
+        for program, grid, block, sources, watch in self.launches:
             # a Vulkan block is bytes; the host device's is a list it fills in: a copy each
             launch(program, grid, [pool[s] for s in sources],
                    block if type(block) is bytes else block[:])
+            if watch is not None:
+                watch()  # the variant's loops report cuts: read them once the launch has run
         if self.single:
             i, shape, dtype, strides, offset = self.results[0]
             if shape is None:
@@ -136,7 +139,7 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
             sizes.append(buffer.nbytes)
     kept: list[Any] = []
     launches = []
-    for program, grid, block, buffers in capture.launches:
+    for program, grid, block, buffers, watch in capture.launches:
         sources = []
         for b in buffers:
             if b is None:
@@ -146,7 +149,7 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
                 kept.append(b)
             sources.append(where[id(b)])
         launches.append((program, grid, list(block) if isinstance(block, list) else bytes(block),
-                         sources))
+                         sources, watch))
     base = len(operands) + len(sizes)
     for launch in launches:
         launch[3][:] = [s if s >= 0 else base - 1 - s for s in launch[3]]
@@ -161,7 +164,7 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
             return None  # a view of an operand, or made otherwise than by pk.empty
         # (a view of a buffer the op made: its base is the op's own, which nobody else sees)
         specs.append((i, r.shape, r.dtype, r._strides, r.offset))
-    frozen = [(p, g, blk, tuple(s)) for p, g, blk, s in launches]
+    frozen = [(p, g, blk, tuple(s), w) for p, g, blk, s, w in launches]
     return Plan(sizes, kept, frozen, specs, single)
 
 

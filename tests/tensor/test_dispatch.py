@@ -228,3 +228,33 @@ def test_a_replay_equals_the_ops_own_python_on_the_same_operands(seed, dtype, sh
         assert replayed == direct
     else:
         np.testing.assert_array_equal(replayed, direct)
+
+
+@pk.kernel
+def count_to(out: pk.i32[:], n: pk.i32):
+    s = 0
+    for _ in range(n):
+        s += 1
+    out[pk.global_id(0)] = s
+
+
+def test_a_replayed_loop_cut_short_is_reported(on_vulkan):
+    # lavapipe cuts loops after 65,535 iterations; a replay of a launch whose loop was cut
+    # must raise as the launch itself does (the plan calls the variant's watch)
+    cap = pk.get_device().info.limits.loop_iteration_cap
+    if cap is None:
+        pytest.skip("the device does not cut loops short")
+    a = pk.zeros(1)
+
+    def run(n):
+        out = pk.empty(1, pk.i32)
+        count_to[1](out, n)
+        return out
+
+    assert dispatch.dispatch(("count", 10), (a,), lambda: run(10)).numpy()[0] == 10
+    long = ("count", cap + 10)
+    for _ in range(3):  # captured, then replayed: each raises at the read
+        with pytest.raises(pk.DeviceError, match="cut short"):
+            dispatch.dispatch(long, (a,), lambda: run(cap + 10)).numpy()
+    assert type(dispatch._PLANS[dispatch.signature(long, pk.get_device(), (a,))]) \
+        is dispatch.Plan
