@@ -332,19 +332,11 @@ def _pow_shortcut(a: object, b: object, p: DType) -> Tracer | None:
 def _out_of_range_comparison(op: bo.BinaryOp, a: object, b: object, p: DType
                              ) -> Tracer | None:
     """`i8_t < 1000`: an int scalar beyond the dtype's range compares the same with every
-    element, as in eager ops (a constant result)."""
-    if pr.is_python_scalar(b) and not pr.is_python_scalar(a):
-        tensor, value, scalar_first = a, b, False
-    elif pr.is_python_scalar(a) and not pr.is_python_scalar(b):
-        tensor, value, scalar_first = b, a, True
-    else:
+    element, as in eager ops (a constant result; `binary_ops.beyond_range` decides)."""
+    decided = bo.beyond_range(op, a, b, p)
+    if decided is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    info = np.iinfo(p.numpy)
-    if info.min <= value <= info.max:
-        return None
-    truth = op.beyond_range[int((value > info.max) == scalar_first)]  # type: ignore[index]
+    tensor, truth = decided
     return _apply(op.name, None, (), (), dt.bool_, operand_node(tensor).shape, truth)
 
 

@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 import pykern as pk
 
 from pykern.lang import dtypes as dt
@@ -285,3 +287,27 @@ BINARY: dict[str, BinaryOp] = {op.name: op for op in (
     LEFT_SHIFT, RIGHT_SHIFT, ATAN2, LOGADDEXP, HYPOT, COPYSIGN, LOGICAL_AND, LOGICAL_OR,
     LOGICAL_XOR)}
 """Every binary op by name (numpy's ufuncs look them up; operators name their entry)."""
+
+
+def beyond_range(op: BinaryOp, a: object, b: object, p: DType) -> tuple[object, bool] | None:
+    """For a comparison of an integer operand of dtype `p` with a Python int outside `p`'s
+    range (`i8_tensor < 1000`: numpy 2 allows such scalars for comparisons only), the operand
+    that is not the scalar and the comparison's truth, the same for every element; else None.
+    The eager ops and `pk.fuse` both decide it here."""
+    if op.beyond_range is None:
+        return None
+    if pr.is_python_scalar(b) and not pr.is_python_scalar(a):
+        operand, value, scalar_first = a, b, False
+    elif pr.is_python_scalar(a) and not pr.is_python_scalar(b):
+        operand, value, scalar_first = b, a, True
+    else:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    info = np.iinfo(p.numpy)
+    if info.min <= value <= info.max:
+        return None
+    above = value > info.max  # every element is below the scalar
+    # `scalar OP t` is `t OP' scalar` with OP' the mirrored comparison, whose truth table is
+    # this one's reversed (less <-> greater; equal and not_equal are symmetric)
+    return operand, op.beyond_range[int(above == scalar_first)]

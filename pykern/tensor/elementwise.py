@@ -42,7 +42,7 @@ from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.device_limits import is_host_device
 from pykern.tensor.fuse_traced import Traced, traced_operand
-from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp
+from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp, beyond_range
 from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
 __all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
@@ -454,23 +454,12 @@ def _scalar_shortcut(op: BinaryOp, a: object, b: object, p: DType, out: Tensor |
 def _out_of_range_comparison(op: BinaryOp, a: object, b: object, p: DType, out: Tensor | None
                              ) -> Tensor | None:
     """`i8_tensor < 1000`: an int scalar beyond the integer dtype's range compares the same
-    with every element (numpy 2 allows this for comparisons only), so the result is a fill."""
-    if pr.is_python_scalar(b) and isinstance(a, Tensor):
-        tensor, value, scalar_first = a, b, False
-    elif pr.is_python_scalar(a) and isinstance(b, Tensor):
-        tensor, value, scalar_first = b, a, True
-    else:
+    with every element (`binary_ops.beyond_range`), so the result is a fill."""
+    decided = beyond_range(op, a, b, p)
+    if decided is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    info = np.iinfo(p.numpy)
-    if info.min <= value <= info.max:
-        return None
-    above = value > info.max  # every element is below the scalar
-    # `scalar OP t` is `t OP' scalar` with OP' the mirrored comparison, whose truth table is
-    # this one's reversed (less <-> greater; equal and not_equal are symmetric)
-    truth = op.beyond_range[int(above == scalar_first)]  # type: ignore[index]
-    res = _output(out, tensor.shape, dt.bool_, op.name)
+    tensor, truth = decided
+    res = _output(out, tensor.shape, dt.bool_, op.name)  # type: ignore[union-attr]
     assign(res, truth)
     return res
 
