@@ -26,8 +26,8 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
 from pykern.lang.builtins import bitcast
 from pykern.lang.builtins import coop_convert, coop_fill, coop_load, coop_mma, coop_store
 from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
-from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, constexpr, f16, f32, f64, i8,
-                                i16, i32, i64, u8, u16, u32, u64)
+from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, c64, c128, constexpr, f16,
+                                f32, f64, i8, i16, i32, i64, u8, u16, u32, u64)
 from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable, GraphError,
                            KernelAssertionError, KernelIndexError, KernelTypeError, LaunchError,
                            OutOfDeviceMemory)

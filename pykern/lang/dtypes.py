@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 # kind letters follow numpy's `dtype.kind`
-BOOL, INT, UINT, FLOAT = "b", "i", "u", "f"
+BOOL, INT, UINT, FLOAT, COMPLEX = "b", "i", "u", "f", "c"
 
 
 @dataclass(frozen=True, eq=False)
 class DType:
-    """A scalar type: `kind` is one of 'b', 'i', 'u', 'f'; `bits` its width."""
+    """A scalar type: `kind` is one of 'b', 'i', 'u', 'f', 'c'; `bits` its width (a complex
+    type's width is both parts': c64 is a pair of f32)."""
 
     name: str
     kind: str
@@ -62,13 +63,25 @@ class DType:
         return self.kind == FLOAT
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == COMPLEX
+
+    @property
+    def real_dtype(self) -> DType:
+        """The type of one part of a complex type (f32 for c64, f64 for c128); the type
+        itself for every other type."""
+        if self.kind != COMPLEX:
+            return self
+        return BY_NAME[f"f{self.bits // 2}"]
+
+    @property
     def is_int(self) -> bool:
         """Signed or unsigned integer (not bool)."""
         return self.kind in (INT, UINT)
 
     @property
     def is_signed(self) -> bool:
-        return self.kind in (INT, FLOAT)
+        return self.kind in (INT, FLOAT, COMPLEX)
 
     def __getitem__(self, dims: object) -> ArrayType:
         """`pk.f32[:]` is a 1-D array of f32, `pk.f32[:, :]` a 2-D one."""
@@ -101,7 +114,8 @@ class ArrayType:
 if TYPE_CHECKING:
     # To type checkers each dtype is a class (`x: pk.f32` is an annotation), as are pk.Array
     # and pk.constexpr: see checker_types.pyi. At run time they are the objects below.
-    from pykern.lang.checker_types import (Array, bf16, bool_, constexpr, f16, f32, f64, i8, i16,
+    from pykern.lang.checker_types import (Array, bf16, bool_, c64, c128, constexpr, f16, f32, f64,
+                                           i8, i16,
                                            i32, i64, u8, u16, u32, u64)
 else:
     bool_ = DType("bool_", BOOL, 8)
@@ -119,18 +133,24 @@ else:
     # bfloat16: kept in buffers as 16-bit words, computed in f32 and rounded to bf16 after
     # every operation (pykern.passes.bf16), on every device
     bf16 = DType("bf16", FLOAT, 16)
+    # complex64 and complex128: a pair of f32 (f64), real part first, as numpy stores them
+    c64 = DType("c64", COMPLEX, 64)
+    c128 = DType("c128", COMPLEX, 128)
 
 # the "type" of a call to a device function that returns nothing; never a value's type
 void = DType("void", "v", 0)
 
 ALL_DTYPES = (bool_, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, bf16)
-BY_NAME = {d.name: d for d in ALL_DTYPES}
+COMPLEX_DTYPES = (c64, c128)
+BY_NAME = {d.name: d for d in ALL_DTYPES + COMPLEX_DTYPES}
 NUMPY_NAMES = {
     "bool_": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
     "f16": "float16", "f32": "float32", "f64": "float64",
+    "c64": "complex64", "c128": "complex128",
 }
-_FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items()}
+# TODO(issue 14): complex64/complex128 join once kernels and tensors take complex types
+_FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items() if k[0] != "c"}
 
 # bf16's largest finite value, (2 - 2**-7) * 2**127
 BF16_MAX = float.fromhex("0x1.fep127")
