@@ -64,7 +64,7 @@ from pykern.tensor.scan import cumsum
 from pykern.tensor.sort import argsort, sort, topk
 from pykern.io import load, save
 from pykern.fuse import fuse
-from pykern import amp, nn, optim
+from pykern import amp, fft, linalg, nn, optim
 from pykern.lang.builtins import serve_tensors as _serve_tensors
 from pykern.tensor.kernel_names import TENSOR_FUNCTIONS as _TENSOR_FUNCTIONS
 

@@ -61,6 +61,9 @@ from pykern.tensor.sets import unique_all, unique_counts, unique_inverse, unique
 
 __array_api_version__ = "2023.12"
 
+# the extensions, as `xp.linalg` and `xp.fft`
+from pykern import fft, linalg  # noqa: E402
+
 # importable as `pykern.array_api` too (`import pykern.array_api as xp`)
 _sys.modules.setdefault("pykern.array_api", _sys.modules[__name__])
 
