@@ -470,7 +470,11 @@ class Tensor:
 
     def __getitem__(self, key: object) -> Tensor:
         """Basic indexing (a view): ints (negative too) drop a dimension, slices with any step,
-        `None` adds a dimension, `...` stands for the rest."""
+        `None` adds a dimension, `...` stands for the rest. Keys with integer arrays or
+        boolean masks (numpy's advanced indexing) give a copy (`advanced_index`)."""
+        from pykern.tensor import advanced_index, advanced_key
+        if advanced_key.is_advanced(key):
+            return advanced_index.getitem(self, key)
         shape, strides, offset = _index(self, key)
         return self._viewed("getitem", self._view(shape, strides, offset),
                             lambda g: _scatter_into_zeros(self, key, g))
@@ -512,7 +516,12 @@ class Tensor:
     def __setitem__(self, key: object, value: object) -> None:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
         into this tensor's buffer. Where the tensor (or the one whose memory it shares) or
-        the value requires grad, the write is recorded (`pykern.autograd.inplace`)."""
+        the value requires grad, the write is recorded (`pykern.autograd.inplace`). Keys with
+        integer arrays or boolean masks write through `advanced_index` (last write wins)."""
+        from pykern.tensor import advanced_index, advanced_key
+        if advanced_key.is_advanced(key):
+            advanced_index.setitem(self, key, value)
+            return
         shape, strides, offset = _index(self, key)
         region = self._view(shape, strides, offset)
         base = region._base

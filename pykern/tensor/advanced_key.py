@@ -1,0 +1,263 @@
+"""Reading an index key that has advanced parts (numpy's "advanced indexing"): integer arrays,
+boolean masks and 0-d booleans, mixed with ints, slices, `None` and `...`.
+
+`select(x, key)` checks the whole key before anything is written and turns it into a
+`Selection`: a basic key (slices and `None` only) giving a view of `x`, the positions of that
+view's dimensions that index arrays select along, and one i64 index tensor per such dimension,
+already wrapped into [0, size). numpy's rules are followed exactly:
+
+- a boolean mask of k dimensions stands for the k integer arrays of its `nonzero()` (found on
+  the device by a prefix scan and a compaction; the count is read back once);
+- a 0-d boolean adds a dimension of size 1 (`True`) or 0 (`False`) that it indexes;
+- next to an index array, an int is a 0-d index array;
+- the index arrays broadcast together; their shape replaces the dimensions they index when
+  those are adjacent in the key, and goes first otherwise.
+
+Host index data (lists, numpy arrays) is range-checked on the host; device tensors are checked
+with one read-back of their minima and maxima, for all of them together.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from pykern.lang import dtypes as dt
+from pykern.tensor.tensor import Tensor, asarray
+from pykern.tensor.strided import broadcast_shapes, prod
+
+INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and integer or boolean "
+                 "arrays are valid indices")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What an advanced key selects from a tensor of shape `shape_of_x`.
+
+    `basic`: a key of slices and None whose view holds every dimension an index array
+    selects along; `dims`: those dimensions' positions in that view; `sizes`: their sizes;
+    `arrays`: per position,
+    an i64 index tensor with values in [0, size) (or a Python int for an int index);
+    `shape`: the arrays' broadcast shape; `adjacent`: whether that shape replaces the
+    dimensions in place (else it goes first); `unique`: no two selected positions can
+    coincide (no int arrays, only masks and ints), so writes need no last-wins pass."""
+
+    shape_of_x: tuple[int, ...]
+    basic: tuple[slice | None, ...]
+    dims: tuple[int, ...]
+    sizes: tuple[int, ...]
+    arrays: tuple[Tensor | int, ...]
+    shape: tuple[int, ...]
+    adjacent: bool
+    unique: bool
+
+
+def is_advanced(key: object) -> bool:
+    """Whether `key` has a part that basic indexing (views) cannot express."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(_is_advanced_item(k, nested=isinstance(key, tuple)) for k in items)
+
+
+def _is_advanced_item(k: object, nested: bool) -> bool:
+    if isinstance(k, (bool, np.bool_, list)) or (nested and isinstance(k, tuple)):
+        return True
+    if isinstance(k, Tensor):
+        return k.ndim > 0 or k.dtype == dt.bool_ or not k.dtype.is_int
+    if isinstance(k, np.ndarray):
+        return k.ndim > 0 or k.dtype.kind not in "iu"
+    return False
+
+
+# ---------------------------------------------------------------- the items of a key
+
+@dataclass(frozen=True)
+class _Item:
+    """One entry of the key: kind is 'int', 'array', 'mask', 'bool', 'slice', 'none' or
+    'ellipsis'; `value` the int, slice, bool, or the index/mask data (Tensor or ndarray)."""
+
+    kind: str
+    value: object = None
+
+    @property
+    def consumed(self) -> int:
+        """How many dimensions of the indexed tensor this entry uses up."""
+        if self.kind in ("int", "array", "slice"):
+            return 1
+        if self.kind == "mask":
+            return self.value.ndim  # type: ignore[attr-defined]
+        return 0
+
+
+def _classify(k: object) -> _Item:
+    if k is None:
+        return _Item("none")
+    if k is Ellipsis:
+        return _Item("ellipsis")
+    if isinstance(k, slice):
+        return _Item("slice", k)
+    if isinstance(k, (bool, np.bool_)):
+        return _Item("bool", bool(k))
+    if isinstance(k, Tensor):
+        return _classify_tensor(k)
+    if isinstance(k, (np.ndarray, list, tuple)):
+        return _classify_host(k)
+    try:
+        return _Item("int", operator.index(k))
+    except TypeError:
+        raise IndexError(f"{INVALID_INDEX}; got {type(k).__name__}") from None
+
+
+def _classify_tensor(k: Tensor) -> _Item:
+    if k.dtype == dt.bool_:
+        return _Item("bool", bool(k.item())) if k.ndim == 0 else _Item("mask", k)
+    if not k.dtype.is_int:
+        raise IndexError("arrays used as indices must be of integer (or boolean) type, got a "
+                         f"tensor of dtype {k.dtype.name}")
+    return _Item("int", int(k.item())) if k.ndim == 0 else _Item("array", k)
+
+
+def _classify_host(k: object) -> _Item:
+    arr = np.asarray(k) if not isinstance(k, np.ndarray) else k
+    if not isinstance(k, np.ndarray) and arr.size == 0 and arr.dtype.kind == "f":
+        arr = arr.astype(np.int64)  # `[]` selects nothing, as numpy reads it
+    if arr.dtype == np.bool_:
+        return _Item("bool", bool(arr)) if arr.ndim == 0 else _Item("mask", arr)
+    if arr.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type, got "
+                         f"dtype {arr.dtype}")
+    return _Item("int", int(arr)) if arr.ndim == 0 else _Item("array", arr)
+
+
+def _items(x_ndim: int, key: object) -> list[_Item]:
+    """The key's entries, with `...` replaced by the slices it stands for."""
+    items = [_classify(k) for k in (key if isinstance(key, tuple) else (key,))]
+    ellipses = [i for i, it in enumerate(items) if it.kind == "ellipsis"]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(it.consumed for it in items)
+    if consumed > x_ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {x_ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    fill = [_Item("slice", slice(None))] * (x_ndim - consumed)
+    if ellipses:
+        at = ellipses[0]
+        return items[:at] + fill + items[at + 1:]
+    return items + fill
+
+
+# ---------------------------------------------------------------- the selection
+
+def select(x: Tensor, key: object) -> Selection:
+    """The Selection of the advanced key `key` on `x`; IndexError naming what is wrong (an
+    index out of range with its axis and size, a mask of the wrong shape, a float array, too
+    many indices, index arrays that do not broadcast)."""
+    basic: list[slice | None] = []
+    dims: list[int] = []
+    sizes: list[int] = []
+    arrays: list[Tensor | int] = []
+    device_checks: list[tuple[Tensor, int, int]] = []
+    has_int_array = False
+    axis = 0
+    for it in _items(x.ndim, key):
+        pos = len(basic)
+        if it.kind in ("none", "slice"):
+            basic.append(it.value)  # type: ignore[arg-type]
+            axis += it.kind == "slice"
+        elif it.kind == "bool":
+            basic.append(None)
+            dims.append(pos)
+            sizes.append(1)
+            arrays.append(asarray(np.zeros(int(it.value), np.int64)))  # type: ignore[arg-type]
+        elif it.kind == "int":
+            n = x.shape[axis]
+            i = int(it.value)  # type: ignore[call-overload]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            basic.append(slice(None))
+            dims.append(pos)
+            sizes.append(x.shape[axis])
+            arrays.append(i % n)
+            axis += 1
+        elif it.kind == "array":
+            basic.append(slice(None))
+            dims.append(pos)
+            sizes.append(x.shape[axis])
+            arrays.append(_index_array(it.value, axis, x.shape[axis], device_checks))
+            has_int_array = True
+            axis += 1
+        else:  # a mask
+            found = _mask_indices(it.value, axis, x.shape)
+            basic.extend([slice(None)] * len(found))
+            dims.extend(range(pos, pos + len(found)))
+            sizes.extend(x.shape[axis:axis + len(found)])
+            arrays.extend(found)
+            axis += len(found)
+    _check_on_device(device_checks)
+    shape = _broadcast(arrays)
+    adjacent = list(dims) == list(range(dims[0], dims[0] + len(dims)))
+    return Selection(tuple(x.shape), tuple(basic), tuple(dims), tuple(sizes), tuple(arrays),
+                     shape, adjacent,
+                     not has_int_array or prod(shape) <= 1)
+
+
+def _index_array(value: object, axis: int, n: int, device_checks: list) -> Tensor:
+    """An integer index array as an i64 tensor wrapped into [0, n); host data checked here,
+    device tensors queued for the common check."""
+    if isinstance(value, Tensor):
+        if value.size:
+            device_checks.append((value, axis, n))
+        return _wrapped(value.astype(dt.i64, copy=False), n)
+    arr = value  # an ndarray of integers
+    if arr.size:  # type: ignore[attr-defined]
+        lo, hi = int(arr.min()), int(arr.max())  # type: ignore[attr-defined]
+        if hi >= n or lo < -n:
+            bad = hi if hi >= n else lo
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    return _wrapped(asarray(np.asarray(arr, dtype=np.int64)), n)
+
+
+def _check_on_device(checks: list[tuple[Tensor, int, int]]) -> None:
+    """Range-checks device index tensors: their minima and maxima come back in one read."""
+    if not checks:
+        return
+    from pykern.tensor.indexing import concat
+    parts = []
+    for t, _, _ in checks:
+        parts += [t.min().astype(dt.i64).reshape(1), t.max().astype(dt.i64).reshape(1)]
+    values = concat(parts).numpy().tolist()
+    for k, (_, axis, n) in enumerate(checks):
+        lo, hi = values[2 * k], values[2 * k + 1]
+        if hi >= n or lo < -n:
+            bad = hi if hi >= n else lo
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+
+
+def _mask_indices(mask: object, axis: int, x_shape: tuple[int, ...]) -> list[Tensor]:
+    """The integer arrays a boolean mask stands for (its nonzero(), on the device)."""
+    from pykern.tensor.searching import nonzero
+    shape = tuple(mask.shape)  # type: ignore[attr-defined]
+    for d, m in enumerate(shape):
+        if m != x_shape[axis + d]:
+            raise IndexError(f"boolean index did not match indexed tensor along axis {axis + d}; "
+                             f"size of axis is {x_shape[axis + d]} but size of corresponding "
+                             f"boolean axis is {m}")
+    t = mask if isinstance(mask, Tensor) else asarray(np.ascontiguousarray(mask))
+    return list(nonzero(t))
+
+
+def _broadcast(arrays: list[Tensor | int]) -> tuple[int, ...]:
+    shapes = [tuple(a.shape) for a in arrays if isinstance(a, Tensor)]
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " ".join(str(s) for s in shapes)
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {listed}") from None
+
+
+def _wrapped(a: Tensor, n: int) -> Tensor:
+    """Negative indices counted from the end (on the device)."""
+    from pykern.tensor.elementwise import where
+    return where(a < 0, a + n, a).astype(dt.i64, copy=False)
