@@ -25,8 +25,8 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.advanced_key import Selection, select
 from pykern.tensor.creation import arange, full
-from pykern.tensor.elementwise import as_tensor, astype
-from pykern.tensor.strided import collapse, prod, view
+from pykern.tensor.elementwise import assign
+from pykern.tensor.strided import collapse, has_internal_overlap, prod, view
 from pykern.tensor.tensor import Tensor, _index, empty
 
 # past this many claim slots (the size of the indexed dimensions), winners of repeated
@@ -91,6 +91,9 @@ def setitem(x: Tensor, key: object, value: object) -> None:
 def scatter(x: Tensor, sel: Selection, value: object) -> None:
     """Writes `value` into the elements of `x` that `sel` picks (last wins on repeats)."""
     lay = layout(x, sel)
+    if has_internal_overlap(x):
+        raise ValueError("cannot assign into a broadcast view (several indices share one "
+                         "element)")
     vals = _values(value, x.dtype, lay)
     p, b, q = lay.pbq
     if p * b * q == 0:
@@ -106,16 +109,12 @@ def scatter(x: Tensor, sel: Selection, value: object) -> None:
 
 
 def _values(value: object, dtype: DType, lay: Layout) -> Tensor:
-    """`value` in `dtype`, broadcast to the result's shape, as a (P, B, Q) tensor."""
-    v = as_tensor(value, "t[key] = value: value")
-    if tuple(v.shape) != lay.shape:
-        try:
-            v = v.broadcast_to(lay.shape)
-        except ValueError:
-            raise ValueError(f"shape mismatch: value of shape {v.shape} could not be broadcast "
-                             f"to indexing result of shape {lay.shape}") from None
-    v = astype(v, dtype, copy=False)
-    return v.reshape(lay.pbq)
+    """`value` as a new (P, B, Q) tensor of `dtype`, broadcast to the result's shape by the
+    strided copy (its checks and conversions are basic assignment's; a value that shares
+    the target's memory is read before anything is written)."""
+    vals = empty(lay.shape, dtype)
+    assign(vals, value)
+    return vals.reshape(lay.pbq)
 
 
 # ---------------------------------------------------------------- offsets

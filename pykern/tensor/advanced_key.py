@@ -65,9 +65,7 @@ def _is_advanced_item(k: object, nested: bool) -> bool:
         return True
     if isinstance(k, Tensor):
         return k.ndim > 0 or k.dtype == dt.bool_ or not k.dtype.is_int
-    if isinstance(k, np.ndarray):
-        return k.ndim > 0 or k.dtype.kind not in "iu"
-    return False
+    return isinstance(k, np.ndarray)  # a 0-d integer array too: read as an int here
 
 
 # ---------------------------------------------------------------- the items of a key
