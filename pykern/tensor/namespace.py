@@ -337,7 +337,7 @@ class _Info:
     """`__array_namespace_info__()`: what this namespace supports."""
 
     def capabilities(self) -> dict[str, builtins_bool]:  # type: ignore[valid-type]
-        return {"boolean indexing": False, "data-dependent shapes": True}
+        return {"boolean indexing": True, "data-dependent shapes": True}
 
     def default_device(self) -> object:
         return get_device()
