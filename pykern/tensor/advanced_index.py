@@ -156,10 +156,15 @@ def _dim_offsets(shape: list[int], strides: list[int], base: int) -> Tensor:
 def _linear(sel: Selection, strides: list[int]) -> Tensor:
     """sum_k arrays[k] * strides[k] over the broadcast shape, flattened (i64)."""
     const = sum(a * st for a, st in zip(sel.arrays, strides) if isinstance(a, int))
-    lin = full(sel.shape, const, dt.i64)
+    lin: Tensor | None = None
     for a, st in zip(sel.arrays, strides):
         if isinstance(a, Tensor):
-            lin = lin + (a * st if st != 1 else a)
+            term = a * st if st != 1 else a
+            lin = term if lin is None else lin + term
+    if lin is None or tuple(lin.shape) != sel.shape:  # only ints, or arrays that broadcast
+        lin = full(sel.shape, const, dt.i64) + (0 if lin is None else lin)
+    elif const:
+        lin = lin + const
     return lin.reshape(-1)
 
 

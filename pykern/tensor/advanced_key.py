@@ -151,85 +151,117 @@ def select(x: Tensor, key: object) -> Selection:
     """The Selection of the advanced key `key` on `x`; IndexError naming what is wrong (an
     index out of range with its axis and size, a mask of the wrong shape, a float array, too
     many indices, index arrays that do not broadcast)."""
-    basic: list[slice | None] = []
-    dims: list[int] = []
-    sizes: list[int] = []
-    arrays: list[Tensor | int] = []
-    device_checks: list[tuple[Tensor, int, int]] = []
-    has_int_array = False
-    axis = 0
+    builder = _Builder(x)
     for it in _items(x.ndim, key):
-        pos = len(basic)
+        builder.add(it)
+    return builder.finish()
+
+
+class _Builder:
+    """Collects a Selection entry by entry. Integer index arrays wait in `pending` (their
+    slot in `arrays`, the data, the axis, its size) for one range check of them all."""
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+        self.basic: list[slice | None] = []
+        self.dims: list[int] = []
+        self.sizes: list[int] = []
+        self.arrays: list[Tensor | int] = []
+        self.pending: list[tuple[int, object, int, int]] = []
+        self.axis = 0  # the next dimension of x to index
+
+    def _indexed(self, entry: slice | None, n: int, array: Tensor | int) -> None:
+        self.dims.append(len(self.basic))
+        self.basic.append(entry)
+        self.sizes.append(n)
+        self.arrays.append(array)
+
+    def add(self, it: _Item) -> None:
         if it.kind in ("none", "slice"):
-            basic.append(it.value)  # type: ignore[arg-type]
-            axis += it.kind == "slice"
-        elif it.kind == "bool":
-            basic.append(None)
-            dims.append(pos)
-            sizes.append(1)
-            arrays.append(asarray(np.zeros(int(it.value), np.int64)))  # type: ignore[arg-type]
+            self.basic.append(it.value)  # type: ignore[arg-type]
+            self.axis += it.kind == "slice"
+        elif it.kind == "bool":  # a new dimension of size 1, indexed by [0] or by []
+            self._indexed(None, 1, asarray(np.zeros(int(it.value), np.int64)))  # type: ignore
         elif it.kind == "int":
-            n = x.shape[axis]
+            n = self.x.shape[self.axis]
             i = int(it.value)  # type: ignore[call-overload]
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            basic.append(slice(None))
-            dims.append(pos)
-            sizes.append(x.shape[axis])
-            arrays.append(i % n)
-            axis += 1
+                raise IndexError(f"index {i} is out of bounds for axis {self.axis} with size "
+                                 f"{n}")
+            self._indexed(slice(None), n, i % n)
+            self.axis += 1
         elif it.kind == "array":
-            basic.append(slice(None))
-            dims.append(pos)
-            sizes.append(x.shape[axis])
-            arrays.append(_index_array(it.value, axis, x.shape[axis], device_checks))
-            has_int_array = True
-            axis += 1
-        else:  # a mask
-            found = _mask_indices(it.value, axis, x.shape)
-            basic.extend([slice(None)] * len(found))
-            dims.extend(range(pos, pos + len(found)))
-            sizes.extend(x.shape[axis:axis + len(found)])
-            arrays.extend(found)
-            axis += len(found)
-    _check_on_device(device_checks)
-    shape = _broadcast(arrays)
-    adjacent = list(dims) == list(range(dims[0], dims[0] + len(dims)))
-    return Selection(tuple(x.shape), tuple(basic), tuple(dims), tuple(sizes), tuple(arrays),
-                     shape, adjacent,
-                     not has_int_array or prod(shape) <= 1)
+            n = self.x.shape[self.axis]
+            self.pending.append((len(self.arrays), it.value, self.axis, n))
+            self._indexed(slice(None), n, 0)  # the slot is filled in by finish()
+            self.axis += 1
+        else:  # a mask: the integer arrays of its nonzero(), in range by construction
+            for k, found in enumerate(_mask_indices(it.value, self.axis, self.x.shape)):
+                self._indexed(slice(None), self.x.shape[self.axis + k], found)
+            self.axis += it.consumed
+
+    def finish(self) -> Selection:
+        for (slot, value, _, n), lo in zip(self.pending, _checked_minima(self.pending)):
+            t = value if isinstance(value, Tensor) else asarray(np.asarray(value, np.int64))
+            t = t.astype(dt.i64, copy=False)
+            self.arrays[slot] = _wrapped(t, n) if lo < 0 else t
+        shape = _broadcast(self.arrays)
+        dims = self.dims
+        adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+        unique = not self.pending or prod(shape) <= 1
+        return Selection(tuple(self.x.shape), tuple(self.basic), tuple(dims), tuple(self.sizes),
+                         tuple(self.arrays), shape, adjacent, unique)
 
 
-def _index_array(value: object, axis: int, n: int, device_checks: list) -> Tensor:
-    """An integer index array as an i64 tensor wrapped into [0, n); host data checked here,
-    device tensors queued for the common check."""
-    if isinstance(value, Tensor):
-        if value.size:
-            device_checks.append((value, axis, n))
-        return _wrapped(value.astype(dt.i64, copy=False), n)
-    arr = value  # an ndarray of integers
-    if arr.size:  # type: ignore[attr-defined]
-        lo, hi = int(arr.min()), int(arr.max())  # type: ignore[attr-defined]
+def _checked_minima(pending: list[tuple[int, object, int, int]]) -> list[int]:
+    """Range-checks integer index arrays (IndexError for a value outside [-n, n)) and gives
+    each one's minimum (to skip wrapping arrays without negative values). Host data is
+    checked on the host; device tensors' minima and maxima come back in one read."""
+    bounds: list[tuple[int, int] | None] = []
+    on_device: list[Tensor] = []
+    for _, value, _, _ in pending:
+        if isinstance(value, Tensor):
+            bounds.append(None)
+            if value.size:
+                on_device.append(value)
+        else:
+            arr = value  # an ndarray of integers
+            size = arr.size  # type: ignore[attr-defined]
+            bounds.append((int(arr.min()), int(arr.max())) if size else (0, -1))  # type: ignore
+    read = iter(_device_bounds(on_device, [n for _, v, _, n in pending
+                                           if isinstance(v, Tensor) and v.size]))
+    minima = []
+    for (_, value, axis, n), b in zip(pending, bounds):
+        if b is None:
+            b = next(read) if value.size else (0, -1)  # type: ignore[attr-defined]
+        lo, hi = b
         if hi >= n or lo < -n:
-            bad = hi if hi >= n else lo
+            bad = _max_of(value) if hi >= n else lo
             raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-    return _wrapped(asarray(np.asarray(arr, dtype=np.int64)), n)
+        minima.append(lo)
+    return minima
 
 
-def _check_on_device(checks: list[tuple[Tensor, int, int]]) -> None:
-    """Range-checks device index tensors: their minima and maxima come back in one read."""
-    if not checks:
-        return
+def _device_bounds(tensors: list[Tensor], sizes: list[int]) -> list[tuple[int, int]]:
+    """(min, max) of each device tensor, read back together. Unsigned maxima are capped at
+    the axis size first, so that they fit i64 (the real value is read again for an error)."""
+    if not tensors:
+        return []
+    from pykern.tensor.elementwise import minimum
     from pykern.tensor.indexing import concat
     parts = []
-    for t, _, _ in checks:
-        parts += [t.min().astype(dt.i64).reshape(1), t.max().astype(dt.i64).reshape(1)]
+    for t, n in zip(tensors, sizes):
+        hi = minimum(t.max(), n) if t.dtype.kind == "u" else t.max()
+        parts += [t.min().astype(dt.i64).reshape(1), hi.astype(dt.i64).reshape(1)]
     values = concat(parts).numpy().tolist()
-    for k, (_, axis, n) in enumerate(checks):
-        lo, hi = values[2 * k], values[2 * k + 1]
-        if hi >= n or lo < -n:
-            bad = hi if hi >= n else lo
-            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    return [(values[2 * k], values[2 * k + 1]) for k in range(len(tensors))]
+
+
+def _max_of(value: object) -> int:
+    """The largest index of an index array (for the message of an error)."""
+    if isinstance(value, Tensor):
+        return int(value.max().item())
+    return int(value.max())  # type: ignore[attr-defined]
 
 
 def _mask_indices(mask: object, axis: int, x_shape: tuple[int, ...]) -> list[Tensor]:
