@@ -96,7 +96,7 @@ def _fits(shape: tuple[int, ...], np_key: tuple) -> bool:
     return True
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(shape=shapes, data=st.data(), seed=seeds)
 def test_read_matches_numpy(shape, data, seed):
     rng = np.random.default_rng(seed)
@@ -114,7 +114,7 @@ def test_read_matches_numpy(shape, data, seed):
     np.testing.assert_array_equal(got.numpy(), expected)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(shape=shapes, data=st.data(), seed=seeds, scalar=st.booleans())
 def test_assignment_matches_numpy(shape, data, seed, scalar):
     rng = np.random.default_rng(seed)
