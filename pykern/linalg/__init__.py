@@ -3,3 +3,13 @@
 """
 
 from __future__ import annotations
+
+# factorizations
+from pykern.linalg.cholesky import cholesky
+from pykern.linalg.det import SlogdetResult, det, slogdet
+from pykern.linalg.errors import LinAlgError
+
+from pykern.linalg.solve import inv, solve
+
+__all__ = ["LinAlgError", "QRResult", "SlogdetResult", "cholesky", "det", "inv", "qr",
+           "slogdet", "solve"]

@@ -64,17 +64,30 @@ def matrix_stack(x: object, op: str, name: str = "x", square: bool = False) -> T
 
 
 def matrices(x: object, op: str, name: str = "x", square: bool = False,
-             compute: DType | None = None) -> Matrices:
+             compute: DType | None = None, batch_shape: tuple[int, ...] | None = None
+             ) -> Matrices:
     """The checked operand as a fresh (B, rows, cols) copy to factor in place (in `compute`
-    dtype when given, else its own compute dtype)."""
+    dtype when given, else its own compute dtype; broadcast to `batch_shape` when given)."""
     t = matrix_stack(x, op, name, square)
     own, result = float_dtypes(t.dtype, op, name)
     compute = own if compute is None else compute
-    batch_shape = tuple(t.shape[:-2])
     copy = t.detach() if t.requires_grad else t
+    if batch_shape is None:
+        batch_shape = tuple(t.shape[:-2])
+    else:
+        copy = copy.broadcast_to(batch_shape + tuple(t.shape[-2:]))
     copy = copy.astype(compute, copy=True)
     batch = copy.reshape((prod(batch_shape),) + tuple(t.shape[-2:]))
     return Matrices(batch, batch_shape, compute, result)
+
+
+def batch_index(flat: int, batch_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index in the leading dimensions of the `flat`-th matrix of a batch."""
+    index = []
+    for s in reversed(batch_shape):
+        index.append(flat % s)
+        flat //= s
+    return tuple(reversed(index))
 
 
 def finish(t: Tensor, m: Matrices, shape: tuple[int, ...]) -> Tensor:
