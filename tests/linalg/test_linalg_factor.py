@@ -21,7 +21,7 @@ def _f64(x: pk.Tensor) -> np.ndarray:
     return x.numpy().astype(np.float64)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=9, deadline=None)
 @given(n=st.integers(1, 40), batch=BATCHES, dtype=DTYPES, cond=CONDS, k=st.integers(1, 3),
        seed=st.integers(0, 2**16))
 def test_solve_backward_error(n, batch, dtype, cond, k, seed):
@@ -66,7 +66,7 @@ def test_cholesky_backward_error(n, batch, dtype, cond, upper, seed):
         np.testing.assert_allclose(lower, np.linalg.cholesky(a64), rtol=tol, atol=tol)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=9, deadline=None)
 @given(m=st.integers(1, 40), n=st.integers(1, 40), batch=BATCHES, dtype=DTYPES,
        mode=st.sampled_from(["reduced", "complete"]), seed=st.integers(0, 2**16))
 def test_qr_backward_error_and_orthogonality(m, n, batch, dtype, mode, seed):
