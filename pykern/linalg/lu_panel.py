@@ -15,6 +15,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
+from pykern.tensor.device_limits import is_cpu_device
 from pykern.tensor.tensor import Tensor
 
 
@@ -22,7 +23,8 @@ def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int) -> No
     """Factors columns k0..k0+w of the (B, n, n) stack `a` in place (rows k0.. of the panel
     swapped, multipliers below the diagonal), recording the pivot rows in `pivots`."""
     rows = a.shape[1] - k0
-    threads = 32 if rows <= 32 else 256
+    # CPU devices run a workgroup's invocations in turn: barriers cost more than they share
+    threads = 32 if rows <= 32 or is_cpu_device() else 256
     _panel_kernel(a.dtype, threads)[threads, a.shape[0]](a, pivots, info, k0, w)
 
 
