@@ -5,7 +5,8 @@ Right-looking and blocked, as LAPACK's getrf: for each panel of PANEL columns, a
 factors the panel with one workgroup per matrix (`lu_panel`), the panel's row interchanges
 are applied to the other columns, the block row right of the panel is solved with the panel's
 unit lower triangle, and the trailing matrix is updated with one matrix product. A matrix of
-up to PANEL columns is a single panel: one launch factors a whole batch of them.
+up to PANEL columns is a single panel: one launch factors a whole batch of them. Tiny ones
+(`lu_small`: up to 8 columns on GPUs, 32 on CPU devices) take one invocation each instead.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from dataclasses import dataclass
 from pykern.lang import dtypes as dt
 from pykern.linalg.blocks import PANEL, block, subtract_product
 from pykern.linalg.lu_panel import factor_panel
+from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST, factor_small
 from pykern.linalg.pivots import swap_rows
 from pykern.linalg.triangular import solve_diagonal_block
 from pykern.tensor.creation import zeros
+from pykern.tensor.device_limits import is_cpu_device
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -39,6 +42,9 @@ def lu_factor(a: Tensor) -> LUFactors:
     pivots = empty((bsz, n), dt.i32)
     info = zeros((bsz,), dt.i32)
     if bsz == 0 or n == 0:
+        return LUFactors(a, pivots, info)
+    if n <= (CPU_LARGEST if is_cpu_device() else GPU_LARGEST):
+        factor_small(a, pivots, info)
         return LUFactors(a, pivots, info)
     for k0 in range(0, n, PANEL):
         w = min(PANEL, n - k0)

@@ -19,12 +19,15 @@ from pykern.tensor.device_limits import is_cpu_device
 from pykern.tensor.tensor import Tensor
 
 
-def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int) -> None:
+def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
+                 threads: int | None = None) -> None:
     """Factors columns k0..k0+w of the (B, n, n) stack `a` in place (rows k0.. of the panel
-    swapped, multipliers below the diagonal), recording the pivot rows in `pivots`."""
+    swapped, multipliers below the diagonal), recording the pivot rows in `pivots`; with
+    `threads` invocations per workgroup (a power of two; by default chosen for the device)."""
     rows = a.shape[1] - k0
-    # CPU devices run a workgroup's invocations in turn: barriers cost more than they share
-    threads = 32 if rows <= 32 or is_cpu_device() else 256
+    if threads is None:
+        # CPU devices run a workgroup's invocations in turn: barriers cost more than they share
+        threads = 32 if rows <= 32 or is_cpu_device() else 256
     _panel_kernel(a.dtype, threads)[threads, a.shape[0]](a, pivots, info, k0, w)
 
 

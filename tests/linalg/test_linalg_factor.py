@@ -127,3 +127,19 @@ def test_many_small_matrices_in_one_batch():
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(pk.linalg.det(pk.asarray(a)).numpy(), np.linalg.det(a),
                                rtol=1e-10)
+
+
+def test_lu_panel_gives_the_same_bits_with_any_workgroup_size():
+    """The GPUs' 256-invocation panel kernel (CPU devices use 32) against the 32 one."""
+    from pykern.linalg.lu_panel import factor_panel
+
+    a = np.random.default_rng(3).standard_normal((2, 300, 300))
+    got = []
+    for threads in (32, 256):
+        t = pk.asarray(a)
+        pivots = pk.zeros((2, 300), pk.i32)
+        info = pk.zeros((2,), pk.i32)
+        factor_panel(t, pivots, info, 0, 32, threads=threads)
+        got.append((t.numpy(), pivots.numpy()[:, :32]))
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])

@@ -91,3 +91,21 @@ def test_bad_solve_and_qr_arguments():
 def test_complex_is_refused_for_now():
     with pytest.raises(TypeError, match="complex dtype c64"):
         float_dtypes(pk.c64, "inv", "x")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+def test_empty_matrices_and_batches(shape):
+    z = np.zeros(shape)
+    assert pk.linalg.inv(pk.asarray(z)).shape == shape
+    np.testing.assert_array_equal(pk.linalg.det(pk.asarray(z)).numpy(), np.linalg.det(z))
+    sign, logabs = pk.linalg.slogdet(pk.asarray(z))
+    np.testing.assert_array_equal(logabs.numpy(), np.linalg.slogdet(z)[1])
+    q, r = pk.linalg.qr(pk.asarray(z))
+    assert q.shape == shape and r.shape == shape
+
+
+def test_batch_beyond_one_launch_dimension():
+    """70,000 matrices: more workgroups than a dispatch dimension takes (65,535)."""
+    a = np.random.default_rng(2).standard_normal((70_000, 2, 2)) + 3 * np.eye(2)
+    np.testing.assert_allclose(pk.linalg.inv(pk.asarray(a)).numpy(), np.linalg.inv(a),
+                               rtol=1e-9, atol=1e-12)
