@@ -3,13 +3,15 @@ their last two dimensions, of a real float dtype to compute in.
 
 Dtypes: f32 and f64 compute in themselves; f16 and bf16 compute in f32 and the results are
 rounded back to the input's dtype; integers and bool are promoted to pykern's default float,
-f32 (numpy promotes them to float64). Complex tensors are refused with a TypeError for now.
+f32 (numpy promotes them to float64). Complex tensors are refused with a TypeError for now, and
+so are inputs that require grad (NotImplementedError: no backward yet).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.elementwise import as_tensor
@@ -51,8 +53,10 @@ def float_dtypes(d: DType, op: str, name: str) -> tuple[DType, DType]:
 
 def matrix_stack(x: object, op: str, name: str = "x", square: bool = False) -> Tensor:
     """`x` as a tensor of at least 2 dimensions (square in the last two when `square`), with a
-    ValueError naming the shape otherwise."""
+    ValueError naming the shape otherwise; these functions have no backward, so an input that
+    requires grad (with grad mode on) is refused."""
     t = as_tensor(x, f"{op}: {name}")
+    refuse_grad(f"linalg.{op}", t)
     if t.ndim < 2:
         raise ValueError(f"{op}: {name} must have at least 2 dimensions (a matrix or a stack "
                          f"of matrices), got shape {t.shape}")
@@ -71,7 +75,7 @@ def matrices(x: object, op: str, name: str = "x", square: bool = False,
     t = matrix_stack(x, op, name, square)
     own, result = float_dtypes(t.dtype, op, name)
     compute = own if compute is None else compute
-    copy = t.detach() if t.requires_grad else t
+    copy = t.detach() if t.requires_grad else t  # under pk.no_grad()
     if batch_shape is None:
         batch_shape = tuple(t.shape[:-2])
     else:

@@ -109,3 +109,12 @@ def test_batch_beyond_one_launch_dimension():
     a = np.random.default_rng(2).standard_normal((70_000, 2, 2)) + 3 * np.eye(2)
     np.testing.assert_allclose(pk.linalg.inv(pk.asarray(a)).numpy(), np.linalg.inv(a),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_inputs_that_require_grad_are_refused_outside_no_grad():
+    a = pk.asarray(np.eye(2), dtype=pk.f64)
+    a.requires_grad_()
+    with pytest.raises(NotImplementedError, match="pk.linalg.inv has no backward"):
+        pk.linalg.inv(a)
+    with pk.no_grad():
+        np.testing.assert_array_equal(pk.linalg.inv(a).numpy(), np.eye(2))
