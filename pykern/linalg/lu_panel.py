@@ -15,7 +15,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
-from pykern.tensor.device_limits import is_cpu_device
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.tensor import Tensor
 
 
@@ -27,7 +27,10 @@ def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
     rows = a.shape[1] - k0
     if threads is None:
         # CPU devices run a workgroup's invocations in turn: barriers cost more than they share
-        threads = 32 if rows <= 32 or is_cpu_device() else 256
+        # (but each invocation must stay within the device's loop budget: ~w loops per row)
+        budget = loop_budget()
+        few = rows <= 32 or (is_cpu_device() and (budget is None or rows * (w + 8) < budget))
+        threads = 32 if few else 256
     _panel_kernel(a.dtype, threads)[threads, a.shape[0]](a, pivots, info, k0, w)
 
 
