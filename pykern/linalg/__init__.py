@@ -3,3 +3,11 @@
 """
 
 from __future__ import annotations
+
+# factorizations
+from pykern.linalg.cholesky import cholesky  # noqa: F401
+from pykern.linalg.det import SlogdetResult, det, slogdet  # noqa: F401
+from pykern.linalg.errors import LinAlgError  # noqa: F401
+from pykern.linalg.qr import QRResult, qr  # noqa: F401
+from pykern.linalg.solve import inv, solve  # noqa: F401
+
