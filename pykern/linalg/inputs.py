@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import DEFAULT_FLOAT
 from pykern.tensor.tensor import Tensor
 
 
 def compute_dtype(d: DType, op: str) -> DType:
-    """The dtype a decomposition of a `d` input computes in: f32 and f64 as they are, f16 and
-    bf16 in f32, integers and bool in the default float; complex is refused."""
+    """The dtype a decomposition of a `d` input computes in: f64 where the device has it (the
+    thousands of rotations of the Jacobi sweeps then leave f32 results rounded as f32), else
+    f32; complex is refused."""
     if d.is_complex:
         raise TypeError(f"linalg.{op}: complex input ({d.name}) is not supported yet; "
                         "only real floating-point and integer tensors are")
-    if d in (dt.f32, dt.f64):
-        return d
-    if d in (dt.f16, dt.bf16):
-        return dt.f32
-    return DEFAULT_FLOAT
+    if d == dt.f64 or get_device().info.features.fp64:
+        return dt.f64
+    return dt.f32
 
 
 def result_dtype(d: DType) -> DType:
