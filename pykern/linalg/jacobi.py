@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 
 from pykern.lang import dtypes as dt
+from pykern.runtime import get_device
 from pykern.lang.dtypes import DType
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.creation import eye, fill, zeros
-from pykern.tensor.device_limits import loop_budget
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.stand_in import stand_in
 from pykern.tensor.strided import cdiv
 from pykern.tensor.tensor import Tensor, empty
@@ -31,7 +32,8 @@ def tolerance(dtype: DType, length: int) -> float:
 
 
 def padded_rows(rows: int) -> int:
-    """The even row count the round-robin ordering needs (at least 2)."""
+    """The even row count the round-robin ordering needs (at least 2); the padding row is
+    zero, and no rotation touches it."""
     return max(2, rows + rows % 2)
 
 
@@ -89,14 +91,30 @@ def _shared_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: boo
 
 def _global_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: bool) -> None:
     batch, r, _ = w.shape
-    step = jk.global_step(w.dtype, with_v)
-    grid = ((r // 2) * jk.STEP_THREADS, batch)
+    chunk = _steps_per_launch(r, w.shape[2]) if is_cpu_device() else 1
     for _ in range(MAX_SWEEPS):
         fill(flags, 0)
-        for s in range(r - 1):
-            step[grid](w, vt, flags, r, s, tol)
+        for first in range(0, r - 1, chunk):
+            count = min(chunk, r - 1 - first)
+            if is_cpu_device():
+                jk.steps_by_subgroups(w.dtype, with_v)[batch * jk.SUBGROUP_STEP_THREADS](
+                    w, vt, flags, r, first, count, tol)
+            else:
+                jk.step_by_workgroups(w.dtype, with_v)[(r // 2) * jk.STEP_THREADS, batch](
+                    w, vt, flags, r, first, tol)
         if not flags.numpy().any():
             return
+
+
+def _steps_per_launch(r: int, length: int) -> int:
+    """How many steps one launch of the CPU devices' kernel runs within the loop cap."""
+    budget = loop_budget()
+    if budget is None:
+        return r - 1
+    width = get_device().info.features.subgroup_size
+    pairs = cdiv(r // 2, max(jk.SUBGROUP_STEP_THREADS // width, 1))
+    per_step = pairs * (cdiv(2 * length + r, width) + 4) + 2
+    return max(1, min(r - 1, budget // per_step))
 
 
 def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,

@@ -9,8 +9,10 @@ rotation touches). Converged rows: W[b, i] = s_i u_i, Vt[b, i] = v_i.
 
 Two variants of the sweep: small matrices in shared memory, several matrices per workgroup and
 one invocation per pair, sweeping until no pair rotates (or a sweep budget set by the device's
-loop-iteration cap is spent); large ones over global memory, one launch per step and one
-workgroup per pair, whose invocations split the dot products and the updates.
+loop-iteration cap is spent); large ones over global memory, one launch per step, with one
+workgroup per pair on GPUs (its invocations splitting the dot products and the updates); on
+CPU devices, where launches cost more, one workgroup per matrix runs many steps per launch,
+a subgroup per pair, with barriers between the steps.
 """
 
 
@@ -20,8 +22,9 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 
-STEP_THREADS = 64  # invocations per pair in the global-memory step (a power of two)
+STEP_THREADS = 64  # invocations per pair in the global-memory step on GPUs (a power of 2)
 LOG_STEP_THREADS = 6
+SUBGROUP_STEP_THREADS = 256  # invocations per matrix of the CPU devices' global-memory steps
 SHARED_THREADS = 64  # invocations per workgroup of the shared-memory sweeps
 SHARED_BYTES = 16 * 1024  # shared memory they use (every Vulkan device has it)
 
@@ -142,24 +145,23 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def global_step(dtype: DType, with_v: bool) -> pk.Kernel:
-    """One step of a sweep over global memory: workgroup (pair k, matrix b) rotates its pair,
-    its STEP_THREADS invocations sharing the dot products (a tree sum in shared memory) and
-    the updates. Sets flags[b] = 1 when it rotates."""
+def step_by_workgroups(dtype: DType, with_v: bool) -> pk.Kernel:
+    """One step of a sweep over global memory for GPUs: workgroup (pair k, matrix b) rotates
+    its pair, its STEP_THREADS invocations sharing the dot products (a tree sum in shared
+    memory) and the updates. Sets flags[b] = 1 when it rotates."""
     D = dtype  # noqa: N806
     T, LOG_T, WITH_V = STEP_THREADS, LOG_STEP_THREADS, with_v  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
-    def jacobi_step(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, step: int,
-                    tol: D):
+    def jacobi_step_groups(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, step: int,
+                           tol: D):
         sa = pk.shared(D, T)
         sb = pk.shared(D, T)
         sc = pk.shared(D, T)
         t = pk.local_id(0)
-        k = pk.group_id(0)
         b = pk.group_id(1)
         ln = w.shape[2]
-        p, q = pair_of(step, k, r)
+        p, q = pair_of(step, pk.group_id(0), r)
         alpha: D = 0
         beta: D = 0
         gamma: D = 0
@@ -196,7 +198,61 @@ def global_step(dtype: DType, with_v: bool) -> pk.Kernel:
                     vt[b, p, i] = c * x - s * y
                     vt[b, q, i] = s * x + c * y
 
-    return jacobi_step
+    return jacobi_step_groups
+
+
+@functools.lru_cache(maxsize=None)
+def steps_by_subgroups(dtype: DType, with_v: bool) -> pk.Kernel:
+    """Steps first..first+count-1 (mod r - 1) of a sweep over global memory for CPU devices
+    (lavapipe, the host), where a launch costs more than the work of a step: one workgroup per
+    matrix, each subgroup rotating pairs in turn (its lanes reading consecutive elements, the
+    dot products summed across the subgroup), a barrier between steps. Sets flags[b] = 1 when
+    it rotates."""
+    D = dtype  # noqa: N806
+    T, WITH_V = SUBGROUP_STEP_THREADS, with_v  # noqa: N806
+
+    @pk.kernel(workgroup=(T, 1, 1))
+    def jacobi_steps(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, first: int,
+                     count: int, tol: D):
+        b = pk.group_id(0)
+        width = pk.subgroup_size()
+        lane = pk.subgroup_lane()
+        group = pk.local_id(0) // width
+        groups = T // width
+        ln = w.shape[2]
+        rotated = 0
+        for step in range(first, first + count):
+            for k in range(group, r // 2, groups):
+                p, q = pair_of(step % (r - 1), k, r)
+                alpha: D = 0
+                beta: D = 0
+                gamma: D = 0
+                for i in range(lane, ln, width):
+                    x = w[b, p, i]
+                    y = w[b, q, i]
+                    alpha += x * x
+                    beta += y * y
+                    gamma += x * y
+                c, s = rotation(pk.subgroup_add(alpha), pk.subgroup_add(beta),
+                                pk.subgroup_add(gamma), tol)
+                if s != 0:
+                    rotated = 1
+                    for i in range(lane, ln, width):
+                        x = w[b, p, i]
+                        y = w[b, q, i]
+                        w[b, p, i] = c * x - s * y
+                        w[b, q, i] = s * x + c * y
+                    if WITH_V:
+                        for i in range(lane, r, width):
+                            x = vt[b, p, i]
+                            y = vt[b, q, i]
+                            vt[b, p, i] = c * x - s * y
+                            vt[b, q, i] = s * x + c * y
+            pk.barrier()
+        if rotated != 0:
+            flags[b] = 1
+
+    return jacobi_steps
 
 
 @functools.lru_cache(maxsize=None)
