@@ -4,17 +4,17 @@
 
 from __future__ import annotations
 
-# spectral, norms and products
-from pykern.linalg.eigh import EighResult, eigh, eigvalsh
-from pykern.linalg.norms import matrix_norm, norm, vector_norm
-from pykern.linalg.pinv import matrix_rank, pinv
-from pykern.linalg.products import (cross, diagonal, matmul, matrix_power, matrix_transpose,
-                                    outer, tensordot, trace, vecdot)
-from pykern.linalg.svd import SVDResult, svd, svdvals
+# factorizations
+from pykern.linalg.cholesky import cholesky  # noqa: F401
+from pykern.linalg.det import SlogdetResult, det, slogdet  # noqa: F401
+from pykern.linalg.errors import LinAlgError  # noqa: F401
+from pykern.linalg.qr import QRResult, qr  # noqa: F401
+from pykern.linalg.solve import inv, solve  # noqa: F401
 
-__all__ = [
-    # spectral, norms and products
-    "EighResult", "SVDResult", "cross", "diagonal", "eigh", "eigvalsh", "matmul",
-    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer", "pinv",
-    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-]
+# spectral, norms and products
+from pykern.linalg.eigh import EighResult, eigh, eigvalsh  # noqa: F401
+from pykern.linalg.norms import matrix_norm, norm, vector_norm  # noqa: F401
+from pykern.linalg.pinv import matrix_rank, pinv  # noqa: F401
+from pykern.linalg.products import (cross, diagonal, matmul, matrix_power,  # noqa: F401
+                                    matrix_transpose, outer, tensordot, trace, vecdot)
+from pykern.linalg.svd import SVDResult, svd, svdvals  # noqa: F401

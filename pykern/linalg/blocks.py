@@ -1,0 +1,53 @@
+"""Blocks of stacks of matrices, for the blocked factorizations: views of a (B, rows, cols)
+tensor's sub-matrices, and the trailing update `C -= A @ B` through `pk.matmul`.
+
+Every blocked algorithm here steps through its matrices by panels of PANEL columns: the panel
+is factored by a kernel that keeps one workgroup per matrix, the rest of the matrix is updated
+by matrix products, which run on the device's fastest GEMM.
+"""
+
+
+import functools
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.tensor.linalg import matmul
+from pykern.tensor.strided import view
+from pykern.tensor.tensor import Tensor
+
+PANEL = 32  # columns per panel; also the largest matrix the one-workgroup kernels take whole
+
+
+def block(t: Tensor, r0: int, c0: int, rows: int, cols: int) -> Tensor:
+    """The (B, rows, cols) view of `t`'s matrices starting at row r0, column c0."""
+    s = t.element_strides
+    return view(t, (t.shape[0], rows, cols), s, t.offset + r0 * s[1] + c0 * s[2])
+
+
+def transposed(t: Tensor) -> Tensor:
+    """The view of a (B, rows, cols) tensor with its matrices transposed."""
+    s = t.element_strides
+    return view(t, (t.shape[0], t.shape[2], t.shape[1]), (s[0], s[2], s[1]))
+
+
+def subtract_product(c: Tensor, a: Tensor, b: Tensor) -> None:
+    """c -= a @ b, in place (c a view that a and b do not overlap)."""
+    if c.shape[1] == 0 or c.shape[2] == 0:
+        return
+    if a.shape[2] == 0:
+        return
+    p = matmul(a, b)
+    _subtract_kernel(c.dtype)[c.shape[2], c.shape[1], c.shape[0]](c, p)
+
+
+@functools.lru_cache(maxsize=None)
+def _subtract_kernel(dtype: DType) -> pk.Kernel:
+    @pk.kernel
+    def linalg_subtract(c: dtype[:, :, :], p: dtype[:, :, :]):
+        j = pk.global_id(0)
+        i = pk.global_id(1)
+        b = pk.global_id(2)
+        c[b, i, j] = c[b, i, j] - p[b, i, j]
+
+    return linalg_subtract

@@ -1,0 +1,96 @@
+"""Argument checks shared by the `pk.linalg` functions: operands are stacks of matrices in
+their last two dimensions, of a real float dtype to compute in.
+
+Dtypes: f32 and f64 compute in themselves; f16 and bf16 compute in f32 and the results are
+rounded back to the input's dtype; integers and bool are promoted to pykern's default float,
+f32 (numpy promotes them to float64). Complex tensors are refused with a TypeError for now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.strided import prod
+from pykern.tensor.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class Matrices:
+    """An operand checked and copied for factoring in place: `batch` is a fresh row-major
+    (B, rows, cols) tensor in `compute` dtype; `batch_shape` the leading dimensions it came
+    with; `result` the dtype results are given in."""
+
+    batch: Tensor
+    batch_shape: tuple[int, ...]
+    compute: DType
+    result: DType
+
+    @property
+    def rows(self) -> int:
+        return self.batch.shape[1]
+
+    @property
+    def cols(self) -> int:
+        return self.batch.shape[2]
+
+
+def float_dtypes(d: DType, op: str, name: str) -> tuple[DType, DType]:
+    """(compute dtype, result dtype) for an operand of dtype `d`."""
+    if d.is_complex:
+        raise TypeError(f"{op}: {name} has the complex dtype {d.name}; pk.linalg takes real "
+                        "tensors only so far")
+    if d in (dt.f32, dt.f64):
+        return d, d
+    if d in (dt.f16, dt.bf16):
+        return dt.f32, d
+    return dt.f32, dt.f32  # integers and bool: the default float
+
+
+def matrix_stack(x: object, op: str, name: str = "x", square: bool = False) -> Tensor:
+    """`x` as a tensor of at least 2 dimensions (square in the last two when `square`), with a
+    ValueError naming the shape otherwise."""
+    t = as_tensor(x, f"{op}: {name}")
+    if t.ndim < 2:
+        raise ValueError(f"{op}: {name} must have at least 2 dimensions (a matrix or a stack "
+                         f"of matrices), got shape {t.shape}")
+    if square and t.shape[-1] != t.shape[-2]:
+        raise ValueError(f"{op}: {name} must be square in its last two dimensions, got shape "
+                         f"{t.shape}")
+    float_dtypes(t.dtype, op, name)
+    return t
+
+
+def matrices(x: object, op: str, name: str = "x", square: bool = False,
+             compute: DType | None = None, batch_shape: tuple[int, ...] | None = None
+             ) -> Matrices:
+    """The checked operand as a fresh (B, rows, cols) copy to factor in place (in `compute`
+    dtype when given, else its own compute dtype; broadcast to `batch_shape` when given)."""
+    t = matrix_stack(x, op, name, square)
+    own, result = float_dtypes(t.dtype, op, name)
+    compute = own if compute is None else compute
+    copy = t.detach() if t.requires_grad else t
+    if batch_shape is None:
+        batch_shape = tuple(t.shape[:-2])
+    else:
+        copy = copy.broadcast_to(batch_shape + tuple(t.shape[-2:]))
+    copy = copy.astype(compute, copy=True)
+    batch = copy.reshape((prod(batch_shape),) + tuple(t.shape[-2:]))
+    return Matrices(batch, batch_shape, compute, result)
+
+
+def batch_index(flat: int, batch_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index in the leading dimensions of the `flat`-th matrix of a batch."""
+    index = []
+    for s in reversed(batch_shape):
+        index.append(flat % s)
+        flat //= s
+    return tuple(reversed(index))
+
+
+def finish(t: Tensor, m: Matrices, shape: tuple[int, ...]) -> Tensor:
+    """A (B, ...) result reshaped to the batch shape + `shape`, in the result dtype."""
+    out = t.reshape(m.batch_shape + shape)
+    return out if out.dtype == m.result else out.astype(m.result)

@@ -1,0 +1,82 @@
+"""`det` and `slogdet` from the LU factorization: the product of U's diagonal, its sign
+flipped once per row interchange. A singular matrix gives det 0 and (sign 0, logabsdet -inf),
+as numpy's."""
+
+import functools
+import math
+from typing import NamedTuple
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.linalg.checks import finish, matrices
+from pykern.linalg.lu import lu_factor
+from pykern.tensor.tensor import Tensor, empty
+
+
+class SlogdetResult(NamedTuple):
+    """`slogdet`'s result: det = sign · exp(logabsdet)."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def det(x: object, /) -> Tensor:
+    """The determinant of each square matrix of `x` (..., n, n), shape x.shape[:-2].
+
+        pk.linalg.det(pk.asarray([[1.0, 2.0], [3.0, 4.0]]))   # -2.0
+    """
+    return _determinants("det", x)[0]
+
+
+def slogdet(x: object, /) -> SlogdetResult:
+    """The sign (-1, 0 or 1) and the natural log of the absolute value of the determinant of
+    each square matrix of `x`; for determinants too large or small for the dtype.
+
+        sign, logabsdet = pk.linalg.slogdet(pk.asarray([[2.0, 0.0], [0.0, 3.0]]))
+    """
+    _, sign, logabs = _determinants("slogdet", x)
+    return SlogdetResult(sign, logabs)
+
+
+def _determinants(op: str, x: object) -> tuple[Tensor, Tensor, Tensor]:
+    m = matrices(x, op, square=True)
+    f = lu_factor(m.batch)
+    bsz = m.batch.shape[0]
+    outs = [empty((bsz,), m.compute) for _ in range(3)]
+    if bsz:
+        _det_kernel(m.compute)[bsz](f.lu, f.pivots, *outs)
+    return tuple(finish(o, m, ()) for o in outs)  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=None)
+def _det_kernel(dtype: DType) -> pk.Kernel:
+    DT = dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_det(lu: dtype[:, :, :], pivots: pk.i32[:, :], det: dtype[:], sign: dtype[:],
+                   logabs: dtype[:]):
+        b = pk.global_id(0)
+        p: DT = 1.0
+        parity: DT = 1.0  # -1 for an odd number of row interchanges
+        s: DT = 1.0
+        total: DT = 0.0
+        singular = False
+        for k in range(lu.shape[1]):
+            u = lu[b, k, k]
+            if pivots[b, k] != k:
+                parity = -parity
+            if u < 0:
+                s = -s
+            if u == 0:
+                singular = True  # not p == 0 at the end: p may underflow
+            p = p * u
+            total += pk.log(abs(u))
+        if singular:
+            s = 0.0
+            total = -math.inf
+        det[b] = parity * p
+        sign[b] = parity * s
+        logabs[b] = total
+
+    return linalg_det

@@ -1,0 +1,101 @@
+"""The panel kernel of the LU factorization with partial pivoting: one workgroup factors the
+panel of one matrix (columns k0..k0+w, all rows from k0 down), column by column.
+
+Each invocation owns the rows congruent to its index modulo the workgroup size and is the only
+one that reads or writes them in device memory, so the kernel needs only workgroup-memory
+barriers: the pivot search is a tree reduction in shared memory, and the pivot row and the row
+it replaces travel through shared memory too. A zero pivot (an exactly singular matrix) is
+recorded in `info` (1 + its row, the first one only) and its column left unscaled, as LAPACK
+does; the factorization goes on.
+"""
+
+import functools
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.linalg.blocks import PANEL
+from pykern.tensor.device_limits import is_cpu_device
+from pykern.tensor.tensor import Tensor
+
+
+def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int) -> None:
+    """Factors columns k0..k0+w of the (B, n, n) stack `a` in place (rows k0.. of the panel
+    swapped, multipliers below the diagonal), recording the pivot rows in `pivots`."""
+    rows = a.shape[1] - k0
+    # CPU devices run a workgroup's invocations in turn: barriers cost more than they share
+    threads = 32 if rows <= 32 or is_cpu_device() else 256
+    _panel_kernel(a.dtype, threads)[threads, a.shape[0]](a, pivots, info, k0, w)
+
+
+@functools.lru_cache(maxsize=None)
+def _panel_kernel(dtype: DType, threads: int) -> pk.Kernel:
+    T = threads  # noqa: N806
+    NB = PANEL  # noqa: N806
+    LEVELS = threads.bit_length() - 1  # noqa: N806
+    DT = dtype  # noqa: N806
+
+    @pk.kernel(workgroup=(T, 1, 1))
+    def linalg_lu_panel(a: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:], k0: int,
+                        w: int):
+        best = pk.shared(DT, T)
+        where = pk.shared(pk.i32, T)
+        new_row = pk.shared(DT, NB)
+        old_row = pk.shared(DT, NB)
+        t = pk.local_id(0)
+        b = pk.global_id(1)
+        m = a.shape[1]
+        for kk in range(w):
+            k = k0 + kk
+            first = k + (t - k % T + T) % T  # this invocation's first row from k on
+            bv: DT = -1.0
+            bi: pk.i32 = m
+            for i in range(first, m, T):
+                v = abs(a[b, i, k])
+                if v > bv:
+                    bv = v
+                    bi = i
+            best[t] = bv
+            where[t] = bi
+            pk.barrier()
+            for level in range(LEVELS):
+                step = T >> (level + 1)
+                if t < step:
+                    ov = best[t + step]
+                    oi = where[t + step]
+                    if ov > best[t] or (ov == best[t] and oi < where[t]):
+                        best[t] = ov
+                        where[t] = oi
+                pk.barrier()
+            p = where[0]
+            if p >= m:
+                p = k  # a column of NaNs: keep the diagonal
+            owner_k = k % T
+            if t == p % T:
+                for j in range(w):
+                    new_row[j] = a[b, p, k0 + j]
+            if t == owner_k:
+                for j in range(w):
+                    old_row[j] = a[b, k, k0 + j]
+            pk.barrier()
+            if t == owner_k:
+                for j in range(w):
+                    a[b, k, k0 + j] = new_row[j]
+            if p != k and t == p % T:
+                for j in range(w):
+                    a[b, p, k0 + j] = old_row[j]
+            d = new_row[kk]
+            if t == 0:
+                pivots[b, k] = p
+                if d == 0 and info[b] == 0:
+                    info[b] = k + 1
+            if d != 0:
+                for i in range(first, m, T):
+                    if i > k:
+                        ell = a[b, i, k] / d
+                        a[b, i, k] = ell
+                        for j in range(kk + 1, w):
+                            a[b, i, k0 + j] = a[b, i, k0 + j] - ell * new_row[j]
+            pk.barrier()
+
+    return linalg_lu_panel

@@ -1,0 +1,138 @@
+"""The kernels of the blocked Householder QR: the panel factorization (one workgroup per
+matrix) and the triangular factor T of the panel's compact WY form, I - V T Vᵀ.
+
+In the panel kernel each invocation owns the rows congruent to its index modulo the
+workgroup size, and only it touches them in device memory; column norms and the products
+vᵀ·column are reduced in shared memory. The reflectors follow LAPACK's larfg: H = I - τ v vᵀ
+with v[0] = 1, β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, and τ = 0 (H = I) for a column that is
+zero below the diagonal — so R's diagonal has LAPACK's (and numpy's) signs.
+"""
+
+import functools
+
+import pykern as pk
+
+from pykern.lang.dtypes import DType
+from pykern.linalg.blocks import PANEL
+from pykern.tensor.tensor import Tensor, empty
+
+THREADS = 32  # also the panel width: invocation j reduces column j
+
+
+def factor_panel(a: Tensor, taus: Tensor, c0: int, w: int) -> Tensor:
+    """Householder-factors columns c0..c0+w of the (B, m, n) stack `a` in place (R above the
+    diagonal, the reflectors below), writing their τ into `taus`; returns V, the (B, m - c0,
+    w) reflectors with their unit diagonal and zeros above it."""
+    rows = a.shape[1] - c0
+    v = empty((a.shape[0], rows, w), a.dtype)
+    _panel_kernel(a.dtype)[THREADS, a.shape[0]](a, taus, v, c0, w)
+    return v
+
+
+def triangular_factor(gram: Tensor, taus: Tensor, c0: int) -> Tensor:
+    """T (B, w, w), upper triangular, with H_c0 ··· H_c0+w-1 = I - V T Vᵀ, from the Gram
+    matrices Vᵀ V of the panel's reflectors and their τ."""
+    t = empty(gram.shape, gram.dtype)
+    _t_kernel(gram.dtype)[gram.shape[0]](gram, taus, t, c0)
+    return t
+
+
+@functools.lru_cache(maxsize=None)
+def _panel_kernel(dtype: DType) -> pk.Kernel:
+    T = THREADS  # noqa: N806
+    NB = PANEL  # noqa: N806
+    LEVELS = THREADS.bit_length() - 1  # noqa: N806
+    DT = dtype  # noqa: N806
+
+    @pk.kernel(workgroup=(T, 1, 1))
+    def linalg_qr_panel(a: dtype[:, :, :], taus: dtype[:, :], v: dtype[:, :, :], c0: int,
+                        w: int):
+        part = pk.shared(DT, (T, NB))
+        red = pk.shared(DT, T)
+        krow = pk.shared(DT, NB)
+        colw = pk.shared(DT, NB)
+        t = pk.local_id(0)
+        b = pk.global_id(1)
+        m = a.shape[1]
+        for kk in range(w):
+            k = c0 + kk
+            first = k + 1 + (t - (k + 1) % T + T) % T  # this invocation's first row below k
+            ss: DT = 0.0
+            for i in range(first, m, T):
+                x = a[b, i, k]
+                ss += x * x
+            red[t] = ss
+            if t == k % T:
+                for j in range(w):
+                    krow[j] = a[b, k, c0 + j]
+            pk.barrier()
+            for level in range(LEVELS):
+                step = T >> (level + 1)
+                if t < step:
+                    red[t] = red[t] + red[t + step]
+                pk.barrier()
+            sigma = red[0]
+            alpha = krow[kk]
+            beta = alpha
+            tau: DT = 0.0
+            if sigma != 0:
+                beta = -pk.copysign(pk.sqrt(alpha * alpha + sigma), alpha)
+                tau = (beta - alpha) / beta
+                scale = 1 / (alpha - beta)
+                for i in range(first, m, T):
+                    a[b, i, k] = a[b, i, k] * scale
+            for j in range(kk + 1, w):
+                acc: DT = 0.0
+                for i in range(first, m, T):
+                    acc += a[b, i, k] * a[b, i, c0 + j]
+                part[t, j] = acc
+            pk.barrier()
+            if t > kk and t < w:
+                total = krow[t]  # v's leading 1 times row k
+                for r in range(T):
+                    total += part[r, t]
+                colw[t] = tau * total
+            pk.barrier()
+            if t == k % T:
+                a[b, k, k] = beta
+                for j in range(kk + 1, w):
+                    a[b, k, c0 + j] = krow[j] - colw[j]
+            for i in range(first, m, T):
+                vi = a[b, i, k]
+                for j in range(kk + 1, w):
+                    a[b, i, c0 + j] = a[b, i, c0 + j] - vi * colw[j]
+            if t == 0:
+                taus[b, k] = tau
+            pk.barrier()
+        for i in range(c0 + (t - c0 % T + T) % T, m, T):
+            for j in range(w):
+                x: DT = 0.0
+                if i > c0 + j:
+                    x = a[b, i, c0 + j]
+                elif i == c0 + j:
+                    x = 1.0
+                v[b, i - c0, j] = x
+
+    return linalg_qr_panel
+
+
+@functools.lru_cache(maxsize=None)
+def _t_kernel(dtype: DType) -> pk.Kernel:
+    DT = dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_qr_t(gram: dtype[:, :, :], taus: dtype[:, :], t: dtype[:, :, :], c0: int):
+        b = pk.global_id(0)
+        w = gram.shape[1]
+        for j in range(w):
+            tj = taus[b, c0 + j]
+            for i in range(j + 1, w):
+                t[b, i, j] = 0.0
+            t[b, j, j] = tj
+            for i in range(j):  # T[:j, j] = -τ_j T[:j, :j] Vᵀ v_j
+                s: DT = 0.0
+                for col in range(i, j):
+                    s += t[b, i, col] * gram[b, col, j]
+                t[b, i, j] = -tj * s
+
+    return linalg_qr_t

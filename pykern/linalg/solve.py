@@ -1,0 +1,95 @@
+"""`solve` and `inv`: through the LU factorization with partial pivoting (`lu`), then the
+pivots' row interchanges and two blocked triangular solves (`triangular`) on the right-hand
+sides. An exactly zero pivot raises `LinAlgError`, naming the matrix of the batch."""
+
+from __future__ import annotations
+
+from pykern.lang import dtypes as dt
+from pykern.linalg.checks import Matrices, batch_index, float_dtypes, matrices, matrix_stack
+from pykern.linalg.errors import LinAlgError
+from pykern.linalg.lu import LUFactors, lu_factor
+from pykern.linalg.pivots import swap_rows
+from pykern.linalg.triangular import solve_triangular
+from pykern.tensor.creation import eye
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import promote
+from pykern.tensor.strided import broadcast_shapes
+from pykern.tensor.tensor import Tensor
+
+
+def solve(x1: object, x2: object, /) -> Tensor:
+    """The solution X of `x1 @ X = x2` for square `x1` (..., n, n). `x2` of shape (n,) is one
+    right-hand side (the result has shape x1.shape[:-1]); of shape (..., n, k), a stack of
+    them, whose leading dimensions broadcast against x1's. Raises `LinAlgError` when a matrix
+    of x1 is exactly singular.
+
+        pk.linalg.solve(pk.asarray([[3.0, 1.0], [1.0, 2.0]]), pk.asarray([9.0, 8.0]))
+    """
+    op = "solve"
+    a = matrix_stack(x1, op, "x1", square=True)
+    b = as_tensor(x2, f"{op}: x2")
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if b.ndim == 0 or b.shape[-1 if vector else -2] != n:
+        raise ValueError(f"{op}: x2 must have shape ({n},) or (..., {n}, k) to match x1 of "
+                         f"shape {a.shape}, got shape {b.shape}")
+    compute, result = _dtypes(a, b, op)
+    if vector:
+        batch = tuple(a.shape[:-2])
+        b = b.reshape((n, 1))
+    else:
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op=op)
+    ma = matrices(a, op, "x1", compute=compute, batch_shape=batch)
+    mb = matrices(b, op, "x2", compute=compute, batch_shape=batch)
+    y = _solve_factored(_factor_nonsingular(ma, op, "x1"), mb.batch)
+    out = y.reshape(batch + ((n,) if vector else (n, b.shape[-1])))
+    return out if out.dtype == result else out.astype(result)
+
+
+def inv(x: object, /) -> Tensor:
+    """The inverse of each square matrix of `x` (..., n, n). Raises `LinAlgError` when one is
+    exactly singular.
+
+        pk.linalg.inv(pk.asarray([[2.0, 0.0], [0.0, 4.0]]))   # [[0.5, 0], [0, 0.25]]
+    """
+    op = "inv"
+    m = matrices(x, op, square=True)
+    n = m.rows
+    ident = eye(n, dtype=m.compute).reshape((1, n, n)).broadcast_to(m.batch.shape)
+    y = _solve_factored(_factor_nonsingular(m, op, "x"), ident.astype(m.compute, copy=True))
+    out = y.reshape(m.batch_shape + (n, n))
+    return out if out.dtype == m.result else out.astype(m.result)
+
+
+def _dtypes(a: Tensor, b: Tensor, op: str) -> tuple[dt.DType, dt.DType]:
+    ca, ra = float_dtypes(a.dtype, op, "x1")
+    cb, rb = float_dtypes(b.dtype, op, "x2")
+    return promote(ca, cb), promote(ra, rb)
+
+
+def _factor_nonsingular(m: Matrices, op: str, name: str) -> LUFactors:
+    """The LU factors of m's matrices; LinAlgError naming the first singular one."""
+    f = lu_factor(m.batch)
+    check_nonsingular(f, m, op, name)
+    return f
+
+
+def check_nonsingular(f: LUFactors, m: Matrices, op: str, name: str) -> None:
+    """Raises LinAlgError when a zero pivot was met in some matrix of the batch."""
+    info = f.info.numpy()
+    bad = info.nonzero()[0]
+    if bad.size:
+        first = int(bad[0])
+        where = f" (matrix {batch_index(first, m.batch_shape)} of the batch)" \
+            if m.batch_shape else ""
+        raise LinAlgError(f"{op}: {name} is singular{where}: pivot {int(info[first]) - 1} of "
+                          "its LU factorization is exactly 0")
+
+
+def _solve_factored(f: LUFactors, y: Tensor) -> Tensor:
+    """Y := A⁻¹ Y in place for the (B, n, k) row-major right-hand sides `y`."""
+    n = y.shape[1]
+    swap_rows(y, f.pivots, 0, n)
+    solve_triangular(f.lu, y, lower=True, unit=True)
+    solve_triangular(f.lu, y, lower=False, unit=False)
+    return y

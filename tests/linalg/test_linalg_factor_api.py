@@ -1,0 +1,93 @@
+"""pk.linalg's factorizations: the standard's broadcasting and result types, dtypes, and the
+errors for singular, indefinite and misshapen input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykern as pk
+from pykern.linalg.checks import float_dtypes
+
+
+def test_solve_broadcasts_batches_and_takes_a_vector():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 1, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((4, 3, 2))
+    x = pk.linalg.solve(pk.asarray(a), pk.asarray(b))
+    assert x.shape == (2, 4, 3, 2)
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+    v = rng.standard_normal(3)
+    xv = pk.linalg.solve(pk.asarray(a), pk.asarray(v))
+    assert xv.shape == (2, 1, 3)
+    np.testing.assert_allclose(xv.numpy(), np.linalg.solve(a, v[:, None])[..., 0], rtol=1e-10)
+
+
+def test_named_tuples_and_namespace():
+    a = pk.asarray([[3.0, 1.0], [4.0, 2.0]])
+    res = pk.linalg.qr(a)
+    assert isinstance(res, pk.linalg.QRResult) and res.Q is res[0] and res.R is res[1]
+    sl = pk.linalg.slogdet(a)
+    assert isinstance(sl, pk.linalg.SlogdetResult) and sl.sign is sl[0]
+    assert sl.logabsdet.numpy() == pytest.approx(np.log(2.0), rel=1e-6)
+    xp = a.__array_namespace__()
+    assert xp.linalg.det(a).numpy() == pytest.approx(2.0, rel=1e-6)
+
+
+def test_integer_input_gives_the_default_float_and_f16_stays_f16():
+    d = pk.linalg.det(pk.asarray(np.array([[2, 1], [1, 3]], dtype=np.int32)))
+    assert d.dtype == pk.f32 and d.numpy() == pytest.approx(5.0)
+    h = pk.linalg.inv(pk.asarray(np.array([[2, 0], [0, 4]], dtype=np.float16)))
+    assert h.dtype == pk.f16
+    np.testing.assert_array_equal(h.numpy(), np.array([[0.5, 0], [0, 0.25]], np.float16))
+    mixed = pk.linalg.solve(pk.asarray(np.eye(2, dtype=np.float32)),
+                            pk.asarray(np.ones(2, np.float64)))
+    assert mixed.dtype == pk.f64
+
+
+def test_singular_matrices():
+    a = np.stack([np.eye(3), [[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]])
+    t = pk.asarray(a)
+    with pytest.raises(pk.linalg.LinAlgError, match=r"inv: x is singular \(matrix \(1,\)"):
+        pk.linalg.inv(t)
+    with pytest.raises(pk.linalg.LinAlgError, match=r"solve: x1 is singular"):
+        pk.linalg.solve(t, pk.asarray(np.ones(3)))
+    np.testing.assert_array_equal(t.numpy(), a)  # the input is intact
+    assert issubclass(pk.linalg.LinAlgError, ValueError)
+    np.testing.assert_array_equal(pk.linalg.det(t).numpy(), [1.0, 0.0])
+    sign, logabs = pk.linalg.slogdet(t)
+    np.testing.assert_array_equal(sign.numpy(), [1.0, 0.0])
+    np.testing.assert_array_equal(logabs.numpy(), [0.0, -np.inf])
+    np.testing.assert_allclose(pk.linalg.inv(pk.asarray(a[0])).numpy(), np.eye(3))
+
+
+def test_cholesky_of_an_indefinite_matrix_names_it():
+    a = np.stack([np.eye(2), np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]).reshape(3, 1, 2, 2)
+    with pytest.raises(pk.linalg.LinAlgError, match=r"not positive definite \(matrix \(2, 0\)"):
+        pk.linalg.cholesky(pk.asarray(a))
+
+
+@pytest.mark.parametrize("fn", [pk.linalg.cholesky, pk.linalg.inv, pk.linalg.det,
+                                pk.linalg.slogdet])
+def test_misshapen_input(fn):
+    with pytest.raises(ValueError, match=r"square in its last two dimensions, got shape "
+                                         r"\(2, 3\)"):
+        fn(pk.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"at least 2 dimensions.*shape \(3,\)"):
+        fn(pk.zeros((3,)))
+
+
+def test_bad_solve_and_qr_arguments():
+    with pytest.raises(ValueError, match=r"x2 must have shape \(2,\) or \(\.\.\., 2, k\)"):
+        pk.linalg.solve(pk.zeros((2, 2)), pk.zeros((3,)))
+    with pytest.raises(ValueError, match="cannot broadcast|broadcast"):
+        pk.linalg.solve(pk.zeros((2, 2, 2)), pk.zeros((3, 2, 1)))
+    with pytest.raises(ValueError, match="mode must be 'reduced' or 'complete', got 'r'"):
+        pk.linalg.qr(pk.zeros((2, 2)), mode="r")
+    with pytest.raises(TypeError, match="solve: x1 must be a pk.Tensor"):
+        pk.linalg.solve("a", pk.zeros((2,)))
+
+
+def test_complex_is_refused_for_now():
+    with pytest.raises(TypeError, match="complex dtype c64"):
+        float_dtypes(pk.c64, "inv", "x")
