@@ -1,10 +1,11 @@
 """`pk.linalg.eigh` and `eigvalsh`: eigenvalues and eigenvectors of symmetric matrices.
 
-Each matrix (its lower triangle, mirrored, as numpy reads it) is shifted by a Gershgorin bound
-σ ≥ -λ_min to the positive semidefinite B = A + σI, whose singular value decomposition is its
-eigendecomposition: the one-sided Jacobi sweeps of `svd` orthogonalise the columns of B, the
-accumulated rotations are the eigenvectors, and λ_i = ‖B v_i‖ - σ. Eigenvalues are accurate to
-a small multiple of eps·(‖A‖ + σ), the eigenvectors to that over the gap between eigenvalues.
+Each matrix (its lower triangle, mirrored, as numpy reads it) is shifted by the Gershgorin
+bound σ = max(0, max_i(Σ_j≠i |a_ij| - a_ii)) ≥ -λ_min to the positive semidefinite
+B = A + σI, whose singular value decomposition is its eigendecomposition: the one-sided Jacobi
+sweeps of `svd` orthogonalise the columns of B, the accumulated rotations are the
+eigenvectors, and λ_i = ‖B v_i‖ - σ. Eigenvalues are accurate to a small multiple of
+n·eps·(‖A‖ + σ), the eigenvectors to that over the gap between eigenvalues.
 """
 
 from __future__ import annotations
@@ -13,12 +14,8 @@ from typing import NamedTuple
 
 from pykern.linalg import jacobi
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
-from pykern.tensor.creation import tril, zeros
-from pykern.tensor.elementwise import abs as elementwise_abs
-from pykern.tensor.elementwise import maximum
-from pykern.tensor.reduction import max as reduce_max
-from pykern.tensor.reduction import sum as reduce_sum
-from pykern.tensor.strided import view
+from pykern.linalg import jacobi_kernels as jk
+from pykern.tensor.creation import fill
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -67,23 +64,14 @@ def _decompose(t: Tensor, op: str, vectors: bool) -> tuple[Tensor, Tensor | None
 def _jacobi_eigh(a: Tensor, vecs: Tensor | None) -> Tensor:
     """Eigenvalues of the (B, N, N) batch `a`, the eigenvectors written to `vecs`."""
     batch, n, _ = a.shape
-    lower = tril(a)
-    sym = lower + tril(a, k=-1).mT
-    shift = _gershgorin_shift(sym)
     r = jacobi.padded_rows(n)
-    w = zeros((batch, r, n), a.dtype)
-    w[:, :n, :] = sym
-    diag = view(w, (batch, n), (r * n, n + 1), w.offset)
-    diag += shift.reshape((batch, 1))
+    w = empty((batch, r, n), a.dtype)
+    if r > n:
+        fill(w[:, n:, :], 0)
+    bounds = empty((batch, n), a.dtype)
+    shift = empty((batch,), a.dtype)
+    jk.symmetric_rows(a.dtype)[n, batch](a, w, bounds)
+    jk.shifted_diagonal(a.dtype)[n, batch](bounds, w, shift)
     vt = jacobi.orthogonalise(w, with_v=vecs is not None)
     short = None if vecs is None else vecs.mT
     return jacobi.sorted_rows(w, vt, n, shift, False, None, short)
-
-
-def _gershgorin_shift(sym: Tensor) -> Tensor:
-    """σ_b ≥ -λ_min of each matrix: max(0, max_i(Σ_j≠i |a_ij| - a_ii)) (Gershgorin's discs)."""
-    batch, n, _ = sym.shape
-    diag = view(sym, (batch, n), (sym.element_strides[0], sym.element_strides[1] + 1),
-                sym.offset)
-    off = reduce_sum(elementwise_abs(sym), axis=-1) - elementwise_abs(diag)
-    return maximum(reduce_max(off - diag, axis=-1), 0).contiguous()

@@ -42,13 +42,14 @@ def orthogonalise(w: Tensor, with_v: bool) -> Tensor | None:
     pairwise orthogonal; returns the rotations as Vt (B, R, R) with Vt·W₀ = W, or None without
     `with_v`."""
     batch, r, length = w.shape
-    vt = _identity(batch, r, w.dtype) if with_v else stand_in(w.dtype, (1, 1, 1))
-    flags = zeros((batch,), dt.i32)
+    flags = empty((batch,), dt.i32)
     tol = tolerance(w.dtype, length)
     plan = _shared_plan(w.dtype, r, length, with_v)
     if plan is None:
+        vt = _identity(batch, r, w.dtype) if with_v else stand_in(w.dtype, (1, 1, 1))
         _global_sweeps(w, vt, flags, tol, with_v)
     else:
+        vt = empty((batch, r, r), w.dtype) if with_v else stand_in(w.dtype, (1, 1, 1))
         _shared_sweeps(w, vt, flags, tol, with_v, plan)
     return vt if with_v else None
 
@@ -83,7 +84,7 @@ def _shared_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: boo
     done = 0
     while done < MAX_SWEEPS:
         kern[cdiv(batch, groups) * jk.SHARED_THREADS](w, vt, flags, r, length, batch, groups,
-                                                      sweeps, tol)
+                                                      sweeps, tol, int(done == 0))
         done += sweeps
         if not flags.numpy().any():
             return

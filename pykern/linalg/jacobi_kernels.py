@@ -68,14 +68,14 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
     matrices of r rows (r even) of length `ln` per workgroup of SHARED_THREADS, their W and Vt
     in one shared array of SHARED_BYTES (the host sizes `per_group` to fit). Runs at most
     `sweeps` sweeps; `flags[b]` is set to 1 where the last one still rotated (the host then
-    launches more)."""
+    launches more). With `identity`, Vt starts as the identity instead of being read."""
     D = dtype  # noqa: N806
     T, WITH_V = SHARED_THREADS, with_v  # noqa: N806
     CAP = SHARED_BYTES // dtype.itemsize  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def jacobi_shared(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, ln: int,
-                      count: int, per_group: int, sweeps: int, tol: D):
+                      count: int, per_group: int, sweeps: int, tol: D, identity: int):
         sm = pk.shared(D, CAP)
         busy = pk.shared(pk.i32, 1)
         t = pk.local_id(0)
@@ -91,7 +91,10 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
                 sm[bw + e] = w[b, e // ln, e % ln]
             if WITH_V:
                 for e in range(k, r * r, pb):
-                    sm[bv + e] = vt[b, e // r, e % r]
+                    if identity != 0:  # the first launch starts the rotations from I
+                        sm[bv + e] = 1 if e // r == e % r else 0
+                    else:
+                        sm[bv + e] = vt[b, e // r, e % r]
         rotated = 1
         sweep = 0
         while sweep < sweeps and rotated != 0:  # uniform: every invocation reads one busy
@@ -335,3 +338,43 @@ def completed_rows(dtype: DType) -> pk.Kernel:
                 long[b, r, j] = basis[b, r - kept, j]
 
     return jacobi_complete
+
+
+@functools.lru_cache(maxsize=None)
+def symmetric_rows(dtype: DType) -> pk.Kernel:
+    """Invocation (i, b): row i of the symmetric matrix whose lower triangle is a[b]'s, into
+    w[b, i, :], and its Gershgorin bound on -λ_min, Σ_j≠i |a_ij| - a_ii, into g[b, i]."""
+    D = dtype  # noqa: N806
+
+    @pk.kernel
+    def jacobi_symmetric(a: pk.Array, w: D[:, :, :], g: D[:, :]):
+        i = pk.global_id(0)
+        b = pk.global_id(1)
+        total: D = 0
+        for j in range(w.shape[2]):
+            x = D(a[b, i, j]) if j <= i else D(a[b, j, i])
+            w[b, i, j] = x
+            if j != i:
+                total += abs(x)
+        g[b, i] = total - D(a[b, i, i])
+
+    return jacobi_symmetric
+
+
+@functools.lru_cache(maxsize=None)
+def shifted_diagonal(dtype: DType) -> pk.Kernel:
+    """Invocation (i, b): σ_b = max(0, max_j g[b, j]) added to w[b, i, i]; σ_b into shift[b]."""
+    D = dtype  # noqa: N806
+
+    @pk.kernel
+    def jacobi_shift(g: D[:, :], w: D[:, :, :], shift: D[:]):
+        i = pk.global_id(0)
+        b = pk.global_id(1)
+        sigma: D = 0
+        for j in range(g.shape[1]):
+            sigma = max(sigma, g[b, j])
+        w[b, i, i] = w[b, i, i] + sigma
+        if i == 0:
+            shift[b] = sigma
+
+    return jacobi_shift
