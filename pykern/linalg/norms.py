@@ -87,7 +87,7 @@ def norm(x: object, ord: str | float | None = None,  # noqa: A002
             return matrix_norm(t, ord=ord, keepdims=keepdims)
         raise ValueError(f"linalg.norm: ord={ord!r} with axis=None needs a 1-d or 2-d x, got "
                          f"shape {t.shape}")
-    axes = _axes(axis, t.ndim, "norm")
+    axes = _axes(axis, t.ndim, "norm", keep_order=True)
     if hasattr(axis, "__index__") or len(axes) == 1:
         return vector_norm(t, axis=axes, keepdims=keepdims, ord=2 if ord is None else ord)  # type: ignore[arg-type]
     if len(axes) != 2:
@@ -145,9 +145,10 @@ def _degenerate(mag: Tensor, axes: tuple[int, ...], keepdims: bool, p: float) ->
     return full(shape, value, dtype=mag.dtype)
 
 
-def _axes(axis: object, ndim: int, op: str) -> tuple[int, ...]:
-    """`axis` (None, an int or a sequence of ints) as sorted non-negative axes; ValueError for
-    an axis out of range or repeated."""
+def _axes(axis: object, ndim: int, op: str, keep_order: bool = False) -> tuple[int, ...]:
+    """`axis` (None, an int or a sequence of ints) as non-negative axes, sorted unless
+    `keep_order` (a matrix norm's pair: rows, then columns); ValueError for an axis out of
+    range or repeated."""
     if axis is None:
         return tuple(range(ndim))
     items = [axis] if hasattr(axis, "__index__") else list(axis)  # type: ignore[call-overload]
@@ -158,7 +159,7 @@ def _axes(axis: object, ndim: int, op: str) -> tuple[int, ...]:
         out.append(normalize_axis(operator.index(a), ndim, op=f"linalg.{op}"))
     if len(set(out)) != len(out):
         raise ValueError(f"linalg.{op}: axis {axis!r} repeats an axis")
-    return tuple(sorted(out))
+    return tuple(out) if keep_order else tuple(sorted(out))
 
 
 def _vector_ord(ord: object, op: str) -> float:  # noqa: A002
