@@ -18,9 +18,10 @@ The rules (docs/tensor.md, "Type promotion", says the same for users):
   integer or bool: the complex type.
 - Python scalars are "weak" (array API 2023.12, NEP 50): `f16_tensor * 2.0` stays f16,
   `i8_tensor + 1` stays i8 and `f64_tensor * 1j` is c128 (`f32_tensor * 1j` c64). An int
-  scalar that does not fit the integer dtype raises OverflowError (as numpy 2). A float scalar with an integer or bool tensor gives the default
-  float dtype f32 (numpy: f64); an int scalar with a bool tensor the default integer dtype i32.
-  A complex scalar with an integer or bool tensor gives the default complex dtype c64.
+  scalar that does not fit the integer dtype raises OverflowError (as numpy 2). A float
+  scalar with an integer or bool tensor gives the default float dtype f32 (numpy: f64); an int
+  scalar with a bool tensor the default integer dtype i32; a complex scalar with an integer
+  or bool tensor the default complex dtype c64.
 - numpy scalars and 0-d tensors are "strong": they promote like any tensor.
 """
 
