@@ -175,6 +175,21 @@ class Tensor:
             raise ValueError(f"mT needs at least 2 dimensions, the tensor has {self.ndim}")
         return self.swapaxes(-1, -2)
 
+    @property
+    def real(self) -> Tensor:
+        """The real part: a view for a complex tensor (writes reach it, as numpy), this tensor
+        for a real one."""
+        return _ops().complex_elementwise.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part: a view for a complex tensor, a new zero tensor for a real one."""
+        return _ops().complex_elementwise.imag(self)
+
+    def conj(self) -> Tensor:
+        """The complex conjugate (a new tensor; a copy of a real tensor)."""
+        return _ops().complex_elementwise.conj(self)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -678,7 +693,8 @@ class Tensor:
 
 
 def _is_operand(value: object) -> bool:
-    return isinstance(value, (Tensor, np.ndarray, np.generic, bool, int, float, list, tuple))
+    return isinstance(value, (Tensor, np.ndarray, np.generic, bool, int, float, complex, list,
+                              tuple))
 
 
 # ---------------------------------------------------------------- indexing and reshaping
