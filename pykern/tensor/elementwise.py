@@ -509,6 +509,9 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     if needs_grad(x, min, max):
         return composite.clip(x, min, max)
     x = as_tensor(x)
+    if any(pr.is_complex_operand(v) for v in (x, min, max)):
+        raise complex_elementwise.not_defined("clip", x.dtype if x.dtype.is_complex
+                                              else dt.c64)
     if min is None and max is None:
         return x.copy()
     if min is None:
