@@ -118,10 +118,7 @@ def _leaf_dtype(leaf: Leaf, name: str) -> DType:
     if isinstance(leaf, Tensor):
         return leaf.dtype
     try:
-        d = dt.from_numpy(leaf.dtype.newbyteorder("="))
-        if d.is_complex:  # no tensor of a complex dtype to load it into yet
-            raise KeyError(d.name)
-        return d
+        return dt.from_numpy(leaf.dtype.newbyteorder("="))
     except KeyError:
         raise TypeError(f"cannot save the numpy array {name!r}: its dtype {leaf.dtype} has no "
                         "pykern equivalent") from None

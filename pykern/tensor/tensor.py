@@ -98,10 +98,6 @@ class Tensor:
 
     def __init__(self, buffer: object, shape: tuple[int, ...], dtype: DType,
                  strides: tuple[int, ...] | None = None, offset: int = 0):
-        if dtype.kind == "c":  # kernels take complex numpy arrays; tensors do not yet
-            raise TypeError(f"complex tensors are not supported yet: {dtype.name} is not a "
-                            "pykern dtype for tensors (a @pk.kernel takes complex numpy "
-                            "arrays)")
         self.buffer = buffer
         self.shape = shape
         self.dtype = dtype
