@@ -155,6 +155,11 @@ def c_exp(x, y):
 
 
 @pk.func
+def c_exp2(x, y):
+    return c_exp(x * LN2, y * LN2)
+
+
+@pk.func
 def c_expm1(x, y):
     # e**x cos y - 1 = expm1(x) cos y - 2 sin(y/2)**2, without the cancellation near 0
     s = pk.sin(0.5 * y)

@@ -26,7 +26,7 @@ ARITH_TOL = {pk.c64: 3e-6, pk.c128: 1e-13}
 MATH_TOL = {pk.c64: 5e-4, pk.c128: 1e-9}
 
 # numpy's name -> pykern's function (via the array API names where numpy's differ)
-FUNCTIONS = ["exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
+FUNCTIONS = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan",
              "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh",
              "arctanh", "square", "reciprocal", "sign", "negative", "positive", "conj"]
 PK_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",

@@ -16,7 +16,7 @@ from tensor_support import sample, views
 
 import pykern as pk
 
-SETTINGS = settings(max_examples=8, deadline=None)
+SETTINGS = settings(max_examples=6, deadline=None)
 rng = np.random.default_rng(7)
 TOL = {pk.c64: 1e-5, pk.c128: 1e-12}
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
