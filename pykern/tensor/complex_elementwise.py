@@ -40,13 +40,14 @@ UNARY: dict[str, tuple[Func, str]] = {
     "asinh": (cf.c_asinh, COMPLEX), "acosh": (cf.c_acosh, COMPLEX),
     "atanh": (cf.c_atanh, COMPLEX),
     "abs": (cf.c_abs, REAL), "angle": (cf.c_angle, REAL),
-    "isnan": (cf.c_isnan, BOOL), "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
+    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL), "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
 }
 BINARY: dict[str, tuple[Func, str]] = {
     "add": (cf.c_add, COMPLEX), "subtract": (cf.c_sub, COMPLEX),
     "multiply": (cf.c_mul, COMPLEX), "divide": (cf.c_div, COMPLEX), "pow": (cf.c_pow, COMPLEX),
     "equal": (cf.c_equal, BOOL), "not_equal": (cf.c_not_equal, BOOL),
 }
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
 # integer powers up to this magnitude are repeated multiplications, as numpy does them
 MAX_MULTIPLIED_POWER = 100
 
@@ -111,6 +112,10 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     """The binary op `name` where `a` or `b` is complex: both promoted to a complex dtype
     (Python scalars weakly), broadcast, then one kernel launch."""
     a, b = _operand_value(a), _operand_value(b)
+    if name in LOGICAL:  # of the truth values, z != 0
+        from pykern.tensor import elementwise as ew
+        a, b = (ew.not_equal(x, 0) if pr.is_complex_operand(x) else x for x in (a, b))
+        return ew.binary(name, a, b, out)
     p = pr.result_type(a, b)
     if not p.is_complex:
         p = pr.complex_of(p)

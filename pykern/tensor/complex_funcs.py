@@ -100,6 +100,11 @@ def c_isnan(x, y):
 
 
 @pk.func
+def c_is_zero(x, y):
+    return x == 0.0 and y == 0.0
+
+
+@pk.func
 def c_isinf(x, y):
     return pk.isinf(x) or pk.isinf(y)
 

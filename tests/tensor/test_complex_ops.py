@@ -152,6 +152,20 @@ def test_special_values():
     assert_close(pk.sign(pk.asarray([0j, 3 - 4j])).numpy(), [0, 0.6 - 0.8j], 3e-6)
 
 
+def test_logical_ops_take_z_not_equal_to_0():
+    a = np.array([0j, 1j, 2, 0j], np.complex64)
+    b = np.array([0j, 0j, 1 + 1j, -1j], np.complex128)
+    ta, tb = pk.asarray(a), pk.asarray(b)
+    np.testing.assert_array_equal(pk.logical_not(ta).numpy(), np.logical_not(a))
+    for name in ("logical_and", "logical_or", "logical_xor"):
+        np.testing.assert_array_equal(getattr(pk, name)(ta, tb).numpy(),
+                                      getattr(np, name)(a, b))
+    np.testing.assert_array_equal(pk.logical_and(ta, pk.asarray([True] * 4)).numpy(),
+                                  a != 0)
+    np.testing.assert_array_equal(pk.count_nonzero(ta).item(), 2)
+    np.testing.assert_array_equal(pk.array_api.nonzero(tb)[0].numpy(), [2, 3])
+
+
 def test_where_and_round():
     a = complex_sample(pk.c64, (2, 3), -5, 5)
     t = pk.asarray(a)

@@ -117,6 +117,33 @@ def test_casts_to_and_from_complex():
     assert b.numpy().tolist() == [False, True]
 
 
+def test_namespace_dtypes_and_inspection():
+    xp = pk.array_api
+    assert xp.complex64 is pk.c64 and xp.complex128 is pk.c128
+    assert xp.isdtype(pk.c64, "complex floating") and xp.isdtype(pk.c128, "numeric")
+    assert not xp.isdtype(pk.c64, "real floating") and not xp.isdtype(pk.f32, "complex floating")
+    f = xp.finfo(pk.c64)
+    assert f.dtype == pk.f32 and f.bits == 32 and f.eps == np.finfo(np.float32).eps
+    assert xp.finfo(xp.complex128).dtype == pk.f64
+    info = xp.__array_namespace_info__()
+    assert info.dtypes(kind="complex floating") == {"complex64": pk.c64, "complex128": pk.c128}
+    assert info.default_dtypes()["complex floating"] == pk.c64
+    assert xp.asarray(complex()).dtype == pk.c64
+    assert xp.result_type(pk.c64, pk.f64) == pk.c128 and xp.can_cast(pk.c64, pk.c128)
+    assert not xp.can_cast(pk.c128, pk.c64)
+    with pytest.raises(ValueError, match="finfo takes a float or complex dtype"):
+        xp.finfo(pk.i32)
+
+
+def test_complex_values_into_real_tensors():
+    with pytest.raises(TypeError, match="complex number cannot be used in a f32 tensor"):
+        pk.full(2, 1j, pk.f32)
+    t = pk.zeros(2)
+    with pytest.warns(np.exceptions.ComplexWarning):
+        t[0] = 3 + 4j
+    assert t.numpy().tolist() == [3, 0]
+
+
 def test_complex_tensors_do_not_take_gradients():
     with pytest.raises(RuntimeError, match="c64"):
         pk.zeros(2, pk.c64).requires_grad_()
