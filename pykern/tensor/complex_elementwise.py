@@ -40,7 +40,8 @@ UNARY: dict[str, tuple[Func, str]] = {
     "asinh": (cf.c_asinh, COMPLEX), "acosh": (cf.c_acosh, COMPLEX),
     "atanh": (cf.c_atanh, COMPLEX),
     "abs": (cf.c_abs, REAL), "angle": (cf.c_angle, REAL),
-    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL), "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
+    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL),
+    "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
 }
 BINARY: dict[str, tuple[Func, str]] = {
     "add": (cf.c_add, COMPLEX), "subtract": (cf.c_sub, COMPLEX),
