@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pykern.linalg import jacobi
+from pykern.linalg.complex_values import every_second, real_embedding
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.creation import fill
@@ -42,8 +43,11 @@ def eigh(x: object, /) -> EighResult:
 
 
 def eigvalsh(x: object, /) -> Tensor:
-    """The eigenvalues of each symmetric matrix of the stack `x`, ascending: (..., N)."""
+    """The eigenvalues of each symmetric (Hermitian, for complex x: real results) matrix of the
+    stack `x`, ascending: (..., N); only the lower triangle is read."""
     t = stack_of_matrices(x, "eigvalsh", square=True)
+    if t.dtype.is_complex:  # through the real embedding, whose eigenvalues come in pairs
+        return every_second(eigvalsh(real_embedding(t, hermitian=True)))
     return _decompose(t, "eigvalsh", False)[0].astype(result_dtype(t.dtype), copy=False)
 
 

@@ -16,8 +16,9 @@ def compute_dtype(d: DType, op: str) -> DType:
     thousands of rotations of the Jacobi sweeps then leave f32 results rounded as f32), else
     f32; complex is refused."""
     if d.is_complex:
-        raise TypeError(f"linalg.{op}: complex input ({d.name}) is not supported yet; "
-                        "only real floating-point and integer tensors are")
+        raise TypeError(f"linalg.{op}: complex input ({d.name}) is not supported yet (its "
+                        "values are: svdvals, eigvalsh); only real floating-point and integer "
+                        "tensors are")
     if d == dt.f64 or get_device().info.features.fp64:
         return dt.f64
     return dt.f32

@@ -42,7 +42,7 @@ def matrix_rank(x: object, /, *, rtol: object = None) -> Tensor:
 
 def _cutoff(s: Tensor, t: Tensor, rtol: object) -> Tensor:
     """rtol · the largest singular value, per matrix, shaped (..., 1) against `s`."""
-    d: DType = result_dtype(t.dtype)
+    d: DType = t.dtype.real_dtype if t.dtype.is_complex else result_dtype(t.dtype)
     if rtol is None:
         rtol = max(t.shape[-2:]) * EPS.get(d, EPS[dt.f32])
     rt = ew.as_tensor(rtol, "linalg: rtol")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pykern.linalg import jacobi
+from pykern.linalg.complex_values import every_second, real_embedding
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.tensor.creation import zeros
 from pykern.tensor.tensor import Tensor, empty
@@ -40,8 +41,11 @@ def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
 
 def svdvals(x: object, /) -> Tensor:
     """The singular values of each matrix of the (..., M, N) stack `x`, descending:
-    (..., min(M, N))."""
+    (..., min(M, N)); real (f32 for c64, f64 for c128) for complex x."""
     t = stack_of_matrices(x, "svdvals")
+    if t.dtype.is_complex:  # through the real embedding, whose values come in pairs
+        values = svdvals(real_embedding(t))
+        return every_second(values)
     return _decompose(t, "svdvals", False, False)[1].astype(result_dtype(t.dtype), copy=False)
 
 

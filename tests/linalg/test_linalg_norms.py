@@ -93,3 +93,18 @@ def test_norm_errors_name_the_argument():
         pk.linalg.norm(pk.zeros((2, 2, 2)), ord=1)
     with pytest.raises(ValueError, match="norm: axis must be an int or a pair"):
         pk.linalg.norm(pk.zeros((2, 2, 2)), axis=(0, 1, 2))
+
+
+def test_norms_of_complex_input_are_real():
+    rng = np.random.default_rng(8)
+    z = rng.standard_normal((2, 4, 3)) + 1j * rng.standard_normal((2, 4, 3))
+    t = pk.asarray(z)
+    for ord in (2, 1, math.inf, 3):  # noqa: A001
+        got = pk.linalg.vector_norm(t, axis=-1, ord=ord)
+        assert got.dtype == pk.f64
+        np.testing.assert_allclose(got.numpy(), np.linalg.norm(z, ord=ord, axis=-1),
+                                   rtol=1e-12)
+    for ord in MATRIX_ORDS:  # noqa: A001
+        np.testing.assert_allclose(pk.linalg.matrix_norm(t, ord=ord).numpy(),
+                                   np.linalg.norm(z, ord=ord, axis=(-2, -1)), rtol=1e-12)
+    assert pk.linalg.vector_norm(pk.asarray(z.astype(np.complex64))).dtype == pk.f32

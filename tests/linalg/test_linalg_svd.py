@@ -105,3 +105,20 @@ def test_svd_dtypes_and_errors():
     with pytest.raises(ValueError, match="linalg.pinv: x must have"):
         pk.linalg.pinv(pk.zeros((3,)))
     assert pk.linalg.svdvals(pk.zeros((2, 0, 3))).shape == (2, 0)
+
+
+def test_complex_values_through_the_real_embedding():
+    rng = np.random.default_rng(9)
+    z = rng.standard_normal((2, 4, 3)) + 1j * rng.standard_normal((2, 4, 3))
+    z[1, :, 2] = z[1, :, 0] * 1j  # rank 2
+    s = pk.linalg.svdvals(pk.asarray(z))
+    assert s.dtype == pk.f64
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(z, compute_uv=False), atol=1e-13)
+    np.testing.assert_array_equal(pk.linalg.matrix_rank(pk.asarray(z)).numpy(), [3, 2])
+    h = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    w = pk.linalg.eigvalsh(pk.asarray(h))  # the lower triangle, as numpy
+    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(h), atol=1e-13)
+    with pytest.raises(TypeError, match="linalg.svd: complex input"):
+        pk.linalg.svd(pk.asarray(z))
+    with pytest.raises(TypeError, match="linalg.eigh: complex input"):
+        pk.linalg.eigh(pk.asarray(h))
