@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
+from pykern.linalg import jacobi
 from linalg_matrices import BACKWARD_BOUND, eps, norm, ratio
 
 BATCHES = st.sampled_from([(), (3,), (2, 2)])
@@ -62,10 +63,12 @@ def test_eigh_small_matches_numpy(n, batch, dtype, kind, seed):
     np.testing.assert_array_equal(pk.linalg.eigvalsh(pk.asarray(a)).numpy(), w.numpy())
 
 
-@pytest.mark.parametrize("kind", ["random", "clustered"])
-def test_eigh_large_runs_the_global_path(kind):
-    # 40 rows of f64 with their rotations exceed the shared-memory sweeps' 16 KiB
-    a = symmetric(np.random.default_rng(1), (), 40, kind, np.float64)
+@pytest.mark.parametrize("kind, cpu_kernel", [("random", True), ("clustered", False)])
+def test_eigh_large_runs_the_global_path(kind, cpu_kernel, monkeypatch):
+    # 40 rows of f64 with their rotations exceed the shared-memory sweeps' 16 KiB; both step
+    # kernels (a subgroup per pair, for CPU devices; a workgroup per pair, for GPUs) run here
+    monkeypatch.setattr(jacobi, "is_cpu_device", lambda: cpu_kernel)
+    a = symmetric(np.random.default_rng(1), (2,), 40, kind, np.float64)
     w, v = pk.linalg.eigh(pk.asarray(a))
     check_eigh(a, w, v)
 

@@ -17,12 +17,13 @@ VECTOR_ORDS = [2, 1, 0, math.inf, -math.inf, 3, 0.5, -1]
 MATRIX_ORDS = ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]
 
 
-@settings(max_examples=15, deadline=None)
-@given(dtype=st.sampled_from([np.float32, np.float64]), ord=st.sampled_from(VECTOR_ORDS),
-       keepdims=st.booleans(), axis=st.sampled_from([None, -1, 0, (0, 2), (2, 0, 1)]),
-       seed=st.integers(0, 2**16))
-def test_vector_norm_matches_numpy(dtype, ord, keepdims, axis, seed):  # noqa: A002
-    shape = (2, 3, 4)  # one rank: each elementwise kernel compiles once per rank and dtype
+@settings(max_examples=12, deadline=None)
+@given(ord=st.sampled_from(VECTOR_ORDS), keepdims=st.booleans(),
+       axis=st.sampled_from([None, -1, 0, (0, 2), (2, 0, 1)]), seed=st.integers(0, 2**16))
+def test_vector_norm_matches_numpy(ord, keepdims, axis, seed):  # noqa: A002
+    # one rank and dtype (f32; f64 in the tests below): the elementwise kernels compile once
+    # per rank and dtype
+    shape, dtype = (2, 3, 4), np.float32
     x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
     x[..., 0] = 0  # zeros count for ord=0 and give 0 for negative p
     got = pk.linalg.vector_norm(pk.asarray(x), axis=axis, keepdims=keepdims, ord=ord)
