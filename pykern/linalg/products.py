@@ -9,6 +9,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from pykern.linalg.solve import inv
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
 from pykern.tensor.creation import eye
@@ -120,7 +121,7 @@ def matrix_power(x: object, n: int, /) -> Tensor:
         size = t.shape[-1]
         return eye(size, dtype=t.dtype).broadcast_to(t.shape).copy()
     if power < 0:
-        t = _inverse(t)
+        t = inv(t)
         power = -power
     result = None
     base = t
@@ -133,13 +134,6 @@ def matrix_power(x: object, n: int, /) -> Tensor:
         base = _matmul(base, base)
     assert result is not None
     return result.copy() if result is t else result
-
-
-def _inverse(t: Tensor) -> Tensor:
-    """The inverse of each matrix: `pk.linalg.inv`."""
-    from pykern import linalg
-
-    return linalg.inv(t)
 
 
 def _int(value: object, op: str, name: str) -> int:

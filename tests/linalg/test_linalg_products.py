@@ -63,6 +63,8 @@ def test_matrix_power_errors():
         pk.linalg.matrix_power(pk.zeros((2, 3)), 2)
     with pytest.raises(TypeError, match="linalg.matrix_power: n must be an int"):
         pk.linalg.matrix_power(pk.zeros((2, 2)), 1.0)
+    with pytest.raises(pk.linalg.LinAlgError, match="singular"):
+        pk.linalg.matrix_power(pk.zeros((2, 2)), -1)
 
 
 def test_reexported_products_follow_the_extension():
