@@ -2,9 +2,10 @@
 returns them sorted by norm, with the accumulated rotations. `svd` and `eigh` are built on it.
 
 Small matrices sweep in shared memory, many per launch (the sweep count per launch kept under
-the device's loop-iteration cap); larger ones run one launch per step of a sweep. After each
-launch of sweeps the host reads one flag per matrix, and stops once no pair rotated in a
-whole sweep.
+the device's loop-iteration cap); larger ones sweep over global memory, one launch per step on
+GPUs and many steps per launch on CPU devices. After each launch of sweeps (each sweep, for
+the larger ones) the host reads one flag per matrix, and stops once no pair rotated in a whole
+sweep.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 import math
 
 from pykern.lang import dtypes as dt
-from pykern.runtime import get_device
 from pykern.lang.dtypes import DType
 from pykern.linalg import jacobi_kernels as jk
+from pykern.runtime import get_device
 from pykern.tensor.creation import eye, fill, zeros
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.stand_in import stand_in
@@ -70,7 +71,8 @@ def _shared_plan(dtype: DType, r: int, length: int, with_v: bool) -> tuple[int, 
     per_sweep = (r - 1) * (2 * length + r + 2) + 2
     sweeps = MAX_SWEEPS
     if budget is not None:
-        sweeps = (budget - 4 * r * (length + r)) // per_sweep
+        moves = 4 * cdiv(r * (length + r), r // 2)  # loading and storing W and Vt
+        sweeps = (budget - moves) // per_sweep
         if sweeps < 1:
             return None
     return groups, min(sweeps, MAX_SWEEPS)
