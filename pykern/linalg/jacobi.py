@@ -2,10 +2,10 @@
 returns them sorted by norm, with the accumulated rotations. `svd` and `eigh` are built on it.
 
 Small matrices sweep in shared memory, many per launch (the sweep count per launch kept under
-the device's loop-iteration cap); larger ones sweep over global memory, one launch per step on
-GPUs and many steps per launch on CPU devices. After each launch of sweeps (each sweep, for
-the larger ones) the host reads one flag per matrix, and stops once no pair rotated in a whole
-sweep.
+the device's loop-iteration cap); larger ones sweep over global memory, one launch per step (a
+workgroup per pair on GPUs, an invocation per pair on CPU devices). After each launch of sweeps
+(each sweep, for the larger ones) the host reads one flag per matrix, and stops once no pair
+rotated in a whole sweep.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import math
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg import jacobi_kernels as jk
-from pykern.runtime import get_device
 from pykern.tensor.creation import eye, fill, zeros
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.stand_in import stand_in
@@ -94,30 +93,18 @@ def _shared_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: boo
 
 def _global_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: bool) -> None:
     batch, r, _ = w.shape
-    chunk = _steps_per_launch(r, w.shape[2]) if is_cpu_device() else 1
+    if is_cpu_device():
+        step = jk.step_by_invocations(w.dtype, with_v)
+        grid: tuple[int, int] = (r // 2, batch)
+    else:
+        step = jk.step_by_workgroups(w.dtype, with_v)
+        grid = ((r // 2) * jk.STEP_THREADS, batch)
     for _ in range(MAX_SWEEPS):
         fill(flags, 0)
-        for first in range(0, r - 1, chunk):
-            count = min(chunk, r - 1 - first)
-            if is_cpu_device():
-                jk.steps_by_subgroups(w.dtype, with_v)[batch * jk.SUBGROUP_STEP_THREADS](
-                    w, vt, flags, r, first, count, tol)
-            else:
-                jk.step_by_workgroups(w.dtype, with_v)[(r // 2) * jk.STEP_THREADS, batch](
-                    w, vt, flags, r, first, tol)
+        for s in range(r - 1):
+            step[grid](w, vt, flags, r, s, tol)
         if not flags.numpy().any():
             return
-
-
-def _steps_per_launch(r: int, length: int) -> int:
-    """How many steps one launch of the CPU devices' kernel runs within the loop cap."""
-    budget = loop_budget()
-    if budget is None:
-        return r - 1
-    width = get_device().info.features.subgroup_size
-    pairs = cdiv(r // 2, max(jk.SUBGROUP_STEP_THREADS // width, 1))
-    per_step = pairs * (cdiv(2 * length + r, width) + 4) + 2
-    return max(1, min(r - 1, budget // per_step))
 
 
 def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,
