@@ -22,7 +22,7 @@ from .ops_docs import DOCS
 from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
-              "train", "host", "graph", "fusion", "linalg")
+              "train", "host", "graph", "fusion", "linalg", "linalg_spectral")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
     from . import (compile_latency, dispatch, elementwise, fusion, graph, host, launch_overhead,
-                   linalg, memory_cycles, ops, training, transfer)
+                   linalg, linalg_spectral, memory_cycles, ops, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
     from .peers import find_peers
@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
                "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
                "train": training, "host": host, "graph": graph, "fusion": fusion,
-               "linalg": linalg}
+               "linalg": linalg, "linalg_spectral": linalg_spectral}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

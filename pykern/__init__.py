@@ -24,6 +24,9 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
                        subgroup_prefix_add, subgroup_shuffle, subgroup_shuffle_xor,
                        subgroup_size, tan, tanh, trunc, unravel)
 from pykern.lang.builtins import bitcast
+# kernel names that are tensor functions too (pykern.tensor.kernel_names), and complex parts
+from pykern.lang.builtins import (acosh, angle, asinh, atanh, conj, expm1, imag, log1p, log10,
+                                  real, square)
 from pykern.lang.builtins import coop_convert, coop_fill, coop_load, coop_mma, coop_store
 from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
 from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, c64, c128, constexpr, f16,
@@ -44,15 +47,16 @@ from pykern.tensor import random
 from pykern.tensor import namespace as array_api
 from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
                                     triu, zeros, zeros_like)
-from pykern.tensor.elementwise import (acosh, add, asinh, astype, atanh, bitwise_and,
+from pykern.tensor.elementwise import (add, astype, bitwise_and,
                               bitwise_invert, bitwise_left_shift, bitwise_or, bitwise_right_shift,
-                              bitwise_xor, clip, divide, equal, expm1, floor_divide, gelu,
-                              greater, greater_equal, hypot, isfinite, less, less_equal, log10,
-                              log1p, logaddexp, logical_and, logical_not, logical_or, logical_xor,
+                              bitwise_xor, clip, divide, equal, floor_divide, gelu,
+                              greater, greater_equal, hypot, isfinite, less, less_equal,
+                              logaddexp, logical_and, logical_not, logical_or, logical_xor,
                               maximum, minimum, multiply, negative, not_equal, positive,
-                              reciprocal, relu, remainder, sigmoid, sign, signbit, silu, square,
+                              reciprocal, relu, remainder, sigmoid, sign, signbit, silu,
                               subtract, where)
 from pykern.tensor.promotion import can_cast, result_type
+from pykern.tensor.complex_views import view_as_complex, view_as_real
 from pykern.tensor.reduction import all, any, argmax, argmin, mean, prod, std, sum, var
 from pykern.tensor.searching import count_nonzero
 from pykern.tensor.indexing import concat, scatter_add, stack, take, take_along_axis

@@ -7,12 +7,14 @@ object to handler, so `pk.sqrt`, `math.sqrt` and `from pykern import sqrt` behav
 from __future__ import annotations
 
 import ast
+import cmath
 import math
 from collections.abc import Callable
 
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
 from pykern import ir
+from pykern.lang.coop import CoopType
 from pykern.lang.dtypes import DType
 from pykern.errors import KernelTypeError
 from pykern.frontend.coop import COOP_CALLS, COOP_KEYWORDS, CoopTranslator
@@ -42,6 +44,25 @@ MATH_FUNCTIONS: dict[object, ir.MathFn] = {
 }
 if hasattr(math, "exp2"):  # Python 3.11+; on 3.10 there is no math.exp2 to call
     MATH_FUNCTIONS[math.exp2] = ir.MathFn.EXP2
+# the math functions of complex values (`ir.ComplexCall`): pykern's names and cmath's
+_C = ir.ComplexFn
+COMPLEX_FUNCTIONS: dict[object, ir.ComplexFn] = {
+    bi.sqrt: _C.SQRT, bi.exp: _C.EXP, bi.log: _C.LOG, bi.log2: _C.LOG2, bi.log10: _C.LOG10,
+    bi.log1p: _C.LOG1P, bi.expm1: _C.EXPM1, bi.sin: _C.SIN, bi.cos: _C.COS, bi.tan: _C.TAN,
+    bi.sinh: _C.SINH, bi.cosh: _C.COSH, bi.tanh: _C.TANH, bi.asin: _C.ASIN, bi.acos: _C.ACOS,
+    bi.atan: _C.ATAN, bi.asinh: _C.ASINH, bi.acosh: _C.ACOSH, bi.atanh: _C.ATANH,
+    bi.square: _C.SQUARE,
+    cmath.sqrt: _C.SQRT, cmath.exp: _C.EXP, cmath.log10: _C.LOG10, cmath.sin: _C.SIN,
+    cmath.cos: _C.COS, cmath.tan: _C.TAN, cmath.sinh: _C.SINH, cmath.cosh: _C.COSH,
+    cmath.tanh: _C.TANH, cmath.asin: _C.ASIN, cmath.acos: _C.ACOS, cmath.atan: _C.ATAN,
+    cmath.asinh: _C.ASINH, cmath.acosh: _C.ACOSH, cmath.atanh: _C.ATANH,
+}
+# names that only make sense with a complex argument somewhere (real ones have their own rules)
+COMPLEX_ONLY = {cmath.log: _C.LOG}
+COMPLEX_PARTS = {bi.real: _C.REAL, bi.imag: _C.IMAG, bi.conj: _C.CONJ, bi.angle: _C.ANGLE,
+                 cmath.phase: _C.ANGLE}
+# the real functions of these names (no MathFn of their own): by identities of others
+REAL_EXTRA = (bi.log10, bi.log1p, bi.expm1, bi.asinh, bi.acosh, bi.atanh, bi.square)
 # these return Python ints in Python, so they give i32 in a kernel
 INT_RESULT_FUNCTIONS: dict[object, ir.MathFn] = {
     math.floor: ir.MathFn.FLOOR, math.ceil: ir.MathFn.CEIL, math.trunc: ir.MathFn.TRUNC,
@@ -98,6 +119,8 @@ class CallTranslator(CoopTranslator):
     def call_handler(self, callee: object) -> Callable | None:
         if isinstance(callee, DType) or callee in (int, float, bool):
             return self.cast
+        if callee is complex:
+            return self.complex_constructor
         if getattr(callee, "is_pykern_func", False):
             return self.device_call  # type: ignore[attr-defined]
         try:
@@ -116,7 +139,8 @@ class CallTranslator(CoopTranslator):
             (SUBGROUP, self.subgroup), (ABS, self.abs_call), (MIN_MAX, self.min_max),
             ({pow: 0}, self.pow_call), ({len: 0}, self.len_call),
             ({bi.clamp: 0}, self.clamp), ({bi.select: 0}, self.select),
-            ({bi.bitcast: 0}, self.bitcast),
+            ({bi.bitcast: 0}, self.bitcast), (COMPLEX_PARTS, self.complex_parts),
+            (COMPLEX_ONLY, self.complex_only), (REAL_EXTRA, self.extra_math),
             (COOP_CALLS, self.coop_call), ({range: 0}, self.misplaced),
             ({bi.shared: 0, bi.local: 0, bi.barrier: 0}, self.misplaced),
         )
@@ -150,8 +174,117 @@ class CallTranslator(CoopTranslator):
                 raise self.error(node, f"cannot convert the string {value.value!r} to {t.name}")
             if t == dt.bool_:
                 return self.typed(PyConst(bool(value.value)), t, node)
-            return self.typed(PyConst(int(value.value) if t.is_int else value.value), t, node)
+            whole = t.is_int and not isinstance(value.value, complex)
+            return self.typed(PyConst(int(value.value) if whole else value.value), t, node)
         return self.typed(value, t, node)
+
+    # ------------------------------------------------------------ complex numbers
+
+    def complex_constructor(self, callee: object, args: list, name: str, node: ast.AST
+                            ) -> Value:
+        """`complex(x)` (the complex type that holds x) and `complex(re, im)`."""
+        if not 1 <= len(args) <= 2:
+            raise self.error(node, f"complex() takes 1 or 2 arguments, {len(args)} given")
+        values = [self.visit(a) for a in args]
+        if all(isinstance(v, PyConst) for v in values):
+            return self.fold_call(complex, tuple(values), node)  # type: ignore[arg-type]
+        loc = self.loc(node)
+        if len(values) == 1:
+            value = self.strong(values[0], node)
+            return self.typed(value, self.complex_type_of([value.type]), node)
+        for v, a in zip(values, args):
+            if isinstance(v, ir.Expr) and v.type.is_complex:
+                raise self.error(a, "complex(re, im) takes real parts, not complex ones",
+                                 KernelTypeError)
+        t = self.complex_type_of([v.type for v in values if isinstance(v, ir.Expr)])
+        parts = tuple(self.typed(v, t.real_dtype, a) for v, a in zip(values, args))
+        return ir.ComplexCall(fn=ir.ComplexFn.MAKE, args=parts, type=t, loc=loc)
+
+    @staticmethod
+    def complex_type_of(types: list[DType]) -> DType:
+        """The complex type that holds values of `types` (c64 unless one is an f64/c128)."""
+        return dt.c128 if any(t in (dt.f64, dt.c128) for t in types) else dt.c64
+
+    def complex_operand(self, value: Value, node: ast.AST) -> ir.Expr:
+        """`value` as a complex expression (a real one converted)."""
+        value = self.strong(value, node)
+        if isinstance(value.type, DType) and not value.type.is_complex:
+            value = self.typed(value, self.complex_type_of([value.type]), node)
+        return value
+
+    def complex_parts(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        """`pk.real`, `pk.imag`, `pk.conj`, `pk.angle` (of real values too, as numpy)."""
+        self.check_arity(args, 1, name, node)
+        fn = COMPLEX_PARTS[callee]
+        value = self.visit(args[0])
+        if fn in (ir.ComplexFn.REAL, ir.ComplexFn.IMAG):
+            return self.complex_part(fn is ir.ComplexFn.IMAG, value, node)
+        if isinstance(value, PyConst):
+            return self.fold_call(callee, (value,), node)
+        value = self.strong(value, node)
+        t = value.type
+        if isinstance(t, DType) and not t.is_complex:
+            if fn is ir.ComplexFn.CONJ:
+                return value
+            # the angle of a real number: 0 or pi (nan for nan), as numpy's
+            (x,) = self.float_args([value], args)
+            zero = ir.Const(value=0.0, type=x.type, loc=self.loc(node))
+            return ir.MathCall(fn=ir.MathFn.ATAN2, args=(zero, x), type=x.type,
+                               loc=self.loc(node))
+        return self.complex_call(fn, value, node)
+
+    def complex_call(self, fn: ir.ComplexFn, value: ir.Expr, node: ast.AST) -> ir.Expr:
+        """`fn` of the complex expression `value`."""
+        if isinstance(value.type, CoopType):
+            raise self.tile_mismatch(value, "number", node)
+        t = value.type.real_dtype if fn.real_result else value.type
+        return ir.ComplexCall(fn=fn, args=(value,), type=t, loc=self.loc(node))
+
+    def complex_math(self, callee: object, values: list[Value], args: list, name: str,
+                     node: ast.AST) -> Value:
+        """A math call with a complex argument."""
+        fn = COMPLEX_FUNCTIONS.get(callee) or COMPLEX_ONLY.get(callee)
+        if fn is None:
+            raise self.error(node, f"{name}() is not defined on complex values: use it on "
+                                   "abs(z), z.real or z.imag", KernelTypeError)
+        if len(values) != 1:
+            raise self.error(node, f"{name}() of a complex value takes one argument, "
+                                   f"{len(values)} given")
+        return self.complex_call(fn, self.complex_operand(values[0], node), node)
+
+    def complex_only(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        """cmath's functions: complex results, also of real arguments (cmath.log(-1))."""
+        self.check_arity(args, 1, name, node)
+        values = [self.visit(a) for a in args]
+        return self.complex_math(callee, values, args, name, node)
+
+    def extra_math(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
+        """log10, log1p, expm1, asinh, acosh, atanh and square, which have no real math
+        instruction of their own: on complex values a ComplexCall, on real ones the call of
+        a device function of the real parts' prelude."""
+        self.check_arity(args, 1, name, node)
+        values = [self.visit(a) for a in args]
+        if self.has_complex(values):
+            return self.complex_math(callee, values, args, name, node)
+        if callee is bi.square:
+            return self.binary(ast.Mult, values[0], values[0], node)
+        operand = self.float_args(values, args)[0]
+        if callee is bi.log10:  # log10(x) = log2(x) * log10(2)
+            log2 = ir.MathCall(fn=ir.MathFn.LOG2, args=(operand,), type=operand.type,
+                               loc=self.loc(node))
+            return self.binary(ast.Mult, log2, PyConst(math.log10(2.0)), node)
+        if not (isinstance(values[0], ir.Expr) and values[0].type.is_float):
+            raise self.error(args[0], f"{name}() needs a float argument here: convert it "
+                                      f"first, as in {name}(pk.f32(x))", KernelTypeError)
+        # its @pk.func needs the frontend loaded, as the f64 prelude's does
+        from pykern.lang.real_math import IMPLEMENTATIONS
+
+        return self.device_call(IMPLEMENTATIONS[callee], args, name, node)  # type: ignore
+
+    @staticmethod
+    def has_complex(values: list[Value]) -> bool:
+        return any((isinstance(v, ir.Expr) and isinstance(v.type, DType) and v.type.is_complex)
+                   or (isinstance(v, PyConst) and isinstance(v.value, complex)) for v in values)
 
     def id_builtin(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
         self.check_arity(args, 1, name, node)
@@ -171,7 +304,12 @@ class CallTranslator(CoopTranslator):
     def math_call(self, callee: object, args: list, name: str, node: ast.AST) -> Value:
         fn = MATH_FUNCTIONS[callee]
         self.check_arity(args, fn.arity, name, node)
-        operands = self.float_args([self.visit(a) for a in args], args)
+        values = [self.visit(a) for a in args]
+        if self.has_complex(values):
+            if fn is ir.MathFn.POW:
+                return self.binary(ast.Pow, values[0], values[1], node)
+            return self.complex_math(callee, values, args, name, node)
+        operands = self.float_args(values, args)
         rtype = dt.bool_ if fn.is_predicate else operands[0].type
         return ir.MathCall(fn=fn, args=operands, type=rtype, loc=self.loc(node))
 
@@ -196,6 +334,8 @@ class CallTranslator(CoopTranslator):
         value = self.visit(args[0])
         if isinstance(value, PyConst):
             return self.fold_call(abs, (value,), node)
+        if self.has_complex([value]):
+            return self.complex_call(ir.ComplexFn.ABS, value, node)
         t = arithmetic_type(value.type)
         return ir.UnaryOp(op=ir.UnaryOpKind.ABS, operand=self.typed(value, t, node), type=t,
                           loc=self.loc(node))
@@ -214,6 +354,8 @@ class CallTranslator(CoopTranslator):
             rule = minimum if kind is ir.BinOpKind.MIN else maximum  # numpy's, as on the device
             return self.fold_call(rule, (a, b), node)
         t = arithmetic_type(self.unify(a, b))
+        if t.is_complex:
+            raise self.not_on_complex(kind.value, t, node)
         return ir.BinOp(op=kind, lhs=self.typed(a, t, node), rhs=self.typed(b, t, node), type=t,
                         loc=self.loc(node))
 
@@ -285,6 +427,11 @@ class CallTranslator(CoopTranslator):
             raise self.error(args[0], f"{name}() needs a global or pk.shared array; '{array}' is "
                                       "private to the invocation")
         dtype = self.ctx.array_types[array].dtype
+        if dtype.is_complex:
+            raise self.error(args[0], f"{name}() is not supported on complex ({dtype.name}) "
+                                      "arrays: no device has complex atomics; make each "
+                                      "element have one writer, or reduce the parts in "
+                                      "separate real arrays", KernelTypeError)
         allowed = {dt.i32, dt.u32, dt.i64, dt.u64}
         if op in (ir.AtomicOp.ADD, ir.AtomicOp.SUB, ir.AtomicOp.EXCHANGE, ir.AtomicOp.MIN,
                   ir.AtomicOp.MAX, ir.AtomicOp.CAS):
@@ -315,6 +462,9 @@ class CallTranslator(CoopTranslator):
             return ir.Subgroup(op=op, args=(self.truth(self.visit(args[0]), args[0]),),
                                type=dt.bool_, loc=loc)
         x = self.strong(self.visit(args[0]), args[0])
+        if isinstance(x.type, DType) and x.type.is_complex and op in (ir.SubgroupOp.MIN,
+                                                                       ir.SubgroupOp.MAX):
+            raise self.not_on_complex(name, x.type, node)
         if op in (ir.SubgroupOp.ADD, ir.SubgroupOp.MIN, ir.SubgroupOp.MAX,
                   ir.SubgroupOp.PREFIX_ADD):
             x = self.typed(x, arithmetic_type(x.type), args[0])

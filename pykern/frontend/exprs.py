@@ -36,6 +36,11 @@ COMPARISONS = {
     ast.Eq: ir.BinOpKind.EQ, ast.NotEq: ir.BinOpKind.NE, ast.Lt: ir.BinOpKind.LT,
     ast.LtE: ir.BinOpKind.LE, ast.Gt: ir.BinOpKind.GT, ast.GtE: ir.BinOpKind.GE,
 }
+# how messages name an operator
+PY_SYMBOLS: dict[type, str] = {
+    ast.FloorDiv: "//", ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+    ast.LShift: "<<", ast.RShift: ">>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+}
 # Python's own operators, to fold expressions of constants with Python's semantics
 PY_OPERATORS: dict[type, Callable] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -133,6 +138,12 @@ class ExprTranslator(ast.NodeVisitor):
             return value
         if isinstance(value.type, CoopType) or isinstance(t, CoopType):
             raise self.tile_mismatch(value, t, node)
+        if value.type.is_complex and not t.is_complex:
+            if t == dt.bool_:
+                return self.truth(value, node)
+            raise self.error(node, f"a {value.type.name} value cannot become {t.name}: the "
+                                   "imaginary part would be lost; take .real (or abs(z)) for a "
+                                   "real value", KernelTypeError)
         return ir.Cast(value=value, type=t, loc=value.loc)
 
     def tile_mismatch(self, value: Value, t: object, node: ast.AST) -> CompileError:
@@ -161,7 +172,8 @@ class ExprTranslator(ast.NodeVisitor):
             raise self.tile_mismatch(value, dt.bool_, node)
         if value.type == dt.bool_:
             return value
-        zero = ir.Const(value=0.0 if value.type.is_float else 0, type=value.type, loc=value.loc)
+        zero = ir.Const(value=0j if value.type.is_complex else 0.0 if value.type.is_float else 0,
+                        type=value.type, loc=value.loc)
         return ir.BinOp(op=ir.BinOpKind.NE, lhs=value, rhs=zero, type=dt.bool_, loc=value.loc)
 
     def unify(self, lhs: Value, rhs: Value) -> DType:
@@ -174,6 +186,13 @@ class ExprTranslator(ast.NodeVisitor):
         if isinstance(rhs, PyConst):
             return promote(lhs.type, type_for_constant(rhs, lhs.type))
         return promote(lhs.type, rhs.type)
+
+    def not_on_complex(self, what: str, t: DType, node: ast.AST) -> CompileError:
+        """The error for an operation that complex numbers do not have (an order, floor
+        division, bits)."""
+        return self.error(node, f"'{what}' is not defined on complex values ({t.name}): "
+                                "complex numbers have no order, floor or bits; compare or "
+                                "combine abs(z), z.real or z.imag instead", KernelTypeError)
 
     def fold(self, op: type, lhs: PyConst, rhs: PyConst, node: ast.AST) -> PyConst:
         return self.fold_call(PY_OPERATORS[op], (lhs, rhs), node)
@@ -190,7 +209,7 @@ class ExprTranslator(ast.NodeVisitor):
     # ------------------------------------------------------------ leaves
 
     def visit_Constant(self, node: ast.Constant) -> Value:
-        if isinstance(node.value, (bool, int, float, str)):
+        if isinstance(node.value, (bool, int, float, complex, str)):
             return PyConst(node.value)  # a str only takes part in constant comparisons
         raise self.error(node, f"constant {node.value!r} of type {type(node.value).__name__} "
                                "is not supported in a kernel (numbers, bools and strings only)")
@@ -239,7 +258,7 @@ class ExprTranslator(ast.NodeVisitor):
             obj = obj.value
         if is_compile_time_object(obj):
             raise self.error(node, not_a_value(name, obj), KernelTypeError)
-        if isinstance(obj, (bool, int, float, str)):
+        if isinstance(obj, (bool, int, float, complex, str)):
             return PyConst(obj)  # a str only takes part in constant comparisons
         if constant_tuple(obj) is not None:
             return constant_tuple(obj)  # type: ignore[return-value]
@@ -291,6 +310,9 @@ class ExprTranslator(ast.NodeVisitor):
         return None
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
+        if node.attr in ("real", "imag") and self.array_name(node.value) is None and \
+                self.resolve(node.value) is None:
+            return self.complex_part(node.attr == "imag", self.visit(node.value), node)
         if node.attr == "shape" and self.array_name(node.value) is not None:
             return self.shape_tuple(self.array_name(node.value), node)  # type: ignore
         if node.attr == "dtype" and self.dtype_of(node.value) is not None:
@@ -305,6 +327,23 @@ class ExprTranslator(ast.NodeVisitor):
         if obj is None:
             raise self.error(node, f"attribute '.{node.attr}' is not supported here")
         return self.captured(obj, ast.unparse(node), node)
+
+    def complex_part(self, imag: bool, value: Value, node: ast.AST) -> Value:
+        """`z.real` / `z.imag` (`pk.real`, `pk.imag`): a value of the part type; of a real
+        value, the value itself and a zero of its type, as numpy."""
+        if isinstance(value, PyConst) and not isinstance(value.value, str):
+            return PyConst(value.value.imag if imag else value.value.real)
+        value = self.strong(value, node)
+        if isinstance(value.type, CoopType):
+            raise self.tile_mismatch(value, "number", node)
+        t = value.type
+        if t.is_complex:
+            fn = ir.ComplexFn.IMAG if imag else ir.ComplexFn.REAL
+            return ir.ComplexCall(fn=fn, args=(value,), type=t.real_dtype, loc=self.loc(node))
+        if not imag:
+            return value
+        zero = False if t == dt.bool_ else 0.0 if t.is_float else 0
+        return ir.Const(value=zero, type=t, loc=self.loc(node))
 
     # ------------------------------------------------------------ arrays
 
@@ -398,15 +437,19 @@ class ExprTranslator(ast.NodeVisitor):
         loc = self.loc(node)
         if op is ast.Div:
             t = self.unify(lhs, rhs)
-            t = t if t.is_float else dt.f32
+            t = t if t.is_float or t.is_complex else dt.f32
             return ir.BinOp(op=ir.BinOpKind.DIV, lhs=self.typed(lhs, t, node),
                             rhs=self.typed(rhs, t, node), type=t, loc=loc)
         if op in ARITHMETIC:
             t = arithmetic_type(self.unify(lhs, rhs))
+            if t.is_complex and op in (ast.FloorDiv, ast.Mod):
+                raise self.not_on_complex(PY_SYMBOLS[op], t, node)
             return ir.BinOp(op=ARITHMETIC[op], lhs=self.typed(lhs, t, node),
                             rhs=self.typed(rhs, t, node), type=t, loc=loc)
         if op in BITWISE:
             t = self.unify(lhs, rhs)
+            if t.is_complex:
+                raise self.not_on_complex(PY_SYMBOLS[op], t, node)
             if t.is_float:
                 raise self.error(node, f"bitwise operator '{ast.unparse(node)}' needs integer "
                                        f"or bool operands, not {t.name}", KernelTypeError)
@@ -436,6 +479,8 @@ class ExprTranslator(ast.NodeVisitor):
         if isinstance(lhs, PyConst) and isinstance(rhs, PyConst):
             return self.fold(op, lhs, rhs, node)
         t = self.unify(lhs, rhs)
+        if t.is_complex and op not in (ast.Eq, ast.NotEq):
+            raise self.not_on_complex(PY_SYMBOLS[op], t, node)
         return ir.BinOp(op=COMPARISONS[op], lhs=self.typed(lhs, t, node),
                         rhs=self.typed(rhs, t, node), type=dt.bool_, loc=self.loc(node))
 

@@ -10,7 +10,10 @@ Promotion of two typed operands:
 - two ints of one signedness -> the wider; mixed signedness -> as C: unsigned when it is at least
   as wide as the signed one, else the signed one;
 - int with float -> the float type; two floats -> the wider; f16 with bf16 -> f32 (neither holds
-  the other's values, as in torch and ml_dtypes).
+  the other's values, as in torch and ml_dtypes);
+- complex with anything -> the complex type whose parts hold both: c64 + f64 is c128, c64 with
+  an int c64 (as an int with f32 gives f32). A Python complex literal (`1j`) is weak as a float
+  literal is: it takes the precision of its partner (c64 unless that is an f64 or a c128).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pykern.lang.dtypes import DType
 class PyConst:
     """A Python number not yet committed to a type."""
 
-    value: bool | int | float | str
+    value: bool | int | float | complex | str
 
     @property
     def default_type(self) -> DType:
@@ -36,6 +39,8 @@ class PyConst:
             return dt.bool_
         if isinstance(self.value, int):
             return dt.i32
+        if isinstance(self.value, complex):
+            return dt.c64
         return dt.f32
 
 
@@ -68,10 +73,16 @@ def float_overflow(t: DType) -> float:
     return float(info.max) + 2.0 ** (info.maxexp - info.nmant - 2)
 
 
-def convert_constant(value: bool | int | float, t: DType) -> bool | int | float:
+def convert_constant(value: bool | int | float | complex, t: DType
+                     ) -> bool | int | float | complex:
     """`value` as a constant of type `t`. Raises ValueError when it does not fit. An int that
     fits the unsigned range of a signed type is taken as its bit pattern (0xFFFFFFFF as i32 is
     -1), as hexadecimal masks are commonly written."""
+    if t.is_complex:
+        return complex(value)
+    if isinstance(value, complex):
+        raise ValueError(f"{value!r} is complex, and {t.name} is not: take its .real "
+                         "(or abs) for a real value")
     if t == dt.bool_:
         return bool(value)
     if t.is_float:
@@ -101,6 +112,8 @@ def promote(a: DType, b: DType) -> DType:
     a, b = arithmetic_type(a), arithmetic_type(b)
     if a == b:
         return a
+    if a.is_complex or b.is_complex:
+        return complex_of(widest_float(_part(a), _part(b)))
     if a.is_float and b.is_float:
         return widest_float(a, b)
     if a.is_float or b.is_float:
@@ -109,6 +122,16 @@ def promote(a: DType, b: DType) -> DType:
         return a if a.bits >= b.bits else b
     unsigned, signed = (a, b) if a.kind == dt.UINT else (b, a)
     return unsigned if unsigned.bits >= signed.bits else signed
+
+
+def _part(t: DType) -> DType:
+    """The real type whose precision `t` brings to a complex result (an int brings none)."""
+    return t.real_dtype if t.is_complex else t if t.is_float else dt.f32
+
+
+def complex_of(t: DType) -> DType:
+    """The complex type whose parts hold `t`'s values: c128 for f64 (and c128), else c64."""
+    return dt.c128 if t in (dt.f64, dt.c128) else dt.c64
 
 
 def widest_float(*types: DType) -> DType:
@@ -124,6 +147,8 @@ def type_for_constant(c: PyConst, partner: DType) -> DType:
     """The type a Python number takes next to a typed operand of type `partner`."""
     if partner == dt.bool_:
         return dt.bool_ if isinstance(c.value, bool) else promote(c.default_type, dt.i32)
-    if isinstance(c.value, float) and not partner.is_float:
+    if isinstance(c.value, complex):
+        return partner if partner.is_complex else complex_of(partner)
+    if isinstance(c.value, float) and not (partner.is_float or partner.is_complex):
         return dt.f32
     return partner

@@ -33,6 +33,7 @@ _EXPR: dict[type, Callable] = {
     ir.Cast: lambda e: f"{e.type.name}({expr(e.value)})",
     ir.Bitcast: lambda e: f"bitcast_{e.type.name}({expr(e.value)})",
     ir.MathCall: lambda e: f"{e.fn.py_name}({', '.join(expr(a) for a in e.args)})",
+    ir.ComplexCall: lambda e: f"c_{e.fn.value}({', '.join(expr(a) for a in e.args)})",
     ir.Builtin: lambda e: f"{e.kind.value}({e.dim})",
     ir.Select: lambda e: f"select({expr(e.cond)}, {expr(e.then)}, {expr(e.orelse)})",
     ir.Atomic: lambda e: f"atomic_{e.op.value}({e.array}[{', '.join(expr(i) for i in e.indices)}]"

@@ -131,6 +131,44 @@ class MathFn(enum.Enum):
         return self.value[0]
 
 
+class ComplexFn(enum.Enum):
+    """The functions of complex values (`ComplexCall`), before `pykern.passes.complex` lowers
+    them to real arithmetic: the parts, the constructor, and numpy's functions of one complex
+    argument (each returns the operand's complex type unless noted)."""
+
+    REAL = "real"  # the real part, of the part type
+    IMAG = "imag"  # the imaginary part, of the part type
+    MAKE = "complex"  # complex(re, im) from two values of the part type
+    CONJ = "conj"
+    ABS = "abs"  # the part type: hypot(re, im) without overflow
+    ANGLE = "angle"  # the part type: atan2(im, re)
+    EXP = "exp"
+    LOG = "log"
+    LOG2 = "log2"
+    LOG10 = "log10"
+    LOG1P = "log1p"
+    EXPM1 = "expm1"
+    SQRT = "sqrt"
+    SIN = "sin"
+    COS = "cos"
+    TAN = "tan"
+    SINH = "sinh"
+    COSH = "cosh"
+    TANH = "tanh"
+    ASIN = "asin"
+    ACOS = "acos"
+    ATAN = "atan"
+    ASINH = "asinh"
+    ACOSH = "acosh"
+    ATANH = "atanh"
+    SQUARE = "square"
+
+    @property
+    def real_result(self) -> bool:
+        """Whether the result is of the part type (the parts, abs, angle)."""
+        return self in (ComplexFn.REAL, ComplexFn.IMAG, ComplexFn.ABS, ComplexFn.ANGLE)
+
+
 class BuiltinKind(enum.Enum):
     GLOBAL_ID = "global_id"  # includes the split-dispatch base offset
     LOCAL_ID = "local_id"
@@ -210,9 +248,10 @@ class Expr(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class Const(Expr):
-    """A literal: `value` is a Python bool, int or float already representable in `type`."""
+    """A literal: `value` is a Python bool, int or float already representable in `type` (a
+    Python complex for the complex types)."""
 
-    value: bool | int | float
+    value: bool | int | float | complex
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,6 +337,16 @@ class MathCall(Expr):
     for the predicates ISNAN/ISINF)."""
 
     fn: MathFn
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComplexCall(Expr):
+    """A function of complex values (`ComplexFn`): MAKE takes the two parts, every other one
+    complex argument. Only the frontend makes these, and `pykern.passes.complex` removes them
+    with every other complex value before a backend sees the kernel."""
+
+    fn: ComplexFn
     args: tuple[Expr, ...]
 
 

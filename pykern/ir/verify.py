@@ -36,6 +36,7 @@ class _Verifier:
             ir.UnaryOp: self.expr_UnaryOp, ir.Logical: self.expr_Logical,
             ir.IfExp: self.expr_IfExp, ir.Cast: self.expr_Cast,
             ir.Bitcast: self.expr_Bitcast, ir.MathCall: self.expr_MathCall,
+            ir.ComplexCall: self.expr_ComplexCall,
             ir.Builtin: self.expr_Builtin, ir.Select: self.expr_Select,
             ir.Atomic: self.expr_Atomic, ir.Subgroup: self.expr_Subgroup, ir.Call: self.expr_Call,
             ir.CoopFill: self.expr_CoopFill, ir.CoopLoad: self.expr_CoopLoad,
@@ -73,7 +74,8 @@ class _Verifier:
         check(e)  # type: ignore[misc]
 
     def expr_Const(self, e: ir.Const) -> None:
-        self.check(isinstance(e.value, (bool, int, float)), e, "constant is not a number")
+        self.check(isinstance(e.value, (bool, int, float)) or (
+            isinstance(e.value, complex) and e.type.is_complex), e, "constant is not a number")
 
     def expr_LocalRef(self, e: ir.LocalRef) -> None:
         self.check(self.locals.get(e.name) == e.type, e, "local of another type or undeclared")
@@ -107,13 +109,17 @@ class _Verifier:
         expected = dt.bool_ if e.op.is_comparison else e.lhs.type
         self.check(e.type == expected, e, "result type")
         if e.op is ir.BinOpKind.DIV:
-            self.check(e.type.is_float, e, "DIV on non-floats")
+            self.check(e.type.is_float or e.type.is_complex, e, "DIV on non-floats")
+        if e.lhs.type.is_complex:
+            self.check(e.op in _COMPLEX_BINOPS, e, "operator undefined on complex")
         if e.op in (ir.BinOpKind.LSHIFT, ir.BinOpKind.RSHIFT):
             self.check(e.type.is_int, e, "shift of non-integers")
 
     def expr_UnaryOp(self, e: ir.UnaryOp) -> None:
         self.expr(e.operand)
         self.check(e.type == e.operand.type, e, "result type")
+        if isinstance(e.type, dt.DType) and e.type.is_complex:
+            self.check(e.op is ir.UnaryOpKind.NEG, e, "complex unary operator")
         if isinstance(e.type, CoopType):
             self.check(e.op is ir.UnaryOpKind.NEG, e, "tile operator")
         if e.op is ir.UnaryOpKind.NOT:
@@ -190,6 +196,17 @@ class _Verifier:
             self.check(a.type == e.args[0].type and a.type.is_float, e, "math on non-float")
         expected = dt.bool_ if e.fn.is_predicate else e.args[0].type
         self.check(e.type == expected, e, "math result type")
+
+    def expr_ComplexCall(self, e: ir.ComplexCall) -> None:
+        for a in e.args:
+            self.expr(a)
+        if e.fn is ir.ComplexFn.MAKE:
+            self.check(len(e.args) == 2 and e.type.is_complex and
+                       e.args[0].type == e.args[1].type == e.type.real_dtype, e, "complex()")
+            return
+        self.check(len(e.args) == 1 and e.args[0].type.is_complex, e, "complex operand")
+        part = e.args[0].type.real_dtype
+        self.check(e.type == (part if e.fn.real_result else e.args[0].type), e, "result type")
 
     def expr_Select(self, e: ir.Select) -> None:
         self.expr_IfExp(e)  # type: ignore[arg-type]
@@ -286,6 +303,8 @@ class _Verifier:
         self.check(s.cond.type == dt.bool_ and self.kernel.debug, s, "assert outside debug mode")
 
 
+_COMPLEX_BINOPS = (ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, ir.BinOpKind.DIV,
+                   ir.BinOpKind.POW, ir.BinOpKind.EQ, ir.BinOpKind.NE)
 _TILE_BINOPS = (ir.BinOpKind.ADD, ir.BinOpKind.SUB, ir.BinOpKind.MUL, ir.BinOpKind.DIV)
 # the nodes whose value may be a tile
 _TILE_NODES = (ir.CoopFill, ir.CoopLoad, ir.CoopMma, ir.CoopScale, ir.LocalRef, ir.BinOp, ir.Call,

@@ -18,6 +18,7 @@ from pykern import ir
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
+from pykern.passes.complex import real_view
 from pykern.runtime.grid import GridError, grid_dims
 from pykern.tensor.tensor import Tensor, asarray, wrapping
 
@@ -47,6 +48,8 @@ def scalar_value(kernel_name: str, param: str, t: DType, value: object) -> bool 
     if isinstance(value, np.generic):
         value = value.item()
     where = f"{kernel_name}(): parameter '{param}' ({t.name})"
+    if t.is_complex and isinstance(value, numbers.Number):
+        return complex_value(where, t, value)
     if not isinstance(value, numbers.Number) or isinstance(value, complex):
         raise LaunchError(f"{where} expects a number, got {describe_arg(value)}")
     if t == dt.bool_:
@@ -74,6 +77,15 @@ def float_value(where: str, t: DType, value: numbers.Real) -> float:
                           f"{largest:.9g} (inf and nan are accepted)")
     # a bf16 parameter is an f32 in the kernel that holds a bf16 value (pykern.passes.bf16)
     return dt.round_to_bf16(v) if t == dt.bf16 else v
+
+
+def complex_value(where: str, t: DType, value: numbers.Number) -> complex:
+    """`value` (any number) for a complex parameter of type `t`, each part checked as a float
+    of the part type is."""
+    z = complex(value)  # type: ignore[arg-type]
+    part = t.real_dtype
+    return complex(float_value(f"{where} (real part)", part, z.real),
+                   float_value(f"{where} (imaginary part)", part, z.imag))
 
 
 def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict,
@@ -174,6 +186,15 @@ def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> No
 TILE_ALIGNMENT = 16
 
 
+def complex_fields(t: Tensor) -> list[int]:
+    """The offset, shape and strides a complex array parameter's real array (one more axis,
+    the parts: `pykern.passes.complex`) has over tensor `t`: `t` itself when it is that real
+    view already (how numpy arguments bind), else the view of complex tensor `t`."""
+    if not t.dtype.is_complex:
+        return [t.offset, *t.shape, *t._strides]
+    return [2 * t.offset, *t.shape, 2, *(2 * s for s in t._strides), 1]
+
+
 def check_tiles(kernel_name: str, param: str, t: Tensor) -> None:
     """An array that a kernel reads or writes as cooperative-matrix tiles: its last dimension
     contiguous and its rows (first element and row stride) 16-byte aligned."""
@@ -198,6 +219,9 @@ def bind_array(kernel_name: str, param: ir.Param, value: Tensor | np.ndarray) ->
     if isinstance(value, Tensor):
         return BoundArray(value)
     check_writable(kernel_name, param, value)
+    if isinstance(param.type, ArrayType) and param.type.dtype.is_complex:
+        # the lowered kernel's real array (pykern.passes.complex) over the same memory
+        value = real_view(value)
     in_place = wrapping(value)  # the host device: the kernel works on the array itself
     if in_place is not None:
         return BoundArray(in_place)

@@ -17,7 +17,9 @@ from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.frontend.typerules import float_overflow, int_range
-from pykern.jit.arguments import bind_array, check_array, check_tiles, scalar_value
+from pykern.jit.arguments import (bind_array, check_array, check_tiles, complex_fields,
+                                  scalar_value)
+from pykern.passes.complex import lowered_param
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import HEADER_FIELDS, block_fields
 from pykern.tensor.tensor import Tensor
@@ -40,8 +42,20 @@ class _ArraySlot:
     dtype: DType
     ndim: int
 
+    @property
+    def parts(self) -> bool:
+        """Complex: the kernel sees a real array of one more axis (`complex_fields`)."""
+        return self.dtype.is_complex
+
 
 _HEADER_COUNT = len(HEADER_FIELDS)
+
+
+def scalar_values(kernel_name: str, slot: _ScalarSlot, value: object) -> tuple:
+    """The block values of a scalar argument off the fast path: one, or a complex one's two
+    parts (the lowered kernel's two parameters)."""
+    v = scalar_value(kernel_name, slot.name, slot.type, value)
+    return (v.real, v.imag) if isinstance(v, complex) else (v,)
 
 
 def bound_tensor(kernel_name: str, slot: _ArraySlot, value: object,
@@ -59,8 +73,10 @@ def bound_tensor(kernel_name: str, slot: _ArraySlot, value: object,
 def _scalar_slot(arg: int, name: str, t: DType) -> _ScalarSlot:
     """The slot of a scalar parameter: the Python type and range that need no checks."""
     kind = float if t.is_float else bool if t.kind == "b" else int
-    if t == dt.bf16:
+    if t == dt.bf16 or t.is_complex:
         kind = type(None)  # no fast path: every value is rounded to bf16 by scalar_value
+    if t.is_complex:
+        return _ScalarSlot(arg, name, t, kind, 0.0, 0.0)
     if t.is_float:  # finite values within range: inf, nan and the rest are checked
         hi = float(np.nextafter(float_overflow(t), 0.0))
         lo = -hi
@@ -89,7 +105,8 @@ class ArgBinder:
             else:
                 self.scalars.append(_scalar_slot(i, p.name, t))
         array_names = [a.param.name for a in self.arrays]
-        if [name for name, _ in block_fields(params)] != [f.name for f in layout.fields] or \
+        lowered = tuple(q for p in params for q in lowered_param(p))
+        if [name for name, _ in block_fields(lowered)] != [f.name for f in layout.fields] or \
                 [s.name for s in layout.buffers[:len(self.arrays)]] != array_names:
             raise AssertionError(f"argument block of {kernel_name} is not laid out as the "
                                  "binder expects")
@@ -105,7 +122,7 @@ class ArgBinder:
             if type(v) is s.kind and s.lo <= v <= s.hi:
                 values.append(v)
             else:
-                values.append(scalar_value(self.kernel_name, s.name, s.type, v))
+                values += scalar_values(self.kernel_name, s, v)
         buffers: list = []
         copy_back: list[tuple[np.ndarray, Tensor]] = []
         for a in self.arrays:
@@ -115,6 +132,9 @@ class ArgBinder:
             if a.param.access & ir.Access.TILES:
                 check_tiles(self.kernel_name, a.param.name, t)
             buffers.append(t.buffer)
+            if a.parts:
+                values += complex_fields(t)
+                continue
             values.append(t.offset)
             values += t.shape
             values += t._strides  # element strides (the property costs a call per launch)

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from pykern.lang import dtypes as dt
 from pykern import ir
+from pykern.passes.complex import lowered_param
 from pykern.errors import CompileError
 from pykern.frontend.source import KernelSource, is_missing
 from pykern.runtime.files import PrivateDirectory
@@ -229,7 +230,9 @@ def planned_layout(params: tuple[ir.Param, ...], workgroup: tuple[int, int, int]
     workgroup, whose module names `loop_sites` in its words (`sites_in_module`): it depends on
     nothing else (a module whose loops report being cut short has the slot of their status
     buffer), so entries do not store it."""
-    stub = ir.Kernel(name="cached", params=params, locals=(), body=(), workgroup=workgroup)
+    # as the backend sees them: complex parameters as their parts (pykern.passes.complex)
+    lowered = tuple(q for p in params for q in lowered_param(p))
+    stub = ir.Kernel(name="cached", params=lowered, locals=(), body=(), workgroup=workgroup)
     return plan_layout(stub, max_push_size, loop_status=bool(loop_sites))
 
 

@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from pykern import ir
-from pykern.jit.arguments import scalar_value
-from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor
+from pykern.jit.arguments import complex_fields
+from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor, scalar_values
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.pool import run_workgroups
@@ -113,10 +113,10 @@ class HostArgBinder:
             if isinstance(t, ArrayType):
                 self.plan.append(_ArraySlot(i, p, t.dtype, t.ndim))
                 self.pointer_slots.append(slot)
-                slot += 2 + 2 * t.ndim
+                slot += 2 + 2 * (t.ndim + t.dtype.is_complex)  # complex: the parts' axis
             else:
                 self.plan.append(_scalar_slot(i, p.name, t))
-                slot += 1
+                slot += 2 if t.is_complex else 1
         self.slots = slot
 
     def bind(self, args: list) -> tuple[list, list, list[tuple[np.ndarray, Tensor]]]:
@@ -132,13 +132,16 @@ class HostArgBinder:
                 if type(v) is s.kind and s.lo <= v <= s.hi:
                     values.append(v)
                 else:
-                    values.append(scalar_value(self.kernel_name, s.name, s.type, v))
+                    values += scalar_values(self.kernel_name, s, v)
                 continue
             t = args[s.arg]
             if not (type(t) is Tensor and t.dtype is s.dtype and len(t.shape) == s.ndim):
                 t = bound_tensor(self.kernel_name, s, t, copy_back)  # type: ignore[arg-type]
             buffers.append(t.buffer)
             values.append(0)
+            if s.parts:
+                values += complex_fields(t)
+                continue
             values.append(t.offset)
             values += t.shape
             values += t._strides

@@ -17,7 +17,8 @@ from pykern.interpret.arrays import view_problem
 from pykern.jit.arguments import check_tensor, check_writable, scalar_value
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
-from pykern.passes import lower_bf16
+from pykern.passes import lower_bf16, lower_complex
+from pykern.passes.complex import lowered_arguments
 from pykern.tensor.tensor import Tensor
 
 
@@ -41,8 +42,11 @@ def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, in
                 written.append((value, flat))
         else:
             arrays[param.name] = ArrayArg.of(_as_stored(value))  # type: ignore[arg-type]
-    # the interpreter runs bf16 as its words and f32 values, as the SPIR-V backend does
-    interpret_run(lower_bf16(kernel_ir), grid, arrays, scalars)  # type: ignore[arg-type]
+    arrays, scalars = _lowered(params, arrays, scalars)
+    # the interpreter runs bf16 as its words and f32 values, and complex values as pairs, as
+    # the SPIR-V backend does
+    interpret_run(lower_bf16(lower_complex(kernel_ir)), grid, arrays,  # type: ignore[arg-type]
+                  scalars)
     for tensor, flat in written:
         tensor.buffer.upload(flat)
 
@@ -62,6 +66,21 @@ def check_interpreted_arg(kernel_name: str, param: ir.Param, value: object) -> N
             raise LaunchError(f"{kernel_name}(): parameter '{param.name}': {problem}, and the "
                               "interpreter works on numpy arrays in place (np.ascontiguousarray "
                               "makes a copy it can take)")
+
+
+def _lowered(params: tuple[ir.Param, ...], arrays: dict[str, ArrayArg],
+             scalars: dict[str, object]) -> tuple[dict[str, ArrayArg], dict[str, object]]:
+    """The arguments by the lowered kernel's parameters (`pykern.passes.complex`): complex
+    arrays as real ones of one more axis, complex scalars as two parts."""
+    complex_arrays = {p.name: a for p in params if p.is_array and p.type.dtype.is_complex
+                      for a in (arrays[p.name],)}
+    if not complex_arrays and not any(not p.is_array and p.type.is_complex for p in params):
+        return arrays, scalars
+    real_arrays = {name: ArrayArg(a.data.view(a.data.real.dtype), 2 * a.offset, a.shape + (2,),
+                                  tuple(2 * s for s in a.strides) + (1,))
+                   for name, a in complex_arrays.items()}
+    _, parts = lowered_arguments(tuple(p for p in params if not p.is_array), {}, scalars)
+    return {**arrays, **real_arrays}, parts
 
 
 def _as_stored(array: np.ndarray) -> np.ndarray:

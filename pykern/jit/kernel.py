@@ -31,7 +31,7 @@ from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
 from pykern.runtime import get_device
-from pykern.passes import decompose, lower_bf16
+from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
 from pykern.spirv.validate import disassemble
@@ -196,7 +196,8 @@ class Kernel:
         try:
             key = self._key(args, ndim)
             target = Target(strict_float=key.strict)
-            return lower(decompose(lower_bf16(self._translate(key)), target), target)
+            return lower(decompose(lower_bf16(lower_complex(self._translate(key))), target),
+                         target)
         except CompileError as e:
             raise e.with_traceback(None) from None
 

@@ -26,7 +26,8 @@ from pykern.jit.loop_status import LoopStatus
 from pykern.jit.strict_float import warn_shortfall
 from pykern.jit.variants import ITEMS_PER_INVOCATION, VariantKey
 from pykern.lang.dtypes import ArrayType
-from pykern.passes import decompose, first_missing, lower_bf16, required_features, spread_for
+from pykern.passes import (decompose, first_missing, lower_bf16, lower_complex,
+                           required_features, spread_for)
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
 from pykern.spirv.validate import validate
@@ -104,9 +105,10 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
         translated = kernel.translate(key)
         # first as written, so that what bf16 needs is named as bf16, not as its u16 words
         check_features(kernel.source, translated, target)
-        kernel_ir = spread_for(decompose(lower_bf16(translated), target), target)
-        # the parameters as translated: launches check arguments against them (bf16, not the
-        # u16 words and f32 values the backend sees)
+        kernel_ir = spread_for(decompose(lower_bf16(lower_complex(translated)), target),
+                               target)
+        # the parameters as translated: launches check arguments against them (bf16 and c64,
+        # not the u16 words, f32 values and pairs the backend sees)
         module, params = lower_checked(kernel.source, kernel_ir, device, target), \
             translated.params
         ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}

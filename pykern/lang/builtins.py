@@ -50,6 +50,17 @@ if TYPE_CHECKING:
     trunc: UnaryMath
     round: UnaryMath
     abs: UnaryMath
+    real: UnaryMath
+    imag: UnaryMath
+    conj: UnaryMath
+    angle: UnaryMath
+    log10: UnaryMath
+    log1p: UnaryMath
+    expm1: UnaryMath
+    asinh: UnaryMath
+    acosh: UnaryMath
+    atanh: UnaryMath
+    square: UnaryMath
     pow: BinaryMath
     atan2: BinaryMath
     copysign: BinaryMath
@@ -195,6 +206,19 @@ isinf = _math("isinf", "True where x is infinite")
 clamp = _math("clamp", "min(max(x, lo), hi)")
 select = _math("select", "select(c, a, b): a where c else b; both are evaluated (no branch)")
 abs = _math("abs", "the absolute value, of any numeric type")  # noqa: A001
+# complex numbers: the parts, the conjugate and the angle (also of real values, as numpy's), and
+# numpy's functions that kernels have for complex values
+real = _math("real", "the real part (of a real value, the value)", np.real)
+imag = _math("imag", "the imaginary part (of a real value, zero)", np.imag)
+conj = _math("conj", "the complex conjugate (of a real value, the value)", np.conj)
+angle = _math("angle", "the angle of the complex number, atan2(imag, real)", np.angle)
+log10 = _math("log10", "base-10 logarithm")
+log1p = _math("log1p", "log(1 + x), accurate near x = 0")
+expm1 = _math("expm1", "exp(x) - 1, accurate near x = 0")
+asinh = _math("asinh", "inverse hyperbolic sine")
+acosh = _math("acosh", "inverse hyperbolic cosine")
+atanh = _math("atanh", "inverse hyperbolic tangent")
+square = _math("square", "x * x")
 min = KernelBuiltin("min", "pk.min: min(a, b, ...) of two or more numbers, as Python's "  # noqa: A001
                            "min", builtins.min, host_min_args=2)
 max = KernelBuiltin("max", "pk.max: max(a, b, ...) of two or more numbers, as Python's "  # noqa: A001

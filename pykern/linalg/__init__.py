@@ -11,3 +11,10 @@ from pykern.linalg.errors import LinAlgError  # noqa: F401
 from pykern.linalg.qr import QRResult, qr  # noqa: F401
 from pykern.linalg.solve import inv, solve  # noqa: F401
 
+# spectral, norms and products
+from pykern.linalg.eigh import EighResult, eigh, eigvalsh  # noqa: F401
+from pykern.linalg.norms import matrix_norm, norm, vector_norm  # noqa: F401
+from pykern.linalg.pinv import matrix_rank, pinv  # noqa: F401
+from pykern.linalg.products import (cross, diagonal, matmul, matrix_power,  # noqa: F401
+                                    matrix_transpose, outer, tensordot, trace, vecdot)
+from pykern.linalg.svd import SVDResult, svd, svdvals  # noqa: F401

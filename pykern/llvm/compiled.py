@@ -20,7 +20,8 @@ from pykern.llvm.layout import arg_layout
 from pykern.llvm.module import ENTRY, build_module
 from pykern.llvm.pool import run_workgroups
 from pykern.llvm.reports import LaunchReports, failure
-from pykern.passes import decompose, lower_bf16
+from pykern.passes import decompose, lower_bf16, lower_complex
+from pykern.passes.complex import lowered_arguments, lowered_param
 
 
 class HostMath:
@@ -40,7 +41,7 @@ class HostKernel:
 
     def __init__(self, kernel: ir.Kernel):
         self.source_kernel = kernel
-        lowered, problem = prepare(decompose(lower_bf16(kernel), HostMath()))
+        lowered, problem = prepare(decompose(lower_bf16(lower_complex(kernel)), HostMath()))
         assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)
@@ -63,7 +64,8 @@ class HostKernel:
         self = cls.__new__(cls)
         self.source_kernel = ir.Kernel(name=name, params=params, locals=(), body=(),
                                        workgroup=workgroup)
-        self.kernel = lower_bf16(self.source_kernel)  # the parameters as the entry reads them
+        # the parameters as the entry reads them
+        self.kernel = lower_bf16(lower_complex(self.source_kernel))
         self.layout = arg_layout(self.kernel)
         self.unoptimised_ir = ""
         self.debug_sites = ()
@@ -113,7 +115,12 @@ class HostKernel:
         must stay alive until the launch returns."""
         k = self.kernel
         block = np.zeros(self.layout.size, np.int64)
-        for p, declared in zip(k.params, self.source_kernel.params, strict=True):
+        # complex arrays as real views, complex scalars as parts (pykern.passes.complex)
+        arrays, scalars = lowered_arguments(self.source_kernel.params, arrays, scalars)
+        declared_types = {q.name: p.type for p in self.source_kernel.params
+                          for q in lowered_param(p)}
+        for p in k.params:
+            declared_type = declared_types[p.name]
             at = self.layout.first_slot[p.name]
             if isinstance(p.type, ArrayType):
                 a = _as_stored(arrays[p.name])  # a view of the caller's array, no copy
@@ -124,7 +131,7 @@ class HostKernel:
                 block[at + 2 + a.ndim:at + 2 + 2 * a.ndim] = [s // item for s in a.strides]
             else:
                 value = scalars[p.name]
-                if declared.type == dt.bf16:  # an f32 parameter now: its bf16 value
+                if declared_type == dt.bf16:  # an f32 parameter now: its bf16 value
                     value = dt.round_to_bf16(float(value))  # type: ignore[arg-type]
                 block[at:at + 1].view(np.uint8)[:p.type.itemsize] = np.frombuffer(
                     _scalar_bytes(p.type, value), np.uint8)

@@ -52,6 +52,8 @@ TYPE_FEATURES: dict[DType, tuple[Feature | None, Feature | None]] = {
     dt.bool_: (None, Feature.STORAGE8),
     # bf16 is f32 values on u16 words (pykern.passes.bf16): its arrays need what u16 ones do
     dt.bf16: (None, Feature.STORAGE16),
+    # complex values are pairs of their parts (pykern.passes.complex): c128 is f64's
+    dt.c128: (Feature.FP64, None),
 }
 _BASIC = Feature.SUBGROUP_BASIC
 # the subgroup operations' features (SPIR-V's GroupNonUniform* capabilities)

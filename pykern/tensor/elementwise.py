@@ -38,6 +38,9 @@ from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, asarray, empty
+from pykern.tensor import complex_copy as cc
+from pykern.tensor import complex_elementwise
+from pykern.tensor.complex_views import view_as_complex, view_as_real
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.device_limits import is_host_device
@@ -231,7 +234,7 @@ def as_tensor(x: object, what: str | None = None) -> Tensor:
     the TypeError for anything else."""
     if isinstance(x, Tensor):
         return x
-    if pr.is_python_scalar(x) or isinstance(x, (np.ndarray, np.generic, list, tuple)) \
+    if pr.is_python_scalar(x) or isinstance(x, (complex, np.ndarray, np.generic, list, tuple)) \
             or hasattr(x, "__array__") or hasattr(x, "__dlpack__"):
         return asarray(x)
     if what is not None:
@@ -255,6 +258,8 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     if isinstance(x, Traced):  # pk.fuse is tracing: record the op, run nothing
         return x.fuse_unary(op, out)
     x = as_tensor(x)
+    if x.dtype.is_complex:
+        return complex_elementwise.unary(op.name, x, out)
     if out is not None:
         return _unary_into(op, x, out)
     result = dispatch((op, STRICT_BLOCK.get()), (x,), lambda: _unary(op, x, None))
@@ -315,6 +320,9 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
         op = BINARY[op]
     if isinstance(a, Traced) or isinstance(b, Traced):  # pk.fuse is tracing
         return traced_operand(a, b).fuse_binary(op, a, b, out)  # type: ignore[union-attr]
+    if pr.is_complex_operand(a) or pr.is_complex_operand(b) or \
+            pr.is_complex_operand(out):
+        return complex_elementwise.binary(op.name, a, b, out)
     if out is not None:
         return _binary_into(op, a, b, out)
     ta, tb = type(a), type(b)
@@ -476,6 +484,11 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
         return composite.where(where, condition, x1, x2)
     c = as_tensor(condition)
     p = pr.result_type(*(v for v in (x1, x2)))
+    if p.is_complex:  # both parts chosen by the same condition
+        z1, z2 = (complex_elementwise.complex_tensor(v, p) for v in (x1, x2))
+        shape = strided.broadcast_shapes(c.shape, z1.shape, z2.shape)
+        parts = [view_as_real(z.broadcast_to(shape)) for z in (z1, z2)]
+        return view_as_complex(where(c.broadcast_to(shape)[..., None], *parts))
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
     shape = strided.broadcast_shapes(c.shape, t1.shape, t2.shape)
     out = empty(shape, p)
@@ -496,6 +509,9 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     if needs_grad(x, min, max):
         return composite.clip(x, min, max)
     x = as_tensor(x)
+    if any(pr.is_complex_operand(v) for v in (x, min, max)):
+        raise complex_elementwise.not_defined("clip", x.dtype if x.dtype.is_complex
+                                              else dt.c64)
     if min is None and max is None:
         return x.copy()
     if min is None:
@@ -528,6 +544,10 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     d = dt.as_dtype(dtype)
     if d == x.dtype and not copy:
         return x
+    if d.is_complex or x.dtype.is_complex:  # copies of the parts
+        if x.requires_grad:
+            raise TypeError("astype: autograd does not support complex tensors")
+        return cc.to_complex(x, d, assign) if d.is_complex else cc.complex_to_real(x, d)
     out = dispatch(("astype", d, STRICT_BLOCK.get()), (x,), lambda: _astype(x, d))
     return record_cast(out, x) if x.requires_grad else out
 
@@ -544,6 +564,13 @@ def assign(target: Tensor, value: object) -> None:
     if strided.has_internal_overlap(target):
         raise ValueError("cannot assign into a broadcast view (several indices share one "
                          "element)")
+    if target.dtype.is_complex:
+        cc.assign_complex(target, value, assign)
+        bump(target)
+        return
+    if pr.is_complex_operand(value):
+        cc.assign_real_from_complex(target, value, assign)
+        return
     if pr.is_python_scalar(value):
         pr.check_number(value)
         if target.dtype.is_int and isinstance(value, int):

@@ -21,6 +21,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.checks import check_dtype_in
+from pykern.tensor import complex_layout
 from pykern.tensor.device_limits import loop_budget
 from pykern.tensor.elementwise import as_tensor, assign
 from pykern.tensor.promotion import INTS as INDEX_DTYPES, accumulator, promote
@@ -52,6 +53,8 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
         return composite.concat(lambda ts, a: concat(ts, a), tensors, axis)
     op = "concat"
     ts = _tensor_list(tensors, op)
+    if complex_layout.any_complex(*ts):
+        return complex_layout.concat(ts, axis)
     out_dtype = promote(*(t.dtype for t in ts))
     if axis is None:
         out = empty((sum(t.size for t in ts),), out_dtype)
@@ -94,6 +97,8 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
         return concat([as_tensor(t).unsqueeze(axis) for t in tensors], axis)
     op = "stack"
     ts = _tensor_list(tensors, op)
+    if complex_layout.any_complex(*ts):
+        return complex_layout.stack(ts, axis)
     shape = ts[0].shape
     for i, t in enumerate(ts):
         if t.shape != shape:
@@ -156,6 +161,8 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
         return composite.take(lambda t, i, a: take(t, i, a), x, indices, axis)
     op = "take"
     x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:
+        return complex_layout.take(x, indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -230,6 +237,8 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
                                                indices, axis)
     op = "take_along_axis"
     x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:
+        return complex_layout.take_along_axis(x, indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -309,6 +318,8 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
                                            index, src)
     op = "scatter_add"
     x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:
+        return complex_layout.scatter_add(x, axis, index, src)
     src = as_tensor(src, f"{op}: src")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")

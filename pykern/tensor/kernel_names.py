@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pykern.lang import builtins as bi
+from pykern.tensor import complex_elementwise as ce
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction
 
@@ -20,5 +21,7 @@ TENSOR_FUNCTIONS: tuple[tuple[bi.KernelBuiltin, Callable[..., object]], ...] = (
     (bi.log2, ew.log2), (bi.max, reduction.max), (bi.min, reduction.min), (bi.pow, ew.pow),
     (bi.round, ew.round), (bi.rsqrt, ew.rsqrt), (bi.select, ew.where), (bi.sin, ew.sin),
     (bi.sinh, ew.sinh), (bi.sqrt, ew.sqrt), (bi.tan, ew.tan), (bi.tanh, ew.tanh),
-    (bi.trunc, ew.trunc),
+    (bi.trunc, ew.trunc), (bi.log10, ew.log10), (bi.log1p, ew.log1p), (bi.expm1, ew.expm1),
+    (bi.asinh, ew.asinh), (bi.acosh, ew.acosh), (bi.atanh, ew.atanh), (bi.square, ew.square),
+    (bi.real, ce.real), (bi.imag, ce.imag), (bi.conj, ce.conj), (bi.angle, ce.angle),
 )

@@ -27,6 +27,7 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.creation import fill
 from pykern.tensor.device_limits import is_cpu_device, is_host_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
+from pykern.tensor import complex_layout
 from pykern.tensor.gemm_tile import (accumulate_outer, multiply_tiles, step_for, store_tile,
                                      tile_position)
 from pykern.tensor.promotion import accumulator, promote
@@ -102,6 +103,9 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
         c = pk.matmul(a, b)          # (..., M, K) @ (..., K, N) -> (..., M, N)
     """
     a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
+    if a.dtype.is_complex or b.dtype.is_complex or \
+            (dtype is not None and dt.as_dtype(dtype).is_complex):
+        return complex_layout.matmul(a, b, dtype)
     low = low_precision(a, b) if dtype is None else None
     if low is not None:  # pk.autocast: 16-bit operands, an f32 result
         return matmul(low[0], low[1], dt.f32)

@@ -4,7 +4,7 @@
     xp = t.__array_namespace__()
     y = xp.sum(xp.exp(t), axis=-1, keepdims=True)
 
-Everything here runs pykern kernels. Real dtypes only (no complex64/complex128). Deviations from
+Everything here runs pykern kernels, on every dtype including complex64/complex128. Deviations from
 the standard (docs/tensor.md lists them): mixed int/float promotion gives the float dtype; unique_*,
 nonzero and repeat with array repeats have data-dependent shapes and read a count back;
 `float16` is provided as an extension.
@@ -26,6 +26,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor
+from pykern.tensor import complex_elementwise as _complex
 from pykern.tensor.tensor import asarray as _asarray
 from pykern.tensor.tensor import empty as _empty
 from pykern.tensor.tensor import empty_like as _empty_like
@@ -79,6 +80,7 @@ bool = dt.bool_  # noqa: A001
 int8, int16, int32, int64 = dt.i8, dt.i16, dt.i32, dt.i64
 uint8, uint16, uint32, uint64 = dt.u8, dt.u16, dt.u32, dt.u64
 float16, float32, float64 = dt.f16, dt.f32, dt.f64  # float16: an extension
+complex64, complex128 = dt.c64, dt.c128
 
 
 # ---------------------------------------------------------------- creation
@@ -157,10 +159,12 @@ def _dtype_of(x: object) -> DType:
 
 
 def finfo(type: object, /) -> finfo_object:  # noqa: A002
-    """Machine limits of a float dtype."""
+    """Machine limits of a float dtype; of a complex one, those of its parts (dtype f32 for
+    c64, as the standard says)."""
     d = _dtype_of(type)
-    if not d.is_float:
-        raise ValueError(f"finfo takes a float dtype, not {d.name}")
+    if not (d.is_float or d.is_complex):
+        raise ValueError(f"finfo takes a float or complex dtype, not {d.name}")
+    d = d.real_dtype
     f = np.finfo(d.numpy)
     return finfo_object(d.bits, float(f.eps), float(f.max), float(f.min),
                         float(f.smallest_normal), d)
@@ -181,7 +185,7 @@ _KINDS = {
     "unsigned integer": lambda d: d.kind == dt.UINT,
     "integral": lambda d: d.is_int,
     "real floating": lambda d: d.is_float,
-    "complex floating": lambda d: False,
+    "complex floating": lambda d: d.is_complex,
     "numeric": lambda d: d != dt.bool_,
 }
 
@@ -210,16 +214,19 @@ builtins_any = _builtins.any
 
 
 def conj(x: Tensor, /) -> Tensor:
-    """The complex conjugate: a copy, as pykern has real dtypes only."""
-    return _as_tensor(x).copy()
+    """The complex conjugate (a copy of a real tensor)."""
+    return _complex.conj(x)
 
 
 def real(x: Tensor, /) -> Tensor:
-    return _as_tensor(x).copy()
+    """The real part (a new tensor: a copy of a real tensor)."""
+    return _complex.real(x).copy()
 
 
 def imag(x: Tensor, /) -> Tensor:
-    return zeros_like(_as_tensor(x))
+    """The imaginary part (a new tensor: zeros for a real tensor)."""
+    t = _as_tensor(x)
+    return _complex.imag(t).copy() if t.dtype.is_complex else zeros_like(t)
 
 
 # ---------------------------------------------------------------- linear algebra
@@ -242,7 +249,7 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if -axis > a.ndim or -axis > b.ndim or a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: axis {axis} of shapes {a.shape} and {b.shape} must exist "
                          "and have one size")
-    products = multiply(a, b)
+    products = multiply(conj(a) if a.dtype.is_complex else a, b)  # conj(x1), as the standard
     if products.dtype == dt.bool_:
         return any(products, axis=axis)
     return sum(products, axis=axis, dtype=products.dtype)
@@ -346,13 +353,14 @@ class _Info:
         return [get_device()]
 
     def default_dtypes(self, *, device: object = None) -> dict[str, DType | None]:
-        return {"real floating": float32, "complex floating": None, "integral": int32,
+        return {"real floating": float32, "complex floating": complex64, "integral": int32,
                 "indexing": int64}
 
     def dtypes(self, *, device: object = None, kind: object = None) -> dict[str, DType]:
         names = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
                  "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
-                 "float32": float32, "float64": float64}
+                 "float32": float32, "float64": float64, "complex64": complex64,
+                 "complex128": complex128}
         if kind is None:
             return names
         return {k: v for k, v in names.items() if isdtype(v, kind)}

@@ -38,6 +38,8 @@ from pykern.lang.dtypes import DType
 from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, empty, normalize_axis
 from pykern.tensor import elementwise as ew
+from pykern.tensor import complex_reduction
+from pykern.tensor.complex_elementwise import not_defined
 from pykern.tensor import promotion as pr
 from pykern.tensor import reduction_host, strided
 from pykern.tensor.device_limits import is_host_device
@@ -358,6 +360,8 @@ def _exact_sum_dtype(dtype: DType) -> DType:
 
 def _sum_like(op: str, x: object, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
     x = ew.as_tensor(x)
+    if x.dtype.is_complex or (dtype is not None and dt.as_dtype(dtype).is_complex):
+        return getattr(complex_reduction, op)(x, axis, keepdims, dtype)
     return dispatch((op, axis_key(axis), keepdims, dtype), (x,),
                     lambda: _sum_like_run(op, x, axis, keepdims, dtype))
 
@@ -410,6 +414,8 @@ def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over `axis`: the float dtype (f32 for ints and bool); nan when there
     is nothing to average."""
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        return complex_reduction.mean(x, axis, keepdims)
     out = _mean(x, axis, keepdims)
     if x.requires_grad and out.size:
         return record_reduction("mean", out, x, axis, keepdims, out.size / builtins.max(x.size, 1))
@@ -445,6 +451,8 @@ def _var(x: object, axis: Axis, keepdims: bool, correction: float, ddof: float |
     if ddof is not None:
         correction = ddof
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        return complex_reduction.var(x, axis, keepdims, correction, fin == "std")
     prob = problem(x, axis, keepdims)
     rdtype = _float_result(x.dtype)
     acc = pr.compute_float(x.dtype)
@@ -481,6 +489,8 @@ def std(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: b
 
 def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        raise not_defined(op, x.dtype)
     if needs_grad(x) and x.dtype.is_float:
         return composite.extremum(op, lambda t, axis, keepdims: _extremum(op, t, axis, keepdims),
                                   x, axis, keepdims)
@@ -514,6 +524,8 @@ def min(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  
 
 def _arg(op: str, x: object, axis: int | None, keepdims: bool) -> Tensor:
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        raise not_defined(op, x.dtype)
     if axis is not None and not hasattr(axis, "__index__"):
         raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
     prob = problem(x, axis, keepdims)
@@ -542,6 +554,8 @@ def argmin(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> 
 
 def _logical(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        return complex_reduction.truth(op, x, axis, keepdims)
     prob = problem(x, axis, keepdims)
     out = empty(prob.out_shape, dt.bool_)
     if prob.n_out == 0:

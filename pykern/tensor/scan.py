@@ -21,6 +21,7 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.reduction import sum_dtype
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.elementwise import as_tensor
+from pykern.tensor import complex_layout
 from pykern.tensor.promotion import accumulator
 from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
@@ -46,6 +47,8 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
         return composite.cumsum(lambda t, a, d: cumsum(t, a, d), x, axis, dtype)
     op = "cumsum"
     x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex or (dtype is not None and dt.as_dtype(dtype).is_complex):
+        return complex_layout.cumsum(x, axis, dtype)
     if x.dtype not in SCAN_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)

@@ -13,6 +13,7 @@ from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
+from pykern.tensor.complex_elementwise import not_defined
 from pykern.tensor.indexing import take
 from pykern.tensor.scan import cumsum
 
@@ -64,6 +65,8 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
         raise ValueError(f"searchsorted: side must be 'left' or 'right', not {side!r}")
     x1 = ew.as_tensor(x1)
     x2 = ew.as_strong(x2)
+    if pr.is_complex_operand(x1) or pr.is_complex_operand(x2):
+        raise not_defined("searchsorted", x1.dtype if x1.dtype.is_complex else dt.c64)
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1.shape}")
     if sorter is not None:

@@ -17,6 +17,7 @@ from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
+from pykern.tensor.complex_elementwise import not_defined
 from pykern.tensor.indexing import take
 from pykern.tensor.scan import cumsum
 from pykern.tensor.sort import argsort
@@ -79,6 +80,8 @@ def _inverse(perm: pk.Array, run: pk.Array, inverse: pk.Array):
 def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(values, first indices, run starts in sorted order, run numbers, sort permutation)."""
     x = ew.as_tensor(x)
+    if x.dtype.is_complex:
+        raise not_defined("unique", x.dtype)
     flat = x.reshape(-1)
     n = flat.shape[0]
     if n == 0:

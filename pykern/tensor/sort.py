@@ -23,6 +23,7 @@ from pykern.tensor.stand_in import stand_in
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.complex_elementwise import not_defined
 from pykern.tensor.checks import check_int
 from pykern.tensor.creation import fill
 from pykern.tensor.elementwise import as_tensor, assign
@@ -83,6 +84,8 @@ def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
     """Sorted values and indices along `axis` (the first k with `k`); an output not wanted
     is written to a one-element scratch tensor (stride 0) instead of being allocated."""
     x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:
+        raise not_defined(op, x.dtype)
     if x.dtype not in SORT_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     if not isinstance(descending, (bool, int)):

@@ -175,6 +175,21 @@ class Tensor:
             raise ValueError(f"mT needs at least 2 dimensions, the tensor has {self.ndim}")
         return self.swapaxes(-1, -2)
 
+    @property
+    def real(self) -> Tensor:
+        """The real part: a view for a complex tensor (writes reach it, as numpy), this tensor
+        for a real one."""
+        return _ops().complex_elementwise.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part: a view for a complex tensor, a new zero tensor for a real one."""
+        return _ops().complex_elementwise.imag(self)
+
+    def conj(self) -> Tensor:
+        """The complex conjugate (a new tensor; a copy of a real tensor)."""
+        return _ops().complex_elementwise.conj(self)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -687,7 +702,8 @@ class Tensor:
 
 
 def _is_operand(value: object) -> bool:
-    return isinstance(value, (Tensor, np.ndarray, np.generic, bool, int, float, list, tuple))
+    return isinstance(value, (Tensor, np.ndarray, np.generic, bool, int, float, complex, list,
+                              tuple))
 
 
 # ---------------------------------------------------------------- indexing and reshaping
@@ -845,8 +861,6 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
     d = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat_items(obj)):
         obj = _lists_of_tensors_to_numpy(obj)
-    if isinstance(obj, complex) or (isinstance(obj, np.ndarray) and obj.dtype.kind == "c"):
-        raise TypeError("complex numbers are not supported by pykern tensors")
     arr = np.asarray(obj, dtype=None if d is None else d.numpy)
     if d is None:
         if arr.dtype == np.float64 and not _has_numpy_dtype(obj):
@@ -856,6 +870,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
                 raise OverflowError("Python integers out of the range of the default integer "
                                     "dtype i32; pass dtype=pk.i64")
             arr = arr.astype(np.int32)
+        elif arr.dtype == np.complex128 and not _has_numpy_dtype(obj):
+            arr = arr.astype(np.complex64)  # Python complex numbers default to c64, as floats
         try:
             d = dt.from_numpy(arr.dtype)
         except KeyError:

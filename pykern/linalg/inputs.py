@@ -1,0 +1,53 @@
+"""Checks and conversions shared by the spectral functions of `pk.linalg`: which dtype a
+decomposition computes in, and the stack-of-matrices shape it needs."""
+
+from __future__ import annotations
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
+from pykern.tensor.elementwise import as_tensor
+from pykern.tensor.promotion import DEFAULT_FLOAT
+from pykern.tensor.tensor import Tensor
+
+
+def compute_dtype(d: DType, op: str) -> DType:
+    """The dtype a decomposition of a `d` input computes in: f64 where the device has it (the
+    thousands of rotations of the Jacobi sweeps then leave f32 results rounded as f32), else
+    f32; complex is refused."""
+    if d.is_complex:
+        raise TypeError(f"linalg.{op}: complex input ({d.name}) is not supported yet (its "
+                        "values are: svdvals, eigvalsh); only real floating-point and integer "
+                        "tensors are")
+    if d == dt.f64 or get_device().info.features.fp64:
+        return dt.f64
+    return dt.f32
+
+
+def result_dtype(d: DType) -> DType:
+    """The dtype of a decomposition's results: the input's float dtype, the default float for
+    integers and bool."""
+    return d if d.is_float else DEFAULT_FLOAT
+
+
+def stack_of_matrices(x: object, op: str, square: bool = False) -> Tensor:
+    """`x` as a tensor of at least 2 dimensions (square in the last two with `square`), else a
+    ValueError naming the argument."""
+    t = as_tensor(x, f"linalg.{op}: x")
+    if t.ndim < 2:
+        raise ValueError(f"linalg.{op}: x must have at least 2 dimensions (a stack of "
+                         f"matrices), got shape {t.shape}")
+    if square and t.shape[-1] != t.shape[-2]:
+        raise ValueError(f"linalg.{op}: x must be square in its last two dimensions, got "
+                         f"shape {t.shape}")
+    return t
+
+
+def as_batch(t: Tensor, dtype: DType) -> Tensor:
+    """A contiguous (B, M, N) copy of the (..., M, N) tensor `t` in `dtype` (B ≥ 1)."""
+    m, n = t.shape[-2:]
+    batch = 1
+    for d in t.shape[:-2]:
+        batch *= d
+    out = t.astype(dtype) if t.dtype != dtype else t
+    return out.reshape((batch, m, n)).contiguous()

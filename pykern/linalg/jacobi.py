@@ -1,0 +1,146 @@
+"""The one-sided Jacobi driver: orthogonalises the rows of a batch of matrices in place and
+returns them sorted by norm, with the accumulated rotations. `svd` and `eigh` are built on it.
+
+Small matrices sweep in shared memory, many per launch (the sweep count per launch kept under
+the device's loop-iteration cap); larger ones sweep over global memory, one launch per step (a
+workgroup per pair on GPUs, an invocation per pair on CPU devices). After each launch of sweeps
+(each sweep, for the larger ones) the host reads one flag per matrix, and stops once no pair
+rotated in a whole sweep.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.linalg import jacobi_kernels as jk
+from pykern.tensor.creation import eye, fill, zeros
+from pykern.tensor.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.stand_in import stand_in
+from pykern.tensor.strided import cdiv
+from pykern.tensor.tensor import Tensor, empty
+
+MAX_SWEEPS = 30  # Jacobi converges quadratically: 5 to 10 sweeps in practice
+
+
+def tolerance(dtype: DType, length: int) -> float:
+    """The relative orthogonality below which a pair is left alone: a few roundings of a dot
+    product of `length` terms."""
+    eps = 2.0 ** -23 if dtype == dt.f32 else 2.0 ** -52
+    return 2.0 * math.sqrt(max(length, 1)) * eps
+
+
+def padded_rows(rows: int) -> int:
+    """The even row count the round-robin ordering needs (at least 2); the padding row is
+    zero, and no rotation touches it."""
+    return max(2, rows + rows % 2)
+
+
+def orthogonalise(w: Tensor, with_v: bool) -> Tensor | None:
+    """Rotates the rows of the contiguous (B, R, L) tensor `w` (R even) until they are
+    pairwise orthogonal; returns the rotations as Vt (B, R, R) with Vt·W₀ = W, or None without
+    `with_v`."""
+    batch, r, length = w.shape
+    flags = empty((batch,), dt.i32)
+    tol = tolerance(w.dtype, length)
+    plan = _shared_plan(w.dtype, r, length, with_v)
+    if plan is None:
+        vt = _identity(batch, r, w.dtype) if with_v else stand_in(w.dtype, (1, 1, 1))
+        _global_sweeps(w, vt, flags, tol, with_v)
+    else:
+        vt = empty((batch, r, r), w.dtype) if with_v else stand_in(w.dtype, (1, 1, 1))
+        _shared_sweeps(w, vt, flags, tol, with_v, plan)
+    return vt if with_v else None
+
+
+def _identity(batch: int, r: int, dtype: DType) -> Tensor:
+    return eye(r, dtype=dtype).broadcast_to((batch, r, r)).copy()
+
+
+def _shared_plan(dtype: DType, r: int, length: int, with_v: bool) -> tuple[int, int] | None:
+    """(matrices per workgroup, sweeps per launch) of the shared-memory sweeps, or None where a
+    matrix does not fit in shared memory or one sweep exceeds the loop-iteration cap."""
+    per_matrix = r * (length + (r if with_v else 0))
+    capacity = jk.SHARED_BYTES // dtype.itemsize
+    if per_matrix > capacity or r // 2 > jk.SHARED_THREADS:
+        return None
+    groups = min(capacity // per_matrix, jk.SHARED_THREADS // (r // 2))
+    budget = loop_budget()
+    per_sweep = (r - 1) * (2 * length + r + 2) + 2
+    sweeps = MAX_SWEEPS
+    if budget is not None:
+        moves = 4 * cdiv(r * (length + r), r // 2)  # loading and storing W and Vt
+        sweeps = (budget - moves) // per_sweep
+        if sweeps < 1:
+            return None
+    return groups, min(sweeps, MAX_SWEEPS)
+
+
+def _shared_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: bool,
+                   plan: tuple[int, int]) -> None:
+    groups, sweeps = plan
+    batch, r, length = w.shape
+    kern = jk.shared_sweeps(w.dtype, with_v)
+    done = 0
+    while done < MAX_SWEEPS:
+        kern[cdiv(batch, groups) * jk.SHARED_THREADS](w, vt, flags, r, length, batch, groups,
+                                                      sweeps, tol, int(done == 0))
+        done += sweeps
+        if not flags.numpy().any():
+            return
+
+
+def _global_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: bool) -> None:
+    batch, r, _ = w.shape
+    if is_cpu_device():
+        step = jk.step_by_invocations(w.dtype, with_v)
+        grid: tuple[int, int] = (r // 2, batch)
+    else:
+        step = jk.step_by_workgroups(w.dtype, with_v)
+        grid = ((r // 2) * jk.STEP_THREADS, batch)
+    for _ in range(MAX_SWEEPS):
+        fill(flags, 0)
+        for s in range(r - 1):
+            step[grid](w, vt, flags, r, s, tol)
+        if not flags.numpy().any():
+            return
+
+
+def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,
+                descending: bool, long: Tensor | None, short: Tensor | None) -> Tensor:
+    """The norms of the first `count` rows of the orthogonalised `w` (B, R, L), minus
+    `shift` (B,), sorted (ties by index); the normalised rows of `w` written to `long`
+    (B, ≤count, L) and the rows of `vt` (their first short.shape[2] entries) to `short`, both
+    in the sorted order, where given."""
+    batch, r, _ = w.shape
+    norms = empty((batch, r), w.dtype)
+    jk.row_norms(w.dtype)[r, batch](w, norms)
+    values = empty((batch, count), w.dtype)
+    dummy = stand_in(w.dtype, (1, 1, 1))
+    shift_t = stand_in(w.dtype, (batch,)) if shift is None else shift
+    jk.sorted_outputs(w.dtype)[count, batch](
+        norms, w, dummy if vt is None else vt, shift_t, values, dummy if long is None else long,
+        dummy if short is None else short, int(descending), int(long is not None),
+        int(short is not None))
+    return values
+
+
+def complete_rows(values: Tensor, long: Tensor, rows: int) -> None:
+    """Completes `long` (B, rows, L), whose first k_b rows (k_b: the positive `values` of
+    matrix b) are orthonormal and the rest zero or unset, to `rows` orthonormal rows: the
+    others come from the one-sided Jacobi of the projector I - QᵀQ onto what Q (the first k
+    rows) leaves out, whose nonzero rows span exactly that."""
+    from pykern.tensor.linalg import matmul
+
+    batch, _, length = long.shape
+    k = values.shape[1]
+    q = long[:, :k, :]
+    projector = _identity(batch, length, long.dtype) - matmul(q.mT, q)
+    r = padded_rows(length)
+    w = zeros((batch, r, length), long.dtype)
+    w[:, :length, :] = projector
+    orthogonalise(w, with_v=False)
+    basis = empty((batch, length, length), long.dtype)
+    sorted_rows(w, None, length, None, True, basis, None)
+    jk.completed_rows(long.dtype)[rows, batch](values, basis, long)

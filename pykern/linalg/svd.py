@@ -1,0 +1,110 @@
+"""`pk.linalg.svd` and `svdvals`: the singular value decomposition by one-sided (Hestenes)
+Jacobi on the columns of each matrix (of its rows where it is wide), which finds small
+singular values to high relative accuracy, more than an eigensolver of AᵀA would."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pykern.linalg import jacobi
+from pykern.linalg.complex_values import every_second, real_embedding
+from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
+from pykern.tensor.creation import zeros
+from pykern.tensor.tensor import Tensor, empty
+
+
+class SVDResult(NamedTuple):
+    """What `svd` returns: A = U · diag(S) · Vh, S descending."""
+
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
+    """The singular value decomposition of each matrix of the (..., M, N) stack `x`:
+    `U` (..., M, M), `S` (..., K) descending, `Vh` (..., N, N) with K = min(M, N), such that
+    x = U[..., :, :K] · diag(S) · Vh[..., :K, :]. With `full_matrices=False`, U is (..., M, K)
+    and Vh (..., K, N). f16/bf16 are computed in f32, integers in the default float.
+
+        U, S, Vh = pk.linalg.svd(a, full_matrices=False)
+    """
+    t = stack_of_matrices(x, "svd")
+    if not isinstance(full_matrices, (bool, int)):
+        raise TypeError("linalg.svd: full_matrices must be a bool")
+    u, s, vh = _decompose(t, "svd", True, bool(full_matrices))
+    assert u is not None and vh is not None
+    out = result_dtype(t.dtype)
+    return SVDResult(u.astype(out, copy=False), s.astype(out, copy=False),
+                     vh.astype(out, copy=False))
+
+
+def svdvals(x: object, /) -> Tensor:
+    """The singular values of each matrix of the (..., M, N) stack `x`, descending:
+    (..., min(M, N)); real (f32 for c64, f64 for c128) for complex x."""
+    t = stack_of_matrices(x, "svdvals")
+    if t.dtype.is_complex:  # through the real embedding, whose values come in pairs
+        values = svdvals(real_embedding(t))
+        return every_second(values)
+    return _decompose(t, "svdvals", False, False)[1].astype(result_dtype(t.dtype), copy=False)
+
+
+def _decompose(t: Tensor, op: str, vectors: bool, full: bool
+               ) -> tuple[Tensor | None, Tensor, Tensor | None]:
+    """(U, S, Vh) of the stack `t` in its compute dtype (U, Vh None without `vectors`)."""
+    d = compute_dtype(t.dtype, op)
+    batch_shape = t.shape[:-2]
+    m, n = t.shape[-2:]
+    k, length = min(m, n), max(m, n)
+    a = as_batch(t, d)
+    batch = a.shape[0]
+    rows_out = length if full else k
+    u = empty((batch, m, rows_out if m >= n else m), d) if vectors else None
+    vh = empty((batch, n if m >= n else rows_out, n), d) if vectors else None
+    if batch == 0 or k == 0:
+        s = empty((batch, k), d)
+        if vectors and u is not None and vh is not None:
+            _empty_vectors(u, vh)
+    else:
+        s = _jacobi_svd(a, u, vh, full)
+    shape = batch_shape
+    return (None if u is None else u.reshape(shape + u.shape[1:]),
+            s.reshape(shape + (k,)),
+            None if vh is None else vh.reshape(shape + vh.shape[1:]))
+
+
+def _jacobi_svd(a: Tensor, u: Tensor | None, vh: Tensor | None, full: bool) -> Tensor:
+    """S of the (B, M, N) batch `a`, writing U and Vh where given."""
+    batch, m, n = a.shape
+    k, length = min(m, n), max(m, n)
+    r = jacobi.padded_rows(k)
+    w = zeros((batch, r, length), a.dtype)
+    w[:, :k, :] = a.mT if m >= n else a  # the K vectors of length max(M, N) as rows
+    vectors = u is not None and vh is not None
+    vt = jacobi.orthogonalise(w, with_v=vectors)
+    if not vectors:
+        return jacobi.sorted_rows(w, None, k, None, True, None, None)
+    assert u is not None and vh is not None
+    # the long vectors are the columns of U (rows of Vh when A is wide), the short ones the
+    # rows of Vh (columns of U)
+    long, short = (u.mT, vh) if m >= n else (vh, u.mT)
+    s = jacobi.sorted_rows(w, vt, k, None, True, long, short)
+    if long.shape[1] > k or _has_zero(s):
+        jacobi.complete_rows(s, long, long.shape[1])
+    return s
+
+
+def _has_zero(s: Tensor) -> bool:
+    """Whether any singular value is exactly zero (its vector then needs completing)."""
+    from pykern.tensor.reduction import min as reduce_min
+
+    return bool(reduce_min(s).item() <= 0)
+
+
+def _empty_vectors(u: Tensor, vh: Tensor) -> None:
+    """U and Vh of matrices with a zero dimension: identities (any orthonormal basis does)."""
+    from pykern.tensor.creation import eye
+
+    for t in (u, vh):
+        if t.size:
+            t[...] = eye(t.shape[1], t.shape[2], dtype=t.dtype).broadcast_to(t.shape)

@@ -1,0 +1,242 @@
+"""Elementwise ops on complex tensors: the tables from op names to the element functions of
+`complex_funcs`, and the runners `elementwise.unary` / `elementwise.binary` hand complex
+operands to. Operands are flattened (a view where the layout allows, else a copy) and seen
+as real (n, 2) arrays (`complex_views`), so the kernels of `complex_kernels` index parts.
+
+Ops numpy does not define on complex numbers (ordering comparisons, maximum/minimum,
+floor division, remainder, bitwise ops, floor/ceil/trunc, erf, ...) raise a TypeError naming
+the op and the dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pykern.lang import dtypes as dt
+from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
+from pykern.tensor import complex_funcs as cf
+from pykern.tensor import promotion as pr
+from pykern.tensor import strided
+from pykern.tensor.complex_kernels import (complex_binary_kernel, complex_compare_kernel,
+                                           complex_to_real_kernel, complex_unary_kernel)
+from pykern.tensor.complex_views import parts, view_as_complex, view_as_real
+from pykern.tensor.tensor import Tensor, asarray, empty
+
+COMPLEX, REAL, BOOL = "complex", "real", "bool"
+
+# op name -> (element function, what the result is)
+UNARY: dict[str, tuple[Func, str]] = {
+    "negative": (cf.c_negative, COMPLEX), "positive": (cf.c_positive, COMPLEX),
+    "conj": (cf.c_conj, COMPLEX), "square": (cf.c_square, COMPLEX),
+    "reciprocal": (cf.c_reciprocal, COMPLEX), "sign": (cf.c_sign, COMPLEX),
+    "exp": (cf.c_exp, COMPLEX), "exp2": (cf.c_exp2, COMPLEX), "expm1": (cf.c_expm1, COMPLEX),
+    "log": (cf.c_log, COMPLEX),
+    "log2": (cf.c_log2, COMPLEX), "log10": (cf.c_log10, COMPLEX),
+    "log1p": (cf.c_log1p, COMPLEX), "sqrt": (cf.c_sqrt, COMPLEX), "sin": (cf.c_sin, COMPLEX),
+    "cos": (cf.c_cos, COMPLEX), "tan": (cf.c_tan, COMPLEX), "sinh": (cf.c_sinh, COMPLEX),
+    "cosh": (cf.c_cosh, COMPLEX), "tanh": (cf.c_tanh, COMPLEX), "asin": (cf.c_asin, COMPLEX),
+    "acos": (cf.c_acos, COMPLEX), "atan": (cf.c_atan, COMPLEX),
+    "asinh": (cf.c_asinh, COMPLEX), "acosh": (cf.c_acosh, COMPLEX),
+    "atanh": (cf.c_atanh, COMPLEX),
+    "abs": (cf.c_abs, REAL), "angle": (cf.c_angle, REAL),
+    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL),
+    "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
+}
+BINARY: dict[str, tuple[Func, str]] = {
+    "add": (cf.c_add, COMPLEX), "subtract": (cf.c_sub, COMPLEX),
+    "multiply": (cf.c_mul, COMPLEX), "divide": (cf.c_div, COMPLEX), "pow": (cf.c_pow, COMPLEX),
+    "equal": (cf.c_equal, BOOL), "not_equal": (cf.c_not_equal, BOOL),
+}
+LOGICAL = ("logical_and", "logical_or", "logical_xor")
+# integer powers up to this magnitude are repeated multiplications, as numpy does them
+MAX_MULTIPLIED_POWER = 100
+
+
+def not_defined(name: str, dtype: DType) -> TypeError:
+    """The error for an op numpy does not define on complex numbers."""
+    hint = " (complex numbers have no order)" if name in (
+        "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "max", "min",
+        "argmax", "argmin", "sort", "argsort", "clip") else ""
+    return TypeError(f"{name} is not defined for complex tensors ({dtype.name}){hint}")
+
+
+def flat_parts(z: Tensor) -> Tensor:
+    """`z` flattened and seen as a real (n, 2) array (a copy where its layout needs one)."""
+    return view_as_real(z.reshape(-1))
+
+
+def result_dtype(kind: str, p: DType) -> DType:
+    return p if kind == COMPLEX else dt.bool_ if kind == BOOL else p.real_dtype
+
+
+def run_unary(fn: Func, kind: str, x: Tensor) -> Tensor:
+    """The element function `fn` of `UNARY` on every element of the complex tensor `x`."""
+    out = empty(x.shape, result_dtype(kind, x.dtype))
+    n = x.size
+    if n:
+        src, part = flat_parts(x), x.dtype.real_dtype
+        if kind == COMPLEX:
+            complex_unary_kernel[n](src, flat_parts(out), fn, part)
+        else:
+            complex_to_real_kernel[n](src, out.reshape(-1), fn, part)
+    return out
+
+
+def unary(name: str, x: Tensor, out: Tensor | None = None) -> Tensor:
+    """The unary op `name` on the complex tensor `x` (into `out` if given)."""
+    if name == "round":  # each part rounded, as numpy
+        from pykern.tensor import elementwise as ew
+        result = view_as_complex(ew.round(view_as_real(x)))
+    else:
+        entry = UNARY.get(name)
+        if entry is None:
+            raise not_defined(name, x.dtype)
+        result = run_unary(*entry, x)
+    return into(out, result, name)
+
+
+def into(out: Tensor | None, result: Tensor, name: str) -> Tensor:
+    """`result`, or `out` holding it (checked as for real ops: shape, same-kind casting)."""
+    if out is None:
+        return result
+    from pykern.tensor import elementwise as ew
+    ew._output(out, result.shape, result.dtype, name)
+    ew.assign(out, result)
+    return out
+
+
+# ---------------------------------------------------------------- binary ops
+
+
+def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor:
+    """The binary op `name` where `a` or `b` is complex: both promoted to a complex dtype
+    (Python scalars weakly), broadcast, then one kernel launch."""
+    a, b = _operand_value(a), _operand_value(b)
+    if name in LOGICAL:  # of the truth values, z != 0
+        from pykern.tensor import elementwise as ew
+        a, b = (ew.not_equal(x, 0) if pr.is_complex_operand(x) else x for x in (a, b))
+        return ew.binary(name, a, b, out)
+    p = pr.result_type(a, b)
+    if not p.is_complex:
+        p = pr.complex_of(p)
+    entry = BINARY.get(name)
+    if entry is None:
+        raise not_defined(name, p)
+    for x in (a, b):
+        if getattr(x, "requires_grad", False):
+            raise TypeError(f"{name}: autograd does not support complex results")
+    if name == "pow" and isinstance(a, Tensor) and _is_real_number(b):
+        result = _power_by_scalar(complex_tensor(a, p), b)  # type: ignore[arg-type]
+        if result is not None:
+            return into(out, result, name)
+    return into(out, run_binary(*entry, complex_tensor(a, p), complex_tensor(b, p)), name)
+
+
+def run_binary(fn: Func, kind: str, za: Tensor, zb: Tensor) -> Tensor:
+    """`fn` of `BINARY` on complex tensors of one dtype, broadcast together."""
+    shape = strided.broadcast_shapes(za.shape, zb.shape)
+    p = za.dtype
+    out = empty(shape, result_dtype(kind, p))
+    n = out.size
+    if n:
+        fa, fb = flat_parts(za.broadcast_to(shape)), flat_parts(zb.broadcast_to(shape))
+        if kind == COMPLEX:
+            complex_binary_kernel[n](fa, fb, flat_parts(out), fn, p.real_dtype)
+        else:
+            complex_compare_kernel[n](fa, fb, out.reshape(-1), fn, p.real_dtype)
+    return out
+
+
+def complex_tensor(x: object, p: DType) -> Tensor:
+    """`x` (a tensor, numpy array or number) as a tensor of the complex dtype `p`."""
+    from pykern.tensor import elementwise as ew
+    if isinstance(x, Tensor):
+        return x if x.dtype == p else ew.astype(x, p)
+    if isinstance(x, (bool, int, float, complex, np.number, np.bool_)):
+        return ew.constant(complex(x), p)  # type: ignore[arg-type]
+    return ew.astype(ew.as_tensor(x), p)
+
+
+def _operand_value(x: object) -> object:
+    """Lists and other array-likes as tensors; tensors, numpy arrays and numbers as they are."""
+    if isinstance(x, (list, tuple)):
+        return asarray(x)
+    return x
+
+
+def _is_real_number(x: object) -> bool:
+    if isinstance(x, (complex, np.complexfloating)):
+        return complex(x).imag == 0
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
+    """`z ** n` for a real scalar `n` where numpy takes a shortcut: integers up to 100 by
+    repeated squaring (exact as numpy's), 0.5 as sqrt; None for the general formula."""
+    e = complex(exponent).real  # type: ignore[arg-type]
+    if e == 0.5:
+        return run_unary(cf.c_sqrt, COMPLEX, z)
+    if e != int(e) or abs(e) > MAX_MULTIPLIED_POWER:
+        return None
+    n = int(abs(e))
+    result: Tensor | None = None
+    square = z
+    while n:
+        if n & 1:
+            result = square.copy() if result is None else \
+                run_binary(cf.c_mul, COMPLEX, result, square)
+        n >>= 1
+        if n:
+            square = run_unary(cf.c_square, COMPLEX, square)
+    if result is None:  # z ** 0
+        from pykern.tensor import elementwise as ew
+        result = empty(z.shape, z.dtype)
+        ew.assign(result, 1.0)
+    if e < 0:
+        result = run_unary(cf.c_reciprocal, COMPLEX, result)
+    return result
+
+
+# ---------------------------------------------------------------- parts
+
+
+def real(x: object) -> Tensor:
+    """The real part: a view of a complex tensor's buffer (as numpy's `.real`); a real
+    tensor itself."""
+    from pykern.tensor import elementwise as ew
+    t = ew.as_tensor(x, "x")
+    return parts(t)[0] if t.dtype.is_complex else t
+
+
+def imag(x: object) -> Tensor:
+    """The imaginary part: a view of a complex tensor's buffer (as numpy's `.imag`); for a
+    real tensor a new tensor of zeros of its dtype (numpy gives a read-only zero array; here
+    writes to it reach nothing)."""
+    from pykern.tensor import elementwise as ew
+    t = ew.as_tensor(x, "x")
+    if t.dtype.is_complex:
+        return parts(t)[1]
+    out = empty(t.shape, t.dtype)
+    ew.assign(out, 0)
+    return out
+
+
+def conj(x: object) -> Tensor:
+    """The complex conjugate (a new tensor); a copy of a real tensor."""
+    from pykern.tensor import elementwise as ew
+    t = ew.as_tensor(x, "x")
+    return run_unary(cf.c_conj, COMPLEX, t) if t.dtype.is_complex else t.copy()
+
+
+def angle(x: object, deg: bool = False) -> Tensor:
+    """The argument of each element, atan2(imag, real), in radians (degrees with `deg`): of
+    the real dtype of a complex tensor; for a real tensor 0 or pi (f32 for integers)."""
+    from pykern.tensor import elementwise as ew
+    t = ew.as_tensor(x, "x")
+    if t.dtype.is_complex:
+        result = run_unary(cf.c_angle, REAL, t)
+    else:
+        f = t.dtype if t.dtype.is_float else pr.DEFAULT_FLOAT
+        result = ew.atan2(ew.astype(imag(t), f), ew.astype(t, f))
+    return ew.multiply(result, 180.0 / np.pi) if deg else result
