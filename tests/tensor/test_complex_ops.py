@@ -205,3 +205,16 @@ def test_ops_without_complex_meaning_raise_naming_the_op(op, name):
     with pytest.raises(TypeError, match=f"^{name} is not defined for complex tensors \\(c64\\)"):
         op(z)
     assert z.numpy().tolist() == [1 + 1j, 2 - 1j]
+
+
+@pk.fuse
+def _axpy(a, x, y):
+    return a * x + y
+
+
+def test_fused_functions_of_complex_tensors_run_op_by_op():
+    x = np.array([1 + 2j, -3j], np.complex64)
+    y = np.array([0.5, 2 - 1j], np.complex64)
+    result = _axpy(2.0, pk.asarray(x), pk.asarray(y))
+    assert result.dtype == pk.c64
+    assert_close(result.numpy(), 2.0 * x + y, ARITH_TOL[pk.c64])
