@@ -33,6 +33,10 @@ PK_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "as
             "arccosh": "acosh", "arctanh": "atanh"}
 
 
+_PARTS = (0.0, -0.0, 0.5, -2.0, np.inf, -np.inf, np.nan)
+SPECIAL = np.array([complex(x, y) for x in _PARTS for y in _PARTS], np.complex64)
+
+
 def complex_sample(dtype, shape, low=-2.0, high=2.0):
     return sample(rng, dtype, shape, low, high)
 
@@ -57,6 +61,13 @@ def test_unary_functions_of_c64_match_numpy(name):
     tol = ARITH_TOL[pk.c64] if name in ("square", "negative", "positive", "conj") else \
         MATH_TOL[pk.c64]
     assert_close(result.numpy(), expected, tol)
+    # the special values (C99 Annex G, the array API's special cases): numpy's, part by part
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(SPECIAL)
+    got = pk_function(name)(pk.asarray(SPECIAL)).numpy()
+    for part in ("real", "imag"):
+        np.testing.assert_allclose(getattr(got, part), getattr(expected, part), rtol=tol,
+                                   atol=tol, err_msg=f"{name} {part} parts of {SPECIAL}")
 
 
 @pytest.mark.parametrize("name", ["exp", "sqrt", "log", "arctanh"])
