@@ -77,8 +77,8 @@ class Fused:
     def __call__(self, *args: object, **kwargs: object) -> Any:
         args, kwargs = _device_arguments(args, kwargs)
         tensors = _tensors(args, kwargs)
-        if needs_grad(*tensors):
-            return self.__wrapped__(*args, **kwargs)
+        if needs_grad(*tensors) or any(t.dtype.is_complex for t in tensors):
+            return self.__wrapped__(*args, **kwargs)  # eager: complex ops are not fused
         plan = self._plan(args, kwargs)
         fused = self._reduction(plan, tensors, empty)
         if fused is not None:

@@ -18,6 +18,7 @@ from pykern.lang.func import func
 
 # beyond this, x * x is not needed: asinh(x) = log(2x) to the working precision
 _LARGE = 2.0 ** 28
+LN2 = math.log(2.0)
 
 
 @func
@@ -52,7 +53,7 @@ def asinh(x):
     a = abs(x)
     r = a
     if a > _LARGE:
-        r = bi.log(a) + math.log(2.0)
+        r = bi.log(a) + LN2
     else:
         r = log1p(a + a * a / (1.0 + bi.sqrt(1.0 + a * a)))
     return bi.copysign(r, x)
@@ -63,7 +64,7 @@ def acosh(x):
     """The inverse hyperbolic cosine: nan below 1."""
     r = x
     if x > _LARGE:
-        r = bi.log(x) + math.log(2.0)
+        r = bi.log(x) + LN2
     else:
         t = x - 1.0
         r = log1p(t + bi.sqrt(2.0 * t + t * t))

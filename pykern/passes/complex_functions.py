@@ -27,12 +27,15 @@ import math
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
 from pykern.lang.func import func
+from pykern.lang.real_math import expm1 as real_expm1
 from pykern.lang.real_math import log1p as real_log1p
 
 INF = math.inf
 NAN = math.nan
 PI = math.pi
 LN2 = math.log(2.0)
+INV_LN2 = 1.0 / math.log(2.0)
+INV_LN10 = 1.0 / math.log(10.0)
 
 
 @func
@@ -95,7 +98,7 @@ def _mul(xr, xi, yr, yi):
 
 
 @func
-def divide(xr, xi, yr, yi):
+def complex_divide(xr, xi, yr, yi):
     """x / y by numpy's steps (Smith's algorithm)."""
     ar = abs(yr)
     ai = abs(yi)
@@ -119,13 +122,13 @@ def divide(xr, xi, yr, yi):
 
 
 @func
-def abs_(xr, xi):
+def complex_abs(xr, xi):
     """|x|."""
     return _hypot(xr, xi)
 
 
 @func
-def exp(xr, xi):
+def complex_exp(xr, xi):
     """e**x, C99's special values."""
     re = _nan(xr)
     im = _nan(xr)
@@ -180,26 +183,26 @@ def _log_abs(xr, xi):
 
 
 @func
-def log(xr, xi):
+def complex_log(xr, xi):
     """The natural logarithm: branch cut along the negative real axis (log(-1 +- 0j) is
     0 +- pi j)."""
     return _log_abs(xr, xi), bi.atan2(xi, xr)
 
 
 @func
-def log2(xr, xi):
-    re, im = log(xr, xi)
-    return re * (1.0 / LN2), im * (1.0 / LN2)
+def complex_log2(xr, xi):
+    re, im = complex_log(xr, xi)
+    return re * INV_LN2, im * INV_LN2
 
 
 @func
-def log10(xr, xi):
-    re, im = log(xr, xi)
-    return re * (1.0 / math.log(10.0)), im * (1.0 / math.log(10.0))
+def complex_log10(xr, xi):
+    re, im = complex_log(xr, xi)
+    return re * INV_LN10, im * INV_LN10
 
 
 @func
-def sqrt(xr, xi):
+def complex_sqrt(xr, xi):
     """The principal square root (the real part >= 0), FreeBSD's / numpy's algorithm."""
     re = xr
     im = xi
@@ -235,7 +238,7 @@ def sqrt(xr, xi):
 
 
 @func
-def power(xr, xi, yr, yi):
+def complex_power(xr, xi, yr, yi):
     """x**y as numpy computes it."""
     re = _nan(xr)
     im = _nan(xr)
@@ -272,15 +275,284 @@ def power(xr, xi, yr, yi):
                     break
                 pr, pi = _mul(pr, pi, pr, pi)
             if n < 0:
-                re, im = divide(_one(xr), 0.0 * _one(xr), re, im)
+                re, im = complex_divide(_one(xr), 0.0 * _one(xr), re, im)
     else:
-        lr, li = log(xr, xi)
-        re, im = exp(lr * yr - li * yi, lr * yi + li * yr)
+        lr, li = complex_log(xr, xi)
+        re, im = complex_exp(lr * yr - li * yi, lr * yi + li * yr)
     return re, im
+
+
+@func
+def complex_log1p(xr, xi):
+    """log(1 + x), accurate near 0 (numpy's is log|1 + x| there)."""
+    a = xr + 1.0
+    re = _log_abs(a, xi)
+    if _isfinite(xr) and _isfinite(xi) and abs(xr) < 0.5 and abs(xi) < 0.5:
+        re = 0.5 * real_log1p(xr * (2.0 + xr) + xi * xi)
+    return re, bi.atan2(xi, a)
+
+
+@func
+def complex_expm1(xr, xi):
+    """e**x - 1 by numpy's formula, with an accurate real expm1."""
+    s = bi.sin(xi * 0.5)
+    return real_expm1(xr) * bi.cos(xi) - 2.0 * s * s, bi.exp(xr) * bi.sin(xi)
+
+
+@func
+def complex_sinh(xr, xi):
+    """The hyperbolic sine, C99's special values."""
+    re = _nan(xr)
+    im = _nan(xr)
+    if _isfinite(xr) and _isfinite(xi):
+        if xi == 0.0:
+            re = bi.sinh(xr)
+            im = xi
+        elif xr == 0.0:
+            re = xr * bi.cos(xi)
+            im = bi.sin(xi)
+        else:
+            re = bi.sinh(xr) * bi.cos(xi)
+            im = bi.cosh(xr) * bi.sin(xi)
+    elif xr == 0.0:  # the imaginary part is infinite or nan
+        re = xr
+        im = xi - xi
+    elif xi == 0.0:  # the real part is infinite or nan
+        re = xr
+        im = xi
+    elif bi.isinf(xr):
+        if _isfinite(xi):
+            re = bi.copysign(INF, xr) * bi.cos(xi)
+            im = INF * bi.sin(xi)
+        else:  # FreeBSD's (and numpy's) signs
+            re = xr * xr
+            im = xr * (xi - xi)
+    return re, im
+
+
+@func
+def complex_cosh(xr, xi):
+    """The hyperbolic cosine, C99's special values."""
+    re = _nan(xr)
+    im = _nan(xr)
+    if _isfinite(xr) and _isfinite(xi):
+        if xi == 0.0:
+            re = bi.cosh(xr)
+            im = xr * xi
+        elif xr == 0.0:
+            re = bi.cos(xi)
+            im = xr * bi.sin(xi)
+        else:
+            re = bi.cosh(xr) * bi.cos(xi)
+            im = bi.sinh(xr) * bi.sin(xi)
+    elif xr == 0.0:  # the imaginary part is infinite or nan
+        re = xi - xi
+        im = xr
+    elif xi == 0.0:  # the real part is infinite or nan
+        re = abs(xr)
+        im = xi * bi.copysign(1.0, xr)
+    elif bi.isinf(xr):
+        if _isfinite(xi):
+            re = INF * bi.cos(xi)
+            im = bi.copysign(INF, xr) * bi.sin(xi)
+        else:
+            re = INF
+            im = xi - xi
+    return re, im
+
+
+@func
+def _tanh_large(x):
+    """Beyond this |x|, tanh(x + iy) is +-1 to the precision of x's type."""
+    if x.dtype == dt.f64:
+        return dt.f64(22.0)
+    return dt.f32(11.0)
+
+
+@func
+def complex_tanh(xr, xi):
+    """The hyperbolic tangent (Kahan's formula, FreeBSD's special values, as numpy)."""
+    re = _nan(xr)
+    im = _nan(xr)
+    if bi.isnan(xr):
+        re = xr
+        if xi == 0.0:
+            im = xi
+    elif bi.isinf(xr):
+        re = bi.copysign(1.0, xr)
+        im = bi.copysign(0.0, xi)
+        if _isfinite(xi):
+            im = bi.copysign(0.0, bi.sin(2.0 * xi))
+    elif not _isfinite(xi):
+        re = xi - xi
+        if xr == 0.0:
+            re = xr
+    elif abs(xr) >= _tanh_large(xr):
+        e = bi.exp(-abs(xr))
+        re = bi.copysign(1.0, xr)
+        im = 4.0 * bi.sin(xi) * bi.cos(xi) * e * e
+    else:
+        t = bi.tan(xi)
+        beta = 1.0 + t * t
+        s = bi.sinh(xr)
+        rho = bi.sqrt(1.0 + s * s)
+        denom = 1.0 + beta * s * s
+        re = beta * rho * s / denom
+        im = t / denom
+    return re, im
+
+
+@func
+def complex_sin(xr, xi):
+    """sin(x + iy) is sinh(y + ix) with its parts swapped (numpy's special values)."""
+    a, b = complex_sinh(xi, xr)
+    return b, a
+
+
+@func
+def complex_cos(xr, xi):
+    """cos x = complex_cosh(ix)."""
+    return complex_cosh(-xi, xr)
+
+
+@func
+def complex_tan(xr, xi):
+    """tan x = -i tanh(ix)."""
+    a, b = complex_tanh(-xi, xr)
+    return b, -a
+
+
+@func
+def _asin_first_quadrant(a, b):
+    """asin and acos's real parts and asin's imaginary part of a + bi, for finite a, b >= 0
+    below `_large`: Hull, Fairgrieve and Tang's algorithm (no cancellation near +-1)."""
+    r = _hypot(a + 1.0, b)
+    s = _hypot(a - 1.0, b)
+    big = 0.5 * (r + s)
+    ratio = a / big
+    b2 = b * b
+    apx = big + a
+    re_asin = bi.asin(ratio)
+    re_acos = bi.acos(ratio)
+    if ratio > 0.6417:
+        if a <= 1.0:
+            d = bi.sqrt(0.5 * apx * (b2 / (r + (a + 1.0)) + (s + (1.0 - a))))
+        else:
+            d = b * bi.sqrt(0.5 * (apx / (r + (a + 1.0)) + apx / (s + (a - 1.0))))
+        re_asin = bi.atan(a / d)
+        re_acos = bi.atan(d / a)
+    im = bi.log(big + bi.sqrt(big * big - 1.0))
+    if big <= 1.5:
+        am1 = 0.5 * (b2 / (r + (a + 1.0)) + (s + (a - 1.0)))
+        if a < 1.0:
+            am1 = 0.5 * (b2 / (r + (a + 1.0)) + b2 / (s + (1.0 - a)))
+        im = real_log1p(am1 + bi.sqrt(am1 * (big + 1.0)))
+    return re_asin, re_acos, im
+
+
+@func
+def _asin_acos(xr, xi):
+    """asin and acos's real parts and asin's imaginary part of x, for |x|'s parts, with the
+    infinite, nan and huge cases: there asin(a + bi) = -i log(2 i z) to working precision."""
+    a = abs(xr)
+    b = abs(xi)
+    re_asin = _nan(xr)
+    re_acos = _nan(xr)
+    im = _nan(xr)
+    if _isfinite(a) and _isfinite(b) and max(a, b) < _large(a):
+        re_asin, re_acos, im = _asin_first_quadrant(a, b)
+    elif bi.isnan(a) or bi.isnan(b):
+        if bi.isinf(a) or bi.isinf(b):
+            im = INF
+        elif a == 0.0:
+            re_asin = a
+            re_acos = PI * 0.5
+    else:  # an infinite or huge part: asin z = -i log(2iz), acos z = -i log(2z)
+        lr = _log_abs(a, b) + LN2
+        t = bi.atan2(b, a)
+        re_asin = bi.atan2(a, b)
+        re_acos = t
+        im = lr
+    return re_asin, re_acos, im
+
+
+@func
+def complex_asin(xr, xi):
+    """The inverse sine: branch cuts along the real axis beyond +-1."""
+    re, _, im = _asin_acos(xr, xi)
+    return bi.copysign(re, xr), bi.copysign(im, xi)
+
+
+@func
+def complex_acos(xr, xi):
+    """The inverse cosine: branch cuts along the real axis beyond +-1."""
+    _, re, im = _asin_acos(xr, xi)
+    if xr < 0.0 or (xr == 0.0 and bi.copysign(1.0, xr) < 0.0):
+        re = PI - re
+    return re, -bi.copysign(im, xi)
+
+
+@func
+def complex_asinh(xr, xi):
+    """asinh x = -i asin(ix): branch cuts along the imaginary axis beyond +-i."""
+    a, b = complex_asin(-xi, xr)
+    return b, -a
+
+
+@func
+def complex_acosh(xr, xi):
+    """acosh x = +-i acos x, with the real part >= 0: branch cut along the real axis below
+    1."""
+    a, b = complex_acos(xr, xi)
+    return abs(b), bi.copysign(a, xi)
+
+
+@func
+def complex_atanh(xr, xi):
+    """The inverse hyperbolic tangent: branch cuts along the real axis beyond +-1."""
+    a = abs(xr)
+    b = abs(xi)
+    re = _nan(xr)
+    im = _nan(xr)
+    if bi.isnan(a):
+        if bi.isinf(b):
+            re = 0.0
+            im = PI * 0.5
+    elif bi.isnan(b):
+        if bi.isinf(a):
+            re = 0.0
+        elif a == 0.0:
+            re = a
+    elif bi.isinf(a) or bi.isinf(b) or max(a, b) > _large(a):
+        big = max(a, b)
+        p = a / big
+        q = b / big
+        re = 0.0
+        if _isfinite(big):
+            re = p / (big * (p * p + q * q))
+        im = PI * 0.5
+    else:
+        d = (1.0 - a) * (1.0 - a) + b * b
+        re = 0.25 * real_log1p(4.0 * a / d)
+        im = 0.5 * bi.atan2(2.0 * b, (1.0 - a) * (1.0 + a) - b * b)
+    return bi.copysign(re, xr), bi.copysign(im, xi)
+
+
+@func
+def complex_atan(xr, xi):
+    """atan x = -i atanh(ix): branch cuts along the imaginary axis beyond +-i."""
+    a, b = complex_atanh(-xi, xr)
+    return b, -a
 
 
 # name -> (device function, number of complex arguments)
 IMPLEMENTATIONS = {
-    "divide": (divide, 2), "power": (power, 2), "abs": (abs_, 1), "exp": (exp, 1),
-    "log": (log, 1), "log2": (log2, 1), "log10": (log10, 1), "sqrt": (sqrt, 1),
+    "divide": (complex_divide, 2), "power": (complex_power, 2), "abs": (complex_abs, 1),
+    "exp": (complex_exp, 1), "log": (complex_log, 1), "log2": (complex_log2, 1),
+    "log10": (complex_log10, 1), "sqrt": (complex_sqrt, 1), "log1p": (complex_log1p, 1),
+    "expm1": (complex_expm1, 1), "sin": (complex_sin, 1), "cos": (complex_cos, 1),
+    "tan": (complex_tan, 1), "sinh": (complex_sinh, 1), "cosh": (complex_cosh, 1),
+    "tanh": (complex_tanh, 1), "asin": (complex_asin, 1), "acos": (complex_acos, 1),
+    "atan": (complex_atan, 1), "asinh": (complex_asinh, 1), "acosh": (complex_acosh, 1),
+    "atanh": (complex_atanh, 1),
 }

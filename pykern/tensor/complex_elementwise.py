@@ -1,7 +1,8 @@
 """Elementwise ops on complex tensors: the tables from op names to the element functions of
 `complex_funcs`, and the runners `elementwise.unary` / `elementwise.binary` hand complex
-operands to. Operands are flattened (a view where the layout allows, else a copy) and seen
-as real (n, 2) arrays (`complex_views`), so the kernels of `complex_kernels` index parts.
+operands to. Operands are flattened (a view where the layout allows, else a copy): the
+functions of the kernel language's complex math take them as complex arrays, the others as
+real (n, 2) arrays of parts (`complex_views`).
 
 Ops numpy does not define on complex numbers (ordering comparisons, maximum/minimum,
 floor division, remainder, bitwise ops, floor/ceil/trunc, erf, ...) raise a TypeError naming
@@ -19,34 +20,32 @@ from pykern.tensor import complex_funcs as cf
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.complex_kernels import (complex_binary_kernel, complex_compare_kernel,
+                                           complex_math_binary_kernel, complex_math_kernel,
                                            complex_to_real_kernel, complex_unary_kernel)
 from pykern.tensor.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.tensor import Tensor, asarray, empty
 
 COMPLEX, REAL, BOOL = "complex", "real", "bool"
 
-# op name -> (element function, what the result is)
-UNARY: dict[str, tuple[Func, str]] = {
-    "negative": (cf.c_negative, COMPLEX), "positive": (cf.c_positive, COMPLEX),
-    "conj": (cf.c_conj, COMPLEX), "square": (cf.c_square, COMPLEX),
-    "reciprocal": (cf.c_reciprocal, COMPLEX), "sign": (cf.c_sign, COMPLEX),
-    "exp": (cf.c_exp, COMPLEX), "exp2": (cf.c_exp2, COMPLEX), "expm1": (cf.c_expm1, COMPLEX),
-    "log": (cf.c_log, COMPLEX),
-    "log2": (cf.c_log2, COMPLEX), "log10": (cf.c_log10, COMPLEX),
-    "log1p": (cf.c_log1p, COMPLEX), "sqrt": (cf.c_sqrt, COMPLEX), "sin": (cf.c_sin, COMPLEX),
-    "cos": (cf.c_cos, COMPLEX), "tan": (cf.c_tan, COMPLEX), "sinh": (cf.c_sinh, COMPLEX),
-    "cosh": (cf.c_cosh, COMPLEX), "tanh": (cf.c_tanh, COMPLEX), "asin": (cf.c_asin, COMPLEX),
-    "acos": (cf.c_acos, COMPLEX), "atan": (cf.c_atan, COMPLEX),
-    "asinh": (cf.c_asinh, COMPLEX), "acosh": (cf.c_acosh, COMPLEX),
-    "atanh": (cf.c_atanh, COMPLEX),
-    "abs": (cf.c_abs, REAL), "angle": (cf.c_angle, REAL),
-    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL),
-    "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
+# op name -> (element function, what the result is, whether it takes complex values: the
+# kernel language's complex math, else the parts)
+UNARY: dict[str, tuple[Func, str, bool]] = {
+    "negative": (cf.c_negative, COMPLEX, False), "positive": (cf.c_positive, COMPLEX, False),
+    "conj": (cf.c_conj, COMPLEX, False), "square": (cf.c_square, COMPLEX, False),
+    "sign": (cf.c_sign, COMPLEX, False), "reciprocal": (cf.z_reciprocal, COMPLEX, True),
+    "exp2": (cf.z_exp2, COMPLEX, True),
+    **{name: (getattr(cf, "z_" + name), COMPLEX, True) for name in (
+        "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "sinh",
+        "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh")},
+    "abs": (cf.z_abs, REAL, True), "angle": (cf.z_angle, REAL, True),
+    "logical_not": (cf.c_is_zero, BOOL, False), "isnan": (cf.c_isnan, BOOL, False),
+    "isinf": (cf.c_isinf, BOOL, False), "isfinite": (cf.c_isfinite, BOOL, False),
 }
-BINARY: dict[str, tuple[Func, str]] = {
-    "add": (cf.c_add, COMPLEX), "subtract": (cf.c_sub, COMPLEX),
-    "multiply": (cf.c_mul, COMPLEX), "divide": (cf.c_div, COMPLEX), "pow": (cf.c_pow, COMPLEX),
-    "equal": (cf.c_equal, BOOL), "not_equal": (cf.c_not_equal, BOOL),
+BINARY: dict[str, tuple[Func, str, bool]] = {
+    "add": (cf.c_add, COMPLEX, False), "subtract": (cf.c_sub, COMPLEX, False),
+    "multiply": (cf.c_mul, COMPLEX, False), "divide": (cf.z_divide, COMPLEX, True),
+    "pow": (cf.z_pow, COMPLEX, True),
+    "equal": (cf.c_equal, BOOL, False), "not_equal": (cf.c_not_equal, BOOL, False),
 }
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 # integer powers up to this magnitude are repeated multiplications, as numpy does them
@@ -70,11 +69,13 @@ def result_dtype(kind: str, p: DType) -> DType:
     return p if kind == COMPLEX else dt.bool_ if kind == BOOL else p.real_dtype
 
 
-def run_unary(fn: Func, kind: str, x: Tensor) -> Tensor:
+def run_unary(fn: Func, kind: str, whole: bool, x: Tensor) -> Tensor:
     """The element function `fn` of `UNARY` on every element of the complex tensor `x`."""
     out = empty(x.shape, result_dtype(kind, x.dtype))
     n = x.size
-    if n:
+    if n and whole:
+        complex_math_kernel[n](x.reshape(-1), out.reshape(-1), fn)
+    elif n:
         src, part = flat_parts(x), x.dtype.real_dtype
         if kind == COMPLEX:
             complex_unary_kernel[n](src, flat_parts(out), fn, part)
@@ -133,13 +134,16 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     return into(out, run_binary(*entry, complex_tensor(a, p), complex_tensor(b, p)), name)
 
 
-def run_binary(fn: Func, kind: str, za: Tensor, zb: Tensor) -> Tensor:
+def run_binary(fn: Func, kind: str, whole: bool, za: Tensor, zb: Tensor) -> Tensor:
     """`fn` of `BINARY` on complex tensors of one dtype, broadcast together."""
     shape = strided.broadcast_shapes(za.shape, zb.shape)
     p = za.dtype
     out = empty(shape, result_dtype(kind, p))
     n = out.size
-    if n:
+    if n and whole:
+        complex_math_binary_kernel[n](za.broadcast_to(shape).reshape(-1),
+                                      zb.broadcast_to(shape).reshape(-1), out.reshape(-1), fn)
+    elif n:
         fa, fb = flat_parts(za.broadcast_to(shape)), flat_parts(zb.broadcast_to(shape))
         if kind == COMPLEX:
             complex_binary_kernel[n](fa, fb, flat_parts(out), fn, p.real_dtype)
@@ -176,7 +180,7 @@ def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
     repeated squaring (exact as numpy's), 0.5 as sqrt; None for the general formula."""
     e = complex(exponent).real  # type: ignore[arg-type]
     if e == 0.5:
-        return run_unary(cf.c_sqrt, COMPLEX, z)
+        return run_unary(*UNARY["sqrt"], z)
     if e != int(e) or abs(e) > MAX_MULTIPLIED_POWER:
         return None
     n = int(abs(e))
@@ -185,16 +189,16 @@ def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
     while n:
         if n & 1:
             result = square.copy() if result is None else \
-                run_binary(cf.c_mul, COMPLEX, result, square)
+                run_binary(*BINARY["multiply"], result, square)
         n >>= 1
         if n:
-            square = run_unary(cf.c_square, COMPLEX, square)
+            square = run_unary(*UNARY["square"], square)
     if result is None:  # z ** 0
         from pykern.tensor import elementwise as ew
         result = empty(z.shape, z.dtype)
         ew.assign(result, 1.0)
     if e < 0:
-        result = run_unary(cf.c_reciprocal, COMPLEX, result)
+        result = run_unary(*UNARY["reciprocal"], result)
     return result
 
 
@@ -226,7 +230,7 @@ def conj(x: object) -> Tensor:
     """The complex conjugate (a new tensor); a copy of a real tensor."""
     from pykern.tensor import elementwise as ew
     t = ew.as_tensor(x, "x")
-    return run_unary(cf.c_conj, COMPLEX, t) if t.dtype.is_complex else t.copy()
+    return run_unary(*UNARY["conj"], t) if t.dtype.is_complex else t.copy()
 
 
 def angle(x: object, deg: bool = False) -> Tensor:
@@ -235,7 +239,7 @@ def angle(x: object, deg: bool = False) -> Tensor:
     from pykern.tensor import elementwise as ew
     t = ew.as_tensor(x, "x")
     if t.dtype.is_complex:
-        result = run_unary(cf.c_angle, REAL, t)
+        result = run_unary(*UNARY["angle"], t)
     else:
         f = t.dtype if t.dtype.is_float else pr.DEFAULT_FLOAT
         result = ew.atan2(ew.astype(imag(t), f), ew.astype(t, f))

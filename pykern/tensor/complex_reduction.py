@@ -12,7 +12,6 @@ from typing import Any
 
 from pykern.lang import dtypes as dt
 from pykern.tensor import complex_elementwise as ce
-from pykern.tensor import complex_funcs as cf
 from pykern.tensor.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.tensor import Tensor, empty
 
@@ -74,9 +73,9 @@ def prod(x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
     z = x.permute(*keep, *axes).reshape(*out_shape, n)
     while z.shape[-1] > 1:
         half = z.shape[-1] // 2
-        product = ce.run_binary(cf.c_mul, ce.COMPLEX, z[..., :half], z[..., half:2 * half])
+        product = ce.run_binary(*ce.BINARY["multiply"], z[..., :half], z[..., half:2 * half])
         if z.shape[-1] % 2:  # the odd one out joins the first product
-            product[..., :1] = ce.run_binary(cf.c_mul, ce.COMPLEX, product[..., :1],
+            product[..., :1] = ce.run_binary(*ce.BINARY["multiply"], product[..., :1],
                                              z[..., 2 * half:])
         z = product
     if z.shape[-1] == 0:

@@ -8,6 +8,7 @@ op that only moves or combines parts runs as real ops on these views.
 
 from __future__ import annotations
 
+from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor
 
@@ -43,6 +44,7 @@ def view_as_complex(t: Tensor) -> Tensor:
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"view_as_complex: t must be a pk.Tensor, not {type(t).__name__}")
+    refuse_grad("view_as_complex", t)  # autograd has no complex tensors
     if t.dtype not in (dt.f32, dt.f64):
         raise TypeError(f"view_as_complex: t must be an f32 or f64 tensor, not {t.dtype.name}")
     if t.ndim == 0 or t.shape[-1] != 2:

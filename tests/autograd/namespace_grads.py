@@ -160,6 +160,8 @@ _DIFF = [
     ("xp.concat", Case(lambda t, u: xp.concat([t, u], axis=None),
                        lambda a, b: np.concatenate([a.ravel(), b.ravel()]), ((3, 4), (2,)))),
     ("xp.conj", Case(xp.conj, np.conj)), ("xp.real", Case(xp.real, np.real)),
+    ("pk.conj", Case(pk.conj, np.conj)), ("pk.real", Case(pk.real, np.real)),
+    ("pk.angle", Case(pk.angle, np.angle)),
     ("xp.cumulative_sum", Case(lambda t: xp.cumulative_sum(t, axis=1),
                                lambda a: np.cumsum(a, axis=1))),
     ("xp.cumulative_sum[include_initial]",
@@ -215,6 +217,7 @@ REFUSED: dict[str, Callable[[object], object]] = {
     "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
     "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
     "xp.from_dlpack": xp.from_dlpack,
+    "pk.view_as_complex": lambda t: pk.view_as_complex(pk.stack([t, t], axis=-1)),
 }
 
 
@@ -234,12 +237,13 @@ INTEGER_RESULTS: dict[str, Callable[[object], object]] = dict([
     ("pk.bitwise_invert", pk.bitwise_invert),
     ("xp.argsort", xp.argsort), ("xp.nonzero", xp.nonzero),
     ("xp.searchsorted", lambda t: xp.searchsorted(pk.asarray([0.0, 1.0]), t)),
+    ("pk.view_as_real", pk.view_as_real),  # a TypeError: it takes complex tensors only
 ])
 
 NO_GRADIENT_PATH: dict[str, Callable[[object], object]] = {
     "pk.zeros_like": pk.zeros_like, "pk.ones_like": pk.ones_like,
     "pk.empty_like": pk.empty_like, "pk.full_like": lambda t: pk.full_like(t, 2.0),
-    "xp.empty_like": xp.empty_like, "xp.imag": xp.imag,
+    "xp.empty_like": xp.empty_like, "xp.imag": xp.imag, "pk.imag": pk.imag,
     "pk.one_hot": lambda t: pk.one_hot((t > 0).astype(pk.i32), 3),
 }
 
@@ -285,6 +289,7 @@ METHODS: dict[str, Case] = {
     "ravel": Case(lambda t: t.T.ravel(), lambda a: a.T.ravel()),
     "contiguous": Case(lambda t: t.T.contiguous(), lambda a: a.T.copy()),
     "copy": Case(_method("copy"), lambda a: a.copy()),
+    "conj": Case(_method("conj"), np.conj),
     "clone": Case(_method("clone"), lambda a: a.copy()),
     "astype": Case(_method("astype", pk.f64), lambda a: a.copy()),
     "clip": Case(_method("clip", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),

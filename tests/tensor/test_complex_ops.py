@@ -33,6 +33,10 @@ PK_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "as
             "arccosh": "acosh", "arctanh": "atanh"}
 
 
+_PARTS = (0.0, -0.0, 0.5, -2.0, np.inf, -np.inf, np.nan)
+SPECIAL = np.array([complex(x, y) for x in _PARTS for y in _PARTS], np.complex64)
+
+
 def complex_sample(dtype, shape, low=-2.0, high=2.0):
     return sample(rng, dtype, shape, low, high)
 
@@ -57,6 +61,13 @@ def test_unary_functions_of_c64_match_numpy(name):
     tol = ARITH_TOL[pk.c64] if name in ("square", "negative", "positive", "conj") else \
         MATH_TOL[pk.c64]
     assert_close(result.numpy(), expected, tol)
+    # the special values (C99 Annex G, the array API's special cases): numpy's, part by part
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(SPECIAL)
+    got = pk_function(name)(pk.asarray(SPECIAL)).numpy()
+    for part in ("real", "imag"):
+        np.testing.assert_allclose(getattr(got, part), getattr(expected, part), rtol=tol,
+                                   atol=tol, err_msg=f"{name} {part} parts of {SPECIAL}")
 
 
 @pytest.mark.parametrize("name", ["exp", "sqrt", "log", "arctanh"])
@@ -205,3 +216,16 @@ def test_ops_without_complex_meaning_raise_naming_the_op(op, name):
     with pytest.raises(TypeError, match=f"^{name} is not defined for complex tensors \\(c64\\)"):
         op(z)
     assert z.numpy().tolist() == [1 + 1j, 2 - 1j]
+
+
+@pk.fuse
+def _axpy(a, x, y):
+    return a * x + y
+
+
+def test_fused_functions_of_complex_tensors_run_op_by_op():
+    x = np.array([1 + 2j, -3j], np.complex64)
+    y = np.array([0.5, 2 - 1j], np.complex64)
+    result = _axpy(2.0, pk.asarray(x), pk.asarray(y))
+    assert result.dtype == pk.c64
+    assert_close(result.numpy(), 2.0 * x + y, ARITH_TOL[pk.c64])
