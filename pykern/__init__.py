@@ -53,6 +53,7 @@ from pykern.tensor.elementwise import (acosh, add, asinh, astype, atanh, bitwise
                               reciprocal, relu, remainder, sigmoid, sign, signbit, silu, square,
                               subtract, where)
 from pykern.tensor.promotion import can_cast, result_type
+from pykern.tensor.complex_views import view_as_complex, view_as_real
 from pykern.tensor.reduction import all, any, argmax, argmin, mean, prod, std, sum, var
 from pykern.tensor.searching import count_nonzero
 from pykern.tensor.indexing import concat, scatter_add, stack, take, take_along_axis

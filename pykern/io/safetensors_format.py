@@ -25,6 +25,9 @@ SAFETENSORS_NAMES: dict[DType, str] = {
     dt.bool_: "BOOL", dt.i8: "I8", dt.i16: "I16", dt.i32: "I32", dt.i64: "I64",
     dt.u8: "U8", dt.u16: "U16", dt.u32: "U32", dt.u64: "U64",
     dt.f16: "F16", dt.bf16: "BF16", dt.f32: "F32", dt.f64: "F64",
+    # complex: pairs of floats, real part first (C64 is safetensors' own name; C128 pykern's,
+    # in the same pattern)
+    dt.c64: "C64", dt.c128: "C128",
 }
 FROM_SAFETENSORS_NAME: dict[str, DType] = {v: k for k, v in SAFETENSORS_NAMES.items()}
 

@@ -149,8 +149,7 @@ NUMPY_NAMES = {
     "f16": "float16", "f32": "float32", "f64": "float64",
     "c64": "complex64", "c128": "complex128",
 }
-# TODO(issue 14): complex64/complex128 join once kernels and tensors take complex types
-_FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items() if k[0] != "c"}
+_FROM_NUMPY = {np.dtype(v): BY_NAME[k] for k, v in NUMPY_NAMES.items()}
 
 # bf16's largest finite value, (2 - 2**-7) * 2**127
 BF16_MAX = float.fromhex("0x1.fep127")

@@ -18,6 +18,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.tensor import Tensor, _like_dtype, empty
 from pykern.tensor import elementwise as ew
+from pykern.tensor.complex_views import parts
 from pykern.tensor import promotion as pr
 
 Shape = int | Sequence[int]
@@ -34,7 +35,7 @@ def _fill_dtype(value: object, dtype: object) -> DType:
         return dt.as_dtype(dtype)
     if isinstance(value, Tensor):
         return value.dtype
-    if pr.is_python_scalar(value):
+    if pr.is_python_scalar(value) or pr.is_python_complex(value):
         return pr.scalar_kind_dtype(value)
     d = pr.operand_dtype(value)
     if d is None:
@@ -59,8 +60,9 @@ def full(shape: Shape, fill_value: object, dtype: object = None, *, device: obje
          ) -> Tensor:
     """A tensor of `shape` with every element `fill_value`. Without `dtype`: bool_ for a
     bool, i32 for an int, f32 for a float (the defaults), a numpy scalar's own dtype."""
-    pr.check_number(fill_value)
-    return fill(empty(shape, _fill_dtype(fill_value, dtype)), fill_value)
+    d = _fill_dtype(fill_value, dtype)
+    pr.check_number(fill_value, d)
+    return fill(empty(shape, d), fill_value)
 
 
 @accepts_requires_grad
@@ -137,6 +139,8 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
     all_int = all(isinstance(v, int) or _is_integer_scalar(v) for v in (start, stop, step))
     d = dt.as_dtype(dtype) if dtype is not None else (pr.DEFAULT_INT if all_int else
                                                       pr.DEFAULT_FLOAT)
+    if d.is_complex:  # real steps (numpy's complex steps are rarely meant), complex values
+        return arange(start, stop, step, d.real_dtype).astype(d)
     if all_int:
         start, stop, step = int(start), int(stop), int(step)
         n = max(0, -(-(stop - start) // step))
@@ -170,6 +174,8 @@ def linspace(start: float, stop: float, num: int, dtype: object = None, *,
     if num < 0:
         raise ValueError(f"linspace: num must be >= 0, got {num}")
     d = dt.as_dtype(dtype) if dtype is not None else pr.DEFAULT_FLOAT
+    if d.is_complex or isinstance(start, complex) or isinstance(stop, complex):
+        return _complex_linspace(complex(start), complex(stop), num, d, endpoint)
     out = empty((num,), d)
     if num == 0:
         return out
@@ -178,6 +184,18 @@ def linspace(start: float, stop: float, num: int, dtype: object = None, *,
     ct = dt.f64 if d == dt.f64 else dt.f32
     _range_kernel(ct)[num](out, float(start), step, float(stop), bool(endpoint and num > 1),
                            not d.is_float and d != dt.bool_)
+    return out
+
+
+def _complex_linspace(start: complex, stop: complex, num: int, d: DType, endpoint: bool
+                      ) -> Tensor:
+    """`linspace` with complex ends or dtype: each part spaced on its own, as numpy."""
+    d = d if d.is_complex else pr.DEFAULT_COMPLEX
+    part = d.real_dtype
+    out = empty((num,), d)
+    re, im = parts(out)
+    fill(re, linspace(start.real, stop.real, num, part, endpoint=endpoint))
+    fill(im, linspace(start.imag, stop.imag, num, part, endpoint=endpoint))
     return out
 
 

@@ -38,6 +38,7 @@ from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.dispatch import dispatch
 from pykern.tensor.tensor import Tensor, asarray, empty
+from pykern.tensor import complex_copy as cc
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.device_limits import is_host_device
@@ -528,6 +529,10 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     d = dt.as_dtype(dtype)
     if d == x.dtype and not copy:
         return x
+    if d.is_complex or x.dtype.is_complex:  # copies of the parts
+        if x.requires_grad:
+            raise TypeError("astype: autograd does not support complex tensors")
+        return cc.to_complex(x, d, assign) if d.is_complex else cc.complex_to_real(x, d)
     out = dispatch(("astype", d, STRICT_BLOCK.get()), (x,), lambda: _astype(x, d))
     return record_cast(out, x) if x.requires_grad else out
 
@@ -544,6 +549,13 @@ def assign(target: Tensor, value: object) -> None:
     if strided.has_internal_overlap(target):
         raise ValueError("cannot assign into a broadcast view (several indices share one "
                          "element)")
+    if target.dtype.is_complex:
+        cc.assign_complex(target, value, assign)
+        bump(target)
+        return
+    if pr.is_complex_operand(value):
+        cc.assign_real_from_complex(target, value, assign)
+        return
     if pr.is_python_scalar(value):
         pr.check_number(value)
         if target.dtype.is_int and isinstance(value, int):

@@ -13,10 +13,15 @@ The rules (docs/tensor.md, "Type promotion", says the same for users):
 - bf16 with f16: f32 (neither holds the other's values; as PyTorch and ml_dtypes); bf16 with
   f32 or f64: the wider.
 - bool with an integer: the integer; bool with a float: the float (as numpy).
-- Python scalars are "weak" (array API 2023.12, NEP 50): `f16_tensor * 2.0` stays f16 and
-  `i8_tensor + 1` stays i8. An int scalar that does not fit the integer dtype raises
-  OverflowError (as numpy 2). A float scalar with an integer or bool tensor gives the default
-  float dtype f32 (numpy: f64); an int scalar with a bool tensor the default integer dtype i32.
+- Complex (c64, c128) with complex: the wider; with a float: the complex type of at least the
+  float's precision (c64 + f64 -> c128, c64 + f16 -> c64, as numpy and the standard); with an
+  integer or bool: the complex type.
+- Python scalars are "weak" (array API 2023.12, NEP 50): `f16_tensor * 2.0` stays f16,
+  `i8_tensor + 1` stays i8 and `f64_tensor * 1j` is c128 (`f32_tensor * 1j` c64). An int
+  scalar that does not fit the integer dtype raises OverflowError (as numpy 2). A float
+  scalar with an integer or bool tensor gives the default float dtype f32 (numpy: f64); an int
+  scalar with a bool tensor the default integer dtype i32; a complex scalar with an integer
+  or bool tensor the default complex dtype c64.
 - numpy scalars and 0-d tensors are "strong": they promote like any tensor.
 """
 
@@ -30,6 +35,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 
 DEFAULT_FLOAT = dt.f32
+DEFAULT_COMPLEX = dt.c64
 DEFAULT_INT = dt.i32
 INDEX_DTYPE = dt.i64  # argmax/argmin results, as numpy's intp
 SIGNED = (dt.i8, dt.i16, dt.i32, dt.i64)
@@ -37,6 +43,13 @@ UNSIGNED = (dt.u8, dt.u16, dt.u32, dt.u64)
 FLOATS = (dt.f16, dt.bf16, dt.f32, dt.f64)
 INTS = SIGNED + UNSIGNED
 NUMERIC = INTS + FLOATS
+COMPLEX = (dt.c64, dt.c128)
+
+
+def complex_of(dtype: DType) -> DType:
+    """The complex type whose parts hold `dtype`'s values: c128 for f64 (and c128), c64 for
+    every other type."""
+    return dt.c128 if dtype in (dt.f64, dt.c128) else dt.c64
 
 
 def promote_types(a: DType, b: DType) -> DType:
@@ -47,6 +60,8 @@ def promote_types(a: DType, b: DType) -> DType:
         return b
     if b == dt.bool_:
         return a
+    if a.is_complex or b.is_complex:
+        return dt.c128 if dt.c128 in (complex_of(a), complex_of(b)) else dt.c64
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
             if a.bits == b.bits == 16:  # f16 with bf16
@@ -102,6 +117,19 @@ def is_python_scalar(value: object) -> bool:
     return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
 
 
+def is_python_complex(value: object) -> bool:
+    """A Python complex number (weakly typed, as the real scalars); numpy's are not."""
+    return isinstance(value, complex) and not isinstance(value, np.generic)
+
+
+def is_complex_operand(value: object) -> bool:
+    """Whether `value` (a tensor, numpy array or scalar, Python number) has a complex type."""
+    if isinstance(value, complex):
+        return True
+    d = getattr(value, "dtype", None)
+    return d is not None and (getattr(d, "kind", None) == "c")
+
+
 def scalar_kind_dtype(value: object) -> DType:
     """The dtype a Python scalar has alone (the defaults): bool_, i32 or f32."""
     if isinstance(value, bool):
@@ -110,13 +138,16 @@ def scalar_kind_dtype(value: object) -> DType:
         return DEFAULT_INT
     if isinstance(value, float):
         return DEFAULT_FLOAT
+    if isinstance(value, complex):
+        return DEFAULT_COMPLEX
     raise TypeError(f"{type(value).__name__} is not supported as a tensor operand")
 
 
 def dtype_with_scalar(tensor_dtype: DType, value: object) -> DType:
     """The dtype of an operation between a tensor of `tensor_dtype` and a Python scalar."""
     if isinstance(value, complex):
-        raise TypeError("complex numbers are not supported by pykern tensors")
+        return complex_of(tensor_dtype) if tensor_dtype.is_float or tensor_dtype.is_complex \
+            else DEFAULT_COMPLEX
     if isinstance(value, bool):
         return tensor_dtype
     if isinstance(value, int):
@@ -124,7 +155,8 @@ def dtype_with_scalar(tensor_dtype: DType, value: object) -> DType:
             return DEFAULT_INT
         return tensor_dtype
     if isinstance(value, float):
-        return tensor_dtype if tensor_dtype.is_float else DEFAULT_FLOAT
+        return tensor_dtype if tensor_dtype.is_float or tensor_dtype.is_complex \
+            else DEFAULT_FLOAT
     raise TypeError(f"{type(value).__name__} is not supported as a tensor operand")
 
 
@@ -157,7 +189,7 @@ def result_type(*operands: object) -> DType:
     strong: DType | None = None
     scalars: list[object] = []
     for x in operands:
-        if is_python_scalar(x):
+        if is_python_scalar(x) or is_python_complex(x):
             scalars.append(x)
             continue
         d = operand_dtype(x)
@@ -197,10 +229,18 @@ def same_kind(from_: DType, to: DType) -> bool:
     one kind (f64 -> f32, i64 -> i8)."""
     if from_.is_float and to.is_float:  # (numpy knows bf16 only through ml_dtypes)
         return True
+    if to.is_complex and (from_.is_float or from_.is_complex):
+        return True
     return bool(np.can_cast(from_.numpy, to.numpy, "same_kind"))
 
 
-def check_number(value: object) -> None:
+def check_number(value: object, dtype: DType | None = None) -> None:
+    """TypeError for a complex number where `dtype` (the value's destination, if known) is
+    not complex: the imaginary part would be lost."""
+    if dtype is not None and dtype.is_complex:
+        return
     if isinstance(value, complex) or (isinstance(value, numbers.Number)
                                       and not isinstance(value, numbers.Real)):
-        raise TypeError("complex numbers are not supported by pykern tensors")
+        where = f"a {dtype.name} tensor" if dtype is not None else "this operation"
+        raise TypeError(f"a complex number cannot be used in {where} (its imaginary part would "
+                        "be lost); use a complex dtype (pk.c64, pk.c128) or take .real")

@@ -836,8 +836,6 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
     d = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat_items(obj)):
         obj = _lists_of_tensors_to_numpy(obj)
-    if isinstance(obj, complex) or (isinstance(obj, np.ndarray) and obj.dtype.kind == "c"):
-        raise TypeError("complex numbers are not supported by pykern tensors")
     arr = np.asarray(obj, dtype=None if d is None else d.numpy)
     if d is None:
         if arr.dtype == np.float64 and not _has_numpy_dtype(obj):
@@ -847,6 +845,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
                 raise OverflowError("Python integers out of the range of the default integer "
                                     "dtype i32; pass dtype=pk.i64")
             arr = arr.astype(np.int32)
+        elif arr.dtype == np.complex128 and not _has_numpy_dtype(obj):
+            arr = arr.astype(np.complex64)  # Python complex numbers default to c64, as floats
         try:
             d = dt.from_numpy(arr.dtype)
         except KeyError:

@@ -27,6 +27,9 @@ def sample(rng: np.random.Generator, dtype: pk.DType, shape: tuple[int, ...],
         return rng.integers(0, 2, shape).astype(bool)
     if dtype.is_float:
         return rng.uniform(low, high, shape).astype(dtype.numpy)
+    if dtype.is_complex:
+        re, im = rng.uniform(low, high, shape), rng.uniform(low, high, shape)
+        return (re + 1j * im).astype(dtype.numpy)
     info = np.iinfo(dtype.numpy)
     lo = max(int(low), int(info.min)) if dtype.kind == "i" else 0
     hi = min(int(high), int(info.max))

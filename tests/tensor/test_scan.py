@@ -96,4 +96,4 @@ def test_errors():
     with pytest.raises(ValueError, match="0-d"):
         pk.cumsum(pk.asarray(np.float32(1)), axis=0)
     with pytest.raises(TypeError, match="not a pykern dtype"):
-        pk.cumsum(np.ones(3, np.float32), dtype="complex64")
+        pk.cumsum(np.ones(3, np.float32), dtype="U4")

@@ -41,7 +41,7 @@ def test_defaults_and_like():
     with pytest.raises(ValueError, match="negative dimension"):
         pk.zeros((2, -1))
     with pytest.raises(TypeError, match="not a pykern dtype"):
-        pk.zeros(3, "complex64")
+        pk.zeros(3, "U4")
 
 
 @settings(max_examples=30, deadline=None)
