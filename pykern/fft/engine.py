@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 
-
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
 from pykern.fft.stockham import (LO_BITS, stockham_kernel, threads_for,
@@ -42,18 +41,39 @@ def is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def transform(x: Tensor, n: int, inverse: bool, scale: float) -> Tensor:
-    """The length-n FFT (inverse: unnormalised inverse FFT) of each row of x (B, n_in, 2), times
-    `scale`; rows are zero padded or cropped to n. Returns a new contiguous (B, n, 2) tensor."""
-    rows = x.shape[0]
-    out = empty((rows, n, 2), x.dtype)
-    if rows == 0:
-        return out
+def transform(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:
+    """out = the FFT (inverse: the unnormalised inverse FFT) along the third dimension of the
+    4-D pair views x (A, B, n_in, 2) and out (A, B, n, 2), times `scale`; x's rows are zero
+    padded or cropped to n. Any strides: a transform along an inner axis reads in place."""
+    rows, n = out.shape[0] * out.shape[1], out.shape[2]
+    if rows == 0 or n == 0:
+        return
+    if is_power_of_two(n) and n <= shared_capacity(x.dtype):
+        _shared_pass(x, out, inverse, inverse, scale, None)
+        return
+    x3 = _rows(x, copy=True)
+    out3 = _rows(out, copy=False)
+    target = out3 if out3 is not None else empty((rows, n, 2), x.dtype)
     if is_power_of_two(n):
-        _pow2(x, out, inverse, inverse, scale)
+        _pow2(x3, target, inverse, inverse, scale)
     else:
-        _bluestein(x, out, inverse, scale)
-    return out
+        _bluestein(x3, target, inverse, scale)
+    if out3 is None:
+        assign(out, view(target, out.shape, (out.shape[1] * 2 * n, 2 * n, 2, 1), 0))
+
+
+def _rows(t: Tensor, copy: bool) -> Tensor | None:
+    """A 4-D pair view (A, B, n, 2) as (A·B, n, 2): a view where the strides allow, else a
+    contiguous copy (`copy`) or None."""
+    a, b, n = t.shape[0], t.shape[1], t.shape[2]
+    s = t.element_strides
+    if s[3] == 1 and (a == 1 or b == 1 or s[0] == s[1] * b):
+        return view(t, (a * b, n, 2), (s[0] if b == 1 else s[1], s[2], 1), t.offset)
+    if not copy:
+        return None
+    dense = empty((a, b, n, 2), t.dtype)
+    assign(dense, t)
+    return view(dense, (a * b, n, 2), (2 * n, 2, 1), 0)
 
 
 def _as4(t: Tensor) -> Tensor:
