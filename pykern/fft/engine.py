@@ -131,9 +131,10 @@ def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: f
     else:
         hi, lo = tables.four_step_twiddles(device, real, twiddle_length, LO_BITS)
     groups = transforms_per_group(n, shared_capacity(real))
-    kernel = stockham_kernel(real, n, groups, conj_in, conj_out, twiddle_length is not None)
+    kernel = stockham_kernel(real, n, groups, twiddle_length is not None)
     count = out.shape[0] * out.shape[1]
-    kernel[threads_for(n), count](x, out, tw, hi, lo, scale)
+    kernel[threads_for(n), count](x, out, tw, hi, lo, scale, -1.0 if conj_in else 1.0,
+                                  -1.0 if conj_out else 1.0)
 
 
 @functools.lru_cache(maxsize=16)

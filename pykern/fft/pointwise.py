@@ -14,24 +14,23 @@ from pykern.tensor.tensor import Tensor
 
 
 @functools.lru_cache(maxsize=None)
-def pointwise_kernel(real: DType, conj_in: bool, conj_out: bool) -> pk.Kernel:
+def pointwise_kernel(real: DType) -> pk.Kernel:
     F = real  # noqa: N806
-    CI = -1.0 if conj_in else 1.0  # noqa: N806
-    CO = -1.0 if conj_out else 1.0  # noqa: N806
 
     @pk.kernel
-    def fft_pointwise(x: F[:, :, :], table: F[:], out: F[:, :, :], valid: int, scale: F):
+    def fft_pointwise(x: F[:, :, :], table: F[:], out: F[:, :, :], valid: int, scale: F,
+                      ci: F, co: F):
         j = pk.global_id(0)
         b = pk.global_id(1)
         re = F(0.0)
         im = F(0.0)
         if j < valid:
             xr = x[b, j, 0]
-            xi = CI * x[b, j, 1]
+            xi = ci * x[b, j, 1]
             wr = table[2 * j]
             wi = table[2 * j + 1]
             re = (xr * wr - xi * wi) * scale
-            im = CO * (xr * wi + xi * wr) * scale
+            im = co * (xr * wi + xi * wr) * scale
         out[b, j, 0] = re
         out[b, j, 1] = im
 
@@ -44,5 +43,6 @@ def multiply(x: Tensor, table: Tensor, out: Tensor, valid: int, scale: float = 1
     x and out are (B, length, 2) views; valid ≤ x's length and table's."""
     rows, length = out.shape[0], out.shape[1]
     if rows and length:
-        pointwise_kernel(out.dtype, conj_in, conj_out)[length, rows](x, table, out, valid,
-                                                                     scale)
+        pointwise_kernel(out.dtype)[length, rows](x, table, out, valid, scale,
+                                                  -1.0 if conj_in else 1.0,
+                                                  -1.0 if conj_out else 1.0)

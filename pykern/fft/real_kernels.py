@@ -16,14 +16,13 @@ from pykern.lang.dtypes import DType
 
 
 @functools.lru_cache(maxsize=None)
-def rfft_post(real: DType, conj_out: bool) -> pk.Kernel:
+def rfft_post(real: DType) -> pk.Kernel:
     """out (R, h+1, 2) = the spectrum X_0..X_h of the real rows whose pairs' FFT is z (R, h, 2),
-    times `scale`, conjugated for `conj_out`; tw holds w_n^k (n = 2h)."""
+    times `scale`, imaginary parts times `co` (-1: conjugated); tw holds w_n^k (n = 2h)."""
     F = real  # noqa: N806
-    CO = -1.0 if conj_out else 1.0  # noqa: N806
 
     @pk.kernel
-    def rfft_post_pass(z: F[:, :, :], tw: F[:], out: F[:, :, :], scale: F):
+    def rfft_post_pass(z: F[:, :, :], tw: F[:], out: F[:, :, :], scale: F, co: F):
         k = pk.global_id(0)
         r = pk.global_id(1)
         h = z.shape[1]
@@ -44,20 +43,20 @@ def rfft_post(real: DType, conj_out: bool) -> pk.Kernel:
         wr = tw[2 * k]
         wi = tw[2 * k + 1]
         out[r, k, 0] = (er + wr * o_r - wi * o_i) * scale
-        out[r, k, 1] = CO * (ei + wr * o_i + wi * o_r) * scale
+        out[r, k, 1] = co * (ei + wr * o_i + wi * o_r) * scale
 
     return rfft_post_pass
 
 
 @functools.lru_cache(maxsize=None)
-def irfft_pre(real: DType, conj_in: bool) -> pk.Kernel:
+def irfft_pre(real: DType) -> pk.Kernel:
     """z (R, h, 2) = Z_k = E_k + i·O_k from the half spectrum x (R, m, 2) (zero past m; the
-    imaginary parts of X_0 and X_h ignored, as numpy does); conj_in conjugates x first."""
+    imaginary parts of X_0 and X_h ignored, as numpy does); x's imaginary parts are multiplied
+    by `ci` first."""
     F = real  # noqa: N806
-    CI = -1.0 if conj_in else 1.0  # noqa: N806
 
     @pk.kernel
-    def irfft_pre_pass(x: F[:, :, :], tw: F[:], z: F[:, :, :]):
+    def irfft_pre_pass(x: F[:, :, :], tw: F[:], z: F[:, :, :], ci: F):
         k = pk.global_id(0)
         r = pk.global_id(1)
         h = z.shape[1]
@@ -69,10 +68,10 @@ def irfft_pre(real: DType, conj_in: bool) -> pk.Kernel:
         bi = F(0.0)
         if k < m:
             ar = x[r, k, 0]
-            ai = CI * x[r, k, 1]
+            ai = ci * x[r, k, 1]
         if k2 < m:
             br = x[r, k2, 0]
-            bi = CI * x[r, k2, 1]
+            bi = ci * x[r, k2, 1]
         if k == 0:
             ai = F(0.0)
             bi = F(0.0)
@@ -92,14 +91,13 @@ def irfft_pre(real: DType, conj_in: bool) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def hermitian_extend(real: DType, conj_in: bool) -> pk.Kernel:
+def hermitian_extend(real: DType) -> pk.Kernel:
     """out (A, B, n, 2): X_k for k ≤ n/2 and conj X_(n-k) above, from the half spectrum x
-    (A, B, m, 2), zero past m; conj_in conjugates x first."""
+    (A, B, m, 2), zero past m; x's imaginary parts are multiplied by `ci`."""
     F = real  # noqa: N806
-    CI = -1.0 if conj_in else 1.0  # noqa: N806
 
     @pk.kernel
-    def fft_hermitian_extend(x: F[:, :, :, :], out: F[:, :, :, :]):
+    def fft_hermitian_extend(x: F[:, :, :, :], out: F[:, :, :, :], ci: F):
         k = pk.global_id(0)
         r = pk.global_id(1)
         nb = out.shape[1]
@@ -107,10 +105,10 @@ def hermitian_extend(real: DType, conj_in: bool) -> pk.Kernel:
         b = r - a * nb
         n = out.shape[2]
         src = k
-        sign = CI
+        sign = ci
         if 2 * k > n:
             src = n - k
-            sign = -CI
+            sign = -ci
         re = F(0.0)
         im = F(0.0)
         if src < x.shape[2]:

@@ -151,8 +151,8 @@ def _rfft_axis(t: Tensor, axis: int, n: int, scale: float, conj_out: bool) -> Te
     out = empty(shape[:-1] + (half, 2), t.dtype)
     if rows:
         tw = tables.twiddles(get_device(), t.dtype, n)
-        rfft_post(t.dtype, conj_out)[half, rows](z, tw, view(out, (rows, half, 2),
-                                                              (2 * half, 2, 1), 0), scale)
+        rfft_post(t.dtype)[half, rows](z, tw, view(out, (rows, half, 2), (2 * half, 2, 1), 0),
+                                       scale, -1.0 if conj_out else 1.0)
     return out
 
 
@@ -165,14 +165,15 @@ def _irfft_axis(p: Tensor, axis: int, n: int, scale: float, conj_in: bool) -> Te
         full = empty(shape[:axis] + (n,) + shape[axis + 1:] + (2,), real)
         f4, p4 = four_d(full, axis), four_d(p, axis)
         if full.size:
-            hermitian_extend(real, conj_in)[n, f4.shape[0] * f4.shape[1]](p4, f4)
+            hermitian_extend(real)[n, f4.shape[0] * f4.shape[1]](p4, f4, -1.0 if conj_in else 1.0)
         return transform_axis(full, axis, n, True, scale)[..., 0].contiguous()
     rows, h, m = prod(shape[:-1]), n // 2, shape[-1]
     z = empty((rows, h, 2), real)
     out = empty(shape[:-1] + (n,), real)
     if rows:
         tw = tables.twiddles(get_device(), real, n)
-        irfft_pre(real, conj_in)[h, rows](view(p, (rows, m, 2), (2 * m, 2, 1), p.offset), tw, z)
+        irfft_pre(real)[h, rows](view(p, (rows, m, 2), (2 * m, 2, 1), p.offset), tw, z,
+                                 -1.0 if conj_in else 1.0)
         engine.transform(view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0),
                          view(out, (1, rows, h, 2), (0, n, 2, 1), 0), True, 2.0 * scale)
     return out

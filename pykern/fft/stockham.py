@@ -11,9 +11,10 @@ registers between the stage's read and write, so one buffer of N values is enoug
 Twiddles come from a host-computed table `tw` of w_N^m = exp(-2πi m/N), computed in f64 and
 rounded once to the working dtype, rather than from sin/cos in the kernel.
 
-Options (constexprs of each variant): the input may be shorter than N (zero padded) or longer
-(cropped); the input and the output may be conjugated (an inverse FFT is conj(FFT(conj(x))));
-the output is multiplied by `scale`; and in the first pass of a four-step FFT the output k of
+Options: the input may be shorter than N (zero padded) or longer (cropped); the imaginary parts
+are multiplied by `ci` as they are loaded and by `co` as they are stored (±1: an inverse FFT is
+conj(FFT(conj(x))), so one variant serves both directions); the output is multiplied by
+`scale`; and (a constexpr) in the first pass of a four-step FFT the output k of
 transform b is multiplied by w_L^(k·b), looked up as the product of two short tables
 (`hi[m >> 12] · lo[m & 4095]`).
 """
@@ -47,8 +48,7 @@ def transforms_per_group(n: int, capacity: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def stockham_kernel(real: DType, n: int, groups: int, conj_in: bool, conj_out: bool,
-                    twiddle: bool) -> pk.Kernel:
+def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kernel:
     """The kernel for transforms of length n (a power of two), `groups` per workgroup."""
     F = real  # noqa: N806
     N = n  # noqa: N806
@@ -62,15 +62,13 @@ def stockham_kernel(real: DType, n: int, groups: int, conj_in: bool, conj_out: b
     J2 = max(1, N // (2 * T))  # noqa: N806 - radix-2 butterflies per invocation
     Q = N // 4  # noqa: N806
     H = N // 2  # noqa: N806
-    CI = -1.0 if conj_in else 1.0  # noqa: N806
-    CO = -1.0 if conj_out else 1.0  # noqa: N806
     TW = twiddle  # noqa: N806
     LO = LO_BITS  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
 
     @pk.kernel(workgroup=(T, G, 1))
     def fft_stockham(x: F[:, :, :, :], out: F[:, :, :, :], tw: F[:], hi: F[:], lo: F[:],
-                     scale: F):
+                     scale: F, ci: F, co: F):
         sr = pk.shared(F, (G, N))
         si = pk.shared(F, (G, N))
         vr = pk.local(F, 4 * J4)
@@ -92,7 +90,7 @@ def stockham_kernel(real: DType, n: int, groups: int, conj_in: bool, conj_out: b
             im = F(0.0)
             if live and i < n_in:
                 re = x[a, b, i, 0]
-                im = CI * x[a, b, i, 1]
+                im = ci * x[a, b, i, 1]
             sr[g, i] = re
             si[g, i] = im
         pk.barrier()
@@ -176,6 +174,6 @@ def stockham_kernel(real: DType, n: int, groups: int, conj_in: bool, conj_out: b
                     im = re * wi + im * wr
                     re = re2
                 out[a, b, i, 0] = re
-                out[a, b, i, 1] = CO * im
+                out[a, b, i, 1] = co * im
 
     return fft_stockham
