@@ -22,7 +22,7 @@ from .ops_docs import DOCS
 from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
-              "train", "host", "graph", "fusion")
+              "train", "host", "graph", "fusion", "fft")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import (compile_latency, dispatch, elementwise, fusion, graph, host,
+    from . import (compile_latency, dispatch, elementwise, fft, fusion, graph, host,
                    launch_overhead, memory_cycles, ops, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
@@ -88,7 +88,8 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
     modules = {"elementwise": elementwise, "launch": launch_overhead, "dispatch": dispatch,
                "transfer": transfer,
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
-               "train": training, "host": host, "graph": graph, "fusion": fusion}
+               "train": training, "host": host, "graph": graph, "fusion": fusion,
+               "fft": fft}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
