@@ -19,7 +19,7 @@ import functools
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
-from pykern.fft.stockham import (LO_BITS, stockham_kernel, threads_for,
+from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, stockham_kernel, threads_for,
                                  transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -48,8 +48,12 @@ def transform(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:
     rows, n = out.shape[0] * out.shape[1], out.shape[2]
     if rows == 0 or n == 0:
         return
-    if is_power_of_two(n) and n <= shared_capacity(x.dtype):
-        _shared_pass(x, out, inverse, inverse, scale, None)
+    cap = shared_capacity(x.dtype)
+    if is_power_of_two(n) and n <= cap:
+        _shared_pass(x, out, inverse, inverse, scale)
+        return
+    if not is_power_of_two(n) and bluestein_length(n) <= cap:
+        _bluestein_shared(x, out, inverse, scale)
         return
     x3 = _rows(x, copy=True)
     out3 = _rows(out, copy=False)
@@ -86,7 +90,7 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
     n = out.shape[1]
     cap = shared_capacity(x.dtype)
     if n <= cap:
-        _shared_pass(_as4(x), _as4(out), conj_in, conj_out, scale, None)
+        _shared_pass(_as4(x), _as4(out), conj_in, conj_out, scale)
         return
     if x.shape[1] != n:  # the strided pass reads whole rows: pad or crop first
         padded = empty(out.shape, x.dtype)
@@ -105,13 +109,13 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
     cols = view(x, (rows, n2, n1, 2), (sb, sn, n2 * sn, 1), x.offset)
     mid = empty((rows, n, 2), x.dtype)
     mid_cols = view(mid, (rows, n2, n1, 2), (2 * n, 2, 2 * n2, 1), 0)
-    _shared_pass(cols, mid_cols, conj_in, False, 1.0, n)
+    _shared_pass(cols, mid_cols, conj_in, False, 1.0, twiddle_length=n)
     # pass 2: row k1 is mid[b, k1·n2 + k2], its output k2 goes to out[b, k1 + n1·k2]
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
     if n2 <= cap:
         _shared_pass(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, False,
-                     conj_out, scale, None)
+                     conj_out, scale)
         return
     inner = empty((rows * n1, n2, 2), x.dtype)
     _four_step(view(mid, (rows * n1, n2, 2), (2 * n2, 2, 1), 0), inner, False, conj_out, scale,
@@ -120,21 +124,34 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
 
 
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
-                 twiddle_length: int | None) -> None:
-    """One Stockham launch over 4-D pair views (A, B, n, 2); with `twiddle_length` L, output
-    k of transform b is multiplied by w_L^(k·b) (the four-step twiddle)."""
-    real, n = out.dtype, out.shape[2]
+                 twiddle_length: int | None = None, pre: Tensor | None = None,
+                 post: Tensor | None = None) -> None:
+    """One Stockham launch over 4-D pair views x (A, B, n_in, 2) → out (A, B, n, 2), n a power
+    of two (x's rows padded or cropped to it). With `twiddle_length` L, output k of transform
+    b is multiplied by w_L^(k·b) (the four-step twiddle); `pre` and `post` tables multiply the
+    inputs and the outputs."""
+    _launch(x, out, out.shape[2], conj_in, conj_out, scale, twiddle_length, pre, post,
+            out.dtype)
+
+
+def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale: float,
+            twiddle_length: int | None, pre: Tensor | None, post: Tensor | None,
+            real: DType) -> None:
+    """The Stockham kernel of length n over x → out (out may be shorter: cropped)."""
     device = get_device()
     tw = tables.twiddles(device, real, n)
+    flags = (PRE if pre is not None else 0) | (POST if post is not None else 0)
     if twiddle_length is None:
         hi = lo = tw
     else:
         hi, lo = tables.four_step_twiddles(device, real, twiddle_length, LO_BITS)
+        flags |= TWIDDLE
     groups = transforms_per_group(n, shared_capacity(real))
-    kernel = stockham_kernel(real, n, groups, twiddle_length is not None)
+    kernel = stockham_kernel(real, n, groups)
     count = out.shape[0] * out.shape[1]
-    kernel[threads_for(n), count](x, out, tw, hi, lo, scale, -1.0 if conj_in else 1.0,
-                                  -1.0 if conj_out else 1.0)
+    kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
+                                  tw if post is None else post, scale,
+                                  -1.0 if conj_in else 1.0, -1.0 if conj_out else 1.0, flags)
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,6 +177,23 @@ def _kernel_spectrum(device: object, real: DType, n: int) -> Tensor:
     spectrum = empty((1, m, 2), real)
     _pow2(view(taps, (1, m, 2), (2 * m, 2, 1), 0), spectrum, False, False, 1.0)
     return view(spectrum, (2 * m,), (1,), 0)
+
+
+def _bluestein_shared(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:
+    """Bluestein for a convolution length m that one workgroup holds, in two launches on the
+    4-D pair views x (A, B, n_in, 2) and out (A, B, n, 2): FFT(x·h) · B̂ conjugated (so that
+    the second forward FFT is an inverse one), then conj(FFT(...)) · h / m."""
+    a, b, n = out.shape[0], out.shape[1], out.shape[2]
+    m = bluestein_length(n)
+    device, real = get_device(), x.dtype
+    valid = min(n, x.shape[2])
+    xv = view(x, (a, b, valid, 2), x.element_strides, x.offset)
+    mid = empty((a, b, m, 2), real)
+    _launch(xv, mid, m, inverse, True, 1.0, None, tables.chirp_table(device, real, n),
+            _kernel_spectrum(device, real, n), real)
+    # conj(C)·h = conj(C·conj h); the inverse transform's conjugation cancels the outer one
+    _launch(mid, out, m, False, not inverse, scale / m, None, None,
+            tables.conj_chirp_table(device, real, n), real)
 
 
 def _bluestein(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:

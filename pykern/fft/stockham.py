@@ -14,9 +14,10 @@ rounded once to the working dtype, rather than from sin/cos in the kernel.
 Options: the input may be shorter than N (zero padded) or longer (cropped); the imaginary parts
 are multiplied by `ci` as they are loaded and by `co` as they are stored (±1: an inverse FFT is
 conj(FFT(conj(x))), so one variant serves both directions); the output is multiplied by
-`scale`; and (a constexpr) in the first pass of a four-step FFT the output k of
-transform b is multiplied by w_L^(k·b), looked up as the product of two short tables
-(`hi[m >> 12] · lo[m & 4095]`).
+`scale`; the output may be shorter than N (cropped). Run-time flags add: in the first pass of
+a four-step FFT, output k of transform b multiplied by w_L^(k·b), looked up as the product of
+two short tables (`hi[m >> 12] · lo[m & 4095]`); input i multiplied by `pre[i]` after the
+load's conjugation, output k by `post[k]` before the store's (Bluestein in two launches).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from pykern.lang.dtypes import DType
 MAX_THREADS = 256  # invocations per transform
 MIN_GROUP = 64  # invocations per workgroup we aim for (several short transforms per workgroup)
 LO_BITS = 12  # the four-step twiddle w_L^m = hi[m >> LO_BITS] * lo[m & (2^LO_BITS - 1)]
+# the kernel's `flags` (run-time, uniform: one compiled variant serves every use)
+TWIDDLE = 1  # output k of transform b times w_L^(k·b) (four-step)
+PRE = 2  # input i times pre[i] (Bluestein's chirp)
+POST = 4  # output k times post[k] (Bluestein's kernel spectrum, its unchirp)
 
 
 def threads_for(n: int) -> int:
@@ -48,7 +53,7 @@ def transforms_per_group(n: int, capacity: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kernel:
+def stockham_kernel(real: DType, n: int, groups: int) -> pk.Kernel:
     """The kernel for transforms of length n (a power of two), `groups` per workgroup."""
     F = real  # noqa: N806
     N = n  # noqa: N806
@@ -62,13 +67,12 @@ def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kerne
     J2 = max(1, N // (2 * T))  # noqa: N806 - radix-2 butterflies per invocation
     Q = N // 4  # noqa: N806
     H = N // 2  # noqa: N806
-    TW = twiddle  # noqa: N806
     LO = LO_BITS  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
 
     @pk.kernel(workgroup=(T, G, 1))
     def fft_stockham(x: F[:, :, :, :], out: F[:, :, :, :], tw: F[:], hi: F[:], lo: F[:],
-                     scale: F, ci: F, co: F):
+                     pre: F[:], post: F[:], scale: F, ci: F, co: F, flags: int):
         sr = pk.shared(F, (G, N))
         si = pk.shared(F, (G, N))
         vr = pk.local(F, 4 * J4)
@@ -91,6 +95,12 @@ def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kerne
             if live and i < n_in:
                 re = x[a, b, i, 0]
                 im = ci * x[a, b, i, 1]
+                if (flags & PRE) != 0:
+                    pr = pre[2 * i]
+                    pj = pre[2 * i + 1]
+                    re2 = re * pr - im * pj
+                    im = re * pj + im * pr
+                    re = re2
             sr[g, i] = re
             si[g, i] = im
         pk.barrier()
@@ -155,12 +165,13 @@ def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kerne
                     sr[g, base + 3 * ns] = a1r - a3r
                     si[g, base + 3 * ns] = a1i - a3i
             pk.barrier()
+        n_out = out.shape[2]
         if live:
             for q in range(PER):
                 i = t + q * T
                 re = sr[g, i] * scale
                 im = si[g, i] * scale
-                if TW:
+                if (flags & TWIDDLE) != 0:
                     mm = i * b
                     h = mm >> LO
                     lw = mm & MASK
@@ -173,7 +184,14 @@ def stockham_kernel(real: DType, n: int, groups: int, twiddle: bool) -> pk.Kerne
                     re2 = re * wr - im * wi
                     im = re * wi + im * wr
                     re = re2
-                out[a, b, i, 0] = re
-                out[a, b, i, 1] = co * im
+                if (flags & POST) != 0:
+                    qr = post[2 * i]
+                    qj = post[2 * i + 1]
+                    re3 = re * qr - im * qj
+                    im = re * qj + im * qr
+                    re = re3
+                if i < n_out:
+                    out[a, b, i, 0] = re
+                    out[a, b, i, 1] = co * im
 
     return fft_stockham

@@ -58,6 +58,12 @@ def chirp_table(device: object, real: DType, n: int) -> Tensor:
     return pairs(chirp(n), real)
 
 
+@functools.lru_cache(maxsize=64)
+def conj_chirp_table(device: object, real: DType, n: int) -> Tensor:
+    """conj(h_k) for k < n, on the device."""
+    return pairs(np.conj(chirp(n)), real)
+
+
 def chirp_kernel_taps(n: int, m: int) -> np.ndarray:
     """The circular convolution kernel of length m: conj(h_k) at k and at m - k."""
     b = np.zeros(m, dtype=np.complex128)
