@@ -62,3 +62,9 @@ def test_argument_errors(call, error, match):
 def test_zero_dimensional_input_is_refused():
     with pytest.raises(ValueError, match="fft: x must have at least one dimension"):
         pk.fft.fft(pk.asarray(1.0))
+
+
+def test_tensors_that_require_grad_are_refused():
+    t = pk.asarray([1.0, 2.0]).requires_grad_()
+    with pytest.raises(TypeError, match="fft: x requires grad"):
+        pk.fft.fft(t)
