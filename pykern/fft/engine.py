@@ -1,13 +1,16 @@
-"""Complex FFTs along the last axis of pair tensors `(B, n, 2)` (interleaved re, im of a real
-dtype): the plan that picks an algorithm for the length, and the passes it launches.
+"""Complex FFTs of pair tensors (interleaved re, im of a real dtype) along one axis: the plan
+that picks an algorithm for the length, and the passes it launches.
 
-- n a power of two within one workgroup's shared memory: one Stockham pass (stockham.py).
-- a larger power of two: four-step. With n = n1·n2 seen as an n2 × n1... matrix x[i1·n2 + i2],
+- n a power of two within one workgroup's shared memory: one Stockham pass (stockham.py), on
+  4-D views `(A, B, n, 2)` of any strides, so an inner axis is transformed in place.
+- a larger power of two: four-step. With n = n1·n2 seen as an n1 × n2 matrix x[i1·n2 + i2],
   pass 1 transforms the n2 strided columns (length n1) and multiplies by w_n^(k1·i2); pass 2
   transforms the n1 rows (length n2, contiguous) and writes X[k1 + n1·k2] through a transposed
   view of the output, so no separate transpose. Rows longer than a workgroup holds recurse.
 - any other length: Bluestein (chirp-z), as a circular convolution through power-of-two FFTs of
   length m ≥ 2n - 1: chirp, FFT, multiply by the chirp kernel's spectrum, inverse FFT, unchirp.
+  Where m fits in shared memory, the multiplications ride on the two FFTs' loads and stores
+  (two launches); beyond, they are launches of their own (pointwise.py).
 
 An inverse transform is conj(FFT(conj(x))): the conjugations happen as values are loaded and
 stored, so the inverse costs nothing extra. `scale` (the norm) is applied in the last pass.
@@ -16,6 +19,8 @@ stored, so the inverse costs nothing extra. `scale` (the norm) is applied in the
 from __future__ import annotations
 
 import functools
+
+import numpy as np
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
@@ -101,6 +106,8 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
 
 def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                cap: int) -> None:
+    """out (B, n, 2) = FFT of x's rows (B, n, 2), n a power of two above `cap`: the columns
+    short (n1 = n/cap, at least 2), the rows as long as a workgroup holds."""
     rows, n = out.shape[0], out.shape[1]
     n1 = max(2, n // cap) if n // cap <= cap else cap  # the strided columns: short
     n2 = n // n1
@@ -156,11 +163,11 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
 
 @functools.lru_cache(maxsize=16)
 def _ones_cached(device: object, real: DType, n: int) -> Tensor:
-    import numpy as np
     return tables.pairs(np.ones(n, dtype=np.complex128), real)
 
 
 def _ones(real: DType, n: int) -> Tensor:
+    """n ones, as a table for `multiply` (which then only pads or crops)."""
     return _ones_cached(get_device(), real, n)
 
 
