@@ -124,10 +124,14 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
         _shared_pass(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, False,
                      conj_out, scale)
         return
-    inner = empty((rows * n1, n2, 2), x.dtype)
+    # rows still too long: four-step again, straight into the transposed output where it
+    # collapses to (rows·n1, n2) (a single transform), else through a copy
+    direct = _rows(dest, copy=False)
+    inner = direct if direct is not None else empty((rows * n1, n2, 2), x.dtype)
     _four_step(view(mid, (rows * n1, n2, 2), (2 * n2, 2, 1), 0), inner, False, conj_out, scale,
                cap)
-    assign(dest, view(inner, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0))
+    if direct is None:
+        assign(dest, view(inner, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0))
 
 
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,

@@ -53,12 +53,14 @@ def test_real_input_is_promoted(dtype, out):
     assert_close(got, np.fft.fft(x.astype(np.float64)), x, np.complex64, 8)
 
 
-def test_multi_pass_plans(monkeypatch):
-    """With a shared-memory capacity of 8, a transform of 96 runs Bluestein at 256, which takes
-    the four-step path (8 columns of 32) and its recursion (rows of 32 are still too long)."""
-    n, cap = 96, 8
-    monkeypatch.setattr(engine, "shared_capacity", lambda real: cap)
-    x = random_complex((2, n), np.complex64, n)
+@pytest.mark.parametrize("shape", [(2, 96), (1, 512)])
+def test_multi_pass_plans(monkeypatch, shape):
+    """With a shared-memory capacity of 8: 512 runs four-step (8 columns of 64) whose rows of 64
+    recurse (8 × 8) straight into the output; 96 runs Bluestein at 256, the same way for two
+    rows, through a copy."""
+    monkeypatch.setattr(engine, "shared_capacity", lambda real: 8)
+    n = shape[-1]
+    x = random_complex(shape, np.complex64, n)
     for f, ref in ((pk.fft.fft, np.fft.fft), (pk.fft.ifft, np.fft.ifft)):
         got = f(pk.asarray(x), norm="ortho")
         assert_close(got, ref(x.astype(np.complex128), norm="ortho"), x, np.complex64, n,
