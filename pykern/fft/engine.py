@@ -24,8 +24,8 @@ import numpy as np
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
-from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, stockham_kernel, threads_for,
-                                 transforms_per_group)
+from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group,
+                                 stockham_kernel, threads_for, transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.tensor.elementwise import assign
@@ -116,7 +116,7 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
     cols = view(x, (rows, n2, n1, 2), (sb, sn, n2 * sn, 1), x.offset)
     mid = empty((rows, n, 2), x.dtype)
     mid_cols = view(mid, (rows, n2, n1, 2), (2 * n, 2, 2 * n2, 1), 0)
-    _shared_pass(cols, mid_cols, conj_in, False, 1.0, twiddle_length=n)
+    _shared_pass(cols, mid_cols, conj_in, False, 1.0, twiddle_length=n, columns=True)
     # pass 2: row k1 is mid[b, k1·n2 + k2], its output k2 goes to out[b, k1 + n1·k2]
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
@@ -136,18 +136,19 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
 
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                  twiddle_length: int | None = None, pre: Tensor | None = None,
-                 post: Tensor | None = None) -> None:
+                 post: Tensor | None = None, columns: bool = False) -> None:
     """One Stockham launch over 4-D pair views x (A, B, n_in, 2) → out (A, B, n, 2), n a power
     of two (x's rows padded or cropped to it). With `twiddle_length` L, output k of transform
     b is multiplied by w_L^(k·b) (the four-step twiddle); `pre` and `post` tables multiply the
-    inputs and the outputs."""
+    inputs and the outputs; `columns`: adjacent transforms are adjacent in memory (the strided
+    columns of a four-step pass), loaded and stored across them."""
     _launch(x, out, out.shape[2], conj_in, conj_out, scale, twiddle_length, pre, post,
-            out.dtype)
+            out.dtype, columns)
 
 
 def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale: float,
             twiddle_length: int | None, pre: Tensor | None, post: Tensor | None,
-            real: DType) -> None:
+            real: DType, columns: bool = False) -> None:
     """The Stockham kernel of length n over x → out (out may be shorter: cropped)."""
     device = get_device()
     tw = tables.twiddles(device, real, n)
@@ -157,8 +158,9 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
     else:
         hi, lo = tables.four_step_twiddles(device, real, twiddle_length, LO_BITS)
         flags |= TWIDDLE
-    groups = transforms_per_group(n, shared_capacity(real))
-    kernel = stockham_kernel(real, n, groups)
+    cap = shared_capacity(real)
+    groups = columns_per_group(n, cap) if columns else transforms_per_group(n, cap)
+    kernel = stockham_kernel(real, n, groups, columns and groups > 1)
     count = out.shape[0] * out.shape[1]
     kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
                                   tw if post is None else post, scale,

@@ -43,6 +43,15 @@ def threads_for(n: int) -> int:
     return max(1, min(MAX_THREADS, n // 4))
 
 
+def columns_per_group(n: int, capacity: int) -> int:
+    """How many strided columns of length n one workgroup transforms: up to 16 (128 bytes of
+    c64 per row, read together), within `capacity` and 1,024 invocations."""
+    g = 16
+    while g > 1 and (g * n > capacity or g * threads_for(n) > 1024):
+        g //= 2
+    return g
+
+
 def transforms_per_group(n: int, capacity: int) -> int:
     """How many transforms of length n one workgroup holds: enough for MIN_GROUP invocations,
     within `capacity` complex values of shared memory."""
@@ -53,12 +62,17 @@ def transforms_per_group(n: int, capacity: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def stockham_kernel(real: DType, n: int, groups: int) -> pk.Kernel:
-    """The kernel for transforms of length n (a power of two), `groups` per workgroup."""
+def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> pk.Kernel:
+    """The kernel for transforms of length n (a power of two), `groups` (a power of two) per
+    workgroup; `columns`: the loads and stores run across the transforms first (adjacent
+    invocations, adjacent transforms), coalesced where adjacent transforms are adjacent in
+    memory, as the strided columns of a four-step pass are."""
     F = real  # noqa: N806
     N = n  # noqa: N806
     T = threads_for(n)  # noqa: N806
     G = groups  # noqa: N806
+    LOG_G = groups.bit_length() - 1  # noqa: N806
+    COLS = columns  # noqa: N806
     LOG = n.bit_length() - 1  # noqa: N806
     ODD = LOG % 2  # noqa: N806 - a radix-2 stage first
     R4 = LOG // 2  # noqa: N806 - radix-4 stages
@@ -80,29 +94,41 @@ def stockham_kernel(real: DType, n: int, groups: int) -> pk.Kernel:
         t = pk.local_id(0)
         g = pk.local_id(1)
         tr = pk.global_id(1)
-        live = tr < pk.grid(1)
+        first = tr - g  # the workgroup's first transform
+        count = pk.grid(1)
         nb = out.shape[1]
         a = 0
         b = 0
-        if live:
+        if tr < count:
             a = tr // nb
             b = tr - a * nb
         n_in = x.shape[2]
         for q in range(PER):
+            # which transform (slot c) and element i this invocation moves: its own slot's
+            # i = t + q·T, or (COLS) consecutive invocations across the slots, element-major
+            c = g
             i = t + q * T
+            ac = a
+            bc = b
+            if COLS:
+                idx = g * T + t + q * (G * T)
+                c = idx & (G - 1)
+                i = idx >> LOG_G
+                ac = (first + c) // nb
+                bc = first + c - ac * nb
             re = F(0.0)
             im = F(0.0)
-            if live and i < n_in:
-                re = x[a, b, i, 0]
-                im = ci * x[a, b, i, 1]
+            if first + c < count and i < n_in:
+                re = x[ac, bc, i, 0]
+                im = ci * x[ac, bc, i, 1]
                 if (flags & PRE) != 0:
                     pr = pre[2 * i]
                     pj = pre[2 * i + 1]
                     re2 = re * pr - im * pj
                     im = re * pj + im * pr
                     re = re2
-            sr[g, i] = re
-            si[g, i] = im
+            sr[c, i] = re
+            si[c, i] = im
         pk.barrier()
         if ODD == 1:  # Ns = 1: no twiddles
             for q in range(J2):
@@ -166,13 +192,22 @@ def stockham_kernel(real: DType, n: int, groups: int) -> pk.Kernel:
                     si[g, base + 3 * ns] = a1i - a3i
             pk.barrier()
         n_out = out.shape[2]
-        if live:
-            for q in range(PER):
-                i = t + q * T
-                re = sr[g, i] * scale
-                im = si[g, i] * scale
+        for q in range(PER):
+            c = g
+            i = t + q * T
+            ac = a
+            bc = b
+            if COLS:
+                idx = g * T + t + q * (G * T)
+                c = idx & (G - 1)
+                i = idx >> LOG_G
+                ac = (first + c) // nb
+                bc = first + c - ac * nb
+            if first + c < count and i < n_out:
+                re = sr[c, i] * scale
+                im = si[c, i] * scale
                 if (flags & TWIDDLE) != 0:
-                    mm = i * b
+                    mm = i * bc
                     h = mm >> LO
                     lw = mm & MASK
                     hr = hi[2 * h]
@@ -190,8 +225,7 @@ def stockham_kernel(real: DType, n: int, groups: int) -> pk.Kernel:
                     re3 = re * qr - im * qj
                     im = re * qj + im * qr
                     re = re3
-                if i < n_out:
-                    out[a, b, i, 0] = re
-                    out[a, b, i, 1] = co * im
+                out[ac, bc, i, 0] = re
+                out[ac, bc, i, 1] = co * im
 
     return fft_stockham
