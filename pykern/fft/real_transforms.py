@@ -1,0 +1,179 @@
+"""The transforms with a real side: `rfft`, `irfft`, `rfftn`, `irfftn`, `hfft`, `ihfft`.
+
+Along the last axis at an even length, a real signal is transformed as half as many complex
+numbers (its own memory seen as pairs) plus one elementwise pass (real_kernels.py); other axes
+and odd lengths go through the complex transform of the full signal or spectrum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pykern.fft import args, engine, tables
+from pykern.fft.pairs import (as_complex, as_pairs, four_d, input_tensor, real_as_pairs,
+                              real_dtype_for, transform_axis)
+from pykern.fft.real_kernels import hermitian_extend, irfft_pre, rfft_post
+from pykern.runtime import get_device
+from pykern.tensor.strided import prod, view
+from pykern.tensor.tensor import Tensor, empty
+
+
+def rfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
+         ) -> Tensor:
+    """The FFT of a real signal along `axis`, of length `n` (cropped or zero padded; default:
+    its length): the n//2 + 1 non-negative frequencies (the others are their conjugates).
+    f64 input gives c128, other real dtypes c64.
+
+        pk.fft.rfft(pk.asarray([1.0, 2.0, 3.0, 4.0])).numpy()
+    """
+    t, ax, length, norm = _real_input("rfft", x, n, axis, norm)
+    return as_complex(_rfft_axis(t, ax, length, args.scale_for(norm, length, False), False))
+
+
+def ihfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
+          ) -> Tensor:
+    """The inverse of `hfft`: conj(rfft(x)) with the inverse's norm (1/n for "backward")."""
+    t, ax, length, norm = _real_input("ihfft", x, n, axis, norm)
+    return as_complex(_rfft_axis(t, ax, length, args.scale_for(norm, length, True), True))
+
+
+def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
+          ) -> Tensor:
+    """The inverse of `rfft`: the real signal of length `n` (default 2·(m - 1) for m input
+    values along `axis`) whose spectrum has x's values at the non-negative frequencies. The
+    imaginary parts of X_0 (and X_(n/2) for even n) are ignored, as numpy does."""
+    p, ax, length, norm = _half_spectrum("irfft", x, n, axis, norm)
+    return _irfft_axis(p, ax, length, args.scale_for(norm, length, True), False)
+
+
+def hfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
+         ) -> Tensor:
+    """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum of
+    length `n` (default 2·(m - 1)); `irfft` of conj(x) with the forward norm."""
+    p, ax, length, norm = _half_spectrum("hfft", x, n, axis, norm)
+    return _irfft_axis(p, ax, length, args.scale_for(norm, length, False), True)
+
+
+def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: str = "backward") -> Tensor:
+    """The n-D FFT of a real signal over `axes`: `rfft` along the last of them, then `fft`
+    along the others; the last axis of the result has s[-1]//2 + 1 values."""
+    op = "rfftn"
+    t = _check_real(input_tensor(x, op), op)
+    norm = args.check_norm(norm, op)
+    sizes, ax = args.check_s_axes(s, axes, t.shape, op)
+    if not ax:
+        raise ValueError(f"{op}: axes must name at least one axis")
+    lengths = [t.shape[a] if v is None else v for v, a in zip(sizes, ax)]
+    _no_empty(op, lengths, ax)
+    p = _rfft_axis(t.astype(real_dtype_for(t.dtype)), ax[-1], lengths[-1],
+                   args.scale_for(norm, lengths[-1], False), False)
+    for length, a in reversed(list(zip(lengths[:-1], ax[:-1]))):
+        p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
+    return as_complex(p)
+
+
+def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+           norm: str = "backward") -> Tensor:
+    """The inverse of `rfftn`: `ifft` along every axis of `axes` but the last, then `irfft`
+    along the last (length s[-1], default 2·(m - 1))."""
+    op = "irfftn"
+    t = input_tensor(x, op)
+    norm = args.check_norm(norm, op)
+    sizes, ax = args.check_s_axes(s, axes, t.shape, op)
+    if not ax:
+        raise ValueError(f"{op}: axes must name at least one axis")
+    p = as_pairs(t)
+    lengths = [p.shape[a] if v is None else v for v, a in zip(sizes[:-1], ax[:-1])]
+    _no_empty(op, lengths, ax[:-1])
+    for length, a in reversed(list(zip(lengths, ax[:-1]))):
+        p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
+    last = 2 * (p.shape[ax[-1]] - 1) if sizes[-1] is None else sizes[-1]
+    if last < 1:
+        raise ValueError(f"{op}: x has length {p.shape[ax[-1]]} along axis {ax[-1]}, which "
+                         f"gives an output length of {last}; pass s")
+    return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
+
+
+def _check_real(t: Tensor, op: str) -> Tensor:
+    if t.dtype.is_complex:
+        raise TypeError(f"{op}: x must be real, it has dtype {t.dtype.name} (use fft)")
+    return t
+
+
+def _no_empty(op: str, lengths: Sequence[int], axes: Sequence[int]) -> None:
+    for length, a in zip(lengths, axes):
+        if length == 0:
+            raise ValueError(f"{op}: x has length 0 along axis {a}; pass s with sizes >= 1")
+
+
+def _real_input(op: str, x: object, n: object, axis: object, norm: object
+                ) -> tuple[Tensor, int, int, str]:
+    t = _check_real(input_tensor(x, op), op)
+    norm = args.check_norm(norm, op)
+    length = args.check_n(n, op)
+    ax = args.check_axis(axis, t.ndim, op)
+    length = t.shape[ax] if length is None else length
+    if length == 0:
+        raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
+    return t.astype(real_dtype_for(t.dtype)), ax, length, norm
+
+
+def _half_spectrum(op: str, x: object, n: object, axis: object, norm: object
+                   ) -> tuple[Tensor, int, int, str]:
+    t = input_tensor(x, op)
+    norm = args.check_norm(norm, op)
+    length = args.check_n(n, op)
+    ax = args.check_axis(axis, t.ndim, op)
+    if length is None:
+        length = 2 * (t.shape[ax] - 1)
+        if length < 1:
+            raise ValueError(f"{op}: x has length {t.shape[ax]} along axis {ax}, which gives "
+                             f"an output length of {length}; pass n >= 1")
+    return as_pairs(t), ax, length, norm
+
+
+def _rfft_axis(t: Tensor, axis: int, n: int, scale: float, conj_out: bool) -> Tensor:
+    """The n//2 + 1 first values of the FFT of length n of the real tensor t along `axis`,
+    times `scale` (conjugated for `conj_out`), as a pair tensor."""
+    shape = t.shape
+    half = n // 2 + 1
+    if axis != t.ndim - 1 or n % 2 or n > shape[axis]:
+        full = transform_axis(real_as_pairs(t), axis, n, conj_out, scale)
+        key = (slice(None),) * axis + (slice(0, half),)
+        return full[key].contiguous()
+    if not t.is_contiguous:
+        t = t.contiguous()
+    rows, h, length = prod(shape[:-1]), n // 2, shape[-1]
+    z = empty((rows, h, 2), t.dtype)
+    engine.transform(view(t, (1, rows, h, 2), (0, length, 2, 1), t.offset),
+                     view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0), False, 1.0)
+    out = empty(shape[:-1] + (half, 2), t.dtype)
+    if rows:
+        tw = tables.twiddles(get_device(), t.dtype, n)
+        rfft_post(t.dtype)[half, rows](z, tw, view(out, (rows, half, 2), (2 * half, 2, 1), 0),
+                                       scale, -1.0 if conj_out else 1.0)
+    return out
+
+
+def _irfft_axis(p: Tensor, axis: int, n: int, scale: float, conj_in: bool) -> Tensor:
+    """The real signal of length n along `axis` whose spectrum's first half is the pair
+    tensor p (conjugated for `conj_in`), times `scale`."""
+    shape = p.shape[:-1]
+    real = p.dtype
+    if axis != len(shape) - 1 or n % 2:
+        full = empty(shape[:axis] + (n,) + shape[axis + 1:] + (2,), real)
+        f4, p4 = four_d(full, axis), four_d(p, axis)
+        if full.size:
+            hermitian_extend(real)[n, f4.shape[0] * f4.shape[1]](p4, f4, -1.0 if conj_in else 1.0)
+        return transform_axis(full, axis, n, True, scale)[..., 0].contiguous()
+    rows, h, m = prod(shape[:-1]), n // 2, shape[-1]
+    z = empty((rows, h, 2), real)
+    out = empty(shape[:-1] + (n,), real)
+    if rows:
+        tw = tables.twiddles(get_device(), real, n)
+        irfft_pre(real)[h, rows](view(p, (rows, m, 2), (2 * m, 2, 1), p.offset), tw, z,
+                                 -1.0 if conj_in else 1.0)
+        engine.transform(view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0),
+                         view(out, (1, rows, h, 2), (0, n, 2, 1), 0), True, 2.0 * scale)
+    return out

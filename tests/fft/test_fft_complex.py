@@ -1,0 +1,83 @@
+"""pk.fft.fft / ifft against numpy.fft (float64 reference) within fft_support's bound: sizes
+that are powers of two, primes and composites (Bluestein), batches, axes, n, norms, dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pykern as pk
+from pykern.fft import engine
+
+from fft_support import assert_close, factor, random_complex, random_real
+
+# powers of two, primes and composites; the Bluestein ones run at lengths 8, 16 and 32
+SIZES = [1, 4, 16, 3, 5, 12]
+DTYPES = [np.complex64, np.complex128]
+NORMS = ["backward", "ortho", "forward"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.sampled_from(SIZES), batch=st.sampled_from([(), (3,), (2, 2)]),
+       dtype=st.sampled_from(DTYPES), norm=st.sampled_from(NORMS), inverse=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_fft_matches_numpy(n, batch, dtype, norm, inverse, seed):
+    x = random_complex(batch + (n,), dtype, seed)
+    f, ref = (pk.fft.ifft, np.fft.ifft) if inverse else (pk.fft.fft, np.fft.fft)
+    got = f(pk.asarray(x), norm=norm)
+    assert got.dtype == (pk.c64 if dtype is np.complex64 else pk.c128)
+    assert_close(got, ref(x.astype(np.complex128), norm=norm), x, dtype, n,
+                 factor(norm, n, inverse))
+
+
+@settings(max_examples=10, deadline=None)
+@given(length=st.sampled_from([4, 5, 8]), n=st.sampled_from([3, 4, 8, 16]),
+       axis=st.sampled_from([0, 1, -1]), seed=st.integers(0, 2**16))
+def test_fft_n_pads_or_crops_along_any_axis(length, n, axis, seed):
+    shape = [3, 4, 2]
+    shape[axis] = length
+    x = random_complex(tuple(shape), np.complex64, seed)
+    got = pk.fft.fft(pk.asarray(x), n=n, axis=axis)
+    want = np.fft.fft(x.astype(np.complex128), n=n, axis=axis)
+    assert_close(got, want, x, np.complex64, n, axis=axis)
+
+
+@pytest.mark.parametrize("dtype,out", [(np.float32, pk.c64), (np.float64, pk.c128),
+                                       (np.int32, pk.c64)])
+def test_real_input_is_promoted(dtype, out):
+    x = (random_real((8,), np.float64, 1) * 4).astype(dtype)
+    got = pk.fft.fft(pk.asarray(x))
+    assert got.dtype == out
+    assert_close(got, np.fft.fft(x.astype(np.float64)), x, np.complex64, 8)
+
+
+@pytest.mark.parametrize("shape,cap", [((2, 96), 8), ((1, 512), 16)])
+def test_multi_pass_plans(monkeypatch, shape, cap):
+    """With a small shared-memory capacity: 512 (cap 16) runs four-step (columns of 16, rows of
+    32), the rows recursing (columns of 2, 8 per workgroup, loaded across them; rows of 16)
+    straight into the output; 96 (cap 8) runs Bluestein at 256 the same way, for two rows
+    through a copy."""
+    monkeypatch.setattr(engine, "shared_capacity", lambda real: cap)
+    n = shape[-1]
+    x = random_complex(shape, np.complex64, n)
+    for f, ref in ((pk.fft.fft, np.fft.fft), (pk.fft.ifft, np.fft.ifft)):
+        got = f(pk.asarray(x), norm="ortho")
+        assert_close(got, ref(x.astype(np.complex128), norm="ortho"), x, np.complex64, n,
+                     n ** -0.5)
+
+
+def test_roundtrip_and_input_intact():
+    x = random_complex((4, 12), np.complex128, 3)
+    t = pk.asarray(x)
+    back = pk.fft.ifft(pk.fft.fft(t))
+    assert np.max(np.abs(back.numpy() - x)) < 1e-13
+    assert np.array_equal(t.numpy(), x)
+
+
+def test_non_contiguous_input():
+    x = random_complex((8, 5), np.complex64, 4)
+    t = pk.asarray(x).T  # a transposed view
+    got = pk.fft.fft(t, axis=0)
+    assert_close(got, np.fft.fft(x.T.astype(np.complex128), axis=0), x.T, np.complex64, 5, axis=0)
