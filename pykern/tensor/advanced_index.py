@@ -11,7 +11,9 @@ writes a value.
 Reads are copies (as numpy's). Writes where several index entries name the same element
 keep the last one in row-major order of the index arrays' broadcast shape ("last wins",
 deterministic, unlike numpy, where it is unspecified): each entry first claims its target with
-an atomic max of its position, and only the winner writes.
+an atomic max of its position in a table over the indexed dimensions, and only the winner
+writes; where that table would be far larger than the index arrays, a stable sort of the
+targets finds the winners instead.
 """
 
 import functools
@@ -90,10 +92,10 @@ def setitem(x: Tensor, key: object, value: object) -> None:
 
 def scatter(x: Tensor, sel: Selection, value: object) -> None:
     """Writes `value` into the elements of `x` that `sel` picks (last wins on repeats)."""
-    lay = layout(x, sel)
     if has_internal_overlap(x):
         raise ValueError("cannot assign into a broadcast view (several indices share one "
                          "element)")
+    lay = layout(x, sel)
     vals = _values(value, x.dtype, lay)
     p, b, q = lay.pbq
     if p * b * q == 0:
