@@ -271,8 +271,8 @@ def complex_power(xr, xi, yr, yi):
     if yr == 0.0 and yi == 0.0:
         re = 1.0
         im = 0.0
-    elif xr == 0.0 and xi == 0.0:
-        if yr > 0.0 and yi == 0.0:
+    elif xr == 0.0 and xi == 0.0:  # 0 to a power with a positive real part is 0
+        if yr > 0.0:
             re = 0.0
             im = 0.0
     elif yi == 0.0 and yr == bi.trunc(yr) and abs(yr) < 100.0:
@@ -571,6 +571,8 @@ def complex_atanh(xr, xi):
     else:
         d = (1.0 - a) * (1.0 - a) + b * b
         re = 0.25 * real_log1p(4.0 * a / d)
+        if d == 0.0 and b != 0.0:  # underflow next to +-1: log|1 + z| - log|1 - z|, halved
+            re = 0.5 * (_log_abs(1.0 + a, b) - _log_abs(1.0 - a, b))
         im = 0.5 * bi.atan2(2.0 * b, (1.0 - a) * (1.0 + a) - b * b)
     return bi.copysign(re, xr), bi.copysign(im, xi)
 
