@@ -55,7 +55,8 @@ COMPLEX_FUNCTIONS: dict[object, ir.ComplexFn] = {
 }
 # cmath's names: complex results, also of real arguments (cmath.sqrt(-1.0) is 1j)
 COMPLEX_ONLY: dict[object, ir.ComplexFn] = {
-    cmath.log: _C.LOG, cmath.sqrt: _C.SQRT, cmath.exp: _C.EXP, cmath.log10: _C.LOG10, cmath.sin: _C.SIN,
+    cmath.log: _C.LOG, cmath.sqrt: _C.SQRT, cmath.exp: _C.EXP, cmath.log10: _C.LOG10,
+    cmath.sin: _C.SIN,
     cmath.cos: _C.COS, cmath.tan: _C.TAN, cmath.sinh: _C.SINH, cmath.cosh: _C.COSH,
     cmath.tanh: _C.TANH, cmath.asin: _C.ASIN, cmath.acos: _C.ACOS, cmath.atan: _C.ATAN,
     cmath.asinh: _C.ASINH, cmath.acosh: _C.ACOSH, cmath.atanh: _C.ATANH,

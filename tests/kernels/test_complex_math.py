@@ -100,6 +100,10 @@ def bounds(dtype) -> tuple[float, float]:
 def check(name: str, z: np.ndarray, ours: np.ndarray, dtype) -> None:
     if name == "power":  # C99 leaves cpow's special values open: finite bases only
         z, ours = z[np.isfinite(z)], ours[np.isfinite(z)]
+    if name == "reciprocal" and pk.get_device().info.kind != "host":
+        # 1 / 0j is inf + nan j from 0 / 0 in the imaginary part, which lavapipe folds to 0
+        # (its literal-zero folding: TESTING.md)
+        z, ours = z[z != 0], ours[z != 0]
     ref = numpy_reference(name, z)
     ref = ref.astype(np.complex128) if np.iscomplexobj(ref) else ref + 0j
     ours = ours.astype(np.complex128)
