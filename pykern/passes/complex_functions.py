@@ -55,6 +55,14 @@ def _large(x):
 
 
 @func
+def _tiny(x):
+    """The smallest normal number of x's type (devices may flush those below to zero)."""
+    if x.dtype == dt.f64:
+        return dt.f64(2.2250738585072014e-308)
+    return dt.f32(1.1754944e-38)
+
+
+@func
 def _nan(x):
     """A nan of x's type (a first value for a result that branches assign)."""
     if x.dtype == dt.f64:
@@ -571,7 +579,7 @@ def complex_atanh(xr, xi):
     else:
         d = (1.0 - a) * (1.0 - a) + b * b
         re = 0.25 * real_log1p(4.0 * a / d)
-        if d == 0.0 and b != 0.0:  # underflow next to +-1: log|1 + z| - log|1 - z|, halved
+        if d < _tiny(a) and b != 0.0:  # underflow next to +-1: log|1 + z| - log|1 - z|, halved
             re = 0.5 * (_log_abs(1.0 + a, b) - _log_abs(1.0 - a, b))
         im = 0.5 * bi.atan2(2.0 * b, (1.0 - a) * (1.0 + a) - b * b)
     return bi.copysign(re, xr), bi.copysign(im, xi)
