@@ -52,13 +52,15 @@ COMPLEX_FUNCTIONS: dict[object, ir.ComplexFn] = {
     bi.sinh: _C.SINH, bi.cosh: _C.COSH, bi.tanh: _C.TANH, bi.asin: _C.ASIN, bi.acos: _C.ACOS,
     bi.atan: _C.ATAN, bi.asinh: _C.ASINH, bi.acosh: _C.ACOSH, bi.atanh: _C.ATANH,
     bi.square: _C.SQUARE,
-    cmath.sqrt: _C.SQRT, cmath.exp: _C.EXP, cmath.log10: _C.LOG10, cmath.sin: _C.SIN,
+}
+# cmath's names: complex results, also of real arguments (cmath.sqrt(-1.0) is 1j)
+COMPLEX_ONLY: dict[object, ir.ComplexFn] = {
+    cmath.log: _C.LOG, cmath.sqrt: _C.SQRT, cmath.exp: _C.EXP, cmath.log10: _C.LOG10,
+    cmath.sin: _C.SIN,
     cmath.cos: _C.COS, cmath.tan: _C.TAN, cmath.sinh: _C.SINH, cmath.cosh: _C.COSH,
     cmath.tanh: _C.TANH, cmath.asin: _C.ASIN, cmath.acos: _C.ACOS, cmath.atan: _C.ATAN,
     cmath.asinh: _C.ASINH, cmath.acosh: _C.ACOSH, cmath.atanh: _C.ATANH,
 }
-# names that only make sense with a complex argument somewhere (real ones have their own rules)
-COMPLEX_ONLY = {cmath.log: _C.LOG}
 COMPLEX_PARTS = {bi.real: _C.REAL, bi.imag: _C.IMAG, bi.conj: _C.CONJ, bi.angle: _C.ANGLE,
                  cmath.phase: _C.ANGLE}
 # the real functions of these names (no MathFn of their own): by identities of others

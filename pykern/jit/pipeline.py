@@ -112,6 +112,8 @@ def build_variant(kernel: KernelBuild, key: VariantKey, device: Any, target: Tar
         module, params = lower_checked(kernel.source, kernel_ir, device, target), \
             translated.params
         ndims = {a.name: len(a.shape) for a in kernel_ir.arrays}
+        # reports name complex arrays' indices, not those of their parts' real arrays
+        ndims.update({a.name: len(a.shape) for a in translated.arrays})
         if disk is not None:
             disk.store(disk_key, module.words, params, module.layout, push_size, module.items)
     ndims.update({p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)})

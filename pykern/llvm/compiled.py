@@ -4,6 +4,7 @@ arguments into its argument block, and (debug mode) the error its checks report.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Mapping
 
 import numpy as np
@@ -45,7 +46,12 @@ class HostKernel:
         assert problem is None, f"unsupported: {problem}"  # the caller checked `support`
         self.kernel = lowered
         self.layout = arg_layout(self.kernel)
-        module, self.debug_sites = build_module(self.kernel)
+        module, sites = build_module(self.kernel)
+        # a complex array's accesses report its own index, without the parts' axis
+        parts = {p.name for p in kernel.params if p.is_array and p.type.dtype.is_complex}
+        parts |= {a.name for a in kernel.arrays if a.dtype.is_complex}
+        self.debug_sites = tuple(replace(s, ndim=s.ndim - 1) if s.array in parts else s
+                                 for s in sites)
         self.unoptimised_ir = str(module)
         self.object_code, optimised = compile_object(self.unoptimised_ir)
         self.native: NativeModule = load_object(self.object_code, ENTRY, optimised)

@@ -55,6 +55,14 @@ def _large(x):
 
 
 @func
+def _tiny(x):
+    """The smallest normal number of x's type (devices may flush those below to zero)."""
+    if x.dtype == dt.f64:
+        return dt.f64(2.2250738585072014e-308)
+    return dt.f32(1.1754944e-38)
+
+
+@func
 def _nan(x):
     """A nan of x's type (a first value for a result that branches assign)."""
     if x.dtype == dt.f64:
@@ -137,9 +145,7 @@ def complex_exp(xr, xi):
             re = bi.exp(xr)
             im = xi
         elif _isfinite(xi):
-            e = bi.exp(xr)
-            re = e * bi.cos(xi)
-            im = e * bi.sin(xi)
+            re, im = _scaled_cis(xr, xi, 1.0)
     elif bi.isnan(xr):
         if xi == 0.0:
             im = xi
@@ -152,10 +158,37 @@ def complex_exp(xr, xi):
             im = bi.copysign(INF, bi.sin(xi))
     else:  # -inf: zero, with the signs of cis(xi) where it has them
         re = 0.0
-        im = 0.0
+        im = bi.copysign(0.0, xi)
         if _isfinite(xi):
             re = bi.copysign(0.0, bi.cos(xi))
             im = bi.copysign(0.0, bi.sin(xi))
+    return re, im
+
+
+@func
+def _exp_large(x):
+    """Beyond this, e**x overflows x's type (though e**x * cos(y) may not)."""
+    if x.dtype == dt.f64:
+        return dt.f64(700.0)
+    return dt.f32(85.0)
+
+
+@func
+def _scaled_cis(x, y, scale):
+    """scale * e**x * (cos y + i sin y) for finite x and y, through e**(x/2) twice where e**x
+    alone would overflow."""
+    c = bi.cos(y) * scale
+    s = bi.sin(y) * scale
+    re = c
+    im = s
+    if x > _exp_large(x):
+        h = bi.exp(x * 0.5)
+        re = c * h * h
+        im = s * h * h
+    else:
+        e = bi.exp(x)
+        re = c * e
+        im = s * e
     return re, im
 
 
@@ -246,8 +279,8 @@ def complex_power(xr, xi, yr, yi):
     if yr == 0.0 and yi == 0.0:
         re = 1.0
         im = 0.0
-    elif xr == 0.0 and xi == 0.0:
-        if yr > 0.0 and yi == 0.0:
+    elif xr == 0.0 and xi == 0.0:  # 0 to a power with a positive real part is 0
+        if yr > 0.0:
             re = 0.0
             im = 0.0
     elif yi == 0.0 and yr == bi.trunc(yr) and abs(yr) < 100.0:
@@ -311,6 +344,10 @@ def complex_sinh(xr, xi):
         elif xr == 0.0:
             re = xr * bi.cos(xi)
             im = bi.sin(xi)
+        elif abs(xr) > _exp_large(xr):  # sinh x = +-cosh x = +-e**|x| / 2 here
+            c, s = _scaled_cis(abs(xr), xi, 0.5)
+            re = bi.copysign(1.0, xr) * c
+            im = s
         else:
             re = bi.sinh(xr) * bi.cos(xi)
             im = bi.cosh(xr) * bi.sin(xi)
@@ -342,15 +379,21 @@ def complex_cosh(xr, xi):
         elif xr == 0.0:
             re = bi.cos(xi)
             im = xr * bi.sin(xi)
+        elif abs(xr) > _exp_large(xr):  # cosh x = +-sinh x = e**|x| / 2 here
+            c, s = _scaled_cis(abs(xr), xi, 0.5)
+            re = c
+            im = bi.copysign(1.0, xr) * s
         else:
             re = bi.cosh(xr) * bi.cos(xi)
             im = bi.sinh(xr) * bi.sin(xi)
-    elif xr == 0.0:  # the imaginary part is infinite or nan
+    elif xr == 0.0:  # the imaginary part is infinite or nan (numpy's zero is +0)
         re = xi - xi
-        im = xr
+        im = abs(xr)
     elif xi == 0.0:  # the real part is infinite or nan
         re = abs(xr)
-        im = xi * bi.copysign(1.0, xr)
+        im = xi
+        if bi.isinf(xr):
+            im = xi * bi.copysign(1.0, xr)
     elif bi.isinf(xr):
         if _isfinite(xi):
             re = INF * bi.cos(xi)
@@ -447,6 +490,8 @@ def _asin_first_quadrant(a, b):
         if a < 1.0:
             am1 = 0.5 * (b2 / (r + (a + 1.0)) + b2 / (s + (1.0 - a)))
         im = real_log1p(am1 + bi.sqrt(am1 * (big + 1.0)))
+        if am1 == 0.0 and a < 1.0:  # b * b underflowed: the first term of the series
+            im = b / bi.sqrt((1.0 - a) * (1.0 + a))
     return re_asin, re_acos, im
 
 
@@ -534,6 +579,8 @@ def complex_atanh(xr, xi):
     else:
         d = (1.0 - a) * (1.0 - a) + b * b
         re = 0.25 * real_log1p(4.0 * a / d)
+        if d < _tiny(a) and b != 0.0:  # underflow next to +-1: log|1 + z| - log|1 - z|, halved
+            re = 0.5 * (_log_abs(1.0 + a, b) - _log_abs(1.0 - a, b))
         im = 0.5 * bi.atan2(2.0 * b, (1.0 - a) * (1.0 + a) - b * b)
     return bi.copysign(re, xr), bi.copysign(im, xi)
 

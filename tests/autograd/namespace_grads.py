@@ -257,6 +257,9 @@ NOT_TENSOR_OPS = {
         "shared", "subgroup_add", "subgroup_all", "subgroup_any", "subgroup_broadcast",
         "subgroup_lane", "subgroup_max", "subgroup_min", "subgroup_prefix_add",
         "subgroup_shuffle", "subgroup_shuffle_xor", "subgroup_size")),
+    # the parts of complex numbers: kernel builtins (numpy's functions on host numbers) until
+    # tensors take complex dtypes
+    "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
     "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.devices", "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",

@@ -296,3 +296,16 @@ def test_numpy_complex_dtypes_are_pykern_dtypes():
     assert pk.asarray(np.zeros(2, np.complex64)).dtype == pk.c64  # tensors take them too
     assert dtypes.from_numpy(np.complex64) is pk.c64
     assert dtypes.from_numpy(np.complex128) is pk.c128
+
+
+def out_of_bounds(x: pk.c64[:, :], y: pk.c64[:]):
+    i = pk.global_id(0)
+    y[i] = x[i, i + 1]
+
+
+def test_debug_mode_reports_the_complex_index():
+    # (the interpreter names the index of the parts' real array: (2, 3, 0) of (3, 3, 2))
+    k = pk.kernel(out_of_bounds, debug=True)
+    with pytest.raises(pk.KernelIndexError,
+                       match=r"index \(2, 3\) is out of bounds for 'x' with shape \(3, 3\)"):
+        k[3](np.zeros((3, 3), np.complex64), np.zeros(3, np.complex64))
