@@ -190,7 +190,7 @@ def _equals_foreign(d: DType, other: object) -> bool:
         return NotImplemented  # type: ignore[return-value]
     try:
         theirs = np.dtype(other)  # type: ignore[call-overload]
-    except TypeError:
+    except (TypeError, ValueError):  # not a dtype numpy knows (a ValueError for some names)
         return False
     if d.name == "bf16":  # ml_dtypes' type, known by name (no import needed)
         return theirs.name == "bfloat16" and theirs.type.__module__.startswith("ml_dtypes")
