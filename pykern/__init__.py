@@ -45,6 +45,7 @@ from pykern.autograd import enable_grad, no_grad
 from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
 from pykern.tensor import random
 from pykern.tensor import namespace as array_api
+from pykern.tensor.namespace import from_dlpack
 from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
                                     triu, zeros, zeros_like)
 from pykern.tensor.elementwise import (add, astype, bitwise_and,

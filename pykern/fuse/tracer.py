@@ -200,7 +200,7 @@ class Tracer(Traced):
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's ufuncs and operators on traced values: the op library's, traced."""
-        from pykern.tensor.elementwise import array_ufunc
+        from pykern.tensor.numpy_ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     # ------------------------------------------------------------ what needs a value

@@ -33,12 +33,31 @@ class DType:
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
-        if type(other) is not DType:
-            return NotImplemented
-        return self.name == other.name and self.kind == other.kind and self.bits == other.bits
+        if type(other) is DType:
+            return self.name == other.name and self.kind == other.kind and \
+                self.bits == other.bits
+        return _equals_foreign(self, other)
 
+    # Equal DTypes hash equal, and so does the pykern name (`pk.f32 == "f32"`). numpy's dtypes,
+    # scalar types and their names compare equal without sharing the hash, as they do among
+    # themselves in numpy (`np.dtype("float32") == "float32"`).
     def __hash__(self) -> int:
         return hash(self.name)
+
+    @property
+    def __numpy_dtype__(self) -> np.dtype:
+        """numpy's protocol (numpy 2.4+) that makes `np.dtype(pk.f32)` and
+        `np.zeros(3, dtype=pk.f32)` work."""
+        return self.dtype
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype, `numpy`, under the attribute name through which numpy before 2.4
+        takes `pk.f32` as a `dtype=`. For bf16 an AttributeError where ml_dtypes is missing."""
+        try:
+            return self.numpy
+        except ImportError as e:
+            raise AttributeError(f"{e} (needed for numpy's dtype of pk.{self.name})") from e
 
     @property
     def itemsize(self) -> int:
@@ -156,6 +175,25 @@ BF16_MAX = float.fromhex("0x1.fep127")
 
 # Python's own names inside annotations and casts
 PYTHON_ALIASES = {int: i32, float: f32, bool: bool_}
+
+
+def _equals_foreign(d: DType, other: object) -> bool:
+    """`d == other` for a numpy dtype, a numpy scalar type (`np.float32`) or a name: pykern's
+    (`"f32"`) or one numpy understands (`"float32"`, `"f4"`), as numpy compares its dtypes.
+    Python's own types (`float`) are not compared: their pykern and numpy meanings differ."""
+    if isinstance(other, str):
+        if other == d.name:
+            return True
+    elif not isinstance(other, np.dtype) and not (isinstance(other, type)
+                                                 and issubclass(other, np.generic)):
+        return NotImplemented  # type: ignore[return-value]
+    try:
+        theirs = np.dtype(other)  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # not a dtype numpy knows (a ValueError for some names)
+        return False
+    if d.name == "bf16":  # ml_dtypes' type, known by name (no import needed)
+        return theirs.name == "bfloat16" and theirs.type.__module__.startswith("ml_dtypes")
+    return theirs.name == NUMPY_NAMES.get(d.name)
 
 
 def from_numpy(dtype: object) -> DType:

@@ -16,7 +16,7 @@ from pykern.autograd.keyword import accepts_requires_grad
 from pykern.autograd.layout_backward import triangle
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.tensor.tensor import Tensor, _like_dtype, empty
+from pykern.tensor.tensor import Tensor, _like_dtype, empty, shape_args
 from pykern.tensor import elementwise as ew
 from pykern.tensor.complex_views import parts
 from pykern.tensor import promotion as pr
@@ -44,14 +44,19 @@ def _fill_dtype(value: object, dtype: object) -> DType:
 
 
 @accepts_requires_grad
-def zeros(shape: Shape, dtype: object = dt.f32, *, device: object = None) -> Tensor:
-    """A tensor of zeros. `pk.zeros((2, 3), pk.i32)` (dtype None: f32)."""
+def zeros(shape: Shape, *dims: int | object, dtype: object = None, device: object = None
+          ) -> Tensor:
+    """A tensor of zeros: `pk.zeros((2, 3), pk.i32)`, or `pk.zeros(2, 3)` as in PyTorch
+    (dtype None: f32)."""
+    shape, dtype = shape_args(shape, dims, dtype)
     return fill(empty(shape, dtype), 0)
 
 
 @accepts_requires_grad
-def ones(shape: Shape, dtype: object = dt.f32, *, device: object = None) -> Tensor:
-    """A tensor of ones."""
+def ones(shape: Shape, *dims: int | object, dtype: object = None, device: object = None
+         ) -> Tensor:
+    """A tensor of ones: `pk.ones((2, 3))` or `pk.ones(2, 3)`."""
+    shape, dtype = shape_args(shape, dims, dtype)
     return fill(empty(shape, dtype), 1)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -688,30 +687,3 @@ logaddexp = _binary_function(BINARY["logaddexp"])
 logical_and = _binary_function(BINARY["logical_and"])
 logical_or = _binary_function(BINARY["logical_or"])
 logical_xor = _binary_function(BINARY["logical_xor"])
-
-# ---------------------------------------------------------------- numpy ufuncs on tensors
-
-_UFUNC_NAMES = {"true_divide": "divide", "power": "pow", "absolute": "abs", "invert":
-                "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift":
-                "bitwise_right_shift", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos",
-                "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-                "mod": "remainder", "fmod": None}
-
-
-def array_ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """`Tensor.__array_ufunc__`: numpy ufuncs that pykern has run as pykern ops."""
-    if method != "__call__":
-        return NotImplemented
-    name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-    out = kwargs.pop("out", None)
-    if kwargs or name is None:
-        return NotImplemented
-    if out is not None:
-        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        if not isinstance(out, Tensor):
-            return NotImplemented
-    if len(inputs) == 1 and name in UNARY:
-        return unary(name, inputs[0], out)
-    if len(inputs) == 2 and name in BINARY:
-        return binary(name, inputs[0], inputs[1], out)
-    return NotImplemented

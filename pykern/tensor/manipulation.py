@@ -41,10 +41,16 @@ def permute_dims(x: object, /, axes: Sequence[int]) -> Tensor:
     return ew.as_tensor(x).permute(*axes)
 
 
-def expand_dims(x: object, /, *, axis: int = 0) -> Tensor:
+def expand_dims(x: object, /, axis: int = 0) -> Tensor:
     """A size-1 dimension inserted at `axis` (a view; negative counts from the end of the
-    result)."""
-    return ew.as_tensor(x).unsqueeze(axis)
+    result). IndexError for an axis outside [-ndim - 1, ndim], as the standard says."""
+    x = ew.as_tensor(x)
+    try:
+        axis = normalize_axis(axis, x.ndim + 1, op="expand_dims")
+    except ValueError:
+        raise IndexError(f"expand_dims: axis {axis} is outside [{-x.ndim - 1}, {x.ndim}] for a "
+                         f"tensor of {x.ndim} dimension(s)") from None
+    return x.unsqueeze(axis)
 
 
 def squeeze(x: object, /, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -159,10 +165,13 @@ def repeat(x: object, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
         return inter.copy().reshape(shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
     from pykern.tensor.searching import repeat_indices
     reps = ew.as_tensor(repeats)
-    if reps.ndim != 1 or reps.shape[0] != x.shape[axis]:
-        raise ValueError(f"repeat: repeats has shape {reps.shape}, expected ({x.shape[axis]},)")
+    if reps.ndim != 1 or reps.shape[0] not in (1, x.shape[axis]):
+        raise ValueError(f"repeat: repeats has shape {reps.shape}, expected ({x.shape[axis]},) "
+                         "or (1,)")
     if reps.dtype.is_float or reps.dtype == dt.bool_:
         raise TypeError(f"repeat: repeats must be integers, not {reps.dtype.name}")
+    if reps.shape[0] == 1 and x.shape[axis] != 1:  # broadcast: one count for every element
+        return repeat(x, int(reps.item()), axis=axis)
     index = repeat_indices(reps)
     return take(x, index, axis=axis)
 

@@ -27,6 +27,7 @@ from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor
 from pykern.tensor import complex_elementwise as _complex
+from pykern.tensor.interchange import import_dlpack as _import_dlpack
 from pykern.tensor.tensor import asarray as _asarray
 from pykern.tensor.tensor import empty as _empty
 from pykern.tensor.tensor import empty_like as _empty_like
@@ -103,13 +104,16 @@ def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> 
     return _empty_like(x, dtype)
 
 
-def from_dlpack(x: object, /, *, device: object = None, copy: object = None) -> Tensor:
-    """A tensor holding a copy of any DLPack-exporting (host) array."""
+def from_dlpack(x: object, /, *, device: object = None,
+                copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
+    """A tensor from any DLPack-exporting array: a pk.Tensor is returned as it is (copied for
+    `copy=True`); another library's host array is copied, or with `copy=False` shared where
+    the current device is the host and the array is writable and C-contiguous (else
+    BufferError, as the standard asks)."""
     _check_device(device)
-    _refuse_grad("array_api.from_dlpack", x)  # a copy made through the host cuts the graph
-    if copy is False:
-        raise BufferError("from_dlpack(copy=False): pykern cannot share host memory")
-    return _asarray(np.from_dlpack(x))
+    if not isinstance(x, Tensor):
+        _refuse_grad("array_api.from_dlpack", x)  # a copy made through the host cuts the graph
+    return _import_dlpack(x, copy)
 
 
 def _check_device(device: object) -> None:

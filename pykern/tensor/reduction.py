@@ -386,7 +386,7 @@ def _sum_like_run(op: str, x: Tensor, axis: Axis, keepdims: bool, dtype: object)
     return out
 
 
-def sum(x: object, /, *, axis: Axis = None, keepdims: bool = False,  # noqa: A001
+def sum(x: object, /, axis: Axis = None, *, keepdims: bool = False,  # noqa: A001
         dtype: object = None) -> Tensor:
     """Sum over `axis` (None: all; an int or a tuple, negative counts from the end). bool and
     signed ints give i32 (i64 stays i64), unsigned u32 (u64 stays u64), floats their own dtype
@@ -397,7 +397,7 @@ def sum(x: object, /, *, axis: Axis = None, keepdims: bool = False,  # noqa: A00
     return out
 
 
-def prod(x: object, /, *, axis: Axis = None, keepdims: bool = False,
+def prod(x: object, /, axis: Axis = None, *, keepdims: bool = False,
          dtype: object = None) -> Tensor:
     """Product over `axis`; dtypes as `sum`; the product of nothing is 1."""
     if needs_grad(x):
@@ -410,7 +410,7 @@ def _float_result(dtype: DType) -> DType:
     return dtype if dtype.is_float else dt.f32
 
 
-def mean(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:
+def mean(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     """Arithmetic mean over `axis`: the float dtype (f32 for ints and bool); nan when there
     is nothing to average."""
     x = ew.as_tensor(x)
@@ -469,7 +469,7 @@ def _var(x: object, axis: Axis, keepdims: bool, correction: float, ddof: float |
     return out
 
 
-def var(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: bool = False,
+def var(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False,
         ddof: float | None = None) -> Tensor:
     """Variance over `axis`: the mean squared deviation, divided by n - correction (numpy's
     `ddof` is accepted as an alias). Two passes (mean, then squared deviations), so it stays
@@ -479,7 +479,7 @@ def var(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: b
     return _var(x, axis, keepdims, correction, ddof, "var")
 
 
-def std(x: object, /, *, axis: Axis = None, correction: float = 0.0, keepdims: bool = False,
+def std(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False,
         ddof: float | None = None) -> Tensor:
     """Standard deviation over `axis`: sqrt(var)."""
     if needs_grad(x):
@@ -512,12 +512,12 @@ def _extremum_run(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     return out
 
 
-def max(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Largest element over `axis` (nan if any is nan). ValueError when reducing nothing."""
     return _extremum("max", x, axis, keepdims)
 
 
-def min(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Smallest element over `axis` (nan if any is nan). ValueError when reducing nothing."""
     return _extremum("min", x, axis, keepdims)
 
@@ -541,13 +541,13 @@ def _arg(op: str, x: object, axis: int | None, keepdims: bool) -> Tensor:
     return out
 
 
-def argmax(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: object, /, axis: int | None = None, *, keepdims: bool = False) -> Tensor:
     """Index (i64) of the largest element along `axis` (None: of the flattened tensor); the
     first one on ties, the first nan if any."""
     return _arg("argmax", x, axis, keepdims)
 
 
-def argmin(x: object, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmin(x: object, /, axis: int | None = None, *, keepdims: bool = False) -> Tensor:
     """Index (i64) of the smallest element along `axis`; the first on ties or nan."""
     return _arg("argmin", x, axis, keepdims)
 
@@ -567,11 +567,11 @@ def _logical(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     return out
 
 
-def any(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def any(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether any element over `axis` is nonzero (bool); False for nothing."""
     return _logical("any", x, axis, keepdims)
 
 
-def all(x: object, /, *, axis: Axis = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def all(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether every element over `axis` is nonzero (bool); True for nothing."""
     return _logical("all", x, axis, keepdims)

@@ -83,7 +83,7 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
     return out
 
 
-def count_nonzero(x: object, /, *, axis: object = None, keepdims: bool = False) -> Tensor:
+def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) -> Tensor:
     """The number of nonzero elements (i64, the standard's index dtype) over `axis`."""
     from pykern.tensor.reduction import sum as _sum
     return _sum(ew.not_equal(ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,

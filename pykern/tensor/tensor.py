@@ -38,6 +38,22 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return shape
 
 
+def shape_args(shape: object, dims: tuple, dtype: object) -> tuple[object, object]:
+    """The shape and dtype of a creation call that takes a shape as one argument or, as
+    PyTorch does, as several ints (`pk.zeros(2, 3)`), and its dtype by keyword or as the
+    argument after a one-argument shape (`pk.zeros((2, 3), pk.i32)`)."""
+    if not dims:
+        return shape, dtype
+    if len(dims) == 1 and (isinstance(dims[0], type) or not hasattr(dims[0], "__index__")):
+        if dtype is not None:
+            raise TypeError("the dtype is given twice (by position and by keyword)")
+        return shape, dims[0]
+    if not hasattr(shape, "__index__"):
+        raise TypeError(f"a shape is one sequence of ints or several ints, not {shape!r} "
+                        f"followed by {dims!r}")
+    return (shape, *dims), dtype
+
+
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """Row-major strides in elements."""
     strides, step = [], 1
@@ -285,25 +301,40 @@ class Tensor:
         return self.item()
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        """DLPack export is of a host copy (see `__dlpack__`), so the device is the CPU."""
+        """DLPack export is of host memory (see `__dlpack__`), so the device is the CPU."""
         return (DLPACK_CPU, 0)
 
     def __dlpack__(self, *, stream: object = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
-        """A DLPack capsule of a host copy of the tensor: `np.from_dlpack(t)`,
-        `torch.from_dlpack(t)` work and receive CPU memory. Vulkan memory cannot be handed to
-        other frameworks, so `copy=False` raises BufferError and writes to the result never
-        reach the tensor."""
-        if copy is False:
-            raise BufferError("a pk.Tensor lives in Vulkan device memory: DLPack can only "
-                              "export a host copy (copy=False is impossible)")
+        """A DLPack capsule: `np.from_dlpack(t)`, `torch.from_dlpack(t)` work and receive CPU
+        memory. On the host device that is the tensor's own memory unless `copy=True` (writes
+        to the result reach the tensor); on a Vulkan device it is a host copy, as Vulkan memory
+        cannot be handed to other frameworks (`copy=False` raises BufferError there)."""
         if dl_device is not None and tuple(dl_device) != (DLPACK_CPU, 0):
             raise BufferError(f"DLPack export to device {dl_device} is not supported; pykern "
-                              "exports host copies (kDLCPU)")
-        host = self.numpy()
+                              "exports host memory (kDLCPU)")
+        from pykern.tensor.interchange import export
+        host = export(self, copy)
         if max_version is None:
             return host.__dlpack__()
         return host.__dlpack__(max_version=max_version)
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        """pickle: a host copy of the values, dtype, shape and `requires_grad`; loading puts
+        it on the device current then."""
+        from pykern.tensor.interchange import reduce_tensor
+        return reduce_tensor(self)
+
+    def __copy__(self) -> Tensor:
+        """`copy.copy(t)`: a copy in a new device buffer (as `copy.deepcopy`)."""
+        from pykern.tensor.interchange import device_copy
+        return device_copy(self)
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """`copy.deepcopy(t)`: a copy in a new device buffer, with `requires_grad`."""
+        from pykern.tensor.interchange import device_copy
+        memo[id(self)] = result = device_copy(self)
+        return result
 
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="pk.Tensor(")
@@ -559,9 +590,18 @@ class Tensor:
     # ------------------------------------------------------------ numpy interop
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`); those
-        pykern does not have are refused (use `t.numpy()`)."""
-        return _ops().elementwise.array_ufunc(ufunc, method, inputs, kwargs)
+        """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`,
+        `np.add.reduce(t)` a sum); those pykern does not have are a TypeError (use
+        `t.numpy()`). See `pykern.tensor.numpy_ufuncs`."""
+        from pykern.tensor.numpy_ufuncs import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        """numpy functions on tensors (`np.sum(t)`, `np.concatenate([t, u])`) run pykern's
+        ops and return tensors; every other one is a TypeError naming it, never a silent copy
+        to numpy. See `pykern.tensor.numpy_functions`."""
+        from pykern.tensor.numpy_functions import array_function
+        return array_function(func, args, kwargs)
 
     # ------------------------------------------------------------ operators
 
@@ -822,9 +862,11 @@ def _nocopy_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
 
 
 @accepts_requires_grad
-def empty(shape: int | Sequence[int], dtype: object = dt.f32, *, device: object = None
-          ) -> Tensor:
-    """An uninitialised tensor. `pk.empty((2, 3), pk.f32)`."""
+def empty(shape: int | Sequence[int], *dims: int | object, dtype: object = None,
+          device: object = None) -> Tensor:
+    """An uninitialised tensor. `pk.empty((2, 3), pk.f32)`, `pk.empty(2, 3)` (f32 unless
+    `dtype` says otherwise)."""
+    shape, dtype = shape_args(shape, dims, dtype)
     d = dt.f32 if dtype is None else dt.as_dtype(dtype)
     shape = _shape(shape)
     n = 1

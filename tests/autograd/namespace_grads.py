@@ -168,6 +168,8 @@ _DIFF = [
      Case(lambda t: xp.cumulative_sum(t, axis=0, include_initial=True),
           lambda a: np.concatenate([np.zeros((1, 4)), np.cumsum(a, axis=0)]))),
     ("xp.expand_dims", Case(lambda t: xp.expand_dims(t, axis=-1), lambda a: a[..., None])),
+    # a tensor is its own DLPack import (a device copy with copy=True): the graph goes on
+    ("xp.from_dlpack", Case(lambda t: xp.from_dlpack(t, copy=True) * 2.0, lambda a: a * 2.0)),
     ("xp.flip", Case(lambda t: xp.flip(t, axis=1), lambda a: np.flip(a, 1))),
     ("xp.matrix_transpose", Case(xp.matrix_transpose, lambda a: a.swapaxes(-1, -2))),
     ("xp.meshgrid", Case(lambda t, u: pk.stack(xp.meshgrid(t, u)),
@@ -216,7 +218,6 @@ DIFFERENTIABLE: dict[str, Case] = dict(_DIFF)
 REFUSED: dict[str, Callable[[object], object]] = {
     "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
     "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
-    "xp.from_dlpack": xp.from_dlpack,
     "pk.view_as_complex": lambda t: pk.view_as_complex(pk.stack([t, t], axis=-1)),
 }
 
@@ -326,6 +327,7 @@ METHODS: dict[str, Case] = {
     "__getitem__": Case(lambda t: t[1:, ::-2], lambda a: a[1:, ::-2]),
     "__iter__": Case(lambda t: pk.stack(list(t)[::-1]), lambda a: a[::-1]),
     "__array_ufunc__": Case(lambda t: np.exp(t), np.exp),
+    "__array_function__": Case(lambda t: np.sum(t, axis=0), lambda a: a.sum(axis=0)),
 }
 
 METHODS_WITHOUT_GRADIENT = {
@@ -335,6 +337,8 @@ METHODS_WITHOUT_GRADIENT = {
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
     "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
     "__array_namespace__", "__dlpack__", "__dlpack_device__",
+    # copies are new leaves (copy.copy, copy.deepcopy), cut from the graph as detach() is
+    "__copy__", "__deepcopy__",
     # in place: refused with RuntimeError while grad mode records (test_autograd_core.py)
     "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
     "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
