@@ -196,5 +196,43 @@ def test_the_extractor_reads_outputs_and_needs():
     assert output_matches("x\n...\nz", "x\ny1\ny2\nz\n")
 
 
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def anchors(markdown: pathlib.Path) -> set[str]:
+    """The anchors GitHub gives the headings of `markdown` (lower case, punctuation dropped,
+    spaces as hyphens; a repeated heading gets -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    found = set()
+    in_fence = False
+    for line in markdown.read_text().splitlines():
+        if line.startswith("```"):
+            in_fence = not in_fence
+        if in_fence or not line.startswith("#"):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(d.relative_to(ROOT)) for d in DOCUMENTS])
+def test_relative_links_point_to_files_and_headings_that_exist(document):
+    broken = []
+    prose = re.sub(r"^```.*?^```", "", document.read_text(), flags=re.S | re.M)
+    prose = re.sub(r"`[^`]*`", "", prose)  # code spans: kernel[grid](*args) is no link
+    for target in LINK.findall(prose):
+        if re.match(r"[a-z]+:", target):
+            continue  # https:, mailto: ...: not checked here
+        path, _, anchor = target.partition("#")
+        linked = (document.parent / path).resolve() if path else document
+        if not linked.exists():
+            broken.append(f"{target}: no file {linked.relative_to(ROOT)}")
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
+            broken.append(f"{target}: no heading #{anchor} in {linked.relative_to(ROOT)}")
+    assert not broken, f"{document.relative_to(ROOT)}: broken links:\n" + "\n".join(broken)
+
+
 if __name__ == "__main__":
     child_main(sys.argv[1], sys.argv[2])
