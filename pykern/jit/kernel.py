@@ -26,6 +26,7 @@ from pykern.jit.arguments import bind_keywords, diagnose_buffers, kernel_grid
 from pykern.jit.compile_log import log_built, log_memory_hit
 from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
+from pykern.jit.profile import name_program
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
                                  target_for)
 from pykern.jit.strict_float import STRICT_BLOCK, StrictFloatWarning, strict_float
@@ -152,6 +153,7 @@ class Kernel:
         if variant is None:
             start = time.perf_counter()
             variant = self._variants[(device, key)] = self._build(key, device)
+            name_program(variant.program, self.__name__)  # for pk.profile()
             log_built(self.__name__, key, device, variant, time.perf_counter() - start)
         else:
             log_memory_hit(self.__name__, key, device)
