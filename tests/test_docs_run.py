@@ -27,6 +27,7 @@ import runpy
 import subprocess
 import sys
 import tempfile
+import textwrap
 import traceback
 from dataclasses import dataclass
 
@@ -34,7 +35,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```([\w+-]*)[ \t]*$")
+FENCE = re.compile(r"^([ \t]*)```([\w+-]*)[ \t]*$")  # indented too (in a list item)
 NEEDS = re.compile(r"^<!--\s*needs:\s*([\w, ]+?)\s*-->\s*$")
 GPU_KINDS = ("discrete", "integrated", "virtual")
 
@@ -61,11 +62,12 @@ def fenced(text: str) -> list[tuple[str, int, str, tuple[str, ...]]]:
             continue
         start = i
         i += 1
-        while i < len(lines) and lines[i].rstrip() != "```":
+        while i < len(lines) and lines[i].strip() != "```":
             i += 1
-        previous = NEEDS.match(lines[start - 1]) if start else None
+        previous = NEEDS.match(lines[start - 1].strip()) if start else None
         needs = tuple(n.strip() for n in previous.group(1).split(",")) if previous else ()
-        found.append((opening.group(1), start + 1, "\n".join(lines[start + 1:i]) + "\n", needs))
+        body = textwrap.dedent("\n".join(lines[start + 1:i]) + "\n")
+        found.append((opening.group(2), start + 1, body, needs))
         i += 1
     return found
 
@@ -187,8 +189,10 @@ def test_block_runs_and_prints_what_it_shows(document, n, tmp_path_factory):
 
 def test_the_extractor_reads_outputs_and_needs():
     text = ("<!-- needs: gpu -->\n```python\nprint(1)\n```\n\n```text\n1\n```\n"
-            "```python\nx = 2\n```\nprose\n```text\nnot output\n```\n")
-    first, second = python_blocks(text)
+            "```python\nx = 2\n```\nprose\n```text\nnot output\n```\n"
+            "- a list item:\n\n  ```python\n  if True:\n      y = 3\n  ```\n")
+    first, second, third = python_blocks(text)
+    assert third.source == "if True:\n    y = 3\n"
     assert (first.source, first.line, first.needs) == ("print(1)\n", 2, ("gpu",))
     assert first.expected == "1\n"
     assert (second.expected, second.needs) == (None, ())
