@@ -82,8 +82,8 @@ def vulkan_lines(runtime: selection.Runtime) -> list[str]:
 def default_line(runtime: selection.Runtime) -> str:
     try:
         index = runtime.default_index()
-    except pk.DeviceError as error:
-        return f"default device: none ({error})"
+    except pk.DeviceError as error:  # PYKERN_DEVICE names none of them: say so, on one line
+        return f"default device: none ({str(error).splitlines()[0]})"
     why = f"PYKERN_DEVICE={runtime.config.device!r}" if runtime.config.device \
         else "the default order: discrete GPU, integrated GPU, host, CPU Vulkan"
     return f"default device: [{index}] {runtime.infos[index].name} (chosen by {why})"

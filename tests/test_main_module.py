@@ -50,7 +50,7 @@ def test_it_works_without_vulkan_and_without_spirv_tools(tmp_path):
     # no driver for the loader, no spirv-val on PATH, and no cache: each is said
     lines = run_main(tmp_path, VK_DRIVER_FILES=str(tmp_path / "none.json"),
                      VK_ICD_FILENAMES=str(tmp_path / "none.json"),
-                     PATH=os.path.dirname(sys.executable), PYKERN_CACHE="0")
+                     PATH=os.path.dirname(sys.executable), PYKERN_CACHE="0", PYKERN_DEVICE="")
     devices = [line for line in lines if line.startswith("  [")]
     assert len(devices) == 1 and "(host" in devices[0]
     assert line_starting(lines, "Vulkan devices: none usable:")
