@@ -38,6 +38,7 @@ from pykern.lang.func import Func, func
 from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync
 from pykern.jit.graph import Graph, graph
+from pykern.jit.profile import Profile, profile
 from pykern.runtime.feature import COMPONENT_DTYPES as _COMPONENT_DTYPES
 from pykern.lang import dtypes as _dtypes
 from pykern import autograd

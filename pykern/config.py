@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pykern.runtime.logs import configure as configure_logging
+from pykern.runtime.logs import level_from_env
+
 
 def _flag(env: dict[str, str], name: str, default: bool) -> bool:
     value = env.get(name)
@@ -34,6 +37,7 @@ class CompilerConfig:
     interpret: bool  # PYKERN_INTERPRET: run kernels in the interpreter
     debug: bool  # PYKERN_DEBUG: bounds checks and asserts in every kernel
     strict_float: bool = False  # PYKERN_STRICT_FLOAT: IEEE floating point in every kernel
+    log_level: int | None = None  # PYKERN_LOG (pykern.runtime.logs): None leaves logging alone
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> CompilerConfig:
@@ -46,10 +50,14 @@ class CompilerConfig:
             interpret=_flag(env, "PYKERN_INTERPRET", False),
             debug=_flag(env, "PYKERN_DEBUG", False),
             strict_float=_flag(env, "PYKERN_STRICT_FLOAT", False),
+            log_level=level_from_env(env.get("PYKERN_LOG")),
         )
 
 
 @lru_cache(maxsize=1)
 def config() -> CompilerConfig:
-    """The process's configuration, read on first use."""
-    return CompilerConfig.from_env()
+    """The process's configuration, read on first use (PYKERN_LOG is applied then, unless the
+    runtime, which reads it too, did first)."""
+    compiler = CompilerConfig.from_env()
+    configure_logging(compiler.log_level)
+    return compiler

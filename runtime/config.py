@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import DeviceError
+from .logs import level_from_env
 
 # the validation layer's feature that checks shader accesses on the device (VK_LAYER_ENABLES)
 GPU_ASSISTED = "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT"
@@ -64,6 +65,7 @@ class Config:
     buffer_cache_bytes: int = 256 << 20
     transfer_queue: str = "auto"
     transfer_import: bool = False
+    log_level: int | None = None  # PYKERN_LOG (see logs.py): None leaves logging alone
 
     @staticmethod
     def from_env(environ: Mapping[str, str] | None = None) -> Config:
@@ -93,6 +95,7 @@ class Config:
             cache_dir=cache_dir(env),
             transfer_queue=transfer_queue,
             transfer_import=_flag(env.get("PYKERN_TRANSFER_IMPORT"), default=False),
+            log_level=level_from_env(env.get("PYKERN_LOG")),
         )
 
 

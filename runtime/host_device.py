@@ -22,6 +22,7 @@ from .errors import DeviceError, GraphError, OutOfDeviceMemory
 from .grid import normalize_grid
 from .host_buffer import HostBuffer
 from .host_graph import HostGraph
+from .launch_profile import PROFILERS, profiled_launch
 from .stats import DeviceStats, MemoryStats
 
 # Subgroups of the host backend: 8 lanes of consecutive invocations, the size the backend
@@ -227,6 +228,14 @@ class HostDevice(DescribedDevice):
         """Runs `program` over `grid` with `buffers` (in binding order) and the argument
         `block` its binder made. A ValueError (before anything runs) for a freed buffer or one
         of another device."""
+        if PROFILERS:  # pk.profile() collects: time this launch (launch_profile.py)
+            profiled_launch(self, program,
+                            lambda: self._record_launch(program, grid, buffers, block))
+            return
+        self._record_launch(program, grid, buffers, block)
+
+    def _record_launch(self, program: object, grid: tuple[int, int, int],
+                       buffers: Sequence[HostBuffer | None], block: object) -> None:
         self._check_open()
         grid = normalize_grid(grid)  # a GridError (a ValueError) before anything runs
         addresses = []

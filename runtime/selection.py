@@ -24,6 +24,7 @@ its own on first use.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 from dataclasses import replace
@@ -34,6 +35,7 @@ from .device_files import detach_device_files
 from .errors import (FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, GraphError,
                      unavailable_message)
 from .forked_exit import end_with_os_exit
+from .logs import configure as configure_logging
 
 from .host_device import HostDevice, host_info
 
@@ -46,6 +48,8 @@ if TYPE_CHECKING:  # these load Vulkan: imported where a device is first needed
 # the default device: a GPU, else the host backend (native code, all cores), and only then a
 # Vulkan CPU implementation such as lavapipe (which runs a lane at a time)
 KIND_PREFERENCE = ("discrete", "integrated", "virtual", "host", "cpu", "other")
+
+_log = logging.getLogger("pykern.runtime")
 
 
 class Runtime:
@@ -94,6 +98,7 @@ class Runtime:
         if device is not None and not device.usable:
             self.replaced.append(device)  # closed at shutdown, if it can be
             device = None
+            _log.info("device [%d] is unusable: opening a fresh one in its place", index)
         if device is None:
             device = self.opened[index] = self.new_device(index, self.config)
         return device
@@ -172,11 +177,31 @@ def _disown_after_fork() -> None:
 os.register_at_fork(after_in_child=_disown_after_fork)
 
 
+def _describe(info: DeviceInfo) -> str:
+    return f"[{info.index}] {info.name} ({info.kind})"
+
+
+def _log_devices(runtime: Runtime) -> None:
+    """Says what the runtime found: the devices, and why Vulkan is unusable where it is."""
+    if runtime.vulkan_unavailable and _log.isEnabledFor(logging.INFO):
+        _log.info("no Vulkan device is usable, so the host device is: %s",
+                  runtime.vulkan_unavailable)
+    if runtime.config.validate and runtime.instance is not None and \
+            _log.isEnabledFor(logging.INFO):
+        _log.info("the validation layer is on: cooperative matrices and bfloat16 are neither "
+                  "queried nor enabled (the layer predates them)")
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug("devices: %s", ", ".join(_describe(i) for i in runtime.infos))
+
+
 def _get_runtime() -> Runtime:
     global _runtime, _exit_handler_registered
     with _lock:
         if _runtime is None:
-            _runtime = Runtime(Config.from_env(), _forked_refusal)
+            config = Config.from_env()
+            configure_logging(config.log_level)
+            _runtime = Runtime(config, _forked_refusal)
+            _log_devices(_runtime)
             if not _exit_handler_registered:
                 atexit.register(shutdown)
                 _exit_handler_registered = True
@@ -250,7 +275,12 @@ def get_device() -> Device:
     with _lock:
         runtime = _get_runtime()
         if runtime.current is None:
-            runtime.current = runtime.open(runtime.default_index())
+            index = runtime.default_index()
+            runtime.current = runtime.open(index)
+            if _log.isEnabledFor(logging.INFO):
+                why = f"PYKERN_DEVICE={runtime.config.device!r}" if runtime.config.device \
+                    else "the default order (discrete GPU, integrated GPU, host, CPU Vulkan)"
+                _log.info("device %s, chosen by %s", _describe(runtime.infos[index]), why)
         return runtime.current
 
 
@@ -265,8 +295,11 @@ def set_device(which: int | str) -> Device:
         if runtime.current is not None and getattr(runtime.current, "graph_recording", False):
             raise GraphError("set_device() inside pk.graph(): a graph records the launches of "
                              "one device; change devices outside the block")
-        runtime.current = runtime.open(select(runtime.infos, which, "set_device",
-                                                      runtime.vulkan_unavailable))
+        index = select(runtime.infos, which, "set_device", runtime.vulkan_unavailable)
+        runtime.current = runtime.open(index)
+        if _log.isEnabledFor(logging.INFO):
+            _log.info("device %s, chosen by set_device(%r)", _describe(runtime.infos[index]),
+                      which)
         return runtime.current
 
 

@@ -12,7 +12,9 @@ weights, and the plotted curve against the losses the loop kept.
 from __future__ import annotations
 
 import ast
+import base64
 import contextlib
+import hashlib
 import importlib.util
 import io
 import json
@@ -187,3 +189,23 @@ def test_notebook_cells_show_the_right_results():
             f"cell {i} has no check in this test: add one\n{source}"
         checked.append(i)
     assert len(checked) >= 18
+
+
+def test_the_notebook_is_stored_with_the_outputs_of_its_cells_as_they_are():
+    """examples/run_notebook.py ran the cells as they are now, top to bottom, without an error,
+    and stored what each showed, the loss curve as an inline PNG among them."""
+    cells = [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
+    images = []
+    for n, cell in enumerate(cells, 1):
+        source = "".join(cell["source"])
+        stale = f"re-run `python examples/run_notebook.py {NOTEBOOK.name}`: cell {n} changed"
+        assert cell["metadata"].get("pykern", {}).get("source_sha256") == \
+            hashlib.sha256(source.encode()).hexdigest(), stale
+        assert cell["execution_count"] == n, stale
+        assert cell["outputs"], f"code cell {n} shows nothing\n{source}"
+        assert all(o["output_type"] != "error" for o in cell["outputs"]), source
+        images += [o["data"]["image/png"] for o in cell["outputs"]
+                   if "image/png" in o.get("data", {})]
+    assert images, "no plot is stored"
+    png = base64.b64decode(images[0])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

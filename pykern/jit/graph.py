@@ -17,7 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from pykern.runtime import get_device
+from pykern.jit.profile import name_program
 from pykern.runtime.errors import GraphError
+from pykern.runtime.launch_profile import PROFILERS
 
 __all__ = ["Graph", "GraphError", "graph"]
 
@@ -81,7 +83,18 @@ class Graph:
             raise GraphError(f"the graph was recorded on {device.info.name}, which is not the "
                              f"current device any more ({get_device().info.name}): "
                              "pk.set_device back to it, or record the graph again")
+        if PROFILERS:  # pk.profile(): the replay is one row, timed as a whole
+            self._profiled_replay()
+            return
         device._replay_graph(self._recorded)
+
+    def _profiled_replay(self) -> None:
+        name_program(self._recorded, f"pk.graph replay ({self.launches} launches)")
+        timer = self._device.timer()
+        with timer:
+            self._device._replay_graph(self._recorded)
+        for profiler in list(PROFILERS):
+            profiler.launched(self._device, self._recorded, timer)
 
     def release(self) -> None:
         """Lets go of what the graph holds (also when it is deleted); it cannot be replayed

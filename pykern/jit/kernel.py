@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -22,8 +23,10 @@ from pykern.frontend import KernelSource, load_source, signature, translate
 from pykern.frontend.source import check_function
 from pykern.jit import capture
 from pykern.jit.arguments import bind_keywords, diagnose_buffers, kernel_grid
+from pykern.jit.compile_log import log_built, log_memory_hit
 from pykern.jit.debug_launch import debug_launch
 from pykern.jit.interpreted import interpret_launch
+from pykern.jit.profile import name_program
 from pykern.jit.pipeline import (CompiledVariant, KernelBuild, build_variant, disk_cache,
                                  target_for)
 from pykern.jit.strict_float import STRICT_BLOCK, StrictFloatWarning, strict_float
@@ -148,7 +151,12 @@ class Kernel:
         device = get_device()
         variant = self._variants.get((device, key))
         if variant is None:
+            start = time.perf_counter()
             variant = self._variants[(device, key)] = self._build(key, device)
+            name_program(variant.program, self.__name__)  # for pk.profile()
+            log_built(self.__name__, key, device, variant, time.perf_counter() - start)
+        else:
+            log_memory_hit(self.__name__, key, device)
         return variant
 
     def _build(self, key: VariantKey, device: Any) -> CompiledVariant:

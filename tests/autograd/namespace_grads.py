@@ -264,6 +264,7 @@ NOT_TENSOR_OPS = {
     # compiling, devices, files
     "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.devices", "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
+    "pk.profile",
     # new tensors from shapes or host data, and dtype queries
     "pk.arange", "pk.asarray", "pk.empty", "pk.eye", "pk.full", "pk.linspace", "pk.ones",
     "pk.zeros", "pk.can_cast", "pk.result_type", "xp.asarray", "xp.empty", "xp.can_cast",

@@ -1,8 +1,8 @@
 """Kernels with `pk.barrier()` and grids that end inside a workgroup.
 
 Every invocation of a workgroup must reach each barrier, so such kernels are not masked by the
-grid (API.md §1): all invocations of the launched workgroups run the body, and the kernel tests
-`pk.global_id(d) < pk.grid(d)` itself. Each kernel here runs on the device and in the
+grid (docs/language.md): all invocations of the launched workgroups run the body, and the kernel
+tests `pk.global_id(d) < pk.grid(d)` itself. Each kernel here runs on the device and in the
 interpreter and is compared with numpy.
 """
 

@@ -167,7 +167,7 @@ BF16_WORDS = st.lists(st.integers(0, 0xFFFF), min_size=1, max_size=64)
 
 def flushable(*values: np.ndarray) -> np.ndarray:
     """Where any of `values` is an f32 subnormal, which a device may flush to zero in f32
-    arithmetic (TESTING.md: lavapipe and NVIDIA keep no denormals unless asked)."""
+    arithmetic (docs/testing.md: lavapipe and NVIDIA keep no denormals unless asked)."""
     out = np.zeros(values[0].shape, bool)
     for v in values:
         f = np.abs(np.asarray(v, np.float32))
@@ -210,7 +210,7 @@ def test_math_rounds_the_f32_result_to_bf16(backend):
     flags = np.zeros(x.size, bool)
     kernel_on(backend, math_and_compare)[x.size](x, out, flags)
     xf = x.astype(np.float64)
-    # the f32 math is within a few f32 ULPs (TESTING.md); one bf16 rounding on top
+    # the f32 math is within a few f32 ULPs (docs/testing.md); one bf16 rounding on top
     np.testing.assert_allclose(out[0].astype(np.float64), np.sqrt(xf), rtol=2**-8)
     np.testing.assert_allclose(out[1].astype(np.float64), np.exp(xf), rtol=2**-8 + 1e-5)
     assert_same_bf16(out[2], np.abs(x))

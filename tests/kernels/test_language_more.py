@@ -200,7 +200,7 @@ def test_subgroup_operations():
     np.testing.assert_array_equal(out[:, 7], lane + 1000 * size)
 
 
-MATH = [  # name, reference, domain, rtol, atol (TESTING.md bounds)
+MATH = [  # name, reference, domain, rtol, atol (docs/testing.md bounds)
     ("rsqrt", lambda x: 1 / np.sqrt(x), (0.01, 100), 3e-7, 0),
     ("exp2", np.exp2, (-10, 10), 3e-6, 0),
     ("log2", np.log2, (0.01, 100), 4e-7, 5e-7),

@@ -89,7 +89,7 @@ def test_every_math_name_inside_a_kernel_matches_numpy():
     out = np.zeros((n, len(MATH_NAMES)), np.float32)
     every_name[n](a, b, out)
     ref = numpy_reference(a, b)
-    # Vulkan's bounds (TESTING.md): exact for the exact ops, a few ULP to 4096 ULP elsewhere
+    # Vulkan's bounds (docs/testing.md): exact for the exact ops, a few ULP to 4096 ULP elsewhere
     for k, name in enumerate(MATH_NAMES):
         np.testing.assert_allclose(out[:, k], ref[:, k], rtol=4e-4, atol=1e-6, err_msg=name)
     exact = ["floor", "ceil", "trunc", "round", "abs", "min", "max", "clamp", "isnan", "isinf",

@@ -102,7 +102,7 @@ def fma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
 def subnormals_survive(dtype: type) -> bool:
     """Whether the device keeps a subnormal of `dtype` through a multiplication by one. Where it
     flushes them and cannot be asked not to (NVIDIA's f32: its driver offers no DenormPreserve),
-    strict mode warns and runs without (API.md: "where the device allows"), so the comparisons
+    strict mode warns and runs without (docs/language.md), so the comparisons
     leave out what involves a subnormal there."""
     @pk.kernel
     def times_one(x: pk.Array, one: pk.Array, out: pk.Array):

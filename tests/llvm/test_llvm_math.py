@@ -1,6 +1,6 @@
 """Math functions on the host backend (LLVM intrinsics and the C library) against the
 interpreter (numpy's): correctly rounded ones exactly, the others within a few ULP (both are
-CPU math libraries of at most a few ULP error; the Vulkan bounds of TESTING.md are far looser)."""
+CPU math libraries of at most a few ULP error; Vulkan's bounds, docs/testing.md, are far looser)."""
 
 from __future__ import annotations
 

@@ -201,7 +201,7 @@ def test_without_validation_the_device_reports_and_enables_what_it_has():
         line = "    cooperative matrices: " + (
             ", ".join(f"{m}x{n}x{k} {a}->{c}" for m, n, k, a, c in shapes) or "none")
         assert line in dev["summary"].splitlines()
-        if "NVIDIA" in dev["name"]:  # what TESTING.md says of the H200
+        if "NVIDIA" in dev["name"]:  # what docs/testing.md says of the H200
             assert dev["feature"]
             assert {(16, 16, 16, "f16", "f16"), (16, 16, 16, "f16", "f32")} <= set(shapes)
     default = report["devices"][report["default"]]

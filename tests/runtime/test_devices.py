@@ -27,7 +27,7 @@ def test_devices_lists_lavapipe_with_features_and_limits():
         assert info.features.subgroup_size >= 1
         assert info.name in str(info) and info.kind in str(info)
     cpu = [i for i in infos if "llvmpipe" in i.name]
-    if cpu:  # what TESTING.md promises about lavapipe
+    if cpu:  # what docs/testing.md promises about lavapipe
         lav = cpu[0]
         assert lav.kind == "cpu"
         assert lav.limits.max_workgroup_count[0] == 65535

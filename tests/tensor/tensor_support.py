@@ -1,6 +1,6 @@
 """Helpers for the tensor and op-library tests: hypothesis strategies for shapes, dtypes and
 views (contiguous, transposed, strided with negative steps, broadcast), sample data per dtype,
-and tolerance-aware comparison with numpy (tolerances from shared/TESTING.md)."""
+and tolerance-aware comparison with numpy (tolerances from docs/testing.md)."""
 
 from __future__ import annotations
 

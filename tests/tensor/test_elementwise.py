@@ -1,7 +1,7 @@
 """Elementwise ops against numpy: every unary and binary op on f32 over hypothesis shapes and
 views (contiguous, transposed, strided with negative steps, broadcast), the other dtypes,
 broadcasting, type promotion with tensors and Python scalars, in-place operators, special
-values, ranks above four, and errors. Tolerances follow shared/TESTING.md (tensor_support)."""
+values, ranks above four, and errors. Tolerances follow docs/testing.md (tensor_support)."""
 
 from __future__ import annotations
 

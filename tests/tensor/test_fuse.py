@@ -332,7 +332,7 @@ def test_reductions_of_the_expression_equal_eager(op, kw, shape):
         return
     fused = pk.fuse(f)(a, b)
     assert fused.dtype == eager.dtype and fused.shape == eager.shape
-    # different summation orders: the tree bound of TESTING.md, log2(n) 2^-24 sum |x|
+    # different summation orders: the tree bound of docs/testing.md, log2(n) 2^-24 sum |x|
     n = max(a.size, 1)
     bound = 1e-6 + np.log2(n + 1) * 2 ** -24 * n * 1.5 if op in ("sum", "mean") else 1e-6
     if op == "mean":

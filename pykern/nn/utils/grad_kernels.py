@@ -68,7 +68,7 @@ def norm_partials(P: DType, MODE: int) -> pk.Kernel:  # noqa: N803
         t = pk.local_id(0)
         buf = pk.shared(C, GROUP)
         v: C = 0.0
-        if i < pk.grid(0):  # a kernel with barriers runs past the grid: see API.md §1
+        if i < pk.grid(0):  # barriers: the kernel runs past the grid (language.md)
             a = abs(C(pick(g0, g1, g2, g3, g4, g5, g6, g7, ends, row, i)))
             if MODE == SQUARES:
                 v = a * a
