@@ -327,9 +327,18 @@ def complex_log1p(xr, xi):
 
 @func
 def complex_expm1(xr, xi):
-    """e**x - 1 by numpy's formula, with an accurate real expm1."""
-    s = bi.sin(xi * 0.5)
-    return real_expm1(xr) * bi.cos(xi) - 2.0 * s * s, bi.exp(xr) * bi.sin(xi)
+    """e**x - 1 by numpy's formula, with an accurate real expm1, for finite x; exp's special
+    values minus one otherwise (the array API's table for expm1 is exactly that)."""
+    re, im = complex_exp(xr, xi)
+    re = re - 1.0
+    if _isfinite(xr) and _isfinite(xi):
+        s = bi.sin(xi * 0.5)
+        re = real_expm1(xr) * bi.cos(xi) - 2.0 * s * s
+        if re == 0.0:
+            re = 0.0  # expm1(-0 + 0j) is +0 + 0j
+        if xi != 0.0:
+            im = bi.exp(xr) * bi.sin(xi)
+    return re, im
 
 
 @func
@@ -490,7 +499,8 @@ def _asin_first_quadrant(a, b):
         if a < 1.0:
             am1 = 0.5 * (b2 / (r + (a + 1.0)) + b2 / (s + (1.0 - a)))
         im = real_log1p(am1 + bi.sqrt(am1 * (big + 1.0)))
-        if am1 == 0.0 and a < 1.0:  # b * b underflowed: the first term of the series
+        if b2 < _tiny(b) and a < 1.0:  # b * b underflowed (or lost bits as a subnormal):
+            # the first term of the series
             im = b / bi.sqrt((1.0 - a) * (1.0 + a))
     return re_asin, re_acos, im
 

@@ -83,6 +83,14 @@ def numpy_reference(name: str, z: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             accurate = 0.5 * np.log1p(x * (2 + x) + y * y) + 1j * np.arctan2(y, 1 + x)
             return np.where(np.isfinite(z) & (np.abs(z) < 0.5), accurate, np.log1p(z))
+    if name == "expm1":  # the array API's special values: exp's minus one (numpy differs)
+        with np.errstate(all="ignore"):
+            ref = np.where(np.isfinite(z), np.expm1(z) + 0.0, np.exp(z) - 1)
+            # on the real axis: the real expm1 and the zero imaginary part kept
+            axis = np.isfinite(z) & (z.imag == 0)
+            ref.real[axis] = np.expm1(z.real[axis]) + 0.0
+            ref.imag[axis] = z.imag[axis]
+        return ref
     functions = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
                  "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
                  "reciprocal": lambda v: 1 / v, "power": lambda v: v ** EXPONENT}
@@ -132,8 +140,10 @@ SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan, 1
 
 def parts(dtype) -> st.SearchStrategy[float]:
     width = 32 if dtype == np.complex64 else 64
-    return st.one_of(SPECIAL, st.floats(-4.0, 4.0, width=width),
-                     st.floats(width=width, allow_nan=False, allow_infinity=False))
+    # no subnormal parts: Vulkan devices may flush them to zero (lavapipe's f32 does)
+    return st.one_of(SPECIAL, st.floats(-4.0, 4.0, width=width, allow_subnormal=False),
+                     st.floats(width=width, allow_nan=False, allow_infinity=False,
+                               allow_subnormal=False))
 
 
 def values(dtype) -> st.SearchStrategy[np.ndarray]:

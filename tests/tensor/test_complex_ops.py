@@ -52,6 +52,18 @@ def pk_function(name):
     return getattr(pk, name, None) or getattr(pk.array_api, name)
 
 
+def standard_expm1(z):
+    """expm1 with the array API's special values, which are exp's minus one (numpy's expm1
+    computes its formula at inf and nan parts too, and differs there); +0 for ±0 + 0j."""
+    with np.errstate(all="ignore"):
+        ref = np.where(np.isfinite(z), np.expm1(z) + 0.0, np.exp(z) - 1)
+        # on the real axis: the real expm1 and the zero imaginary part kept
+        axis = np.isfinite(z) & (z.imag == 0)
+        ref.real[axis] = np.expm1(z.real[axis]) + 0.0
+        ref.imag[axis] = z.imag[axis]
+    return ref
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_unary_functions_of_c64_match_numpy(name):
     a = complex_sample(pk.c64, (3, 5))
@@ -63,7 +75,7 @@ def test_unary_functions_of_c64_match_numpy(name):
     assert_close(result.numpy(), expected, tol)
     # the special values (C99 Annex G, the array API's special cases): numpy's, part by part
     with np.errstate(all="ignore"):
-        expected = getattr(np, name)(SPECIAL)
+        expected = standard_expm1(SPECIAL) if name == "expm1" else getattr(np, name)(SPECIAL)
     got = pk_function(name)(pk.asarray(SPECIAL)).numpy()
     for part in ("real", "imag"):
         np.testing.assert_allclose(getattr(got, part), getattr(expected, part), rtol=tol,
