@@ -47,6 +47,24 @@ def _quarter_max(x):
 
 
 @func
+def _sin(x):
+    """sin x, and x itself where that is sin x to the type's precision (|x| below 2^-12 for
+    f32, 2^-26 for f64): some devices' sin returns 0 for the tiniest normal numbers, which
+    would make inf * sin x a nan."""
+    s = bi.sin(x)
+    if abs(x) < _small_angle(x):
+        s = x
+    return s
+
+
+@func
+def _small_angle(x):
+    if x.dtype == dt.f64:
+        return dt.f64(1.4901161193847656e-08)
+    return dt.f32(2.44140625e-4)
+
+
+@func
 def _large(x):
     """Beyond this magnitude, x * x overflows in x's type (and 1 + x * x is x * x)."""
     if x.dtype == dt.f64:
@@ -155,13 +173,13 @@ def complex_exp(xr, xi):
             im = xi
         elif _isfinite(xi):
             re = bi.copysign(INF, bi.cos(xi))
-            im = bi.copysign(INF, bi.sin(xi))
+            im = bi.copysign(INF, _sin(xi))
     else:  # -inf: zero, with the signs of cis(xi) where it has them
         re = 0.0
         im = bi.copysign(0.0, xi)
         if _isfinite(xi):
             re = bi.copysign(0.0, bi.cos(xi))
-            im = bi.copysign(0.0, bi.sin(xi))
+            im = bi.copysign(0.0, _sin(xi))
     return re, im
 
 
@@ -178,7 +196,7 @@ def _scaled_cis(x, y, scale):
     """scale * e**x * (cos y + i sin y) for finite x and y, through e**(x/2) twice where e**x
     alone would overflow."""
     c = bi.cos(y) * scale
-    s = bi.sin(y) * scale
+    s = _sin(y) * scale
     re = c
     im = s
     if x > _exp_large(x):
@@ -259,6 +277,11 @@ def complex_sqrt(xr, xi):
             a = a * 0.25
             b = b * 0.25
             scale = 2.0
+        elif abs(a) < 4.0 * _tiny(a) and abs(b) < 4.0 * _tiny(a):
+            # (a + |z|) / 2 would be subnormal, which devices may flush to zero: scale by 2^24
+            a = a * 16777216.0
+            b = b * 16777216.0
+            scale = 1.0 / 4096.0
         if a >= 0.0:
             t = bi.sqrt((a + _hypot(a, b)) * 0.5)
             re = t * scale
@@ -332,12 +355,12 @@ def complex_expm1(xr, xi):
     re, im = complex_exp(xr, xi)
     re = re - 1.0
     if _isfinite(xr) and _isfinite(xi):
-        s = bi.sin(xi * 0.5)
+        s = _sin(xi * 0.5)
         re = real_expm1(xr) * bi.cos(xi) - 2.0 * s * s
         if re == 0.0:
             re = 0.0  # expm1(-0 + 0j) is +0 + 0j
         if xi != 0.0:
-            im = bi.exp(xr) * bi.sin(xi)
+            im = bi.exp(xr) * _sin(xi)
     return re, im
 
 
@@ -352,14 +375,14 @@ def complex_sinh(xr, xi):
             im = xi
         elif xr == 0.0:
             re = xr * bi.cos(xi)
-            im = bi.sin(xi)
+            im = _sin(xi)
         elif abs(xr) > _exp_large(xr):  # sinh x = +-cosh x = +-e**|x| / 2 here
             c, s = _scaled_cis(abs(xr), xi, 0.5)
             re = bi.copysign(1.0, xr) * c
             im = s
         else:
             re = bi.sinh(xr) * bi.cos(xi)
-            im = bi.cosh(xr) * bi.sin(xi)
+            im = bi.cosh(xr) * _sin(xi)
     elif xr == 0.0:  # the imaginary part is infinite or nan
         re = xr
         im = xi - xi
@@ -369,7 +392,7 @@ def complex_sinh(xr, xi):
     elif bi.isinf(xr):
         if _isfinite(xi):
             re = bi.copysign(INF, xr) * bi.cos(xi)
-            im = INF * bi.sin(xi)
+            im = INF * _sin(xi)
         else:  # FreeBSD's (and numpy's) signs
             re = xr * xr
             im = xr * (xi - xi)
@@ -387,14 +410,14 @@ def complex_cosh(xr, xi):
             im = xr * xi
         elif xr == 0.0:
             re = bi.cos(xi)
-            im = xr * bi.sin(xi)
+            im = xr * _sin(xi)
         elif abs(xr) > _exp_large(xr):  # cosh x = +-sinh x = e**|x| / 2 here
             c, s = _scaled_cis(abs(xr), xi, 0.5)
             re = c
             im = bi.copysign(1.0, xr) * s
         else:
             re = bi.cosh(xr) * bi.cos(xi)
-            im = bi.sinh(xr) * bi.sin(xi)
+            im = bi.sinh(xr) * _sin(xi)
     elif xr == 0.0:  # the imaginary part is infinite or nan (numpy's zero is +0)
         re = xi - xi
         im = abs(xr)
@@ -406,7 +429,7 @@ def complex_cosh(xr, xi):
     elif bi.isinf(xr):
         if _isfinite(xi):
             re = INF * bi.cos(xi)
-            im = bi.copysign(INF, xr) * bi.sin(xi)
+            im = bi.copysign(INF, xr) * _sin(xi)
         else:
             re = INF
             im = xi - xi
@@ -434,7 +457,7 @@ def complex_tanh(xr, xi):
         re = bi.copysign(1.0, xr)
         im = bi.copysign(0.0, xi)
         if _isfinite(xi):
-            im = bi.copysign(0.0, bi.sin(2.0 * xi))
+            im = bi.copysign(0.0, _sin(2.0 * xi))
     elif not _isfinite(xi):
         re = xi - xi
         if xr == 0.0:
@@ -442,7 +465,7 @@ def complex_tanh(xr, xi):
     elif abs(xr) >= _tanh_large(xr):
         e = bi.exp(-abs(xr))
         re = bi.copysign(1.0, xr)
-        im = 4.0 * bi.sin(xi) * bi.cos(xi) * e * e
+        im = 4.0 * _sin(xi) * bi.cos(xi) * e * e
     else:
         t = bi.tan(xi)
         beta = 1.0 + t * t
