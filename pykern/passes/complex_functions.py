@@ -195,18 +195,20 @@ def _exp_large(x):
 def _scaled_cis(x, y, scale):
     """scale * e**x * (cos y + i sin y) for finite x and y, through e**(x/2) twice where e**x
     alone would overflow."""
-    c = bi.cos(y) * scale
-    s = _sin(y) * scale
+    # the scale last: a tiny sin y times a scale below 1 could be flushed to zero before the
+    # exponential makes it large (then 0 * inf is a nan)
+    c = bi.cos(y)
+    s = _sin(y)
     re = c
     im = s
     if x > _exp_large(x):
         h = bi.exp(x * 0.5)
-        re = c * h * h
-        im = s * h * h
+        re = (c * h) * (h * scale)
+        im = (s * h) * (h * scale)
     else:
         e = bi.exp(x)
-        re = c * e
-        im = s * e
+        re = (c * e) * scale
+        im = (s * e) * scale
     return re, im
 
 
@@ -602,12 +604,15 @@ def complex_atanh(xr, xi):
         elif a == 0.0:
             re = a
     elif bi.isinf(a) or bi.isinf(b) or max(a, b) > _large(a):
+        # every divisor scaled by 1/16: Vulkan leaves x / y undefined for |y| above 2^126
+        # (the H200 gives nan there), and big * (p² + q²) may reach 2 * max
         big = max(a, b)
-        p = a / big
-        q = b / big
+        small_big = big * 0.0625
+        p = (a * 0.0625) / small_big
+        q = (b * 0.0625) / small_big
         re = 0.0
         if _isfinite(big):
-            re = p / (big * (p * p + q * q))
+            re = (p * 0.0625) / (small_big * (p * p + q * q))
         im = PI * 0.5
     else:
         d = (1.0 - a) * (1.0 - a) + b * b
