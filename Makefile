@@ -42,16 +42,29 @@ vulkan_pass = echo "make test: $(1)"; \
 	if [ $$rc -eq 5 ]; then echo "make test: the pass ($(1)) collected no tests"; exit 1; fi; \
 	if [ $$rc -ne 0 ]; then exit $$rc; fi
 
-test: venv
-	@$(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; exit 1; fi; \
-	if [ $$rc -ne 0 ] || [ "$(VULKAN)" != 1 ]; then exit $$rc; fi; \
-	$(call vulkan_pass,tensor tests again on the Vulkan device,,$(VULKAN_TESTS)); \
+# The main pass and the chain of Vulkan passes each keep one core busy (nearly all of the
+# suite's time is single-threaded Python: compiling and checking), so on a machine with two or
+# more cores they run side by side; the Vulkan chain's output is kept and shown after the main
+# pass's. JOBS=1 runs them one after the other.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
+vulkan_chain = $(call vulkan_pass,tensor tests again on the Vulkan device,,$(VULKAN_TESTS)); \
 	$(call vulkan_pass,runtime tests again with copies on the DMA path,PYKERN_TRANSFER_QUEUE=compute,tests/runtime tests/test_graph.py); \
 	if [ "$(VALIDATE)" != 1 ]; then exit 0; fi; \
 	$(call vulkan_pass,kernel tests again under synchronisation validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(SYNC_VALIDATION),$(VALIDATED_TESTS)); \
 	if [ "$(GPU_AV)" != 1 ]; then exit 0; fi; \
 	$(call vulkan_pass,kernel tests again under GPU-assisted validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(GPU_ASSISTED),$(VALIDATED_TESTS))
+
+test: venv
+	@main_pass() { $(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; return 1; fi; \
+	  return $$rc; }; \
+	if [ "$(VULKAN)" != 1 ]; then main_pass; exit $$?; fi; \
+	if [ "$(JOBS)" -le 1 ]; then main_pass || exit $$?; ( $(vulkan_chain) ); exit $$?; fi; \
+	log=$$(mktemp); ( $(vulkan_chain) ) > $$log 2>&1 & chain=$$!; \
+	main_pass; rc=$$?; wait $$chain; vrc=$$?; \
+	echo "make test: the Vulkan passes (run alongside the main pass):"; cat $$log; rm -f $$log; \
+	if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$vrc
 
 # A smoke subset of the suite on every Python this machine has that pyproject.toml supports
 # (pyenv's 3.x, or PYTHONS="..." by hand), each in its own venv under .venvs/ (kept between

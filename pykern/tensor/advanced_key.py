@@ -269,7 +269,8 @@ def _mask_indices(mask: object, axis: int, x_shape: tuple[int, ...]) -> list[Ten
     from pykern.tensor.searching import nonzero
     shape = tuple(mask.shape)  # type: ignore[attr-defined]
     for d, m in enumerate(shape):
-        if m != x_shape[axis + d]:
+        # a mask axis of size 0 selects nothing whatever the indexed axis's size, as numpy
+        if m != x_shape[axis + d] and m != 0:
             raise IndexError(f"boolean index did not match indexed tensor along axis {axis + d}; "
                              f"size of axis is {x_shape[axis + d]} but size of corresponding "
                              f"boolean axis is {m}")

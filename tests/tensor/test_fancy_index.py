@@ -159,6 +159,10 @@ def test_zero_d_bool_and_empty():
         assert t[key].shape == a[np_key].shape
         np.testing.assert_array_equal(t[key].numpy(), a[np_key])
     assert t[t > 10].shape == (0,)
+    # a mask axis of size 0 selects nothing, whatever the indexed axis's size (numpy)
+    for mask_shape in [(2, 0), (0, 3), (0, 0), (0,)]:
+        mask = np.zeros(mask_shape, bool)
+        assert t[pk.asarray(mask)].shape == a[mask].shape
     t[t > 10] = 1.0  # selects nothing: writes nothing
     t[False] = 5.0
     np.testing.assert_array_equal(t.numpy(), a)
