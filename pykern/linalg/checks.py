@@ -1,10 +1,10 @@
 """Argument checks shared by the `pk.linalg` functions: operands are stacks of matrices in
-their last two dimensions, of a real float dtype to compute in.
+their last two dimensions, of a float or complex dtype to compute in.
 
-Dtypes: f32 and f64 compute in themselves; f16 and bf16 compute in f32 and the results are
-rounded back to the input's dtype; integers and bool are promoted to pykern's default float,
-f32 (numpy promotes them to float64). Complex tensors are refused with a TypeError for now, and
-so are inputs that require grad (NotImplementedError: no backward yet).
+Dtypes: f32, f64, c64 and c128 compute in themselves; f16 and bf16 compute in f32 and the
+results are rounded back to the input's dtype; integers and bool are promoted to pykern's
+default float, f32 (numpy promotes them to float64). Inputs that require grad are refused
+(NotImplementedError: no backward yet).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.linalg.blocks import transposed
+from pykern.tensor.complex_elementwise import conj
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.strided import prod
 from pykern.tensor.tensor import Tensor
@@ -41,10 +43,7 @@ class Matrices:
 
 def float_dtypes(d: DType, op: str, name: str) -> tuple[DType, DType]:
     """(compute dtype, result dtype) for an operand of dtype `d`."""
-    if d.is_complex:
-        raise TypeError(f"{op}: {name} has the complex dtype {d.name}; pk.linalg takes real "
-                        "tensors only so far")
-    if d in (dt.f32, dt.f64):
+    if d in (dt.f32, dt.f64, dt.c64, dt.c128):
         return d, d
     if d in (dt.f16, dt.bf16):
         return dt.f32, d
@@ -94,7 +93,17 @@ def batch_index(flat: int, batch_shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(index))
 
 
-def finish(t: Tensor, m: Matrices, shape: tuple[int, ...]) -> Tensor:
-    """A (B, ...) result reshaped to the batch shape + `shape`, in the result dtype."""
+def adjoint(t: Tensor) -> Tensor:
+    """The conjugate transpose of each matrix of a (B, rows, cols) tensor: a transposed view
+    for real dtypes, a new conjugated tensor for complex ones."""
+    flipped = transposed(t)
+    return conj(flipped) if t.dtype.is_complex else flipped
+
+
+def finish(t: Tensor, m: Matrices, shape: tuple[int, ...], dtype: DType | None = None
+           ) -> Tensor:
+    """A (B, ...) result reshaped to the batch shape + `shape`, in the result dtype (or in
+    `dtype`: the real part dtype of a real result of complex input)."""
     out = t.reshape(m.batch_shape + shape)
-    return out if out.dtype == m.result else out.astype(m.result)
+    dtype = m.result if dtype is None else dtype
+    return out if out.dtype == dtype else out.astype(dtype)

@@ -1,10 +1,12 @@
-"""`cholesky`: A = L Lᵀ for symmetric positive-definite A, reading A's lower triangle only.
+"""`cholesky`: A = L Lᴴ for Hermitian (real: symmetric) positive-definite A, reading A's lower
+triangle only (and the real part of its diagonal).
 
 Right-looking and blocked: each diagonal block of up to PANEL columns is factored by a kernel
 that holds it in shared memory, one workgroup per matrix (a matrix of up to PANEL columns is
 one block: a batch of them is one launch); the block column below it is solved against the
-block's transpose, and the trailing matrix updated with one matrix product. A pivot that is
-not positive (or NaN) raises `LinAlgError`, naming the matrix of the batch.
+block's conjugate transpose, and the trailing matrix updated with one matrix product. A pivot
+whose real part is not positive (or NaN) raises `LinAlgError`, naming the matrix of the batch.
+One kernel serves real and complex dtypes: `pk.conj` and `.real` are identities on reals.
 """
 
 import functools
@@ -14,7 +16,7 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL, block, subtract_product, transposed
-from pykern.linalg.checks import Matrices, batch_index, finish, matrices
+from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.triangular import solve_diagonal_block
 from pykern.tensor.creation import tril, zeros
@@ -24,9 +26,10 @@ THREADS = 64
 
 
 def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
-    """The lower Cholesky factor L of each symmetric positive-definite matrix of `x`
-    (..., n, n), with x = L @ Lᵀ; with `upper=True`, U = Lᵀ (x = Uᵀ @ U). Only the lower
-    triangle of `x` is read. Raises `LinAlgError` when a matrix is not positive definite.
+    """The lower Cholesky factor L of each Hermitian (real: symmetric) positive-definite
+    matrix of `x` (..., n, n), with x = L @ Lᴴ; with `upper=True`, U = Lᴴ (x = Uᴴ @ U). Only
+    the lower triangle of `x` is read (of the diagonal, the real part). Raises `LinAlgError`
+    when a matrix is not positive definite.
 
         pk.linalg.cholesky(pk.asarray([[4.0, 2.0], [2.0, 5.0]]))   # [[2, 0], [1, 2]]
     """
@@ -39,7 +42,7 @@ def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
         _check_positive(info, m)
     lower = tril(a)
     if upper:
-        lower = transposed(lower).contiguous()
+        lower = adjoint(lower).contiguous()
     return finish(lower, m, (n, n))
 
 
@@ -51,8 +54,18 @@ def _factor(a: Tensor, info: Tensor) -> None:
         rest = n - k0 - w
         if rest:
             below = block(a, k0 + w, k0, rest, w)
+            # L21 = A21 L11⁻ᴴ, i.e. L21ᴴ = L11⁻¹ A21ᴴ: solved in place in A21's transposed
+            # view, conjugated before and after for complex dtypes
+            _conjugate(below)
             solve_diagonal_block(a, transposed(below), k0, 0, w, lower=True, unit=False)
-            subtract_product(block(a, k0 + w, k0 + w, rest, rest), below, transposed(below))
+            _conjugate(below)
+            subtract_product(block(a, k0 + w, k0 + w, rest, rest), below, adjoint(below))
+
+
+def _conjugate(t: Tensor) -> None:
+    """Conjugates the (B, rows, cols) view `t` in place (nothing to do for real dtypes)."""
+    if t.dtype.is_complex:
+        _conj_kernel(t.dtype)[t.shape[2], t.shape[1], t.shape[0]](t)
 
 
 def _check_positive(info: Tensor, m: Matrices) -> None:
@@ -85,10 +98,10 @@ def _block_kernel(dtype: DType) -> pk.Kernel:
         pk.barrier()
         for k in range(w):
             if t == 0:
-                d = s[k, k]
+                d = s[k, k].real
                 if not (d > 0) and info[b] == 0:
                     info[b] = k0 + k + 1
-                s[k, k] = pk.sqrt(d)
+                s[k, k] = DT(pk.sqrt(d))
             pk.barrier()
             for i in range(k + 1 + t, w, T):
                 s[i, k] = s[i, k] / s[k, k]
@@ -98,7 +111,7 @@ def _block_kernel(dtype: DType) -> pk.Kernel:
                 i = k + 1 + idx // rest
                 j = k + 1 + idx % rest
                 if j <= i:
-                    s[i, j] = s[i, j] - s[i, k] * s[j, k]
+                    s[i, j] = s[i, j] - s[i, k] * pk.conj(s[j, k])
             pk.barrier()
         for idx in range(t, w * w, T):
             i = idx // w
@@ -107,3 +120,15 @@ def _block_kernel(dtype: DType) -> pk.Kernel:
                 a[b, k0 + i, k0 + j] = s[i, j]
 
     return linalg_cholesky_block
+
+
+@functools.lru_cache(maxsize=None)
+def _conj_kernel(dtype: DType) -> pk.Kernel:
+    @pk.kernel
+    def linalg_conj_in_place(x: dtype[:, :, :]):
+        j = pk.global_id(0)
+        i = pk.global_id(1)
+        b = pk.global_id(2)
+        x[b, i, j] = pk.conj(x[b, i, j])
+
+    return linalg_conj_in_place

@@ -1,6 +1,7 @@
 """`det` and `slogdet` from the LU factorization: the product of U's diagonal, its sign
-flipped once per row interchange. A singular matrix gives det 0 and (sign 0, logabsdet -inf),
-as numpy's."""
+flipped once per row interchange. For complex matrices the sign is the product of the
+diagonal's phases u/|u|, a complex number of modulus 1 (numpy's), and logabsdet is real. A
+singular matrix gives det 0 and (sign 0, logabsdet -inf), as numpy's."""
 
 import functools
 import math
@@ -30,8 +31,9 @@ def det(x: object, /) -> Tensor:
 
 
 def slogdet(x: object, /) -> SlogdetResult:
-    """The sign (-1, 0 or 1) and the natural log of the absolute value of the determinant of
-    each square matrix of `x`; for determinants too large or small for the dtype.
+    """The sign (-1, 0 or 1; for complex `x` a complex number of modulus 1, or 0) and the
+    natural log of the absolute value of the determinant of each square matrix of `x` (real);
+    for determinants too large or small for the dtype.
 
         sign, logabsdet = pk.linalg.slogdet(pk.asarray([[2.0, 0.0], [0.0, 3.0]]))
     """
@@ -43,37 +45,44 @@ def _determinants(op: str, x: object) -> tuple[Tensor, Tensor, Tensor]:
     m = matrices(x, op, square=True)
     f = lu_factor(m.batch)
     bsz = m.batch.shape[0]
-    outs = [empty((bsz,), m.compute) for _ in range(3)]
+    outs = [empty((bsz,), d) for d in (m.compute, m.compute, m.compute.real_dtype)]
     if bsz:
         _det_kernel(m.compute)[bsz](f.lu, f.pivots, *outs)
-    return tuple(finish(o, m, ()) for o in outs)  # type: ignore[return-value]
+    det, sign, logabs = outs
+    return (finish(det, m, ()), finish(sign, m, ()),
+            finish(logabs, m, (), m.result.real_dtype))
 
 
 @functools.lru_cache(maxsize=None)
 def _det_kernel(dtype: DType) -> pk.Kernel:
     DT = dtype  # noqa: N806
+    RT = dtype.real_dtype  # noqa: N806
+    COMPLEX = dtype.is_complex  # noqa: N806
 
     @pk.kernel
     def linalg_det(lu: dtype[:, :, :], pivots: pk.i32[:, :], det: dtype[:], sign: dtype[:],
-                   logabs: dtype[:]):
+                   logabs: RT[:]):
         b = pk.global_id(0)
         p: DT = 1.0
-        parity: DT = 1.0  # -1 for an odd number of row interchanges
+        parity: RT = 1.0  # -1 for an odd number of row interchanges
         s: DT = 1.0
-        total: DT = 0.0
+        total: RT = 0.0
         singular = False
         for k in range(lu.shape[1]):
             u = lu[b, k, k]
             if pivots[b, k] != k:
                 parity = -parity
-            if u < 0:
+            if COMPLEX:
+                if u != 0:
+                    s = s * (u / abs(u))
+            elif u < 0:
                 s = -s
             if u == 0:
                 singular = True  # not p == 0 at the end: p may underflow
             p = p * u
             total += pk.log(abs(u))
         if singular:
-            s = 0.0
+            s = DT(0.0)
             total = -math.inf
         det[b] = parity * p
         sign[b] = parity * s

@@ -6,7 +6,8 @@ one that reads or writes them in device memory, so the kernel needs only workgro
 barriers: the pivot search is a tree reduction in shared memory, and the pivot row and the row
 it replaces travel through shared memory too. A zero pivot (an exactly singular matrix) is
 recorded in `info` (1 + its row, the first one only) and its column left unscaled, as LAPACK
-does; the factorization goes on.
+does; the factorization goes on. The pivot's magnitude is `pivot_size`: |a| for real dtypes,
+|re| + |im| for complex ones (LAPACK's izamax, so numpy's row interchanges).
 """
 
 import functools
@@ -15,6 +16,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
+from pykern.linalg.pivots import pivot_size
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.tensor import Tensor
 
@@ -40,11 +42,12 @@ def _panel_kernel(dtype: DType, threads: int) -> pk.Kernel:
     NB = PANEL  # noqa: N806
     LEVELS = threads.bit_length() - 1  # noqa: N806
     DT = dtype  # noqa: N806
+    RT = dtype.real_dtype  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_lu_panel(a: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:], k0: int,
                         w: int):
-        best = pk.shared(DT, T)
+        best = pk.shared(RT, T)
         where = pk.shared(pk.i32, T)
         new_row = pk.shared(DT, NB)
         old_row = pk.shared(DT, NB)
@@ -54,10 +57,10 @@ def _panel_kernel(dtype: DType, threads: int) -> pk.Kernel:
         for kk in range(w):
             k = k0 + kk
             first = k + (t - k % T + T) % T  # this invocation's first row from k on
-            bv: DT = -1.0
+            bv: RT = -1.0
             bi: pk.i32 = m
             for i in range(first, m, T):
-                v = abs(a[b, i, k])
+                v = pivot_size(a[b, i, k])
                 if v > bv:
                     bv = v
                     bi = i

@@ -7,6 +7,7 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.linalg.pivots import pivot_size
 from pykern.tensor.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
@@ -21,17 +22,17 @@ def factor_small(a: Tensor, pivots: Tensor, info: Tensor) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _small_kernel(dtype: DType) -> pk.Kernel:
-    DT = dtype  # noqa: N806
+    RT = dtype.real_dtype  # noqa: N806
 
     @pk.kernel
     def linalg_lu_small(a: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
         b = pk.global_id(0)
         n = a.shape[1]
         for k in range(n):
-            bv: DT = -1.0
+            bv: RT = -1.0
             p = k
             for i in range(k, n):
-                v = abs(a[b, i, k])
+                v = pivot_size(a[b, i, k])
                 if v > bv:
                     bv = v
                     p = i

@@ -1,8 +1,9 @@
 """`qr`: A = Q R by Householder reflections, blocked as LAPACK's geqrf/orgqr.
 
 For each panel of PANEL columns: a kernel factors the panel with one workgroup per matrix
-(`qr_panel`), the panel's reflectors are gathered into the compact WY form I - V T Vᵀ, and
-the trailing matrix is updated with three matrix products, A₂ -= V (Tᵀ (Vᵀ A₂)). Q is then
+(`qr_panel`), the panel's reflectors are gathered into the compact WY form I - V T Vᴴ, and
+the trailing matrix is updated with three matrix products, A₂ -= V (Tᴴ (Vᴴ A₂)) (Vᴴ is Vᵀ
+for real dtypes, where no conjugated copy is made). Q is then
 built from the identity by applying the panels' block reflectors in reverse order, again by
 matrix products.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from pykern.linalg.blocks import PANEL, block, subtract_product, transposed
-from pykern.linalg.checks import finish, matrices
+from pykern.linalg.blocks import PANEL, block, subtract_product
+from pykern.linalg.checks import adjoint, finish, matrices
 from pykern.linalg.qr_panel import factor_panel, triangular_factor
 from pykern.tensor.creation import eye, triu
 from pykern.tensor.linalg import matmul
@@ -20,7 +21,8 @@ from pykern.tensor.tensor import Tensor, empty
 
 
 class QRResult(NamedTuple):
-    """`qr`'s result: x = Q @ R, Q with orthonormal columns, R upper triangular."""
+    """`qr`'s result: x = Q @ R, Q with orthonormal (complex: unitary) columns, R upper
+    triangular."""
 
     Q: Tensor  # noqa: N815
     R: Tensor  # noqa: N815
@@ -29,7 +31,7 @@ class QRResult(NamedTuple):
 def qr(x: object, /, *, mode: str = "reduced") -> QRResult:
     """The QR factorization of each matrix of `x` (..., m, n), k = min(m, n): with
     mode="reduced", Q is (..., m, k) and R (..., k, n); with mode="complete", Q is
-    (..., m, m) and R (..., m, n). R's diagonal may be negative (as numpy's).
+    (..., m, m) and R (..., m, n). R's diagonal is real and may be negative (as numpy's).
 
         q, r = pk.linalg.qr(pk.asarray([[3.0, 1.0], [4.0, 2.0]]))
     """
@@ -45,10 +47,10 @@ def qr(x: object, /, *, mode: str = "reduced") -> QRResult:
         for c0 in range(0, k, PANEL):
             w = min(PANEL, k - c0)
             v = factor_panel(a, taus, c0, w)
-            t = triangular_factor(matmul(transposed(v), v), taus, c0)
+            t = triangular_factor(matmul(adjoint(v), v), taus, c0)
             panels.append((c0, v, t))
             if n > c0 + w:
-                _apply_block(block(a, c0, c0 + w, m - c0, n - c0 - w), v, transposed(t))
+                _apply_block(block(a, c0, c0 + w, m - c0, n - c0 - w), v, adjoint(t))
     qcols = k if mode == "reduced" else m
     q = eye(m, qcols, dtype=a.dtype).reshape((1, m, qcols)).broadcast_to((bsz, m, qcols))
     q = q.astype(a.dtype, copy=True)
@@ -61,5 +63,5 @@ def qr(x: object, /, *, mode: str = "reduced") -> QRResult:
 
 
 def _apply_block(c: Tensor, v: Tensor, t: Tensor) -> None:
-    """C := (I - V T Vᵀ) C in place (pass Tᵀ to apply the transposed block reflector)."""
-    subtract_product(c, v, matmul(t, matmul(transposed(v), c)))
+    """C := (I - V T Vᴴ) C in place (pass Tᴴ to apply the block reflector's adjoint)."""
+    subtract_product(c, v, matmul(t, matmul(adjoint(v), c)))

@@ -1,11 +1,13 @@
 """The kernels of the blocked Householder QR: the panel factorization (one workgroup per
-matrix) and the triangular factor T of the panel's compact WY form, I - V T Vᵀ.
+matrix) and the triangular factor T of the panel's compact WY form, I - V T Vᴴ.
 
 In the panel kernel each invocation owns the rows congruent to its index modulo the
 workgroup size, and only it touches them in device memory; column norms and the products
-vᵀ·column are reduced in shared memory. The reflectors follow LAPACK's larfg: H = I - τ v vᵀ
-with v[0] = 1, β = -sign(α)·‖(α, x)‖, τ = (β - α)/β, and τ = 0 (H = I) for a column that is
-zero below the diagonal — so R's diagonal has LAPACK's (and numpy's) signs.
+vᴴ·column are reduced in shared memory. The reflectors follow LAPACK's larfg: H = I - τ v vᴴ
+with v[0] = 1, β = -sign(Re α)·‖(α, x)‖ (real), τ = (β - α)/β, and τ = 0 (H = I) for a column
+whose part below the diagonal is zero and whose diagonal entry is real — so R's diagonal is
+real, with LAPACK's (and numpy's) signs. Hᴴ is applied to the columns right of the reflector.
+One kernel serves real and complex dtypes (`pk.conj`, `.real`, `.imag` are trivial on reals).
 """
 
 import functools
@@ -30,8 +32,8 @@ def factor_panel(a: Tensor, taus: Tensor, c0: int, w: int) -> Tensor:
 
 
 def triangular_factor(gram: Tensor, taus: Tensor, c0: int) -> Tensor:
-    """T (B, w, w), upper triangular, with H_c0 ··· H_c0+w-1 = I - V T Vᵀ, from the Gram
-    matrices Vᵀ V of the panel's reflectors and their τ."""
+    """T (B, w, w), upper triangular, with H_c0 ··· H_c0+w-1 = I - V T Vᴴ, from the Gram
+    matrices Vᴴ V of the panel's reflectors and their τ."""
     t = empty(gram.shape, gram.dtype)
     _t_kernel(gram.dtype)[gram.shape[0]](gram, taus, t, c0)
     return t
@@ -43,12 +45,13 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
     NB = PANEL  # noqa: N806
     LEVELS = THREADS.bit_length() - 1  # noqa: N806
     DT = dtype  # noqa: N806
+    RT = dtype.real_dtype  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_qr_panel(a: dtype[:, :, :], taus: dtype[:, :], v: dtype[:, :, :], c0: int,
                         w: int):
         part = pk.shared(DT, (T, NB))
-        red = pk.shared(DT, T)
+        red = pk.shared(RT, T)
         krow = pk.shared(DT, NB)
         colw = pk.shared(DT, NB)
         t = pk.local_id(0)
@@ -57,10 +60,10 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
         for kk in range(w):
             k = c0 + kk
             first = k + 1 + (t - (k + 1) % T + T) % T  # this invocation's first row below k
-            ss: DT = 0.0
+            ss: RT = 0.0
             for i in range(first, m, T):
                 x = a[b, i, k]
-                ss += x * x
+                ss += x.real * x.real + x.imag * x.imag
             red[t] = ss
             if t == k % T:
                 for j in range(w):
@@ -73,10 +76,12 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
                 pk.barrier()
             sigma = red[0]
             alpha = krow[kk]
-            beta = alpha
+            ar = alpha.real
+            ai = alpha.imag
+            beta = ar
             tau: DT = 0.0
-            if sigma != 0:
-                beta = -pk.copysign(pk.sqrt(alpha * alpha + sigma), alpha)
+            if sigma != 0 or ai != 0:
+                beta = -pk.copysign(pk.sqrt(ar * ar + ai * ai + sigma), ar)
                 tau = (beta - alpha) / beta
                 scale = 1 / (alpha - beta)
                 for i in range(first, m, T):
@@ -84,14 +89,14 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
             for j in range(kk + 1, w):
                 acc: DT = 0.0
                 for i in range(first, m, T):
-                    acc += a[b, i, k] * a[b, i, c0 + j]
+                    acc += pk.conj(a[b, i, k]) * a[b, i, c0 + j]
                 part[t, j] = acc
             pk.barrier()
             if t > kk and t < w:
                 total = krow[t]  # v's leading 1 times row k
                 for r in range(T):
                     total += part[r, t]
-                colw[t] = tau * total
+                colw[t] = pk.conj(tau) * total  # Hᴴ applied: conj(τ) v (vᴴ column)
             pk.barrier()
             if t == k % T:
                 a[b, k, k] = beta
