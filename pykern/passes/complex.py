@@ -60,7 +60,7 @@ def lower_complex(kernel: ir.Kernel) -> ir.Kernel:
 
 def uses_complex(kernel: ir.Kernel) -> bool:
     """Whether any type in `kernel` is complex."""
-    if any(f.return_type is not None and f.return_type.is_complex for f in kernel.functions):
+    if any(_is_complex(f.return_type) for f in kernel.functions):
         return True
     return any(_is_complex(_type_of(node)) or isinstance(node, ir.ComplexCall)
                for node in ir.walk(kernel))
@@ -126,7 +126,7 @@ class _Lowering:
                                if isinstance(p.type, ArrayType) and p.type.dtype.is_complex}
         self.complex_arrays |= {a.name for a in kernel.arrays if a.dtype.is_complex}
         self.returns = {f.name: f"_pk_imret_{f.name}" for f in kernel.functions
-                        if f.return_type is not None and f.return_type.is_complex}
+                        if _is_complex(f.return_type)}
         self.functions = {f.name: f for f in kernel.functions}
         self.count = 0
         self.scope: _Scope = _Scope()
@@ -150,7 +150,7 @@ class _Lowering:
         self.scope = _Scope(self.returns.get(f.name))
         body = self.block(f.body)
         params = tuple(q for p in f.params for q in _lowered_local(p))
-        rtype = f.return_type.real_dtype if f.return_type is not None else None
+        rtype = f.return_type.real_dtype if _is_complex(f.return_type) else f.return_type
         return replace(f, params=params, locals=self.scope.declared(f.locals), body=body,
                        return_type=rtype)
 

@@ -111,3 +111,22 @@ def test_scatter_add_of_complex():
     out = pk.scatter_add(pk.asarray(np.array([1j, 0, 0], np.complex64)), 0,
                          pk.asarray([0, 2, 2]), pk.asarray([1 + 1j, 2, -3j]))
     assert out.numpy().tolist() == [1 + 2j, 0, 2 - 3j]
+
+
+@SETTINGS
+@given(st.data())
+def test_unique_of_complex_in_numpys_order(data):
+    # numpy orders complex values by real part, then imaginary part; few distinct parts so
+    # that values repeat and ties on the real part are common
+    dtype = data.draw(st.sampled_from([pk.c64, pk.c128]))
+    n = data.draw(st.integers(1, 12))
+    parts = data.draw(st.lists(st.sampled_from([-1.0, 0.0, 2.5]), min_size=2 * n,
+                               max_size=2 * n))
+    a = (np.array(parts[:n]) + 1j * np.array(parts[n:])).astype(dtype.numpy)
+    got = pk.array_api.unique_all(pk.asarray(a))
+    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    np.testing.assert_array_equal(got.values.numpy(), values)
+    np.testing.assert_array_equal(got.indices.numpy(), index)
+    np.testing.assert_array_equal(got.inverse_indices.numpy(), inverse)
+    np.testing.assert_array_equal(got.counts.numpy(), counts)
