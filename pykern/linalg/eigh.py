@@ -5,7 +5,9 @@ bound σ = max(0, max_i(Σ_j≠i |a_ij| - a_ii)) ≥ -λ_min to the positive sem
 B = A + σI, whose singular value decomposition is its eigendecomposition: the one-sided Jacobi
 sweeps of `svd` orthogonalise the columns of B, the accumulated rotations are the
 eigenvectors, and λ_i = ‖B v_i‖ - σ. Eigenvalues are accurate to a small multiple of
-n·eps·(‖A‖ + σ), the eigenvectors to that over the gap between eigenvalues.
+n·eps·(‖A‖ + σ), the eigenvectors to that over the gap between eigenvalues. Hermitian
+(complex) matrices go the same way, with complex rotations: real eigenvalues, unitary
+eigenvectors.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pykern.linalg import jacobi
-from pykern.linalg.complex_values import every_second, real_embedding
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.creation import fill
@@ -30,8 +31,9 @@ class EighResult(NamedTuple):
 
 def eigh(x: object, /) -> EighResult:
     """The eigenvalues (ascending, (..., N)) and orthonormal eigenvectors (the columns of
-    (..., N, N)) of each symmetric matrix of the stack `x`; only the lower triangle is read.
-    f16/bf16 are computed in f32, integers in the default float.
+    (..., N, N)) of each symmetric (Hermitian, for complex x) matrix of the stack `x`; only the
+    lower triangle is read. f16/bf16 are computed in f32, integers in the default float;
+    complex x gives real eigenvalues (f32 for c64, f64 for c128) and unitary eigenvectors.
 
         w, v = pk.linalg.eigh(a)     # a @ v == v * w
     """
@@ -39,16 +41,16 @@ def eigh(x: object, /) -> EighResult:
     values, vectors = _decompose(t, "eigh", True)
     assert vectors is not None
     out = result_dtype(t.dtype)
-    return EighResult(values.astype(out, copy=False), vectors.astype(out, copy=False))
+    return EighResult(values.astype(out.real_dtype, copy=False),
+                      vectors.astype(out, copy=False))
 
 
 def eigvalsh(x: object, /) -> Tensor:
     """The eigenvalues of each symmetric (Hermitian, for complex x: real results) matrix of the
     stack `x`, ascending: (..., N); only the lower triangle is read."""
     t = stack_of_matrices(x, "eigvalsh", square=True)
-    if t.dtype.is_complex:  # through the real embedding, whose eigenvalues come in pairs
-        return every_second(eigvalsh(real_embedding(t, hermitian=True)))
-    return _decompose(t, "eigvalsh", False)[0].astype(result_dtype(t.dtype), copy=False)
+    real = result_dtype(t.dtype).real_dtype
+    return _decompose(t, "eigvalsh", False)[0].astype(real, copy=False)
 
 
 def _decompose(t: Tensor, op: str, vectors: bool) -> tuple[Tensor, Tensor | None]:
@@ -58,7 +60,7 @@ def _decompose(t: Tensor, op: str, vectors: bool) -> tuple[Tensor, Tensor | None
     batch = a.shape[0]
     vecs = empty((batch, n, n), d) if vectors else None
     if batch == 0 or n == 0:
-        values = empty((batch, n), d)
+        values = empty((batch, n), d.real_dtype)
     else:
         values = _jacobi_eigh(a, vecs)
     shape = t.shape[:-2]
@@ -72,8 +74,8 @@ def _jacobi_eigh(a: Tensor, vecs: Tensor | None) -> Tensor:
     w = empty((batch, r, n), a.dtype)
     if r > n:
         fill(w[:, n:, :], 0)
-    bounds = empty((batch, n), a.dtype)
-    shift = empty((batch,), a.dtype)
+    bounds = empty((batch, n), a.dtype.real_dtype)
+    shift = empty((batch,), a.dtype.real_dtype)
     jk.symmetric_rows(a.dtype)[n, batch](a, w, bounds)
     jk.shifted_diagonal(a.dtype)[n, batch](bounds, w, shift)
     vt = jacobi.orthogonalise(w, with_v=vecs is not None)

@@ -14,20 +14,17 @@ from pykern.tensor.tensor import Tensor
 def compute_dtype(d: DType, op: str) -> DType:
     """The dtype a decomposition of a `d` input computes in: f64 where the device has it (the
     thousands of rotations of the Jacobi sweeps then leave f32 results rounded as f32), else
-    f32; complex is refused."""
+    f32; complex input computes in c128 where the device has fp64, else c64."""
+    wide = d.real_dtype == dt.f64 or get_device().info.features.fp64
     if d.is_complex:
-        raise TypeError(f"linalg.{op}: complex input ({d.name}) is not supported yet (its "
-                        "values are: svdvals, eigvalsh); only real floating-point and integer "
-                        "tensors are")
-    if d == dt.f64 or get_device().info.features.fp64:
-        return dt.f64
-    return dt.f32
+        return dt.c128 if wide else dt.c64
+    return dt.f64 if wide else dt.f32
 
 
 def result_dtype(d: DType) -> DType:
-    """The dtype of a decomposition's results: the input's float dtype, the default float for
-    integers and bool."""
-    return d if d.is_float else DEFAULT_FLOAT
+    """The dtype of a decomposition's results: the input's float or complex dtype, the default
+    float for integers and bool (singular values and eigenvalues take its `real_dtype`)."""
+    return d if d.is_float or d.is_complex else DEFAULT_FLOAT
 
 
 def stack_of_matrices(x: object, op: str, square: bool = False) -> Tensor:

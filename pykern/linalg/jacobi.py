@@ -5,7 +5,8 @@ Small matrices sweep in shared memory, many per launch (the sweep count per laun
 the device's loop-iteration cap); larger ones sweep over global memory, one launch per step (a
 workgroup per pair on GPUs, an invocation per pair on CPU devices). After each launch of sweeps
 (each sweep, for the larger ones) the host reads one flag per matrix, and stops once no pair
-rotated in a whole sweep.
+rotated in a whole sweep. Real and complex (c64, c128) matrices run the same kernels; norms,
+values and tolerances are in the real dtype.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ MAX_SWEEPS = 30  # Jacobi converges quadratically: 5 to 10 sweeps in practice
 
 def tolerance(dtype: DType, length: int) -> float:
     """The relative orthogonality below which a pair is left alone: a few roundings of a dot
-    product of `length` terms."""
-    eps = 2.0 ** -23 if dtype == dt.f32 else 2.0 ** -52
+    product of `length` terms (of the real dtype's ε for complex `dtype`)."""
+    eps = 2.0 ** -23 if dtype.real_dtype == dt.f32 else 2.0 ** -52
     return 2.0 * math.sqrt(max(length, 1)) * eps
 
 
@@ -111,14 +112,15 @@ def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,
                 descending: bool, long: Tensor | None, short: Tensor | None) -> Tensor:
     """The norms of the first `count` rows of the orthogonalised `w` (B, R, L), minus
     `shift` (B,), sorted (ties by index); the normalised rows of `w` written to `long`
-    (B, ≤count, L) and the rows of `vt` (their first short.shape[2] entries) to `short`, both
-    in the sorted order, where given."""
+    (B, ≤count, L) and the conjugated rows of `vt` (their first short.shape[2] entries: rows
+    of Vᴴ) to `short`, both in the sorted order, where given."""
     batch, r, _ = w.shape
-    norms = empty((batch, r), w.dtype)
+    real = w.dtype.real_dtype
+    norms = empty((batch, r), real)
     jk.row_norms(w.dtype)[r, batch](w, norms)
-    values = empty((batch, count), w.dtype)
+    values = empty((batch, count), real)
     dummy = stand_in(w.dtype, (1, 1, 1))
-    shift_t = stand_in(w.dtype, (batch,)) if shift is None else shift
+    shift_t = stand_in(real, (batch,)) if shift is None else shift
     jk.sorted_outputs(w.dtype)[count, batch](
         norms, w, dummy if vt is None else vt, shift_t, values, dummy if long is None else long,
         dummy if short is None else short, int(descending), int(long is not None),
@@ -130,13 +132,16 @@ def complete_rows(values: Tensor, long: Tensor, rows: int) -> None:
     """Completes `long` (B, rows, L), whose first k_b rows (k_b: the positive `values` of
     matrix b) are orthonormal and the rest zero or unset, to `rows` orthonormal rows: the
     others come from the one-sided Jacobi of the projector I - QᵀQ onto what Q (the first k
-    rows) leaves out, whose nonzero rows span exactly that."""
+    rows) leaves out, whose nonzero rows span exactly that (I - QᴴQ for complex rows: its rows
+    are the projections of the unit vectors, orthogonal to Q's rows under x·conj(y))."""
+    from pykern.tensor.complex_elementwise import conj
     from pykern.tensor.linalg import matmul
 
     batch, _, length = long.shape
     k = values.shape[1]
     q = long[:, :k, :]
-    projector = _identity(batch, length, long.dtype) - matmul(q.mT, q)
+    qh = conj(q).mT if long.dtype.is_complex else q.mT
+    projector = _identity(batch, length, long.dtype) - matmul(qh, q)
     r = padded_rows(length)
     w = zeros((batch, r, length), long.dtype)
     w[:, :length, :] = projector

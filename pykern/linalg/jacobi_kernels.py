@@ -12,6 +12,12 @@ one invocation per pair, sweeping until no pair rotates (or a sweep budget set b
 loop-iteration cap is spent); large ones over global memory, one launch per step, with one
 workgroup per pair on GPUs (its invocations splitting the dot products and the updates), one
 invocation per pair on CPU devices.
+
+Every kernel is generic over the element dtype D, real or complex (norms, tolerances and
+values in D.real_dtype). For complex rows the dot product is γ = Σ conj(x_i) y_i, and the
+rotation that makes the pair orthogonal is the real one of (α, β, |γ|) applied to x and to
+ph·y, with the unit phase ph = conj(γ)/|γ| (ph = 1 for real rows, which then rotate exactly
+as before). The update [[c, -s·ph], [s, c·ph]] is unitary, so Vt stays unitary.
 """
 
 
@@ -60,6 +66,36 @@ def rotation(alpha, beta, gamma, tol):
     return c, s
 
 
+@pk.func
+def sq(x):
+    """|x|² of a real or complex value, in its real type."""
+    return (pk.conj(x) * x).real
+
+
+@pk.func
+def unit_rotation(alpha, beta, gamma, tol):
+    """(c, s, ph) for real rows: the rotation of `rotation` and the phase 1."""
+    c, s = rotation(alpha, beta, gamma, tol)
+    return c, s, c * 0 + 1
+
+
+@pk.func
+def phase_rotation(alpha, beta, gamma, tol):
+    """(c, s, ph) for complex rows: the rotation of (alpha, beta, |gamma|) and the unit phase
+    ph = conj(gamma)/|gamma| that makes gamma real (1 where gamma is 0)."""
+    g = abs(gamma)
+    c, s = rotation(alpha, beta, g, tol)
+    ph = gamma * 0 + 1
+    if s != 0:
+        ph = complex(gamma.real / g, -gamma.imag / g)
+    return c, s, ph
+
+
+def rotation_for(dtype: DType) -> object:
+    """The (c, s, ph) rotation device function for rows of `dtype`."""
+    return phase_rotation if dtype.is_complex else unit_rotation
+
+
 @functools.lru_cache(maxsize=None)
 def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
     """Sweeps over matrices held in shared memory, one invocation per pair: `per_group`
@@ -67,13 +103,13 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
     in one shared array of SHARED_BYTES (the host sizes `per_group` to fit). Runs at most
     `sweeps` sweeps; `flags[b]` is set to 1 where the last one still rotated (the host then
     launches more). With `identity`, Vt starts as the identity instead of being read."""
-    D = dtype  # noqa: N806
+    D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
     T, WITH_V = SHARED_THREADS, with_v  # noqa: N806
     CAP = SHARED_BYTES // dtype.itemsize  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def jacobi_shared(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, ln: int,
-                      count: int, per_group: int, sweeps: int, tol: D, identity: int):
+                      count: int, per_group: int, sweeps: int, tol: R, identity: int):
         sm = pk.shared(D, CAP)
         busy = pk.shared(pk.i32, 1)
         t = pk.local_id(0)
@@ -105,21 +141,21 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
                     p, q = pair_of(step, k, r)
                     wp = bw + p * ln
                     wq = bw + q * ln
-                    alpha: D = 0
-                    beta: D = 0
+                    alpha: R = 0
+                    beta: R = 0
                     gamma: D = 0
                     for i in range(ln):
                         x = sm[wp + i]
                         y = sm[wq + i]
-                        alpha += x * x
-                        beta += y * y
-                        gamma += x * y
-                    c, s = rotation(alpha, beta, gamma, tol)
+                        alpha += sq(x)
+                        beta += sq(y)
+                        gamma += pk.conj(x) * y
+                    c, s, ph = ROT(alpha, beta, gamma, tol)
                     if s != 0:
                         pk.atomic_add(busy, 0, 1)
                         for i in range(ln):
                             x = sm[wp + i]
-                            y = sm[wq + i]
+                            y = ph * sm[wq + i]
                             sm[wp + i] = c * x - s * y
                             sm[wq + i] = s * x + c * y
                         if WITH_V:
@@ -127,7 +163,7 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
                             vq = bv + q * r
                             for i in range(r):
                                 x = sm[vp + i]
-                                y = sm[vq + i]
+                                y = ph * sm[vq + i]
                                 sm[vp + i] = c * x - s * y
                                 sm[vq + i] = s * x + c * y
                 pk.barrier()
@@ -150,28 +186,28 @@ def step_by_workgroups(dtype: DType, with_v: bool) -> pk.Kernel:
     """One step of a sweep over global memory for GPUs: workgroup (pair k, matrix b) rotates
     its pair, its STEP_THREADS invocations sharing the dot products (a tree sum in shared
     memory) and the updates. Sets flags[b] = 1 when it rotates."""
-    D = dtype  # noqa: N806
+    D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
     T, LOG_T, WITH_V = STEP_THREADS, LOG_STEP_THREADS, with_v  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def jacobi_step_groups(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, step: int,
-                           tol: D):
-        sa = pk.shared(D, T)
-        sb = pk.shared(D, T)
+                           tol: R):
+        sa = pk.shared(R, T)
+        sb = pk.shared(R, T)
         sc = pk.shared(D, T)
         t = pk.local_id(0)
         b = pk.group_id(1)
         ln = w.shape[2]
         p, q = pair_of(step, pk.group_id(0), r)
-        alpha: D = 0
-        beta: D = 0
+        alpha: R = 0
+        beta: R = 0
         gamma: D = 0
         for i in range(t, ln, T):
             x = w[b, p, i]
             y = w[b, q, i]
-            alpha += x * x
-            beta += y * y
-            gamma += x * y
+            alpha += sq(x)
+            beta += sq(y)
+            gamma += pk.conj(x) * y
         sa[t] = alpha
         sb[t] = beta
         sc[t] = gamma
@@ -183,19 +219,19 @@ def step_by_workgroups(dtype: DType, with_v: bool) -> pk.Kernel:
                 sb[t] = sb[t] + sb[t + half]
                 sc[t] = sc[t] + sc[t + half]
             pk.barrier()
-        c, s = rotation(sa[0], sb[0], sc[0], tol)
+        c, s, ph = ROT(sa[0], sb[0], sc[0], tol)
         if s != 0:
             if t == 0:
                 flags[b] = 1
             for i in range(t, ln, T):
                 x = w[b, p, i]
-                y = w[b, q, i]
+                y = ph * w[b, q, i]
                 w[b, p, i] = c * x - s * y
                 w[b, q, i] = s * x + c * y
             if WITH_V:
                 for i in range(t, r, T):
                     x = vt[b, p, i]
-                    y = vt[b, q, i]
+                    y = ph * vt[b, q, i]
                     vt[b, p, i] = c * x - s * y
                     vt[b, q, i] = s * x + c * y
 
@@ -208,36 +244,36 @@ def step_by_invocations(dtype: DType, with_v: bool) -> pk.Kernel:
     the SIMD lanes busy on different pairs without barriers (measured 1.6 to 3 times faster
     there than a workgroup or a subgroup per pair): invocation (k, b) rotates pair k of
     matrix b."""
-    D = dtype  # noqa: N806
+    D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
     WITH_V = with_v  # noqa: N806
 
     @pk.kernel
     def jacobi_step_lanes(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, step: int,
-                          tol: D):
+                          tol: R):
         b = pk.global_id(1)
         ln = w.shape[2]
         p, q = pair_of(step, pk.global_id(0), r)
-        alpha: D = 0
-        beta: D = 0
+        alpha: R = 0
+        beta: R = 0
         gamma: D = 0
         for i in range(ln):
             x = w[b, p, i]
             y = w[b, q, i]
-            alpha += x * x
-            beta += y * y
-            gamma += x * y
-        c, s = rotation(alpha, beta, gamma, tol)
+            alpha += sq(x)
+            beta += sq(y)
+            gamma += pk.conj(x) * y
+        c, s, ph = ROT(alpha, beta, gamma, tol)
         if s != 0:
             flags[b] = 1
             for i in range(ln):
                 x = w[b, p, i]
-                y = w[b, q, i]
+                y = ph * w[b, q, i]
                 w[b, p, i] = c * x - s * y
                 w[b, q, i] = s * x + c * y
             if WITH_V:
                 for i in range(r):
                     x = vt[b, p, i]
-                    y = vt[b, q, i]
+                    y = ph * vt[b, q, i]
                     vt[b, p, i] = c * x - s * y
                     vt[b, q, i] = s * x + c * y
 
@@ -247,20 +283,20 @@ def step_by_invocations(dtype: DType, with_v: bool) -> pk.Kernel:
 @functools.lru_cache(maxsize=None)
 def row_norms(dtype: DType) -> pk.Kernel:
     """norms[b, i] = ‖W[b, i, :]‖, scaled against overflow and underflow."""
-    D = dtype  # noqa: N806
+    D, R = dtype, dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def jacobi_norms(w: D[:, :, :], norms: D[:, :]):
+    def jacobi_norms(w: D[:, :, :], norms: R[:, :]):
         i = pk.global_id(0)
         b = pk.global_id(1)
-        big: D = 0
+        big: R = 0
         for j in range(w.shape[2]):
             big = max(big, abs(w[b, i, j]))
-        total: D = 0
+        total: R = 0
         if big > 0:
             for j in range(w.shape[2]):
                 x = w[b, i, j] / big
-                total += x * x
+                total += sq(x)
         norms[b, i] = big * pk.sqrt(total)
 
     return jacobi_norms
@@ -271,12 +307,13 @@ def sorted_outputs(dtype: DType) -> pk.Kernel:
     """Invocation (i, b) finds the rank of row i among the first n norms (descending or
     ascending, ties by index) and writes its value minus shift[b], its normalised W row (as
     long[b, rank, :], zeros where the norm is 0; where `with_long`) and its Vt row (short[b,
-    rank, :], the first short.shape[2] entries; where `with_short`) to their sorted places."""
-    D = dtype  # noqa: N806
+    rank, :], the first short.shape[2] entries, conjugated: rows of Vᴴ; where `with_short`)
+    to their sorted places."""
+    D, R = dtype, dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def jacobi_sorted(norms: D[:, :], w: D[:, :, :], vt: D[:, :, :], shift: D[:],
-                      values: D[:, :], long: D[:, :, :], short: D[:, :, :], descending: int,
+    def jacobi_sorted(norms: R[:, :], w: D[:, :, :], vt: D[:, :, :], shift: R[:],
+                      values: R[:, :], long: D[:, :, :], short: D[:, :, :], descending: int,
                       with_long: int, with_short: int):
         i = pk.global_id(0)
         b = pk.global_id(1)
@@ -292,14 +329,14 @@ def sorted_outputs(dtype: DType) -> pk.Kernel:
                 rank += 1
         values[b, rank] = key - shift[b]
         if with_long != 0:
-            scale: D = 0
+            scale: R = 0
             if key > 0:
                 scale = 1 / key
             for j in range(long.shape[2]):
                 long[b, rank, j] = w[b, i, j] * scale
         if with_short != 0:
             for j in range(short.shape[2]):
-                short[b, rank, j] = vt[b, i, j]
+                short[b, rank, j] = pk.conj(vt[b, i, j])
 
     return jacobi_sorted
 
@@ -309,10 +346,10 @@ def completed_rows(dtype: DType) -> pk.Kernel:
     """Rows r ≥ k_b of `long` (k_b: the count of nonzero values of matrix b) taken from the
     rows of `basis` (an orthonormal basis of what the first k_b rows leave out): long[b, r] =
     basis[b, r - k_b]."""
-    D = dtype  # noqa: N806
+    D, R = dtype, dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def jacobi_complete(values: D[:, :], basis: D[:, :, :], long: D[:, :, :]):
+    def jacobi_complete(values: R[:, :], basis: D[:, :, :], long: D[:, :, :]):
         r = pk.global_id(0)
         b = pk.global_id(1)
         kept = 0
@@ -328,21 +365,26 @@ def completed_rows(dtype: DType) -> pk.Kernel:
 
 @functools.lru_cache(maxsize=None)
 def symmetric_rows(dtype: DType) -> pk.Kernel:
-    """Invocation (i, b): row i of the symmetric matrix whose lower triangle is a[b]'s, into
-    w[b, i, :], and its Gershgorin bound on -λ_min, Σ_j≠i |a_ij| - a_ii, into g[b, i]."""
-    D = dtype  # noqa: N806
+    """Invocation (i, b): row i of the symmetric (Hermitian) matrix whose lower triangle is
+    a[b]'s, into w[b, i, :] (the upper triangle mirrored and conjugated, the diagonal's real
+    part: the imaginary part of a Hermitian diagonal is ignored, as LAPACK does), and its
+    Gershgorin bound on -λ_min, Σ_j≠i |a_ij| - a_ii, into g[b, i]."""
+    D, R = dtype, dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def jacobi_symmetric(a: pk.Array, w: D[:, :, :], g: D[:, :]):
+    def jacobi_symmetric(a: pk.Array, w: D[:, :, :], g: R[:, :]):
         i = pk.global_id(0)
         b = pk.global_id(1)
-        total: D = 0
+        total: R = 0
+        diagonal = D(a[b, i, i]).real
         for j in range(w.shape[2]):
-            x = D(a[b, i, j]) if j <= i else D(a[b, j, i])
+            x = D(a[b, i, j]) if j < i else pk.conj(D(a[b, j, i]))
+            if j == i:
+                x = D(diagonal)
             w[b, i, j] = x
             if j != i:
                 total += abs(x)
-        g[b, i] = total - D(a[b, i, i])
+        g[b, i] = total - diagonal
 
     return jacobi_symmetric
 
@@ -350,13 +392,13 @@ def symmetric_rows(dtype: DType) -> pk.Kernel:
 @functools.lru_cache(maxsize=None)
 def shifted_diagonal(dtype: DType) -> pk.Kernel:
     """Invocation (i, b): σ_b = max(0, max_j g[b, j]) added to w[b, i, i]; σ_b into shift[b]."""
-    D = dtype  # noqa: N806
+    D, R = dtype, dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def jacobi_shift(g: D[:, :], w: D[:, :, :], shift: D[:]):
+    def jacobi_shift(g: R[:, :], w: D[:, :, :], shift: R[:]):
         i = pk.global_id(0)
         b = pk.global_id(1)
-        sigma: D = 0
+        sigma: R = 0
         for j in range(g.shape[1]):
             sigma = max(sigma, g[b, j])
         w[b, i, i] = w[b, i, i] + sigma

@@ -10,6 +10,7 @@ from pykern.linalg.inputs import result_dtype, stack_of_matrices
 from pykern.linalg.svd import svd, svdvals
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
+from pykern.tensor.complex_elementwise import conj
 from pykern.tensor.linalg import matmul
 from pykern.tensor.promotion import DEFAULT_INT
 from pykern.tensor.tensor import Tensor
@@ -28,8 +29,9 @@ def pinv(x: object, /, *, rtol: object = None) -> Tensor:
     u, s, vh = svd(t, full_matrices=False)
     keep = ew.greater(s, _cutoff(s, t, rtol))
     inv_s = ew.where(keep, ew.divide(1, ew.where(keep, s, 1)), 0).astype(s.dtype)
-    scaled = ew.multiply(vh.mT, inv_s.reshape(inv_s.shape[:-1] + (1, inv_s.shape[-1])))
-    return matmul(scaled, u.mT)
+    v, uh = (conj(vh).mT, conj(u).mT) if u.dtype.is_complex else (vh.mT, u.mT)
+    scaled = ew.multiply(v, inv_s.reshape(inv_s.shape[:-1] + (1, inv_s.shape[-1])))
+    return matmul(scaled, uh)  # V S⁺ Uᴴ
 
 
 def matrix_rank(x: object, /, *, rtol: object = None) -> Tensor:

@@ -1,13 +1,14 @@
 """`pk.linalg.svd` and `svdvals`: the singular value decomposition by one-sided (Hestenes)
 Jacobi on the columns of each matrix (of its rows where it is wide), which finds small
-singular values to high relative accuracy, more than an eigensolver of AᵀA would."""
+singular values to high relative accuracy, more than an eigensolver of AᵀA would. Complex
+matrices rotate by the same method with complex phases (see `jacobi_kernels`): A = U S Vᴴ with
+S real."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from pykern.linalg import jacobi
-from pykern.linalg.complex_values import every_second, real_embedding
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.tensor.creation import zeros
 from pykern.tensor.tensor import Tensor, empty
@@ -25,7 +26,8 @@ def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
     """The singular value decomposition of each matrix of the (..., M, N) stack `x`:
     `U` (..., M, M), `S` (..., K) descending, `Vh` (..., N, N) with K = min(M, N), such that
     x = U[..., :, :K] · diag(S) · Vh[..., :K, :]. With `full_matrices=False`, U is (..., M, K)
-    and Vh (..., K, N). f16/bf16 are computed in f32, integers in the default float.
+    and Vh (..., K, N), Vh = Vᴴ. f16/bf16 are computed in f32, integers in the default float;
+    complex x gives complex U, Vh and real S (f32 for c64, f64 for c128).
 
         U, S, Vh = pk.linalg.svd(a, full_matrices=False)
     """
@@ -35,7 +37,7 @@ def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
     u, s, vh = _decompose(t, "svd", True, bool(full_matrices))
     assert u is not None and vh is not None
     out = result_dtype(t.dtype)
-    return SVDResult(u.astype(out, copy=False), s.astype(out, copy=False),
+    return SVDResult(u.astype(out, copy=False), s.astype(out.real_dtype, copy=False),
                      vh.astype(out, copy=False))
 
 
@@ -43,10 +45,8 @@ def svdvals(x: object, /) -> Tensor:
     """The singular values of each matrix of the (..., M, N) stack `x`, descending:
     (..., min(M, N)); real (f32 for c64, f64 for c128) for complex x."""
     t = stack_of_matrices(x, "svdvals")
-    if t.dtype.is_complex:  # through the real embedding, whose values come in pairs
-        values = svdvals(real_embedding(t))
-        return every_second(values)
-    return _decompose(t, "svdvals", False, False)[1].astype(result_dtype(t.dtype), copy=False)
+    real = result_dtype(t.dtype).real_dtype
+    return _decompose(t, "svdvals", False, False)[1].astype(real, copy=False)
 
 
 def _decompose(t: Tensor, op: str, vectors: bool, full: bool
@@ -62,7 +62,7 @@ def _decompose(t: Tensor, op: str, vectors: bool, full: bool
     u = empty((batch, m, rows_out if m >= n else m), d) if vectors else None
     vh = empty((batch, n if m >= n else rows_out, n), d) if vectors else None
     if batch == 0 or k == 0:
-        s = empty((batch, k), d)
+        s = empty((batch, k), d.real_dtype)
         if vectors and u is not None and vh is not None:
             _empty_vectors(u, vh)
     else:

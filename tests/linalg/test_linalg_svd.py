@@ -107,7 +107,7 @@ def test_svd_dtypes_and_errors():
     assert pk.linalg.svdvals(pk.zeros((2, 0, 3))).shape == (2, 0)
 
 
-def test_complex_values_through_the_real_embedding():
+def test_complex_values_and_rank():
     rng = np.random.default_rng(9)
     z = rng.standard_normal((2, 4, 3)) + 1j * rng.standard_normal((2, 4, 3))
     z[1, :, 2] = z[1, :, 0] * 1j  # rank 2
@@ -118,7 +118,3 @@ def test_complex_values_through_the_real_embedding():
     h = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     w = pk.linalg.eigvalsh(pk.asarray(h))  # the lower triangle, as numpy
     np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(h), atol=1e-13)
-    with pytest.raises(TypeError, match="linalg.svd: complex input"):
-        pk.linalg.svd(pk.asarray(z))
-    with pytest.raises(TypeError, match="linalg.eigh: complex input"):
-        pk.linalg.eigh(pk.asarray(h))
