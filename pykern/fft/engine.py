@@ -55,7 +55,10 @@ def transform(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:
         return
     cap = shared_capacity(x.dtype)
     if is_power_of_two(n) and n <= cap:
-        _shared_pass(x, out, inverse, inverse, scale)
+        # transforms along a strided axis whose neighbours are adjacent (the columns of a
+        # matrix): loaded and stored across neighbours, as contiguous runs
+        across = x.element_strides[1] == 2 and x.element_strides[2] != 2 and x.shape[1] > 1
+        _shared_pass(x, out, inverse, inverse, scale, columns=across)
         return
     if not is_power_of_two(n) and bluestein_length(n) <= cap:
         _bluestein_shared(x, out, inverse, scale)
@@ -104,12 +107,27 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
     _four_step(x, out, conj_in, conj_out, scale, cap)
 
 
+# The four-step's strided column passes move `columns_per_group` adjacent columns per workgroup,
+# so that every global access is a contiguous run; columns therefore stay short.
+TWO_PASS_GROUP = 8  # two passes (columns of n / capacity) when that many columns fit together
+COLUMN_GROUP = 16  # else columns of capacity / COLUMN_GROUP, the rows recursing (3+ passes)
+
+
+def column_length(n: int, cap: int) -> int:
+    """n1 of the four-step n = n1·n2 (n > cap): n / cap where n1 adjacent columns of
+    TWO_PASS_GROUP fit in a workgroup (two passes), else capacity / COLUMN_GROUP."""
+    n1 = max(2, n // cap)
+    if n1 * TWO_PASS_GROUP <= cap:
+        return n1
+    return max(2, cap // COLUMN_GROUP)
+
+
 def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                cap: int) -> None:
     """out (B, n, 2) = FFT of x's rows (B, n, 2), n a power of two above `cap`: the columns
-    short (n1 = n/cap, at least 2), the rows as long as a workgroup holds."""
+    short (column_length), the rows recursing until a workgroup holds them."""
     rows, n = out.shape[0], out.shape[1]
-    n1 = max(2, n // cap) if n // cap <= cap else cap  # the strided columns: short
+    n1 = column_length(n, cap)
     n2 = n // n1
     sb, sn = x.element_strides[0], x.element_strides[1]
     # pass 1: column i2 is x[b, i1·n2 + i2] for i1 < n1, written in the same layout, twiddled
@@ -121,8 +139,8 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
     if n2 <= cap:
-        _shared_pass(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, False,
-                     conj_out, scale)
+        _last_rows(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, conj_out,
+                   scale)
         return
     # rows still too long: four-step again, straight into the transposed output where it
     # collapses to (rows·n1, n2) (a single transform), else through a copy
@@ -132,6 +150,23 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
                cap)
     if direct is None:
         assign(dest, view(inner, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0))
+
+
+def _last_rows(src: Tensor, dest: Tensor, conj_out: bool, scale: float) -> None:
+    """The four-step's last pass over 4-D views (A, B, n2, 2): contiguous rows in, scattered
+    outputs; the batch axes are ordered so that consecutive transforms (consecutive
+    workgroups, running together) write neighbouring values, which the cache then merges."""
+    sd = dest.element_strides
+    if abs(sd[0]) < abs(sd[1]):
+        src = _swap_batch(src)
+        dest = _swap_batch(dest)
+    _shared_pass(src, dest, False, conj_out, scale)
+
+
+def _swap_batch(t: Tensor) -> Tensor:
+    """The 4-D view (A, B, n, 2) as (B, A, n, 2)."""
+    s = t.element_strides
+    return view(t, (t.shape[1], t.shape[0]) + t.shape[2:], (s[1], s[0]) + s[2:], t.offset)
 
 
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
