@@ -24,7 +24,7 @@ import numpy as np
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
-from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group,
+from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group, padded,
                                  stockham_kernel, threads_for, transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -195,7 +195,8 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
         flags |= TWIDDLE
     cap = shared_capacity(real)
     groups = columns_per_group(n, cap) if columns else transforms_per_group(n, cap)
-    kernel = stockham_kernel(real, n, groups, columns and groups > 1)
+    pad = padded(n, groups, real.itemsize, device.info.limits.max_shared_memory)
+    kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad)
     count = out.shape[0] * out.shape[1]
     kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
                                   tw if post is None else post, scale,
