@@ -107,25 +107,26 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
     _four_step(x, out, conj_in, conj_out, scale, cap)
 
 
-# The four-step's strided column passes move `columns_per_group` adjacent columns per workgroup,
-# so that every global access is a contiguous run; columns therefore stay short.
-TWO_PASS_GROUP = 8  # two passes (columns of n / capacity) when that many columns fit together
-COLUMN_GROUP = 16  # else columns of capacity / COLUMN_GROUP, the rows recursing (3+ passes)
+# Every four-step pass moves several adjacent transforms per workgroup, loaded or stored across
+# them, so that every global access is a contiguous run: the columns (loaded and stored across)
+# and the last pass's rows (stored across, into the transposed output) therefore stay short.
+COLUMN_GROUP = 16  # columns of at most capacity / COLUMN_GROUP (16 adjacent: 128 B of c64)
+LAST_GROUP = 4  # last-pass rows of at most capacity / LAST_GROUP (4 adjacent: 32 B of c64)
 
 
 def column_length(n: int, cap: int) -> int:
-    """n1 of the four-step n = n1·n2 (n > cap): n / cap where n1 adjacent columns of
-    TWO_PASS_GROUP fit in a workgroup (two passes), else capacity / COLUMN_GROUP."""
-    n1 = max(2, n // cap)
-    if n1 * TWO_PASS_GROUP <= cap:
-        return n1
-    return max(2, cap // COLUMN_GROUP)
+    """n1 of the four-step n = n1·n2 (n > cap / LAST_GROUP): two passes (rows of
+    cap / LAST_GROUP) where their columns are short enough, else the longest short columns,
+    the rows recursing."""
+    last = max(1, cap // LAST_GROUP)
+    longest = max(2, cap // COLUMN_GROUP)
+    return max(2, n // last) if n // last <= longest else longest
 
 
 def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                cap: int) -> None:
     """out (B, n, 2) = FFT of x's rows (B, n, 2), n a power of two above `cap`: the columns
-    short (column_length), the rows recursing until a workgroup holds them."""
+    short (column_length), the rows recursing until LAST_GROUP of them fit in a workgroup."""
     rows, n = out.shape[0], out.shape[1]
     n1 = column_length(n, cap)
     n2 = n // n1
@@ -138,7 +139,7 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
     # pass 2: row k1 is mid[b, k1·n2 + k2], its output k2 goes to out[b, k1 + n1·k2]
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
-    if n2 <= cap:
+    if n2 * LAST_GROUP <= cap or n2 <= 2:
         _last_rows(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, conj_out,
                    scale)
         return
@@ -153,14 +154,15 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
 
 
 def _last_rows(src: Tensor, dest: Tensor, conj_out: bool, scale: float) -> None:
-    """The four-step's last pass over 4-D views (A, B, n2, 2): contiguous rows in, scattered
-    outputs; the batch axes are ordered so that consecutive transforms (consecutive
-    workgroups, running together) write neighbouring values, which the cache then merges."""
+    """The four-step's last pass over 4-D views (A, B, n2, 2): contiguous rows in, transposed
+    out. The batch axes are ordered so that consecutive transforms write neighbouring values;
+    where those are adjacent, a workgroup stores across its transforms (contiguous runs)."""
     sd = dest.element_strides
     if abs(sd[0]) < abs(sd[1]):
         src = _swap_batch(src)
         dest = _swap_batch(dest)
-    _shared_pass(src, dest, False, conj_out, scale)
+    adjacent = abs(dest.element_strides[1]) == 2
+    _shared_pass(src, dest, False, conj_out, scale, stores_across=adjacent)
 
 
 def _swap_batch(t: Tensor) -> Tensor:
@@ -171,19 +173,21 @@ def _swap_batch(t: Tensor) -> Tensor:
 
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                  twiddle_length: int | None = None, pre: Tensor | None = None,
-                 post: Tensor | None = None, columns: bool = False) -> None:
+                 post: Tensor | None = None, columns: bool = False,
+                 stores_across: bool = False) -> None:
     """One Stockham launch over 4-D pair views x (A, B, n_in, 2) → out (A, B, n, 2), n a power
     of two (x's rows padded or cropped to it). With `twiddle_length` L, output k of transform
     b is multiplied by w_L^(k·b) (the four-step twiddle); `pre` and `post` tables multiply the
     inputs and the outputs; `columns`: adjacent transforms are adjacent in memory (the strided
-    columns of a four-step pass), loaded and stored across them."""
+    columns of a four-step pass), loaded and stored across them; `stores_across`: only out's
+    adjacent transforms are adjacent, stored across them."""
     _launch(x, out, out.shape[2], conj_in, conj_out, scale, twiddle_length, pre, post,
-            out.dtype, columns)
+            out.dtype, columns, stores_across)
 
 
 def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale: float,
             twiddle_length: int | None, pre: Tensor | None, post: Tensor | None,
-            real: DType, columns: bool = False) -> None:
+            real: DType, columns: bool = False, stores_across: bool = False) -> None:
     """The Stockham kernel of length n over x → out (out may be shorter: cropped)."""
     device = get_device()
     tw = tables.twiddles(device, real, n)
@@ -194,9 +198,11 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
         hi, lo = tables.four_step_twiddles(device, real, twiddle_length, LO_BITS)
         flags |= TWIDDLE
     cap = shared_capacity(real)
-    groups = columns_per_group(n, cap) if columns else transforms_per_group(n, cap)
+    across = columns or stores_across
+    groups = columns_per_group(n, cap) if across else transforms_per_group(n, cap)
     pad = padded(n, groups, real.itemsize, device.info.limits.max_shared_memory)
-    kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad)
+    kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad,
+                             stores_across and groups > 1)
     count = out.shape[0] * out.shape[1]
     kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
                                   tw if post is None else post, scale,

@@ -74,18 +74,20 @@ def transforms_per_group(n: int, capacity: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
-                    pad: bool = False) -> pk.Kernel:
+                    pad: bool = False, stores_across: bool = False) -> pk.Kernel:
     """The kernel for transforms of length n (a power of two), `groups` (a power of two) per
     workgroup; `columns`: the loads and stores run across the transforms first (adjacent
     invocations, adjacent transforms), coalesced where adjacent transforms are adjacent in
-    memory, as the strided columns of a four-step pass are; `pad`: shared value i lives at
+    memory, as the strided columns of a four-step pass are; `stores_across`: the stores alone
+    do (rows in, transposed out: a four-step's last pass); `pad`: shared value i lives at
     i + i/32, so that the early stages' stores (strides 4 and 16) spread over the banks."""
     F = real  # noqa: N806
     N = n  # noqa: N806
     T = threads_for(n)  # noqa: N806
     G = groups  # noqa: N806
     LOG_G = groups.bit_length() - 1  # noqa: N806
-    COLS = columns  # noqa: N806
+    COLS = columns  # noqa: N806 - loads across the transforms
+    COLS_OUT = columns or stores_across  # noqa: N806 - stores across them
     LOG = n.bit_length() - 1  # noqa: N806
     ODD = LOG % 2  # noqa: N806 - a radix-2 stage first
     R4 = LOG // 2  # noqa: N806 - radix-4 stages
@@ -212,7 +214,7 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
             i = t + q * T
             ac = a
             bc = b
-            if COLS:
+            if COLS_OUT:
                 idx = g * T + t + q * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
