@@ -119,6 +119,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
         if tr < count:
             a = tr // nb
             b = tr - a * nb
+        # the workgroup's transforms share one a where nb is a multiple of G (no division
+        # per value when loading or storing across them)
+        a_first = first // nb
+        b_first = first - a_first * nb
+        whole = (nb & (G - 1)) == 0
         n_in = x.shape[2]
         for q in range(PER):
             # which transform (slot c) and element i this invocation moves: its own slot's
@@ -131,8 +136,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
                 idx = g * T + t + q * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
-                ac = (first + c) // nb
-                bc = first + c - ac * nb
+                ac = a_first
+                bc = b_first + c
+                if not whole:
+                    ac = (first + c) // nb
+                    bc = first + c - ac * nb
             re = F(0.0)
             im = F(0.0)
             if first + c < count and i < n_in:
@@ -218,8 +226,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
                 idx = g * T + t + q * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
-                ac = (first + c) // nb
-                bc = first + c - ac * nb
+                ac = a_first
+                bc = b_first + c
+                if not whole:
+                    ac = (first + c) // nb
+                    bc = first + c - ac * nb
             if first + c < count and i < n_out:
                 re = sr[c, i + P * (i >> 5)] * scale
                 im = si[c, i + P * (i >> 5)] * scale
