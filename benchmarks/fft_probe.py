@@ -1,7 +1,8 @@
 """`python benchmarks/fft_probe.py [device]`: GPU time of `pk.fft` plans, whole and per launch,
 under variants of the plan's tuning knobs (engine.LAST_GROUP, engine.COLUMN_GROUP,
-stockham.PAD), against a plain copy of the same bytes (the
-bandwidth a pass in and out could reach). Every result is checked against numpy.
+stockham.PAD, stockham.MAX_INVOCATIONS, stockham.COLUMN_INVOCATIONS), against a plain copy
+of the same bytes (the bandwidth a pass in and out could reach).
+Every result is checked against numpy.
 
 Per launch: the plan's Stockham launches are recorded during one call, then each is replayed
 alone with GPU timestamps; "other" is the rest of the call (copies, pointwise launches).
@@ -34,15 +35,13 @@ CASES: tuple[tuple[str, tuple[int, ...], bool], ...] = (
 )
 VARIANTS: tuple[tuple[str, dict[tuple[object, str], object]], ...] = (
     ("default", {}),
-    ("last group 1 (rows of 4096 last)", {(engine, "LAST_GROUP"): 1}),
-    ("last group 2", {(engine, "LAST_GROUP"): 2}),
+    ("max invocations 512", {(stockham, "MAX_INVOCATIONS"): 512}),
+    ("max invocations 256", {(stockham, "MAX_INVOCATIONS"): 256}),
+    ("column invocations 128", {(stockham, "COLUMN_INVOCATIONS"): 128}),
+    ("no pad", {(stockham, "PAD"): False}),
     ("last group 8", {(engine, "LAST_GROUP"): 8}),
-    ("column group 8", {(engine, "COLUMN_GROUP"): 8}),
-    ("column group 32", {(engine, "COLUMN_GROUP"): 32}),
-    ("pad", {(stockham, "PAD"): True}),
-    ("pad, last group 8, column group 32", {(stockham, "PAD"): True,
-                                            (engine, "LAST_GROUP"): 8,
-                                            (engine, "COLUMN_GROUP"): 32}),
+    ("last group 8, max invocations 512", {(engine, "LAST_GROUP"): 8,
+                                           (stockham, "MAX_INVOCATIONS"): 512}),
 )
 _REFERENCES: dict[str, np.ndarray] = {}  # numpy's f64 transform of each case, computed once
 
@@ -72,14 +71,15 @@ def recorded_launches(work: Callable[[], object]) -> list[tuple[tuple, dict]]:
     return calls
 
 
-def describe(args: tuple) -> str:
+def describe(args: tuple, kwargs: dict) -> str:
     x, out, n = args[0], args[1], args[2]
-    columns = args[10] if len(args) > 10 else False
+    columns = args[10] if len(args) > 10 else kwargs.get("columns", False)
+    across = args[11] if len(args) > 11 else kwargs.get("stores_across", False)
     cap = engine.shared_capacity(out.dtype)
-    group = (stockham.columns_per_group(n, cap) if columns
+    group = (stockham.columns_per_group(n, cap) if columns or across
              else stockham.transforms_per_group(n, cap))
     return (f"n={n} batch={out.shape[0]}x{out.shape[1]} group={group} "
-            f"threads={stockham.threads_for(n)} cols={columns} "
+            f"threads={stockham.threads_for(n)} cols={columns} stores_across={across} "
             f"in_strides={x.element_strides} out_strides={out.element_strides}")
 
 
@@ -106,7 +106,7 @@ def probe_case(dev: object, name: str, shape: tuple[int, ...], real: bool) -> No
     for args, kwargs in launches:
         each, _ = gpu_per_call(dev, lambda a=args, k=kwargs: engine._launch(*a, **k), REPS)
         total += each
-        print(f"      {each * 1e6:9.1f} us  {describe(args)}")
+        print(f"      {each * 1e6:9.1f} us  {describe(args, kwargs)}")
     print(f"      {(seconds - total) * 1e6:9.1f} us  other")
 
 
