@@ -111,7 +111,7 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
 # them, so that every global access is a contiguous run: the columns (loaded and stored across)
 # and the last pass's rows (stored across, into the transposed output) therefore stay short.
 COLUMN_GROUP = 16  # columns of at most capacity / COLUMN_GROUP (16 adjacent: 128 B of c64)
-LAST_GROUP = 4  # last-pass rows of at most capacity / LAST_GROUP (4 adjacent: 32 B of c64)
+LAST_GROUP = 8  # last-pass rows of at most capacity / LAST_GROUP (8 adjacent: 64 B of c64)
 
 
 def column_length(n: int, cap: int) -> int:

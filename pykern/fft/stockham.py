@@ -31,7 +31,7 @@ from pykern.lang.dtypes import DType
 MAX_THREADS = 256  # invocations per transform
 MIN_GROUP = 64  # invocations per workgroup we aim for (several short transforms per workgroup)
 COLUMN_INVOCATIONS = 256  # invocations per workgroup we aim for in the strided column passes
-MAX_INVOCATIONS = 1024  # invocations per workgroup of the column passes, at most
+MAX_INVOCATIONS = 512  # invocations per workgroup of the column passes, at most
 PAD = True  # pad shared memory (value i at i + i/32) where it fits: see stockham_kernel
 LO_BITS = 12  # the four-step twiddle w_L^m = hi[m >> LO_BITS] * lo[m & (2^LO_BITS - 1)]
 # the kernel's `flags` (run-time, uniform: one compiled variant serves every use)
@@ -48,7 +48,7 @@ def threads_for(n: int) -> int:
 
 def columns_per_group(n: int, capacity: int) -> int:
     """How many strided columns of length n one workgroup transforms: as many as fill
-    COLUMN_INVOCATIONS invocations, and at least 16 (128 bytes of c64 per row, read together),
+    COLUMN_INVOCATIONS invocations, and up to 16 (128 bytes of c64 per row, read together),
     within `capacity` and MAX_INVOCATIONS. Short columns get many: the columns of 2 of a
     four-step take 256 per workgroup, each load a 2 KiB contiguous run."""
     t = threads_for(n)
