@@ -24,7 +24,7 @@ import numpy as np
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
-from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group,
+from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group, padded,
                                  stockham_kernel, threads_for, transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -55,7 +55,10 @@ def transform(x: Tensor, out: Tensor, inverse: bool, scale: float) -> None:
         return
     cap = shared_capacity(x.dtype)
     if is_power_of_two(n) and n <= cap:
-        _shared_pass(x, out, inverse, inverse, scale)
+        # transforms along a strided axis whose neighbours are adjacent (the columns of a
+        # matrix): loaded and stored across neighbours, as contiguous runs
+        across = x.element_strides[1] == 2 and x.element_strides[2] != 2 and x.shape[1] > 1
+        _shared_pass(x, out, inverse, inverse, scale, columns=across)
         return
     if not is_power_of_two(n) and bluestein_length(n) <= cap:
         _bluestein_shared(x, out, inverse, scale)
@@ -104,12 +107,28 @@ def _pow2(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float) -
     _four_step(x, out, conj_in, conj_out, scale, cap)
 
 
+# Every four-step pass moves several adjacent transforms per workgroup, loaded or stored across
+# them, so that every global access is a contiguous run: the columns (loaded and stored across)
+# and the last pass's rows (stored across, into the transposed output) therefore stay short.
+COLUMN_GROUP = 16  # columns of at most capacity / COLUMN_GROUP (16 adjacent: 128 B of c64)
+LAST_GROUP = 8  # last-pass rows of at most capacity / LAST_GROUP (8 adjacent: 64 B of c64)
+
+
+def column_length(n: int, cap: int) -> int:
+    """n1 of the four-step n = n1·n2 (n > cap / LAST_GROUP): two passes (rows of
+    cap / LAST_GROUP) where their columns are short enough, else the longest short columns,
+    the rows recursing."""
+    last = max(1, cap // LAST_GROUP)
+    longest = max(2, cap // COLUMN_GROUP)
+    return max(2, n // last) if n // last <= longest else longest
+
+
 def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                cap: int) -> None:
     """out (B, n, 2) = FFT of x's rows (B, n, 2), n a power of two above `cap`: the columns
-    short (n1 = n/cap, at least 2), the rows as long as a workgroup holds."""
+    short (column_length), the rows recursing until LAST_GROUP of them fit in a workgroup."""
     rows, n = out.shape[0], out.shape[1]
-    n1 = max(2, n // cap) if n // cap <= cap else cap  # the strided columns: short
+    n1 = column_length(n, cap)
     n2 = n // n1
     sb, sn = x.element_strides[0], x.element_strides[1]
     # pass 1: column i2 is x[b, i1·n2 + i2] for i1 < n1, written in the same layout, twiddled
@@ -120,9 +139,9 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
     # pass 2: row k1 is mid[b, k1·n2 + k2], its output k2 goes to out[b, k1 + n1·k2]
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
-    if n2 <= cap:
-        _shared_pass(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, False,
-                     conj_out, scale)
+    if n2 * LAST_GROUP <= cap or n2 <= 2:
+        _last_rows(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, conj_out,
+                   scale)
         return
     # rows still too long: four-step again, straight into the transposed output where it
     # collapses to (rows·n1, n2) (a single transform), else through a copy
@@ -134,21 +153,41 @@ def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: flo
         assign(dest, view(inner, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0))
 
 
+def _last_rows(src: Tensor, dest: Tensor, conj_out: bool, scale: float) -> None:
+    """The four-step's last pass over 4-D views (A, B, n2, 2): contiguous rows in, transposed
+    out. The batch axes are ordered so that consecutive transforms write neighbouring values;
+    where those are adjacent, a workgroup stores across its transforms (contiguous runs)."""
+    sd = dest.element_strides
+    if abs(sd[0]) < abs(sd[1]):
+        src = _swap_batch(src)
+        dest = _swap_batch(dest)
+    adjacent = abs(dest.element_strides[1]) == 2
+    _shared_pass(src, dest, False, conj_out, scale, stores_across=adjacent)
+
+
+def _swap_batch(t: Tensor) -> Tensor:
+    """The 4-D view (A, B, n, 2) as (B, A, n, 2)."""
+    s = t.element_strides
+    return view(t, (t.shape[1], t.shape[0]) + t.shape[2:], (s[1], s[0]) + s[2:], t.offset)
+
+
 def _shared_pass(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
                  twiddle_length: int | None = None, pre: Tensor | None = None,
-                 post: Tensor | None = None, columns: bool = False) -> None:
+                 post: Tensor | None = None, columns: bool = False,
+                 stores_across: bool = False) -> None:
     """One Stockham launch over 4-D pair views x (A, B, n_in, 2) → out (A, B, n, 2), n a power
     of two (x's rows padded or cropped to it). With `twiddle_length` L, output k of transform
     b is multiplied by w_L^(k·b) (the four-step twiddle); `pre` and `post` tables multiply the
     inputs and the outputs; `columns`: adjacent transforms are adjacent in memory (the strided
-    columns of a four-step pass), loaded and stored across them."""
+    columns of a four-step pass), loaded and stored across them; `stores_across`: only out's
+    adjacent transforms are adjacent, stored across them."""
     _launch(x, out, out.shape[2], conj_in, conj_out, scale, twiddle_length, pre, post,
-            out.dtype, columns)
+            out.dtype, columns, stores_across)
 
 
 def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale: float,
             twiddle_length: int | None, pre: Tensor | None, post: Tensor | None,
-            real: DType, columns: bool = False) -> None:
+            real: DType, columns: bool = False, stores_across: bool = False) -> None:
     """The Stockham kernel of length n over x → out (out may be shorter: cropped)."""
     device = get_device()
     tw = tables.twiddles(device, real, n)
@@ -159,8 +198,11 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
         hi, lo = tables.four_step_twiddles(device, real, twiddle_length, LO_BITS)
         flags |= TWIDDLE
     cap = shared_capacity(real)
-    groups = columns_per_group(n, cap) if columns else transforms_per_group(n, cap)
-    kernel = stockham_kernel(real, n, groups, columns and groups > 1)
+    across = columns or stores_across
+    groups = columns_per_group(n, cap) if across else transforms_per_group(n, cap)
+    pad = padded(n, groups, real.itemsize, device.info.limits.max_shared_memory)
+    kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad,
+                             stores_across and groups > 1)
     count = out.shape[0] * out.shape[1]
     kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
                                   tw if post is None else post, scale,

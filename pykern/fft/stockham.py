@@ -30,6 +30,9 @@ from pykern.lang.dtypes import DType
 
 MAX_THREADS = 256  # invocations per transform
 MIN_GROUP = 64  # invocations per workgroup we aim for (several short transforms per workgroup)
+COLUMN_INVOCATIONS = 256  # invocations per workgroup we aim for in the strided column passes
+MAX_INVOCATIONS = 512  # invocations per workgroup of the column passes, at most
+PAD = True  # pad shared memory (value i at i + i/32) where it fits: see stockham_kernel
 LO_BITS = 12  # the four-step twiddle w_L^m = hi[m >> LO_BITS] * lo[m & (2^LO_BITS - 1)]
 # the kernel's `flags` (run-time, uniform: one compiled variant serves every use)
 TWIDDLE = 1  # output k of transform b times w_L^(k·b) (four-step)
@@ -44,12 +47,21 @@ def threads_for(n: int) -> int:
 
 
 def columns_per_group(n: int, capacity: int) -> int:
-    """How many strided columns of length n one workgroup transforms: up to 16 (128 bytes of
-    c64 per row, read together), within `capacity` and 1,024 invocations."""
-    g = 16
-    while g > 1 and (g * n > capacity or g * threads_for(n) > 1024):
-        g //= 2
+    """How many strided columns of length n one workgroup transforms: as many as fill
+    COLUMN_INVOCATIONS invocations, and up to 16 (128 bytes of c64 per row, read together),
+    within `capacity` and MAX_INVOCATIONS. Short columns get many: the columns of 2 of a
+    four-step take 256 per workgroup, each load a 2 KiB contiguous run."""
+    t = threads_for(n)
+    g = 1
+    while (2 * g * n <= capacity and 2 * g * t <= MAX_INVOCATIONS
+           and (2 * g * t <= COLUMN_INVOCATIONS or 2 * g <= 16)):
+        g *= 2
     return g
+
+
+def padded(n: int, groups: int, itemsize: int, limit: int) -> bool:
+    """Whether `groups` transforms of length n get padded shared memory: PAD, and it fits."""
+    return PAD and 2 * groups * (n + (n >> 5)) * itemsize <= limit
 
 
 def transforms_per_group(n: int, capacity: int) -> int:
@@ -62,17 +74,21 @@ def transforms_per_group(n: int, capacity: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> pk.Kernel:
+def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
+                    pad: bool = False, stores_across: bool = False) -> pk.Kernel:
     """The kernel for transforms of length n (a power of two), `groups` (a power of two) per
     workgroup; `columns`: the loads and stores run across the transforms first (adjacent
     invocations, adjacent transforms), coalesced where adjacent transforms are adjacent in
-    memory, as the strided columns of a four-step pass are."""
+    memory, as the strided columns of a four-step pass are; `stores_across`: the stores alone
+    do (rows in, transposed out: a four-step's last pass); `pad`: shared value i lives at
+    i + i/32, so that the early stages' stores (strides 4 and 16) spread over the banks."""
     F = real  # noqa: N806
     N = n  # noqa: N806
     T = threads_for(n)  # noqa: N806
     G = groups  # noqa: N806
     LOG_G = groups.bit_length() - 1  # noqa: N806
-    COLS = columns  # noqa: N806
+    COLS = columns  # noqa: N806 - loads across the transforms
+    COLS_OUT = columns or stores_across  # noqa: N806 - stores across them
     LOG = n.bit_length() - 1  # noqa: N806
     ODD = LOG % 2  # noqa: N806 - a radix-2 stage first
     R4 = LOG // 2  # noqa: N806 - radix-4 stages
@@ -82,13 +98,15 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
     Q = N // 4  # noqa: N806
     H = N // 2  # noqa: N806
     LO = LO_BITS  # noqa: N806
+    P = 1 if pad else 0  # noqa: N806 - shared index i is stored at i + P·(i >> 5)
+    NP = N + P * (N >> 5)  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
 
     @pk.kernel(workgroup=(T, G, 1))
     def fft_stockham(x: F[:, :, :, :], out: F[:, :, :, :], tw: F[:], hi: F[:], lo: F[:],
                      pre: F[:], post: F[:], scale: F, ci: F, co: F, flags: int):
-        sr = pk.shared(F, (G, N))
-        si = pk.shared(F, (G, N))
+        sr = pk.shared(F, (G, NP))
+        si = pk.shared(F, (G, NP))
         vr = pk.local(F, 4 * J4)
         vi = pk.local(F, 4 * J4)
         t = pk.local_id(0)
@@ -102,6 +120,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
         if tr < count:
             a = tr // nb
             b = tr - a * nb
+        # the workgroup's transforms share one a where nb is a multiple of G (no division
+        # per value when loading or storing across them)
+        a_first = first // nb
+        b_first = first - a_first * nb
+        whole = (nb & (G - 1)) == 0
         n_in = x.shape[2]
         for q in range(PER):
             # which transform (slot c) and element i this invocation moves: its own slot's
@@ -114,8 +137,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
                 idx = g * T + t + q * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
-                ac = (first + c) // nb
-                bc = first + c - ac * nb
+                ac = a_first
+                bc = b_first + c
+                if not whole:
+                    ac = (first + c) // nb
+                    bc = first + c - ac * nb
             re = F(0.0)
             im = F(0.0)
             if first + c < count and i < n_in:
@@ -127,16 +153,16 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
                     re2 = re * pr - im * pj
                     im = re * pj + im * pr
                     re = re2
-            sr[c, i] = re
-            si[c, i] = im
+            sr[c, i + P * (i >> 5)] = re
+            si[c, i + P * (i >> 5)] = im
         pk.barrier()
         if ODD == 1:  # Ns = 1: no twiddles
             for q in range(J2):
                 j = t + q * T
-                vr[2 * q] = sr[g, j]
-                vi[2 * q] = si[g, j]
-                vr[2 * q + 1] = sr[g, j + H]
-                vi[2 * q + 1] = si[g, j + H]
+                vr[2 * q] = sr[g, j + P * (j >> 5)]
+                vi[2 * q] = si[g, j + P * (j >> 5)]
+                vr[2 * q + 1] = sr[g, j + H + P * ((j + H) >> 5)]
+                vi[2 * q + 1] = si[g, j + H + P * ((j + H) >> 5)]
             pk.barrier()
             for q in range(J2):
                 j = t + q * T
@@ -144,10 +170,10 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
                 ai = vi[2 * q]
                 br = vr[2 * q + 1]
                 bi = vi[2 * q + 1]
-                sr[g, 2 * j] = ar + br
-                si[g, 2 * j] = ai + bi
-                sr[g, 2 * j + 1] = ar - br
-                si[g, 2 * j + 1] = ai - bi
+                sr[g, 2 * j + P * ((2 * j) >> 5)] = ar + br
+                si[g, 2 * j + P * ((2 * j) >> 5)] = ai + bi
+                sr[g, 2 * j + 1 + P * ((2 * j + 1) >> 5)] = ar - br
+                si[g, 2 * j + 1 + P * ((2 * j + 1) >> 5)] = ai - bi
             pk.barrier()
         for s in range(R4):
             log_ns = 2 * s + ODD
@@ -157,11 +183,11 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
                 j = t + q * T
                 if j < Q:
                     k = j & (ns - 1)
-                    vr[4 * q] = sr[g, j]
-                    vi[4 * q] = si[g, j]
+                    vr[4 * q] = sr[g, j + P * (j >> 5)]
+                    vi[4 * q] = si[g, j + P * (j >> 5)]
                     for r in range(1, 4):
-                        xr = sr[g, j + r * Q]
-                        xi = si[g, j + r * Q]
+                        xr = sr[g, j + r * Q + P * ((j + r * Q) >> 5)]
+                        xi = si[g, j + r * Q + P * ((j + r * Q) >> 5)]
                         m = k * r * step
                         wr = tw[2 * m]
                         wi = tw[2 * m + 1]
@@ -182,14 +208,14 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
                     # (v1 - v3) * -i
                     a3r = vi[4 * q + 1] - vi[4 * q + 3]
                     a3i = vr[4 * q + 3] - vr[4 * q + 1]
-                    sr[g, base] = a0r + a2r
-                    si[g, base] = a0i + a2i
-                    sr[g, base + ns] = a1r + a3r
-                    si[g, base + ns] = a1i + a3i
-                    sr[g, base + 2 * ns] = a0r - a2r
-                    si[g, base + 2 * ns] = a0i - a2i
-                    sr[g, base + 3 * ns] = a1r - a3r
-                    si[g, base + 3 * ns] = a1i - a3i
+                    sr[g, base + P * (base >> 5)] = a0r + a2r
+                    si[g, base + P * (base >> 5)] = a0i + a2i
+                    sr[g, base + ns + P * ((base + ns) >> 5)] = a1r + a3r
+                    si[g, base + ns + P * ((base + ns) >> 5)] = a1i + a3i
+                    sr[g, base + 2 * ns + P * ((base + 2 * ns) >> 5)] = a0r - a2r
+                    si[g, base + 2 * ns + P * ((base + 2 * ns) >> 5)] = a0i - a2i
+                    sr[g, base + 3 * ns + P * ((base + 3 * ns) >> 5)] = a1r - a3r
+                    si[g, base + 3 * ns + P * ((base + 3 * ns) >> 5)] = a1i - a3i
             pk.barrier()
         n_out = out.shape[2]
         for q in range(PER):
@@ -197,15 +223,18 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False) -> 
             i = t + q * T
             ac = a
             bc = b
-            if COLS:
+            if COLS_OUT:
                 idx = g * T + t + q * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
-                ac = (first + c) // nb
-                bc = first + c - ac * nb
+                ac = a_first
+                bc = b_first + c
+                if not whole:
+                    ac = (first + c) // nb
+                    bc = first + c - ac * nb
             if first + c < count and i < n_out:
-                re = sr[c, i] * scale
-                im = si[c, i] * scale
+                re = sr[c, i + P * (i >> 5)] * scale
+                im = si[c, i + P * (i >> 5)] * scale
                 if (flags & TWIDDLE) != 0:
                     mm = i * bc
                     h = mm >> LO

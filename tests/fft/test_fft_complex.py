@@ -53,12 +53,13 @@ def test_real_input_is_promoted(dtype, out):
     assert_close(got, np.fft.fft(x.astype(np.float64)), x, np.complex64, 8)
 
 
-@pytest.mark.parametrize("shape,cap", [((2, 96), 8), ((1, 512), 16)])
+@pytest.mark.parametrize("shape,cap", [((2, 96), 8), ((1, 512), 16), ((3, 512), 256)])
 def test_multi_pass_plans(monkeypatch, shape, cap):
-    """With a small shared-memory capacity: 512 (cap 16) runs four-step (columns of 16, rows of
-    32), the rows recursing (columns of 2, 8 per workgroup, loaded across them; rows of 16)
-    straight into the output; 96 (cap 8) runs Bluestein at 256 the same way, for two rows
-    through a copy."""
+    """With a small shared-memory capacity: 512 (cap 256) runs the two-pass four-step (columns
+    of 16, 16 per workgroup, loaded and stored across them; then rows of 32, 8 per workgroup,
+    stored across them into the transposed output); 512 (cap 16) a four-step whose rows
+    recurse (columns of 2 each time, down to rows of 2) straight into the output; 96 (cap 8)
+    runs Bluestein at 256 the same way, for two rows through a copy."""
     monkeypatch.setattr(engine, "shared_capacity", lambda real: cap)
     n = shape[-1]
     x = random_complex(shape, np.complex64, n)
