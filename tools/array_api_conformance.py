@@ -63,8 +63,12 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         help="test the linalg and fft extensions too")
     parser.add_argument("--failures", action="store_true",
                         help="list the ids of the failed tests after the table")
-    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
-    return parser.parse_args(argv)
+    # what follows `--` goes to pytest as it is (argparse would take `-k` for an option here)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    args = parser.parse_args(own)
+    args.pytest_args = extra
+    return args
 
 
 # The suite cannot start with both complex dtypes skipped: dtype_helpers takes the widest one
