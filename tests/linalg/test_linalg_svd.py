@@ -118,3 +118,21 @@ def test_complex_values_and_rank():
     h = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     w = pk.linalg.eigvalsh(pk.asarray(h))  # the lower triangle, as numpy
     np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(h), atol=1e-13)
+
+
+def test_huge_and_non_finite_matrices():
+    # each matrix is scaled by its largest magnitude first: 1e300-sized entries would overflow
+    # the rotations' sums of squares; a matrix with an inf or nan gives nan, never leftovers
+    big = np.array([[[1e300, 2e300], [3e300, 4e300]], [[1.0, 2.0], [3.0, 4.0]]])
+    u, s, vh = pk.linalg.svd(pk.asarray(big))
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(big)[1], rtol=1e-12)
+    np.testing.assert_allclose((u.numpy() * s.numpy()[:, None, :]) @ vh.numpy(), big,
+                               rtol=1e-12, atol=0)
+    bad = np.array([[[np.nan, 1.0], [2.0, 3.0]], [[1.0, 0.0], [0.0, 2.0]],
+                    [[np.inf, 0.0], [0.0, 1.0]]])
+    for dtype in (np.float32, np.float64):
+        got = pk.linalg.svdvals(pk.asarray(bad.astype(dtype))).numpy()
+        assert np.isnan(got[0]).all() and np.isnan(got[2]).all()
+        np.testing.assert_allclose(got[1], [2.0, 1.0], rtol=1e-6)
+        full = pk.linalg.svd(pk.asarray(bad.astype(dtype)))
+        assert np.isnan(full.U.numpy()[0]).all() and np.isnan(full.Vh.numpy()[2]).all()
