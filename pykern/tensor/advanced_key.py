@@ -72,8 +72,9 @@ def _is_advanced_item(k: object, nested: bool) -> bool:
 
 @dataclass(frozen=True)
 class _Item:
-    """One entry of the key: kind is 'int', 'array', 'mask', 'bool', 'slice', 'none' or
-    'ellipsis'; `value` the int, slice, bool, or the index/mask data (Tensor or ndarray)."""
+    """One entry of the key: kind is 'int', 'array', 'mask', 'bool', 'slice', 'none',
+    'ellipsis' or 'gap' (an Ellipsis standing for no dimension); `value` the int, slice, bool,
+    or the index/mask data (Tensor or ndarray)."""
 
     kind: str
     value: object = None
@@ -141,7 +142,8 @@ def _items(x_ndim: int, key: object) -> list[_Item]:
     fill = [_Item("slice", slice(None))] * (x_ndim - consumed)
     if ellipses:
         at = ellipses[0]
-        return items[:at] + fill + items[at + 1:]
+        # an Ellipsis that stands for no dimension still separates index arrays (numpy)
+        return items[:at] + (fill or [_Item("gap", None)]) + items[at + 1:]
     return items + fill
 
 
@@ -169,15 +171,22 @@ class _Builder:
         self.arrays: list[Tensor | int] = []
         self.pending: list[tuple[int, object, int, int]] = []
         self.axis = 0  # the next dimension of x to index
+        # where each indexed entry stands among the key's entries, empty Ellipses included:
+        # index arrays are adjacent when these are consecutive
+        self.positions: list[int] = []
+        self.gaps = 0
 
     def _indexed(self, entry: slice | None, n: int, array: Tensor | int) -> None:
+        self.positions.append(len(self.basic) + self.gaps)
         self.dims.append(len(self.basic))
         self.basic.append(entry)
         self.sizes.append(n)
         self.arrays.append(array)
 
     def add(self, it: _Item) -> None:
-        if it.kind in ("none", "slice"):
+        if it.kind == "gap":
+            self.gaps += 1
+        elif it.kind in ("none", "slice"):
             self.basic.append(it.value)  # type: ignore[arg-type]
             self.axis += it.kind == "slice"
         elif it.kind == "bool":  # a new dimension of size 1, indexed by [0] or by []
@@ -206,8 +215,8 @@ class _Builder:
             t = t.astype(dt.i64, copy=False)
             self.arrays[slot] = _wrapped(t, n) if lo < 0 else t
         shape = _broadcast(self.arrays)
-        dims = self.dims
-        adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
+        dims, at = self.dims, self.positions
+        adjacent = at == list(range(at[0], at[0] + len(at)))
         unique = not self.pending or prod(shape) <= 1
         return Selection(tuple(self.x.shape), tuple(self.basic), tuple(dims), tuple(self.sizes),
                          tuple(self.arrays), shape, adjacent, unique)

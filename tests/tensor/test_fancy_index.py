@@ -163,6 +163,10 @@ def test_zero_d_bool_and_empty():
     for mask_shape in [(2, 0), (0, 3), (0, 0), (0,)]:
         mask = np.zeros(mask_shape, bool)
         assert t[pk.asarray(mask)].shape == a[mask].shape
+    # an Ellipsis that stands for no dimension still separates the index arrays around it
+    one = np.zeros((1, 1), np.float32)
+    for key in [(None, -1, Ellipsis, np.array([False])), (0, Ellipsis, [0]), (None, 0, [0])]:
+        assert pk.asarray(one)[key].shape == one[key].shape
     t[t > 10] = 1.0  # selects nothing: writes nothing
     t[False] = 5.0
     np.testing.assert_array_equal(t.numpy(), a)
