@@ -29,7 +29,7 @@ MOST_REPS = 20
 
 @dataclass(frozen=True)
 class Case:
-    op: str  # solve, cholesky, qr
+    op: str  # solve, cholesky, qr (linalg_spectral: eigh, svd)
     batch: int
     n: int
 

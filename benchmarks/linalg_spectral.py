@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 import pykern as pk
 
+from .linalg import Case
 from .clock import cuda_per_call, gpu_per_call, reps_for, wall_per_call
 from .peers import Peers
 from .plan import Plan
@@ -25,17 +25,6 @@ from .results import Results, Row
 GROUP = "linalg_spectral"
 BUDGET_S = 1.0
 MOST_REPS = 10
-
-
-@dataclass(frozen=True)
-class Case:
-    op: str  # eigh, svd
-    batch: int
-    n: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.op} {self.n}x{self.n}" + (f" x{self.batch}" if self.batch > 1 else "")
 
 
 def cases(quick: bool) -> list[Case]:
