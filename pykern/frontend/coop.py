@@ -9,6 +9,7 @@ a combination is checked later, against the device's shapes (`pykern.jit.coop_ch
 from __future__ import annotations
 
 import ast
+import math
 
 from pykern import ir
 from pykern.errors import KernelTypeError
@@ -17,7 +18,8 @@ from pykern.frontend.typerules import PyConst
 from pykern.frontend.values import TupleValue
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
-from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, TILE_DTYPE_NAMES, CoopType, CoopUse
+from pykern.lang.coop import (ACCUMULATOR, MATRIX_A, MATRIX_B, TILE_ALIGNMENT, TILE_DTYPE_NAMES,
+                              CoopType, CoopUse)
 
 COOP_CALLS = {bi.coop_fill: "fill", bi.coop_load: "load", bi.coop_store: "store",
               bi.coop_mma: "mma", bi.coop_convert: "convert"}
@@ -147,6 +149,7 @@ class CoopTranslator(ExprTranslator):
         t = CoopType(kw.get("dtype", dtype), self.tile_size(args[3], "rows", name),
                      self.tile_size(args[4], "cols", name), self.tile_use(args[5], name))
         self.check_packing(t, dtype, bool(kw.get("transpose")), args[0], name)
+        self.check_shared_alignment(array, indices, t, bool(kw.get("transpose")), args[2], name)
         self.note_access(array, ir.Access.READ | ir.Access.TILES)  # type: ignore[attr-defined]
         return ir.CoopLoad(array=array, indices=indices, transpose=kw.get("transpose", False),
                            type=t, loc=self.loc(node))  # type: ignore[arg-type]
@@ -170,6 +173,30 @@ class CoopTranslator(ExprTranslator):
                                    f"tile's {'rows' if transpose else 'cols'} a multiple of "
                                    f"{pack}", KernelTypeError)
 
+    def check_shared_alignment(self, array: str, indices: tuple[ir.Expr, ...], t: CoopType,
+                               transpose: bool, col: ast.AST, name: str) -> None:
+        """A tile's rows in a `pk.shared` array start at multiples of TILE_ALIGNMENT bytes:
+        the array's rows (a constant stride) and a constant column are checked here; a column
+        computed at run time is the kernel's to keep aligned (the interpreter checks it)."""
+        decl = self.ctx.decls.get(array)
+        if decl is None:  # parameters: checked at launch (offset, strides)
+            return
+        item = decl.dtype.itemsize
+        row_bytes = decl.shape[-1] * item
+        spans_rows = (t.cols if transpose else t.rows) > 1
+        if spans_rows and row_bytes % TILE_ALIGNMENT:
+            raise self.error(col, f"{name}() on '{array}', whose rows are {row_bytes} bytes "
+                                  f"long: tiles need rows that start at multiples of "
+                                  f"{TILE_ALIGNMENT} bytes (make its last dimension a multiple "
+                                  f"of {TILE_ALIGNMENT // math.gcd(item, TILE_ALIGNMENT)} elements)",
+                             KernelTypeError)
+        first = indices[-1]
+        if isinstance(first, ir.Const) and (int(first.value) * item) % TILE_ALIGNMENT:
+            raise self.error(col, f"{name}() at column {first.value} of '{array}' "
+                                  f"({decl.dtype.name}): the tile's rows would start at byte "
+                                  f"{int(first.value) * item} of a row, and tiles need multiples "
+                                  f"of {TILE_ALIGNMENT}", KernelTypeError)
+
     def coop_store(self, args: list, kw: dict, name: str, node: ast.Call) -> ir.CoopStore:
         """Only as a statement (see `Translator.visit_Expr`)."""
         self.check_arity(args, 4, name, node)  # type: ignore[attr-defined]
@@ -181,6 +208,8 @@ class CoopTranslator(ExprTranslator):
                                    f"{dtype.name}: convert the tile first with "
                                    f"pk.coop_convert(t, pk.{dtype.name})", KernelTypeError)
         indices = self.tile_indices(array, args[1], args[2], name)
+        self.check_shared_alignment(array, indices, tile.type, bool(kw.get("transpose")),  # type: ignore[arg-type]
+                                    args[2], name)
         self.note_access(array, ir.Access.WRITE | ir.Access.TILES)  # type: ignore
         return ir.CoopStore(array=array, indices=indices, value=tile,
                             transpose=kw.get("transpose", False), loc=self.loc(node))

@@ -15,6 +15,7 @@ from pykern import ir
 from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
 from pykern.interpret import names
 from pykern.interpret.names import AccessSite, AssertSite, row_major_strides
+from pykern.lang.coop import TILE_ALIGNMENT
 
 
 def _with_source(text: str, loc: ir.Loc) -> str:
@@ -40,9 +41,16 @@ def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
                            values: Mapping[str, object]
                            ) -> Callable[[int, tuple, tuple], NoReturn]:
     """The `_oob(site, index, invocation)` of one launch: raises KernelIndexError."""
-    def report(site: int, index: tuple[int, ...], invocation: tuple[int, ...]) -> NoReturn:
+    def report(site: int, index: tuple[int, ...], invocation: tuple[int, ...],
+               misaligned: tuple[int, int] | None = None) -> NoReturn:
         s = sites[site]
         offset, shape, strides, length = _geometry(kernel, s.array, values)
+        if misaligned is not None:  # a tile's rows (first byte, row stride in bytes)
+            raise KernelIndexError(_with_source(
+                f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: the tile at index "
+                f"{index} of '{s.array}' has rows that start at byte {misaligned[0]} and "
+                f"{misaligned[1]} bytes apart: tiles' rows must start at multiples of "
+                f"{TILE_ALIGNMENT} bytes (or of a row's size, where that is less)", s.loc))
         address = offset + sum(i * st for i, st in zip(index, strides, strict=True))
         outside = [k for k, (i, n) in enumerate(zip(index, shape, strict=True))
                    if not 0 <= i < n]

@@ -86,10 +86,11 @@ def tile_addresses(gen: ExprCodegen, array: str, indices: tuple[ir.Expr, ...], t
     g = gen.geometry[array]
     site = gen.state.site(array, loc)
     index = ", ".join(gen.expr(i) for i in indices)
+    item = array_dtype(gen.kernel, array).itemsize
     return (f"_tile_addresses({g.offset or '0'}, {g.length}, ({', '.join(g.strides)},), "
             f"({', '.join(g.shape)},), ({index},), ({int(t.rows)}, {int(t.cols)}), "
-            f"{bool(transpose)}, {bool(gen.kernel.debug)}, {names.OUT_OF_BOUNDS}, {site}, "
-            f"{names.INVOCATION})")
+            f"{bool(transpose)}, {item}, {bool(gen.kernel.debug)}, {names.OUT_OF_BOUNDS}, "
+            f"{site}, {names.INVOCATION})")
 
 
 def array_dtype(kernel: ir.Kernel, array: str) -> DType:

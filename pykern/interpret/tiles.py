@@ -24,11 +24,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pykern.lang.coop import TILE_ALIGNMENT
 from pykern.lang.dtypes import BY_NAME
 
 Tile = np.ndarray
-# the launch's `_oob(site, index, invocation)`, which raises KernelIndexError
-Reporter = Callable[[int, tuple[int, ...], tuple[int, ...]], object]
+# the launch's `_oob(site, index, invocation[, misaligned])`, which raises KernelIndexError
+Reporter = Callable[..., object]
 
 
 def numpy_dtype(name: str) -> np.dtype:
@@ -51,13 +52,17 @@ def fill(rows: int, cols: int, value: object, dtype: np.dtype) -> Tile:
 
 
 def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tuple[int, ...],
-                   index: tuple[int, ...], size: tuple[int, int], transpose: bool, debug: bool,
-                   report: Reporter, site: int, invocation: tuple[int, ...]) -> np.ndarray:
+                   index: tuple[int, ...], size: tuple[int, int], transpose: bool,
+                   itemsize: int, debug: bool, report: Reporter, site: int,
+                   invocation: tuple[int, ...]) -> np.ndarray:
     """The buffer address of every element (i, j) of a `size` = (rows, cols) tile whose first
     element is `array[index]`: element (i, j) is `array[..., r + i, c + j]`, with `transpose`
     `array[..., r + j, c + i]`. Every address must lie inside the buffer (in debug mode every
     index inside its dimension, what the GPU checks then); else `report(site, index of the
-    first offending element, invocation)` raises KernelIndexError."""
+    first offending element, invocation)` raises KernelIndexError. In debug mode, the tile's
+    rows in memory must also start at multiples of the lesser of TILE_ALIGNMENT bytes and a
+    row's size, as Vulkan asks (a GPU reads a misaligned row from elsewhere); else
+    `report(site, index, invocation, (first byte, row stride in bytes))` raises."""
     *lead, r, c = index
     first = offset + sum(k * s for k, s in zip(index, strides, strict=True))
     steps, low, high = _address_steps(size, strides[-2], strides[-1], transpose)
@@ -69,6 +74,11 @@ def tile_addresses(offset: int, length: int, strides: tuple[int, ...], shape: tu
     if not allowed:
         element = _first_outside(offset, length, strides, shape, index, size, transpose, debug)
         report(site, element, invocation)
+    if debug:
+        down, across = (size[1], size[0]) if transpose else size
+        align = min(TILE_ALIGNMENT, across * itemsize)
+        if (first * itemsize) % align or (down > 1 and (strides[-2] * itemsize) % align):
+            report(site, index, invocation, (first * itemsize, strides[-2] * itemsize))
     return first + steps
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from pykern.lang import dtypes as dt
 from pykern import ir
+from pykern.lang.coop import TILE_ALIGNMENT
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
@@ -181,9 +182,6 @@ def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> No
                           f"{describe_arg(value)}")
 
 
-# the alignment, in bytes, of the rows a tile is loaded from or stored to: Vulkan asks for the
-# lesser of 16 bytes and a tile row's size; every tile row the devices offer is 16 bytes or more
-TILE_ALIGNMENT = 16
 
 
 def complex_fields(t: Tensor) -> list[int]:

@@ -31,6 +31,10 @@ MATRIX_B = CoopUse.MATRIX_B
 ACCUMULATOR = CoopUse.ACCUMULATOR
 
 # the element types a tile may have (the device says which combinations it multiplies)
+# where a tile's rows may start, in bytes: Vulkan asks cooperative-matrix loads and stores for
+# the lesser of 16 bytes and a tile row's size, and every tile row the devices offer is 16
+# bytes or more (a misaligned row is read from the aligned address below it on NVIDIA)
+TILE_ALIGNMENT = 16
 TILE_DTYPE_NAMES = ("f16", "bf16", "f32", "f64", "i8", "u8", "i16", "u16", "i32", "u32")
 
 

@@ -469,28 +469,39 @@ class Outside(Exception):
     """What the reporter given to `tile_addresses` raises in the property test below."""
 
 
-def refuse(site: int, index: tuple[int, ...], invocation: tuple[int, ...]) -> None:
-    raise Outside(index)
+def refuse(site: int, index: tuple[int, ...], invocation: tuple[int, ...],
+           misaligned: tuple[int, int] | None = None) -> None:
+    raise Outside(index, misaligned)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 40), st.integers(-12, 12), st.integers(-12, 12), st.integers(1, 6),
        st.integers(1, 6), st.integers(-3, 8), st.integers(-3, 8), st.integers(1, 5),
-       st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 80))
+       st.integers(1, 5), st.booleans(), st.booleans(), st.integers(0, 80),
+       st.sampled_from([1, 2, 4, 8]))
 def test_tile_addresses_match_element_by_element_checks(offset, s0, s1, n0, n1, r, c, rows,
-                                                        cols, transpose, debug, length):
+                                                        cols, transpose, debug, length, item):
     # the extremes of the addresses decide for the whole tile: the same verdict, the same
-    # first offending element and the same addresses as checking element by element
+    # first offending element and the same addresses as checking element by element; then,
+    # in debug mode, rows must start at multiples of min(16 bytes, a row's bytes)
     elements = [[(r + j, c + i) if transpose else (r + i, c + j) for j in range(cols)]
                 for i in range(rows)]
     address = [[offset + a * s0 + b * s1 for a, b in row] for row in elements]
     bad = [e for row_e, row_a in zip(elements, address, strict=True)
            for e, a in zip(row_e, row_a, strict=True)
            if not 0 <= a < length or (debug and not (0 <= e[0] < n0 and 0 <= e[1] < n1))]
-    args = (offset, length, (s0, s1), (n0, n1), (r, c), (rows, cols), transpose, debug)
+    down, across = (cols, rows) if transpose else (rows, cols)
+    align = min(16, across * item)
+    first = address[0][0] * item
+    misaligned = debug and (first % align != 0 or (down > 1 and (s0 * item) % align != 0))
+    args = (offset, length, (s0, s1), (n0, n1), (r, c), (rows, cols), transpose, item, debug)
     if bad:
         with pytest.raises(Outside) as info:
             tiles.tile_addresses(*args, refuse, 0, (0, 0, 0))
-        assert info.value.args[0] == bad[0]
+        assert info.value.args == (bad[0], None)
+    elif misaligned:
+        with pytest.raises(Outside) as info:
+            tiles.tile_addresses(*args, refuse, 0, (0, 0, 0))
+        assert info.value.args == ((r, c), (first, s0 * item))
     else:
         assert tiles.tile_addresses(*args, refuse, 0, (0, 0, 0)).tolist() == address

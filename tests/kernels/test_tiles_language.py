@@ -240,7 +240,7 @@ def packed_words(a: pk.u64[:, :], c: pk.f16[:, :]):
     for r in range(i, 16 * 6, 32):
         buf[r // 6, r % 6] = a[r // 6, r % 6]
     pk.barrier()
-    pk.coop_store(c, 0, 0, pk.coop_load(buf, 0, 1, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
+    pk.coop_store(c, 0, 0, pk.coop_load(buf, 0, 2, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
     t = pk.coop_load(buf, 0, 0, 16, 16, pk.ACCUMULATOR, dtype=pk.f16, transpose=True)
     pk.coop_store(c, 16, 0, t)
 
@@ -250,8 +250,45 @@ def test_tiles_read_from_packed_words(backend):
     x = np.arange(16 * 24, dtype=np.float16).reshape(16, 24)
     c = np.zeros((32, 16), np.float16)
     run(packed_words, backend, 32, x.view(np.uint64), c)
-    np.testing.assert_array_equal(c[:16], x[:, 4:20])   # word 1 holds elements 4..7
+    np.testing.assert_array_equal(c[:16], x[:, 8:24])   # word 2 holds elements 8..11
     np.testing.assert_array_equal(c[16:], x[:16, :16].T)  # packed along the tile's rows
+
+
+def test_misaligned_shared_tiles_are_refused():
+    """Tiles' rows start at multiples of 16 bytes (a GPU reads a misaligned one from the
+    aligned address below it): a constant column or a shared array's row length that breaks
+    this is a located compile error; a column computed at run time, an error in debug mode
+    (the interpreter's)."""
+    def constant_column(a: pk.u64[:, :], c: pk.f16[:, :]):
+        buf = pk.shared(pk.u64, (16, 6))
+        pk.coop_store(c, 0, 0, pk.coop_load(buf, 0, 1, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
+
+    def short_rows(a: pk.f16[:, :], c: pk.f16[:, :]):
+        buf = pk.shared(pk.f16, (16, 20))
+        pk.coop_store(buf, 0, 0, pk.coop_load(a, 0, 0, 16, 16, pk.ACCUMULATOR))
+
+    words, c16 = np.zeros((16, 6), np.uint64), np.zeros((16, 16), np.float16)
+    message = _compile_error(constant_column, words, c16)
+    assert "column 1 of 'buf'" in message and "byte 8" in message
+    line = constant_column.__code__.co_firstlineno + 2
+    assert message.startswith(f"{__file__}:{line}:")
+    message = _compile_error(short_rows, c16, c16)
+    assert "rows are 40 bytes long" in message and "a multiple of 8 elements" in message
+
+    @pk.kernel(workgroup=(32, 1), interpret=True, debug=True)
+    def run_time_column(a: pk.u64[:, :], c: pk.f16[:, :], col: int):
+        buf = pk.shared(pk.u64, (16, 6))
+        i = pk.local_id(0)
+        for r in range(i, 16 * 6, 32):
+            buf[r // 6, r % 6] = a[r // 6, r % 6]
+        pk.barrier()
+        pk.coop_store(c, 0, 0, pk.coop_load(buf, 0, col, 16, 16, pk.ACCUMULATOR, dtype=pk.f16))
+
+    x = np.arange(16 * 24, dtype=np.float16).reshape(16, 24)
+    with pytest.raises(pk.KernelIndexError, match="start at byte 8 .*multiples of 16 bytes"):
+        run_time_column[32](x.view(np.uint64), c16, 1)
+    run_time_column[32](x.view(np.uint64), c16, 2)  # and the next launch works
+    np.testing.assert_array_equal(c16, x[:, 8:24])
 
 
 def test_packed_reads_need_whole_words():
