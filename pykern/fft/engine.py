@@ -24,8 +24,8 @@ import numpy as np
 
 from pykern.fft import tables
 from pykern.fft.pointwise import multiply
-from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group, padded,
-                                 stockham_kernel, threads_for, transforms_per_group)
+from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group, grid_for,
+                                 padded, stockham_kernel, transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.tensor.elementwise import assign
@@ -204,9 +204,9 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
     kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad,
                              stores_across and groups > 1)
     count = out.shape[0] * out.shape[1]
-    kernel[threads_for(n), count](x, out, tw, hi, lo, tw if pre is None else pre,
-                                  tw if post is None else post, scale,
-                                  -1.0 if conj_in else 1.0, -1.0 if conj_out else 1.0, flags)
+    kernel[grid_for(n, count, columns and groups > 1)](
+        x, out, tw, hi, lo, tw if pre is None else pre, tw if post is None else post, scale,
+        -1.0 if conj_in else 1.0, -1.0 if conj_out else 1.0, flags)
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,12 +1,23 @@
 """The shared-memory FFT kernel: batched complex FFTs of a power-of-two length N that fits in one
-workgroup's shared memory, Stockham autosort (no bit reversal), radix 4 with one radix-2 stage
-first when log2(N) is odd.
+workgroup's shared memory, Stockham autosort (no bit reversal), radix 8 in registers.
+
+Each of the T = N/V invocations of a transform holds V = min(8, N) values in registers: value m
+of invocation t is element t + m·T. Every stage reads those V values, twiddles them and runs
+its butterflies in registers: the first stage one radix-8 (or 2 or 4 radix-4, or 4 radix-2,
+for lengths that are not a power of 8) butterfly, every later stage one radix-8 butterfly. In
+Stockham order, the first stage's inputs and the last stage's outputs are both elements
+t + m·T, so the values come from global memory straight into registers and go back from
+there; shared memory only carries them between stages (N = 512: three stages, two exchanges).
 
 Complex numbers travel as interleaved (re, im) pairs of a real dtype (f32 for c64, f64 for c128):
 every array is 4-D `(A, B, length, 2)` with any strides, and one transform runs along the third
-dimension for each (a, b). Each workgroup holds G transforms in shared memory (real and imaginary
-parts in separate arrays); each of its T invocations per transform keeps its radix-4 inputs in
-registers between the stage's read and write, so one buffer of N values is enough.
+dimension for each (a, b). A workgroup holds G transforms. In the row layout its invocations
+are (t, g), t fastest: consecutive invocations move consecutive elements of one transform. In
+the column layout (`columns`) they are (g, t), g fastest: consecutive invocations move one
+element of consecutive transforms, which is a contiguous run where adjacent transforms are
+adjacent in memory (the strided columns of a four-step pass). `stores_across` keeps the row
+layout for the loads and stores across the transforms through shared memory (rows in,
+transposed out: the last pass of a four-step).
 
 Twiddles come from a host-computed table `tw` of w_N^m = exp(-2πi m/N), computed in f64 and
 rounded once to the working dtype, rather than from sin/cos in the kernel.
@@ -28,22 +39,22 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 
-MAX_THREADS = 256  # invocations per transform
+VALUES = 8  # values per invocation: one radix-8 butterfly per stage
 MIN_GROUP = 64  # invocations per workgroup we aim for (several short transforms per workgroup)
 COLUMN_INVOCATIONS = 256  # invocations per workgroup we aim for in the strided column passes
 MAX_INVOCATIONS = 512  # invocations per workgroup of the column passes, at most
-PAD = True  # pad shared memory (value i at i + i/32) where it fits: see stockham_kernel
+PAD = True  # pad shared memory (row layout: value i at i + i/32) where it fits
 LO_BITS = 12  # the four-step twiddle w_L^m = hi[m >> LO_BITS] * lo[m & (2^LO_BITS - 1)]
 # the kernel's `flags` (run-time, uniform: one compiled variant serves every use)
 TWIDDLE = 1  # output k of transform b times w_L^(k·b) (four-step)
 PRE = 2  # input i times pre[i] (Bluestein's chirp)
 POST = 4  # output k times post[k] (Bluestein's kernel spectrum, its unchirp)
+H = 0.7071067811865476  # cos(π/4)
 
 
 def threads_for(n: int) -> int:
-    """Invocations per transform of length n: one radix-4 butterfly each per stage, at most
-    MAX_THREADS (they then loop)."""
-    return max(1, min(MAX_THREADS, n // 4))
+    """Invocations per transform of length n: VALUES values each."""
+    return max(1, n // VALUES)
 
 
 def columns_per_group(n: int, capacity: int) -> int:
@@ -73,158 +84,180 @@ def transforms_per_group(n: int, capacity: int) -> int:
     return g
 
 
+def grid_for(n: int, count: int, columns: bool) -> tuple[int, int]:
+    """The launch grid of `count` transforms of length n: (transforms, invocations per
+    transform) in the column layout, else the other way round."""
+    return (count, threads_for(n)) if columns else (threads_for(n), count)
+
+
+@pk.func
+def minus_i(z):
+    """z · (-i)."""
+    return complex(z.imag, -z.real)
+
+
+@pk.func
+def dft2(a, b):
+    return a + b, a - b
+
+
+@pk.func
+def dft4(a, b, c, d):
+    """The forward 4-point DFT of (a, b, c, d)."""
+    s0 = a + c
+    s1 = a - c
+    s2 = b + d
+    s3 = minus_i(b - d)
+    return s0 + s2, s1 + s3, s0 - s2, s1 - s3
+
+
+@pk.func
+def dft8(x0, x1, x2, x3, x4, x5, x6, x7, h):
+    """The forward 8-point DFT: two 4-point DFTs of the even and odd inputs, the odd ones
+    twiddled by w_8^k (w_8 = h·(1 - i), h = cos(π/4) in the working dtype)."""
+    e0, e1, e2, e3 = dft4(x0, x2, x4, x6)
+    o0, o1, o2, o3 = dft4(x1, x3, x5, x7)
+    o1 = complex(h * (o1.real + o1.imag), h * (o1.imag - o1.real))
+    o2 = minus_i(o2)
+    o3 = complex(h * (o3.imag - o3.real), -h * (o3.real + o3.imag))
+    return e0 + o0, e1 + o1, e2 + o2, e3 + o3, e0 - o0, e1 - o1, e2 - o2, e3 - o3
+
+
 @functools.lru_cache(maxsize=None)
 def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
                     pad: bool = False, stores_across: bool = False) -> pk.Kernel:
     """The kernel for transforms of length n (a power of two), `groups` (a power of two) per
-    workgroup; `columns`: the loads and stores run across the transforms first (adjacent
-    invocations, adjacent transforms), coalesced where adjacent transforms are adjacent in
-    memory, as the strided columns of a four-step pass are; `stores_across`: the stores alone
-    do (rows in, transposed out: a four-step's last pass); `pad`: shared value i lives at
-    i + i/32, so that the early stages' stores (strides 4 and 16) spread over the banks."""
+    workgroup, launched on `grid_for(n, count, columns)`; `columns`: the column layout (loads
+    and stores across the transforms); `stores_across`: the row layout, stored across the
+    transforms through shared memory; `pad`: in the row layout, shared value i lives at
+    i + i/32, so that the first stage's stores (stride 8) spread over the banks."""
     F = real  # noqa: N806
     N = n  # noqa: N806
+    V = min(VALUES, n)  # noqa: N806 - values per invocation
     T = threads_for(n)  # noqa: N806
     G = groups  # noqa: N806
     LOG_G = groups.bit_length() - 1  # noqa: N806
-    COLS = columns  # noqa: N806 - loads across the transforms
-    COLS_OUT = columns or stores_across  # noqa: N806 - stores across them
+    COLS = columns  # noqa: N806 - the column layout
+    ACROSS = stores_across and groups > 1 and not columns  # noqa: N806
     LOG = n.bit_length() - 1  # noqa: N806
-    ODD = LOG % 2  # noqa: N806 - a radix-2 stage first
-    R4 = LOG // 2  # noqa: N806 - radix-4 stages
-    PER = N // T  # noqa: N806 - values per invocation
-    J4 = max(1, N // (4 * T))  # noqa: N806 - radix-4 butterflies per invocation and stage
-    J2 = max(1, N // (2 * T))  # noqa: N806 - radix-2 butterflies per invocation
-    Q = N // 4  # noqa: N806
-    H = N // 2  # noqa: N806
-    LO = LO_BITS  # noqa: N806
-    P = 1 if pad else 0  # noqa: N806 - shared index i is stored at i + P·(i >> 5)
+    # the first stage's radix: what makes the rest radix 8
+    LOG0 = min(LOG, 3) if LOG % 3 == 0 else LOG % 3  # noqa: N806
+    R0 = 1 << LOG0  # noqa: N806
+    S8 = (LOG - LOG0) // 3  # noqa: N806 - radix-8 stages after the first
+    Q0 = V // R0  # noqa: N806 - first-stage butterflies per invocation
+    P = 1 if pad and not columns else 0  # noqa: N806 - row layout: i stored at i + P·(i >> 5)
     NP = N + P * (N >> 5)  # noqa: N806
+    LO = LO_BITS  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
+    C = pk.c64 if real == pk.f32 else pk.c128  # noqa: N806
 
-    @pk.kernel(workgroup=(T, G, 1))
+    @pk.func
+    def slot(c, i):
+        """Where element i of the workgroup's transform c lives in shared memory."""
+        if COLS:
+            return i * G + c
+        return c * NP + i + P * (i >> 5)
+
+    @pk.kernel(workgroup=(G, T, 1) if COLS else (T, G, 1))
     def fft_stockham(x: F[:, :, :, :], out: F[:, :, :, :], tw: F[:], hi: F[:], lo: F[:],
                      pre: F[:], post: F[:], scale: F, ci: F, co: F, flags: int):
-        sr = pk.shared(F, (G, NP))
-        si = pk.shared(F, (G, NP))
-        vr = pk.local(F, 4 * J4)
-        vi = pk.local(F, 4 * J4)
+        sr = pk.shared(F, G * NP)
+        si = pk.shared(F, G * NP)
+        v = pk.local(C, VALUES)  # (V of them used; dead branches name up to 8)
+        h = F(H)
         t = pk.local_id(0)
         g = pk.local_id(1)
-        tr = pk.global_id(1)
-        first = tr - g  # the workgroup's first transform
+        first = pk.group_id(1) * G
         count = pk.grid(1)
+        if COLS:
+            t = pk.local_id(1)
+            g = pk.local_id(0)
+            first = pk.group_id(0) * G
+            count = pk.grid(0)
         nb = out.shape[1]
-        a = 0
-        b = 0
-        if tr < count:
-            a = tr // nb
-            b = tr - a * nb
         # the workgroup's transforms share one a where nb is a multiple of G (no division
-        # per value when loading or storing across them)
+        # per value when storing across them)
         a_first = first // nb
         b_first = first - a_first * nb
         whole = (nb & (G - 1)) == 0
+        a = (first + g) // nb
+        b = first + g - a * nb
+        live = first + g < count
         n_in = x.shape[2]
-        for q in range(PER):
-            # which transform (slot c) and element i this invocation moves: its own slot's
-            # i = t + q·T, or (COLS) consecutive invocations across the slots, element-major
-            c = g
-            i = t + q * T
-            ac = a
-            bc = b
-            if COLS:
-                idx = g * T + t + q * (G * T)
-                c = idx & (G - 1)
-                i = idx >> LOG_G
-                ac = a_first
-                bc = b_first + c
-                if not whole:
-                    ac = (first + c) // nb
-                    bc = first + c - ac * nb
+        for m in range(V):
+            i = t + m * T
             re = F(0.0)
             im = F(0.0)
-            if first + c < count and i < n_in:
-                re = x[ac, bc, i, 0]
-                im = ci * x[ac, bc, i, 1]
+            if live and i < n_in:
+                re = x[a, b, i, 0]
+                im = ci * x[a, b, i, 1]
                 if (flags & PRE) != 0:
                     pr = pre[2 * i]
                     pj = pre[2 * i + 1]
                     re2 = re * pr - im * pj
                     im = re * pj + im * pr
                     re = re2
-            sr[c, i + P * (i >> 5)] = re
-            si[c, i + P * (i >> 5)] = im
-        pk.barrier()
-        if ODD == 1:  # Ns = 1: no twiddles
-            for q in range(J2):
-                j = t + q * T
-                vr[2 * q] = sr[g, j + P * (j >> 5)]
-                vi[2 * q] = si[g, j + P * (j >> 5)]
-                vr[2 * q + 1] = sr[g, j + H + P * ((j + H) >> 5)]
-                vi[2 * q + 1] = si[g, j + H + P * ((j + H) >> 5)]
+            v[m] = complex(re, im)
+        # the first stage (Ns = 1: no twiddles)
+        if R0 == 2:
+            for q in range(Q0):
+                v[q], v[q + Q0] = dft2(v[q], v[q + Q0])
+        if R0 == 4:
+            for q in range(Q0):
+                v[q], v[q + Q0], v[q + 2 * Q0], v[q + 3 * Q0] = dft4(
+                    v[q], v[q + Q0], v[q + 2 * Q0], v[q + 3 * Q0])
+        if R0 == 8:
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] = dft8(
+                v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], h)
+        for s in range(S8):
+            # the previous stage's outputs to shared memory: input r of its butterfly
+            # j = t + q·T (sub-transforms of ns) goes to (j / ns)·ns·R + j % ns + r·ns
+            log_ns = LOG0 + 3 * s  # of the previous stage's output sub-transforms
+            if s == 0:
+                for q in range(Q0):
+                    for r in range(R0):
+                        j = t + q * T
+                        e = (j << LOG0) + r
+                        sr[slot(g, e)] = v[q + r * Q0].real
+                        si[slot(g, e)] = v[q + r * Q0].imag
+            else:
+                pk.barrier()  # every read of the stage before is done
+                ns = 1 << (log_ns - 3)
+                k = t & (ns - 1)
+                base = ((t >> (log_ns - 3)) << log_ns) + k
+                for r in range(8):
+                    e = base + r * ns
+                    sr[slot(g, e)] = v[r].real
+                    si[slot(g, e)] = v[r].imag
             pk.barrier()
-            for q in range(J2):
-                j = t + q * T
-                ar = vr[2 * q]
-                ai = vi[2 * q]
-                br = vr[2 * q + 1]
-                bi = vi[2 * q + 1]
-                sr[g, 2 * j + P * ((2 * j) >> 5)] = ar + br
-                si[g, 2 * j + P * ((2 * j) >> 5)] = ai + bi
-                sr[g, 2 * j + 1 + P * ((2 * j + 1) >> 5)] = ar - br
-                si[g, 2 * j + 1 + P * ((2 * j + 1) >> 5)] = ai - bi
-            pk.barrier()
-        for s in range(R4):
-            log_ns = 2 * s + ODD
+            # this stage: radix 8 over sub-transforms of ns = 2^log_ns, inputs t + r·T
             ns = 1 << log_ns
-            step = N >> (log_ns + 2)  # twiddle index stride: w_{4 Ns}^(k r) = w_N^(k r step)
-            for q in range(J4):
-                j = t + q * T
-                if j < Q:
-                    k = j & (ns - 1)
-                    vr[4 * q] = sr[g, j + P * (j >> 5)]
-                    vi[4 * q] = si[g, j + P * (j >> 5)]
-                    for r in range(1, 4):
-                        xr = sr[g, j + r * Q + P * ((j + r * Q) >> 5)]
-                        xi = si[g, j + r * Q + P * ((j + r * Q) >> 5)]
-                        m = k * r * step
-                        wr = tw[2 * m]
-                        wi = tw[2 * m + 1]
-                        vr[4 * q + r] = xr * wr - xi * wi
-                        vi[4 * q + r] = xr * wi + xi * wr
-            pk.barrier()
-            for q in range(J4):
-                j = t + q * T
-                if j < Q:
-                    k = j & (ns - 1)
-                    base = ((j >> log_ns) << (log_ns + 2)) + k
-                    a0r = vr[4 * q] + vr[4 * q + 2]
-                    a0i = vi[4 * q] + vi[4 * q + 2]
-                    a1r = vr[4 * q] - vr[4 * q + 2]
-                    a1i = vi[4 * q] - vi[4 * q + 2]
-                    a2r = vr[4 * q + 1] + vr[4 * q + 3]
-                    a2i = vi[4 * q + 1] + vi[4 * q + 3]
-                    # (v1 - v3) * -i
-                    a3r = vi[4 * q + 1] - vi[4 * q + 3]
-                    a3i = vr[4 * q + 3] - vr[4 * q + 1]
-                    sr[g, base + P * (base >> 5)] = a0r + a2r
-                    si[g, base + P * (base >> 5)] = a0i + a2i
-                    sr[g, base + ns + P * ((base + ns) >> 5)] = a1r + a3r
-                    si[g, base + ns + P * ((base + ns) >> 5)] = a1i + a3i
-                    sr[g, base + 2 * ns + P * ((base + 2 * ns) >> 5)] = a0r - a2r
-                    si[g, base + 2 * ns + P * ((base + 2 * ns) >> 5)] = a0i - a2i
-                    sr[g, base + 3 * ns + P * ((base + 3 * ns) >> 5)] = a1r - a3r
-                    si[g, base + 3 * ns + P * ((base + 3 * ns) >> 5)] = a1i - a3i
-            pk.barrier()
+            k = t & (ns - 1)
+            step = N >> (log_ns + 3)  # w_{8 ns}^(k r) = w_N^(k r step)
+            for r in range(8):
+                e = t + r * T
+                z = complex(sr[slot(g, e)], si[slot(g, e)])
+                if r > 0:
+                    w = (k * r * step) & (N - 1)
+                    z = z * complex(tw[2 * w], tw[2 * w + 1])
+                v[r] = z
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] = dft8(
+                v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], h)
+        # value m is output element t + m·T
         n_out = out.shape[2]
-        for q in range(PER):
+        if ACROSS:
+            pk.barrier()  # every read of the last stage is done
+            for m in range(V):
+                sr[slot(g, t + m * T)] = v[m].real
+                si[slot(g, t + m * T)] = v[m].imag
+            pk.barrier()
+        for m in range(V):
             c = g
-            i = t + q * T
+            i = t + m * T
             ac = a
             bc = b
-            if COLS_OUT:
-                idx = g * T + t + q * (G * T)
+            if ACROSS:  # consecutive invocations, consecutive transforms
+                idx = g * T + t + m * (G * T)
                 c = idx & (G - 1)
                 i = idx >> LOG_G
                 ac = a_first
@@ -233,14 +266,19 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
                     ac = (first + c) // nb
                     bc = first + c - ac * nb
             if first + c < count and i < n_out:
-                re = sr[c, i + P * (i >> 5)] * scale
-                im = si[c, i + P * (i >> 5)] * scale
+                re = v[m].real
+                im = v[m].imag
+                if ACROSS:
+                    re = sr[slot(c, i)]
+                    im = si[slot(c, i)]
+                re = re * scale
+                im = im * scale
                 if (flags & TWIDDLE) != 0:
                     mm = i * bc
-                    h = mm >> LO
+                    hh = mm >> LO
                     lw = mm & MASK
-                    hr = hi[2 * h]
-                    hj = hi[2 * h + 1]
+                    hr = hi[2 * hh]
+                    hj = hi[2 * hh + 1]
                     lr = lo[2 * lw]
                     lj = lo[2 * lw + 1]
                     wr = hr * lr - hj * lj

@@ -185,11 +185,11 @@ class CoopTranslator(ExprTranslator):
         row_bytes = decl.shape[-1] * item
         spans_rows = (t.cols if transpose else t.rows) > 1
         if spans_rows and row_bytes % TILE_ALIGNMENT:
+            multiple = TILE_ALIGNMENT // math.gcd(item, TILE_ALIGNMENT)
             raise self.error(col, f"{name}() on '{array}', whose rows are {row_bytes} bytes "
                                   f"long: tiles need rows that start at multiples of "
                                   f"{TILE_ALIGNMENT} bytes (make its last dimension a multiple "
-                                  f"of {TILE_ALIGNMENT // math.gcd(item, TILE_ALIGNMENT)} elements)",
-                             KernelTypeError)
+                                  f"of {multiple} elements)", KernelTypeError)
         first = indices[-1]
         if isinstance(first, ir.Const) and (int(first.value) * item) % TILE_ALIGNMENT:
             raise self.error(col, f"{name}() at column {first.value} of '{array}' "

@@ -53,6 +53,22 @@ def test_real_input_is_promoted(dtype, out):
     assert_close(got, np.fft.fft(x.astype(np.float64)), x, np.complex64, 8)
 
 
+@pytest.mark.parametrize("log_n", range(13))
+def test_every_stage_plan_of_the_shared_kernel(log_n):
+    """Every power of two up to 4096 runs one shared-memory launch whose first stage is radix
+    2, 4 or 8 and whose later stages are radix 8 (0 to 3 of them): along rows (each
+    invocation's values a stride apart in one transform), along columns (consecutive
+    invocations across adjacent transforms), c64 and c128, forward and inverse."""
+    n = 1 << log_n
+    for dtype, shape, axis in ((np.complex64, (3, n), -1), (np.complex64, (n, 5), 0),
+                               (np.complex128, (2, n), -1)):
+        x = random_complex(shape, dtype, n + len(shape))
+        for f, ref in ((pk.fft.fft, np.fft.fft), (pk.fft.ifft, np.fft.ifft)):
+            got = f(pk.asarray(x), axis=axis)
+            assert_close(got, ref(x.astype(np.complex128), axis=axis), x, dtype, n,
+                         1.0 if f is pk.fft.fft else 1.0 / n, axis=axis)
+
+
 @pytest.mark.parametrize("shape,cap", [((2, 96), 8), ((1, 512), 16), ((3, 512), 256)])
 def test_multi_pass_plans(monkeypatch, shape, cap):
     """With a small shared-memory capacity: 512 (cap 256) runs the two-pass four-step (columns
