@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pykern.fft import args
 from pykern.fft.pairs import as_complex, as_pairs, input_tensor, transform_axis
+from pykern.fft.planned import planned
 from pykern.tensor.tensor import Tensor
 
 
@@ -49,9 +50,9 @@ def _c2c(op: str, x: object, n: object, axis: object, norm: object, inverse: boo
     length = t.shape[ax] if length is None else length
     if length == 0:
         raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
-    p = as_pairs(t)
-    return as_complex(transform_axis(p, ax, length, inverse,
-                                     args.scale_for(norm, length, inverse)))
+    scale = args.scale_for(norm, length, inverse)
+    return planned(op, t, (length, ax, scale), lambda: as_complex(
+        transform_axis(as_pairs(t), ax, length, inverse, scale)))
 
 
 def _c2cn(op: str, x: object, s: object, axes: object, norm: object, inverse: bool
@@ -59,10 +60,15 @@ def _c2cn(op: str, x: object, s: object, axes: object, norm: object, inverse: bo
     t = input_tensor(x, op)
     norm = args.check_norm(norm, op)
     sizes, ax = args.check_s_axes(s, axes, t.shape, op)
-    p = as_pairs(t)
-    for size, a in reversed(list(zip(sizes, ax))):
-        length = p.shape[a] if size is None else size
+    lengths = [t.shape[a] if size is None else size for size, a in zip(sizes, ax)]
+    for length, a in zip(lengths, ax):
         if length == 0:
             raise ValueError(f"{op}: x has length 0 along axis {a}; pass s with sizes >= 1")
-        p = transform_axis(p, a, length, inverse, args.scale_for(norm, length, inverse))
-    return as_complex(p)
+
+    def run() -> Tensor:
+        p = as_pairs(t)
+        for length, a in reversed(list(zip(lengths, ax))):
+            p = transform_axis(p, a, length, inverse, args.scale_for(norm, length, inverse))
+        return as_complex(p)
+
+    return planned(op, t, (tuple(lengths), tuple(ax), norm), run)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pykern.fft import args, engine, tables
 from pykern.fft.pairs import (as_complex, as_pairs, four_d, input_tensor, real_as_pairs,
                               real_dtype_for, transform_axis)
+from pykern.fft.planned import planned
 from pykern.fft.real_kernels import hermitian_extend, irfft_pre, rfft_post
 from pykern.runtime import get_device
 from pykern.tensor.strided import prod, view
@@ -27,14 +28,18 @@ def rfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
         pk.fft.rfft(pk.asarray([1.0, 2.0, 3.0, 4.0])).numpy()
     """
     t, ax, length, norm = _real_input("rfft", x, n, axis, norm)
-    return as_complex(_rfft_axis(t, ax, length, args.scale_for(norm, length, False), False))
+    scale = args.scale_for(norm, length, False)
+    return planned("rfft", t, (ax, length, scale), lambda: as_complex(
+        _rfft_axis(t, ax, length, scale, False)))
 
 
 def ihfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
           ) -> Tensor:
     """The inverse of `hfft`: conj(rfft(x)) with the inverse's norm (1/n for "backward")."""
     t, ax, length, norm = _real_input("ihfft", x, n, axis, norm)
-    return as_complex(_rfft_axis(t, ax, length, args.scale_for(norm, length, True), True))
+    scale = args.scale_for(norm, length, True)
+    return planned("ihfft", t, (ax, length, scale), lambda: as_complex(
+        _rfft_axis(t, ax, length, scale, True)))
 
 
 def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
@@ -42,16 +47,20 @@ def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     """The inverse of `rfft`: the real signal of length `n` (default 2·(m - 1) for m input
     values along `axis`) whose spectrum has x's values at the non-negative frequencies. The
     imaginary parts of X_0 (and X_(n/2) for even n) are ignored, as numpy does."""
-    p, ax, length, norm = _half_spectrum("irfft", x, n, axis, norm)
-    return _irfft_axis(p, ax, length, args.scale_for(norm, length, True), False)
+    t, ax, length, norm = _half_spectrum("irfft", x, n, axis, norm)
+    scale = args.scale_for(norm, length, True)
+    return planned("irfft", t, (ax, length, scale), lambda: _irfft_axis(
+        as_pairs(t), ax, length, scale, False))
 
 
 def hfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
          ) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum of
     length `n` (default 2·(m - 1)); `irfft` of conj(x) with the forward norm."""
-    p, ax, length, norm = _half_spectrum("hfft", x, n, axis, norm)
-    return _irfft_axis(p, ax, length, args.scale_for(norm, length, False), True)
+    t, ax, length, norm = _half_spectrum("hfft", x, n, axis, norm)
+    scale = args.scale_for(norm, length, False)
+    return planned("hfft", t, (ax, length, scale), lambda: _irfft_axis(
+        as_pairs(t), ax, length, scale, True))
 
 
 def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -66,11 +75,15 @@ def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
         raise ValueError(f"{op}: axes must name at least one axis")
     lengths = [t.shape[a] if v is None else v for v, a in zip(sizes, ax)]
     _no_empty(op, lengths, ax)
-    p = _rfft_axis(t.astype(real_dtype_for(t.dtype)), ax[-1], lengths[-1],
-                   args.scale_for(norm, lengths[-1], False), False)
-    for length, a in reversed(list(zip(lengths[:-1], ax[:-1]))):
-        p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
-    return as_complex(p)
+
+    def run() -> Tensor:
+        p = _rfft_axis(t.astype(real_dtype_for(t.dtype)), ax[-1], lengths[-1],
+                       args.scale_for(norm, lengths[-1], False), False)
+        for length, a in reversed(list(zip(lengths[:-1], ax[:-1]))):
+            p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
+        return as_complex(p)
+
+    return planned(op, t, (tuple(lengths), tuple(ax), norm), run)
 
 
 def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -83,16 +96,24 @@ def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] 
     sizes, ax = args.check_s_axes(s, axes, t.shape, op)
     if not ax:
         raise ValueError(f"{op}: axes must name at least one axis")
-    p = as_pairs(t)
-    lengths = [p.shape[a] if v is None else v for v, a in zip(sizes[:-1], ax[:-1])]
+    lengths = [t.shape[a] if v is None else v for v, a in zip(sizes[:-1], ax[:-1])]
     _no_empty(op, lengths, ax[:-1])
-    for length, a in reversed(list(zip(lengths, ax[:-1]))):
-        p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
-    last = 2 * (p.shape[ax[-1]] - 1) if sizes[-1] is None else sizes[-1]
+    # the last axis's input length once the others are transformed (one of them may be it)
+    m = t.shape[ax[-1]]
+    for length, a in zip(lengths, ax[:-1]):
+        m = length if a == ax[-1] else m
+    last = 2 * (m - 1) if sizes[-1] is None else sizes[-1]
     if last < 1:
-        raise ValueError(f"{op}: x has length {p.shape[ax[-1]]} along axis {ax[-1]}, which "
-                         f"gives an output length of {last}; pass s")
-    return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
+        raise ValueError(f"{op}: x has length {m} along axis {ax[-1]}, which gives an output "
+                         f"length of {last}; pass s")
+
+    def run() -> Tensor:
+        p = as_pairs(t)
+        for length, a in reversed(list(zip(lengths, ax[:-1]))):
+            p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
+        return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
+
+    return planned(op, t, (tuple(lengths), tuple(ax), last, norm), run)
 
 
 def _check_real(t: Tensor, op: str) -> Tensor:
@@ -121,6 +142,7 @@ def _real_input(op: str, x: object, n: object, axis: object, norm: object
 
 def _half_spectrum(op: str, x: object, n: object, axis: object, norm: object
                    ) -> tuple[Tensor, int, int, str]:
+    """x as a tensor (not yet promoted to complex), its axis, the output length, the norm."""
     t = input_tensor(x, op)
     norm = args.check_norm(norm, op)
     length = args.check_n(n, op)
@@ -130,7 +152,7 @@ def _half_spectrum(op: str, x: object, n: object, axis: object, norm: object
         if length < 1:
             raise ValueError(f"{op}: x has length {t.shape[ax]} along axis {ax}, which gives "
                              f"an output length of {length}; pass n >= 1")
-    return as_pairs(t), ax, length, norm
+    return t, ax, length, norm
 
 
 def _rfft_axis(t: Tensor, axis: int, n: int, scale: float, conj_out: bool) -> Tensor:
