@@ -3,8 +3,9 @@ their last two dimensions, of a float or complex dtype to compute in.
 
 Dtypes: f32, f64, c64 and c128 compute in themselves; f16 and bf16 compute in f32 and the
 results are rounded back to the input's dtype; integers and bool are promoted to pykern's
-default float, f32 (numpy promotes them to float64). Inputs that require grad are refused
-(NotImplementedError: no backward yet).
+default float, f32 (numpy promotes them to float64). The public functions record their
+backward (`gradients`) and run these on inputs cut from the graph; an input that still
+requires grad here belongs to a path without a backward and is refused (NotImplementedError).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def float_dtypes(d: DType, op: str, name: str) -> tuple[DType, DType]:
 
 def matrix_stack(x: object, op: str, name: str = "x", square: bool = False) -> Tensor:
     """`x` as a tensor of at least 2 dimensions (square in the last two when `square`), with a
-    ValueError naming the shape otherwise; these functions have no backward, so an input that
-    requires grad (with grad mode on) is refused."""
+    ValueError naming the shape otherwise; an input that requires grad (with grad mode on)
+    is refused: the differentiable functions pass detached inputs (see `gradients`)."""
     t = as_tensor(x, f"{op}: {name}")
     refuse_grad(f"linalg.{op}", t)
     if t.ndim < 2:

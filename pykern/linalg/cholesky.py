@@ -16,10 +16,13 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL, block, subtract_product, transposed
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.triangular import solve_diagonal_block
 from pykern.tensor.creation import tril, zeros
+from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.tensor import Tensor
 
 THREADS = 64
@@ -33,6 +36,14 @@ def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
 
         pk.linalg.cholesky(pk.asarray([[4.0, 2.0], [2.0, 5.0]]))   # [[2, 0], [1, 2]]
     """
+    if not isinstance(upper, (bool, int)):
+        raise TypeError("cholesky: upper must be a bool")
+    t = as_tensor(x, "cholesky: x")
+    return differentiable("linalg.cholesky", (t,), lambda a: _cholesky(a, bool(upper)),
+                          gradients.cholesky(bool(upper)))
+
+
+def _cholesky(x: Tensor, upper: bool) -> Tensor:
     m = matrices(x, "cholesky", square=True)
     a = m.batch
     info = zeros((a.shape[0],), dt.i32)

@@ -10,8 +10,11 @@ from typing import NamedTuple
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import finish, matrices
 from pykern.linalg.lu import lu_factor
+from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -27,7 +30,9 @@ def det(x: object, /) -> Tensor:
 
         pk.linalg.det(pk.asarray([[1.0, 2.0], [3.0, 4.0]]))   # -2.0
     """
-    return _determinants("det", x)[0]
+    t = as_tensor(x, "det: x")
+    return differentiable("linalg.det", (t,), lambda a: _determinants("det", a)[0],
+                          gradients.det)
 
 
 def slogdet(x: object, /) -> SlogdetResult:
@@ -37,6 +42,11 @@ def slogdet(x: object, /) -> SlogdetResult:
 
         sign, logabsdet = pk.linalg.slogdet(pk.asarray([[2.0, 0.0], [0.0, 3.0]]))
     """
+    t = as_tensor(x, "slogdet: x")
+    return differentiable("linalg.slogdet", (t,), _slogdet, gradients.slogdet)
+
+
+def _slogdet(x: Tensor) -> SlogdetResult:
     _, sign, logabs = _determinants("slogdet", x)
     return SlogdetResult(sign, logabs)
 

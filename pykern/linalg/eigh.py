@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from pykern.autograd.graph import needs_grad
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
@@ -38,6 +41,10 @@ def eigh(x: object, /) -> EighResult:
         w, v = pk.linalg.eigh(a)     # a @ v == v * w
     """
     t = stack_of_matrices(x, "eigh", square=True)
+    return differentiable("linalg.eigh", (t,), _eigh, gradients.eigh)
+
+
+def _eigh(t: Tensor) -> EighResult:
     values, vectors = _decompose(t, "eigh", True)
     assert vectors is not None
     out = result_dtype(t.dtype)
@@ -49,6 +56,9 @@ def eigvalsh(x: object, /) -> Tensor:
     """The eigenvalues of each symmetric (Hermitian, for complex x: real results) matrix of the
     stack `x`, ascending: (..., N); only the lower triangle is read."""
     t = stack_of_matrices(x, "eigvalsh", square=True)
+    if needs_grad(t):  # the eigenvectors carry the gradient back
+        return differentiable("linalg.eigvalsh", (t,), lambda a: tuple(_eigh(a)),
+                              gradients.eigvalsh)[0]
     real = result_dtype(t.dtype).real_dtype
     return _decompose(t, "eigvalsh", False)[0].astype(real, copy=False)
 

@@ -9,6 +9,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.solve import inv
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
@@ -65,8 +67,12 @@ def diagonal(x: object, /, *, offset: int = 0) -> Tensor:
     sm, sn = t.element_strides[-2:]
     length = max(0, min(m + min(k, 0), n - max(k, 0)))
     start = t.offset + (k * sn if k >= 0 else -k * sm) if length else t.offset
-    return view(t, t.shape[:-2] + (length,), t.element_strides[:-2] + (sm + sn,),
-                start).copy()
+    def forward(a: Tensor) -> Tensor:
+        return view(a, a.shape[:-2] + (length,), a.element_strides[:-2] + (sm + sn,),
+                    start).copy()
+
+    return differentiable("linalg.diagonal", (t,), forward,
+                          lambda a, out: gradients.diagonal(a, k, out))
 
 
 def trace(x: object, /, *, offset: int = 0, dtype: object = None) -> Tensor:

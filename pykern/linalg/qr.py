@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from pykern.autograd.graph import needs_grad
+
 from pykern.linalg.blocks import PANEL, block, subtract_product
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import adjoint, finish, matrices
 from pykern.linalg.qr_panel import factor_panel, triangular_factor
 from pykern.tensor.creation import eye, triu
 from pykern.tensor.linalg import matmul
+from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -37,6 +42,15 @@ def qr(x: object, /, *, mode: str = "reduced") -> QRResult:
     """
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    t = as_tensor(x, "qr: x")
+    if mode == "complete" and t.ndim >= 2 and t.shape[-2] > t.shape[-1]:
+        if needs_grad(t):
+            gradients.refuse("linalg.qr", "for mode='complete' of a tall matrix (the last "
+                             "columns of Q are not unique); use mode='reduced'")
+    return differentiable("linalg.qr", (t,), lambda a: _qr(a, mode), gradients.qr)
+
+
+def _qr(x: Tensor, mode: str) -> QRResult:
     mt = matrices(x, "qr")
     a = mt.batch
     bsz, m, n = a.shape

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pykern.lang import dtypes as dt
 from pykern.linalg.checks import Matrices, batch_index, float_dtypes, matrices, matrix_stack
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.lu import LUFactors, lu_factor
 from pykern.linalg.pivots import swap_rows
@@ -25,9 +27,14 @@ def solve(x1: object, x2: object, /) -> Tensor:
 
         pk.linalg.solve(pk.asarray([[3.0, 1.0], [1.0, 2.0]]), pk.asarray([9.0, 8.0]))
     """
+    a, b = as_tensor(x1, "solve: x1"), as_tensor(x2, "solve: x2")
+    return differentiable("linalg.solve", (a, b), _solve, gradients.solve)
+
+
+def _solve(x1: Tensor, x2: Tensor) -> Tensor:
     op = "solve"
     a = matrix_stack(x1, op, "x1", square=True)
-    b = as_tensor(x2, f"{op}: x2")
+    b = x2
     n = a.shape[-1]
     vector = b.ndim == 1
     if b.ndim == 0 or b.shape[-1 if vector else -2] != n:
@@ -52,6 +59,11 @@ def inv(x: object, /) -> Tensor:
 
         pk.linalg.inv(pk.asarray([[2.0, 0.0], [0.0, 4.0]]))   # [[0.5, 0], [0, 0.25]]
     """
+    t = as_tensor(x, "inv: x")
+    return differentiable("linalg.inv", (t,), _inv, gradients.inv)
+
+
+def _inv(x: Tensor) -> Tensor:
     op = "inv"
     m = matrices(x, op, square=True)
     n = m.rows

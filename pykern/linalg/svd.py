@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from pykern.autograd.graph import needs_grad
+from pykern.linalg import gradients
+from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.tensor.creation import zeros
@@ -37,7 +40,15 @@ def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
     t = stack_of_matrices(x, "svd")
     if not isinstance(full_matrices, (bool, int)):
         raise TypeError("linalg.svd: full_matrices must be a bool")
-    u, s, vh = _decompose(t, "svd", True, bool(full_matrices))
+    if full_matrices and t.shape[-2] != t.shape[-1] and needs_grad(t):
+        gradients.refuse("linalg.svd", "for full_matrices=True of a non-square matrix (the "
+                         "extra singular vectors are not unique); use full_matrices=False")
+    return differentiable("linalg.svd", (t,), lambda a: _svd(a, bool(full_matrices)),
+                          gradients.svd)
+
+
+def _svd(t: Tensor, full_matrices: bool) -> SVDResult:
+    u, s, vh = _decompose(t, "svd", True, full_matrices)
     assert u is not None and vh is not None
     out = result_dtype(t.dtype)
     return SVDResult(u.astype(out, copy=False), s.astype(out.real_dtype, copy=False),
@@ -48,6 +59,10 @@ def svdvals(x: object, /) -> Tensor:
     """The singular values of each matrix of the (..., M, N) stack `x`, descending:
     (..., min(M, N)); real (f32 for c64, f64 for c128) for complex x."""
     t = stack_of_matrices(x, "svdvals")
+    if needs_grad(t):  # the singular vectors carry the gradient back
+        return differentiable("linalg.svdvals", (t,), lambda a: tuple(_svd(a, False)),
+                              lambda a, u, s, vh: [None, gradients.svd(a, u, s, vh)[1],
+                                                   None])[1]
     real = result_dtype(t.dtype).real_dtype
     return _decompose(t, "svdvals", False, False)[1].astype(real, copy=False)
 
