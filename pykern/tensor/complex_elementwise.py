@@ -56,7 +56,7 @@ def not_defined(name: str, dtype: DType) -> TypeError:
     """The error for an op numpy does not define on complex numbers."""
     hint = " (complex numbers have no order)" if name in (
         "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "max", "min",
-        "argmax", "argmin", "sort", "argsort", "clip") else ""
+        "argmax", "argmin", "clip") else ""
     return TypeError(f"{name} is not defined for complex tensors ({dtype.name}){hint}")
 
 

@@ -1,7 +1,8 @@
 """numpy's ufuncs on tensors (`Tensor.__array_ufunc__`): `np.exp(t)`, `np.add(t, x, out=t)`,
-`np.matmul(a, b)`, `np.cbrt(t)`, `np.add.reduce(t)`, `np.add.accumulate(t)` run pykern's
-kernels and return tensors. A ufunc, method or keyword pykern does not have is a TypeError
-that names it and says to call `.numpy()` first; nothing is converted silently.
+`np.matmul(a, b)`, `np.cbrt(t)`, `np.conjugate(t)` (`np.conj`), `np.add.reduce(t)`,
+`np.add.accumulate(t)` run pykern's kernels and return tensors. A ufunc, method or keyword
+pykern does not have is a TypeError that names it and says to call `.numpy()` first; nothing
+is converted silently.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pykern as pk
 
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction
+from pykern.tensor.complex_elementwise import conj
 from pykern.tensor.linalg import matmul
 from pykern.tensor.scan import cumsum
 from pykern.tensor.tensor import Tensor
@@ -83,6 +85,8 @@ def _call(name: str, where: str, inputs: tuple, kwargs: dict) -> Tensor:
         return into(out, matmul(*inputs))
     if name == "cbrt" and len(inputs) == 1:
         return ew.unary(CBRT, inputs[0], out)
+    if name == "conjugate" and len(inputs) == 1:  # np.conj too: the same ufunc
+        return into(out, conj(inputs[0]))
     if op is not None and len(inputs) == 1 and op in UNARY:
         return ew.unary(op, inputs[0], out)
     if op is not None and len(inputs) == 2 and op in ew.BINARY:

@@ -17,7 +17,6 @@ from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor import elementwise as ew
-from pykern.tensor.complex_elementwise import imag, real
 from pykern.tensor.indexing import take
 from pykern.tensor.scan import cumsum
 from pykern.tensor.sort import argsort
@@ -85,7 +84,7 @@ def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     if n == 0:
         e = empty((0,), dt.i64)
         return empty((0,), x.dtype), e, e, e, e
-    perm = _lexicographic_argsort(flat) if x.dtype.is_complex else argsort(flat, axis=0)
+    perm = argsort(flat, axis=0)  # complex: numpy's order (real, then imaginary part)
     s = take(flat, perm, axis=0)
     starts = empty((n,), dt.i32)
     _run_starts[n](s, starts)
@@ -96,14 +95,6 @@ def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     begin = empty((m,), dt.i64)
     _compact_runs[n](starts, run, s, perm, values, first, begin)
     return values, first, begin, run, perm
-
-
-def _lexicographic_argsort(flat: Tensor) -> Tensor:
-    """The stable order of a 1-D complex tensor by real part, then imaginary part (numpy's
-    order of complex values): a stable sort by the imaginary parts, then one by the real parts
-    of the values in that order."""
-    by_imag = argsort(imag(flat), axis=0)
-    return take(by_imag, argsort(take(real(flat), by_imag, axis=0), axis=0), axis=0)
 
 
 def unique_values(x: object, /) -> Tensor:

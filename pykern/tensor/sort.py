@@ -3,13 +3,19 @@
 A bitonic sorting network over (key, index) pairs. Comparing the index when keys tie makes the
 network stable (equal keys keep their original order, in both directions), so argsort is a
 stable argsort. NaN sorts after every number in ascending order (numpy) and before every number
-in descending order (PyTorch: NaN counts as the largest value).
+in descending order (PyTorch: NaN counts as the largest value). Complex keys are in numpy's
+order: by real part, then imaginary part, with the NaNs in numpy's classes
+`[R + Rj, R + nanj, nan + Rj, nan + nanj]` (each class ordered by its non-NaN part);
+descending is the reverse order, ties still in index order. `topk` refuses complex tensors,
+as PyTorch does.
 
-Rows are padded to a power of two P with elements that sort last. Rows with P <= BLOCK (2048)
-are sorted in shared memory by one workgroup (tiny rows: several per workgroup). Longer rows go
-through a global scratch copy: each BLOCK-long chunk is sorted in shared memory, then every
-merge stage k > BLOCK runs its strides >= BLOCK as global compare-exchange launches and its
-strides < BLOCK in shared memory again — log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
+Rows are padded to a power of two P with elements that sort last. Rows with P <= BLOCK (2048;
+halved while a block's keys and indices would not fit the device's shared memory: c128 keys
+on a 32 KiB device) are sorted in shared memory by one workgroup (tiny rows: several per
+workgroup). Longer rows go through a global scratch copy: each BLOCK-long chunk is sorted in
+shared memory, then every merge stage k > BLOCK runs its strides >= BLOCK as global
+compare-exchange launches and its strides < BLOCK in shared memory again —
+log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
 """
 
 import functools
@@ -22,6 +28,8 @@ from pykern.autograd.mode import no_grad
 from pykern.tensor.stand_in import stand_in
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
+from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.complex_elementwise import not_defined
 from pykern.tensor.checks import check_int
@@ -31,7 +39,7 @@ from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
-               dt.f32, dt.f64, dt.bf16)
+               dt.f32, dt.f64, dt.bf16, dt.c64, dt.c128)
 INDEX_DTYPE = dt.i64  # argsort/topk indices, as numpy's intp
 BLOCK = 2048  # elements sorted in shared memory by one workgroup
 THREADS = 256
@@ -39,7 +47,8 @@ THREADS = 256
 
 def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
     """`x` sorted along `axis` (ascending unless `descending`); NaN last ascending, first
-    descending. Every dtype.
+    descending. Every dtype; complex values in numpy's order (real part, then imaginary part;
+    NaNs as `[R + Rj, R + nanj, nan + Rj, nan + nanj]`).
 
         pk.sort(scores, descending=True)
     """
@@ -53,19 +62,22 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
     """The i64 indices that sort `x` along `axis`; stable: equal elements keep their order
     (in both directions), so it equals numpy's `argsort(kind="stable")` for ascending order.
-    Every dtype."""
+    Every dtype (complex in numpy's order, as `sort`)."""
     return _sort_op(x, axis, descending, None, "argsort", values=False)[1]
 
 
 def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
     """The `k` largest (or smallest, `largest=False`) elements along `axis` and their i64
     indices, as PyTorch's `topk`: sorted (largest first, or smallest first), ties in index
-    order, NaN counted as the largest value. `k` may be 0 to the axis length. Every dtype.
+    order, NaN counted as the largest value. `k` may be 0 to the axis length. Every real dtype
+    (complex tensors are refused, as PyTorch refuses them).
 
         values, indices = pk.topk(logits, 5)
     """
     op = "topk"
     xt = as_tensor(x, f"{op}: x")
+    if xt.dtype.is_complex:
+        raise not_defined(op, xt.dtype)
     k = check_int(k, op, "k", 0)
     if xt.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")
@@ -84,8 +96,6 @@ def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,
     """Sorted values and indices along `axis` (the first k with `k`); an output not wanted
     is written to a one-element scratch tensor (stride 0) instead of being allocated."""
     x = as_tensor(x, f"{op}: x")
-    if x.dtype.is_complex:
-        raise not_defined(op, x.dtype)
     if x.dtype not in SORT_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     if not isinstance(descending, (bool, int)):
@@ -135,12 +145,23 @@ def _key_dtype(d: DType) -> DType:
     return d
 
 
+def _block_size(kd: DType) -> int:
+    """The elements one workgroup sorts in shared memory: BLOCK, halved while its keys and
+    i32 indices would not fit the device's shared memory."""
+    limit = get_device().info.limits.max_shared_memory
+    block = BLOCK
+    while block > 16 and block * (kd.itemsize + 4) > limit:
+        block //= 2
+    return block
+
+
 def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> None:
     """Sorts the rows of the (R1, R2, L) view x into (R1, R2, nout) views vals and inds."""
     rows = x.shape[0] * x.shape[1]
     length = x.shape[2]
     kd = _key_dtype(x.dtype)
-    if p <= BLOCK:
+    chunk = _block_size(kd)
+    if p <= chunk:
         block = max(p, 16)  # tiny rows share one kernel (and a workgroup: 8 rows each)
         threads = min(max(block // 2, 64), THREADS)
         kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
@@ -151,17 +172,17 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
     keys = empty((rows, p), kd)
     idx = empty((rows, p), dt.i32)
     pairs = rows * (p // 2)
-    threads = min(THREADS, BLOCK // 2)
-    first = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, True, False)
-    nblocks = rows * (p // BLOCK)
-    first[nblocks * threads](x, keys, idx, vals, inds, length, 2, BLOCK, rows)
+    threads = min(THREADS, chunk // 2)
+    first = _block_kernel(x.dtype, kd, vals.dtype, chunk, threads, desc, True, False)
+    nblocks = rows * (p // chunk)
+    first[nblocks * threads](x, keys, idx, vals, inds, length, 2, chunk, rows)
     step = _global_step_kernel(kd, desc)
-    merge = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, False)
-    last = _block_kernel(x.dtype, kd, vals.dtype, BLOCK, threads, desc, False, True)
-    k = 2 * BLOCK
+    merge = _block_kernel(x.dtype, kd, vals.dtype, chunk, threads, desc, False, False)
+    last = _block_kernel(x.dtype, kd, vals.dtype, chunk, threads, desc, False, True)
+    k = 2 * chunk
     while k <= p:
         j = k // 2
-        while j >= BLOCK:
+        while j >= chunk:
             step[pairs](keys, idx, k, j, length)
             j //= 2
         kern = last if k == p else merge
@@ -208,6 +229,61 @@ def _before_desc(ka, ia, kb, ib, n):
     return r
 
 
+@pk.func
+def _c_class(z):
+    """numpy's NaN class of a complex value: 0 R + Rj, 1 R + nanj, 2 nan + Rj, 3 nan + nanj."""
+    c = 0
+    if z.real != z.real:
+        c = 2
+    if z.imag != z.imag:
+        c += 1
+    return c
+
+
+@pk.func
+def _c_less(a, b):
+    """a < b in numpy's order of complex values: by NaN class, then by real part, then by
+    imaginary part (a NaN part never decides: its class is the same for both)."""
+    ca = _c_class(a)
+    cb = _c_class(b)
+    r = ca < cb
+    if ca == cb:
+        r = a.real < b.real or (not b.real < a.real and a.imag < b.imag)
+    return r
+
+
+@pk.func
+def _before_asc_c(ka, ia, kb, ib, n):
+    """`_before_asc` of complex keys: numpy's order, ties by index, pads last."""
+    r = ia < ib
+    if ia < n and ib < n:
+        if _c_less(ka, kb):
+            r = True
+        elif _c_less(kb, ka):
+            r = False
+    return r
+
+
+@pk.func
+def _before_desc_c(ka, ia, kb, ib, n):
+    """`_before_desc` of complex keys: the reverse of numpy's order, ties by index, pads
+    last."""
+    r = ia < ib
+    if ia < n and ib < n:
+        if _c_less(kb, ka):
+            r = True
+        elif _c_less(ka, kb):
+            r = False
+    return r
+
+
+def _before(k_dt: DType, desc: bool) -> Func:
+    """The comparison the network runs for keys of `k_dt`."""
+    if k_dt.is_complex:
+        return _before_desc_c if desc else _before_asc_c
+    return _before_desc if desc else _before_asc
+
+
 @functools.lru_cache(maxsize=None)
 def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: int, desc: bool,
                   load_x: bool, store_out: bool) -> pk.Kernel:
@@ -221,7 +297,8 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
     G = max(T // HALF, 1)  # noqa: N806  rows per workgroup (tiny rows)
     PAIRS = max(HALF // T, 1)  # noqa: N806  compare-exchanges per invocation per step
     LOADS = max(BLK // T, 1) if G == 1 else 2  # noqa: N806
-    DESC, LOAD_X, STORE_OUT = desc, load_x, store_out  # noqa: N806
+    LOAD_X, STORE_OUT = load_x, store_out  # noqa: N806
+    BEFORE = _before(k_dt, desc)  # noqa: N806
     KD = k_dt  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
@@ -276,10 +353,7 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
                     ib = si[b]
                     up = ((base + i) & k) == 0
                     # pairs are distinct (indices differ): "a before b" is "not b before a"
-                    if DESC:
-                        swap = _before_desc(kb, ib, ka, ia, n) == up
-                    else:
-                        swap = _before_asc(kb, ib, ka, ia, n) == up
+                    swap = BEFORE(kb, ib, ka, ia, n) == up
                     if swap:
                         sk[a] = kb
                         si[a] = ib
@@ -305,7 +379,7 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
 
 @functools.lru_cache(maxsize=None)
 def _global_step_kernel(k_dt: DType, desc: bool) -> pk.Kernel:
-    DESC = desc  # noqa: N806
+    BEFORE = _before(k_dt, desc)  # noqa: N806
 
     @pk.kernel
     def bitonic_global_step(keys: k_dt[:, :], idx: pk.i32[:, :], k: int, j: int, n: int):
@@ -320,10 +394,7 @@ def _global_step_kernel(k_dt: DType, desc: bool) -> pk.Kernel:
         kb = keys[r, ll]
         ib = idx[r, ll]
         up = (i & k) == 0
-        if DESC:
-            swap = _before_desc(kb, ib, ka, ia, n) == up
-        else:
-            swap = _before_asc(kb, ib, ka, ia, n) == up
+        swap = BEFORE(kb, ib, ka, ia, n) == up
         if swap:
             keys[r, i] = kb
             idx[r, i] = ib

@@ -1,8 +1,8 @@
 """numpy's protocols on tensors: ufuncs (`__array_ufunc__`: calls, `reduce`, `accumulate`,
-`np.matmul`, `np.cbrt`), functions (`__array_function__`: the table of numpy functions pykern
-runs, a TypeError naming every other one), dtype equality with numpy's dtypes, pickle and
-copy, DLPack with and without copies. Every result is computed on the device and compared
-with numpy's on the same values."""
+`np.matmul`, `np.cbrt`, `np.conjugate`), functions (`__array_function__`: the table of numpy
+functions pykern runs, a TypeError naming every other one), dtype equality with numpy's dtypes,
+pickle and copy, DLPack with and without copies. Every result is computed on the device and
+compared with numpy's on the same values."""
 
 import copy
 import pickle
@@ -86,6 +86,30 @@ def test_matmul_ufunc():
     out = np.matmul(t, t.T)
     assert isinstance(out, pk.Tensor)
     np.testing.assert_allclose(out.numpy(), X @ X.T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_conjugate_ufunc_of_complex_and_real_tensors(dtype):
+    z = np.array([[1 + 2j, -3j, complex(0.0, -0.0)], [np.inf - 1j, complex(np.nan, 2.0), 4]],
+                 dtype)
+    t = pk.asarray(z)
+    assert np.conj is np.conjugate  # one ufunc, both names
+    for ufunc in (np.conjugate, np.conj):
+        out = ufunc(t)
+        assert isinstance(out, pk.Tensor) and out.dtype == t.dtype and out.buffer is not t.buffer
+        want = pk.conj(t).numpy()
+        np.testing.assert_array_equal(out.numpy(), want)
+        np.testing.assert_array_equal(out.numpy(), np.conjugate(z))
+        assert np.array_equal(np.signbit(out.numpy().imag), np.signbit(np.conjugate(z).imag))
+    target = pk.zeros((2, 3), pk.c128)
+    view = target.T
+    assert np.conjugate(t.T, out=view) is view  # into a transposed view (c64 widened)
+    np.testing.assert_array_equal(target.numpy(), np.conjugate(z))
+    np.testing.assert_array_equal(t.numpy(), z)  # the input is untouched
+    real = np.conj(_tensor())  # a real tensor: its values, as a new tensor
+    assert isinstance(real, pk.Tensor) and real.dtype == pk.f32
+    np.testing.assert_array_equal(real.numpy(), np.conj(X))
+    assert np.signbit(real.numpy()[1, 1])
 
 
 # ---------------------------------------------------------------- functions
