@@ -7,7 +7,7 @@ c128, every other real dtype (f32, f16, bf16, integers, bool) to c64.
 
 from __future__ import annotations
 
-from pykern.autograd.graph import needs_grad
+from pykern.autograd.composite import refuse_grad
 from pykern.fft import engine
 from pykern.lang import dtypes as dt
 from pykern.tensor.complex_views import view_as_complex, view_as_real
@@ -30,10 +30,10 @@ def real_dtype_for(d: dt.DType) -> dt.DType:
 
 def input_tensor(x: object, op: str) -> Tensor:
     """`x` as a tensor (numpy arrays and nested lists accepted). The transforms have no
-    backward: a tensor that requires grad is refused rather than silently cut from the graph."""
-    if needs_grad(x):
-        raise TypeError(f"{op}: x requires grad, and pk.fft does not differentiate; pass "
-                        f"x.detach()")
+    backward (pykern's autograd is real): a tensor that requires grad is refused with
+    NotImplementedError, as every op without a backward, rather than silently cut from the
+    graph."""
+    refuse_grad(f"fft.{op}", x)
     return as_tensor(x, f"{op}: x")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pykern.autograd.graph import needs_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
@@ -124,9 +125,10 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     entry = BINARY.get(name)
     if entry is None:
         raise not_defined(name, p)
-    for x in (a, b):
-        if getattr(x, "requires_grad", False):
-            raise TypeError(f"{name}: autograd does not support complex results")
+    if needs_grad(a, b):
+        raise NotImplementedError(f"pk.{name} has no backward for complex results (autograd "
+                                  "is real): compute it under pk.no_grad() or on .detach()ed "
+                                  "inputs")
     if name == "pow" and isinstance(a, Tensor) and _is_real_number(b):
         result = _power_by_scalar(complex_tensor(a, p), b)  # type: ignore[arg-type]
         if result is not None:

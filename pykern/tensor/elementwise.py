@@ -544,8 +544,10 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     if d == x.dtype and not copy:
         return x
     if d.is_complex or x.dtype.is_complex:  # copies of the parts
-        if x.requires_grad:
-            raise TypeError("astype: autograd does not support complex tensors")
+        if needs_grad(x):  # (under pk.no_grad() the conversion runs)
+            raise NotImplementedError("pk.astype has no backward to or from complex dtypes "
+                                      "(autograd is real): convert under pk.no_grad() or "
+                                      "a .detach()ed tensor")
         return cc.to_complex(x, d, assign) if d.is_complex else cc.complex_to_real(x, d)
     out = dispatch(("astype", d, STRICT_BLOCK.get()), (x,), lambda: _astype(x, d))
     return record_cast(out, x) if x.requires_grad else out

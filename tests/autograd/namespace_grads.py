@@ -213,12 +213,69 @@ _DIFF = [
                                               q @ k.swapaxes(-1, -2) / 2.0, -np.inf)) @ v,
           ((2, 3, 4), (2, 3, 4), (2, 3, 4)))),
 ]
-DIFFERENTIABLE: dict[str, Case] = dict(_DIFF)
+_EYE = pk.eye(3, dtype=pk.f64)
+L = pk.linalg
+
+
+def _spd(t: object) -> object:
+    """A symmetric positive-definite parametrisation, pykern's and numpy's."""
+    if isinstance(t, np.ndarray):
+        return t @ t.T + 3 * np.eye(3)
+    return t @ t.mT + 3.0 * _EYE
+
+
+def _np_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.linalg.solve(a + 4 * np.eye(3), b)
+
+
+_LINALG = [  # (a sign-invariant use of eigenvectors and singular vectors: their squares)
+    ("L.inv", Case(lambda t: L.inv(t + 4.0 * _EYE), lambda a: np.linalg.inv(a + 4 * np.eye(3)),
+                   ((3, 3),))),
+    ("L.solve", Case(lambda t, u: L.solve(t + 4.0 * _EYE, u), _np_solve, ((3, 3), (3, 2)))),
+    ("L.det", Case(L.det, np.linalg.det, ((2, 3, 3),))),
+    ("L.slogdet", Case(lambda t: L.slogdet(t + 4.0 * _EYE).logabsdet,
+                       lambda a: np.linalg.slogdet(a + 4 * np.eye(3))[1], ((3, 3),))),
+    ("L.cholesky", Case(lambda t: L.cholesky(_spd(t)), lambda a: np.linalg.cholesky(_spd(a)),
+                        ((3, 3),))),
+    ("L.qr", Case(lambda t: L.qr(t).R, lambda a: np.linalg.qr(a)[1], ((4, 3),))),
+    ("L.eigh", Case(lambda t: L.eigh(_spd(t)).eigenvectors ** 2,
+                    lambda a: np.linalg.eigh(_spd(a))[1] ** 2, ((3, 3),))),
+    ("L.eigvalsh", Case(lambda t: L.eigvalsh(_spd(t)), lambda a: np.linalg.eigvalsh(_spd(a)),
+                        ((3, 3),))),
+    ("L.svd", Case(lambda t: L.svd(t, full_matrices=False).U ** 2,
+                   lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, ((4, 3),))),
+    ("L.svdvals", Case(L.svdvals, lambda a: np.linalg.svd(a)[1], ((4, 3),))),
+    ("L.pinv", Case(L.pinv, np.linalg.pinv, ((4, 3),))),
+    ("L.matrix_norm", Case(lambda t: L.matrix_norm(t, ord="nuc"),
+                           lambda a: np.linalg.norm(a, ord="nuc"))),
+    ("L.vector_norm", Case(L.vector_norm, lambda a: np.linalg.norm(a.ravel()))),
+    ("L.norm", Case(lambda t: L.norm(t, ord=2), lambda a: np.linalg.norm(a, ord=2))),
+    ("L.matrix_power", Case(lambda t: L.matrix_power(t, 3),
+                            lambda a: np.linalg.matrix_power(a, 3), ((3, 3),))),
+    ("L.trace", Case(L.trace, lambda a: np.trace(a, axis1=-2, axis2=-1), ((2, 3, 4),))),
+    ("L.diagonal", Case(lambda t: L.diagonal(t, offset=1),
+                        lambda a: np.diagonal(a, offset=1, axis1=-2, axis2=-1), ((2, 3, 4),))),
+    ("L.outer", Case(L.outer, np.outer, ((3,), (4,)))),
+    ("L.cross", Case(L.cross, np.cross, ((2, 3), (2, 3)))),
+    ("L.matmul", Case(L.matmul, np.matmul, ((3, 4), (4, 2)))),
+    ("L.matrix_transpose", Case(L.matrix_transpose, lambda a: np.swapaxes(a, -1, -2))),
+    ("L.tensordot", Case(lambda t, u: L.tensordot(t, u, axes=1), lambda a, b: a @ b,
+                         ((3, 4), (4, 2)))),
+    ("L.vecdot", Case(L.vecdot, lambda a, b: (a * b).sum(-1), ((3, 4), (3, 4)))),
+    ("fft.fftshift", Case(pk.fft.fftshift, np.fft.fftshift)),
+    ("fft.ifftshift", Case(pk.fft.ifftshift, np.fft.ifftshift)),
+]
+DIFFERENTIABLE: dict[str, Case] = dict(_DIFF + _LINALG)
 
 REFUSED: dict[str, Callable[[object], object]] = {
     "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
     "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
     "pk.view_as_complex": lambda t: pk.view_as_complex(pk.stack([t, t], axis=-1)),
+    # complex results: autograd is real
+    **{f"fft.{n}": (lambda t, n=n: getattr(pk.fft, n)(t.reshape((1, 5)) if n.endswith("n")
+                                                      or n.endswith("2") else t))
+       for n in ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
+                 "ihfft")},
 }
 
 
@@ -239,6 +296,7 @@ INTEGER_RESULTS: dict[str, Callable[[object], object]] = dict([
     ("xp.argsort", xp.argsort), ("xp.nonzero", xp.nonzero),
     ("xp.searchsorted", lambda t: xp.searchsorted(pk.asarray([0.0, 1.0]), t)),
     ("pk.view_as_real", pk.view_as_real),  # a TypeError: it takes complex tensors only
+    ("L.matrix_rank", L.matrix_rank),
 ])
 
 NO_GRADIENT_PATH: dict[str, Callable[[object], object]] = {
@@ -269,6 +327,7 @@ NOT_TENSOR_OPS = {
     "pk.arange", "pk.asarray", "pk.empty", "pk.eye", "pk.full", "pk.linspace", "pk.ones",
     "pk.zeros", "pk.can_cast", "pk.result_type", "xp.asarray", "xp.empty", "xp.can_cast",
     "xp.result_type", "xp.finfo", "xp.iinfo", "xp.isdtype", "xp.__array_namespace_info__",
+    "fft.fftfreq", "fft.rfftfreq", "L.LinAlgError",
 }
 
 

@@ -305,7 +305,8 @@ def _public(ns: object, prefix: str) -> dict[str, object]:
     return found
 
 
-FUNCTIONS = {**_public(pk, "pk"), **_public(xp, "xp"), **_public(pk.nn.functional, "F")}
+NAMESPACES = {"pk": pk, "xp": xp, "F": pk.nn.functional, "L": pk.linalg, "fft": pk.fft}
+FUNCTIONS = {k: v for prefix, ns in NAMESPACES.items() for k, v in _public(ns, prefix).items()}
 TABLES = (ng.DIFFERENTIABLE, ng.REFUSED, ng.INTEGER_RESULTS, ng.NO_GRADIENT_PATH,
           ng.NOT_TENSOR_OPS)
 
@@ -323,7 +324,7 @@ def test_every_public_function_is_classified_for_autograd():
                if name not in named and not any(obj is o for o in covered_objects)]
     assert not missing, f"classify these for autograd in namespace_grads.py: {missing}"
     unknown = [key for key in _classified() if key not in FUNCTIONS
-               and not hasattr(xp if key.startswith("xp.") else pk, key.split(".", 1)[1])]
+               and not hasattr(NAMESPACES[key.split(".")[0]], key.split(".", 1)[1])]
     assert not unknown, f"not functions of pykern: {unknown}"
 
 
