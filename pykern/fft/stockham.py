@@ -71,8 +71,9 @@ def columns_per_group(n: int, capacity: int) -> int:
 
 
 def padded(n: int, groups: int, itemsize: int, limit: int) -> bool:
-    """Whether `groups` transforms of length n get padded shared memory: PAD, and it fits."""
-    return PAD and 2 * groups * (n + (n >> 5)) * itemsize <= limit
+    """Whether `groups` transforms of length n get padded shared memory: PAD, and it fits
+    (with the one more slot per transform that `stores_across` takes)."""
+    return PAD and 2 * groups * (n + (n >> 5) + 1) * itemsize <= limit
 
 
 def transforms_per_group(n: int, capacity: int) -> int:
@@ -146,7 +147,9 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
     S8 = (LOG - LOG0) // 3  # noqa: N806 - radix-8 stages after the first
     Q0 = V // R0  # noqa: N806 - first-stage butterflies per invocation
     P = 1 if pad and not columns else 0  # noqa: N806 - row layout: i stored at i + P·(i >> 5)
-    NP = N + P * (N >> 5)  # noqa: N806
+    # a transform's slots; stored across, an odd count, so that the transforms' values read
+    # together for one store (same i, consecutive c) lie in different banks
+    NP = N + P * ((N >> 5) + (1 if ACROSS else 0))  # noqa: N806
     LO = LO_BITS  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
     C = pk.c64 if real == pk.f32 else pk.c128  # noqa: N806
