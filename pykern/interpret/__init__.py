@@ -45,9 +45,12 @@ __all__ = ["ArrayArg", "InterpretedKernel", "compile_python", "run"]
 
 def run(kernel: ir.Kernel, grid: tuple[int, int, int], arrays: Mapping[str, ArrayArg],
         scalars: Mapping[str, bool | int | float],
-        subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
+        subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+        written_ndims: Mapping[str, int] | None = None) -> None:
     """Runs `kernel` over `grid` on the host. `arrays` maps each array parameter to an
     `ArrayArg` (a numpy array is accepted too, see `ArrayArg.of`); stores go into the arrays'
     data in place. `scalars` maps each scalar parameter to its value. `subgroup_size` is the
-    size the subgroup builtins see (pass the device's to compare with it)."""
-    compile_python(kernel).run(grid, arrays, scalars, subgroup_size)
+    size the subgroup builtins see (pass the device's to compare with it). `written_ndims`:
+    the dimensions of arrays as the user wrote them, where a pass gave them more (a complex
+    array is a real one with an axis of parts), so that reports name the user's indices."""
+    compile_python(kernel).run(grid, arrays, scalars, subgroup_size, written_ndims)

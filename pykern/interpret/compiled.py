@@ -44,13 +44,14 @@ class InterpretedKernel:
         return f"<InterpretedKernel {self.kernel.name}>"
 
     def run(self, grid: int | tuple[int, ...], arrays: Mapping[str, object],
-            scalars: Mapping[str, object], subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> None:
+            scalars: Mapping[str, object], subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+            written_ndims: Mapping[str, int] | None = None) -> None:
         """Runs every invocation of a launch of `grid` on the host; arrays are updated in
         place. A user's launch is checked by the JIT layer before it gets here; for other
         callers a bad grid is a `GridError` (a ValueError) and bad arguments TypeError or
         ValueError. At run time: KernelIndexError for an access outside an array's buffer (in
         debug mode: outside its shape) and, in debug mode, KernelAssertionError for a failed
-        assert."""
+        assert. `written_ndims`: see `pykern.interpret.run`."""
         grid3 = runtime_grid.normalize_grid(grid)
         if subgroup_size < 1:
             raise ValueError(f"subgroup_size must be positive, not {subgroup_size}")
@@ -59,7 +60,8 @@ class InterpretedKernel:
         values.update(zip(names.GRID, grid3, strict=True))
         values.update(zip(names.NUM_GROUPS, num_groups(grid3, k.workgroup), strict=True))
         values[names.SUBGROUP_SIZE] = subgroup_size
-        values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(k, self.generated.sites, values)
+        values[names.OUT_OF_BOUNDS] = out_of_bounds_reporter(k, self.generated.sites, values,
+                                                             written_ndims or {})
         values[names.ASSERT_FAILED] = assertion_reporter(k, self.generated.asserts)
         launch = Launch(self._bind(**values), grid3, k.workgroup, subgroup_size,
                         self.generated.subgroups)

@@ -38,13 +38,23 @@ def _geometry(kernel: ir.Kernel, array: str, values: Mapping[str, object]
 
 
 def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
-                           values: Mapping[str, object]
+                           values: Mapping[str, object],
+                           written_ndims: Mapping[str, int] | None = None
                            ) -> Callable[[int, tuple, tuple], NoReturn]:
-    """The `_oob(site, index, invocation)` of one launch: raises KernelIndexError."""
+    """The `_oob(site, index, invocation)` of one launch: raises KernelIndexError. An array
+    with fewer dimensions in `written_ndims` (a complex array, run as the real array of its
+    parts: one more axis of 2) is reported as written: its index, shape and elements."""
     def report(site: int, index: tuple[int, ...], invocation: tuple[int, ...],
                misaligned: tuple[int, int] | None = None) -> NoReturn:
         s = sites[site]
         offset, shape, strides, length = _geometry(kernel, s.array, values)
+        nd = (written_ndims or {}).get(s.array, len(shape))
+        if nd < len(shape):
+            # the parts axis is the innermost: elements of the written array are whole pairs
+            per = math.prod(shape[nd:])
+            offset, length = offset // per, length // per
+            strides = tuple(st // per for st in strides[:nd])
+            index, shape = index[:nd], shape[:nd]
         if misaligned is not None:  # a tile's rows (first byte, row stride in bytes)
             raise KernelIndexError(_with_source(
                 f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: the tile at index "

@@ -45,8 +45,10 @@ def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, in
     arrays, scalars = _lowered(params, arrays, scalars)
     # the interpreter runs bf16 as its words and f32 values, and complex values as pairs, as
     # the SPIR-V backend does
+    ndims = {p.name: p.type.ndim for p in params if isinstance(p.type, ArrayType)}
+    ndims.update({a.name: len(a.shape) for a in kernel_ir.arrays})
     interpret_run(lower_bf16(lower_complex(kernel_ir)), grid, arrays,  # type: ignore[arg-type]
-                  scalars)
+                  scalars, written_ndims=ndims)
     for tensor, flat in written:
         tensor.buffer.upload(flat)
 

@@ -303,9 +303,20 @@ def out_of_bounds(x: pk.c64[:, :], y: pk.c64[:]):
     y[i] = x[i, i + 1]
 
 
-def test_debug_mode_reports_the_complex_index():
-    # (the interpreter names the index of the parts' real array: (2, 3, 0) of (3, 3, 2))
-    k = pk.kernel(out_of_bounds, debug=True)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_debug_mode_reports_the_complex_index(backend):
+    """Every backend names the index, shape and elements of the complex array as written, not
+    of the real array of its parts that the kernel runs on."""
+    k = pk.kernel(out_of_bounds, debug=True, interpret=backend == "interpreter")
     with pytest.raises(pk.KernelIndexError,
                        match=r"index \(2, 3\) is out of bounds for 'x' with shape \(3, 3\)"):
         k[3](np.zeros((3, 3), np.complex64), np.zeros(3, np.complex64))
+
+
+def test_the_interpreter_counts_complex_elements_outside_debug_mode():
+    k = pk.kernel(out_of_bounds, interpret=True)
+    x = np.zeros((2, 3), np.complex64)
+    with pytest.raises(pk.KernelIndexError,
+                       match=r"index \(2, 3\) of 'x' \(shape \(2, 3\)\) is out of bounds: "
+                             r"element 9 is outside its buffer of 6 elements"):
+        k[3](x, np.zeros(3, np.complex64))
