@@ -103,3 +103,16 @@ def test_nothing_is_formatted_when_the_level_is_off(monkeypatch, caplog):
     kernel[2](x, out)
     kernel.compile(x, out)
     np.testing.assert_array_equal(out, x + 1)
+
+
+def test_debug_level_reports_each_op_plan_made(caplog):
+    from pykern.tensor import dispatch
+
+    caplog.set_level(logging.DEBUG, logger="pykern.tensor")
+    dispatch.clear()
+    a = pk.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(3):  # the first call makes the plan, the others replay it
+        np.testing.assert_array_equal((a + a).numpy(), 2 * np.arange(6).reshape(2, 3))
+    made = [r.getMessage() for r in caplog.records
+            if r.name == "pykern.tensor" and r.getMessage().startswith("op plan made:")]
+    assert len(made) == 1 and "f32[2, 3], f32[2, 3]" in made[0] and "1 launches" in made[0]

@@ -19,6 +19,7 @@ and after a few such captures the key is remembered as one whose Python runs eac
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from pykern.jit import capture as cap
 from pykern.runtime import get_device
 from pykern.tensor.tensor import Tensor
 
+LOG = logging.getLogger("pykern.tensor")  # DEBUG: each plan made, each signature given up
 PLANS_MAX = 4096  # signatures kept (the oldest beyond)
 # captures tried per signature before its Python runs uncaptured for good: a first call may do
 # what later ones do not (make a cached stand-in, say), so one failure does not decide
@@ -115,7 +117,10 @@ def dispatch(key: tuple, operands: Sequence[Tensor], run: Callable[[], Any]) -> 
         result = run()
     finally:
         cap.ACTIVE[0] = None
-    _PLANS[full] = _plan(capture, operands, result) or plan + 1
+    made = _plan(capture, operands, result)
+    _PLANS[full] = made or plan + 1
+    if LOG.isEnabledFor(logging.DEBUG):
+        _log_capture(key, operands, made, plan + 1)
     if len(_PLANS) > PLANS_MAX:
         del _PLANS[next(iter(_PLANS))]
     return result
@@ -166,6 +171,17 @@ def _plan(capture: cap.Capture, operands: Sequence[Tensor], result: Any) -> Plan
         specs.append((i, r.shape, r.dtype, r._strides, r.offset))
     frozen = [(p, g, blk, tuple(s), w) for p, g, blk, s, w in launches]
     return Plan(sizes, kept, frozen, specs, single)
+
+
+def _log_capture(key: tuple, operands: Sequence[Tensor], made: Plan | None,
+                 attempts: int) -> None:
+    what = f"{key!r} on " + ", ".join(f"{t.dtype.name}{list(t.shape)}" for t in operands)
+    if made is not None:
+        LOG.debug("op plan made: %s, %d launches, replayed from the next call", what,
+                  len(made.launches))
+    elif attempts >= ATTEMPTS:
+        LOG.debug("op plan given up after %d captures: %s runs its Python each call",
+                  attempts, what)
 
 
 def clear() -> None:
