@@ -179,7 +179,8 @@ def _is_real_number(x: object) -> bool:
 
 def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
     """`z ** n` for a real scalar `n` where numpy takes a shortcut: integers up to 100 by
-    repeated squaring (exact as numpy's), 0.5 as sqrt; None for the general formula."""
+    repeated squaring (exact as numpy's; negative ones then divide 1 by it, -1 is the
+    reciprocal), 0.5 as sqrt; None for the general formula."""
     e = complex(exponent).real  # type: ignore[arg-type]
     if e == 0.5:
         return run_unary(*UNARY["sqrt"], z)
@@ -199,8 +200,13 @@ def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
         from pykern.tensor import elementwise as ew
         result = empty(z.shape, z.dtype)
         ew.assign(result, 1.0)
-    if e < 0:
+    if e == -1:  # numpy's `z ** -1` is its reciprocal
         result = run_unary(*UNARY["reciprocal"], result)
+    elif e < 0:  # numpy's power: 1 / z**n, a division, and nan + nan j for z = 0
+        from pykern.tensor import elementwise as ew
+        result = run_binary(*BINARY["divide"], complex_tensor(1.0, z.dtype), result)
+        result = ew.where(ew.equal(z, 0), complex_tensor(complex(np.nan, np.nan), z.dtype),
+                          result)
     return result
 
 

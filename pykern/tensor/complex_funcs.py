@@ -11,8 +11,6 @@ kernels of `complex_kernels`; nothing here knows tensors. Two kinds:
 
 from __future__ import annotations
 
-import math
-
 import pykern as pk
 
 from pykern.tensor.binary_ops import hypot_f
@@ -125,10 +123,24 @@ def z_pow(a, b):
 
 @pk.func
 def z_reciprocal(z):
-    r = 1.0 / z
-    if z == 0:  # numpy's reciprocal of 0 is nan + nan j (1 / 0 is inf + nan j)
-        r = complex(math.nan, math.nan)
-    return r
+    # numpy's own formula (not its division 1 / z): Smith's scaling with the conjugate's
+    # signs, so the imaginary part of 1 / (x + 0j) is -0.0 (a later sqrt or log then takes
+    # numpy's side of its branch cut); 0 gives nan + nan j (1 / 0 is inf + nan j)
+    x = z.real
+    y = z.imag
+    re = x
+    im = y
+    if pk.abs(y) <= pk.abs(x):
+        r = y / x
+        d = x + y * r
+        re = 1.0 / d
+        im = -r / d
+    else:
+        r = x / y
+        d = x * r + y
+        re = r / d
+        im = -1.0 / d
+    return complex(re, im)
 
 
 @pk.func
