@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from pykern.autograd.graph import needs_grad
+from pykern.linalg.gradients import differentiable
 from pykern.linalg.svd import svdvals
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
@@ -46,6 +48,10 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
         return red.sum(ew.not_equal(mag, 0), axis=axes, keepdims=keepdims).astype(mag.dtype)
     if p == 1:
         return red.sum(mag, axis=axes, keepdims=keepdims)
+    if needs_grad(t):  # the backward is PyTorch's, 0 (not nan) at a zero vector or element
+        return differentiable("linalg.vector_norm", (t,),
+                              lambda a: _scaled_p_norm(_magnitude(a), axes, keepdims, p),
+                              lambda a, out: [_p_norm_backward(a, out, axes, keepdims, p)])
     return _scaled_p_norm(mag, axes, keepdims, p)
 
 
@@ -115,6 +121,30 @@ def _matrix_norm(t: Tensor, kind: str | float) -> Tensor:
         mag = mag.astype(DEFAULT_FLOAT)
     sums = red.sum(mag, axis=-2 if kind in (1, -1) else -1)  # column sums, or row sums
     return red.max(sums, axis=-1) if kind in (1, math.inf) else red.min(sums, axis=-1)
+
+
+def _magnitude(t: Tensor) -> Tensor:
+    mag = ew.abs(t)
+    return mag if mag.dtype.is_float else mag.astype(DEFAULT_FLOAT)
+
+
+def _p_norm_backward(a: Tensor, out: Tensor, axes: tuple[int, ...], keepdims: bool,
+                     p: float) -> Callable[[Tensor], tuple[Tensor]]:
+    """d‖a‖_p / da = sign(a) (|a| / ‖a‖)^(p-1), taken as 0 where a is 0 or ‖a‖ is 0 (as
+    PyTorch: a zero vector has a zero gradient, not the nan of the composition's 0/0, and a
+    zero element of a p < 1 norm a zero one, not inf)."""
+    kept = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+
+    def back(g: Tensor) -> tuple[Tensor]:
+        norm = out.reshape(kept)
+        mag = _magnitude(a)
+        zero = ew.logical_or(ew.equal(mag, 0), ew.equal(norm, 0))
+        ratio = ew.divide(mag, ew.where(ew.equal(norm, 0), 1, norm))
+        slope = ratio if p == 2 else ew.pow(ew.where(zero, 1, ratio), p - 1)
+        grad = ew.multiply(ew.where(zero, 0, ew.multiply(ew.sign(a), slope)), g.reshape(kept))
+        return (grad.astype(a.dtype, copy=False),)
+
+    return back
 
 
 def _scaled_p_norm(mag: Tensor, axes: tuple[int, ...], keepdims: bool, p: float) -> Tensor:

@@ -186,3 +186,22 @@ def test_float32_gradients_match_float64():
         assert t.grad.dtype == (pk.f32 if dtype is np.float32 else pk.f64)
         grads.append(t.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("order", [2, 3, 0.5, -1.5])
+def test_vector_norm_gradient_is_zero_at_zero_vectors_and_finite_at_zero_elements(order):
+    # PyTorch's convention: a zero vector's norm has a zero gradient (the composition gave
+    # nan), and a zero element of a p < 1 norm contributes 0, not a nan for every element
+    x = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0], [1.5, 0.0, -0.5]])
+    t = pk.asarray(x).requires_grad_()
+    pk.sum(L.vector_norm(t, ord=order, axis=-1)).backward()
+    norms = np.linalg.norm(x, order, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.sign(x) * np.abs(x / norms) ** (order - 1)
+    want[(x == 0) | (norms == 0)] = 0
+    np.testing.assert_allclose(t.grad.numpy(), want, atol=1e-12)
+    check(lambda y: L.vector_norm(y, ord=order), lambda y: np.linalg.norm(y.ravel(), order),
+          x[1:2])
+    z = pk.zeros((2, 3), pk.f64).requires_grad_()
+    L.matrix_norm(z).backward()  # "fro", through vector_norm
+    assert np.array_equal(z.grad.numpy(), np.zeros((2, 3)))
