@@ -3,9 +3,10 @@
 Most are GLSL.std.450 instructions. GLSL.std.450 defines its transcendental functions for 16-
 and 32-bit floats only: the target says so (`Target.lowers_math`), and the decomposition pass
 rewrites those f64 calls into pykern code before they get here. `erf` is not in
-GLSL.std.450: it is evaluated here, in f32. sin, cos, tan and tanh are `pykern.spirv.mathf32`'s
-(the GLSL ones are far from numpy's outside [-pi, pi] and near 0), f16 through f32. `isnan`
-tests the bits (`is_nan`), which no fast-math assumption of a driver can fold away.
+GLSL.std.450: it is evaluated here, in f32, and so is `sinh` near 0 (GLSL's cancels there).
+sin, cos, tan and tanh are `pykern.spirv.mathf32`'s (the GLSL ones are far from numpy's
+outside [-pi, pi] and near 0), f16 through f32. `isnan` tests the bits (`is_nan`), which no
+fast-math assumption of a driver can fold away.
 """
 
 from __future__ import annotations
@@ -184,6 +185,26 @@ def _round(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     return fn.select(ty, to_zero, c(-0.0), rounded)
 
 
+# sinh: x + x^3 P(x^2), its Taylor series, below |x| = 1, where GLSL's (e^x - e^-x) / 2 cancels
+# (lavapipe's sinh(1e-30) is 3e-8, sinh(-0.0) is +0.0); the terms left out are below 2^-39 of
+# it there. From 1 on, the GLSL instruction (no cancellation: e^-x is at most e^x / 7).
+_SINH_TAYLOR = (1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800,
+                1.0 / 6227020800)
+
+
+def _sinh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    fn = ctx.fn
+    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+    acc = ctx.const(F32, _SINH_TAYLOR[-1])
+    x2 = fn.f_mul(F32, x, x)
+    for k in reversed(_SINH_TAYLOR[:-1]):
+        acc = fn.f_add(F32, fn.f_mul(F32, acc, x2), ctx.const(F32, k))
+    near = fn.f_add(F32, x, fn.f_mul(F32, fn.f_mul(F32, x, x2), acc))  # -0.0 stays -0.0
+    small = fn.f_ord_less_than(BOOL, fn.glsl(F32, GLSL.FAbs, x), ctx.const(F32, 1.0))
+    result = fn.select(F32, small, near, fn.glsl(F32, GLSL.Sinh, x))
+    return result if ty == F32 else fn.f_convert(ty, result)
+
+
 # erf: Taylor series near 0 (relative accuracy where erf is small), Abramowitz & Stegun 7.1.26
 # elsewhere (absolute error below 1.5e-7)
 _ERF_TAYLOR = (1.0, -1.0 / 3, 1.0 / 10, -1.0 / 42, 1.0 / 216, -1.0 / 1320)
@@ -233,7 +254,7 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ACOS: _glsl(GLSL.Acos),
     MathFn.ATAN: _atan,
     MathFn.ATAN2: _atan2,  # (y, x) in both
-    MathFn.SINH: _glsl(GLSL.Sinh),
+    MathFn.SINH: _sinh,
     MathFn.COSH: _glsl(GLSL.Cosh),
     MathFn.TANH: _via_f32(mathf32.tanh),
     MathFn.ERF: _erf,

@@ -264,6 +264,20 @@ def test_more_math(device, fn, ref, domain, tol):
     np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=tol, atol=max(tol, 1e-6))
 
 
+def test_sinh_is_accurate_near_zero(device):
+    # GLSL's sinh, (e^x - e^-x) / 2, cancels near 0 (lavapipe: sinh(1e-30) = 3e-8, sinh(1e-5)
+    # 1.4e-4 off, sinh(-0.0) = +0.0); pykern's is the Taylor series below |x| = 1
+    x = np.array([1e-30, -1e-30, 0.0, -0.0, 1e-5, -3e-3, 0.1, 0.5, -0.99, 0.999, 1.0, -1.5,
+                  20.0, np.inf, -np.inf, np.nan], np.float32)
+    k = kernel([store("out", ir.MathCall(fn=ir.MathFn.SINH, args=(load("x", F32, gid()),),
+                                         type=F32))],
+               params=[array("x", F32, access=ir.Access.READ),
+                       array("out", F32, access=ir.Access.WRITE)])
+    got = run(device, k, x.size, {"x": x, "out": np.zeros_like(x)})["out"]
+    np.testing.assert_allclose(got, np.sinh(x.astype(np.float64)), rtol=5e-7, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(x))
+
+
 def test_round_copysign_fma_atan2_and_predicates(device):
     x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 3.7, -0.0, np.inf, np.nan, -np.inf], np.float32)
     y = np.array([1.0, -1.0, -0.0, 2.0, np.nan, -3.0, -1.0, 1.0, -2.0, 0.5], np.float32)

@@ -259,3 +259,15 @@ def test_reciprocal_and_negative_powers_keep_numpys_signed_zeros():
                     got = got.numpy()
                     np.testing.assert_allclose(got, want, rtol=1e-6)
                     np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+def test_small_parts_of_sin_and_sinh_keep_their_precision():
+    # sin(x + iy) = sin x cosh y + i cos x sinh y: sinh of a small part was GLSL's
+    # (e^y - e^-y) / 2 on Vulkan, so sin(1e-30j) was 3e-8j and sinh(-0.0 + 0j) lost its sign
+    a = np.array([1e-30j, 1e-3 + 1e-5j, complex(-0.0, 0.0), 1e-6 - 0.5j], np.complex64)
+    z = pk.asarray(a)
+    for got, want in ((pk.sin(z), np.sin(a)), (pk.sinh(z), np.sinh(a)), (pk.tan(z), np.tan(a))):
+        got = got.numpy()
+        np.testing.assert_allclose(got.real, want.real, rtol=2e-6, atol=0)
+        np.testing.assert_allclose(got.imag, want.imag, rtol=2e-6, atol=0)
+        np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
