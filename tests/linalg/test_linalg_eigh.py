@@ -97,6 +97,30 @@ def test_eigh_named_tuple_and_dtypes():
     assert pk.linalg.eigh(pk.zeros((0, 3, 3))).eigenvectors.shape == (0, 3, 3)
 
 
+def test_eigh_of_tiny_huge_and_non_finite_matrices():
+    # each matrix is scaled by the largest magnitude of its lower triangle first: entries of
+    # 1e-200 gave wrong eigenvalues (the sweeps' sums of squares underflowed) and of 1e160 nan
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 4))
+    x = x + x.T
+    for scale in (1e-300, 1e-200, 1e160, 1e300):
+        for dtype in (np.float64, np.complex128):
+            a = (x * scale).astype(dtype)
+            w, v = pk.linalg.eigh(pk.asarray(a))
+            np.testing.assert_allclose(w.numpy() / scale, np.linalg.eigvalsh(x), atol=1e-13)
+            np.testing.assert_allclose(x @ v.numpy(), v.numpy() * (w.numpy() / scale),
+                                       atol=1e-13)
+    upper = x.copy()
+    upper[0, 3] = np.inf  # outside the triangle read: no effect
+    np.testing.assert_allclose(pk.linalg.eigvalsh(pk.asarray(upper)).numpy(),
+                               np.linalg.eigvalsh(x), atol=1e-13)
+    bad = np.stack([x, x])
+    bad[0, 3, 1] = np.nan
+    w, v = pk.linalg.eigh(pk.asarray(bad))
+    assert np.isnan(w.numpy()[0]).all() and np.isnan(v.numpy()[0]).all()
+    np.testing.assert_allclose(w.numpy()[1], np.linalg.eigvalsh(x), atol=1e-13)
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (4,), (2, 3, 2)])
 def test_eigh_refuses_non_square(shape):
     with pytest.raises(ValueError, match="x must"):
