@@ -287,6 +287,11 @@ def signbit_f(x):
 
 
 @pk.func
+def negative_int_f(x):
+    return x < 0
+
+
+@pk.func
 def invert_f(x):
     return ~x
 
@@ -334,6 +339,13 @@ def _same(op: UnaryOp, d: DType) -> UnaryPlan:
 def _round(op: UnaryOp, d: DType) -> UnaryPlan:
     """Floats rounded; integers are integral already."""
     return UnaryPlan(op.fn if d.is_float else copy_f, d, pr.compute_dtype(d))
+
+
+def _signbit(op: UnaryOp, d: DType) -> UnaryPlan:
+    """The sign bit: of a signed integer `x < 0` (numpy), never set for bool and unsigned."""
+    if d.kind == dt.INT:
+        return UnaryPlan(negative_int_f, dt.bool_, d)
+    return _predicate(op, d)
 
 
 def _predicate(op: UnaryOp, d: DType) -> UnaryPlan:
@@ -426,7 +438,7 @@ _OPS = (
     UnaryOp("isnan", isnan_f, _predicate, "x is nan"),
     UnaryOp("isinf", isinf_f, _predicate, "x is +-inf"),
     UnaryOp("isfinite", isfinite_f, _predicate, "x is neither inf nor nan", constant=True),
-    UnaryOp("signbit", signbit_f, _predicate, "the sign bit of x is set"),
+    UnaryOp("signbit", signbit_f, _signbit, "the sign bit of x is set"),
     UnaryOp("bitwise_invert", invert_f, _bitwise, "~x (logical not for bool)"),
     UnaryOp("logical_not", logical_not_f, _logical, "not x"),
 )

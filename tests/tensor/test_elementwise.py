@@ -671,3 +671,12 @@ def test_errors_name_what_is_wrong():
     with pytest.raises(TypeError, match="pk.Tensor, array or number"):
         pk.exp(object()) if False else ew.exp(object())
     np.testing.assert_array_equal(a.numpy(), np.zeros((2, 3)))
+
+
+def test_signbit_of_integers_is_numpys():
+    # numpy's signbit of a signed integer is x < 0 (it was False for every integer)
+    for dtype in (np.int8, np.int32, np.int64, np.uint8, np.uint32, np.bool_):
+        a = np.array([-3, 0, 5, -1, 1, -128]).astype(dtype)
+        got = pk.signbit(pk.asarray(a)[::-1])
+        assert got.dtype == pk.bool_
+        np.testing.assert_array_equal(got.numpy(), np.signbit(a[::-1]))
