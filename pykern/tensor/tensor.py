@@ -735,10 +735,30 @@ class Tensor:
         """Rounded to `decimals` places, halves to even (as numpy: scaled by 10**decimals,
         rounded, scaled back)."""
         ew = _ops().elementwise
-        if decimals == 0:
+        integral = self.dtype.is_int or self.dtype == dt.bool_
+        if decimals == 0 or (integral and decimals > 0):  # integers are integral already
             return ew.round(self, out=out)
+        if integral:
+            return _round_integer(self, decimals, out)
         scale = 10.0 ** decimals
         return ew.divide(ew.round(ew.multiply(self, scale)), scale, out=out)
+
+
+def _round_integer(x: Tensor, decimals: int, out: Tensor | None) -> Tensor:
+    """An integer tensor rounded to a multiple of 10**-decimals (decimals < 0), halves to
+    even, in its own dtype (numpy's dtype; exact, where a float would round large values)."""
+    ew = _ops().elementwise
+    if x.dtype == dt.bool_:
+        raise TypeError("round of a bool tensor with decimals: numpy cannot store the result")
+    step = 10 ** -decimals
+    if step > np.iinfo(x.dtype.numpy).max:  # every value is nearer 0 than a step's half
+        return ew.multiply(x, 0, out=out)
+    q = ew.floor_divide(x, step)
+    r = ew.subtract(x, ew.multiply(q, step))  # in [0, step)
+    rest = ew.subtract(step, r)
+    odd = ew.not_equal(ew.remainder(q, 2), 0)
+    up = ew.logical_or(ew.greater(r, rest), ew.logical_and(ew.equal(r, rest), odd))
+    return ew.multiply(ew.add(q, ew.astype(up, x.dtype)), step, out=out)
 
 
 def _is_operand(value: object) -> bool:

@@ -680,3 +680,18 @@ def test_signbit_of_integers_is_numpys():
         got = pk.signbit(pk.asarray(a)[::-1])
         assert got.dtype == pk.bool_
         np.testing.assert_array_equal(got.numpy(), np.signbit(a[::-1]))
+
+
+def test_round_of_integers_with_decimals_keeps_the_dtype():
+    # t.round(decimals) of an integer tensor was scaled in f32: an f32 result, and values
+    # past 2**24 rounded (123456789 -> 123456792); numpy keeps the integer dtype
+    for x in (np.array([123456789, 15, 25, -15, -25, 14, 0, 2**40 + 5], np.int64),
+              np.array([123456789, 15, 25, -15, -25, 14, 0, -2**30 - 5], np.int32),
+              np.array([15, 25, 65535, 14], np.uint16)):
+        t = pk.asarray(x)
+        for decimals in (2, -1, -2, -12):
+            got = t.round(decimals)
+            want = np.round(x, decimals)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want)
+            np.testing.assert_array_equal(np.round(t, decimals).numpy(), want)
