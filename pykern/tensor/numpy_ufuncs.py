@@ -127,21 +127,23 @@ def into(out: Tensor | None, result: Tensor) -> Tensor:
     return out
 
 
-def _reduce(name: str, where: str, array: object, axis: object = 0, dtype: object = None,
+def _reduce(name: str, label: str, array: object, /, axis: object = 0, dtype: object = None,
             out: object = None, keepdims: bool = False, **rest: Any) -> Tensor:
-    """`ufunc.reduce` (numpy's default axis is 0, not None)."""
-    _refuse_extras(where, rest)
+    """`ufunc.reduce` (numpy's default axis is 0, not None). `label` names the call in errors
+    (positional only: numpy's `where=` lands in `rest`)."""
+    _refuse_extras(label, rest)
     options: dict[str, Any] = {"keepdims": keepdims}
     if dtype is not None:
         if name not in _TAKE_DTYPE:
-            raise refused(where, f"dtype={dtype!r}")
+            raise refused(label, f"dtype={dtype!r}")
         options["dtype"] = dtype
-    return into(single_out(where, out), _REDUCTIONS[name](array, axis, **options))
+    return into(single_out(label, out), _REDUCTIONS[name](array, axis, **options))
 
 
-def _accumulate(name: str, where: str, array: object, axis: int = 0, dtype: object = None,
-                out: object = None) -> Tensor:
-    return into(single_out(where, out), _ACCUMULATIONS[name](array, axis, dtype))
+def _accumulate(name: str, label: str, array: object, /, axis: int = 0, dtype: object = None,
+                out: object = None, **rest: Any) -> Tensor:
+    _refuse_extras(label, rest)
+    return into(single_out(label, out), _ACCUMULATIONS[name](array, axis, dtype))
 
 
 def _refuse_extras(where: str, rest: dict) -> None:

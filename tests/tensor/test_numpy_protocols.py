@@ -75,6 +75,10 @@ def test_ufunc_reduce_and_accumulate():
     np.testing.assert_allclose(np.add.accumulate(t, axis=1).numpy(), np.add.accumulate(X, 1))
     with pytest.raises(TypeError, match="numpy.add.reduce with initial=5"):
         np.add.reduce(t, initial=5)
+    # where= named the refusal too (it collided with a parameter: "got multiple values")
+    with pytest.raises(TypeError, match="numpy.add.reduce with where="):
+        np.add.reduce(t, axis=0, where=X > 0)
+    np.testing.assert_array_equal(np.add.reduce(t, where=True).numpy(), np.add.reduce(X))
     with pytest.raises(TypeError, match="numpy.add.outer is not supported"):
         np.add.outer(t, t)
     with pytest.raises(TypeError, match="numpy.fmod is not supported"):
