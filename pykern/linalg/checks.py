@@ -108,3 +108,20 @@ def finish(t: Tensor, m: Matrices, shape: tuple[int, ...], dtype: DType | None =
     out = t.reshape(m.batch_shape + shape)
     dtype = m.result if dtype is None else dtype
     return out if out.dtype == dtype else out.astype(dtype)
+
+
+def power_of_two_scale(mag: Tensor) -> tuple[Tensor, Tensor]:
+    """For the magnitudes `mag` (B, rows, cols) of a batch of matrices: a power of two near
+    each matrix's largest magnitude, (B, 1, 1), to divide the matrix by so that sums of
+    squares neither underflow nor overflow (exactly: no rounding, results as unscaled ones
+    wherever those did not underflow or overflow); 1 for a zero matrix or one holding an inf or
+    nan. Also whether that largest magnitude is finite, (B, 1, 1)."""
+    from pykern.tensor.elementwise import exp2, floor, isfinite, log2, where
+    from pykern.tensor.reduction import max as pk_max
+
+    largest = pk_max(mag, axis=(-2, -1), keepdims=True)
+    finite = isfinite(largest)
+    usable = finite & (largest > 0)
+    scale = exp2(floor(log2(where(usable, largest, 1.0))))
+    return where(usable & (scale > 0) & isfinite(scale), scale, 1.0).astype(
+        mag.dtype, copy=False), finite

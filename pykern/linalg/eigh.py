@@ -18,12 +18,12 @@ from pykern.autograd.graph import needs_grad
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
+from pykern.linalg.checks import power_of_two_scale
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.creation import fill, tril
 from pykern.tensor.elementwise import abs as pk_abs
-from pykern.tensor.elementwise import isfinite, where
-from pykern.tensor.reduction import max as pk_max
+from pykern.tensor.elementwise import where
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -83,12 +83,10 @@ def _decompose(t: Tensor, op: str, vectors: bool) -> tuple[Tensor, Tensor | None
 def _jacobi_eigh(a: Tensor, vecs: Tensor | None) -> Tensor:
     """Eigenvalues of the (B, N, N) batch `a`, the eigenvectors written to `vecs`."""
     batch, n, _ = a.shape
-    # each matrix divided by the largest magnitude of its lower triangle (the part read), so
-    # that the sweeps' sums of squares neither underflow nor overflow (as LAPACK scales);
-    # a matrix with an inf or nan there gives nan
-    scale = pk_max(tril(pk_abs(a)), axis=(-2, -1), keepdims=True)
-    finite = isfinite(scale)
-    scale = where(finite & (scale > 0), scale, 1.0).astype(a.dtype.real_dtype, copy=False)
+    # each matrix divided by (a power of two near) the largest magnitude of its lower
+    # triangle (the part read), so that the sweeps' sums of squares neither underflow nor
+    # overflow (as LAPACK scales); a matrix with an inf or nan there gives nan
+    scale, finite = power_of_two_scale(tril(pk_abs(a)))
     a = a / scale
     r = jacobi.padded_rows(n)
     w = empty((batch, r, n), a.dtype)

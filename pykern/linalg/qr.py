@@ -17,10 +17,11 @@ from pykern.autograd.graph import needs_grad
 from pykern.linalg.blocks import PANEL, block, subtract_product
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
-from pykern.linalg.checks import adjoint, finish, matrices
+from pykern.linalg.checks import adjoint, finish, matrices, power_of_two_scale
 from pykern.linalg.qr_panel import factor_panel, triangular_factor
 from pykern.tensor.creation import eye, triu
 from pykern.tensor.linalg import matmul
+from pykern.tensor.elementwise import abs as pk_abs
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.tensor import Tensor, empty
 
@@ -56,6 +57,12 @@ def _qr(x: Tensor, mode: str) -> QRResult:
     bsz, m, n = a.shape
     k = min(m, n)
     taus = empty((bsz, k), a.dtype)
+    # each matrix divided by a power of two near its largest magnitude (exact), so that the
+    # column norms neither underflow nor overflow; R is multiplied back
+    scale = 1.0
+    if a.size:
+        scale, _ = power_of_two_scale(pk_abs(a))
+        a /= scale
     panels = []  # (c0, V, T) of each panel
     if bsz:
         for c0 in range(0, k, PANEL):
@@ -72,7 +79,7 @@ def _qr(x: Tensor, mode: str) -> QRResult:
         if qcols > c0:
             _apply_block(block(q, c0, c0, m - c0, qcols - c0), v, t)
     rrows = k if mode == "reduced" else m
-    r = triu(block(a, 0, 0, rrows, n))
+    r = triu(block(a, 0, 0, rrows, n)) * scale
     return QRResult(finish(q, mt, (m, qcols)), finish(r, mt, (rrows, n)))
 
 

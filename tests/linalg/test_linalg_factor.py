@@ -129,6 +129,25 @@ def test_many_small_matrices_in_one_batch():
                                rtol=1e-10)
 
 
+@pytest.mark.parametrize("dtype, scales", [(np.float64, (1e-200, 1e160, 1e300)),
+                                           (np.float32, (1e-25, 1e25)),
+                                           (np.complex64, (1e-25, 1e25))])
+def test_qr_of_tiny_and_huge_matrices(dtype, scales):
+    # each matrix is divided by a power of two near its largest magnitude: entries of 1e-200
+    # (f32: 1e-25) gave a wrong Q and R (the column norms underflowed), of 1e160 nan
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 5, 4))
+    q0, r0 = np.linalg.qr(x)
+    tol = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    for scale in scales:
+        q, r = pk.linalg.qr(pk.asarray((x * scale).astype(dtype)))
+        np.testing.assert_allclose(q.numpy(), q0, atol=tol)
+        np.testing.assert_allclose(r.numpy() / scale, r0, atol=tol * 10)
+    q, r = pk.linalg.qr(pk.asarray(x.astype(dtype)))  # a power of two: the same bits
+    s, t = pk.linalg.qr(pk.asarray((x * 2.0**-90).astype(dtype)))
+    assert np.array_equal(q.numpy(), s.numpy()) and np.array_equal(r.numpy(), t.numpy() * 2**90)
+
+
 def test_lu_panel_gives_the_same_bits_with_any_workgroup_size():
     """The GPUs' 256-invocation panel kernel (CPU devices use 32) against the 32 one."""
     from pykern.linalg.lu_panel import factor_panel
