@@ -113,14 +113,30 @@ def _matrix_norm(t: Tensor, kind: str | float) -> Tensor:
         return vector_norm(t, axis=(-2, -1))
     if kind == "nuc":
         return red.sum(svdvals(t), axis=-1)
+    m, n = t.shape[-2:]
     if kind in (2, -2):
         s = svdvals(t)
+        if min(m, n) == 0:
+            return _empty_matrix_norm(s, kind, t.shape)
         return s[..., 0] if kind == 2 else s[..., -1]
     mag = ew.abs(t)
     if not mag.dtype.is_float:
         mag = mag.astype(DEFAULT_FLOAT)
     sums = red.sum(mag, axis=-2 if kind in (1, -1) else -1)  # column sums, or row sums
+    if sums.shape[-1] == 0:
+        return _empty_matrix_norm(sums, kind, t.shape)
     return red.max(sums, axis=-1) if kind in (1, math.inf) else red.min(sums, axis=-1)
+
+
+def _empty_matrix_norm(values: Tensor, kind: str | float, shape: tuple[int, ...]) -> Tensor:
+    """The largest of no singular values or sums (a matrix with no columns for ord 1, no rows
+    for inf, either for 2) is 0, the norm of the zero map (numpy's); the smallest has none."""
+    if kind in (-1, -2, -math.inf):
+        raise ValueError(f"linalg.matrix_norm: ord={kind!r} is the smallest of no values for "
+                         f"the empty matrices of shape {shape}")
+    from pykern.tensor.creation import zeros
+
+    return zeros(values.shape[:-1], dtype=values.dtype)
 
 
 def _magnitude(t: Tensor) -> Tensor:

@@ -109,3 +109,19 @@ def test_norms_of_complex_input_are_real():
         np.testing.assert_allclose(pk.linalg.matrix_norm(t, ord=ord).numpy(),
                                    np.linalg.norm(z, ord=ord, axis=(-2, -1)), rtol=1e-12)
     assert pk.linalg.vector_norm(pk.asarray(z.astype(np.complex64))).dtype == pk.f32
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 3), (2, 4, 0), (2, 0, 4), (0, 0)])
+def test_matrix_norms_of_empty_matrices_follow_numpy(shape):
+    # ord=2 raised an IndexError, ord=1 of a matrix without columns a max() error: the largest
+    # of no values is 0 (numpy's); the smallest (-1, -2, -inf) is a ValueError naming the ord
+    x = np.zeros(shape)
+    for order in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        try:
+            want = np.linalg.norm(x, order, axis=(-2, -1))
+        except ValueError:
+            with pytest.raises(ValueError, match=f"ord={order}"):
+                pk.linalg.matrix_norm(pk.asarray(x), ord=order)
+            continue
+        got = pk.linalg.matrix_norm(pk.asarray(x), ord=order)
+        assert got.shape == want.shape and np.array_equal(got.numpy(), want)
