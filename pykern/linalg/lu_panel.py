@@ -11,6 +11,7 @@ does; the factorization goes on. The pivot's magnitude is `pivot_size`: |a| for 
 """
 
 import functools
+import math
 
 import pykern as pk
 
@@ -61,6 +62,8 @@ def _panel_kernel(dtype: DType, threads: int) -> pk.Kernel:
             bi: pk.i32 = m
             for i in range(first, m, T):
                 v = pivot_size(a[b, i, k])
+                if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
+                    v = math.inf
                 if v > bv:
                     bv = v
                     bi = i

@@ -3,6 +3,7 @@ shared memory, which suits large batches of tiny matrices (on CPU devices a work
 synchronises costs far more than the few hundred operations of an 8×8 factorization)."""
 
 import functools
+import math
 
 import pykern as pk
 
@@ -33,6 +34,8 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
             p = k
             for i in range(k, n):
                 v = pivot_size(a[b, i, k])
+                if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
+                    v = math.inf
                 if v > bv:
                     bv = v
                     p = i

@@ -60,6 +60,21 @@ def test_singular_matrices():
     np.testing.assert_allclose(pk.linalg.inv(pk.asarray(a[0])).numpy(), np.eye(3))
 
 
+@pytest.mark.parametrize("n", [2, 40])  # the small-matrix kernel and the panel kernel
+def test_a_nan_on_the_diagonal_gives_nan_as_numpy(n):
+    # the pivot search skipped a NaN in row k (NaN > best is false): det([[nan, 0], [0, 1]])
+    # gave -0.0 and solve raised "singular"; LAPACK's idamax keeps it, so numpy gives nan
+    a = np.random.default_rng(3).standard_normal((n, n))
+    a[0, 0] = np.nan
+    a[1:, 0] = 0.0  # no other candidate: the zeros were taken as the pivot
+    t = pk.asarray(a)
+    assert np.isnan(pk.linalg.det(t).item()) and np.isnan(np.linalg.det(a))
+    assert np.isnan(pk.linalg.slogdet(t).logabsdet.item())
+    assert np.isnan(pk.linalg.solve(t, pk.asarray(np.ones(n))).numpy()).all()
+    b = np.array([[0.0, 1.0], [np.nan, 0.0]])  # below row k it is skipped, as LAPACK does
+    assert pk.linalg.det(pk.asarray(b)).item() == np.linalg.det(b) == 0.0
+
+
 def test_cholesky_of_an_indefinite_matrix_names_it():
     a = np.stack([np.eye(2), np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]).reshape(3, 1, 2, 2)
     with pytest.raises(pk.linalg.LinAlgError, match=r"not positive definite \(matrix \(2, 0\)"):
