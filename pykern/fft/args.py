@@ -14,7 +14,10 @@ NORMS = ("backward", "ortho", "forward")
 
 
 def check_norm(norm: object, op: str) -> str:
-    """`norm` if it is one of NORMS, else a ValueError (TypeError for a non-string)."""
+    """`norm` if it is one of NORMS ("backward" for None, as numpy and PyTorch take it), else
+    a ValueError (TypeError for another non-string)."""
+    if norm is None:
+        return "backward"
     if not isinstance(norm, str):
         raise TypeError(f"{op}: norm must be a str ({', '.join(map(repr, NORMS))}), not "
                         f"{type(norm).__name__}")

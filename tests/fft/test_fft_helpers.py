@@ -38,13 +38,22 @@ def test_frequency_errors():
         pk.fft.fftfreq(4, dtype=pk.i32)
 
 
+def test_norm_none_is_backward_as_in_numpy():
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for f in (pk.fft.fft, pk.fft.irfft, pk.fft.fftn):
+        np.testing.assert_allclose(f(pk.asarray(x), norm=None).numpy(),
+                                   f(pk.asarray(x)).numpy(), rtol=0, atol=0)
+        np.testing.assert_allclose(f(pk.asarray(x), norm=None).numpy(),
+                                   getattr(np.fft, f.__name__)(x, norm=None), atol=1e-5)
+
+
 @pytest.mark.parametrize("call,error,match", [
     (lambda t: pk.fft.fft(t, n=0), ValueError, "fft: n must be >= 1"),
     (lambda t: pk.fft.ifft(t, n=-3), ValueError, "ifft: n must be >= 1"),
     (lambda t: pk.fft.fft(t, n=2.0), TypeError, "fft: n must be an int"),
     (lambda t: pk.fft.rfft(t.real if False else t, axis=2), Exception, "axis"),
     (lambda t: pk.fft.fft(t, norm="none"), ValueError, "fft: norm must be one of"),
-    (lambda t: pk.fft.irfft(t, norm=None), TypeError, "irfft: norm must be a str"),
+    (lambda t: pk.fft.irfft(t, norm=1), TypeError, "irfft: norm must be a str"),
     (lambda t: pk.fft.fftn(t, s=(4, 4), axes=(0,)), ValueError, "fftn: s and axes"),
     (lambda t: pk.fft.fftn(t, axes=(0, 5)), Exception, "axis"),
     (lambda t: pk.fft.fftn(t, s=(2, 0)), ValueError, r"fftn: s\[1\] must be >= 1"),
