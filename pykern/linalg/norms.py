@@ -16,6 +16,7 @@ from pykern.linalg.gradients import differentiable
 from pykern.linalg.svd import svdvals
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
+from pykern.tensor.creation import zeros_like
 from pykern.tensor.manipulation import moveaxis
 from pykern.tensor.promotion import DEFAULT_FLOAT
 from pykern.tensor.tensor import Tensor, normalize_axis
@@ -44,8 +45,10 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
         return red.max(mag, axis=axes, keepdims=keepdims)
     if p == -math.inf:
         return red.min(mag, axis=axes, keepdims=keepdims)
-    if p == 0:
-        return red.sum(ew.not_equal(mag, 0), axis=axes, keepdims=keepdims).astype(mag.dtype)
+    if p == 0:  # a count: its gradient is zero (PyTorch's), recorded so backward() runs
+        return differentiable("linalg.vector_norm", (t,), lambda a: red.sum(
+            ew.not_equal(_magnitude(a), 0), axis=axes, keepdims=keepdims).astype(mag.dtype),
+            lambda a, out: [lambda g: (zeros_like(a),)])
     if p == 1:
         return red.sum(mag, axis=axes, keepdims=keepdims)
     if needs_grad(t):  # the backward is PyTorch's, 0 (not nan) at a zero vector or element

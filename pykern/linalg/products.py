@@ -14,7 +14,7 @@ from pykern.linalg.gradients import differentiable
 from pykern.linalg.solve import inv
 from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction as red
-from pykern.tensor.creation import eye
+from pykern.tensor.creation import eye, zeros_like
 from pykern.tensor.indexing import stack
 from pykern.tensor.linalg import matmul as _matmul
 from pykern.tensor.manipulation import matrix_transpose as _matrix_transpose
@@ -123,9 +123,11 @@ def matrix_power(x: object, n: int, /) -> Tensor:
         raise ValueError(f"linalg.matrix_power: x must be a stack of square matrices, got "
                          f"shape {t.shape}")
     power = _int(n, "matrix_power", "n")
-    if power == 0:
+    if power == 0:  # identities: a zero gradient (PyTorch's), recorded so backward() runs
         size = t.shape[-1]
-        return eye(size, dtype=t.dtype).broadcast_to(t.shape).copy()
+        return differentiable("linalg.matrix_power", (t,),
+                              lambda a: eye(size, dtype=a.dtype).broadcast_to(a.shape).copy(),
+                              lambda a, out: [lambda g: (zeros_like(a),)])
     if power < 0:
         t = inv(t)
         power = -power

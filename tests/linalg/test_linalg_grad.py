@@ -205,3 +205,16 @@ def test_vector_norm_gradient_is_zero_at_zero_vectors_and_finite_at_zero_element
     z = pk.zeros((2, 3), pk.f64).requires_grad_()
     L.matrix_norm(z).backward()  # "fro", through vector_norm
     assert np.array_equal(z.grad.numpy(), np.zeros((2, 3)))
+
+
+def test_constant_results_have_zero_gradients():
+    """vector_norm(ord=0) counts and matrix_power(x, 0) is the identity: a zero gradient that
+    backward() reaches, as PyTorch's."""
+    x = pk.asarray(RNG.standard_normal((3, 3))).requires_grad_()
+    for out in (L.vector_norm(x, ord=0), L.matrix_power(x, 0)):
+        assert out.requires_grad
+        x.grad = None
+        pk.sum(out).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 3)))
+    np.testing.assert_array_equal(L.matrix_power(x, 0).numpy(), np.eye(3))
+    assert L.vector_norm(x, ord=0).item() == 9
