@@ -465,9 +465,24 @@ class ExprTranslator(ast.NodeVisitor):
                 raise self.error(node, f"shift count must be an integer, not {rhs.type.name}",
                                  KernelTypeError)
             return ir.BinOp(op=SHIFTS[op], lhs=self.typed(base, t, node),
-                            rhs=self.typed(rhs, t, node), type=t, loc=loc)
+                            rhs=self.shift_count(rhs, t, node), type=t, loc=loc)
         raise self.error(node, f"operator '{type(node).__name__ if op is None else op.__name__}' "
                                "is not supported in a kernel")
+
+    def shift_count(self, count: Value, t: DType, node: ast.AST) -> ir.Expr:
+        """A shift count as the shifted type `t`, keeping whether it shifts everything out: a
+        count is compared with the width as an unsigned number (a negative one shifts all out),
+        so a count of a wider type is first limited to `t.bits` in its own width (converting
+        `256` to u8, or `2**32` to i32, would give 0 and shift nothing)."""
+        if isinstance(count, PyConst) and type(count.value) is int and count.value > t.bits:
+            count = PyConst(t.bits)
+        if isinstance(count, ir.Expr) and count.type.is_int and count.type.bits > t.bits:
+            wide = {8: dt.u8, 16: dt.u16, 32: dt.u32, 64: dt.u64}[count.type.bits]
+            as_unsigned = self.typed(count, wide, node)
+            count = ir.BinOp(op=ir.BinOpKind.MIN, lhs=as_unsigned,
+                             rhs=ir.Const(value=t.bits, type=wide, loc=count.loc), type=wide,
+                             loc=count.loc)
+        return self.typed(count, t, node)
 
     def compare(self, op: type, lhs: Value, rhs: Value, node: ast.AST) -> Value:
         if op not in COMPARISONS:

@@ -160,6 +160,24 @@ def test_arithmetic_right_shift_of_negative():
     np.testing.assert_array_equal(out, (a >> 2) + (a << 1))
 
 
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_shift_by_a_wider_count_past_the_width_shifts_everything_out(interpret):
+    # the count was converted to the shifted type first: 256 as u8, 2**32 as i32 became 0
+    def shifts(a: pk.i8[:], n: pk.i64[:], m: pk.i32[:], out: pk.i8[:], wide: pk.i32[:]):
+        i = pk.global_id(0)
+        out[i] = a[i] >> n[i]
+        out[i + 2] = a[i] << m[i]
+        out[i + 4] = a[i] << 300
+        wide[i] = pk.i32(a[i]) >> n[i]
+
+    k = pk.kernel(shifts, interpret=interpret)
+    a, n, m = np.int8([-5, 3]), np.int64([2**32, 2**8]), np.int32([256, 512])
+    out, wide = np.ones(6, np.int8), np.ones(2, np.int32)
+    k[2](a, n, m, out, wide)
+    np.testing.assert_array_equal(out, [-1, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(wide, [-1, 0])
+
 def test_power_float_and_int():
     @pk.kernel
     def k(x: pk.f32[:], n: pk.i32[:], fout: pk.f32[:], iout: pk.i32[:]):
