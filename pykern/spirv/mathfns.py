@@ -121,16 +121,19 @@ def _copysign_f64(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> i
 
 
 def _atan2(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-    # GLSL leaves atan2(0, 0) undefined (lavapipe gives 3*pi/4); Python gives +-0 or +-pi by
-    # the signs of the zeros
+    # GLSL leaves atan2(y, 0) and atan2(0, x) to the driver: lavapipe's atan2(0, 0) is 3*pi/4,
+    # atan2(-0.0, 1) +0.0 and atan2(0, subnormal) and atan2(subnormal, 0) NaN. Python gives, for
+    # y = +-0, +-0 or +-pi by the sign of x (also a subnormal x), for x = +-0 +-pi/2; the
+    # result always has the sign of y (atan2 is odd in y).
     fn = ctx.fn
     y, x = args
     zero = ctx.const(ty, 0.0)
-    both_zero = fn.logical_and(BOOL, fn.f_ord_equal(BOOL, y, zero), fn.f_ord_equal(BOOL, x, zero))
+    y_zero = fn.f_ord_equal(BOOL, y, zero)
+    x_zero = fn.f_ord_equal(BOOL, x, zero)
     x_negative = fn.f_ord_less_than(BOOL, _copysign(ctx, ty, (ctx.const(ty, 1.0), x)), zero)
     at_zero = fn.select(ty, x_negative, ctx.const(ty, math.pi), zero)
-    at_zero = _copysign(ctx, ty, (at_zero, y))
-    result = fn.select(ty, both_zero, at_zero, fn.glsl(ty, GLSL.Atan2, y, x))
+    result = fn.select(ty, x_zero, ctx.const(ty, math.pi / 2), fn.glsl(ty, GLSL.Atan2, y, x))
+    result = _copysign(ctx, ty, (fn.select(ty, y_zero, at_zero, result), y))
     return _nan_through(ctx, ty, (y, x), result)
 
 

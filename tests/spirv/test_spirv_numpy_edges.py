@@ -1,5 +1,6 @@
-"""End to end on the device, against numpy on edge values: float // and % (inf, nan, -0.0,
-large quotients, f16/f32/f64), f64 trunc/round, atan/atan2 of NaN, f16 literals beyond range."""
+"""End to end on the Vulkan device (lavapipe in CI), against numpy on edge values: float // and %
+(inf, nan, -0.0, large quotients, f16/f32/f64), f64 trunc/round, atan/atan2 of NaN, signed zeros
+and subnormals, f16 literals beyond range."""
 
 
 import numpy as np
@@ -13,6 +14,18 @@ DTYPES = {"f16": (pk.f16, np.float16), "f32": (pk.f32, np.float32), "f64": (pk.f
 def key(values):
     """Comparable values: NaN equal to NaN, the sign of zero counted."""
     return [("nan",) if v != v else (v, str(v)) for v in np.asarray(values).tolist()]
+
+
+@pytest.fixture(autouse=True)
+def on_the_device(device):
+    """Makes the Vulkan device current while a test runs: `run` launches on the current one,
+    which by default is the host backend (these tests ran there only)."""
+    previous = pk.get_device()
+    pk.set_device(device.info.index)
+    try:
+        yield
+    finally:
+        pk.set_device(previous.info.index)
 
 
 def run(fn, n, *args):
@@ -54,6 +67,24 @@ def test_atan_and_atan2_propagate_nan(device, dtype):
     assert [v != v for v in out.tolist()] == [v != v for v in expected.tolist()]
     np.testing.assert_allclose(out, expected, rtol=2e-3 if dtype == "f16" else 2e-5)
 
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_atan2_of_zeros_and_subnormals_has_numpys_value_and_sign(device, dtype):
+    # lavapipe's Atan2 gave atan2(-0.0, 1.0) = +0.0 and NaN for atan2(0, subnormal) and
+    # atan2(subnormal, 0)
+    pt, nt = DTYPES[dtype]
+
+    def k(y: pt[:], x: pt[:], out: pt[:]):
+        i = pk.global_id(0)
+        out[i] = pk.atan2(y[i], x[i])
+
+    tiny = float(np.finfo(nt).smallest_subnormal)
+    y = np.array([-0.0, -0.0, 0.0, -0.0, 0.0, -0.0, tiny, -tiny, tiny, -1.0, 2.0, -0.0], nt)
+    x = np.array([1.0, -1.0, tiny, -tiny, -0.0, 0.0, 0.0, -0.0, -0.0, 0.0, -0.0, np.inf], nt)
+    out = run(k, len(x), y, x, np.zeros(len(x), nt))
+    expected = np.arctan2(y, x)
+    assert key(out) == key(expected)
 
 def test_f16_literals_beyond_range_are_inf(device):
     def k(x: pk.f16[:], out: pk.f16[:]):
