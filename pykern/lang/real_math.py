@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 
 from pykern.lang import builtins as bi
+from pykern.lang import dtypes as dt
 from pykern.lang.func import func
 
-# beyond this, x * x is not needed: asinh(x) = log(2x) to the working precision
+# beyond this, x * x is not needed: asinh(x) = log(2x) to the working precision (f16: below
+# 2**8, whose square overflows f16; log(2x) is off by 1 / (4 x**2) relative, 2**-16 at 2**7)
 _LARGE = 2.0 ** 28
+_LARGE_F16 = 2.0 ** 7
 LN2 = math.log(2.0)
 
 
@@ -48,11 +51,20 @@ def expm1(x):
 
 
 @func
+def _large(a):
+    """a is beyond where a * a may be computed: then log(2a) is the inverse hyperbolic sine
+    and cosine to the working precision."""
+    if a.dtype == dt.f16:
+        return a > _LARGE_F16
+    return a > _LARGE
+
+
+@func
 def asinh(x):
     """The inverse hyperbolic sine."""
     a = abs(x)
     r = a
-    if a > _LARGE:
+    if _large(a):
         r = bi.log(a) + LN2
     else:
         r = log1p(a + a * a / (1.0 + bi.sqrt(1.0 + a * a)))
@@ -63,8 +75,10 @@ def asinh(x):
 def acosh(x):
     """The inverse hyperbolic cosine: nan below 1."""
     r = x
-    if x > _LARGE:
+    if _large(x):
         r = bi.log(x) + LN2
+    elif x < 1.0:  # the formula need not give nan there (f16's acosh(-88.0) was -inf)
+        r = math.nan
     else:
         t = x - 1.0
         r = log1p(t + bi.sqrt(2.0 * t + t * t))

@@ -195,3 +195,22 @@ def test_constant_min_max_fold_with_numpy_rule():
     out = np.zeros(3, np.float32)
     k[1](out)
     assert np.isnan(out).all()
+
+
+def hyperbolic_inverses(x: pk.f16[:], out: pk.f16[:, :]):
+    i = pk.global_id(0)
+    out[i, 0] = pk.asinh(x[i])
+    out[i, 1] = pk.acosh(x[i])
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_f16_asinh_acosh_of_large_and_negative_arguments(interpret):
+    # x * x overflowed f16 above 256: asinh(700) was nan, acosh(700) inf; acosh(-88) was -inf
+    x = np.array([300.0, -700.0, 65504.0, np.inf, -np.inf, 2.5, -88.0, -1.0, 0.5, np.nan],
+                 np.float16)
+    out = np.zeros((x.size, 2), np.float16)
+    pk.kernel(hyperbolic_inverses, interpret=interpret)[x.size](x, out)
+    with np.errstate(invalid="ignore"):
+        expected = np.stack([np.arcsinh(x), np.arccosh(x)], 1)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(expected))
+    np.testing.assert_allclose(out, expected, rtol=4e-3)
