@@ -203,8 +203,38 @@ def _sinh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     for k in reversed(_SINH_TAYLOR[:-1]):
         acc = fn.f_add(F32, fn.f_mul(F32, acc, x2), ctx.const(F32, k))
     near = fn.f_add(F32, x, fn.f_mul(F32, fn.f_mul(F32, x, x2), acc))  # -0.0 stays -0.0
-    small = fn.f_ord_less_than(BOOL, fn.glsl(F32, GLSL.FAbs, x), ctx.const(F32, 1.0))
-    result = fn.select(F32, small, near, fn.glsl(F32, GLSL.Sinh, x))
+    ax = fn.glsl(F32, GLSL.FAbs, x)
+    small = fn.f_ord_less_than(BOOL, ax, ctx.const(F32, 1.0))
+    far = fn.select(F32, _large(ctx, ax), _copysign(ctx, F32, (_half_exp(ctx, ax), x)),
+                    fn.glsl(F32, GLSL.Sinh, x))
+    result = fn.select(F32, small, near, far)
+    return result if ty == F32 else fn.f_convert(ty, result)
+
+
+# above this |x|, e^-|x| is below 2^-25 of e^|x|: sinh and cosh are e^|x| / 2 in f32
+_HYPERBOLIC_LARGE = 9.0
+
+
+def _large(ctx: LoweringContext, ax: int) -> int:
+    return ctx.fn.f_ord_greater_than(BOOL, ax, ctx.const(F32, _HYPERBOLIC_LARGE))
+
+
+def _half_exp(ctx: LoweringContext, ax: int) -> int:
+    """e^ax / 2 in f32 as (e^(ax/2) / 2) * e^(ax/2), finite wherever the result is: GLSL's
+    Sinh and Cosh compute e^ax first, which overflows from ax = 88.72 where sinh and cosh
+    are finite up to 89.41 (lavapipe's cosh(89.0) was inf)."""
+    fn = ctx.fn
+    e = fn.glsl(F32, GLSL.Exp, fn.f_mul(F32, ax, ctx.const(F32, 0.5)))
+    return fn.f_mul(F32, fn.f_mul(F32, e, ctx.const(F32, 0.5)), e)
+
+
+def _cosh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
+    """GLSL's Cosh, but e^|x| / 2 without overflow for large |x|; f16 through f32 (f16's
+    e^x overflows from 11.09, its cosh from 11.77)."""
+    fn = ctx.fn
+    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+    ax = fn.glsl(F32, GLSL.FAbs, x)
+    result = fn.select(F32, _large(ctx, ax), _half_exp(ctx, ax), fn.glsl(F32, GLSL.Cosh, x))
     return result if ty == F32 else fn.f_convert(ty, result)
 
 
@@ -258,7 +288,7 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ATAN: _atan,
     MathFn.ATAN2: _atan2,  # (y, x) in both
     MathFn.SINH: _sinh,
-    MathFn.COSH: _glsl(GLSL.Cosh),
+    MathFn.COSH: _cosh,
     MathFn.TANH: _via_f32(mathf32.tanh),
     MathFn.ERF: _erf,
     MathFn.FLOOR: _glsl(GLSL.Floor),

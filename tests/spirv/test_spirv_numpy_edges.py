@@ -160,3 +160,25 @@ def test_float_floordiv_and_mod_match_numpy(device, dtype):
         bad = [b for b in bad if not (b[2] == "/" and abs(b[4][0]) >= 2.0**23 and close(b[3],
                                                                                           b[4]))]
     assert not bad, f"{len(bad)} differ (a, b, op, device, numpy): {bad[:10]}"
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_sinh_cosh_finite_where_exp_overflows(device, dtype):
+    # GLSL's Sinh/Cosh compute e^x first: lavapipe's cosh(f32 89.0) and cosh(f16 11.5) were inf
+    pt, nt = DTYPES[dtype]
+
+    def k(x: pt[:], out: pt[:]):
+        i = pk.global_id(0)
+        out[2 * i] = pk.cosh(x[i])
+        out[2 * i + 1] = pk.sinh(x[i])
+
+    big = [88.8, 89.0, 89.4, -89.2, 89.5, 10.0] if dtype == "f32" else [11.1, 11.5, -11.7, 11.8]
+    x = np.array(big + [0.5, -2.0, np.inf, -np.inf, np.nan], nt)
+    out = run(k, len(x), x, np.zeros(2 * len(x), nt))
+    with np.errstate(over="ignore"):
+        expected = np.stack([np.cosh(x.astype(np.float64)), np.sinh(x.astype(np.float64))], 1)
+        expected = expected.ravel().astype(nt)
+    assert [(v != v, abs(v) == np.inf) for v in out.tolist()] == \
+        [(v != v, abs(v) == np.inf) for v in expected.tolist()]
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(out[finite], expected[finite], rtol=2e-5 if dtype == "f32" else 2e-3)
