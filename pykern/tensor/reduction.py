@@ -500,11 +500,11 @@ def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
 
 def _extremum_run(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     prob = problem(x, axis, keepdims)
-    if x.dtype == dt.bool_:
-        return _logical("any" if op == "max" else "all", x, axis, keepdims)
     if prob.n_red == 0:
         raise ValueError(f"{op}() of an empty selection has no identity: the reduced axes "
                          f"of shape {x.shape} hold no element")
+    if x.dtype == dt.bool_:
+        return _logical("any" if op == "max" else "all", x, axis, keepdims)
     out = empty(prob.out_shape, x.dtype)
     if prob.n_out == 0:
         return out

@@ -253,6 +253,11 @@ def test_empty_reductions_follow_numpy():
         e.min(axis=0)
     with pytest.raises(ValueError, match="empty"):
         e.argmax()
+    b = pk.zeros((0, 3), dtype=pk.bool_)  # bool max/min are any/all, but still need an element
+    assert b.max(axis=1).shape == (0,)
+    for reduce in (lambda: b.max(), lambda: b.min(axis=0), lambda: pk.max(b, axis=(0, 1))):
+        with pytest.raises(ValueError, match="no identity"):
+            reduce()
 
 
 def test_reduction_errors():
