@@ -157,6 +157,11 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
             for v in (start, start + (n - 1) * step):
                 pr.check_scalar_fits(int(v), d)
         ct = pr.compute_dtype(d) if d != dt.bool_ else dt.i32
+        if all_int and ct.kind in "iu":  # wrapping arithmetic is exact where every value
+            bits = 8 * ct.itemsize  # fits: a negative step of an unsigned dtype wraps
+            step %= 1 << bits
+            if ct.kind == "i" and step >= 1 << (bits - 1):
+                step -= 1 << bits
         _range_kernel(ct)[n](out, start, step, start, False, False)
     return out
 

@@ -78,6 +78,11 @@ def test_arange_forms_and_errors():
         pk.arange(0, 5, 0)
     with pytest.raises(OverflowError, match="out of bounds for i8"):
         pk.arange(0, 300, dtype=pk.i8)
+    # a negative step of an unsigned dtype, and a step beyond the dtype between values in it
+    for args, dtype in [((10, 2, -3), pk.u8), ((255, 0, -100), pk.u32), ((10, 0, -1), pk.u64),
+                        ((2**64 - 1, 0, -2**63), pk.u64), ((-100, 100, 150), pk.i8)]:
+        np.testing.assert_array_equal(pk.arange(*args, dtype=dtype).numpy(),
+                                      np.arange(*args, dtype=dtype.numpy))
 
 
 @settings(max_examples=25, deadline=None)
