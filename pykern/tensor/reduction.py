@@ -436,6 +436,9 @@ def _mean_run(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     if prob.n_red == 0:
         from pykern.tensor.creation import fill
         return fill(out, float("nan"))
+    if x.dtype in (dt.i64, dt.u64):
+        _mean_64(x, axis, keepdims, prob.n_red, out)
+        return out
     if not x.dtype.is_float:
         # integers sum exactly in 64 bits, then divide
         total = empty(prob.out_shape, _exact_sum_dtype(x.dtype))
@@ -444,6 +447,25 @@ def _mean_run(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
         return out
     run("sum", prob, pr.compute_float(x.dtype), out.reshape(-1), fin="mean", den=prob.n_red)
     return out
+
+
+def _mean_64(x: Tensor, axis: Axis, keepdims: bool, n: int, out: Tensor) -> None:
+    """The mean of i64 or u64 values into `out` (f32), exact up to its last rounding. A 64-bit
+    sum of the values can wrap (the mean of [2**62] * 3), so each is split as x = q*n + r
+    (floor division, 0 <= r < n): the sum of the q's plus floor(sum(r) / n) is
+    floor(sum(x) / n), which lies between the smallest and the largest value, so wrapping
+    arithmetic gives it exactly; sum(r) < n**2 does not wrap."""
+    q = ew.floor_divide(x, n)
+    r = ew.subtract(x, ew.multiply(q, n))
+    whole = _sum_like("sum", q, axis, keepdims, x.dtype)
+    rest = _sum_like("sum", r, axis, keepdims, x.dtype)
+    whole = ew.add(whole, ew.floor_divide(rest, n))
+    rest = ew.remainder(rest, n)
+    if x.dtype == dt.i64:  # a negative whole part: (whole + 1) - (n - rest) / n, one sign
+        borrow = ew.logical_and(ew.less(whole, 0), ew.greater(rest, 0)).astype(dt.i64)
+        whole = ew.add(whole, borrow)
+        rest = ew.subtract(rest, ew.multiply(borrow, n))
+    ew.add(whole.astype(dt.f32), ew.divide(rest.astype(dt.f32), float(n)), out=out)
 
 
 def _var(x: object, axis: Axis, keepdims: bool, correction: float, ddof: float | None,

@@ -158,6 +158,14 @@ def test_vecdot_keeps_the_input_dtype(dtype):
 def test_integer_means_and_counts_stay_exact_in_64_bits():
     a = np.full((2, 40), 2**31 - 1, np.int32)  # the i32 sum wraps, the mean must not
     np.testing.assert_allclose(pk.mean(pk.asarray(a), axis=1).numpy(), a.mean(axis=1))
+    # 64-bit values whose 64-bit sum wraps: the mean is still exact up to its f32 rounding
+    big = np.array([[2**62, 2**62, 2**62], [-2**63, -2**63, -2**63], [-2**63, 2**63 - 1, -1]])
+    expected = [2.0**62, -2.0**63, -2.0 / 3]
+    for t in (pk.asarray(big), pk.asarray(np.ascontiguousarray(big.T)).T):
+        np.testing.assert_allclose(pk.mean(t, axis=1).numpy(), expected, rtol=3e-7)
+    u = pk.asarray(np.array([2**64 - 1, 2**63 + 5, 2**63], np.uint64))
+    np.testing.assert_allclose(pk.mean(u, keepdims=True).numpy(), [(2**64 + 2**64 + 4) / 3],
+                               rtol=3e-7)
     m = pk.asarray(a > 0)
     assert pk.count_nonzero(m).dtype == pk.i64  # the standard's default index dtype
     assert int(pk.count_nonzero(m)) == 80
