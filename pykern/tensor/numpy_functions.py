@@ -241,6 +241,39 @@ def _attribute(name: str) -> Callable[..., Any]:
     return numpy_attribute
 
 
+def _ravel(a: object, order: str = "C") -> Tensor:
+    """numpy's `ravel`: the elements in row-major ("C"), column-major ("F") order, "A" (F
+    where `a` is column-major and not row-major) or "K" (numpy's memory order: dimensions by
+    decreasing stride, as numpy's iterator orders them; negative strides keep their order)."""
+    t = ew.as_tensor(a)
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"numpy.ravel: order must be one of 'C', 'F', 'A', 'K', got {order!r}")
+    if order in ("A", "K") and not t.is_contiguous and t.T.is_contiguous:
+        order = "F"
+    if order == "F":
+        return t.T.ravel()
+    if order == "K" and not t.is_contiguous:
+        return t.permute(_memory_order(t.element_strides)).ravel()
+    return t.ravel()
+
+
+def _memory_order(strides: Sequence[int]) -> list[int]:
+    """The dimensions from outermost to innermost as numpy's iterator orders them for "K":
+    an insertion sort from the innermost by |stride|, where a stride of 0 orders nothing."""
+    perm = list(range(len(strides)))[::-1]  # innermost first
+    for i0 in range(1, len(perm)):
+        j0, pos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            s0, s1 = strides[j0], strides[perm[i1]]
+            if s0 != 0 and s1 != 0:
+                if abs(s1) <= abs(s0):
+                    break
+                pos = i1
+        del perm[i0]
+        perm.insert(pos, j0)
+    return perm[::-1]
+
+
 def _copy(a: object, order: str = "K", subok: bool = False) -> Tensor:
     return ew.as_tensor(a).copy()
 
@@ -265,7 +298,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "roll": lambda a, shift, axis=None: manipulation.roll(a, shift, axis=axis),
     "tile": lambda A, reps: manipulation.tile(
         A, (reps,) if hasattr(reps, "__index__") else tuple(reps)),  # type: ignore[arg-type]
-    "ravel": lambda a, order="C": ew.as_tensor(a).ravel(),
+    "ravel": _ravel,
     "sort": _sort, "argsort": _argsort, "searchsorted": lambda a, v, side="left", sorter=None:
         searching.searchsorted(a, v, side=side, sorter=sorter),
     "nonzero": lambda a: searching.nonzero(a),

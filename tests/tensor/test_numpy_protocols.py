@@ -170,6 +170,20 @@ def test_numpy_functions_on_tensors():
     assert np.shape(t) == (2, 3) and np.ndim(t) == 2 and np.size(t) == 6
 
 
+def test_numpy_ravel_orders():
+    a = np.arange(24).reshape(2, 3, 4)
+    views = {"row-major": (pk.asarray(a), a),
+             "transposed": (pk.asarray(a).transpose(2, 0, 1), a.transpose(2, 0, 1)),
+             "column-major": (pk.asarray(np.ascontiguousarray(a.T)).T, np.asfortranarray(a)),
+             "strided": (pk.asarray(a).permute(1, 2, 0)[:, ::-2], a.transpose(1, 2, 0)[:, ::-2]),
+             "broadcast": (pk.asarray(a[0, :, :1]).broadcast_to((3, 4)),
+                           np.broadcast_to(a[0, :, :1], (3, 4)))}
+    for name, (t, e) in views.items():
+        for order in "CFAK":
+            np.testing.assert_array_equal(np.ravel(t, order=order).numpy(),
+                                          np.ravel(e, order=order), err_msg=f"{name} {order}")
+
+
 def test_other_numpy_functions_name_themselves_and_convert_nothing():
     t = _tensor()
     for call, name in ((lambda: np.median(t), "median"), (lambda: np.unique(t), "unique"),
