@@ -18,7 +18,7 @@ import ast
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import TypeVar
 
 from pykern.lang import dtypes as dt
@@ -86,6 +86,17 @@ def recursion_room(levels: int) -> Iterator[None]:
 
 
 Pieces = tuple[list[ir.Stmt], ir.Expr, int]  # statements to run first, the expression, its depth
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bind(ir.Expr):
+    """`value`, also stored in the local `name`, which the expression reads again after this
+    (the middle operand of a chained comparison, `a < f() < c`, is evaluated once). Only the
+    frontend makes these, and the `Splitter` turns each into an assignment placed where the
+    value is evaluated (under the same conditions): no backend sees one."""
+
+    name: str
+    value: ir.Expr
 
 
 class Splitter:
@@ -158,6 +169,10 @@ class Splitter:
             return self.logical(e)
         if isinstance(e, ir.IfExp):
             return self.if_exp(e)
+        if isinstance(e, Bind):
+            pre, value, _ = self.expr(e.value)
+            return pre + [ir.Assign(name=e.name, value=value, loc=e.loc)], \
+                ir.LocalRef(name=e.name, type=e.type, loc=e.loc), 1
         slots = list(_operand_slots(e))
         pre, values, depth = self.operands([_get(e, slot) for slot in slots])
         return pre, _with(e, slots, values), 1 + depth

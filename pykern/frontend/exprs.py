@@ -18,6 +18,7 @@ from pykern import ir
 from pykern.lang.coop import CoopType
 from pykern.lang.dtypes import DType
 from pykern.errors import CompileError, KernelTypeError
+from pykern.frontend.depth import Bind
 from pykern.frontend.source import is_missing
 from pykern.frontend.values import TupleValue, constant_tuple
 from pykern.frontend.typerules import (PyConst, arithmetic_type, convert_constant, promote,
@@ -113,6 +114,9 @@ class ExprTranslator(ast.NodeVisitor):
         except Exception as e:  # noqa: BLE001 - turned into a located error, the cause kept
             raise self.error(node, f"cannot compile {describe(node)} '{snippet(node)}': "
                                    f"{type(e).__name__}: {e}") from e
+
+    def fresh_local(self, t: DType, loc: ir.Loc) -> str:
+        raise NotImplementedError  # the Translator's
 
     # ------------------------------------------------------------ helpers on values
 
@@ -503,11 +507,21 @@ class ExprTranslator(ast.NodeVisitor):
         same = self.compare_compile_time_objects(node)
         if same is not None:
             return same
-        # a < b < c is (a < b) and (b < c); b has no side effects, so evaluating it twice is safe
+        # a < b < c is (a < b) and (b < c), b evaluated once: a b with effects (a call, an
+        # atomic, a subgroup operation) is bound to a local where (a < b) evaluates it, and
+        # (b < c) reads the local
         operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        first, later = list(operands), list(operands)
+        for k in range(1, len(operands) - 1):
+            b = operands[k]
+            if isinstance(b, ir.Expr) and any(isinstance(n, (ir.Call, ir.Atomic, ir.Subgroup))
+                                              for n in ir.walk(b)):
+                name = self.fresh_local(b.type, b.loc)
+                first[k] = Bind(name=name, value=b, type=b.type, loc=b.loc)
+                later[k] = ir.LocalRef(name=name, type=b.type, loc=b.loc)
         result: Value | None = None
         for i, op in enumerate(node.ops):
-            part = self.compare(type(op), operands[i], operands[i + 1], node)
+            part = self.compare(type(op), later[i], first[i + 1], node)
             result = part if result is None else self.logical(ir.LogicalKind.AND, result, part,
                                                               node)
         assert result is not None

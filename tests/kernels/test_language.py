@@ -220,6 +220,33 @@ def test_chained_comparison():
     np.testing.assert_array_equal(out, ((-2 < x) & (x <= 3)).astype(np.int32))
 
 
+
+@pk.func
+def bump(counts, k):
+    counts[k] += 1
+    return counts[k]
+
+
+def chained_with_effects(counts: pk.i32[:], out: pk.i32[:]):
+    n = 0
+    while 0 < bump(counts, 0) < 4:            # 3 iterations: bump runs 4 times, not 7
+        n += 1
+    out[0] = n
+    out[1] = pk.i32(-5 < bump(counts, 1) < 100 < bump(counts, 2))
+    out[2] = pk.i32(0 < bump(counts, 3) == 1 <= bump(counts, 4))
+    out[3] = pk.i32(0 < pk.atomic_add(counts, 5, 1) < 100)
+    out[4] = pk.i32(-1 < pk.atomic_add(counts, 6, 1) < 100)
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_chained_comparison_evaluates_a_middle_operand_once(interpret):
+    # `a < f() < c` evaluated f() twice (in a < f() and again in f() < c): a device function
+    # that writes, or an atomic, ran twice
+    counts, out = np.zeros(7, np.int32), np.zeros(5, np.int32)
+    pk.kernel(chained_with_effects, interpret=interpret)[1](counts, out)
+    np.testing.assert_array_equal(counts, [4, 1, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(out, [3, 0, 1, 0, 1])
+
 def test_short_circuit_and_or_not():
     @pk.kernel
     def k(a: pk.i32[:], out: pk.i32[:]):
