@@ -268,8 +268,8 @@ class CallTranslator(CoopTranslator):
         values = [self.visit(a) for a in args]
         if self.has_complex(values):
             return self.complex_math(callee, values, args, name, node)
-        if callee is bi.square:
-            return self.binary(ast.Mult, values[0], values[0], node)
+        if callee is bi.square:  # x * x, x evaluated once
+            return self.binary(ast.Mult, *self.evaluated_once(values[0]), node)
         operand = self.float_args(values, args)[0]
         if callee is bi.log10:  # log10(x) = log2(x) * log10(2)
             log2 = ir.MathCall(fn=ir.MathFn.LOG2, args=(operand,), type=operand.type,

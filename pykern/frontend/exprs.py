@@ -95,6 +95,13 @@ def not_a_value(name: str, value: object) -> str:
     return f"'{name}' is a device function, not a value: call it, as in {name}(...)"
 
 
+def has_effects(e: ir.Expr) -> bool:
+    """Whether evaluating `e` twice could differ from evaluating it once: it calls a device
+    function, does an atomic or a subgroup operation (whose value depends on which
+    invocations take part)."""
+    return any(isinstance(n, (ir.Call, ir.Atomic, ir.Subgroup)) for n in ir.walk(e))
+
+
 class ExprTranslator(ast.NodeVisitor):
     """Expression half of the translator; `Translator` adds statements and the state: `src`
     (KernelSource), `params` (scalar parameters), `aliases` (array names in scope -> kernel
@@ -513,12 +520,7 @@ class ExprTranslator(ast.NodeVisitor):
         operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         first, later = list(operands), list(operands)
         for k in range(1, len(operands) - 1):
-            b = operands[k]
-            if isinstance(b, ir.Expr) and any(isinstance(n, (ir.Call, ir.Atomic, ir.Subgroup))
-                                              for n in ir.walk(b)):
-                name = self.fresh_local(b.type, b.loc)
-                first[k] = Bind(name=name, value=b, type=b.type, loc=b.loc)
-                later[k] = ir.LocalRef(name=name, type=b.type, loc=b.loc)
+            first[k], later[k] = self.evaluated_once(operands[k])
         result: Value | None = None
         for i, op in enumerate(node.ops):
             part = self.compare(type(op), later[i], first[i + 1], node)
@@ -526,6 +528,16 @@ class ExprTranslator(ast.NodeVisitor):
                                                               node)
         assert result is not None
         return result
+
+    def evaluated_once(self, value: Value) -> tuple[Value, Value]:
+        """(the first use, the later uses) of a value an expression reads more than once:
+        `value` itself for both, or, where it has effects (a call, an atomic, a subgroup
+        operation), a `Bind` of it to a fresh local and reads of that local."""
+        if not (isinstance(value, ir.Expr) and has_effects(value)):
+            return value, value
+        name = self.fresh_local(value.type, value.loc)
+        return (Bind(name=name, value=value, type=value.type, loc=value.loc),
+                ir.LocalRef(name=name, type=value.type, loc=value.loc))
 
     def compare_compile_time_objects(self, node: ast.Compare) -> PyConst | None:
         """`t == pk.f32`, `op is not square`, `x.dtype != y.dtype`: decided at compile time

@@ -19,7 +19,7 @@ from pykern.errors import CompileError, KernelTypeError
 from pykern.frontend.tuples import TupleTranslator
 from pykern.frontend.values import TupleValue
 from pykern.frontend.depth import Splitter, recursion_room
-from pykern.frontend.exprs import Value, is_compile_time_object
+from pykern.frontend.exprs import Value, has_effects, is_compile_time_object
 from pykern.frontend.flow import Assignments
 from pykern.frontend.source import KernelSource, is_missing, load_source
 from pykern.frontend.typerules import PyConst
@@ -241,8 +241,11 @@ class Translator(TupleTranslator):
                                    f"here, more than the limit of {MAX_LOCAL_BYTES:,} (16 KiB): "
                                    "keep large buffers in pk.shared or global arrays")
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> ir.Stmt:
+    def visit_AugAssign(self, node: ast.AugAssign) -> ir.Stmt | list[ir.Stmt]:
         target = node.target
+        array = self.array_name(target.value) if isinstance(target, ast.Subscript) else None
+        if array is not None:
+            return self.augment_element(array, node)
         current = self.visit(ast.copy_location(
             type(target)(**{**target.__dict__, "ctx": ast.Load()}), target))
         value = self.binary(type(node.op), current, self.visit(node.value), node)
@@ -253,6 +256,32 @@ class Translator(TupleTranslator):
                                        f"'{target.id}' has type {local_type.name} since "
                                        f"{self.locals[target.id].loc}", KernelTypeError)
         return self.assign_to(target, value, node)
+
+    def augment_element(self, array: str, node: ast.AugAssign) -> list[ir.Stmt]:
+        """`a[idx] op= v`: the index evaluated once, as in Python (into locals first where it
+        has effects: `a[f()] += 1` calls f once, and reads and writes one element)."""
+        assert isinstance(node.target, ast.Subscript)
+        self.note_access(array, ir.Access.READ)
+        indices = self.indices(array, node.target)
+        pre: list[ir.Stmt] = []
+        if any(has_effects(e) for e in indices):
+            loc = self.loc(node.target)
+            staged = []
+            for e in indices:
+                if not isinstance(e, (ir.Const, ir.LocalRef, ir.ScalarParam, ir.Builtin)):
+                    tmp = self.fresh_local(e.type, loc)
+                    pre.append(ir.Assign(name=tmp, value=e, loc=loc))
+                    self.flow.assign(tmp, loc)
+                    e = ir.LocalRef(name=tmp, type=e.type, loc=loc)
+                staged.append(e)
+            indices = tuple(staged)
+        dtype = self.ctx.array_types[array].dtype
+        current = ir.ArrayLoad(array=array, indices=indices, type=dtype,
+                               loc=self.loc(node.target))
+        value = self.binary(type(node.op), current, self.visit(node.value), node)
+        self.note_access(array, ir.Access.WRITE)
+        return pre + [ir.Store(array=array, indices=indices, value=self.typed(value, dtype, node),
+                               loc=self.loc(node))]
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ir.Stmt | None:
         if not isinstance(node.target, ast.Name):

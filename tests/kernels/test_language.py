@@ -247,6 +247,26 @@ def test_chained_comparison_evaluates_a_middle_operand_once(interpret):
     np.testing.assert_array_equal(counts, [4, 1, 1, 1, 1, 1, 1])
     np.testing.assert_array_equal(out, [3, 0, 1, 0, 1])
 
+
+def effects_evaluated_once(counts: pk.i32[:], out: pk.i32[:], grid: pk.i32[:, :]):
+    out[bump(counts, 0)] += 5                   # reads and writes out[1]
+    grid[bump(counts, 1), 0] -= 3               # grid[1, 0]
+    buf = pk.local(pk.i32, 4)
+    buf[pk.atomic_add(counts, 2, 1) + 2] += 7   # buf[2]
+    out[2] = buf[2]
+    out[3] = pk.i32(pk.square(pk.f32(bump(counts, 3))))
+
+
+@pytest.mark.parametrize("interpret", [False, True], ids=["device", "interpreter"])
+def test_augmented_element_index_and_square_evaluate_once(interpret):
+    # `a[f()] += v` evaluated f() twice, reading one element and writing another;
+    # pk.square(f()) was f() * f()
+    counts, out, grid = np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros((3, 2), np.int32)
+    pk.kernel(effects_evaluated_once, interpret=interpret)[1](counts, out, grid)
+    np.testing.assert_array_equal(counts, [1, 1, 1, 1])
+    np.testing.assert_array_equal(out, [0, 5, 7, 1])
+    np.testing.assert_array_equal(grid, [[0, 0], [-3, 0], [0, 0]])
+
 def test_short_circuit_and_or_not():
     @pk.kernel
     def k(a: pk.i32[:], out: pk.i32[:]):
