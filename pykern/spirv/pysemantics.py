@@ -299,9 +299,17 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
 
     - x < 0 and y integral: the sign of (-1) ** y; x < 0 (finite) and y not integral: NaN;
     - x == ±0: y > 0 gives 0 (x itself for odd y), y < 0 gives inf (1/x for odd y);
-    - a NaN operand gives NaN, except that y == 0, x == 1, and x == -1 with y = ±inf give 1.
+    - a NaN operand gives NaN, except that y == 0, x == 1, and x == -1 with y = ±inf give 1;
+    - an integral |y| up to 2**POW_BITS - 1: |x| ** |y| by squaring (`_power_by_squaring`), so
+      that x ** 2 is x * x and representable integer results are exact; Vulkan's Pow is only
+      as good as exp2(y · log2 x) (lavapipe's f16 6.0 ** 2.0 was 36.06, f32 FLT_MAX ** 1.0
+      inf). A negative y divides 1 by that, unless it overflowed (then Pow's);
+    - f16 is computed in f32 and rounded once.
     """
     fn = ctx.fn
+    if ty != F32:
+        wide = float_pow(ctx, F32, fn.f_convert(F32, x), fn.f_convert(F32, y))
+        return fn.f_convert(ty, wide)
 
     def c(value: float) -> int:
         return ctx.const(ty, value)
@@ -311,6 +319,14 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
     result = fn.glsl(ty, GLSL.Pow, ax, y)
 
     integral = fn.f_ord_equal(BOOL, fn.glsl(ty, GLSL.Floor, y), y)
+    ay = fn.glsl(ty, GLSL.FAbs, y)
+    power = _power_by_squaring(ctx, ty, ax, ay)
+    negative_y = fn.f_ord_less_than(BOOL, y, zero)
+    small = fn.logical_and(BOOL, integral, fn.f_ord_less_than(BOOL, ay, c(2.0 ** POW_BITS)))
+    overflowed = fn.logical_and(BOOL, negative_y, fn.f_ord_equal(BOOL, power, inf))
+    small = fn.logical_and(BOOL, small, fn.logical_not(BOOL, overflowed))
+    result = fn.select(ty, small, fn.select(ty, negative_y, fn.f_div(ty, one, power), power),
+                       result)
     half = fn.f_mul(ty, y, c(0.5))
     odd = fn.logical_and(
         BOOL, integral, fn.f_unord_not_equal(BOOL, fn.glsl(ty, GLSL.Floor, half), half))
@@ -336,6 +352,26 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
                                    fn.f_ord_equal(BOOL, fn.glsl(ty, GLSL.FAbs, y), inf))
     unit = fn.logical_or(BOOL, fn.f_ord_equal(BOOL, y, zero), fn.f_ord_equal(BOOL, x, one))
     return fn.select(ty, fn.logical_or(BOOL, unit, minus_one_inf), one, result)
+
+
+POW_BITS = 3  # integral exponents below 2**3 are powers by squaring (at most 4 roundings)
+
+
+def _power_by_squaring(ctx: LoweringContext, ty: FloatType, base: int, n: int) -> int:
+    """base ** n for an integral float n in [0, 2**POW_BITS), as the product of the squares
+    base^(2^k) that n's bits select (straight-line: a select per bit); meaningless for
+    other n, which the caller does not take."""
+    fn = ctx.fn
+    half, two = ctx.const(ty, 0.5), ctx.const(ty, 2.0)
+    acc = ctx.const(ty, 1.0)
+    for k in range(POW_BITS):
+        rest = fn.glsl(ty, GLSL.Floor, fn.f_mul(ty, n, half))
+        odd = fn.f_unord_not_equal(BOOL, fn.f_mul(ty, rest, two), n)
+        acc = fn.select(ty, odd, fn.f_mul(ty, acc, base), acc)
+        n = rest
+        if k + 1 < POW_BITS:
+            base = fn.f_mul(ty, base, base)
+    return acc
 
 
 # ---------------------------------------------------------------- << and >>
