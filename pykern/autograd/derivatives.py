@@ -73,10 +73,23 @@ def _max_share(a: Any, b: Any) -> Any:
     return pk.where(a > b, 1.0, pk.where(a == b, 0.5, 0.0))
 
 
-def _log(a: Any) -> Any:
-    """log of a tensor, or of a Python number in float64 (pk.log would make it an f32
-    tensor, and `2.0 ** x` in f64 would get an f32-rounded gradient)."""
-    return math.log(a) if isinstance(a, (int, float)) else pk.log(a)
+def _pow_a(g: Any, a: Any, b: Any) -> Any:
+    """d a**b / da = b·a^(b-1), and 0 where b == 0 (a**0 is constant; the formula would give
+    0·0^-1 = NaN at a = 0), as PyTorch's."""
+    if isinstance(b, (int, float)):
+        return g * 0.0 if b == 0 else g * b * a ** (b - 1)
+    return pk.where(b == 0, 0.0, g * b * a ** (b - 1))
+
+
+def _pow_b(g: Any, a: Any, b: Any, out: Any) -> Any:
+    """d a**b / db = a**b·log a, and 0 where a == 0 and b >= 0 (0**b is constant there; the
+    formula would give 0·-inf = NaN), as PyTorch's. A base of 0 given as a Python number has
+    log -inf."""
+    if isinstance(a, (int, float)):
+        if a == 0:
+            return pk.where(b >= 0, 0.0, g * out * float("-inf"))
+        return g * out * math.log(a)
+    return pk.where((a == 0) & (b >= 0), 0.0, g * out * pk.log(a))
 
 
 def _hypot_a(g: Any, a: Any, out: Any) -> Any:
@@ -93,7 +106,7 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "subtract": (lambda g: g, lambda g: -g),
     "multiply": (lambda g, b: g * b, lambda g, a: g * a),
     "divide": (lambda g, b: g / b, lambda g, b, out: -g * out / b),
-    "pow": (lambda g, a, b: g * b * a ** (b - 1), lambda g, a, out: g * out * _log(a)),
+    "pow": (_pow_a, _pow_b),
     "maximum": (lambda g, a, b: g * _max_share(a, b), lambda g, a, b: g * _max_share(b, a)),
     "minimum": (lambda g, a, b: g * _max_share(b, a), lambda g, a, b: g * _max_share(a, b)),
     "atan2": (lambda g, a, b: g * b / (a * a + b * b), lambda g, a, b: -g * a / (a * a + b * b)),

@@ -203,3 +203,19 @@ def test_creation_functions_take_requires_grad():
     assert not pk.zeros(2).requires_grad
     with pytest.raises(RuntimeError, match="only float tensors"):
         pk.zeros(2, pk.i32, requires_grad=True)
+
+
+def test_pow_gradient_at_a_zero_base_or_exponent_is_zero_not_nan():
+    # as PyTorch: d a**b/da is 0 where b == 0, d a**b/db is 0 where a == 0 and b >= 0 (the
+    # formulas b·a^(b-1) and out·log a gave NaN there: 0·0^-1, 0·-inf)
+    a = pk.asarray(np.array([0.0, 0.0, 2.0, 0.0])).requires_grad_()
+    b = pk.asarray(np.array([0.0, 2.0, 0.0, -1.0])).requires_grad_()
+    (a ** b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0, 0.0, -np.inf])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0, np.log(2.0), -np.inf])
+    x = pk.asarray(np.array([0.0, 1.5])).requires_grad_()
+    (x ** 0 + x ** 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+    x.grad = None
+    (0.0 ** x).sum().backward()  # raised ValueError (math.log(0))
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
