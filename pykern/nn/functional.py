@@ -164,9 +164,10 @@ def cross_entropy(input: object, target: object, weight: object = None,  # noqa:
     _check_targets(t, classes, ignore_index)
     valid = t != ignore_index
     logp = pk.log_softmax(rows, axis=-1)
-    # the targets' log-probabilities picked by a one-hot multiply (differentiable)
-    pick = pk.one_hot(pk.where(valid, t, 0), classes, dtype=logp.dtype)
-    nll = -(logp * pick).sum(axis=-1)
+    # the targets' log-probabilities picked by a one-hot `where` (differentiable; a multiply
+    # would turn the -inf of a masked-out logit into 0 * -inf = NaN)
+    pick = pk.one_hot(pk.where(valid, t, 0), classes, dtype=pk.bool_)
+    nll = -pk.where(pick, logp, 0.0).sum(axis=-1)
     if label_smoothing:
         uniform = -logp.sum(axis=-1) / classes
         nll = (1.0 - label_smoothing) * nll + label_smoothing * uniform

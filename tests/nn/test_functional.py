@@ -62,6 +62,19 @@ def test_cross_entropy_gradient():
                lambda a: np_cross_entropy(a, t, smoothing=0.1), x)
 
 
+def test_cross_entropy_with_minus_inf_logits_of_other_classes_is_finite():
+    # logits masked to -inf (classes ruled out) gave a NaN loss: the one-hot pick multiplied
+    # the -inf log-probabilities by 0; PyTorch's loss is finite
+    x = np.array([[1.0, -np.inf, 2.0], [0.5, 0.1, -np.inf]])
+    t = pk.asarray(x).requires_grad_()
+    loss = F.cross_entropy(t, pk.asarray(np.array([0, 1])))
+    want = np.mean([np.logaddexp(1.0, 2.0) - 1.0, np.logaddexp(0.5, 0.1) - 0.1])
+    np.testing.assert_allclose(loss.numpy(), want, rtol=1e-12)
+    loss.backward()
+    p = np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True))
+    np.testing.assert_allclose(t.grad.numpy(), (p - np.eye(3)[[0, 1]]) / 2, atol=1e-12)
+
+
 def test_cross_entropy_errors():
     x = pk.asarray(np.zeros((3, 4), np.float32))
     with pytest.raises(IndexError, match="target 4 is out of range for 4 classes"):
