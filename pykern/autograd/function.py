@@ -63,6 +63,12 @@ class Function:
         if not isinstance(result, Tensor):
             raise TypeError(f"{cls.__name__}.forward must return one pk.Tensor, not "
                             f"{type(result).__name__}")
+        if result.requires_grad or any(result is a for a in args):
+            # an argument (or another tensor of a graph) returned as it is: recording on it
+            # would give that very tensor this op's grad_fn, so that a leaf stops being one
+            # and every later use of it passes through this backward; the result is a new
+            # tensor on the same memory instead, as in PyTorch
+            result = result.detach()
 
         def backward(g: Any) -> tuple[Any, ...]:
             grads = cls.backward(ctx, g)

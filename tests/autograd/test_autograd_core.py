@@ -219,3 +219,26 @@ def test_pow_gradient_at_a_zero_base_or_exponent_is_zero_not_nan():
     x.grad = None
     (0.0 ** x).sum().backward()  # raised ValueError (math.log(0))
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
+
+
+def test_custom_function_returning_its_argument_leaves_the_argument_alone():
+    # forward returning its input as it is made that very tensor the result: the leaf x got
+    # the op's grad_fn, so (y + x) sent both terms through the backward (x.grad 6, not 4) and
+    # x stopped being a leaf
+    class Triple(pk.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 3.0 * g
+
+    x = pk.asarray(np.array([1.0, 2.0])).requires_grad_()
+    y = Triple.apply(x)
+    assert y is not x and x.is_leaf and x.grad_fn is None
+    (y + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0])
+    x.grad = None
+    (x * 1.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
