@@ -171,9 +171,9 @@ def cross_entropy(input: object, target: object, weight: object = None,  # noqa:
     if label_smoothing:
         uniform = -logp.sum(axis=-1) / classes
         nll = (1.0 - label_smoothing) * nll + label_smoothing * uniform
-    mask = valid.astype(logp.dtype)
-    loss = (nll * mask).reshape(shape)
-    count = mask.sum() if reduction == "mean" else None
+    # ignored targets add 0 (a `where`: their nll may be inf, class 0 being picked for them)
+    loss = pk.where(valid, nll, 0.0).reshape(shape)
+    count = valid.astype(logp.dtype).sum() if reduction == "mean" else None
     return _reduce(loss, reduction, op, count)
 
 

@@ -75,6 +75,20 @@ def test_cross_entropy_with_minus_inf_logits_of_other_classes_is_finite():
     np.testing.assert_allclose(t.grad.numpy(), (p - np.eye(3)[[0, 1]]) / 2, atol=1e-12)
 
 
+def test_cross_entropy_ignores_targets_whose_row_has_minus_inf_logits():
+    # an ignored target picked class 0 and multiplied its nll by 0: with the logit of class 0
+    # at -inf (a banned class) that was inf * 0 = NaN, so the whole mean was NaN
+    x = np.array([[-np.inf, 1.0, 2.0], [-np.inf, 0.5, 0.1]])
+    t = pk.asarray(x).requires_grad_()
+    loss = F.cross_entropy(t, pk.asarray(np.array([1, -100])))
+    np.testing.assert_allclose(loss.numpy(), np.logaddexp(1.0, 2.0) - 1.0, rtol=1e-12)
+    loss.backward()
+    p = np.exp(x[0] - np.logaddexp(1.0, 2.0))
+    np.testing.assert_allclose(t.grad.numpy(), [p - [0, 1, 0], [0, 0, 0]], atol=1e-12)
+    none = F.cross_entropy(pk.asarray(x), pk.asarray(np.array([1, -100])), reduction="none")
+    np.testing.assert_allclose(none.numpy(), [np.logaddexp(1.0, 2.0) - 1.0, 0.0], rtol=1e-12)
+
+
 def test_cross_entropy_errors():
     x = pk.asarray(np.zeros((3, 4), np.float32))
     with pytest.raises(IndexError, match="target 4 is out of range for 4 classes"):
