@@ -96,8 +96,9 @@ def embedding(input: object, weight: object, padding_idx: int | None = None) -> 
         raise TypeError(f"embedding: input must hold integer indices, got {ids.dtype.name}")
     if padding_idx is not None and w.requires_grad:
         # the padding row is looked up from a detached copy so that it never trains
-        keep = (pk.arange(w.shape[0]) != padding_idx % w.shape[0]).astype(w.dtype)
-        w = w * keep.reshape(-1, 1) + w.detach() * (1.0 - keep).reshape(-1, 1)
+        # (a `where`, not a blend by multiplies: inf * 0 would make an inf weight NaN)
+        keep = pk.arange(w.shape[0]) != padding_idx % w.shape[0]
+        w = pk.where(keep.reshape(-1, 1), w, w.detach())
     return pk.take(w, ids, axis=0)
 
 

@@ -183,6 +183,16 @@ def np_attention(q, k, v, mask):
     return (p / p.sum(-1, keepdims=True)) @ v
 
 
+def test_embedding_with_padding_keeps_infinite_weights():
+    # the padding row was kept out of training by blending w * keep + w.detach() * (1 - keep),
+    # which made an inf weight inf * 0 = NaN in every looked-up row
+    w = pk.asarray(np.array([[np.inf, 1.0], [2.0, -np.inf], [4.0, 5.0]])).requires_grad_()
+    out = F.embedding(pk.asarray(np.array([0, 1, 2, 0])), w, padding_idx=2)
+    np.testing.assert_array_equal(out.numpy(), [[np.inf, 1], [2, -np.inf], [4, 5], [np.inf, 1]])
+    out.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[2, 2], [1, 1], [0, 0]])
+
+
 def test_scaled_dot_product_attention_masks():
     q, k, v = (RNG.standard_normal((2, 4, 3)).astype(np.float32) for _ in range(3))
     causal = np.tril(np.ones((4, 4), bool))
