@@ -53,6 +53,21 @@ class Optimizer:
                        for k, i in enumerate(store.indices)}
         self._group_of = [gi for gi, g in enumerate(self.param_groups) for _ in g["params"]]
 
+    def _follow_dtypes(self) -> None:
+        """Rebuilds the stores when a parameter was converted to another dtype since they were
+        built (`model.to(dtype)` after the optimizer was made): its store would otherwise
+        re-point it at memory of the old dtype, read as the new one. The state is carried
+        over, converted to the new compute dtype; a master weight of a converted parameter is
+        dropped (the parameter's converted value is the weight now)."""
+        if all(self._params[i].dtype == store.dtype for i, (store, _) in self._place.items()):
+            return
+        kept = {i: entry for i in range(len(self._params)) if (entry := self._param_state(i))}
+        for i, entry in kept.items():
+            if self._params[i].dtype != self._place[i][0].dtype:
+                entry.pop("master_param", None)
+        self._build_stores()
+        self._load_state(kept)
+
     def __repr__(self) -> str:
         groups = ", ".join(f"{len(g['params'])} parameters" for g in self.param_groups)
         return f"pk.optim.{self.name}({groups})"
@@ -67,6 +82,8 @@ class Optimizer:
             for p in self._params:
                 set_grad(p, None)
             return
+        with no_grad():
+            self._follow_dtypes()
         for store in self._stores:
             have = [get_grad(store.params[k]) is not None for k in range(len(store.params))]
             if any(have):
@@ -87,6 +104,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         with no_grad():
+            self._follow_dtypes()
             for store in self._stores:
                 if store.total:
                     self._step_store(store)

@@ -213,3 +213,34 @@ def test_lambda_lr_per_group_and_resumed_from_a_file(tmp_path):
 def test_lambda_lr_bad_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call(pk.optim.SGD([pk.zeros((2,))], lr=0.1))
+
+
+@pytest.mark.parametrize("zero_to_none", [True, False])
+def test_model_converted_to_another_dtype_after_the_optimizer_was_made(zero_to_none):
+    # model.to(dtype) after the optimizer was built: the step re-pointed each f64 parameter at
+    # its segment of the f32 flat buffer and read that memory as f64 (garbage weights, then a
+    # read past the buffer's end). The stores now follow the new dtype, state carried over.
+    rng = np.random.default_rng(7)
+    model = pk.nn.Linear(3, 2)
+    opt = pk.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.1)
+    w = [model.weight.numpy().astype(np.float64), model.bias.numpy().astype(np.float64)]
+    m = [np.zeros_like(p) for p in w]
+    v = [np.zeros_like(p) for p in w]
+    for t in range(1, 5):
+        if t == 3:
+            model.to(pk.f64)
+        dtype = np.float32 if t < 3 else np.float64
+        x = rng.standard_normal((4, 3)).astype(dtype)
+        opt.zero_grad(set_to_none=zero_to_none)
+        model(pk.asarray(x)).sum().backward()
+        opt.step()
+        grads = [np.tile(x.sum(0).astype(np.float64), (2, 1)), np.full(2, 4.0)]
+        for k in range(2):
+            m[k] = 0.9 * m[k] + 0.1 * grads[k]
+            v[k] = 0.999 * v[k] + 0.001 * grads[k] ** 2
+            w[k] = w[k] * (1 - 0.1 * 0.1) - 0.1 * (m[k] / (1 - 0.9 ** t)) / (
+                np.sqrt(v[k] / (1 - 0.999 ** t)) + 1e-8)
+    assert model.weight.dtype == pk.f64 and model.bias.dtype == pk.f64
+    np.testing.assert_allclose(model.weight.numpy(), w[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.bias.numpy(), w[1], rtol=1e-5, atol=1e-6)
+    assert opt.state_dict()["state"][0]["exp_avg"].dtype == pk.f64
