@@ -96,7 +96,25 @@ def parse_header(text: bytes, data_size: int, where: str
             not all(isinstance(v, str) for v in metadata.values()):
         raise ValueError(f"{where}: the header's {METADATA_KEY} is not an object of strings")
     entries = [_entry(name, value, data_size, where) for name, value in header.items()]
+    _check_tiling(entries, data_size, where)
     return entries, metadata
+
+
+def _check_tiling(entries: list[TensorEntry], data_size: int, where: str) -> None:
+    """The byte ranges must tile the data exactly, as the safetensors format requires (no
+    overlaps, holes or unindexed bytes at the end): ranges that overlap or leave a gap would
+    load another tensor's bytes, or skipped ones, as a tensor's values."""
+    end = 0
+    for e in sorted(entries, key=lambda e: (e.begin, e.end)):
+        if e.begin != end:
+            fault = "overlaps the tensor before it" if e.begin < end else \
+                f"leaves bytes [{end}, {e.begin}) of the data unused"
+            raise ValueError(f"{where}: tensor {e.name!r} of the header lies at bytes "
+                             f"[{e.begin}, {e.end}), which {fault}: the file is corrupt")
+        end = e.end
+    if end != data_size:
+        raise ValueError(f"{where}: the header's tensors end at byte {end} of the data, but "
+                         f"the file holds {data_size} bytes of data: the file is corrupt")
 
 
 def _entry(name: str, value: object, data_size: int, where: str) -> TensorEntry:

@@ -138,7 +138,24 @@ def test_a_header_that_is_not_json(tmp_path):
 ])
 def test_header_entries_out_of_bounds_or_unknown(entry, fault, tmp_path):
     path = tmp_path / "forged"
-    forge(path, {"t": entry}, data=b"\x07" * 16)
+    end = entry.get("data_offsets", [0, 16])[1]
+    forge(path, {"t": entry}, data=b"\x07" * (end if 0 < end <= 16 else 16))
+    assert fault in load_error(path)
+
+
+@pytest.mark.parametrize("offsets, data_size, fault", [
+    ([[0, 16], [8, 24]], 24, "[8, 24), which overlaps the tensor before it"),
+    ([[0, 16], [0, 16]], 16, "[0, 16), which overlaps the tensor before it"),
+    ([[0, 8], [16, 24]], 24, "leaves bytes [8, 16) of the data unused"),
+    ([[0, 8], [8, 16]], 32, "end at byte 16 of the data, but the file holds 32"),
+])
+def test_byte_ranges_that_overlap_or_leave_holes(offsets, data_size, fault, tmp_path):
+    """The ranges must tile the data (as safetensors requires): a corrupt pair of offsets
+    that keeps the right length would otherwise load another tensor's bytes as the values."""
+    path = tmp_path / "forged"
+    header = {name: {"dtype": "F32", "shape": [(e - b) // 4], "data_offsets": [b, e]}
+              for name, (b, e) in zip("ab", offsets)}
+    forge(path, header, data=np.arange(data_size // 4, dtype=np.float32).tobytes())
     assert fault in load_error(path)
 
 
