@@ -500,6 +500,19 @@ def as_strong(x: object) -> object:
     return x if pr.is_python_scalar(x) else as_tensor(x)
 
 
+def _bounds_in_range(d: dt.DType, lo: object, hi: object) -> tuple[object, object]:
+    """Python int bounds of an integer x that lie beyond its dtype on their own side clip
+    nothing (None), as numpy takes them; on the other side they stay (an OverflowError)."""
+    if d.is_int:
+        info = np.iinfo(d.numpy)
+        least, most = int(info.min), int(info.max)
+        if type(lo) is int and lo < least:
+            lo = None
+        if type(hi) is int and hi > most:
+            hi = None
+    return lo, hi
+
+
 def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: A002
     """`x` limited to [min, max] (either may be None; tensors broadcast). nan stays nan; where
     min > max the result is max, as numpy."""
@@ -511,6 +524,7 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     if any(pr.is_complex_operand(v) for v in (x, min, max)):
         raise complex_elementwise.not_defined("clip", x.dtype if x.dtype.is_complex
                                               else dt.c64)
+    min, max = _bounds_in_range(x.dtype, min, max)  # noqa: A001
     if min is None and max is None:
         return x.copy()
     if min is None:

@@ -695,3 +695,22 @@ def test_round_of_integers_with_decimals_keeps_the_dtype():
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got.numpy(), want)
             np.testing.assert_array_equal(np.round(t, decimals).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32])
+def test_clip_bounds_beyond_an_integer_dtype(dtype):
+    """As numpy: a Python int bound beyond the dtype on its own side clips nothing; one beyond
+    on the other side is an OverflowError, and the tensor is intact."""
+    info = np.iinfo(dtype)
+    a = np.array([info.min, 0, 5, info.max], dtype)
+    t = pk.asarray(a)
+    low, high = int(info.min) - 1, int(info.max) + 1
+    for lo, hi in ((low, high), (2, high), (low, 3), (None, high), (low, None)):
+        got = pk.clip(t, lo, hi)
+        assert got.dtype == t.dtype
+        np.testing.assert_array_equal(got.numpy(), np.clip(a, lo, hi))
+        np.testing.assert_array_equal(t.clip(lo, hi).numpy(), np.clip(a, lo, hi))
+    for lo, hi in ((high, high + 5), (low - 5, low)):
+        with pytest.raises(OverflowError):
+            pk.clip(t, lo, hi)
+    np.testing.assert_array_equal(t.numpy(), a)
