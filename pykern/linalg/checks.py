@@ -125,3 +125,12 @@ def power_of_two_scale(mag: Tensor) -> tuple[Tensor, Tensor]:
     scale = exp2(floor(log2(where(usable, largest, 1.0))))
     return where(usable & (scale > 0) & isfinite(scale), scale, 1.0).astype(
         mag.dtype, copy=False), finite
+
+
+def unscaled(values: Tensor, scale: Tensor, finite: Tensor) -> Tensor:
+    """The (B, k) singular values or eigenvalues of matrices that `power_of_two_scale`'s
+    `scale` divided, multiplied back; nan for the matrices that held an inf or a nan."""
+    from pykern.tensor.elementwise import where
+
+    return where(finite[:, :, 0], values * scale[:, :, 0], float("nan")).astype(
+        values.dtype, copy=False)

@@ -18,7 +18,7 @@ from pykern.autograd.graph import needs_grad
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
-from pykern.linalg.checks import power_of_two_scale
+from pykern.linalg.checks import power_of_two_scale, unscaled
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.creation import fill, tril
@@ -101,5 +101,4 @@ def _jacobi_eigh(a: Tensor, vecs: Tensor | None) -> Tensor:
     values = jacobi.sorted_rows(w, vt, n, shift, False, None, short)
     if vecs is not None:
         vecs[...] = where(finite, vecs, float("nan"))
-    return where(finite[:, :, 0], values * scale[:, :, 0], float("nan")).astype(
-        values.dtype, copy=False)
+    return unscaled(values, scale, finite)

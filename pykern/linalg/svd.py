@@ -12,11 +12,11 @@ from pykern.autograd.graph import needs_grad
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
+from pykern.linalg.checks import power_of_two_scale, unscaled
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.tensor.creation import zeros
 from pykern.tensor.elementwise import abs as pk_abs
-from pykern.tensor.elementwise import isfinite, where
-from pykern.tensor.reduction import max as pk_max
+from pykern.tensor.elementwise import where
 from pykern.tensor.tensor import Tensor, empty
 
 
@@ -96,11 +96,10 @@ def _jacobi_svd(a: Tensor, u: Tensor | None, vh: Tensor | None, full: bool) -> T
     batch, m, n = a.shape
     k, length = min(m, n), max(m, n)
     r = jacobi.padded_rows(k)
-    # each matrix divided by its largest magnitude, so that the rotations' sums of squares
-    # neither overflow nor underflow (as LAPACK scales); a matrix with an inf or nan gives nan
-    scale = pk_max(pk_abs(a), axis=(-2, -1), keepdims=True)
-    finite = isfinite(scale)
-    scale = where(finite & (scale > 0), scale, 1.0)
+    # each matrix divided by (a power of two near) its largest magnitude, so that the
+    # rotations' sums of squares neither overflow nor underflow (as LAPACK scales); a matrix
+    # with an inf or nan gives nan
+    scale, finite = power_of_two_scale(pk_abs(a))
     w = zeros((batch, r, length), a.dtype)
     scaled = a / scale
     w[:, :k, :] = scaled.mT if m >= n else scaled  # the K vectors of length max(M, N) as rows
@@ -108,7 +107,7 @@ def _jacobi_svd(a: Tensor, u: Tensor | None, vh: Tensor | None, full: bool) -> T
     vt = jacobi.orthogonalise(w, with_v=vectors)
     if not vectors:
         s = jacobi.sorted_rows(w, None, k, None, True, None, None)
-        return _unscaled(s, scale, finite)
+        return unscaled(s, scale, finite)
     assert u is not None and vh is not None
     # the long vectors are the columns of U (rows of Vh when A is wide), the short ones the
     # rows of Vh (columns of U)
@@ -118,13 +117,7 @@ def _jacobi_svd(a: Tensor, u: Tensor | None, vh: Tensor | None, full: bool) -> T
         jacobi.complete_rows(s, long, long.shape[1])
     for t in (u, vh):
         t[...] = where(finite, t, float("nan"))
-    return _unscaled(s, scale, finite)
-
-
-def _unscaled(s: Tensor, scale: Tensor, finite: Tensor) -> Tensor:
-    """The singular values of the matrices before `_jacobi_svd` scaled them; nan for the
-    matrices that held an inf or a nan."""
-    return where(finite[:, :, 0], s * scale[:, :, 0], float("nan")).astype(s.dtype, copy=False)
+    return unscaled(s, scale, finite)
 
 
 def _has_zero(s: Tensor) -> bool:
