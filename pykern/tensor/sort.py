@@ -201,32 +201,9 @@ def _scratch_dummies(kd: DType) -> tuple[Tensor, Tensor]:
 
 
 @pk.func
-def _before_asc(ka, ia, kb, ib, n):
-    """(ka, ia) sorts before (kb, ib) ascending: pads (index >= n) last, NaN after numbers,
-    ties by index."""
-    r = ia < ib
-    if ia < n and ib < n:
-        a_nan = ka != ka
-        b_nan = kb != kb
-        if ka < kb or (b_nan and not a_nan):
-            r = True
-        elif kb < ka or (a_nan and not b_nan):
-            r = False
-    return r
-
-
-@pk.func
-def _before_desc(ka, ia, kb, ib, n):
-    """Descending: NaN first, then larger keys; ties by index; pads last."""
-    r = ia < ib
-    if ia < n and ib < n:
-        a_nan = ka != ka
-        b_nan = kb != kb
-        if kb < ka or (a_nan and not b_nan):
-            r = True
-        elif ka < kb or (b_nan and not a_nan):
-            r = False
-    return r
+def _real_less(a, b):
+    """a < b with NaN after every number (numpy's ascending order)."""
+    return a < b or (b != b and not a != a)
 
 
 @pk.func
@@ -252,36 +229,28 @@ def _c_less(a, b):
     return r
 
 
-@pk.func
-def _before_asc_c(ka, ia, kb, ib, n):
-    """`_before_asc` of complex keys: numpy's order, ties by index, pads last."""
-    r = ia < ib
-    if ia < n and ib < n:
-        if _c_less(ka, kb):
-            r = True
-        elif _c_less(kb, ka):
-            r = False
-    return r
-
-
-@pk.func
-def _before_desc_c(ka, ia, kb, ib, n):
-    """`_before_desc` of complex keys: the reverse of numpy's order, ties by index, pads
-    last."""
-    r = ia < ib
-    if ia < n and ib < n:
-        if _c_less(kb, ka):
-            r = True
-        elif _c_less(ka, kb):
-            r = False
-    return r
-
-
+@functools.lru_cache(maxsize=None)
 def _before(k_dt: DType, desc: bool) -> Func:
-    """The comparison the network runs for keys of `k_dt`."""
-    if k_dt.is_complex:
-        return _before_desc_c if desc else _before_asc_c
-    return _before_desc if desc else _before_asc
+    """The comparison the network runs for keys of `k_dt`: (ka, ia) sorts before (kb, ib)
+    in numpy's ascending order of the keys (`desc`: its reverse, so NaN first), ties by
+    index, pads (index >= n) last."""
+    LESS = _c_less if k_dt.is_complex else _real_less  # noqa: N806
+    DESC = desc  # noqa: N806
+
+    @pk.func
+    def before(ka, ia, kb, ib, n):
+        r = ia < ib
+        if ia < n and ib < n:
+            first, second = ka, kb
+            if DESC:
+                first, second = kb, ka
+            if LESS(first, second):
+                r = True
+            elif LESS(second, first):
+                r = False
+        return r
+
+    return before
 
 
 @functools.lru_cache(maxsize=None)
