@@ -201,10 +201,10 @@ def _launch(x: Tensor, out: Tensor, n: int, conj_in: bool, conj_out: bool, scale
     across = columns or stores_across
     groups = columns_per_group(n, cap) if across else transforms_per_group(n, cap)
     pad = padded(n, groups, real.itemsize, device.info.limits.max_shared_memory)
-    kernel = stockham_kernel(real, n, groups, columns and groups > 1, pad,
-                             stores_across and groups > 1)
+    columns = columns and groups > 1  # (one transform per workgroup: the row layout)
+    kernel = stockham_kernel(real, n, groups, columns, pad, stores_across and groups > 1)
     count = out.shape[0] * out.shape[1]
-    kernel[grid_for(n, count, columns and groups > 1)](
+    kernel[grid_for(n, count, columns)](
         x, out, tw, hi, lo, tw if pre is None else pre, tw if post is None else post, scale,
         -1.0 if conj_in else 1.0, -1.0 if conj_out else 1.0, flags)
 

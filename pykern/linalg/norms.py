@@ -36,9 +36,7 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
     t = ew.as_tensor(x, "linalg.vector_norm: x")
     p = _vector_ord(ord, "vector_norm")
     axes = _axes(axis, t.ndim, "vector_norm")
-    mag = ew.abs(t)
-    if not mag.dtype.is_float:
-        mag = mag.astype(DEFAULT_FLOAT)
+    mag = _magnitude(t)
     if mag.size == 0 or not axes:
         return _degenerate(mag, axes, keepdims, p)
     if p == math.inf:
@@ -47,7 +45,7 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
         return red.min(mag, axis=axes, keepdims=keepdims)
     if p == 0:  # a count: its gradient is zero (PyTorch's), recorded so backward() runs
         return differentiable("linalg.vector_norm", (t,), lambda a: red.sum(
-            ew.not_equal(_magnitude(a), 0), axis=axes, keepdims=keepdims).astype(mag.dtype),
+            ew.not_equal(a, 0), axis=axes, keepdims=keepdims).astype(mag.dtype),
             lambda a, out: [lambda g: (zeros_like(a),)])
     if p == 1:
         return red.sum(mag, axis=axes, keepdims=keepdims)
@@ -122,10 +120,7 @@ def _matrix_norm(t: Tensor, kind: str | float) -> Tensor:
         if min(m, n) == 0:
             return _empty_matrix_norm(s, kind, t.shape)
         return s[..., 0] if kind == 2 else s[..., -1]
-    mag = ew.abs(t)
-    if not mag.dtype.is_float:
-        mag = mag.astype(DEFAULT_FLOAT)
-    sums = red.sum(mag, axis=-2 if kind in (1, -1) else -1)  # column sums, or row sums
+    sums = red.sum(_magnitude(t), axis=-2 if kind in (1, -1) else -1)  # column sums, or row sums
     if sums.shape[-1] == 0:
         return _empty_matrix_norm(sums, kind, t.shape)
     return red.max(sums, axis=-1) if kind in (1, math.inf) else red.min(sums, axis=-1)

@@ -67,6 +67,7 @@ def diagonal(x: object, /, *, offset: int = 0) -> Tensor:
     sm, sn = t.element_strides[-2:]
     length = max(0, min(m + min(k, 0), n - max(k, 0)))
     start = t.offset + (k * sn if k >= 0 else -k * sm) if length else t.offset
+
     def forward(a: Tensor) -> Tensor:
         return view(a, a.shape[:-2] + (length,), a.element_strides[:-2] + (sm + sn,),
                     start).copy()

@@ -456,7 +456,7 @@ def _mean_64(x: Tensor, axis: Axis, keepdims: bool, n: int, out: Tensor) -> None
     floor(sum(x) / n), which lies between the smallest and the largest value, so wrapping
     arithmetic gives it exactly; sum(r) < n**2 does not wrap."""
     q = ew.floor_divide(x, n)
-    r = ew.subtract(x, ew.multiply(q, n))
+    r = ew.remainder(x, n)
     whole = _sum_like("sum", q, axis, keepdims, x.dtype)
     rest = _sum_like("sum", r, axis, keepdims, x.dtype)
     whole = ew.add(whole, ew.floor_divide(rest, n))

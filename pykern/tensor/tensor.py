@@ -754,7 +754,7 @@ def _round_integer(x: Tensor, decimals: int, out: Tensor | None) -> Tensor:
     if step > np.iinfo(x.dtype.numpy).max:  # every value is nearer 0 than a step's half
         return ew.multiply(x, 0, out=out)
     q = ew.floor_divide(x, step)
-    r = ew.subtract(x, ew.multiply(q, step))  # in [0, step)
+    r = ew.remainder(x, step)  # in [0, step)
     rest = ew.subtract(step, r)
     odd = ew.not_equal(ew.remainder(q, 2), 0)
     up = ew.logical_or(ew.greater(r, rest), ew.logical_and(ew.equal(r, rest), odd))
