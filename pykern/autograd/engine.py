@@ -86,8 +86,7 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
             key = id(to.node)
             pending[key] = g if key not in pending else pending[key] + g
         elif wanted_at is None:
-            leaf = to.leaf
-            leaf.grad = g.copy() if leaf.grad is None else leaf.grad + g
+            _accumulate(to.leaf, g)
 
     refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
     with no_grad():
@@ -99,6 +98,26 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
                 continue
             _run_node(node, g, retain_graph, deliver)
     return found if wanted is not None else None
+
+
+def _accumulate(leaf: Any, g: Any) -> None:
+    """Adds `g` into `leaf.grad`. An existing gradient of the same shape and dtype is added to
+    in place, as in PyTorch: a reference taken to `.grad` before (by the user, or the
+    optimizer's flat gradient buffer that `zero_grad(set_to_none=False)` leaves as `.grad`)
+    sees the sum. Any other (a broadcast view, another shape or dtype the user assigned) is
+    replaced by the sum. The first gradient is a copy, so `.grad` never shares memory with a
+    tensor of the graph."""
+    import pykern as pk
+    from pykern.tensor.strided import has_internal_overlap
+
+    old = leaf.grad
+    if old is None:
+        leaf.grad = g.copy()
+    elif (isinstance(old, pk.Tensor) and old.shape == tuple(g.shape) and old.dtype == g.dtype
+          and not has_internal_overlap(old)):
+        old += g
+    else:
+        leaf.grad = old + g
 
 
 def _key(t: Any) -> int:

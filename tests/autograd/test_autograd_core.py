@@ -98,6 +98,50 @@ def test_a_tensor_used_twice_accumulates_and_grads_add_up_across_backwards():
     np.testing.assert_array_equal(x.grad.numpy(), [5.0, 7.0, 9.0])
 
 
+def test_backward_accumulates_into_the_existing_grad_in_place_as_pytorch():
+    # PyTorch adds into an existing .grad in place: a reference taken before sees the sum
+    w = pk.asarray(np.array([1.0, -2.0, 0.5])).requires_grad_()
+    (w * w).sum().backward()
+    g = w.grad
+    (w * 3.0).sum().backward()
+    assert w.grad is g
+    np.testing.assert_array_equal(g.numpy(), 2 * np.array([1.0, -2.0, 0.5]) + 3.0)
+    # a user's grad of another dtype (or a broadcast view) cannot take the sum in place
+    w.grad = pk.zeros(3, pk.f32)
+    (w * 1.0).sum().backward()
+    assert w.grad.dtype == pk.f64
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0, 1.0])
+    w.grad = pk.asarray(np.array([2.0])).broadcast_to((3,))
+    (w * 1.0).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_optimizers_see_grads_accumulated_in_place():
+    # zero_grad(set_to_none=False) leaves views of the optimizer's flat buffer as .grad; two
+    # backwards accumulate into them and the step uses the sum (SGD: w - lr * sum)
+    start = np.array([1.0, 2.0], np.float32)
+    w = pk.asarray(start).requires_grad_()
+    v = pk.asarray(np.array([3.0], np.float32)).requires_grad_()
+    opt = pk.optim.SGD([w, v], lr=0.5)
+    (w * v).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    zeroed = w.grad
+    (w * v).sum().backward()
+    (w * w).sum().backward()
+    assert w.grad is zeroed
+    np.testing.assert_array_equal(zeroed.numpy(), 3.0 + 2 * start)
+    opt.step()
+    np.testing.assert_allclose(w.numpy(), start - 0.5 * (3.0 + 2 * start), rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), [3.0 - 0.5 * 3.0], rtol=1e-6)
+    # set_to_none=True: the next backward makes a new .grad; the old one keeps its values
+    opt.zero_grad()
+    assert w.grad is None
+    (w * 2.0).sum().backward()
+    assert w.grad is not zeroed
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(zeroed.numpy(), 3.0 + 2 * start)
+
+
 def test_second_backward_needs_retain_graph():
     x = pk.asarray(np.array([1.0, 2.0])).requires_grad_()
     y = (pk.exp(x) * x).sum()
