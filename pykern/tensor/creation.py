@@ -151,6 +151,9 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
         n = max(0, -(-(stop - start) // step))
     else:
         n = max(0, math.ceil((float(stop) - float(start)) / float(step)))
+        if d.is_int and n:  # (numpy converts nothing for an empty range)
+            start, step = _integer_start_and_step(start, step, n, d)
+            all_int = True
     out = empty((n,), d)
     if n:
         if d.is_int:
@@ -164,6 +167,19 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
                 step -= 1 << bits
         _range_kernel(ct)[n](out, start, step, start, False, False)
     return out
+
+
+def _integer_start_and_step(start: object, step: object, n: int, d: DType) -> tuple[int, int]:
+    """The first value and the step of an integer `d` range from non-integer arguments, as
+    numpy computes them: the first value is `start` converted to the dtype (truncated toward
+    zero), and the step is the second value, `start + step` converted, minus the first; the
+    length stays ceil((stop - start) / step). So `arange(0, 3, 0.5, dtype=i32)` is six zeros
+    and `arange(0.5, 3, 0.5, dtype=i32)` is 0, 1, 2, 3, 4, as numpy's."""
+    first = int(start)  # type: ignore[call-overload]
+    pr.check_scalar_fits(first, d)
+    if n < 2:  # numpy converts no second value: only the first is an element
+        return first, 0
+    return first, int(start + step) - first  # type: ignore[operator]
 
 
 def _is_integer_scalar(v: object) -> bool:
@@ -225,7 +241,7 @@ def _triangle(x: pk.Array, out: pk.Array, k: int, lower: pk.constexpr):
 
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     x = ew.as_tensor(x)
-    if needs_grad(x):
+    if needs_grad(x, complex_ok=True):  # the backward masks g as the forward masks x
         return triangle(lambda t: _tri(t, k, lower), x, "tril" if lower else "triu")
     if x.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'} needs at least 2 dimensions, got "

@@ -67,6 +67,33 @@ def test_arange_floats(start, span, step, dtype):
     np.testing.assert_allclose(t.numpy().astype(np.float64), expected, rtol=tol, atol=tol)
 
 
+@settings(max_examples=40, deadline=None)
+@given(start=st.floats(-50, 50), stop=st.floats(-50, 50),
+       step=st.floats(0.05, 7) | st.floats(-7, -0.05) | st.integers(-7, 7).filter(bool),
+       dtype=st.sampled_from([pk.i32, pk.i64, pk.i8, pk.u8]))
+def test_arange_integer_dtype_of_float_arguments_follows_numpy(start, stop, step, dtype):
+    # numpy: the first value is int(start), the step int(start + step) - int(start), the
+    # length ceil((stop - start) / step). Values beyond the dtype are an OverflowError, as
+    # for integer arguments (numpy raises for the first two values and wraps the others)
+    exact = np.arange(start, stop, step, dtype=np.int64)
+    info = np.iinfo(dtype.numpy)
+    if exact.size and not info.min <= exact.min() <= exact.max() <= info.max:
+        with pytest.raises(OverflowError, match=f"out of bounds for {dtype.name}"):
+            pk.arange(start, stop, step, dtype=dtype)
+        return
+    expected = np.arange(start, stop, step, dtype=dtype.numpy)
+    t = pk.arange(start, stop, step, dtype=dtype)
+    assert t.dtype == dtype
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+def test_arange_integer_dtype_of_a_fractional_step():
+    for args in [(0, 3, 0.5), (0.5, 3, 0.5), (-1, 3, 0.7), (5, -10, -2.5), (0.0, 3.0, 1.0)]:
+        t = pk.arange(*args, dtype=pk.i32)
+        np.testing.assert_array_equal(t.numpy(), np.arange(*args, dtype=np.int32))
+    np.testing.assert_array_equal(pk.arange(0, 3, 0.5, dtype=pk.i32).numpy(), np.zeros(6))
+
+
 def test_arange_forms_and_errors():
     np.testing.assert_array_equal(pk.arange(5).numpy(), np.arange(5))
     np.testing.assert_array_equal(pk.arange(1, 2, 0.25).numpy(), np.arange(1, 2, 0.25))
