@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.linalg.checks import batch_index
+from pykern.linalg.errors import LinAlgError
 from pykern.linalg.inputs import result_dtype, stack_of_matrices
 from pykern.linalg.svd import svd, svdvals
 from pykern.tensor import elementwise as ew
@@ -36,10 +38,29 @@ def pinv(x: object, /, *, rtol: object = None) -> Tensor:
 
 def matrix_rank(x: object, /, *, rtol: object = None) -> Tensor:
     """The rank of each matrix of the (..., M, N) stack `x`: the count of singular values
-    above `rtol` times the largest (default rtol: max(M, N) · eps). Default integer dtype."""
+    above `rtol` times the largest (default rtol: max(M, N) · eps). Default integer dtype.
+    A matrix with a NaN is a LinAlgError, as numpy's."""
     t = stack_of_matrices(x, "matrix_rank")
+    _refuse_nan(t)
     s = svdvals(t)
     return red.sum(ew.greater(s, _cutoff(s, t, rtol)), axis=-1, dtype=DEFAULT_INT)
+
+
+def _refuse_nan(t: Tensor) -> None:
+    """LinAlgError for a matrix with a NaN, as numpy (its SVD does not converge). `svdvals`
+    gives such a matrix NaN singular values, which no cut-off counts: the rank would be a
+    silent 0. (A matrix with an inf and no NaN has NaN singular values in numpy too, without an
+    error, and rank 0 in both.) matrix_rank waits for the SVD anyway, so reading one flag per
+    matrix back costs no extra wait."""
+    if not (t.dtype.is_float or t.dtype.is_complex) or t.size == 0:
+        return
+    batch_shape = tuple(t.shape[:-2])
+    has_nan = red.any(ew.isnan(t), axis=(-2, -1)).reshape((-1,)).numpy()
+    bad = has_nan.nonzero()[0]
+    if bad.size:
+        where = f" (matrix {batch_index(int(bad[0]), batch_shape)} of the batch)" \
+            if batch_shape else ""
+        raise LinAlgError(f"matrix_rank: SVD did not converge: x has a NaN{where}")
 
 
 def _cutoff(s: Tensor, t: Tensor, rtol: object) -> Tensor:

@@ -94,6 +94,25 @@ def test_pinv_and_matrix_rank_match_numpy():
         [5, 1])
 
 
+def test_matrix_rank_of_a_matrix_with_a_nan_raises_as_numpy():
+    # numpy's SVD does not converge on a NaN (LinAlgError); NaN singular values made rank 0
+    cases = [np.full((3, 3), np.nan), np.full((3, 3), np.nan, np.float32),
+             np.array([[[1.0, 2.0], [3.0, 4.0]], [[1.0, np.nan], [0.0, 1.0]]]),
+             np.array([[1.0, 0.0], [0.0, complex(1.0, np.nan)]])]
+    for a in cases:
+        with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
+            np.linalg.matrix_rank(a)
+        with pytest.raises(pk.linalg.LinAlgError, match="SVD did not converge: x has a NaN"):
+            pk.linalg.matrix_rank(pk.asarray(a))
+    with pytest.raises(pk.linalg.LinAlgError, match=r"matrix \(1,\) of the batch"):
+        pk.linalg.matrix_rank(pk.asarray(cases[2]))
+    # an inf without a NaN: NaN singular values and rank 0 in numpy too, no error
+    for a in (np.array([[np.inf, 0.0], [0.0, 1.0]]), np.array([[-np.inf, 2.0], [3.0, 1.0]])):
+        assert np.linalg.matrix_rank(a) == 0
+        assert pk.linalg.matrix_rank(pk.asarray(a)).item() == 0
+    np.testing.assert_array_equal(pk.linalg.matrix_rank(pk.asarray(cases[2][:1])).numpy(), [2])
+
+
 def test_svd_dtypes_and_errors():
     a = np.array([[3, 0], [0, 4], [0, 0]], dtype=np.int64)
     res = pk.linalg.svd(pk.asarray(a), full_matrices=False)
