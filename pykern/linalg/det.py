@@ -91,8 +91,10 @@ def _det_kernel(dtype: DType) -> pk.Kernel:
                 singular = True  # not p == 0 at the end: p may underflow
             p = p * u
             total += pk.log(abs(u))
-        if singular:
+        if singular:  # det 0, as numpy's and as sign · exp(logabsdet) says, also where
+            p = DT(0.0)  # another pivot is inf or nan (the product would be inf · 0, nan)
             s = DT(0.0)
+            parity = 1.0  # +0, as numpy's
             total = -math.inf
         det[b] = parity * p
         sign[b] = parity * s

@@ -144,6 +144,46 @@ def test_complex_det_and_slogdet_match_numpy(n, batch, dtype, seed):
     np.testing.assert_allclose(logabs.numpy(), l0, rtol=1e-4, atol=_tol(dtype) * n)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.float64])
+def test_det_with_an_inf_entry_matches_numpy(dtype):
+    inf = np.inf
+    # a zero pivot: det 0 as numpy's (sign 0, logabsdet -inf), even where another pivot is
+    # inf; the product of the pivots, inf · 0, gave nan
+    singular = [[[inf, 0], [0, 0]], [[-1, 0], [inf, 1]], [[2, 0], [inf, 2]], [[0, -inf], [0, inf]]]
+    if dtype != np.float64:
+        singular.append([[2, 0], [complex(inf, 1), 2]])
+    for c in singular:
+        a = np.array(c, dtype)
+        with np.errstate(all="ignore"):
+            expected = np.linalg.det(a)
+        assert expected == 0
+        got = pk.linalg.det(pk.asarray(a))
+        assert got.dtype == pk.asarray(a).dtype
+        assert got.item() == 0, c
+        sign, logabs = pk.linalg.slogdet(pk.asarray(a))
+        assert sign.item() == 0 and logabs.item() == -inf
+    # (the panel kernel: 40 x 40, an inf pivot and a zero one)
+    big = np.eye(40, dtype=dtype)
+    big[0, 0], big[5, 5] = inf, 0
+    with np.errstate(all="ignore"):
+        assert np.linalg.det(big) == 0
+    assert pk.linalg.det(pk.asarray(big)).item() == 0
+    # numpy's complex det is nan where an inf pivot's phase u / |u| is nan, and so is ours
+    if dtype != np.float64:
+        for c in ([[inf, 0], [0, 1]], [[1, 0], [0, inf]], [[inf, 1], [1, 1]],
+                  [[complex(0, inf), 0], [0, 1]]):
+            a = np.array(c, dtype)
+            with np.errstate(all="ignore"):
+                assert np.isnan(np.linalg.det(a))
+            assert np.isnan(pk.linalg.det(pk.asarray(a)).item())
+    else:  # a real inf pivot: ±inf, as numpy's
+        for c in ([[inf, 0], [0, 1]], [[-inf, 0], [0, 2]], [[1, 2], [inf, 1]]):
+            a = np.array(c, dtype)
+            with np.errstate(all="ignore"):
+                expected = np.linalg.det(a)
+            assert pk.linalg.det(pk.asarray(a)).item() == expected
+
+
 def test_pivots_are_lapacks_re_plus_im():
     # |3| > |2+2j|, but |re| + |im| is 3 < 4: LAPACK (numpy) takes row 1 as the pivot
     for dtype in (pk.c64, pk.c128):
