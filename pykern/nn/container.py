@@ -1,4 +1,5 @@
-"""`pk.nn.Sequential` and `pk.nn.ModuleList`: modules held under the names "0", "1", ..."""
+"""`pk.nn.Sequential` and `pk.nn.ModuleList`: modules held under the names "0", "1", ... (a
+Sequential's slice keeps the names it had, as PyTorch's)."""
 
 from __future__ import annotations
 
@@ -35,11 +36,15 @@ class _Indexed(Module):
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            # a container of the same kind over the slice, renumbered from "0"
-            part = type(self).__new__(type(self))
-            _Indexed.__init__(part, list(self._modules.values())[index])
-            return part
+            return self._slice(index)
         return self._modules[self._position(index)]
+
+    def _slice(self, index: slice) -> _Indexed:
+        """A container of the same kind over the slice, renumbered from "0" (PyTorch's
+        ModuleList)."""
+        part = type(self).__new__(type(self))
+        _Indexed.__init__(part, list(self._modules.values())[index])
+        return part
 
     def __setitem__(self, index: int, module: Module) -> None:
         self.add_module(self._position(index), module)
@@ -62,6 +67,13 @@ class Sequential(_Indexed):
                 self.add_module(name, m)
         else:
             super().__init__(modules)  # type: ignore[arg-type]
+
+    def _slice(self, index: slice) -> Sequential:
+        """A Sequential over the slice whose modules keep their names, as PyTorch's: the
+        state_dict keys of `model[1:]` are the model's ("1.weight"), so weights saved from one
+        load into the other. Int indexing, len and iteration are by position, whatever the
+        names."""
+        return type(self)(OrderedDict(list(self._modules.items())[index]))
 
     def forward(self, input: Any) -> Any:  # noqa: A002
         for m in self:

@@ -176,6 +176,34 @@ def test_sequential_indexing_and_ordered_dict_names():
         m[3]
 
 
+def test_a_sliced_sequential_keeps_its_children_names_as_pytorch():
+    # PyTorch's Sequential slice is Sequential(OrderedDict(items[slice])): the names stay, so
+    # its state_dict keys are the model's; len, iteration and int indexing are by position
+    m = mlp()
+    tail = m[1:]
+    assert isinstance(tail, nn.Sequential) and len(tail) == 2
+    assert list(tail.state_dict()) == ["2.weight", "2.bias"]
+    assert [name for name, _ in tail.named_children()] == ["1", "2"]
+    assert list(tail) == [m[1], m[2]] and tail[0] is m[1] and tail[-1] is m[2]
+    assert tail[1] is m[2] and tail[1:][0] is m[2]
+    assert list(tail[1:].state_dict()) == ["2.weight", "2.bias"]
+    assert list(m[::2].state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert repr(m[1:]).splitlines()[1] == "  (1): ReLU()"
+    with pytest.raises(IndexError, match="out of range"):
+        tail[2]
+    # it runs the same modules: relu then the last linear
+    x = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
+    w, b = m[2].weight.numpy(), m[2].bias.numpy()
+    np.testing.assert_allclose(tail(pk.asarray(x)).numpy(), np.maximum(x, 0) @ w.T + b,
+                               rtol=1e-5, atol=1e-6)
+    # named children keep their names too; a ModuleList slice is renumbered, as PyTorch's
+    from collections import OrderedDict
+    named = nn.Sequential(OrderedDict([("fc", nn.Linear(2, 3)), ("act", nn.GELU()),
+                                       ("out", nn.Linear(3, 1))]))
+    assert list(named[1:].state_dict()) == ["out.weight", "out.bias"]
+    assert list(Block().layers[1:].state_dict()) == ["0.weight", "0.bias"]
+
+
 def test_parameters_are_counted_with_numel_as_in_pytorch():
     model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3, bias=False))
     assert sum(p.numel() for p in model.parameters()) == 4 * 16 + 16 + 16 * 3
