@@ -131,6 +131,25 @@ def test_a_bad_grid_is_refused_before_anything_runs(host):
     np.testing.assert_array_equal(out.numpy(), np.zeros(4))
 
 
+def test_a_grid_of_more_than_2_to_the_40_invocations_is_refused_and_the_next_launch_runs(host):
+    # each dimension is below 2**31, but 2**60 invocations would run for ever: the same rule
+    # as the Vulkan runtime's (pykern.runtime.grid), named with the grid and the limit
+    x = pk.asarray(np.arange(4, dtype=np.float32))
+    out = pk.zeros(4)
+    variant = scale.compile(2.0, x, out)
+    block, buffers, _ = variant.binder.bind([2.0, x, out])
+    with pytest.raises(ValueError, match=r"grid \(1073741824, 1073741824, 1\) names "
+                                         r"1152921504606846976 invocations.*2\*\*40"):
+        host.launch(variant.program, (2**30, 2**30, 1), buffers, block)
+    with pytest.raises(pk.LaunchError, match=r"^scale\[\(1048576, 1048576, 2\)\]: grid .*2\*\*40"):
+        scale[2**20, 2**20, 2](2.0, x, out)
+    np.testing.assert_array_equal(out.numpy(), np.zeros(4))
+    host.launch(variant.program, (4, 1, 1), buffers, block)
+    np.testing.assert_array_equal(out.numpy(), 2.0 * np.arange(4))
+    scale[4](3.0, x, out)
+    np.testing.assert_array_equal(out.numpy(), 3.0 * np.arange(4))
+
+
 def test_a_tensor_of_a_vulkan_device_is_a_launch_error_naming_the_parameter(host):
     vulkan = [d for d in pk.devices() if d.kind != "host"]
     if not vulkan:

@@ -12,13 +12,16 @@ from pykern.interpret import run as interpret_run
 from pykern.runtime import grid as rgrid
 
 BAD_GRIDS = [(-1,), -1, (1, 2, 3, 4), (), 2.5, (2.0, 1), True, (4, False), "8", None,
-             (2**31,), (1, 2**31, 1), [1, 1, 1, 1]]
+             (2**31,), (1, 2**31, 1), [1, 1, 1, 1],
+             # each dimension in range, but more than 2**40 invocations in all
+             (2**30, 2**30), (2**31 - 1,) * 3, (2**20, 2**20, 2)]
 
 
 @pytest.mark.parametrize("grid, dims", [
     (5, (5, 1, 1)), ((5,), (5, 1, 1)), ((3, 4), (3, 4, 1)), ((2, 3, 4), (2, 3, 4)),
     ([7, 2], (7, 2, 1)), (np.int64(9), (9, 1, 1)), ((np.int32(2), 3), (2, 3, 1)),
     (0, (0, 1, 1)), ((2**31 - 1, 1, 1), (2**31 - 1, 1, 1)),
+    ((2**20, 2**20), (2**20, 2**20, 1)), ((2**31 - 1, 512, 0), (2**31 - 1, 512, 0)),
 ])
 def test_good_grids_are_padded_to_three_plain_ints(grid, dims):
     got = rgrid.normalize_grid(grid)
@@ -82,3 +85,8 @@ def test_the_runtime_refuses_bad_grids_before_recording():
     block, buffers, _ = variant.binder.bind([out])
     with pytest.raises(ValueError, match="grid"):
         rt.get_device().launch(variant.program, (2**31, 1, 1), buffers, block)
+    with pytest.raises(ValueError, match=r"grid \(1073741824, 1073741824, 1\) names "
+                                         r"1152921504606846976 invocations.*2\*\*40"):
+        rt.get_device().launch(variant.program, (2**30, 2**30, 1), buffers, block)
+    rt.get_device().launch(variant.program, (3, 4, 1), buffers, block)  # the next one runs
+    np.testing.assert_array_equal(out.numpy(), np.add.outer(np.arange(3) * 10, np.arange(4)))
