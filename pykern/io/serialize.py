@@ -58,8 +58,10 @@ def load(path: PathLike, device: object = None) -> Any:
     device (`device`, if given, must be that device: pykern uses one at a time). A safetensors
     file from another writer loads as a dict of name -> Tensor.
 
-    A file that is not of this format, is truncated, or has a header that is out of bounds or
-    names an unknown dtype is a ValueError naming the file and the fault.
+    A file that is not of this format, is truncated, has a header that is out of bounds or
+    names an unknown dtype, or a structure that does not match the header's tensors (one
+    missing, or one listed that it does not refer to) is a ValueError naming the file and the
+    fault.
     """
     where = os.fspath(path)
     target = get_device()

@@ -100,11 +100,24 @@ def _leaf_name(leaf: Leaf, keys: list[str], out: Flattened) -> str:
 
 def rebuild(node: object, tensors: dict[str, Any], where: str) -> object:
     """The object `node` describes, with the loaded `tensors`; ValueError, naming the file
-    (`where`) and the place, for a malformed description."""
-    return _rebuild(node, tensors, where, "obj")
+    (`where`) and the place, for a malformed description, and naming the tensors for header
+    entries it does not refer to: `pk.save` writes exactly the tensors of the object, so an
+    entry left over means that the file and its structure do not match (another tool added or
+    renamed a tensor), and loading would drop its data unseen."""
+    used: set[str] = set()
+    obj = _rebuild(node, tensors, where, "obj", used)
+    extra = [name for name in tensors if name not in used]
+    if extra:
+        shown = ", ".join(repr(name) for name in extra[:10])
+        more = f" and {len(extra) - 10} more" if len(extra) > 10 else ""
+        raise ValueError(f"{where}: the header has {len(extra)} tensor(s) that the saved "
+                         f"structure does not refer to: {shown}{more}; the file does not "
+                         "match its structure (was it changed by another tool?)")
+    return obj
 
 
-def _rebuild(node: object, tensors: dict[str, Any], where: str, place: str) -> object:
+def _rebuild(node: object, tensors: dict[str, Any], where: str, place: str,
+             used: set[str]) -> object:
     if not isinstance(node, dict) or len(node) != 1:
         raise ValueError(f"{where}: the saved structure is malformed at {place}: {node!r:.80}")
     ((kind, body),) = node.items()
@@ -112,15 +125,17 @@ def _rebuild(node: object, tensors: dict[str, Any], where: str, place: str) -> o
         if body not in tensors:
             raise ValueError(f"{where}: {place} refers to tensor {body!r}, which the header "
                              "does not have")
+        used.add(body)
         return tensors[body]
     if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
         return body
     if kind == "float" and isinstance(body, str) and body in NON_FINITE:
         return NON_FINITE[body]
     if kind == "dict" and isinstance(body, list) and all(_is_pair(p) for p in body):
-        return {k: _rebuild(v, tensors, where, f"{place}[{k!r}]") for k, v in body}
+        return {k: _rebuild(v, tensors, where, f"{place}[{k!r}]", used) for k, v in body}
     if kind in ("list", "tuple") and isinstance(body, list):
-        items = [_rebuild(v, tensors, where, f"{place}[{i}]") for i, v in enumerate(body)]
+        items = [_rebuild(v, tensors, where, f"{place}[{i}]", used)
+                 for i, v in enumerate(body)]
         return CONTAINERS[kind](items)
     raise ValueError(f"{where}: the saved structure is malformed at {place}: {node!r:.80}")
 

@@ -183,6 +183,31 @@ def test_forged_metadata(metadata, fault, tmp_path):
     assert fault in load_error(path)
 
 
+def test_header_entries_the_structure_does_not_refer_to(tmp_path):
+    # a pykern file whose header lists a tensor its structure does not use (another tool
+    # added it, keeping the metadata) loaded without it, silently; now the entries are named
+    path = saved(tmp_path)
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+    end = len(data)
+    header["extra"] = {"dtype": "U8", "shape": [3], "data_offsets": [end, end + 3]}
+    header["more"] = {"dtype": "U8", "shape": [1], "data_offsets": [end + 3, end + 4]}
+    forge(path, header, data + b"\x01\x02\x03\x04")
+    fault = load_error(path)
+    assert "2 tensor(s) that the saved structure does not refer to: 'extra', 'more'" in fault
+    # the same file without the structure's metadata is a foreign file: every tensor loads
+    del header["__metadata__"]
+    forge(path, header, data + b"\x01\x02\x03\x04")
+    loaded = pk.load(path)
+    assert sorted(loaded) == ["b", "extra", "more", "w"]
+    np.testing.assert_array_equal(loaded["extra"].numpy(), [1, 2, 3])
+    # a tensor the structure refers to twice (tied weights) is used, not left over
+    tied = pk.ones(3)
+    again = pk.load(saved(tmp_path, {"a": tied, "b": tied}))
+    assert again["a"] is again["b"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(position=st.integers(0, 10**6), bits=st.integers(1, 255))
 def test_any_flipped_header_byte_loads_or_gives_a_value_error(tmp_path_factory, position,
