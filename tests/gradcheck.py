@@ -31,3 +31,30 @@ def check_grad(pk_fn, np_fn, *arrays: np.ndarray, rng: np.random.Generator,
             args[i] = x
             return float(np.sum(w * np_fn(*args)))
         np.testing.assert_allclose(t.grad.numpy(), numeric_grad(f, a), atol=atol, rtol=1e-5)
+
+
+def check_complex_grad(pk_fn, np_fn, *arrays: np.ndarray, rng: np.random.Generator,
+                       atol: float = 1e-6) -> None:
+    """pykern's gradient convention for complex inputs (PyTorch's): for a real loss L of
+    z = x + iy, z.grad = dL/dx + i dL/dy. L = sum(Re(conj(w) * f(z...))) for a random weight
+    w (complex where f's result is), against central differences of both parts; real
+    arrays among `arrays` get the real gradient."""
+    ts = [pk.asarray(a).requires_grad_() for a in arrays]
+    out = pk_fn(*ts)
+    w = rng.standard_normal(out.shape)
+    if out.dtype.is_complex:
+        w = w + 1j * rng.standard_normal(out.shape)
+    out.backward(pk.asarray(w.astype(out.dtype.numpy)))
+    for i, (t, a) in enumerate(zip(ts, arrays)):
+        def f(x, i=i):
+            args = list(arrays)
+            args[i] = x
+            return float(np.sum(np.real(np.conj(w) * np_fn(*args))))
+        if np.iscomplexobj(a):
+            expected = (numeric_grad(lambda x, f=f, a=a: f(x + 1j * a.imag), a.real.copy())
+                        + 1j * numeric_grad(lambda y, f=f, a=a: f(a.real + 1j * y),
+                                            a.imag.copy())).astype(a.dtype)
+        else:
+            expected = numeric_grad(f, a)
+        assert t.grad is not None, f"input {i} got no gradient"
+        np.testing.assert_allclose(t.grad.numpy(), expected, atol=atol, rtol=1e-5)

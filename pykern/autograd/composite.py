@@ -27,7 +27,7 @@ def refuse_grad(name: str, *inputs: Any) -> None:
     """For ops without a backward: a clear error when an input requires grad (and grad mode
     records), instead of a result that silently cuts the graph."""
     flat = [t for x in inputs for t in (x if isinstance(x, (list, tuple)) else (x,))]
-    if needs_grad(*flat):
+    if needs_grad(*flat, complex_ok=True):
         raise NotImplementedError(f"pk.{name} has no backward yet: compute it under pk.no_grad() "
                                   "or on .detach()ed inputs")
 

@@ -18,7 +18,7 @@ from pykern.autograd.mode import no_grad
 
 def fit(g: Any, to: Edge) -> Any:
     """`g` summed over the dimensions the input of `to` was broadcast along and converted to
-    its dtype."""
+    its dtype (the real part for a real input of a complex result)."""
     import pykern as pk
 
     shape = to.shape
@@ -30,6 +30,8 @@ def fit(g: Any, to: Edge) -> Any:
             g = pk.sum(g, axis=axes, keepdims=True)
         g = g.reshape(shape)
     if g.dtype != to.dtype and not _converts_its_gradient(to):
+        if g.dtype.is_complex and not to.dtype.is_complex:
+            g = pk.real(g)  # a real input of a complex op: d/dx of the pair (d/dx, d/dy)
         g = g.astype(to.dtype)
     return g
 
@@ -177,6 +179,9 @@ def _root_gradient(t: Any, gradient: Any) -> Any:
                            "ops that made it has requires_grad=True (or it was made under "
                            "pk.no_grad())")
     if gradient is None:
+        if t.dtype.is_complex:
+            raise RuntimeError("backward() of a complex result needs a gradient: the implicit "
+                               "1 is for a real loss (take pk.real, pk.abs, ... of it first)")
         if t.size != 1:
             raise RuntimeError(f"backward() needs a gradient for a result of shape {t.shape}: "
                                "only a one-element result (a loss) gets the implicit 1")

@@ -103,12 +103,52 @@ class ViewNode(Node):
         return buffer is not None and version_of(buffer) != self.version
 
 
-def needs_grad(*inputs: object) -> bool:
-    """Whether an op on `inputs` records: grad mode is on and one input requires grad."""
+def needs_grad(*inputs: object, complex_ok: bool = False) -> bool:
+    """Whether an op on `inputs` records: grad mode is on and one input requires grad.
+
+    A complex input that requires grad is refused (NotImplementedError) unless the op says
+    `complex_ok`: only ops whose backward is written for complex numbers say so, so an op
+    written for real gradients can never silently give a complex input a wrong one or none."""
     for t in inputs:  # every op asks: the common answer (no input requires grad) first
         if getattr(t, "requires_grad", False):
-            return is_grad_enabled()
+            if not is_grad_enabled():
+                return False
+            if not complex_ok:
+                refuse_complex(inputs)
+            return True
     return False
+
+
+def refuse_complex(inputs: Sequence[object]) -> None:
+    """The error for a complex tensor that requires grad reaching an op without a complex
+    backward, naming the op (the first public pykern function on the stack)."""
+    complex_inputs = [t for t in inputs if getattr(t, "requires_grad", False)
+                      and getattr(getattr(t, "dtype", None), "is_complex", False)]
+    if not complex_inputs:
+        return
+    op = _calling_op()
+    raise NotImplementedError(
+        f"{op} has no backward for complex tensors (a {complex_inputs[0].dtype.name} input "
+        "requires grad): compute it under pk.no_grad() or on .detach()ed inputs, or on the "
+        "parts (pk.real, pk.imag, pk.view_as_real)")
+
+
+def _calling_op() -> str:
+    """The name of the pykern op that asked `needs_grad`: the outermost public function of
+    the pykern package on the stack below the user's call."""
+    import sys
+    frame = sys._getframe(2)
+    name = "this op"
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith("pykern"):
+            break
+        if not frame.f_code.co_name.startswith("_") and not module.startswith("pykern.autograd"):
+            namespace = next((ns for ns in ("linalg", "fft") if module.startswith(
+                f"pykern.{ns}.")), None)
+            name = f"pk.{namespace + '.' if namespace else ''}{frame.f_code.co_name}"
+        frame = frame.f_back
+    return name
 
 
 def edge(t: object) -> Edge | None:
@@ -123,7 +163,7 @@ def record(name: str, result: Any, inputs: Sequence[object], backward: Backward,
     `saved` lists the tensors `backward` reads (their versions are checked before it runs);
     None means, conservatively, every tensor input and the result. `view`: `result` shares
     the memory of `inputs[0]`."""
-    if not needs_grad(*inputs):
+    if not needs_grad(*inputs, complex_ok=True):  # (the op decided; complex or not)
         return result
     refresh_stale_views(inputs)
     edges = tuple(edge(t) for t in inputs)

@@ -15,6 +15,6 @@ def triangle(fused: Callable[[Any], Any], x: Any, name: str) -> Any:
     gradient being the same triangle of g."""
     with no_grad():
         out = fused(x)
-    if not out.dtype.is_float:
+    if not (out.dtype.is_float or out.dtype.is_complex):
         return out
     return record(name, out, (x,), lambda g: (fused(g),))

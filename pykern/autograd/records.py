@@ -11,7 +11,9 @@ from pykern.autograd.graph import record
 
 
 def _float(t: Any) -> bool:
-    return t.dtype.is_float
+    """Whether `t` has gradients: float and complex tensors (complex ops record through
+    `complex_grads`; the formulas here that reach them are layout or linear)."""
+    return t.dtype.is_float or t.dtype.is_complex
 
 
 def _alias(t: Any) -> Any:
@@ -116,8 +118,8 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
             # 16-bit operands with a wider result (pk.autocast, dtype=): the gradients' products
             # take 16-bit operands too (the matrix engine's), and keep the wider result
             wide, g2 = g2.dtype, g2.astype(a.dtype)
-        ga = pk.matmul(g2, b2.mT, dtype=wide) if need_a else None
-        gb = pk.matmul(a2.mT, g2, dtype=wide) if need_b else None
+        ga = pk.matmul(g2, _adjoint(b2), dtype=wide) if need_a else None
+        gb = pk.matmul(_adjoint(a2), g2, dtype=wide) if need_b else None
         if ga is not None and a.ndim == 1:
             ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
         if gb is not None and b.ndim == 1:
@@ -127,6 +129,12 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
     # a's gradient reads b and b's reads a
     saved = [t for t, needed in ((b, need_a), (a, need_b)) if needed]
     return record("matmul", out, (a, b), back, saved=saved)
+
+
+def _adjoint(t: Any) -> Any:
+    """The conjugate transpose (of a complex matrix; a real one's transpose): what a matrix
+    product's gradient multiplies by."""
+    return pk.conj(t).mT if t.dtype.is_complex else t.mT
 
 
 def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:

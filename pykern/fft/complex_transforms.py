@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pykern.fft import args
+from pykern.fft import args, gradients
 from pykern.fft.pairs import as_complex, as_pairs, input_tensor, transform_axis
 from pykern.fft.planned import planned
 from pykern.tensor.tensor import Tensor
@@ -51,8 +51,12 @@ def _c2c(op: str, x: object, n: object, axis: object, norm: object, inverse: boo
     if length == 0:
         raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
     scale = args.scale_for(norm, length, inverse)
-    return planned(op, t, (length, ax, scale), lambda: as_complex(
-        transform_axis(as_pairs(t), ax, length, inverse, scale)))
+
+    def run() -> Tensor:
+        return as_complex(transform_axis(as_pairs(t), ax, length, inverse, scale))
+
+    return gradients.transform(op, t, lambda: planned(op, t, (length, ax, scale), run),
+                               lambda: gradients.c2c(t, [length], [ax], norm, inverse))
 
 
 def _c2cn(op: str, x: object, s: object, axes: object, norm: object, inverse: bool
@@ -71,4 +75,7 @@ def _c2cn(op: str, x: object, s: object, axes: object, norm: object, inverse: bo
             p = transform_axis(p, a, length, inverse, args.scale_for(norm, length, inverse))
         return as_complex(p)
 
-    return planned(op, t, (tuple(lengths), tuple(ax), norm), run)
+    gradients.distinct_axes(op, t, ax)
+    return gradients.transform(op, t, lambda: planned(op, t, (tuple(lengths), tuple(ax), norm),
+                                                      run),
+                               lambda: gradients.c2c(t, lengths, ax, norm, inverse))

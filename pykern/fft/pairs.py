@@ -7,7 +7,6 @@ c128, every other real dtype (f32, f16, bf16, integers, bool) to c64.
 
 from __future__ import annotations
 
-from pykern.autograd.composite import refuse_grad
 from pykern.fft import engine
 from pykern.lang import dtypes as dt
 from pykern.tensor.complex_views import view_as_complex, view_as_real
@@ -29,11 +28,7 @@ def real_dtype_for(d: dt.DType) -> dt.DType:
 
 
 def input_tensor(x: object, op: str) -> Tensor:
-    """`x` as a tensor (numpy arrays and nested lists accepted). The transforms have no
-    backward (pykern's autograd is real): a tensor that requires grad is refused with
-    NotImplementedError, as every op without a backward, rather than silently cut from the
-    graph."""
-    refuse_grad(f"fft.{op}", x)
+    """`x` as a tensor (numpy arrays and nested lists accepted)."""
     return as_tensor(x, f"{op}: x")
 
 

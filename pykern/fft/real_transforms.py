@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pykern.fft import args, engine, tables
+from pykern.fft import args, engine, gradients, tables
 from pykern.fft.pairs import (as_complex, as_pairs, four_d, input_tensor, real_as_pairs,
                               real_dtype_for, transform_axis)
 from pykern.fft.planned import planned
@@ -29,8 +29,10 @@ def rfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
     """
     t, ax, length, norm = _real_input("rfft", x, n, axis, norm)
     scale = args.scale_for(norm, length, False)
-    return planned("rfft", t, (ax, length, scale), lambda: as_complex(
-        _rfft_axis(t, ax, length, scale, False)))
+    return gradients.transform(
+        "rfft", t, lambda: planned("rfft", t, (ax, length, scale),
+                                   lambda: as_complex(_rfft_axis(t, ax, length, scale, False))),
+        lambda: gradients.r2c(t, [length], [ax], norm, False))
 
 
 def ihfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
@@ -38,8 +40,10 @@ def ihfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     """The inverse of `hfft`: conj(rfft(x)) with the inverse's norm (1/n for "backward")."""
     t, ax, length, norm = _real_input("ihfft", x, n, axis, norm)
     scale = args.scale_for(norm, length, True)
-    return planned("ihfft", t, (ax, length, scale), lambda: as_complex(
-        _rfft_axis(t, ax, length, scale, True)))
+    return gradients.transform(
+        "ihfft", t, lambda: planned("ihfft", t, (ax, length, scale),
+                                    lambda: as_complex(_rfft_axis(t, ax, length, scale, True))),
+        lambda: gradients.r2c(t, [length], [ax], norm, True))
 
 
 def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
@@ -49,8 +53,10 @@ def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     imaginary parts of X_0 (and X_(n/2) for even n) are ignored, as numpy does."""
     t, ax, length, norm = _half_spectrum("irfft", x, n, axis, norm)
     scale = args.scale_for(norm, length, True)
-    return planned("irfft", t, (ax, length, scale), lambda: _irfft_axis(
-        as_pairs(t), ax, length, scale, False))
+    return gradients.transform(
+        "irfft", t, lambda: planned("irfft", t, (ax, length, scale),
+                                    lambda: _irfft_axis(as_pairs(t), ax, length, scale, False)),
+        lambda: gradients.c2r(t, [length], [ax], norm, False))
 
 
 def hfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
@@ -59,8 +65,10 @@ def hfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
     length `n` (default 2·(m - 1)); `irfft` of conj(x) with the forward norm."""
     t, ax, length, norm = _half_spectrum("hfft", x, n, axis, norm)
     scale = args.scale_for(norm, length, False)
-    return planned("hfft", t, (ax, length, scale), lambda: _irfft_axis(
-        as_pairs(t), ax, length, scale, True))
+    return gradients.transform(
+        "hfft", t, lambda: planned("hfft", t, (ax, length, scale),
+                                   lambda: _irfft_axis(as_pairs(t), ax, length, scale, True)),
+        lambda: gradients.c2r(t, [length], [ax], norm, True))
 
 
 def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -83,7 +91,10 @@ def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
             p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
         return as_complex(p)
 
-    return planned(op, t, (tuple(lengths), tuple(ax), norm), run)
+    gradients.distinct_axes(op, t, ax)
+    return gradients.transform(op, t, lambda: planned(op, t, (tuple(lengths), tuple(ax), norm),
+                                                      run),
+                               lambda: gradients.r2c(t, lengths, ax, norm, False))
 
 
 def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -113,7 +124,10 @@ def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] 
             p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
         return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
 
-    return planned(op, t, (tuple(lengths), tuple(ax), last, norm), run)
+    gradients.distinct_axes(op, t, ax)
+    return gradients.transform(op, t, lambda: planned(op, t, (tuple(lengths), tuple(ax), last,
+                                                              norm), run),
+                               lambda: gradients.c2r(t, [*lengths, last], ax, norm, False))
 
 
 def _check_real(t: Tensor, op: str) -> Tensor:

@@ -33,11 +33,13 @@ Backward = Callable[[Tensor], tuple[Tensor | None, ...]]
 
 
 def differentiable(name: str, inputs: Sequence[Tensor], forward: Callable[..., Any],
-                   backward: Callable[..., Sequence[Backward | None]]) -> Any:
+                   backward: Callable[..., Sequence[Backward | None]],
+                   complex_ok: bool = False) -> Any:
     """`forward(*inputs)`; where an input requires grad, run on the inputs cut from the graph
     and each result recorded with `backward(*inputs, *results)[i]` (None: that result has
-    no gradient). A tuple of results keeps its type (the NamedTuples of linalg)."""
-    if not needs_grad(*inputs):
+    no gradient). A tuple of results keeps its type (the NamedTuples of linalg).
+    `complex_ok`: the backward is right for complex inputs too (else they are refused)."""
+    if not needs_grad(*inputs, complex_ok=complex_ok):
         return forward(*inputs)
     plain = [t.detach() for t in inputs]
     with no_grad():

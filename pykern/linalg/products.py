@@ -73,7 +73,7 @@ def diagonal(x: object, /, *, offset: int = 0) -> Tensor:
                     start).copy()
 
     return differentiable("linalg.diagonal", (t,), forward,
-                          lambda a, out: gradients.diagonal(a, k, out))
+                          lambda a, out: gradients.diagonal(a, k, out), complex_ok=True)
 
 
 def trace(x: object, /, *, offset: int = 0, dtype: object = None) -> Tensor:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pykern.autograd import complex_grads
 from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
@@ -87,15 +89,26 @@ def run_unary(fn: Func, kind: str, whole: bool, x: Tensor) -> Tensor:
 
 def unary(name: str, x: Tensor, out: Tensor | None = None) -> Tensor:
     """The unary op `name` on the complex tensor `x` (into `out` if given)."""
-    if name == "round":  # each part rounded, as numpy
+    entry = UNARY.get(name)
+    if name != "round" and entry is None:
+        raise not_defined(name, x.dtype)
+    if needs_grad(x, complex_ok=True) and (entry is None or entry[1] != BOOL):
+        if out is not None:
+            raise _no_out_with_grad(name)
+        with no_grad():
+            result = unary(name, x)
+        return complex_grads.record_unary(name, result, x)
+    if entry is None:  # round: each part rounded, as numpy
         from pykern.tensor import elementwise as ew
         result = view_as_complex(ew.round(view_as_real(x)))
     else:
-        entry = UNARY.get(name)
-        if entry is None:
-            raise not_defined(name, x.dtype)
         result = run_unary(*entry, x)
     return into(out, result, name)
+
+
+def _no_out_with_grad(name: str) -> NotImplementedError:
+    return NotImplementedError(f"pk.{name}(..., out=) of complex tensors that require grad "
+                               f"is not recorded: assign the result instead (y = pk.{name}(x))")
 
 
 def into(out: Tensor | None, result: Tensor, name: str) -> Tensor:
@@ -125,10 +138,12 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     entry = BINARY.get(name)
     if entry is None:
         raise not_defined(name, p)
-    if needs_grad(a, b):
-        raise NotImplementedError(f"pk.{name} has no backward for complex results (autograd "
-                                  "is real): compute it under pk.no_grad() or on .detach()ed "
-                                  "inputs")
+    if needs_grad(a, b, complex_ok=True) and entry[1] != BOOL:
+        if out is not None:
+            raise _no_out_with_grad(name)
+        with no_grad():
+            result = binary(name, a, b)
+        return complex_grads.record_binary(name, result, a, b)
     if name == "pow" and isinstance(a, Tensor) and _is_real_number(b):
         result = _power_by_scalar(complex_tensor(a, p), b)  # type: ignore[arg-type]
         if result is not None:
@@ -238,7 +253,7 @@ def conj(x: object) -> Tensor:
     """The complex conjugate (a new tensor); a copy of a real tensor."""
     from pykern.tensor import elementwise as ew
     t = ew.as_tensor(x, "x")
-    return run_unary(*UNARY["conj"], t) if t.dtype.is_complex else t.copy()
+    return unary("conj", t) if t.dtype.is_complex else t.copy()
 
 
 def angle(x: object, deg: bool = False) -> Tensor:
@@ -247,7 +262,7 @@ def angle(x: object, deg: bool = False) -> Tensor:
     from pykern.tensor import elementwise as ew
     t = ew.as_tensor(x, "x")
     if t.dtype.is_complex:
-        result = run_unary(*UNARY["angle"], t)
+        result = unary("angle", t)
     else:
         f = t.dtype if t.dtype.is_float else pr.DEFAULT_FLOAT
         result = ew.atan2(ew.astype(imag(t), f), ew.astype(t, f))

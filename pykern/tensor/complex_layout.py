@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
+from pykern.autograd.records import record_matmul
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor import promotion as pr
@@ -98,6 +101,10 @@ def matmul(a: Tensor, b: Tensor, dtype: object) -> Tensor:
     matrix products of the part views."""
     from pykern.tensor import elementwise as ew
     from pykern.tensor import linalg
+    if needs_grad(a, b, complex_ok=True):
+        with no_grad():
+            out = matmul(a, b, dtype)
+        return record_matmul(out, a, b)
     p = pr.promote(a.dtype, b.dtype) if dtype is None else _dtype(dtype)
     if not p.is_complex:
         p = pr.complex_of(p)

@@ -4,11 +4,17 @@ A c64 element is two f32 words, real part first (c128: two f64), as numpy stores
 complex view of shape S, strides s and offset o (in complex elements) is the same memory as a
 real view of shape S + (2,), strides 2s + (1,) and offset 2o (in part elements). Every complex
 op that only moves or combines parts runs as real ops on these views.
+
+Both views pass gradients through unchanged in meaning: pykern's gradient of a complex
+tensor is the pair (d/d real, d/d imag), which is exactly the gradient of its real view. So
+the complex ops built on part views (sums, concat, take, ...) differentiate through the real
+ops they run.
 """
 
 from __future__ import annotations
 
-from pykern.autograd.composite import refuse_grad
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.records import record_view
 from pykern.lang import dtypes as dt
 from pykern.tensor.tensor import Tensor
 
@@ -30,6 +36,8 @@ def view_as_real(t: Tensor) -> Tensor:
     strides = tuple(2 * s for s in t.element_strides) + (1,)
     view = Tensor(t.buffer, t.shape + (2,), t.dtype.real_dtype, strides, 2 * t.offset)
     view._base = t if t._base is None else t._base
+    if needs_grad(t, complex_ok=True):
+        return record_view("view_as_real", view, t, lambda g: view_as_complex(_pairs(g)))
     return view
 
 
@@ -44,7 +52,6 @@ def view_as_complex(t: Tensor) -> Tensor:
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"view_as_complex: t must be a pk.Tensor, not {type(t).__name__}")
-    refuse_grad("view_as_complex", t)  # autograd has no complex tensors
     if t.dtype not in (dt.f32, dt.f64):
         raise TypeError(f"view_as_complex: t must be an f32 or f64 tensor, not {t.dtype.name}")
     if t.ndim == 0 or t.shape[-1] != 2:
@@ -62,7 +69,18 @@ def view_as_complex(t: Tensor) -> Tensor:
     strides = tuple(s // 2 for s in t.element_strides[:-1])
     view = Tensor(t.buffer, t.shape[:-1], complex_dtype, strides, t.offset // 2)
     view._base = t if t._base is None else t._base
+    if needs_grad(t):
+        return record_view("view_as_complex", view, t, view_as_real)
     return view
+
+
+def _pairs(g: Tensor) -> Tensor:
+    """A real gradient of shape S + (2,) laid out as `view_as_complex` takes it (a gradient
+    may arrive broadcast, with stride 0)."""
+    if g.element_strides[-1] == 1 and g.offset % 2 == 0 and \
+            all(s % 2 == 0 or n == 1 for s, n in zip(g.element_strides[:-1], g.shape[:-1])):
+        return g
+    return g.contiguous()
 
 
 def parts(t: Tensor) -> tuple[Tensor, Tensor]:

@@ -32,6 +32,7 @@ from pykern.runtime import get_device
 from pykern.autograd.gelu_tanh import gelu_tanh
 from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import no_grad
 from pykern.autograd.records import record_binary, record_cast, record_unary
 from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
@@ -479,7 +480,7 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
     dtype promotes `x1` and `x2`)."""
     if (traced := traced_operand(condition, x1, x2)) is not None:  # pk.fuse is tracing
         return traced.fuse_where(condition, x1, x2)
-    if needs_grad(x1, x2):
+    if needs_grad(x1, x2, complex_ok=True):  # (g is chosen as the values are: any dtype)
         return composite.where(where, condition, x1, x2)
     c = as_tensor(condition)
     p = pr.result_type(*(v for v in (x1, x2)))
@@ -558,10 +559,10 @@ def astype(x: object, dtype: object, copy: bool = True) -> Tensor:
     if d == x.dtype and not copy:
         return x
     if d.is_complex or x.dtype.is_complex:  # copies of the parts
-        if needs_grad(x):  # (under pk.no_grad() the conversion runs)
-            raise NotImplementedError("pk.astype has no backward to or from complex dtypes "
-                                      "(autograd is real): convert under pk.no_grad() or "
-                                      "a .detach()ed tensor")
+        if needs_grad(x, complex_ok=True):
+            with no_grad():
+                out = astype(x, d)
+            return record_cast(out, x)
         return cc.to_complex(x, d, assign) if d.is_complex else cc.complex_to_real(x, d)
     out = dispatch(("astype", d, STRICT_BLOCK.get()), (x,), lambda: _astype(x, d))
     return record_cast(out, x) if x.requires_grad else out

@@ -49,12 +49,12 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
 
         pk.concat([a, b], axis=1)
     """
+    op = "concat"
+    if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
+        return complex_layout.concat(_tensor_list(tensors, op), axis)
     if needs_grad(*tensors):
         return composite.concat(lambda ts, a: concat(ts, a), tensors, axis)
-    op = "concat"
     ts = _tensor_list(tensors, op)
-    if complex_layout.any_complex(*ts):
-        return complex_layout.concat(ts, axis)
     out_dtype = promote(*(t.dtype for t in ts))
     if axis is None:
         out = empty((sum(t.size for t in ts),), out_dtype)
@@ -93,12 +93,12 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
 
         pk.stack([a, b, c], axis=-1)
     """
+    op = "stack"
+    if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
+        return complex_layout.stack(_tensor_list(tensors, op), axis)
     if needs_grad(*tensors):
         return concat([as_tensor(t).unsqueeze(axis) for t in tensors], axis)
-    op = "stack"
     ts = _tensor_list(tensors, op)
-    if complex_layout.any_complex(*ts):
-        return complex_layout.stack(ts, axis)
     shape = ts[0].shape
     for i, t in enumerate(ts):
         if t.shape != shape:
@@ -157,12 +157,12 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
 
         rows = pk.take(table, ids, axis=0)
     """
-    if needs_grad(x):
-        return composite.take(lambda t, i, a: take(t, i, a), x, indices, axis)
     op = "take"
     x = as_tensor(x, f"{op}: x")
-    if x.dtype.is_complex:
+    if x.dtype.is_complex:  # a real take of the part view (it differentiates)
         return complex_layout.take(x, indices, axis)
+    if needs_grad(x):
+        return composite.take(lambda t, i, a: take(t, i, a), x, indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -232,13 +232,13 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     host indices out of range raise IndexError, a device tensor's are clipped. Every dtype for
     x, every integer dtype for indices. Pairs with `argsort`/`topk` indices.
     """
+    op = "take_along_axis"
+    x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
+        return complex_layout.take_along_axis(x, indices, axis)
     if needs_grad(x):
         return gather_backward.take_along_axis(lambda t, i, a: take_along_axis(t, i, a), x,
                                                indices, axis)
-    op = "take_along_axis"
-    x = as_tensor(x, f"{op}: x")
-    if x.dtype.is_complex:
-        return complex_layout.take_along_axis(x, indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -313,13 +313,13 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
 
         counts = pk.scatter_add(pk.zeros(10, pk.i32), 0, labels, pk.ones_like(labels))
     """
+    op = "scatter_add"
+    x = as_tensor(x, f"{op}: x")
+    if x.dtype.is_complex:  # a real scatter of the part views (it differentiates)
+        return complex_layout.scatter_add(x, axis, index, src)
     if needs_grad(x, src):
         return gather_backward.scatter_add(lambda t, a, i, s: scatter_add(t, a, i, s), x, axis,
                                            index, src)
-    op = "scatter_add"
-    x = as_tensor(x, f"{op}: x")
-    if x.dtype.is_complex:
-        return complex_layout.scatter_add(x, axis, index, src)
     src = as_tensor(src, f"{op}: src")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")

@@ -496,7 +496,7 @@ def var(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: b
     """Variance over `axis`: the mean squared deviation, divided by n - correction (numpy's
     `ddof` is accepted as an alias). Two passes (mean, then squared deviations), so it stays
     accurate for data far from 0."""
-    if needs_grad(x):
+    if needs_grad(x) if not pr.is_complex_operand(x) else False:  # (complex: real ops of parts)
         return composite.var(x, axis, correction if ddof is None else ddof, keepdims)
     return _var(x, axis, keepdims, correction, ddof, "var")
 
@@ -504,7 +504,7 @@ def var(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: b
 def std(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False,
         ddof: float | None = None) -> Tensor:
     """Standard deviation over `axis`: sqrt(var)."""
-    if needs_grad(x):
+    if needs_grad(x) if not pr.is_complex_operand(x) else False:  # (complex: real ops of parts)
         return pk.sqrt(composite.var(x, axis, correction if ddof is None else ddof, keepdims))
     return _var(x, axis, keepdims, correction, ddof, "std")
 

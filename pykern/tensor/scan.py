@@ -43,12 +43,12 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
 
         pk.cumsum(x, axis=0)
     """
-    if needs_grad(x):
-        return composite.cumsum(lambda t, a, d: cumsum(t, a, d), x, axis, dtype)
     op = "cumsum"
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex or (dtype is not None and dt.as_dtype(dtype).is_complex):
-        return complex_layout.cumsum(x, axis, dtype)
+        return complex_layout.cumsum(x, axis, dtype)  # a real scan of the part view
+    if needs_grad(x):
+        return composite.cumsum(lambda t, a, d: cumsum(t, a, d), x, axis, dtype)
     if x.dtype not in SCAN_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)

@@ -356,10 +356,11 @@ class Tensor:
         return self.grad_fn is None
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Sets `requires_grad` in place (floats only: integers have no gradient) and returns
-        this tensor."""
-        if requires_grad and not self.dtype.is_float:
-            raise RuntimeError(f"only float tensors can require grad, not {self.dtype.name}")
+        """Sets `requires_grad` in place (float and complex tensors only: integers have no
+        gradient) and returns this tensor."""
+        if requires_grad and not (self.dtype.is_float or self.dtype.is_complex):
+            raise RuntimeError(f"only float and complex tensors can require grad, not "
+                               f"{self.dtype.name}")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError("requires_grad_(False) of a tensor an op made: use detach()")
         self.requires_grad = bool(requires_grad)

@@ -50,6 +50,15 @@ def _binary(name: str, reference: Callable[..., np.ndarray], low: float = -2.0,
     return f"pk.{name}", Case(getattr(pk, name), reference, ((3, 4), (4,)), low, high)
 
 
+def _pairs(z: pk.Tensor) -> pk.Tensor:
+    """A complex result as its real (..., 2) view (a loss of it is real); a real one as is."""
+    return pk.view_as_real(z) if z.dtype.is_complex else z
+
+
+def _np_pairs(z: np.ndarray) -> np.ndarray:
+    return np.stack([z.real, z.imag], axis=-1) if np.iscomplexobj(z) else z
+
+
 def np_softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(a - a.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -162,6 +171,9 @@ _DIFF = [
     ("xp.conj", Case(xp.conj, np.conj)), ("xp.real", Case(xp.real, np.real)),
     ("pk.conj", Case(pk.conj, np.conj)), ("pk.real", Case(pk.real, np.real)),
     ("pk.angle", Case(pk.angle, np.angle)),
+    ("pk.view_as_complex", Case(lambda t: pk.view_as_real(
+        pk.view_as_complex(pk.stack([t, 2.0 * t], axis=-1)) * (1 + 2j)),
+        lambda a: np.stack([-3.0 * a, 4.0 * a], axis=-1))),
     ("xp.cumulative_sum", Case(lambda t: xp.cumulative_sum(t, axis=1),
                                lambda a: np.cumsum(a, axis=1))),
     ("xp.cumulative_sum[include_initial]",
@@ -193,7 +205,7 @@ _DIFF = [
                           lambda a, b: np.tensordot(a, b, axes=([0], [1])), ((3, 4), (2, 3)))),
     ("xp.tile", Case(lambda t: xp.tile(t, (2, 1, 2)), lambda a: np.tile(a, (2, 1, 2)))),
     ("xp.unstack", Case(lambda t: pk.stack(xp.unstack(t, axis=1)), lambda a: a.T.copy())),
-    ("xp.vecdot", Case(xp.vecdot, lambda a, b: (a * b).sum(-1), ((3, 4), (4,)))),
+    ("xp.vecdot", Case(xp.vecdot, lambda a, b: (np.conj(a) * b).sum(-1), ((3, 4), (4,)))),
     ("F.linear", Case(F.linear, lambda a, w, b: a @ w.T + b, ((3, 4), (2, 4), (2,)))),
     ("F.relu", Case(F.relu, lambda a: np.maximum(a, 0))),
     ("F.gelu", Case(F.gelu, lambda a: 0.5 * a * (1 + _erf(a / math.sqrt(2))))),
@@ -261,8 +273,13 @@ _LINALG = [  # (a sign-invariant use of eigenvectors and singular vectors: their
     ("L.matrix_transpose", Case(L.matrix_transpose, lambda a: np.swapaxes(a, -1, -2))),
     ("L.tensordot", Case(lambda t, u: L.tensordot(t, u, axes=1), lambda a, b: a @ b,
                          ((3, 4), (4, 2)))),
-    ("L.vecdot", Case(L.vecdot, lambda a, b: (a * b).sum(-1), ((3, 4), (3, 4)))),
+    ("L.vecdot", Case(L.vecdot, lambda a, b: (np.conj(a) * b).sum(-1), ((3, 4), (3, 4)))),
     ("fft.fftshift", Case(pk.fft.fftshift, np.fft.fftshift)),
+    # the transforms of real input; complex results are compared as their (re, im) pairs
+    *[(f"fft.{n}", Case(lambda t, n=n: _pairs(getattr(pk.fft, n)(t)),
+                        lambda a, n=n: _np_pairs(getattr(np.fft, n)(a))))
+      for n in ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
+                "ihfft")],
     ("fft.ifftshift", Case(pk.fft.ifftshift, np.fft.ifftshift)),
 ]
 DIFFERENTIABLE: dict[str, Case] = dict(_DIFF + _LINALG)
@@ -270,12 +287,6 @@ DIFFERENTIABLE: dict[str, Case] = dict(_DIFF + _LINALG)
 REFUSED: dict[str, Callable[[object], object]] = {
     "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
     "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
-    "pk.view_as_complex": lambda t: pk.view_as_complex(pk.stack([t, t], axis=-1)),
-    # complex results: autograd is real
-    **{f"fft.{n}": (lambda t, n=n: getattr(pk.fft, n)(t.reshape((1, 5)) if n.endswith("n")
-                                                      or n.endswith("2") else t))
-       for n in ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
-                 "ihfft")},
 }
 
 

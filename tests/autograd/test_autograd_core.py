@@ -207,7 +207,7 @@ def test_errors_are_clear_and_leave_tensors_intact():
         (x * 2.0).backward()
     with pytest.raises(RuntimeError, match="does not require grad"):
         pk.asarray(np.ones(2)).sum().backward()
-    with pytest.raises(RuntimeError, match="only float tensors"):
+    with pytest.raises(RuntimeError, match="only float and complex tensors"):
         pk.asarray(np.ones(2, np.int32)).requires_grad_()
     with pytest.raises(RuntimeError, match="in-place"):
         x += 1.0
@@ -245,7 +245,7 @@ def test_creation_functions_take_requires_grad():
             pk.asarray(np.ones(2), requires_grad=True), pk.empty((1,), requires_grad=True)]
     assert all(t.requires_grad and t.is_leaf for t in made)
     assert not pk.zeros(2).requires_grad
-    with pytest.raises(RuntimeError, match="only float tensors"):
+    with pytest.raises(RuntimeError, match="only float and complex tensors"):
         pk.zeros(2, pk.i32, requires_grad=True)
 
 

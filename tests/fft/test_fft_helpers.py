@@ -71,12 +71,3 @@ def test_argument_errors(call, error, match):
 def test_zero_dimensional_input_is_refused():
     with pytest.raises(ValueError, match="fft: x must have at least one dimension"):
         pk.fft.fft(pk.asarray(1.0))
-
-
-def test_tensors_that_require_grad_are_refused():
-    t = pk.asarray([1.0, 2.0]).requires_grad_()
-    for f in (pk.fft.fft, pk.fft.rfft, pk.fft.irfftn):
-        with pytest.raises(NotImplementedError, match=r"pk\.fft\.\w+ has no backward"):
-            f(t)
-    with pk.no_grad():
-        np.testing.assert_allclose(pk.fft.fft(t).numpy(), [3.0, -1.0])

@@ -144,11 +144,14 @@ def test_complex_values_into_real_tensors():
     assert t.numpy().tolist() == [3, 0]
 
 
-def test_complex_tensors_do_not_take_gradients():
-    with pytest.raises(RuntimeError, match="c64"):
-        pk.zeros(2, pk.c64).requires_grad_()
-    with pytest.raises(RuntimeError, match="c128"):
-        pk.zeros(2, pk.c128, requires_grad=True)
+def test_views_pass_gradients_between_a_complex_tensor_and_its_parts():
+    """z.grad is the pair (dL/dx, dL/dy): the gradient of view_as_real(z), and back."""
+    z = pk.zeros(2, pk.c64, requires_grad=True)
+    (pk.view_as_real(z) * pk.asarray([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), [1 + 2j, 3 + 4j])
+    p = pk.asarray(np.array([[1.0, 2.0], [3.0, -1.0]])).requires_grad_()
+    pk.abs(pk.view_as_complex(p)).sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), [[1, 2] / np.sqrt(5), [3, -1] / np.sqrt(10)])
 
 
 def test_save_and_load_complex_tensors(tmp_path):

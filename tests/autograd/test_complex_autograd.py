@@ -1,0 +1,110 @@
+"""Autograd of complex tensors, in PyTorch's convention (z.grad = dL/dx + i dL/dy for a real
+loss L of z = x + iy): every differentiable function of the namespace called on complex
+inputs either differentiates correctly (central differences of numpy on both parts) or
+refuses with NotImplementedError / TypeError — never a silently cut graph."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import gradcheck
+import namespace_grads as ng
+import pykern as pk
+
+RNG = np.random.default_rng(2212)
+check = functools.partial(gradcheck.check_complex_grad, rng=RNG)
+
+
+def _complex(shape, low, high):
+    return RNG.uniform(low, high, shape) + 1j * RNG.uniform(-0.5, 0.5, shape)
+
+
+# defined on complex numbers and differentiable for real inputs, but refused
+# (NotImplementedError) for complex ones that require grad: their backward formulas are
+# written for real numbers
+REFUSED_FOR_COMPLEX = {
+    "L.cholesky", "L.det", "L.eigh", "L.eigvalsh", "L.inv", "L.matrix_norm", "L.norm", "L.pinv",
+    "L.qr", "L.slogdet", "L.solve", "L.svd", "L.svdvals", "L.vector_norm", "pk.prod", "pk.sort",
+    "xp.sort"}
+
+
+@pytest.mark.filterwarnings("ignore:astype. casting complex values")  # astype(c128, f64)
+@pytest.mark.parametrize("name", sorted(ng.DIFFERENTIABLE))
+def test_namespace_function_on_complex_inputs(name):
+    """A gradient checked against numpy, a NotImplementedError for the functions listed, or,
+    for functions not defined on complex numbers (relu, maximum, softmax...), the TypeError
+    they raise without grad (or a NotImplementedError)."""
+    case = ng.DIFFERENTIABLE[name]
+    arrays = [_complex(s, case.low, case.high) for s in case.shapes]
+    ts = [pk.asarray(a).requires_grad_() for a in arrays]
+    try:
+        with pk.no_grad():
+            case.call(*ts)
+    except TypeError:
+        with pytest.raises((TypeError, NotImplementedError)):
+            case.call(*ts)
+        assert name not in REFUSED_FOR_COMPLEX
+        return
+    if name in REFUSED_FOR_COMPLEX:
+        with pytest.raises(NotImplementedError, match="no backward for complex tensors"):
+            case.call(*ts)
+        return
+    out = case.call(*ts)
+    assert out.requires_grad, f"{name} cut the graph of a complex input"
+    check(case.call, case.reference, *arrays, atol=1e-5)
+
+
+def test_where_and_more_ops_on_complex_and_mixed_inputs():
+    a = _complex((3, 4), -1.0, 1.0)
+    b = RNG.standard_normal(4)
+    check(lambda z, x: pk.where(pk.real(z) > 0, z, x * 2.0),
+          lambda z, x: np.where(z.real > 0, z, x * 2.0), a, b)
+    check(lambda z, x: pk.exp(z * x) / (z + 3.0), lambda z, x: np.exp(z * x) / (z + 3.0), a, b)
+    check(lambda z: z ** 3 - 2j * z ** -2, lambda z: z ** 3 - 2j * z ** -2.0, a + 2.0)
+    check(lambda z: 2.0 ** z + pk.conj(z) * z, lambda z: 2.0 ** z + np.conj(z) * z, a)
+
+
+def test_gradient_descent_on_a_complex_parameter():
+    """z.grad points up the slope of the real loss in both parts: |z - c|^2 falls to 0."""
+    c = pk.asarray(np.array([1 - 2j, 0.5 + 3j]))
+    z = pk.zeros(2, pk.c128, requires_grad=True)
+    for _ in range(60):
+        loss = pk.sum(pk.abs(z - c) ** 2)
+        z.grad = None
+        loss.backward()
+        with pk.no_grad():
+            z -= 0.1 * z.grad
+    np.testing.assert_allclose(z.numpy(), c.numpy(), atol=1e-4)
+
+
+def test_real_leaf_through_complex_ops_gets_a_real_gradient():
+    """x real, y = |x * w| with w complex: x.grad is real, d|x w|/dx = |w| sign(x)."""
+    x = pk.asarray(np.array([2.0, -3.0])).requires_grad_()
+    w = pk.asarray(np.array([3 + 4j, 1j]))
+    pk.abs(x * w).sum().backward()
+    assert x.grad.dtype == pk.f64
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, -1.0])
+
+
+def test_complex_views_parts_and_in_place_writes():
+    """z.real and z.imag pass gradients to their part; an in-place write into a complex
+    tensor that takes part in the graph is refused, not silently lost."""
+    z = pk.asarray(np.array([1 + 1j, 2 - 1j])).requires_grad_()
+    (pk.real(z) * 3.0 + pk.imag(z) * 5.0).sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), [3 + 5j, 3 + 5j])
+    y = z * 2.0
+    with pytest.raises(NotImplementedError, match="complex"):
+        y += 1j
+    np.testing.assert_array_equal(y.numpy(), [2 + 2j, 4 - 2j])  # intact
+
+
+def test_ops_without_a_complex_backward_name_themselves():
+    z = pk.asarray(np.array([[2 + 1j, 0.5j], [1.0, 3 - 1j]])).requires_grad_()
+    with pytest.raises(NotImplementedError, match=r"pk\.linalg\.inv has no backward for complex"):
+        pk.linalg.inv(z)
+    with pytest.raises(NotImplementedError, match=r"pk\.prod has no backward for complex"):
+        pk.prod(z)
+    assert pk.linalg.inv(z.detach()).shape == (2, 2)  # nothing broken for the next call
