@@ -179,12 +179,18 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Clears every parameter's .grad (to None, or to zeros with set_to_none=False)."""
+        """Clears every parameter's .grad: to None, or with set_to_none=False to zeros written
+        in place, as PyTorch (a reference to the gradient, such as an optimizer's flat
+        buffer, sees them)."""
+        from pykern.tensor.strided import has_internal_overlap
         for p in self.parameters():
             if set_to_none:
                 p.grad = None
+            elif p.grad is not None and has_internal_overlap(p.grad):
+                p.grad = pk.zeros_like(p.grad)  # a broadcast view: no element of its own
             elif p.grad is not None:
-                p.grad = pk.zeros_like(p.grad)
+                with pk.no_grad():
+                    p.grad[...] = 0
 
     # ------------------------------------------------------------ state
 

@@ -157,6 +157,20 @@ def test_to_dtype_zero_grad_and_registration_errors():
         nn.Module()(1)
 
 
+def test_zero_grad_without_none_zeroes_in_place_as_pytorch():
+    """A reference taken to .grad sees the zeros, and the next backward adds into them."""
+    model = mlp()
+    x = pk.random.randn(3, 4)
+    model(x).sum().backward()
+    kept = model[0].weight.grad
+    expected = kept.numpy().copy()
+    model.zero_grad(set_to_none=False)
+    assert model[0].weight.grad is kept
+    np.testing.assert_array_equal(kept.numpy(), np.zeros_like(expected))
+    model(x).sum().backward()
+    np.testing.assert_allclose(kept.numpy(), expected, rtol=1e-6)
+
+
 def test_repr_nests_like_pytorch():
     assert repr(mlp()) == (
         "Sequential(\n"
