@@ -154,6 +154,8 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
         if d.is_int and n:  # (numpy converts nothing for an empty range)
             start, step = _integer_start_and_step(start, step, n, d)
             all_int = True
+    if d == dt.bool_:
+        return _bool_range(start, step, n)
     out = empty((n,), d)
     if n:
         if d.is_int:
@@ -166,6 +168,18 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: obje
             if ct.kind == "i" and step >= 1 << (bits - 1):
                 step -= 1 << bits
         _range_kernel(ct)[n](out, start, step, start, False, False)
+    return out
+
+
+def _bool_range(start: object, step: object, n: int) -> Tensor:
+    """A bool range, as numpy makes it: its first two values are `start` and `start + step`
+    as truths, and a longer one is a TypeError (numpy has no third bool to step to)."""
+    if n > 2:
+        raise TypeError(f"arange: a bool range has at most 2 values (False, True), this one "
+                        f"would have {n}")
+    out = empty((n,), dt.bool_)
+    for i, value in enumerate((start, start + step)[:n]):  # type: ignore[operator]
+        ew.assign(out[i], bool(value))
     return out
 
 

@@ -220,3 +220,19 @@ def test_randint_forms_and_errors():
     with pytest.raises(ValueError, match="seed must be"):
         pk.random.seed(-1)
     assert pk.random.rand(0).shape == (0,)
+
+
+@pytest.mark.parametrize("args", [(0, 2), (0, 1), (1, 3), (0.5, 2), (2, 0, -1), (0, 0),
+                                  (0, 3), (0, 3, 0.5), (-1, 5, 2)])
+def test_arange_of_bools_as_numpy(args):
+    """numpy's bool range: start and start + step as truths, at most two values; a longer
+    one is a TypeError."""
+    try:
+        expected = np.arange(*args, dtype=bool)
+    except TypeError:
+        with pytest.raises(TypeError, match="at most 2 values"):
+            pk.arange(*args, dtype=pk.bool_)
+        return
+    got = pk.arange(*args, dtype=pk.bool_)
+    assert got.dtype == pk.bool_
+    np.testing.assert_array_equal(got.numpy(), expected)
