@@ -29,9 +29,13 @@ def fit(g: Any, to: Edge) -> Any:
         if axes:
             g = pk.sum(g, axis=axes, keepdims=True)
         g = g.reshape(shape)
+    if g.dtype.is_complex and not to.dtype.is_complex:
+        # a real input of a complex op: d/dx of the pair (d/dx, d/dy). Also for a real
+        # `astype` result, which passes its gradient on unconverted: an imaginary part
+        # would reach the complex tensor it was cast from as a gradient of its imaginary
+        # part, which the cast discarded.
+        g = pk.real(g)
     if g.dtype != to.dtype and not _converts_its_gradient(to):
-        if g.dtype.is_complex and not to.dtype.is_complex:
-            g = pk.real(g)  # a real input of a complex op: d/dx of the pair (d/dx, d/dy)
         g = g.astype(to.dtype)
     return g
 

@@ -108,3 +108,14 @@ def test_ops_without_a_complex_backward_name_themselves():
     with pytest.raises(NotImplementedError, match=r"pk\.prod has no backward for complex"):
         pk.prod(z)
     assert pk.linalg.inv(z.detach()).shape == (2, 2)  # nothing broken for the next call
+
+
+@pytest.mark.filterwarnings("ignore:astype. casting complex values")
+def test_real_part_by_astype_then_a_complex_op_sends_no_imaginary_gradient():
+    """x = z.astype(f64) keeps Re(z); a complex op of x (x * w, fft(x)) sends x a complex
+    gradient, of which only the real part is x's: its imaginary part must not reach z."""
+    a = _complex((2, 3), -1.0, 1.0)
+    w = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    check(lambda z: z.astype(pk.f64) * pk.asarray(w), lambda z: z.real * w, a)
+    check(lambda z: pk.fft.fft(pk.astype(z, pk.f64)), lambda z: np.fft.fft(z.real), a)
+    check(lambda z: z.astype(pk.f64) + z, lambda z: z.real + z, a)
