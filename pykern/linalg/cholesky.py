@@ -40,7 +40,7 @@ def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
         raise TypeError("cholesky: upper must be a bool")
     t = as_tensor(x, "cholesky: x")
     return differentiable("linalg.cholesky", (t,), lambda a: _cholesky(a, bool(upper)),
-                          gradients.cholesky(bool(upper)))
+                          gradients.cholesky(bool(upper)), complex_ok=True)
 
 
 def _cholesky(x: Tensor, upper: bool) -> Tensor:

@@ -32,7 +32,7 @@ def det(x: object, /) -> Tensor:
     """
     t = as_tensor(x, "det: x")
     return differentiable("linalg.det", (t,), lambda a: _determinants("det", a)[0],
-                          gradients.det)
+                          gradients.det, complex_ok=True)
 
 
 def slogdet(x: object, /) -> SlogdetResult:
@@ -43,7 +43,7 @@ def slogdet(x: object, /) -> SlogdetResult:
         sign, logabsdet = pk.linalg.slogdet(pk.asarray([[2.0, 0.0], [0.0, 3.0]]))
     """
     t = as_tensor(x, "slogdet: x")
-    return differentiable("linalg.slogdet", (t,), _slogdet, gradients.slogdet)
+    return differentiable("linalg.slogdet", (t,), _slogdet, gradients.slogdet, complex_ok=True)
 
 
 def _slogdet(x: Tensor) -> SlogdetResult:

@@ -44,7 +44,7 @@ def eigh(x: object, /) -> EighResult:
         w, v = pk.linalg.eigh(a)     # a @ v == v * w
     """
     t = stack_of_matrices(x, "eigh", square=True)
-    return differentiable("linalg.eigh", (t,), _eigh, gradients.eigh)
+    return differentiable("linalg.eigh", (t,), _eigh, gradients.eigh, complex_ok=True)
 
 
 def _eigh(t: Tensor) -> EighResult:
@@ -59,9 +59,9 @@ def eigvalsh(x: object, /) -> Tensor:
     """The eigenvalues of each symmetric (Hermitian, for complex x: real results) matrix of the
     stack `x`, ascending: (..., N); only the lower triangle is read."""
     t = stack_of_matrices(x, "eigvalsh", square=True)
-    if needs_grad(t):  # the eigenvectors carry the gradient back
+    if needs_grad(t, complex_ok=True):  # the eigenvectors carry the gradient back
         return differentiable("linalg.eigvalsh", (t,), lambda a: tuple(_eigh(a)),
-                              gradients.eigvalsh)[0]
+                              gradients.eigvalsh, complex_ok=True)[0]
     real = result_dtype(t.dtype).real_dtype
     return _decompose(t, "eigvalsh", False)[0].astype(real, copy=False)
 

@@ -46,13 +46,14 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
     if p == 0:  # a count: its gradient is zero (PyTorch's), recorded so backward() runs
         return differentiable("linalg.vector_norm", (t,), lambda a: red.sum(
             ew.not_equal(a, 0), axis=axes, keepdims=keepdims).astype(mag.dtype),
-            lambda a, out: [lambda g: (zeros_like(a),)])
+            lambda a, out: [lambda g: (zeros_like(a),)], complex_ok=True)
     if p == 1:
         return red.sum(mag, axis=axes, keepdims=keepdims)
-    if needs_grad(t):  # the backward is PyTorch's, 0 (not nan) at a zero vector or element
-        return differentiable("linalg.vector_norm", (t,),
+    if needs_grad(t, complex_ok=True):  # PyTorch's backward: 0, not nan, at a zero vector
+        return differentiable("linalg.vector_norm", (t,),  # or element (complex: sign = z/|z|)
                               lambda a: _scaled_p_norm(_magnitude(a), axes, keepdims, p),
-                              lambda a, out: [_p_norm_backward(a, out, axes, keepdims, p)])
+                              lambda a, out: [_p_norm_backward(a, out, axes, keepdims, p)],
+                              complex_ok=True)
     return _scaled_p_norm(mag, axes, keepdims, p)
 
 
@@ -144,7 +145,8 @@ def _magnitude(t: Tensor) -> Tensor:
 
 def _p_norm_backward(a: Tensor, out: Tensor, axes: tuple[int, ...], keepdims: bool,
                      p: float) -> Callable[[Tensor], tuple[Tensor]]:
-    """d‖a‖_p / da = sign(a) (|a| / ‖a‖)^(p-1), taken as 0 where a is 0 or ‖a‖ is 0 (as
+    """d‖a‖_p / da = sign(a) (|a| / ‖a‖)^(p-1) (sign(z) = z/|z| for complex a: the gradient
+    of |z| in PyTorch's convention), taken as 0 where a is 0 or ‖a‖ is 0 (as
     PyTorch: a zero vector has a zero gradient, not the nan of the composition's 0/0, and a
     zero element of a p < 1 norm a zero one, not inf)."""
     kept = tuple(1 if i in axes else n for i, n in enumerate(a.shape))

@@ -44,10 +44,12 @@ def qr(x: object, /, *, mode: str = "reduced") -> QRResult:
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
     t = as_tensor(x, "qr: x")
-    if mode == "complete" and t.ndim >= 2 and t.shape[-2] > t.shape[-1] and needs_grad(t):
+    if mode == "complete" and t.ndim >= 2 and t.shape[-2] > t.shape[-1] and \
+            needs_grad(t, complex_ok=True):
         gradients.refuse("linalg.qr", "for mode='complete' of a tall matrix (the last columns "
                          "of Q are not unique); use mode='reduced'")
-    return differentiable("linalg.qr", (t,), lambda a: _qr(a, mode), gradients.qr)
+    return differentiable("linalg.qr", (t,), lambda a: _qr(a, mode), gradients.qr,
+                          complex_ok=True)
 
 
 def _qr(x: Tensor, mode: str) -> QRResult:

@@ -28,7 +28,7 @@ def solve(x1: object, x2: object, /) -> Tensor:
         pk.linalg.solve(pk.asarray([[3.0, 1.0], [1.0, 2.0]]), pk.asarray([9.0, 8.0]))
     """
     a, b = as_tensor(x1, "solve: x1"), as_tensor(x2, "solve: x2")
-    return differentiable("linalg.solve", (a, b), _solve, gradients.solve)
+    return differentiable("linalg.solve", (a, b), _solve, gradients.solve, complex_ok=True)
 
 
 def _solve(x1: Tensor, x2: Tensor) -> Tensor:
@@ -60,7 +60,7 @@ def inv(x: object, /) -> Tensor:
         pk.linalg.inv(pk.asarray([[2.0, 0.0], [0.0, 4.0]]))   # [[0.5, 0], [0, 0.25]]
     """
     t = as_tensor(x, "inv: x")
-    return differentiable("linalg.inv", (t,), _inv, gradients.inv)
+    return differentiable("linalg.inv", (t,), _inv, gradients.inv, complex_ok=True)
 
 
 def _inv(x: Tensor) -> Tensor:

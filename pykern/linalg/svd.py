@@ -40,9 +40,11 @@ def svd(x: object, /, *, full_matrices: bool = True) -> SVDResult:
     t = stack_of_matrices(x, "svd")
     if not isinstance(full_matrices, (bool, int)):
         raise TypeError("linalg.svd: full_matrices must be a bool")
-    if full_matrices and t.shape[-2] != t.shape[-1] and needs_grad(t):
+    if full_matrices and t.shape[-2] != t.shape[-1] and needs_grad(t, complex_ok=True):
         gradients.refuse("linalg.svd", "for full_matrices=True of a non-square matrix (the "
                          "extra singular vectors are not unique); use full_matrices=False")
+    if t.dtype.is_complex and needs_grad(t, complex_ok=True):
+        return gradients.svd_complex("linalg.svd", t, lambda a: _svd(a, bool(full_matrices)))
     return differentiable("linalg.svd", (t,), lambda a: _svd(a, bool(full_matrices)),
                           gradients.svd)
 
@@ -59,10 +61,10 @@ def svdvals(x: object, /) -> Tensor:
     """The singular values of each matrix of the (..., M, N) stack `x`, descending:
     (..., min(M, N)); real (f32 for c64, f64 for c128) for complex x."""
     t = stack_of_matrices(x, "svdvals")
-    if needs_grad(t):  # the singular vectors carry the gradient back
+    if needs_grad(t, complex_ok=True):  # the singular vectors carry the gradient back
         return differentiable("linalg.svdvals", (t,), lambda a: tuple(_svd(a, False)),
                               lambda a, u, s, vh: [None, gradients.svd(a, u, s, vh)[1],
-                                                   None])[1]
+                                                   None], complex_ok=True)[1]
     real = result_dtype(t.dtype).real_dtype
     return _decompose(t, "svdvals", False, False)[1].astype(real, copy=False)
 

@@ -230,17 +230,18 @@ L = pk.linalg
 
 
 def _spd(t: object) -> object:
-    """A symmetric positive-definite parametrisation, pykern's and numpy's."""
+    """A symmetric (Hermitian, for complex t) positive-definite parametrisation, pykern's and
+    numpy's."""
     if isinstance(t, np.ndarray):
-        return t @ t.T + 3 * np.eye(3)
-    return t @ t.mT + 3.0 * _EYE
+        return t @ t.conj().T + 3 * np.eye(3)
+    return t @ (pk.conj(t).mT if t.dtype.is_complex else t.mT) + 3.0 * _EYE
 
 
 def _np_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.solve(a + 4 * np.eye(3), b)
 
 
-_LINALG = [  # (a sign-invariant use of eigenvectors and singular vectors: their squares)
+_LINALG = [  # (a sign- and phase-invariant use of eigenvectors and singular vectors: |v|²)
     ("L.inv", Case(lambda t: L.inv(t + 4.0 * _EYE), lambda a: np.linalg.inv(a + 4 * np.eye(3)),
                    ((3, 3),))),
     ("L.solve", Case(lambda t, u: L.solve(t + 4.0 * _EYE, u), _np_solve, ((3, 3), (3, 2)))),
@@ -250,12 +251,12 @@ _LINALG = [  # (a sign-invariant use of eigenvectors and singular vectors: their
     ("L.cholesky", Case(lambda t: L.cholesky(_spd(t)), lambda a: np.linalg.cholesky(_spd(a)),
                         ((3, 3),))),
     ("L.qr", Case(lambda t: L.qr(t).R, lambda a: np.linalg.qr(a)[1], ((4, 3),))),
-    ("L.eigh", Case(lambda t: L.eigh(_spd(t)).eigenvectors ** 2,
-                    lambda a: np.linalg.eigh(_spd(a))[1] ** 2, ((3, 3),))),
+    ("L.eigh", Case(lambda t: pk.abs(L.eigh(_spd(t)).eigenvectors) ** 2,
+                    lambda a: np.abs(np.linalg.eigh(_spd(a))[1]) ** 2, ((3, 3),))),
     ("L.eigvalsh", Case(lambda t: L.eigvalsh(_spd(t)), lambda a: np.linalg.eigvalsh(_spd(a)),
                         ((3, 3),))),
-    ("L.svd", Case(lambda t: L.svd(t, full_matrices=False).U ** 2,
-                   lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, ((4, 3),))),
+    ("L.svd", Case(lambda t: pk.abs(L.svd(t, full_matrices=False).U) ** 2,
+                   lambda a: np.abs(np.linalg.svd(a, full_matrices=False)[0]) ** 2, ((4, 3),))),
     ("L.svdvals", Case(L.svdvals, lambda a: np.linalg.svd(a)[1], ((4, 3),))),
     ("L.pinv", Case(L.pinv, np.linalg.pinv, ((4, 3),))),
     ("L.matrix_norm", Case(lambda t: L.matrix_norm(t, ord="nuc"),
