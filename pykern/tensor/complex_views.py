@@ -80,7 +80,9 @@ def _pairs(g: Tensor) -> Tensor:
     if g.element_strides[-1] == 1 and g.offset % 2 == 0 and \
             all(s % 2 == 0 or n == 1 for s, n in zip(g.element_strides[:-1], g.shape[:-1])):
         return g
-    return g.contiguous()
+    # an empty g counts as contiguous whatever its strides (the gradient of a product with a
+    # 0-length dimension has odd ones): only a copy lays it out row-major
+    return g.copy() if g.size == 0 else g.contiguous()
 
 
 def parts(t: Tensor) -> tuple[Tensor, Tensor]:

@@ -127,3 +127,15 @@ def test_view_as_real_of_an_empty_tensor_passes_its_gradient():
     assert z.grad.shape == (2, 0) and z.grad.dtype == pk.c128
     check(lambda z: pk.view_as_real(z) @ pk.asarray(np.ones((2, 3))),
           lambda z: np.stack([z.real, z.imag], -1) @ np.ones((2, 3)), _complex((3, 0), -1, 1))
+
+
+def test_view_as_real_of_an_empty_tensor_passes_its_gradient():
+    """An empty gradient counts as contiguous whatever its strides (here from a complex
+    op of the real view); view_as_real's backward still views it as complex."""
+    for shape in ((0,), (3, 0)):
+        z = pk.zeros(shape, pk.c128, requires_grad=True)
+        out = pk.view_as_real(z) + 1j
+        out.backward(pk.zeros(out.shape, pk.c128))
+        assert z.grad.shape == shape and z.grad.dtype == pk.c128
+    check(lambda z: pk.view_as_real(z).astype(pk.c128),
+          lambda z: np.stack([z.real, z.imag], -1).astype(complex), _complex((2, 0), -1, 1))
