@@ -13,10 +13,11 @@ Conventions (PyTorch's):
   derivative along such perturbations), whatever the other triangle holds.
 - Eigenvectors and singular vectors are defined up to sign (complex ones up to a phase
   e^{iφ}): a loss that depends on their sign has no well-defined gradient; one that depends
-  on the complex phases is a RuntimeError at backward, as PyTorch's. Repeated eigenvalues (singular values) make the
-  vectors' gradients infinite or nan; the values' gradients stay finite.
-- `slogdet`'s sign has no gradient (it is piecewise constant); `det`, `slogdet` and `inv`
-  need nonsingular matrices, `solve` a nonsingular `x1`.
+  on the complex phases is a RuntimeError at backward, as PyTorch's. Repeated eigenvalues
+  (singular values) make the vectors' gradients infinite or nan; the values' gradients stay
+  finite.
+- `slogdet`'s real sign has no gradient (it is piecewise constant; a complex one has);
+  `det`, `slogdet` and `inv` need nonsingular matrices, `solve` a nonsingular `x1`.
 - `qr` is differentiated for mode="reduced" and for square or wide matrices in "complete"
   mode; `svd` for full_matrices=False or square matrices (elsewhere the extra columns of Q,
   U or Vh are not unique, and asking for a gradient is a NotImplementedError).

@@ -128,7 +128,7 @@ def matrix_power(x: object, n: int, /) -> Tensor:
         size = t.shape[-1]
         return differentiable("linalg.matrix_power", (t,),
                               lambda a: eye(size, dtype=a.dtype).broadcast_to(a.shape).copy(),
-                              lambda a, out: [lambda g: (zeros_like(a),)])
+                              lambda a, out: [lambda g: (zeros_like(a),)], complex_ok=True)
     if power < 0:
         t = inv(t)
         power = -power

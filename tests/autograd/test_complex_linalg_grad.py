@@ -226,3 +226,10 @@ def test_complex_factorizations_still_give_real_gradients_to_real_inputs():
     assert a.grad.dtype == pk.f64
     np.testing.assert_allclose(a.grad.numpy(), np.sqrt(2) * (lambda u, s, vh: u @ vh)(
         *np.linalg.svd(a.numpy())), atol=1e-10)
+
+
+@pytest.mark.parametrize("n", [0, 2, -2])
+def test_complex_matrix_power(n):
+    """n = 0: identities, a zero gradient; negative n through the complex inverse."""
+    check(lambda t: L.matrix_power(t + 3.0 * _eye(3), n),
+          lambda a: np.linalg.matrix_power(a + 3 * np.eye(3), n), _c(3, 3), atol=1e-5)
