@@ -400,7 +400,7 @@ def sum(x: object, /, axis: Axis = None, *, keepdims: bool = False,  # noqa: A00
 def prod(x: object, /, axis: Axis = None, *, keepdims: bool = False,
          dtype: object = None) -> Tensor:
     """Product over `axis`; dtypes as `sum`; the product of nothing is 1."""
-    if needs_grad(x):
+    if needs_grad(x, complex_ok=True):  # (complex: the conjugate share, prod_backward)
         return prod_backward.prod(lambda t: _sum_like("prod", t, axis, keepdims, dtype), x,
                                   axis, keepdims)
     return _sum_like("prod", x, axis, keepdims, dtype)
