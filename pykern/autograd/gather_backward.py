@@ -72,8 +72,10 @@ def scatter_add(fused: Any, x: Any, axis: int, index: Any, src: Any) -> Any:
 
 def sorted_values(values: Any, indices: Any, x: Any, axis: int, name: str) -> Any:
     """`values` (x sorted, or its top k, along `axis`) recorded as the gather of x at
-    `indices`: the gradient goes back to the positions the values came from."""
-    if not values.dtype.is_float or not needs_grad(x):
+    `indices`: the gradient goes back to the positions the values came from (a scatter of g:
+    the same for complex values, numpy's order picking the positions)."""
+    if not (values.dtype.is_float or values.dtype.is_complex) or \
+            not needs_grad(x, complex_ok=True):
         return values
     if x.ndim == 0:
         return record(name, values, (x,), lambda g: (g,))

@@ -52,7 +52,7 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
-    if needs_grad(x):
+    if needs_grad(x, complex_ok=True):  # (the backward scatters g back: any dtype)
         with no_grad():
             values, indices = _sort_op(x, axis, descending, None, "sort")
         return gather_backward.sorted_values(values, indices, x, axis, "sort")
