@@ -140,4 +140,4 @@ def _adjoint(t: Any) -> Any:
 def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
     n = max(len(x), len(y))
     x, y = (1,) * (n - len(x)) + tuple(x), (1,) * (n - len(y)) + tuple(y)
-    return tuple(max(p, q) for p, q in zip(x, y))
+    return tuple(q if p == 1 else p for p, q in zip(x, y))  # (not max: 1 against 0 is 0)

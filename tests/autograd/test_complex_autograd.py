@@ -137,3 +137,12 @@ def test_view_as_real_of_an_empty_tensor_passes_its_gradient():
         assert z.grad.shape == shape and z.grad.dtype == pk.c128
     check(lambda z: pk.view_as_real(z).astype(pk.c128),
           lambda z: np.stack([z.real, z.imag], -1).astype(complex), _complex((2, 0), -1, 1))
+
+
+def test_matmul_with_an_empty_batch_dimension_differentiates():
+    """A batch of 0 matrices against one matrix: the batch broadcasts to 0, not 1."""
+    b = _complex((2, 3), -1, 1)
+    check(lambda z, y: z @ y, lambda z, y: z @ y, _complex((0, 4, 2), -1, 1), b)
+    check(lambda z: pk.view_as_real(z.T) @ pk.asarray(np.ones((2, 1))),
+          lambda z: np.stack([z.T.real, z.T.imag], -1) @ np.ones((2, 1)),
+          _complex((2, 0), -1, 1))
