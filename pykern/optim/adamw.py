@@ -67,8 +67,8 @@ class AdamW(Optimizer):
         return row
 
     def _launch(self, store: FlatStore, hyper: Tensor) -> None:
-        ks.adamw_kernel(store.dtype)[store.total](
-            store.values, store.grads, store.master_or_unused(), store.state(EXP_AVG),
+        ks.adamw_kernel(store.lane_dtype)[store.lanes](
+            store.lane_values, store.lane_grads, store.master_or_unused(), store.state(EXP_AVG),
             store.state(EXP_AVG_SQ), store.chunk_segment, store.segment_end, hyper)
 
     def _param_state(self, index: int) -> dict[str, Any]:

@@ -13,6 +13,11 @@ already the matching view of `grads` (as after `zero_grad(set_to_none=False)` wh
 gradient was accumulated in place). The state (momentum buffers, exp_avg, exp_avg_sq, and
 master weights of f16/bf16 parameters) is flat too, in the compute dtype, created on first use.
 
+Complex parameters are treated as their (real, imaginary) pairs, as PyTorch's optimizers
+treat them (`view_as_real`): the kernels run over the real "lanes" of a complex store, two per
+element (`lane_values`, `lane_grads`, and the chunk tables count lanes), the state is real and
+flat, and a parameter's state tensor is its segment seen as complex, in the parameter's shape.
+
 A parameter whose storage was replaced since (re-pointed by another optimizer, or given a new
 buffer) is copied back in at the next step, so the store never updates stale memory.
 """
@@ -35,7 +40,10 @@ class FlatStore:
     def __init__(self, dtype: DType, params: list[Tensor], indices: list[int]) -> None:
         self.dtype = dtype
         self.indices = indices
-        self.compute = compute_dtype(dtype)
+        # the kernels' element dtype: a complex store's real and imaginary parts are lanes
+        self.lane_dtype = dtype.real_dtype if dtype.is_complex else dtype
+        self.lanes_per_element = 2 if dtype.is_complex else 1
+        self.compute = compute_dtype(self.lane_dtype)
         self.params = params
         self.starts: list[int] = []
         total = 0
@@ -43,30 +51,46 @@ class FlatStore:
             self.starts.append(total)
             total += -(-p.size // CHUNK) * CHUNK
         self.total = total
+        self.lanes = total * self.lanes_per_element
         self.values = pk.zeros((total,), dtype)
         for k in range(len(params)):
             self._move_in(k)
         self.master = None
-        if has_master(dtype):
+        if has_master(self.lane_dtype):
             self.master = self.values.astype(self.compute)
         self.grads = pk.zeros((total,), dtype)
+        self.lane_values = self._lanes(self.values)
+        self.lane_grads = self._lanes(self.grads)
         self.chunk_segment, self.segment_end = self._tables()
         self.unused = pk.zeros((1,), self.compute)  # bound where a kernel's buffer is not used
         self._state: dict[str, Tensor] = {}
 
     def _tables(self) -> tuple[Tensor, Tensor]:
-        chunks = np.zeros(max(self.total // CHUNK, 1), np.int32)
+        """Each lane chunk's segment, and each segment's end, in lanes."""
+        n = self.lanes_per_element
+        chunks = np.zeros(max(self.lanes // CHUNK, 1), np.int32)
         ends = np.zeros(max(len(self.params), 1), np.int32)
         for k, (p, start) in enumerate(zip(self.params, self.starts)):
-            chunks[start // CHUNK:-(-(start + p.size) // CHUNK)] = k
-            ends[k] = start + p.size
+            chunks[n * start // CHUNK:-(-n * (start + p.size) // CHUNK)] = k
+            ends[k] = n * (start + p.size)
         return pk.asarray(chunks), pk.asarray(ends)
+
+    def _lanes(self, flat: Tensor) -> Tensor:
+        """The flat tensor `flat` as the kernels see it: its real lanes for a complex store."""
+        if not flat.dtype.is_complex:
+            return flat
+        return Tensor(flat.buffer, (self.lanes,), flat.dtype.real_dtype, None, 2 * flat.offset)
 
     # ------------------------------------------------------------ the parameters
 
     def segment(self, flat: Tensor, k: int) -> Tensor:
-        """Parameter `k`'s segment of the flat tensor `flat`, in the parameter's shape."""
+        """Parameter `k`'s segment of the flat tensor `flat`, in the parameter's shape (of a
+        complex store's real state: seen as complex)."""
         p = self.params[k]
+        if self.dtype.is_complex and not flat.dtype.is_complex:
+            from pykern.tensor.promotion import complex_of
+
+            return Tensor(flat.buffer, p.shape, complex_of(flat.dtype), None, self.starts[k])
         return Tensor(flat.buffer, p.shape, flat.dtype, None, self.starts[k])
 
     def holds(self, k: int) -> bool:
@@ -116,7 +140,7 @@ class FlatStore:
         """The flat state tensor `name` (compute dtype), zeros when first asked for."""
         t = self._state.get(name)
         if t is None:
-            t = self._state[name] = pk.zeros((self.total,), self.compute)
+            t = self._state[name] = pk.zeros((self.lanes,), self.compute)
         return t
 
     def has_state(self, name: str) -> bool:

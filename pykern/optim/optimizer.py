@@ -312,9 +312,9 @@ def _groups(params: Iterable[Any], defaults: dict[str, Any], name: str
 def _check_param(p: object, where: str, name: str) -> None:
     if not isinstance(p, Tensor):
         raise TypeError(f"{name}: {where} is a {type(p).__name__}, not a pk.Tensor")
-    if not p.dtype.is_float:
-        raise TypeError(f"{name}: {where} has dtype {p.dtype.name}; only floating-point "
-                        "parameters can be optimized")
+    if not (p.dtype.is_float or p.dtype.is_complex):
+        raise TypeError(f"{name}: {where} has dtype {p.dtype.name}; only floating-point and "
+                        "complex parameters can be optimized")
 
 
 def _check_distinct(params: list[Tensor], name: str) -> None:

@@ -54,8 +54,8 @@ class SGD(Optimizer):
     def _launch(self, store: FlatStore, hyper: Tensor) -> None:
         uses_momentum = any(self._group(i)["momentum"] != 0 for i in store.indices)
         buffer = store.state(MOMENTUM) if uses_momentum else store.unused
-        ks.sgd_kernel(store.dtype)[store.total](
-            store.values, store.grads, store.master_or_unused(), buffer,
+        ks.sgd_kernel(store.lane_dtype)[store.lanes](
+            store.lane_values, store.lane_grads, store.master_or_unused(), buffer,
             store.chunk_segment, store.segment_end, hyper)
 
     def _after_step(self, indices: list[int], active: list[bool]) -> None:
