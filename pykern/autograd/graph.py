@@ -189,6 +189,28 @@ def refresh_stale_views(inputs: Sequence[object]) -> None:
         node = getattr(t, "grad_fn", None)
         if isinstance(node, ViewNode) and node.stale():
             base = t._base  # type: ignore[attr-defined]
-            region = Region(base, t)
+            if base.dtype.is_complex != t.dtype.is_complex:
+                back = _parts_scatter(base, t)
+            else:
+                back = Region(base, t).scatter
             t.grad_fn = ViewNode(node.name, (Edge(base),),  # type: ignore[attr-defined]
-                                 lambda g, r=region: (r.scatter(g),), t)
+                                 lambda g, b=back: (b(g),), t)
+
+
+def _parts_scatter(base: Any, view: Any) -> Callable[[Any], Any]:
+    """The base's gradient from the view's, for a view that sees its base's memory as
+    another dtype (view_as_real, .real or .imag of a complex base; view_as_complex of a real
+    one). Their element strides count different units (a complex element is two parts), so
+    the region is taken between the real views of both, and the gradient moves as parts."""
+    from pykern.autograd.mode import no_grad
+    from pykern.autograd.region import Region
+    from pykern.tensor.complex_views import view_as_complex, view_as_real
+
+    with no_grad():  # (layouts only)
+        region = Region(view_as_real(base) if base.dtype.is_complex else base,
+                        view_as_real(view) if view.dtype.is_complex else view)
+
+    def scatter(g: Any) -> Any:
+        whole = region.scatter(view_as_real(g) if g.dtype.is_complex else g)
+        return view_as_complex(whole) if base.dtype.is_complex else whole
+    return scatter

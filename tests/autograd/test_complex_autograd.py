@@ -146,3 +146,30 @@ def test_matmul_with_an_empty_batch_dimension_differentiates():
     check(lambda z: pk.view_as_real(z.T) @ pk.asarray(np.ones((2, 1))),
           lambda z: np.stack([z.T.real, z.T.imag], -1) @ np.ones((2, 1)),
           _complex((2, 0), -1, 1))
+
+
+@pytest.mark.parametrize("part", ["view_as_real", "real", "imag"])
+def test_part_view_used_after_its_complex_base_was_written_under_no_grad(part):
+    """A view of another dtype (the parts of a complex tensor) whose base was written in place
+    gets a new grad_fn, as every view: its gradient must reach the base's elements it sees
+    (element strides of the two count different units), as PyTorch's regenerated view does."""
+    a = _complex(4, -1.0, 1.0)
+    z = pk.asarray(a).requires_grad_()
+    y = z * 2.0
+    v = {"view_as_real": pk.view_as_real, "real": pk.real, "imag": pk.imag}[part](y)
+    with pk.no_grad():
+        y[1] = 7.0  # invisible to autograd, as in PyTorch: y's gradient path stays z * 2
+    (v * v).sum().backward()
+    seen = 2 * y.detach().numpy()  # d sum(v^2) / dy = 2 v, on the parts v sees
+    expected = {"view_as_real": seen, "real": seen.real, "imag": 1j * seen.imag}[part]
+    np.testing.assert_allclose(z.grad.numpy(), 2 * expected, atol=1e-12)
+
+
+def test_complex_view_used_after_its_real_base_was_written_under_no_grad():
+    x = pk.asarray(RNG.standard_normal((3, 2))).requires_grad_()
+    r = x * 2.0
+    c = pk.view_as_complex(r)
+    with pk.no_grad():
+        r[0, 0] = 5.0
+    pk.real(c * (1 - 2j)).sum().backward()  # Re((1 - 2i)(p + iq)) = p + 2q
+    np.testing.assert_array_equal(x.grad.numpy(), [[2.0, 4.0]] * 3)
