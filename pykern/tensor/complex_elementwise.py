@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from pykern.autograd import complex_grads
-from pykern.autograd.graph import needs_grad
+from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
+from pykern.autograd.region import zeros_like
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
@@ -265,5 +266,8 @@ def angle(x: object, deg: bool = False) -> Tensor:
         result = unary("angle", t)
     else:
         f = t.dtype if t.dtype.is_float else pr.DEFAULT_FLOAT
-        result = ew.atan2(ew.astype(imag(t), f), ew.astype(t, f))
+        with no_grad():
+            result = ew.atan2(ew.astype(imag(t), f), ew.astype(t, f))
+        # 0 or pi, piecewise constant: a zero gradient, as PyTorch's (atan2's is 0/0 at 0)
+        result = record("angle", result, (t,), lambda g: (zeros_like(g),), saved=())
     return ew.multiply(result, 180.0 / np.pi) if deg else result

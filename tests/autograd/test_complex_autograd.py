@@ -173,3 +173,13 @@ def test_complex_view_used_after_its_real_base_was_written_under_no_grad():
         r[0, 0] = 5.0
     pk.real(c * (1 - 2j)).sum().backward()  # Re((1 - 2i)(p + iq)) = p + 2q
     np.testing.assert_array_equal(x.grad.numpy(), [[2.0, 4.0]] * 3)
+
+
+def test_angle_of_a_real_tensor_has_a_zero_gradient():
+    """angle of a real tensor is 0 or pi, piecewise constant: a zero gradient, also at 0
+    (PyTorch's; atan2's would be 0/0 = nan there), and the result stays in the graph."""
+    x = pk.asarray(np.array([0.0, -1.5, 2.0])).requires_grad_()
+    y = pk.angle(x)
+    assert y.requires_grad
+    (y * 3.0 + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
