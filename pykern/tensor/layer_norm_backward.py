@@ -86,18 +86,26 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
         r = pk.global_id(1)
         length = x.shape[1]
         n = CF(length)
-        # the row's mean, then its variance (two passes: exact enough for any offset)
+        # the row's mean, then its variance: two passes (exact enough for any offset), the
+        # second correcting the first mean's rounding by the deviations' own sum, so that a
+        # constant row gets x̂ = 0 exactly, as the forward's Welford mean gives
         acc: CF = 0.0
         for j in range(t, length, WG):
             acc += CF(x[r, j])
         s[t] = acc
         mean = _workgroup_sum(s, t, WG) / n
         acc = 0.0
+        acc2: CF = 0.0
         for j in range(t, length, WG):
             d = CF(x[r, j]) - mean
-            acc += d * d
+            acc += d
+            acc2 += d * d
         s[t] = acc
-        rstd = 1.0 / pk.sqrt(_workgroup_sum(s, t, WG) / n + eps)
+        shift = _workgroup_sum(s, t, WG) / n
+        s[t] = acc2
+        var = pk.max(_workgroup_sum(s, t, WG) / n - shift * shift, CF(0.0))
+        mean = mean + shift
+        rstd = 1.0 / pk.sqrt(var + eps)
         # the sums of gw and gw·x̂ over the row
         a1: CF = 0.0
         a2: CF = 0.0

@@ -126,12 +126,21 @@ def layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool,
             for j in range(j0, min(j0 + LANES, n)):
                 lanes[j - j0] = lanes[j - j0] + CF(x[i0, i1, i2, j])
         mean = lane_sum(lanes, width) / CF(n)
+        # the corrected two-pass algorithm: the deviations' own sum corrects the rounding of
+        # the first mean (a constant row gets its value exactly, and so zeros, as Welford's
+        # mean gives on the GPU path; 1/sqrt(eps) would magnify the rounding otherwise)
         fill_lanes(lanes, width, CF(0.0))
+        squares = pk.local(CF, LANES)
+        fill_lanes(squares, width, CF(0.0))
         for j0 in range(0, n, LANES):
             for j in range(j0, min(j0 + LANES, n)):
                 d = CF(x[i0, i1, i2, j]) - mean
-                lanes[j - j0] = lanes[j - j0] + d * d
-        rstd = 1.0 / pk.sqrt(lane_sum(lanes, width) / CF(n) + eps)
+                lanes[j - j0] = lanes[j - j0] + d
+                squares[j - j0] = squares[j - j0] + d * d
+        shift = lane_sum(lanes, width) / CF(n)
+        mean = mean + shift
+        var = pk.max(lane_sum(squares, width) / CF(n) - shift * shift, CF(0.0))
+        rstd = 1.0 / pk.sqrt(var + eps)
         for j in range(n):
             y = (CF(x[i0, i1, i2, j]) - mean) * rstd
             if HAS_W:

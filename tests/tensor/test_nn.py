@@ -151,6 +151,25 @@ def test_layer_norm_rows_and_mixed_parameter_dtypes(length):
     close(got.numpy(), ref_layer_norm(x, 1, w, None, 1e-5), 1e-4, 1e-4)
 
 
+@pytest.mark.parametrize("length", [6, 40, 3000])
+def test_layer_norm_of_constant_rows_is_exactly_the_bias(length):
+    """A constant row has mean equal to its value and variance 0, so its normalised values
+    are exactly 0: a rounded mean would be magnified by 1/sqrt(eps), about 316. Forward and
+    backward (whose x̂ is then 0, so dx = rstd·(gw - mean(gw)))."""
+    rng = np.random.default_rng(length)
+    x = np.repeat(rng.uniform(-4, 4, (3, 1)), length, axis=1).astype(np.float32)
+    w = rng.uniform(-2, 2, length).astype(np.float32)
+    b = rng.uniform(-2, 2, length).astype(np.float32)
+    got = pk.layer_norm(x, length, pk.asarray(w), pk.asarray(b))
+    np.testing.assert_array_equal(got.numpy(), np.broadcast_to(b, x.shape))
+    t = pk.asarray(x).requires_grad_()
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    (pk.layer_norm(t, length, pk.asarray(w)) * pk.asarray(g)).sum().backward()
+    gw = g.astype(np.float64) * w
+    expected = (gw - gw.mean(axis=1, keepdims=True)) / np.sqrt(1e-5)
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
+
+
 def test_layer_norm_errors():
     x = np.ones((2, 3, 4), np.float32)
     with pytest.raises(ValueError, match="trailing dimensions"):
