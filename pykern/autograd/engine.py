@@ -175,6 +175,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     return tuple(found)
 
 
+def _is_complex_value(x: Any) -> bool:
+    """Whether a gradient given to backward() (a tensor, array or number) is complex."""
+    import numpy as np
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and hasattr(dtype, "is_complex"):
+        return bool(dtype.is_complex)
+    return bool(np.iscomplexobj(x))
+
+
 def _root_gradient(t: Any, gradient: Any) -> Any:
     import pykern as pk
 
@@ -190,6 +199,11 @@ def _root_gradient(t: Any, gradient: Any) -> Any:
             raise RuntimeError(f"backward() needs a gradient for a result of shape {t.shape}: "
                                "only a one-element result (a loss) gets the implicit 1")
         return pk.ones(t.shape, t.dtype)
+    if _is_complex_value(gradient) != t.dtype.is_complex:
+        kinds = ("real", "complex") if t.dtype.is_complex else ("complex", "real")
+        raise RuntimeError(f"backward(gradient): a {kinds[0]} gradient for a {kinds[1]} result "
+                           f"({t.dtype.name}): the gradient must be of the result's kind, as "
+                           "in PyTorch (converting would drop or invent imaginary parts)")
     g = pk.asarray(gradient, dtype=t.dtype)
     if tuple(g.shape) != tuple(t.shape):
         raise ValueError(f"backward(gradient): the gradient has shape {g.shape}, the tensor "

@@ -16,8 +16,9 @@ from pykern.autograd.mode import no_grad
 
 
 def gathered(x: Any, sel: Any, out: Any) -> Any:
-    """`out` (= x[sel], computed without recording) with its backward recorded."""
-    if not out.dtype.is_float:
+    """`out` (= x[sel], computed without recording) with its backward recorded (any float or
+    complex dtype: the scatter-add moves g as the gather moved x)."""
+    if not (out.dtype.is_float or out.dtype.is_complex):
         return out
     shape = tuple(x.shape)
     return record("getitem", out, (x,), lambda g: (scatter_add_into_zeros(shape, sel, g),),

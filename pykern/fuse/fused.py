@@ -77,8 +77,10 @@ class Fused:
     def __call__(self, *args: object, **kwargs: object) -> Any:
         args, kwargs = _device_arguments(args, kwargs)
         tensors = _tensors(args, kwargs)
-        if needs_grad(*tensors) or any(t.dtype.is_complex for t in tensors):
-            return self.__wrapped__(*args, **kwargs)  # eager: complex ops are not fused
+        # eager, op by op, where a gradient is recorded (each op records its own, complex
+        # ones too) or an input is complex (complex ops are not fused)
+        if needs_grad(*tensors, complex_ok=True) or any(t.dtype.is_complex for t in tensors):
+            return self.__wrapped__(*args, **kwargs)
         plan = self._plan(args, kwargs)
         fused = self._reduction(plan, tensors, empty)
         if fused is not None:

@@ -55,7 +55,7 @@ class Layout:
 def getitem(x: Tensor, key: object) -> Tensor:
     """`x[key]` for a key with integer arrays or boolean masks: a new tensor of x's dtype."""
     from pykern.autograd.graph import needs_grad
-    if needs_grad(x):
+    if needs_grad(x, complex_ok=True):
         from pykern.autograd import index_backward
         with no_grad():
             sel = select(x, key)

@@ -100,9 +100,46 @@ def test_complex_views_parts_and_in_place_writes():
 
 def test_ops_without_a_complex_backward_name_themselves():
     z = pk.asarray(np.array([[2 + 1j, 0.5j], [1.0, 3 - 1j]])).requires_grad_()
-    with pytest.raises(NotImplementedError, match=r"pk\.getitem has no backward for complex"):
-        z[pk.asarray([1, 0])]  # integer-array indexing
-    assert z.detach()[pk.asarray([1, 0])].shape == (2, 2)  # nothing broken for the next call
+    y = z * 1.0
+    with pytest.raises(NotImplementedError, match=r"pk\.setitem has no backward for complex"):
+        y[pk.asarray([1, 0])] = 1j  # an in-place write into a recorded complex tensor
+    np.testing.assert_array_equal(y.numpy(), z.detach().numpy())  # intact
+    assert (y.detach()[pk.asarray([1, 0])] * 2).shape == (2, 2)  # and the next call works
+
+
+def test_backward_refuses_a_gradient_of_the_other_kind():
+    """A complex gradient for a real result (1j would silently give zeros) or a real one for
+    a complex result: RuntimeError, as PyTorch's; nothing is accumulated."""
+    x = pk.asarray(np.array([1.0, 2.0])).requires_grad_()
+    y = x * 3.0
+    for bad in (np.array([1j, 1j]), pk.asarray(np.array([1j, 0j])), [1j, 2]):
+        with pytest.raises(RuntimeError, match="complex gradient for a real result"):
+            y.backward(bad, retain_graph=True)
+    z = pk.fft.fft(x)
+    for bad in (np.ones(2), pk.ones(2), [1.0, 2.0]):
+        with pytest.raises(RuntimeError, match="real gradient for a complex result"):
+            z.backward(bad, retain_graph=True)
+    assert x.grad is None
+    z.backward(np.array([1 + 0j, 0j]))
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_fused_function_of_complex_tensors_differentiates_op_by_op():
+    f = pk.fuse(lambda t, u: pk.exp(t) * u + pk.conj(t))
+    a = _complex((3, 4), -1.0, 1.0)
+    b = RNG.standard_normal(4)
+    check(f, lambda t, u: np.exp(t) * u + np.conj(t), a, b)
+
+
+def test_integer_array_and_mask_indexing_of_complex_tensors():
+    """x[idx], x[mask] and mixes with slices: g scatter-added back, repeats accumulating."""
+    a = _complex((4, 5), -1.0, 1.0)
+    idx = np.array([2, 0, 2, 3])
+    mask = RNG.standard_normal((4, 5)) > 0
+    check(lambda t: t[pk.asarray(idx)], lambda x: x[idx], a)
+    check(lambda t: t[:, pk.asarray(idx)] * 2j, lambda x: x[:, idx] * 2j, a)
+    check(lambda t: t[pk.asarray(mask)], lambda x: x[mask], a)
+    check(lambda t: pk.exp(t[pk.asarray(idx), 1:3]), lambda x: np.exp(x[idx, 1:3]), a)
 
 
 @pytest.mark.filterwarnings("ignore:astype. casting complex values")
