@@ -33,8 +33,19 @@ def base_of(t: Any) -> Any:
 
 def records_write(target: Any, *operands: object) -> bool:
     """Whether writing into `target` records: grad mode is on and its base or an operand
-    requires grad."""
-    return needs_grad(base_of(target), *operands)
+    requires grad. A write into a complex tensor of the graph, or of a complex operand that
+    requires grad, is refused: the recorded writes' backward is written for real tensors."""
+    base = base_of(target)
+    if not needs_grad(base, *operands, complex_ok=True):
+        return False
+    involved = (base, target, *operands)
+    if any(getattr(getattr(t, "dtype", None), "is_complex", False) and (
+            t is base or t is target or getattr(t, "requires_grad", False)) for t in involved):
+        raise NotImplementedError(
+            "an in-place write (+=, out=, t[key] = ...) into a complex tensor that takes part "
+            "in the graph, or of a complex tensor that requires grad, is not recorded: write "
+            "the result to a new tensor instead (y = y + 1j), or under pk.no_grad()")
+    return True
 
 
 def refuse_leaf(name: str, target: Any) -> None:
