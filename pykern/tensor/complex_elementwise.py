@@ -1,8 +1,7 @@
 """Elementwise ops on complex tensors: the tables from op names to the element functions of
 `complex_funcs`, and the runners `elementwise.unary` / `elementwise.binary` hand complex
-operands to. Operands are flattened (a view where the layout allows, else a copy): the
-functions of the kernel language's complex math take them as complex arrays, the others as
-real (n, 2) arrays of parts (`complex_views`).
+operands to. Operands are flattened (a view where the layout allows, else a copy) and each op
+is one launch of a `complex_kernels` kernel with its element function.
 
 Ops numpy does not define on complex numbers (ordering comparisons, maximum/minimum,
 floor division, remainder, bitwise ops, floor/ceil/trunc, erf, ...) raise a TypeError naming
@@ -23,33 +22,28 @@ from pykern.lang.func import Func
 from pykern.tensor import complex_funcs as cf
 from pykern.tensor import promotion as pr
 from pykern.tensor import strided
-from pykern.tensor.complex_kernels import (complex_binary_kernel, complex_compare_kernel,
-                                           complex_math_binary_kernel, complex_math_kernel,
-                                           complex_to_real_kernel, complex_unary_kernel)
+from pykern.tensor.complex_kernels import complex_math_binary_kernel, complex_math_kernel
 from pykern.tensor.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.tensor import Tensor, asarray, empty
 
 COMPLEX, REAL, BOOL = "complex", "real", "bool"
 
-# op name -> (element function, what the result is, whether it takes complex values: the
-# kernel language's complex math, else the parts)
-UNARY: dict[str, tuple[Func, str, bool]] = {
-    "negative": (cf.c_negative, COMPLEX, False), "positive": (cf.c_positive, COMPLEX, False),
-    "conj": (cf.c_conj, COMPLEX, False), "square": (cf.c_square, COMPLEX, False),
-    "sign": (cf.c_sign, COMPLEX, False), "reciprocal": (cf.z_reciprocal, COMPLEX, True),
-    "exp2": (cf.z_exp2, COMPLEX, True),
-    **{name: (getattr(cf, "z_" + name), COMPLEX, True) for name in (
+# op name -> (element function, what the result is)
+UNARY: dict[str, tuple[Func, str]] = {
+    "negative": (cf.c_negative, COMPLEX), "positive": (cf.c_positive, COMPLEX),
+    "conj": (cf.c_conj, COMPLEX), "square": (cf.c_square, COMPLEX), "sign": (cf.c_sign, COMPLEX),
+    "reciprocal": (cf.z_reciprocal, COMPLEX), "exp2": (cf.z_exp2, COMPLEX),
+    **{name: (getattr(cf, "z_" + name), COMPLEX) for name in (
         "exp", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "sinh",
         "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh")},
-    "abs": (cf.z_abs, REAL, True), "angle": (cf.z_angle, REAL, True),
-    "logical_not": (cf.c_is_zero, BOOL, False), "isnan": (cf.c_isnan, BOOL, False),
-    "isinf": (cf.c_isinf, BOOL, False), "isfinite": (cf.c_isfinite, BOOL, False),
+    "abs": (cf.z_abs, REAL), "angle": (cf.z_angle, REAL),
+    "logical_not": (cf.c_is_zero, BOOL), "isnan": (cf.c_isnan, BOOL),
+    "isinf": (cf.c_isinf, BOOL), "isfinite": (cf.c_isfinite, BOOL),
 }
-BINARY: dict[str, tuple[Func, str, bool]] = {
-    "add": (cf.c_add, COMPLEX, False), "subtract": (cf.c_sub, COMPLEX, False),
-    "multiply": (cf.c_mul, COMPLEX, False), "divide": (cf.z_divide, COMPLEX, True),
-    "pow": (cf.z_pow, COMPLEX, True),
-    "equal": (cf.c_equal, BOOL, False), "not_equal": (cf.c_not_equal, BOOL, False),
+BINARY: dict[str, tuple[Func, str]] = {
+    "add": (cf.c_add, COMPLEX), "subtract": (cf.c_sub, COMPLEX), "multiply": (cf.c_mul, COMPLEX),
+    "divide": (cf.z_divide, COMPLEX), "pow": (cf.z_pow, COMPLEX),
+    "equal": (cf.c_equal, BOOL), "not_equal": (cf.c_not_equal, BOOL),
 }
 LOGICAL = ("logical_and", "logical_or", "logical_xor")
 # integer powers up to this magnitude are repeated multiplications, as numpy does them
@@ -64,27 +58,15 @@ def not_defined(name: str, dtype: DType) -> TypeError:
     return TypeError(f"{name} is not defined for complex tensors ({dtype.name}){hint}")
 
 
-def flat_parts(z: Tensor) -> Tensor:
-    """`z` flattened and seen as a real (n, 2) array (a copy where its layout needs one)."""
-    return view_as_real(z.reshape(-1))
-
-
 def result_dtype(kind: str, p: DType) -> DType:
     return p if kind == COMPLEX else dt.bool_ if kind == BOOL else p.real_dtype
 
 
-def run_unary(fn: Func, kind: str, whole: bool, x: Tensor) -> Tensor:
+def run_unary(fn: Func, kind: str, x: Tensor) -> Tensor:
     """The element function `fn` of `UNARY` on every element of the complex tensor `x`."""
     out = empty(x.shape, result_dtype(kind, x.dtype))
-    n = x.size
-    if n and whole:
-        complex_math_kernel[n](x.reshape(-1), out.reshape(-1), fn)
-    elif n:
-        src, part = flat_parts(x), x.dtype.real_dtype
-        if kind == COMPLEX:
-            complex_unary_kernel[n](src, flat_parts(out), fn, part)
-        else:
-            complex_to_real_kernel[n](src, out.reshape(-1), fn, part)
+    if x.size:
+        complex_math_kernel[x.size](x.reshape(-1), out.reshape(-1), fn)
     return out
 
 
@@ -152,21 +134,14 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     return into(out, run_binary(*entry, complex_tensor(a, p), complex_tensor(b, p)), name)
 
 
-def run_binary(fn: Func, kind: str, whole: bool, za: Tensor, zb: Tensor) -> Tensor:
+def run_binary(fn: Func, kind: str, za: Tensor, zb: Tensor) -> Tensor:
     """`fn` of `BINARY` on complex tensors of one dtype, broadcast together."""
     shape = strided.broadcast_shapes(za.shape, zb.shape)
-    p = za.dtype
-    out = empty(shape, result_dtype(kind, p))
-    n = out.size
-    if n and whole:
-        complex_math_binary_kernel[n](za.broadcast_to(shape).reshape(-1),
-                                      zb.broadcast_to(shape).reshape(-1), out.reshape(-1), fn)
-    elif n:
-        fa, fb = flat_parts(za.broadcast_to(shape)), flat_parts(zb.broadcast_to(shape))
-        if kind == COMPLEX:
-            complex_binary_kernel[n](fa, fb, flat_parts(out), fn, p.real_dtype)
-        else:
-            complex_compare_kernel[n](fa, fb, out.reshape(-1), fn, p.real_dtype)
+    out = empty(shape, result_dtype(kind, za.dtype))
+    if out.size:
+        complex_math_binary_kernel[out.size](za.broadcast_to(shape).reshape(-1),
+                                             zb.broadcast_to(shape).reshape(-1),
+                                             out.reshape(-1), fn)
     return out
 
 

@@ -1,12 +1,13 @@
 """Element functions of complex values for `complex_elementwise`, which runs them in the
-kernels of `complex_kernels`; nothing here knows tensors. Two kinds:
+kernels of `complex_kernels`; nothing here knows tensors. Each takes complex values of the
+kernel language (docs/language.md) and returns a complex, real or bool value.
 
-- `c_*` take the parts: a complex number is passed as its real and imaginary parts (x, y) of
-  the part type (f32 for c64, f64 for c128), a complex result returned as a tuple (re, im).
-  These are the ops that only rearrange or compare parts (add, multiply, ==, isnan, ...).
-- `z_*` take complex values and use the kernel language's complex math (docs/language.md):
-  Smith's division, powers, exp, log, sqrt, the trigonometric and hyperbolic functions and
-  their inverses, with numpy's branch cuts and C99 Annex G's special values.
+- The `c_*` functions only rearrange or compare the parts (add, multiply, ==, isnan, ...),
+  written on `z.real` and `z.imag` so that each part is computed as numpy computes it (the
+  product is the plain (ac - bd, ad + bc), as numpy's).
+- The `z_*` functions use the language's complex math: Smith's division, powers, exp, log,
+  sqrt, the trigonometric and hyperbolic functions and their inverses, with numpy's branch
+  cuts and C99 Annex G's special values.
 """
 
 from __future__ import annotations
@@ -22,50 +23,56 @@ LN2 = 0.6931471805599453
 
 
 @pk.func
-def c_add(x, y, u, v):
-    return x + u, y + v
+def c_add(a, b):
+    return complex(a.real + b.real, a.imag + b.imag)
 
 
 @pk.func
-def c_sub(x, y, u, v):
-    return x - u, y - v
+def c_sub(a, b):
+    return complex(a.real - b.real, a.imag - b.imag)
 
 
 @pk.func
-def c_mul(x, y, u, v):
-    return x * u - y * v, x * v + y * u
+def c_mul(a, b):
+    x = a.real
+    y = a.imag
+    u = b.real
+    v = b.imag
+    return complex(x * u - y * v, x * v + y * u)
 
 
 @pk.func
-def c_equal(x, y, u, v):
-    return x == u and y == v
+def c_equal(a, b):
+    return a.real == b.real and a.imag == b.imag
 
 
 @pk.func
-def c_not_equal(x, y, u, v):
-    return x != u or y != v
+def c_not_equal(a, b):
+    return a.real != b.real or a.imag != b.imag
 
 
 # ---------------------------------------------------------------- to real values
 
 
 @pk.func
-def c_isnan(x, y):
-    return x != x or y != y
+def c_isnan(z):
+    return z.real != z.real or z.imag != z.imag
 
 
 @pk.func
-def c_is_zero(x, y):
-    return x == 0.0 and y == 0.0
+def c_is_zero(z):
+    return z.real == 0.0 and z.imag == 0.0
 
 
 @pk.func
-def c_isinf(x, y):
-    return pk.isinf(x) or pk.isinf(y)
+def c_isinf(z):
+    return pk.isinf(z.real) or pk.isinf(z.imag)
 
 
 @pk.func
-def c_isfinite(x, y):
+def c_isfinite(z):
+    x = z.real
+    y = z.imag
     return not (x != x or y != y or pk.isinf(x) or pk.isinf(y))
 
 
@@ -73,29 +80,33 @@ def c_isfinite(x, y):
 
 
 @pk.func
-def c_negative(x, y):
-    return -x, -y
+def c_negative(z):
+    return complex(-z.real, -z.imag)
 
 
 @pk.func
-def c_positive(x, y):
-    return x, y
+def c_positive(z):
+    return z
 
 
 @pk.func
-def c_conj(x, y):
-    return x, -y
+def c_conj(z):
+    return complex(z.real, -z.imag)
 
 
 @pk.func
-def c_square(x, y):
-    return x * x - y * y, 2.0 * x * y
+def c_square(z):
+    x = z.real
+    y = z.imag
+    return complex(x * x - y * y, 2.0 * x * y)
 
 
 @pk.func
-def c_sign(x, y):
+def c_sign(z):
     # z / |z| (numpy 2), 0 for 0; a number with one infinite part points along that part
     # (numpy: sign(inf + nan j) is 1)
+    x = z.real
+    y = z.imag
     m = hypot_f(x, y)
     d = pk.select(m == 0.0, 1.0, m)
     re = pk.select(m == 0.0, 0.0, x / d)
@@ -105,7 +116,7 @@ def c_sign(x, y):
     one = x_inf != y_inf
     re = pk.select(one, pk.select(x_inf, pk.copysign(1.0, x), 0.0), re)
     im = pk.select(one, pk.select(y_inf, pk.copysign(1.0, y), 0.0), im)
-    return re, im
+    return complex(re, im)
 
 
 # ---------------------------------------------------------------- the language's complex math
