@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pykern import ir
+from pykern.lang.dtypes import DType
 
 
 def _binop(e: ir.BinOp) -> str:
@@ -105,7 +106,9 @@ _STMT: dict[type, Callable] = {
 def format_kernel(k: ir.Kernel) -> str:
     def param(p: ir.Param) -> str:
         if not p.is_array:
-            return f"{p.name}: {p.type.dtype.name if hasattr(p.type, 'dtype') else p.type.name}"
+            # a scalar's type is a DType (whose `.dtype` is numpy's, for numpy's sake)
+            t = p.type
+            return f"{p.name}: {t.name if isinstance(t, DType) else t.dtype.name}"
         how = {ir.Access.READ: "read", ir.Access.WRITE: "write",
                ir.Access.READ_WRITE: "read-write"}.get(p.access & ~ir.Access.TILES, "unused")
         how += ", tiles" if p.access & ir.Access.TILES else ""

@@ -205,3 +205,17 @@ def test_code_after_a_compile_time_branch_that_returns_is_not_translated():
     src = load_source(k)
     kir = translate(src, {"x": pk.f32[:]}, (64, 1, 1), {"op": "neg"})
     assert kir.functions[0].return_type == pk.f32
+
+
+def test_the_printed_ir_names_scalar_parameters_by_pykern_dtype():
+    """`kernel.ir(...)` prints `a: f32` for a scalar parameter, as for arrays (`x: f32[:]`),
+    not numpy's name for it."""
+    @pk.kernel
+    def axpy(a: pk.f32, n: pk.i64, x: pk.f32[:], out: pk.f32[:]):
+        i = pk.global_id(0)
+        if i < n:
+            out[i] = a * x[i]
+
+    x = np.ones(4, np.float32)
+    first = str(axpy.ir(2.0, 4, x, x)).splitlines()[0]
+    assert first.startswith("kernel axpy(a: f32, n: i64, x: f32[:] (read), out: f32[:] (write))")
