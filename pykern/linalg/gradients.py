@@ -305,10 +305,11 @@ def svd_complex(name: str, t: Tensor, forward: Callable[[Tensor], Any]) -> Any:
         result = forward(t.detach())
     u, s, vh = result
     batch = tuple(u.shape[:-2])
-    nu, ns = u.shape[-2] * u.shape[-1], s.shape[-1]
+    # the sizes are spelled out, not -1: a reshape cannot infer a size for an empty batch
+    nu, ns, nvh = u.shape[-2] * u.shape[-1], s.shape[-1], vh.shape[-2] * vh.shape[-1]
     with no_grad():
         packed = pk.concat([u.reshape(batch + (nu,)), s.astype(u.dtype),
-                            vh.reshape(batch + (-1,))], axis=-1)
+                            vh.reshape(batch + (nvh,))], axis=-1)
     parts = svd(t, u, s, vh)
 
     def back(g: Tensor) -> tuple[Tensor]:
@@ -317,8 +318,8 @@ def svd_complex(name: str, t: Tensor, forward: Callable[[Tensor], Any]) -> Any:
         gvh = g[..., nu + ns:].reshape(vh.shape)
         phase = pk.imag(pk.linalg.diagonal(pk.matmul(_t(u), gu))
                         + pk.linalg.diagonal(pk.matmul(vh, _t(gvh))))
-        _check_gauge(name, phase, pk.concat([gu.reshape(batch + (-1,)),
-                                             gvh.reshape(batch + (-1,))], axis=-1),
+        _check_gauge(name, phase, pk.concat([gu.reshape(batch + (nu,)),
+                                             gvh.reshape(batch + (nvh,))], axis=-1),
                      max(u.shape[-2], vh.shape[-1]))
         return (parts[1](gs)[0] + parts[0](gu)[0] + parts[2](gvh)[0],)
 

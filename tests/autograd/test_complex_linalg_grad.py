@@ -233,3 +233,15 @@ def test_complex_matrix_power(n):
     """n = 0: identities, a zero gradient; negative n through the complex inverse."""
     check(lambda t: L.matrix_power(t + 3.0 * _eye(3), n),
           lambda a: np.linalg.matrix_power(a + 3 * np.eye(3), n), _c(3, 3), atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [lambda r: r.U @ r.Vh, lambda r: r.S], ids=["U Vh", "S"])
+def test_complex_svd_of_an_empty_batch(fn):
+    """A complex svd that requires grad packs U, S and Vh per matrix: an empty batch (0, n, n)
+    has a zero gradient like a real one, not a ValueError from reshaping with an inferred size."""
+    a = pk.zeros((0, 3, 3), dtype=pk.c128).requires_grad_()
+    pk.sum(pk.real(fn(L.svd(a, full_matrices=False)))).backward()
+    assert a.grad.shape == (0, 3, 3) and a.grad.dtype == pk.c128
+    b = pk.zeros((0, 2, 2), dtype=pk.c64).requires_grad_()
+    pk.sum(pk.abs(L.pinv(b))).backward()
+    assert b.grad.shape == (0, 2, 2)
