@@ -109,16 +109,22 @@ def _imag_diagonal(m: Tensor) -> Tensor:
 def _check_gauge(name: str, phase: Tensor, g: Tensor, n: int) -> None:
     """Complex eigenvectors and singular vectors are defined up to a phase e^{iφ} per vector:
     a loss that depends on the phases has no gradient. Its derivative along the phases is
-    Im(diag(Vᴴ G_V)) (`phase`, sums of `n` products): a RuntimeError, as PyTorch's, when it
-    is not ~0 against G's size (a loss that is phase-invariant leaves only rounding there)."""
-    scale = float(pk.max(pk.abs(g)).item()) if g.size else 0.0
-    worst = float(pk.max(pk.abs(phase)).item()) if phase.size else 0.0
-    if worst > 1e-3 * max(scale, 1e-30) * max(1, n):
+    Im(diag(Vᴴ G_V)) (`phase` (..., k), sums of `n` products): a RuntimeError, as PyTorch's,
+    when it is not ~0 against the size of that matrix's G (a loss that is phase-invariant
+    leaves only rounding there). Each matrix of a batch against its own G (`g`: the batch
+    axes of `phase`, then that matrix's gradient): against the whole batch's, a matrix whose
+    loss depends only on the phases passed unnoticed next to one with a larger gradient."""
+    if not phase.size:
+        return
+    scale = pk.max(pk.abs(g), axis=tuple(range(phase.ndim - 1, g.ndim)))
+    ratio = pk.max(pk.abs(phase), axis=-1) / pk.maximum(scale, 1e-30)
+    worst = float(pk.max(ratio).item())
+    if worst > 1e-3 * max(1, n):
         raise RuntimeError(
             f"pk.{name}: the loss depends on the phases of the complex singular vectors or "
             "eigenvectors, which are defined only up to a factor e^(i phi) each (the derivative "
-            f"along them is {worst:.3g}, not 0): it has no well-defined gradient. Use a "
-            "phase-invariant function of them (abs(v), v @ v.mH, ...)")
+            f"along them is {worst:.3g} of the gradient's size, not 0): it has no well-defined "
+            "gradient. Use a phase-invariant function of them (abs(v), v @ v.mH, ...)")
 
 
 # ------------------------------------------------------------------ the backward formulas

@@ -245,3 +245,22 @@ def test_complex_svd_of_an_empty_batch(fn):
     b = pk.zeros((0, 2, 2), dtype=pk.c64).requires_grad_()
     pk.sum(pk.abs(L.pinv(b))).backward()
     assert b.grad.shape == (0, 2, 2)
+
+
+@pytest.mark.parametrize("dtype", [pk.c128, pk.c64])
+def test_phase_dependence_is_checked_per_matrix_of_a_batch(dtype):
+    """Each matrix's phase derivative is measured against its own gradient: against the whole
+    batch's largest, a matrix whose loss depends only on the phases (real(U[1])) went through
+    silently, with a meaningless gradient, next to one with a larger phase-invariant one."""
+    a = pk.asarray(_c(2, 3, 3)).astype(dtype).requires_grad_()
+    u = L.svd(a, full_matrices=False).U
+    with pytest.raises(RuntimeError, match="phases"):
+        (pk.sum(pk.abs(u[0]) ** 2 * 1e3) + pk.sum(pk.real(u[1]))).backward()
+    v = L.eigh(_herm(a)).eigenvectors
+    with pytest.raises(RuntimeError, match="phases"):
+        (pk.sum(pk.abs(v[1]) ** 2 * 1e3) + pk.sum(pk.real(v[0]))).backward()
+    assert a.grad is None
+    w = pk.asarray(np.array([1e3, 1.0]).reshape(2, 1, 1))  # invariant in both: no error
+    (pk.sum(pk.abs(L.eigh(_herm(a)).eigenvectors) ** 2 * w)
+     + pk.sum(pk.abs(L.svd(a, full_matrices=False).U) ** 2 * w)).backward()
+    assert np.isfinite(a.grad.numpy()).all()
