@@ -38,15 +38,18 @@ def vector_norm(x: object, /, *, axis: int | Sequence[int] | None = None,
     axes = _axes(axis, t.ndim, "vector_norm")
     mag = _magnitude(t)
     if mag.size == 0 or not axes:
-        return _degenerate(mag, axes, keepdims, p)
+        if p != 0 and not axes:  # each |x| itself: mag carries the graph
+            return _degenerate(mag, axes, keepdims, p)
+        # a count, or a constant over empty axes: made afresh, not from mag, so recorded
+        return _zero_gradient("linalg.vector_norm", t, lambda a: _degenerate(
+            _magnitude(a), axes, keepdims, p))
     if p == math.inf:
         return red.max(mag, axis=axes, keepdims=keepdims)
     if p == -math.inf:
         return red.min(mag, axis=axes, keepdims=keepdims)
-    if p == 0:  # a count: its gradient is zero (PyTorch's), recorded so backward() runs
-        return differentiable("linalg.vector_norm", (t,), lambda a: red.sum(
-            ew.not_equal(a, 0), axis=axes, keepdims=keepdims).astype(mag.dtype),
-            lambda a, out: [lambda g: (zeros_like(a),)], complex_ok=True)
+    if p == 0:
+        return _zero_gradient("linalg.vector_norm", t, lambda a: red.sum(
+            ew.not_equal(a, 0), axis=axes, keepdims=keepdims).astype(mag.dtype))
     if p == 1:
         return red.sum(mag, axis=axes, keepdims=keepdims)
     if needs_grad(t, complex_ok=True):  # PyTorch's backward: 0, not nan, at a zero vector
@@ -119,11 +122,13 @@ def _matrix_norm(t: Tensor, kind: str | float) -> Tensor:
     if kind in (2, -2):
         s = svdvals(t)
         if min(m, n) == 0:
-            return _empty_matrix_norm(s, kind, t.shape)
+            return _zero_gradient("linalg.matrix_norm", t,
+                                  lambda a: _empty_matrix_norm(s, kind, t.shape))
         return s[..., 0] if kind == 2 else s[..., -1]
     sums = red.sum(_magnitude(t), axis=-2 if kind in (1, -1) else -1)  # column sums, or row sums
     if sums.shape[-1] == 0:
-        return _empty_matrix_norm(sums, kind, t.shape)
+        return _zero_gradient("linalg.matrix_norm", t,
+                              lambda a: _empty_matrix_norm(sums, kind, t.shape))
     return red.max(sums, axis=-1) if kind in (1, math.inf) else red.min(sums, axis=-1)
 
 
@@ -136,6 +141,15 @@ def _empty_matrix_norm(values: Tensor, kind: str | float, shape: tuple[int, ...]
     from pykern.tensor.creation import zeros
 
     return zeros(values.shape[:-1], dtype=values.dtype)
+
+
+def _zero_gradient(name: str, t: Tensor, forward: Callable[[Tensor], Tensor]) -> Tensor:
+    """`forward(t)` for a result made afresh rather than from t's values (a count of
+    nonzeros; the 0 or inf of norms over empty axes): its gradient is zero (PyTorch's),
+    recorded so that backward() runs through it instead of finding nothing that requires
+    grad."""
+    return differentiable(name, (t,), forward, lambda a, out: [lambda g: (zeros_like(a),)],
+                          complex_ok=True)
 
 
 def _magnitude(t: Tensor) -> Tensor:

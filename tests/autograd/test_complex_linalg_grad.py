@@ -264,3 +264,24 @@ def test_phase_dependence_is_checked_per_matrix_of_a_batch(dtype):
     (pk.sum(pk.abs(L.eigh(_herm(a)).eigenvectors) ** 2 * w)
      + pk.sum(pk.abs(L.svd(a, full_matrices=False).U) ** 2 * w)).backward()
     assert np.isfinite(a.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", [pk.c128, pk.f64])
+@pytest.mark.parametrize("norm", [
+    lambda t: L.matrix_norm(t), lambda t: L.matrix_norm(t, ord=2),
+    lambda t: L.matrix_norm(t, ord=1), lambda t: L.matrix_norm(t, ord=np.inf),
+    lambda t: L.vector_norm(t, axis=(-2, -1)), lambda t: L.vector_norm(t, ord=3, axis=-1),
+    lambda t: L.vector_norm(t, ord=-1, axis=-2)], ids=["fro", "2", "1", "inf", "v2", "v3", "v-1"])
+def test_norms_of_empty_matrices_have_a_zero_gradient(norm, dtype):
+    """The norms of empty vectors and matrices (0, or inf for negative ords) are made afresh, not
+    from x: recorded with a zero gradient (PyTorch's), so that backward() runs instead of
+    finding nothing that requires grad; so is a count of nonzeros over no axes."""
+    for shape in [(2, 0, 3), (2, 3, 0), (0, 3, 3)]:
+        t = pk.zeros(shape, dtype=dtype).requires_grad_()
+        out = norm(t)
+        pk.sum(pk.where(pk.isinf(out), 0.0, out)).backward()
+        assert t.grad.shape == shape and t.grad.dtype == dtype
+        assert not np.any(t.grad.numpy())
+    t = pk.asarray(np.array([1.5, 0])).astype(dtype).requires_grad_()
+    pk.sum(L.vector_norm(t, axis=(), ord=0)).backward()
+    assert t.grad.dtype == dtype and not np.any(t.grad.numpy())
