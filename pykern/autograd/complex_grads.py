@@ -18,6 +18,7 @@ from typing import Any
 import pykern as pk
 from pykern.autograd import derivatives
 from pykern.autograd.graph import record
+from pykern.autograd.records import record_pair
 
 
 def _holomorphic(formula: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,10 +67,7 @@ def _round(g: Any) -> Any:
     return g * 0.0
 
 
-for _name, _fn in (("abs", _abs), ("angle", _angle), ("sign", _sign), ("conj", _conj),
-                   ("round", _round)):
-    _fn.reads = derivatives.reads(_fn)  # type: ignore[attr-defined]
-    UNARY[_name] = _fn
+UNARY.update(abs=_abs, angle=_angle, sign=_sign, conj=_conj, round=_round)
 
 
 def _pow_a(g: Any, a: Any, b: Any) -> Any:
@@ -92,10 +90,6 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
         ("pow", (_pow_a, _pow_b)))}
 
 
-def _reads(formula: Callable[..., Any]) -> tuple[str, ...]:
-    return formula.reads  # type: ignore[attr-defined,no-any-return]
-
-
 def _detached(t: Any, dtype: Any) -> Any:
     """What a formula reads of an operand: a tensor in the op's complex dtype, without its
     graph (a real operand converted, so log and sqrt of it are complex); numbers as they are."""
@@ -110,9 +104,10 @@ def record_unary(name: str, out: Any, x: Any) -> Any:
     fn = UNARY.get(name)
     if fn is None:
         return record(name, out, (x,), derivatives.refuse(name + " of a complex tensor"))
+    read = derivatives.reads(fn)
     tensors = {"x": x.detach(), "out": out.detach()}
-    kw = {n: tensors[n] for n in _reads(fn)}
-    saved = [x if n == "x" else out for n in _reads(fn)]
+    kw = {n: tensors[n] for n in read}
+    saved = [x if n == "x" else out for n in read]
     return record(name, out, (x,), lambda g: (fn(g, **kw),), saved=saved)
 
 
@@ -122,15 +117,4 @@ def record_binary(name: str, out: Any, a: Any, b: Any) -> Any:
     pair = BINARY.get(name)
     if pair is None:
         return record(name, out, (a, b), derivatives.refuse(name + " of complex tensors"))
-    wanted = [fn if getattr(t, "requires_grad", False) else None for fn, t in zip(pair, (a, b))]
-    read = {n for fn in wanted if fn is not None for n in _reads(fn)}
-    values = {"a": a, "b": b, "out": out}
-    kw = {n: _detached(values[n], out.dtype) for n in read}
-    calls = [(fn, {n: kw[n] for n in _reads(fn)}) if fn is not None else None for fn in wanted]
-
-    def backward(g: Any) -> tuple[Any, Any]:
-        return tuple(c[0](g, **c[1]) if c is not None else None  # type: ignore[return-value]
-                     for c in calls)
-
-    saved = [values[n] for n in sorted(read) if hasattr(values[n], "buffer")]
-    return record(name, out, (a, b), backward, saved=saved)
+    return record_pair(name, out, a, b, pair, lambda t: _detached(t, out.dtype))

@@ -120,7 +120,10 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 
 def reads(formula: Callable[..., Any]) -> tuple[str, ...]:
     """The names of the tensors a formula reads: its parameters after `g` (what its op must
-    save for it)."""
+    save for it), or those a wrapper declares in its `reads` attribute."""
+    declared = getattr(formula, "reads", None)
+    if declared is not None:
+        return tuple(declared)
     code = formula.__code__
     return code.co_varnames[1:code.co_argcount]
 

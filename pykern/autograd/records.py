@@ -42,18 +42,27 @@ def record_binary(name: str, out: Any, a: Any, b: Any) -> Any:
     pair = derivatives.BINARY.get(name)
     if pair is None:
         return record(name, out, (a, b), derivatives.refuse(name))
+    return record_pair(name, out, a, b, pair, _alias)
+
+
+def record_pair(name: str, out: Any, a: Any, b: Any, pair: tuple[Any, Any],
+                operand: Any) -> Any:
+    """`out` = op `name` of `a` and `b`, recorded with `pair`, the formulas of a's and b's
+    gradients (each run only for an input that requires grad); `operand(t)` is what a
+    formula reads of a, b or out (an alias without the graph, or a converted copy)."""
     tensors = {"a": a, "b": b, "out": out}
     wanted = [fn if getattr(t, "requires_grad", False) else None for fn, t in zip(pair, (a, b))]
     read = {n for fn in wanted if fn is not None for n in derivatives.reads(fn)}
-    alias = {n: _alias(tensors[n]) for n in read}
-    calls = [(fn, {n: alias[n] for n in derivatives.reads(fn)}) if fn is not None else None
+    values = {n: operand(tensors[n]) for n in read}
+    calls = [(fn, {n: values[n] for n in derivatives.reads(fn)}) if fn is not None else None
              for fn in wanted]
 
     def backward(g: Any) -> tuple[Any, Any]:
         return tuple(c[0](g, **c[1]) if c is not None else None  # type: ignore[return-value]
                      for c in calls)
 
-    return record(name, out, (a, b), backward, saved=[tensors[n] for n in sorted(read)])
+    saved = [tensors[n] for n in sorted(read) if hasattr(tensors[n], "buffer")]
+    return record(name, out, (a, b), backward, saved=saved)
 
 
 def record_cast(out: Any, x: Any) -> Any:
