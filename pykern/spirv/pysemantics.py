@@ -29,9 +29,13 @@ def signed_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a // b` rounding toward -inf: the quotient of |a| by |b|, negated, minus one when the
     signs differ and the division is inexact (-q - 1 is ~q). INT_MIN // -1 wraps to INT_MIN."""
     parts = _DivMod(ctx, ty, a, b)
-    fn, uty = ctx.fn, parts.uty
-    negated = fn.select(uty, parts.inexact, fn.not_(uty, parts.uq), fn.s_negate(uty, parts.uq))
-    return fn.bitcast(ty, fn.select(uty, parts.signs_differ, negated, parts.uq))
+    fn = ctx.fn
+    # the sign is applied in the signed type: NVIDIA (driver 580) took a negation done in the
+    # unsigned type and bitcast back as non-negative, and folded a later signed max into an
+    # unsigned one (max(3 % -5, 3) gave -2)
+    q = fn.bitcast(ty, parts.uq)
+    negated = fn.select(ty, parts.inexact, fn.not_(ty, q), fn.s_negate(ty, q))
+    return fn.select(ty, parts.signs_differ, negated, q)
 
 
 def unsigned_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
@@ -53,9 +57,9 @@ def signed_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     parts = _DivMod(ctx, ty, a, b)
     fn, uty = ctx.fn, parts.uty
     flip = fn.logical_and(BOOL, parts.signs_differ, parts.inexact)
-    magnitude = fn.select(uty, flip, fn.i_sub(uty, parts.ub, parts.ur), parts.ur)
-    signed_like_b = fn.select(uty, parts.b_negative, fn.s_negate(uty, magnitude), magnitude)
-    return fn.bitcast(ty, signed_like_b)
+    # negated in the signed type, as in signed_floordiv (NVIDIA's unsigned-negation bug)
+    magnitude = fn.bitcast(ty, fn.select(uty, flip, fn.i_sub(uty, parts.ub, parts.ur), parts.ur))
+    return fn.select(ty, parts.b_negative, fn.s_negate(ty, magnitude), magnitude)
 
 
 class _DivMod:

@@ -268,6 +268,34 @@ def test_abs_wraps_and_its_result_can_be_negative(dtype):
     np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(dtype.numpy))
 
 
+@pytest.mark.parametrize("dtype", SIGNED, ids=lambda d: d.name)
+def test_floor_mod_and_div_results_are_signed_for_a_later_max(dtype):
+    """A negative `a % b` or `a // b` compared by a signed `max` with a value the driver knows
+    is non-negative: NVIDIA (driver 580) took the floor-mod result, whose sign pykern applied
+    in the unsigned type, to be non-negative and made the `max` unsigned, so
+    `max(3 % -5, max(b, -b)) - 6` gave -8 instead of -3 for b = -3 (found by a random kernel,
+    as the abs bug was)."""
+    @pk.kernel
+    def signed_max(b: pk.Array, out: pk.Array):
+        i = pk.global_id(0)
+        v = b[i] * 3 - 1
+        v -= v + 0
+        v -= b[i]  # -b, written so the driver sees max(b, v) >= 0
+        out[3 * i] = max(v % -5, max(b[i], v)) - 6
+        out[3 * i + 1] = max(v // -5, max(b[i], v)) - 6
+        out[3 * i + 2] = max(b[i] % -7, max(b[i], v)) - 6
+
+    b = np.arange(-40, 41, dtype=dtype.numpy)
+    out = np.zeros(3 * b.size, dtype.numpy)
+    signed_max[b.size](b, out)
+    expected = []
+    for x in b.tolist():
+        v = -x
+        expected += [max(v % -5, max(x, v)) - 6, max(v // -5, max(x, v)) - 6,
+                     max(x % -7, max(x, v)) - 6]
+    np.testing.assert_array_equal(out, np.array(expected, dtype=dtype.numpy))
+
+
 # (wider, narrower): the narrower operand converts to the wider type; both fit in it, so
 # Python's // and % on the values are the answer
 MIXED_WIDTHS = [(pk.i64, pk.i32), (pk.i64, pk.i16), (pk.i64, pk.i8), (pk.i64, pk.u32),
