@@ -23,7 +23,7 @@ from pykern.lang.builtins import (abs, acos, asin, atan, atan2, atomic_add, atom
                        subgroup_broadcast, subgroup_lane, subgroup_max, subgroup_min,
                        subgroup_prefix_add, subgroup_shuffle, subgroup_shuffle_xor,
                        subgroup_size, tan, tanh, trunc, unravel)
-from pykern.lang.builtins import bitcast
+from pykern.lang.builtins import bitcast, static_range
 # kernel names that are tensor functions too (pykern.tensor.kernel_names), and complex parts
 from pykern.lang.builtins import (acosh, angle, asinh, atanh, conj, expm1, imag, log1p, log10,
                                   real, square)

@@ -227,6 +227,8 @@ class ExprTranslator(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> Value:
         name = node.id
+        if name in self.static_values:  # a pk.static_range variable: a constant in each copy
+            return PyConst(self.static_values[name])
         if name in self.tuple_vars:
             return self.tuple_variable(name, node)  # type: ignore[attr-defined]
         if name in self.locals:

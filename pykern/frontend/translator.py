@@ -83,6 +83,7 @@ class Translator(TupleTranslator):
         self.locals: dict[str, ir.Local] = {}
         self.tuple_vars: dict[str, tuple[str, ...]] = {}  # variables holding a tuple: elements
         self.tuple_var_locs: dict[str, ir.Loc] = {}  # where each got its length and types
+        self.static_values: dict[str, int] = {}  # pk.static_range variables in scope: values
         self.assigned = assigned_names(src.tree)
         self.loop_depth = 0
         self.flow = Assignments()
@@ -161,7 +162,10 @@ class Translator(TupleTranslator):
                                    "it cannot take a single value", KernelTypeError)
 
     def store(self, target: ast.Subscript, value: Value, node: ast.AST) -> ir.Stmt:
-        """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does."""
+        """`a[i] = value`: the value is converted to the array's dtype, as numpy's setitem does.
+        `t[k] = value` for a variable holding a tuple and a constant k assigns its element."""
+        if isinstance(target.value, ast.Name) and target.value.id in self.tuple_vars:
+            return self.store_tuple_element(target.value.id, target, value, node)
         array = self.array_name(target.value)
         if array is None:
             raise self.error(target, "only arrays can be assigned to by index")
@@ -350,6 +354,8 @@ class Translator(TupleTranslator):
         if node.orelse:
             raise self.error(node, "for ... else is not supported in a kernel")
         it = node.iter
+        if isinstance(it, ast.Call) and self.resolve(it.func) is bi.static_range:
+            return self.static_for(node)
         if not (isinstance(it, ast.Call) and self.resolve(it.func) is range):
             raise self.error(it, "a kernel's for loop must iterate over range(...)")
         if not isinstance(node.target, ast.Name):
@@ -385,6 +391,46 @@ class Translator(TupleTranslator):
         runs = "once" if None not in bounds and len(range(*bounds)) > 0 else "maybe"
         return ir.ForRange(var=var, start=start, stop=stop, step=step,
                            body=self.loop_body(node, runs, var), loc=self.loc(node))
+
+    def static_for(self, node: ast.For) -> list[ir.Stmt]:
+        """`for i in pk.static_range(...)`: the body once per value, `i` a compile-time
+        constant in each copy (it indexes tuples, decides `if`s and shapes)."""
+        it = node.iter
+        assert isinstance(it, ast.Call)
+        if not 1 <= len(it.args) <= 3 or it.keywords:
+            raise self.error(it, "pk.static_range() takes 1 to 3 positional arguments, "
+                                 f"{len(it.args)} given")
+        bounds = []
+        for arg in it.args:
+            value = self.visit(arg)
+            if not (isinstance(value, PyConst) and type(value.value) is int):
+                raise self.error(arg, "pk.static_range() bounds must be compile-time integers "
+                                      "(literals, pk.constexpr parameters or captured globals)",
+                                 KernelTypeError)
+            bounds.append(value.value)
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.error(it.args[2], "pk.static_range() step must not be zero")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable must be a plain name")
+        var = node.target.id
+        if var in self.locals or var in self.tuple_vars or var in self.params:
+            raise self.error(node.target, f"'{var}' is a variable of the kernel: a "
+                                          "pk.static_range loop needs a name of its own")
+        for inner in static_loop_exits(node.body):
+            raise self.error(inner, f"'{type(inner).__name__.lower()}' cannot leave a "
+                                    "pk.static_range loop, whose body is copied once per value")
+        out: list[ir.Stmt] = []
+        outer = self.static_values.get(var)
+        try:
+            for value in range(*bounds):
+                self.static_values[var] = value
+                out.extend(self.block(node.body))
+        finally:
+            if outer is None:
+                self.static_values.pop(var, None)
+            else:
+                self.static_values[var] = outer
+        return out
 
     def visit_Break(self, node: ast.Break) -> ir.Stmt:
         if not self.loop_depth:
@@ -631,6 +677,22 @@ def assigned_names(fn: ast.FunctionDef) -> dict[str, ast.Name]:
                                                                   first.col_offset):
                 names[node.id] = node
     return names
+
+
+def static_loop_exits(body: list[ast.stmt]) -> list[ast.Break | ast.Continue]:
+    """The `break`s and `continue`s of a loop body that would leave that loop (not those of
+    the loops inside it)."""
+    found: list[ast.Break | ast.Continue] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            found.append(node)
+        elif not isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+        else:
+            stack.extend(node.orelse if isinstance(node, (ast.For, ast.While)) else [])
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 def masked_dims(workgroup: tuple[int, int, int], grid_ndim: int) -> tuple[int, ...]:

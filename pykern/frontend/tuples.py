@@ -168,6 +168,34 @@ class TupleTranslator(CallTranslator):
             self.flow.assign(local_name, loc)
         return out
 
+    def store_tuple_element(self, name: str, target: ast.Subscript, value: object,
+                            node: ast.AST) -> ir.Stmt:
+        """`t[k] = value`: element k (a constant; negative counts from the end) of the tuple
+        variable `t` takes the value, which must have the element's type (a Python number
+        converts). With `pk.static_range` this makes a tuple a register array: `acc[i] =
+        pk.coop_mma(a, b[i], acc[i])`."""
+        elements = self.tuple_vars[name]
+        k = self.visit(target.slice)
+        if not (isinstance(k, PyConst) and type(k.value) is int):
+            raise self.error(target.slice, "a tuple element is assigned at a constant index "
+                                           "(a literal, a constexpr or a pk.static_range "
+                                           "variable)")
+        if not -len(elements) <= k.value < len(elements):
+            raise self.error(target.slice, f"index {k.value} is out of range for '{name}', a "
+                                           f"tuple of {len(elements)}")
+        local_name = elements[k.value]
+        t = self.locals[local_name].type
+        if isinstance(value, TupleValue):
+            raise self.error(node, f"element {k.value} of '{name}' takes a single value, not a "
+                                   "tuple", KernelTypeError)
+        if isinstance(value, ir.Expr) and value.type != t:
+            raise self.error(node, f"element {k.value} of '{name}' has type {t.name} since "
+                                   f"{self.tuple_var_locs[name]}, not {value.type.name}",
+                             KernelTypeError)
+        loc = self.loc(node)
+        self.flow.assign(local_name, loc)
+        return ir.Assign(name=local_name, value=self.typed(value, t, node), loc=loc)
+
     def tuple_variable(self, name: str, node: ast.AST) -> TupleValue:
         """A read of a variable holding a tuple: its element locals."""
         elements = self.tuple_vars[name]

@@ -315,4 +315,13 @@ unravel = KernelBuiltin("unravel", "pk.unravel(i, shape): the multi-index (a tup
 ravel = KernelBuiltin("ravel", "pk.ravel(index, shape): the flat C-order index of the "
                                "multi-index `index` (a tuple) in `shape`.", _ravel_host)
 
+def static_range(*args: int) -> range:
+    """pk.static_range(stop) / pk.static_range(start, stop[, step]): a `for` loop that the
+    compiler unrolls. The bounds are compile-time integers (literals, `pk.constexpr`
+    parameters, captured globals) and the loop variable is a compile-time constant in each
+    copy of the body, so it can index tuples (`acc[i]`), pick shapes and decide `if`s, as
+    Triton's `tl.static_range`. Outside a kernel it is `range`."""
+    return range(*args)
+
+
 ID_BUILTINS = (global_id, local_id, group_id, group_size, num_groups, grid)
