@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pykern.spirv import loopcap
+from pykern.spirv import loopcap, strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, while_loop
 from pykern.spirv.function import FunctionBuilder as FB
@@ -125,7 +125,10 @@ class _FloatDivMod:
 
         zero, one = c(0.0), c(1.0)
         mod = _fmod(ctx, ty, a, b)
-        div = fn.f_div(ty, fn.f_sub(ty, a, mod), b)
+        # the quotient of the exact a - mod by b, correctly rounded: Vulkan lets OpFDiv be
+        # 2.5 ULP off (NVIDIA's is), and floor() of a quotient one ULP low is a whole number
+        # lower where the quotient is large
+        div = strict.divide(ctx, ty, fn.f_sub(ty, a, mod), b)
         nonzero = fn.f_unord_not_equal(BOOL, mod, zero)  # NaN counts, as in C's `if (mod)`
         signs_differ = fn.logical_not_equal(BOOL, fn.f_ord_less_than(BOOL, b, zero),
                                             fn.f_ord_less_than(BOOL, mod, zero))
