@@ -68,6 +68,37 @@ def test_asarray_and_astype_round_to_nearest_even():
     assert pk.asarray([1.5, 2.5], dtype=pk.bf16).astype(pk.i32).numpy().tolist() == [1, 2]
 
 
+def near_ties(rng: np.random.Generator, n: int) -> np.ndarray:
+    """f64 values on, just above and just below halfway between two bf16 values (of random
+    signs and magnitudes, subnormal ones too): where rounding twice, through f32, goes wrong."""
+    words = rng.integers(0, 0x7F7F, n).astype(np.uint32) << 16 | 0x8000
+    mid = words.view(np.float32).astype(np.float64) * rng.choice([-1.0, 1.0], n)
+    nudge = np.abs(mid) * np.exp2(-rng.integers(26, 50, n).astype(np.float64))
+    return np.concatenate([mid, mid + nudge, mid - nudge])
+
+
+@pytest.mark.parametrize("source", ["f64", "f16", "i64", "u64", "i32", "list"])
+def test_host_data_round_once_to_bf16(source):
+    """pk.asarray(x, dtype=pk.bf16) rounds on the host by the rule, as kernels do, whatever
+    ml_dtypes does: ties, values just off a tie below f32's precision, wide integers."""
+    rng = np.random.default_rng(7)
+    data = {
+        "f64": np.concatenate([near_ties(rng, 300), [1 + 2**-8 + 2**-30, 2.0**-134,
+                                                     -1.5 * 2**-134, 3.3961e38, 1e39, -0.0]]),
+        "f16": rng.standard_normal(300).astype(np.float16),
+        "i64": np.concatenate([rng.integers(-2**63, 2**63, 300, dtype=np.int64),
+                               [-2**63, 2**63 - 1, 16842753, -16973823, 2**40 + 2**32 + 1]]),
+        "u64": np.concatenate([rng.integers(0, 2**64, 300, dtype=np.uint64),
+                               np.array([2**64 - 1, 2**56 + 2**48 + 1], np.uint64)]),
+        "i32": rng.integers(-2**31, 2**31, 300).astype(np.int32),
+        "list": [1 + 2**-8 + 2**-40, 16842753, -3, 0.1],
+    }[source]
+    got = pk.asarray(data, dtype=pk.bf16).numpy()
+    assert_bits_equal(got, rounded_bf16(np.asarray(data)))
+    if source != "list":  # the device's conversion of the same values (f64, or the ints)
+        assert_bits_equal(pk.asarray(data).astype(pk.bf16).numpy(), got)
+
+
 @pytest.mark.parametrize("other, expected", [
     (pk.f16, pk.f32), (pk.f32, pk.f32), (pk.f64, pk.f64), (pk.i32, pk.bf16), (pk.bool_, pk.bf16),
     (pk.bf16, pk.bf16),
