@@ -31,6 +31,12 @@ def bf16_words(values: np.ndarray) -> np.ndarray:
     raise TypeError(f"cannot round {values.dtype} values to bf16")
 
 
+def bf16_value(x: int | float) -> float:
+    """A Python int or float rounded to bf16 by the rule, as a Python float."""
+    word = np.asarray(bf16_words(np.asarray(x)), np.uint32) << np.uint32(16)
+    return float(word.view(np.float32))
+
+
 def _words_of_floats(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         near = x.astype(np.float32)
@@ -50,7 +56,8 @@ def _words_of_floats(x: np.ndarray) -> np.ndarray:
 def _words_of_wide_ints(n: np.ndarray) -> np.ndarray:
     negative = n < 0
     magnitude = n.astype(np.uint64)
-    magnitude = np.where(negative, ~magnitude + np.uint64(1), magnitude)  # |n|, -2**63 too
+    with np.errstate(over="ignore"):  # two's complement negation wraps, as meant
+        magnitude = np.where(negative, ~magnitude + np.uint64(1), magnitude)  # |n|, -2**63 too
     length = _bit_length(magnitude)
     shift = np.maximum(length - 8, 0).astype(np.uint64)  # bits below bf16's 8 significant
     kept = magnitude >> shift
@@ -62,7 +69,8 @@ def _words_of_wide_ints(n: np.ndarray) -> np.ndarray:
     carried = kept == 256  # rounded up to the next power of two
     kept = np.where(carried, np.uint64(128), kept)
     shift = shift + carried.astype(np.uint64)
-    top = _bit_length(kept).astype(np.uint64)  # 8, or fewer for a value below 2**7
+    # 8, or fewer for a value below 2**7 (at least 1: a zero is set apart below)
+    top = np.maximum(_bit_length(kept), 1).astype(np.uint64)
     exponent = shift + top - np.uint64(1)
     fraction = (kept << (np.uint64(8) - top)) & np.uint64(0x7F)
     words = ((exponent + np.uint64(127)) << np.uint64(7)) | fraction

@@ -113,7 +113,24 @@ def test_promotion_follows_torch(other, expected):
 def test_python_scalars_keep_bf16():
     a = pk.asarray(bf16_array(8))
     assert (a * 2.5).dtype == pk.bf16 and (1 + a).dtype == pk.bf16
-    assert_bits_equal((a * 1.1).numpy(), a.numpy() * BF16(1.1))
+    # the scalar rounded to bf16 by the rule, then the f32 product rounded once
+    scalar = to_f32(rounded_bf16([1.1]))
+    assert_bits_equal((a * 1.1).numpy(), rounded_bf16(to_f32(a.numpy()) * scalar))
+
+
+@pytest.mark.parametrize("scalar", [1 + 2**-8 + 2**-30, 16842753, 2**60 + 2**52 + 1])
+def test_python_scalars_round_once_to_bf16(scalar):
+    # each lies just above a bf16 tie, below f32's precision: rounded twice, through f32,
+    # it would land on the tie and go to even, below
+    zero = pk.zeros(3, pk.bf16)
+    want = rounded_bf16([scalar] * 3)
+
+    @pk.fuse
+    def plus(t):
+        return t + scalar
+
+    for got in (zero + scalar, plus(zero), pk.full(3, scalar, dtype=pk.bf16)):
+        assert_bits_equal(got.numpy(), want)
 
 
 def test_elementwise_arithmetic_is_f32_arithmetic_rounded_once():
