@@ -2,13 +2,13 @@
 machine with Python), then prints a sample of generated text and writes the loss curve as a
 PNG. Every op of the forward pass, its backward and AdamW's step run as pykern kernels.
 
-    python examples/train_gpt.py                       # about a minute on lavapipe
+    python examples/train_gpt.py                       # the tiny model: a minute or less
     python examples/train_gpt.py --device 0 --amp bf16  # a GPU: the large model
 
-The size defaults to `tiny` (one layer of width 32) on a CPU device and `large` (6 layers of
-width 384 over 256 characters, batches of 32) on a GPU; `--size small` is in between.
-`--amp bf16` runs the matrix products in bf16 on the matrix engine (pk.autocast) with the
-weights kept in f32.
+The size defaults to `tiny` (one layer of width 32) where the device is a CPU (the host
+device, or a Vulkan CPU implementation such as lavapipe) and to `large` (6 layers of width 384
+over 256 characters, batches of 32) on a GPU; `--size small` is in between. `--amp bf16` runs
+the matrix products in bf16 on the matrix engine (pk.autocast) with the weights kept in f32.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import pykern as pk
+from cli import parser_for
 from gpt_model import GPT, GPTConfig, loss_of
 
 SIZES = {  # context, layers, d_model, heads, batch
@@ -30,6 +31,13 @@ SIZES = {  # context, layers, d_model, heads, batch
     "large": (256, 6, 384, 6, 32),
 }
 ALPHABET = "\n" + "".join(chr(c) for c in range(32, 127))  # other characters read as '?'
+CPU_KINDS = ("host", "cpu")  # pk.devices() kinds that compute on the CPU: host, lavapipe
+
+
+def default_size(kind: str) -> str:
+    """The model for a device of this `kind` (`pk.get_device().info.kind`): the tiny one where
+    it computes on the CPU (the large one takes ~18 s a step there), the large one on a GPU."""
+    return "tiny" if kind in CPU_KINDS else "large"
 
 
 def corpus(max_chars: int) -> str:
@@ -84,19 +92,30 @@ def evaluate(model: GPT, data: np.ndarray, batches: int, size: int,
 
 
 def parse() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = parser_for(__doc__)
     parser.add_argument("--size", choices=sorted(SIZES), default=None,
-                        help="tiny on a CPU device, large on a GPU")
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--lr", type=float, default=None, help="AdamW's (default by size)")
+                        help="the model (default: tiny where the device is a CPU, the host "
+                        "device or lavapipe; large on a GPU)")
+    parser.add_argument("--steps", type=int, default=300, help="training steps")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="AdamW's learning rate (default: 1e-3 for the large model, 3e-3 "
+                        "for the others)")
     parser.add_argument("--amp", choices=("bf16", "f16"), default=None,
-                        help="matrix products in this dtype (pk.autocast)")
-    parser.add_argument("--chars", type=int, default=2_000_000, help="corpus size")
-    parser.add_argument("--sample", type=int, default=200, help="characters to generate")
-    parser.add_argument("--plot", default="train_gpt_loss.png", help="loss-curve PNG ('' none)")
-    parser.add_argument("--log-every", type=int, default=25)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None, help="a pk.set_device index or name")
+                        help="run the matrix products in this dtype (pk.autocast; default: "
+                        "f32 throughout)")
+    parser.add_argument("--chars", type=int, default=2_000_000,
+                        help="characters of the corpus, 90%% of them for training")
+    parser.add_argument("--sample", type=int, default=200,
+                        help="characters to generate after training")
+    parser.add_argument("--plot", default="train_gpt_loss.png",
+                        help="the PNG file to write the loss curve to ('' for none)")
+    parser.add_argument("--log-every", type=int, default=25,
+                        help="print the loss every this many steps")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the weights, the batches and the sample")
+    parser.add_argument("--device", default=None,
+                        help="the device, as pk.set_device takes it: an index or a name "
+                        "(default: pykern's default device)")
     return parser.parse_args()
 
 
@@ -105,7 +124,7 @@ def main() -> list[float]:
     if args.device is not None:
         pk.set_device(int(args.device) if args.device.isdigit() else args.device)
     if args.size is None:
-        args.size = "tiny" if pk.get_device().info.kind == "cpu" else "large"
+        args.size = default_size(pk.get_device().info.kind)
     context, layers, d_model, heads, size = SIZES[args.size]
     data = encode(corpus(args.chars))
     cut = int(0.9 * len(data))
@@ -116,8 +135,8 @@ def main() -> list[float]:
     opt = pk.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     rng = np.random.default_rng(args.seed)
     n_params = sum(p.size for p in model.parameters())
-    print(f"{n_params / 1e6:.2f}M parameters, {len(data):,} characters of the standard "
-          f"library, on {pk.get_device().info.name}", flush=True)
+    print(f"the {args.size} model, {n_params / 1e6:.2f}M parameters, {len(data):,} characters "
+          f"of the standard library, on {pk.get_device().info.name}", flush=True)
     losses: list[float] = []
     start = time.perf_counter()
     for step in range(1, args.steps + 1):

@@ -11,7 +11,6 @@ line drawn with numpy).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -22,6 +21,7 @@ import pykern as pk
 import pykern.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli import parser_for  # noqa: E402
 from plot import save_loss_curve  # noqa: E402
 
 
@@ -78,13 +78,16 @@ def train(model: pk.nn.Module, x_train: np.ndarray, y_train: np.ndarray, epochs:
 
 
 def main() -> float:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--device", default=None, help="a pk.set_device index or name")
+    parser = parser_for(__doc__)
+    parser.add_argument("--epochs", type=int, default=20, help="passes over the training set")
+    parser.add_argument("--batch", type=int, default=64, help="images per step")
+    parser.add_argument("--lr", type=float, default=3e-3, help="AdamW's learning rate")
+    parser.add_argument("--device", default=None,
+                        help="the device, as pk.set_device takes it: an index or a name "
+                        "(default: pykern's default device)")
     parser.add_argument("--plot", default=None, metavar="PATH",
-                        help="write the loss curve (one point per step) to this PNG file")
+                        help="write the loss curve (one point per step) to this PNG file "
+                        "(default: none)")
     args = parser.parse_args()
     if args.device is not None:
         pk.set_device(int(args.device) if args.device.isdigit() else args.device)

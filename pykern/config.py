@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pykern.runtime.errors import ToolError
 from pykern.runtime.logs import configure as configure_logging
 from pykern.runtime.logs import level_from_env
+from pykern.spirv.validate import DEFAULT_TIMEOUT_S as DEFAULT_TOOL_TIMEOUT_S
+from pykern.spirv.validate import set_timeout as set_tool_timeout
 
 
 def _flag(env: dict[str, str], name: str, default: bool) -> bool:
@@ -38,6 +41,8 @@ class CompilerConfig:
     debug: bool  # PYKERN_DEBUG: bounds checks and asserts in every kernel
     strict_float: bool = False  # PYKERN_STRICT_FLOAT: IEEE floating point in every kernel
     log_level: int | None = None  # PYKERN_LOG (pykern.runtime.logs): None leaves logging alone
+    # PYKERN_TOOL_TIMEOUT: seconds spirv-val / spirv-dis may run before they are stopped
+    tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> CompilerConfig:
@@ -51,13 +56,28 @@ class CompilerConfig:
             debug=_flag(env, "PYKERN_DEBUG", False),
             strict_float=_flag(env, "PYKERN_STRICT_FLOAT", False),
             log_level=level_from_env(env.get("PYKERN_LOG")),
+            tool_timeout_s=_seconds(env, "PYKERN_TOOL_TIMEOUT", DEFAULT_TOOL_TIMEOUT_S),
         )
+
+
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if text is None or text.strip() == "":
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise ToolError(f"{name}={text!r} is not a positive number of seconds")
+    return value
 
 
 @lru_cache(maxsize=1)
 def config() -> CompilerConfig:
     """The process's configuration, read on first use (PYKERN_LOG is applied then, unless the
-    runtime, which reads it too, did first)."""
+    runtime, which reads it too, did first; PYKERN_TOOL_TIMEOUT to the SPIR-V tools)."""
     compiler = CompilerConfig.from_env()
     configure_logging(compiler.log_level)
+    set_tool_timeout(compiler.tool_timeout_s)
     return compiler

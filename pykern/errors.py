@@ -1,19 +1,35 @@
-"""Every error pykern raises on purpose. User mistakes get these; broken invariants are bugs
-(AssertionError / RuntimeError)."""
+"""Every error pykern raises on purpose, all subclasses of `PykernError`:
+
+    PykernError
+    ├── CompileError ── KernelTypeError, (pk.fuse's FuseError)
+    ├── LaunchError ── (the runtime's GridError, also a ValueError)
+    ├── DeviceError (a RuntimeError) ── OutOfDeviceMemory, DeviceLost, DeviceUnavailable,
+    │                                   GraphError
+    ├── ToolError (a RuntimeError): spirv-val / spirv-dis missing, hung or broken
+    ├── InternalError (a RuntimeError): a bug of pykern's that it caught (spirv-val rejected
+    │                                   a module it emitted)
+    ├── KernelIndexError (an IndexError), KernelAssertionError (an AssertionError): debug mode
+    └── (pk.linalg.LinAlgError, a ValueError)
+
+User mistakes get these; misuse of the Python API (a wrong argument to a tensor function)
+gets the builtin exception numpy or PyTorch raise for it (TypeError, ValueError, ...); broken
+invariants found by an `assert` are bugs (AssertionError)."""
 
 from __future__ import annotations
 
 # a Vulkan-free leaf of the runtime: importing it loads no Vulkan
 from pykern.runtime.errors import (DeviceError, DeviceLost, DeviceUnavailable, GraphError,
-                                   OutOfDeviceMemory)
+                                   InternalError, LaunchError, OutOfDeviceMemory, PykernError,
+                                   ToolError)
 
 __all__ = [
-    "CompileError", "KernelTypeError", "LaunchError", "DeviceError", "OutOfDeviceMemory",
-    "DeviceLost", "DeviceUnavailable", "GraphError", "KernelIndexError", "KernelAssertionError",
+    "PykernError", "CompileError", "KernelTypeError", "LaunchError", "DeviceError",
+    "OutOfDeviceMemory", "DeviceLost", "DeviceUnavailable", "GraphError", "ToolError",
+    "InternalError", "KernelIndexError", "KernelAssertionError",
 ]
 
 
-class CompileError(Exception):
+class CompileError(PykernError):
     """What the user wrote cannot be compiled. The message starts `file.py:LINE:COL:`, names the
     construct and shows the source line with a caret under the column. `line` and `col` are
     1-based, as printed. An error inside a `@pk.func` also shows each call site that led to it,
@@ -56,15 +72,11 @@ class KernelTypeError(CompileError):
     """A type mismatch in a kernel: an operand, an assignment or an argument of the wrong type."""
 
 
-class LaunchError(Exception):
-    """Bad arguments or grid for a launch; raised before anything runs."""
-
-
-class KernelIndexError(IndexError):
+class KernelIndexError(PykernError, IndexError):
     """Debug mode: a kernel indexed an array out of its bounds."""
 
 
-class KernelAssertionError(AssertionError):
+class KernelAssertionError(PykernError, AssertionError):
     """Debug mode: an `assert` in a kernel failed."""
 
 

@@ -20,6 +20,8 @@ import stat
 import warnings
 from pathlib import Path
 
+from .errors import PykernError
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
@@ -29,8 +31,9 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _AT = {os.open, os.rename, os.unlink} <= os.supports_dir_fd
 
 
-class UnsafePathError(OSError):
-    """A directory or file of a cache that this process must not trust; the message says why."""
+class UnsafePathError(PykernError, OSError):
+    """A directory or file of a cache that this process must not trust; the message says why.
+    The caches turn it into a warning (and a miss); it escapes no public call."""
 
 
 def _owner() -> int | None:

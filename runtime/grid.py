@@ -15,6 +15,8 @@ JIT layer into `pk.LaunchError` naming the kernel).
 
 from __future__ import annotations
 
+from .errors import LaunchError
+
 GRID_LIMIT = 2**31  # each grid dimension must stay below this
 # The invocations of one launch, all dimensions together, are at most this many. Each dimension
 # in range still allows 2**62 or 2**93 of them, which no device finishes (the host would run
@@ -26,7 +28,7 @@ TOTAL_LIMIT = 2**40
 MAX_DIMS = 3
 
 
-class GridError(ValueError):
+class GridError(LaunchError, ValueError):
     """A grid that breaks the rules above; the message says which and contains "grid"."""
 
 

@@ -1,6 +1,7 @@
 """examples/train_gpt.py trains its character-level transformer (loss going down, through
 causal attention, layer norm, the MLP and AdamW on the device), prints a generated sample and
-writes the loss curve; and once with pk.autocast."""
+writes the loss curve; and once with pk.autocast. Its model size follows what the device is
+(the tiny one on the host and lavapipe), and its --help is whole and states every default."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from example_help import check_help
+
+import pykern as pk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,3 +42,28 @@ def test_the_char_gpt_learns_and_writes_its_loss_curve(tmp_path):
 def test_mixed_precision_training_learns_too(tmp_path, amp):
     out, losses, _ = _train(tmp_path, "--amp", amp)
     assert losses[-1] < losses[0] - 0.5, out
+
+
+def test_the_model_size_follows_what_the_device_is(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    import train_gpt
+
+    for kind in ("host", "cpu"):  # the host device; lavapipe and other Vulkan CPU devices
+        assert train_gpt.default_size(kind) == "tiny"
+    for kind in ("discrete", "integrated", "virtual"):
+        assert train_gpt.default_size(kind) == "large"
+
+
+@pytest.mark.parametrize("device", ["host", "vulkan"])
+def test_a_cpu_device_trains_the_tiny_model_by_default(device):
+    if device == "vulkan" and not any(d.kind == "cpu" for d in pk.devices()):
+        pytest.skip("no Vulkan CPU device (lavapipe) here")
+    done = subprocess.run([sys.executable, "examples/train_gpt.py", "--device", device,
+                           "--steps", "1", "--chars", "20000", "--sample", "5", "--plot", ""],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("the tiny model, "), done.stdout
+
+
+def test_help_is_whole_and_states_the_defaults():
+    check_help("examples/train_gpt.py")

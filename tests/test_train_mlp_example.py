@@ -1,6 +1,7 @@
 """examples/train_mlp.py trains an MLP on the digits to the accuracy it promises, through
 autograd, pk.nn and pk.optim on the device, and `--plot` writes its loss curve as a PNG
-(examples/plot.py, with matplotlib and with the numpy-only fallback)."""
+(examples/plot.py, with matplotlib and with the numpy-only fallback); its --help is whole and
+states every default."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from example_help import check_help
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -75,3 +77,7 @@ def test_loss_curve_without_matplotlib_is_a_line_through_the_values(tmp_path, mo
     assert not line[top + 5, right - 5] and not line[bottom - 5, left + 5]
     with pytest.raises(ValueError, match="non-empty"):
         plot.save_loss_curve(str(path), [])
+
+
+def test_help_is_whole_and_states_the_defaults():
+    check_help("examples/train_mlp.py")

@@ -19,6 +19,7 @@ import numpy as np
 from pykern.fuse.nodes import Apply, Constant, Input, Node, Reduce
 from pykern.fuse.refusal import refuse
 from pykern.lang import dtypes as dt
+from pykern.lang.bf16_rounding import bf16_value
 from pykern.lang.dtypes import DType
 from pykern.tensor import binary_ops as bo
 from pykern.tensor import promotion as pr
@@ -291,6 +292,8 @@ def operand_node(x: object, p: DType | None = None) -> Node:
     pr.check_number(x)
     if isinstance(x, int) and not isinstance(x, bool) and p.is_int:
         pr.check_scalar_fits(x, p)
+    if p == dt.bf16:  # rounded as kernels round it, not by ml_dtypes
+        return Constant(p, (), bf16_value(x))
     return Constant(p, (), np.asarray(x).astype(p.numpy).item())
 
 

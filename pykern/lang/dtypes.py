@@ -196,11 +196,16 @@ def _equals_foreign(d: DType, other: object) -> bool:
     return theirs.name == NUMPY_NAMES.get(d.name)
 
 
+def numpy_is_bf16(dtype: np.dtype) -> bool:
+    """Whether a numpy dtype is `ml_dtypes.bfloat16` (told by name: no import of ml_dtypes)."""
+    return dtype.name == "bfloat16" and dtype.type.__module__.startswith("ml_dtypes")
+
+
 def from_numpy(dtype: object) -> DType:
     """The pykern dtype for a numpy dtype (or anything `np.dtype` accepts); KeyError if none.
     `ml_dtypes.bfloat16` is bf16 (recognised by name: that needs no import of ml_dtypes)."""
     d = np.dtype(dtype)  # type: ignore[call-overload]
-    if d.name == "bfloat16" and d.type.__module__.startswith("ml_dtypes"):
+    if numpy_is_bf16(d):
         return bf16
     return _FROM_NUMPY[d]
 

@@ -8,6 +8,10 @@ with v[0] = 1, β = -sign(Re α)·‖(α, x)‖ (real), τ = (β - α)/β, and �
 whose part below the diagonal is zero and whose diagonal entry is real — so R's diagonal is
 real, with LAPACK's (and numpy's) signs. Hᴴ is applied to the columns right of the reflector.
 One kernel serves real and complex dtypes (`pk.conj`, `.real`, `.imag` are trivial on reals).
+
+A device that stops invocations after a number of loop iterations (lavapipe) gets the panel's
+columns in several launches, each within its budget (a tall panel's columns cost about 2w·m/32
+iterations each); every other device factors the whole panel in one.
 """
 
 import functools
@@ -16,6 +20,8 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
+from pykern.tensor.device_limits import loop_budget
+from pykern.tensor.strided import cdiv
 from pykern.tensor.tensor import Tensor, empty
 
 THREADS = 32  # also the panel width: invocation j reduces column j
@@ -27,8 +33,41 @@ def factor_panel(a: Tensor, taus: Tensor, c0: int, w: int) -> Tensor:
     w) reflectors with their unit diagonal and zeros above it."""
     rows = a.shape[1] - c0
     v = empty((a.shape[0], rows, w), a.dtype)
-    _panel_kernel(a.dtype)[THREADS, a.shape[0]](a, taus, v, c0, w)
+    kernel = _panel_kernel(a.dtype)
+    for lo, hi in column_launches(rows, w, loop_budget()):
+        kernel[THREADS, a.shape[0]](a, taus, v, c0, w, lo, hi, int(hi == w))
     return v
+
+
+def column_launches(rows: int, w: int, budget: int | None) -> list[tuple[int, int]]:
+    """The panel's columns [lo, hi) that each launch of the panel kernel factors: all in one
+    without a loop budget, else as many consecutive columns as keep an invocation's loop
+    iterations (`_column_cost`, and V's writing in the last launch) within `budget`. A column
+    that alone exceeds it still gets a launch: the runtime reports the cut loop."""
+    if budget is None:
+        return [(0, w)]
+    per_invocation = cdiv(rows, THREADS)
+    launches: list[tuple[int, int]] = []
+    lo, spent = 0, 0
+    for kk in range(w):
+        cost = _column_cost(per_invocation, w, kk)
+        if kk == w - 1:
+            cost += per_invocation * (w + 1)  # writing V
+        if kk > lo and spent + cost > budget:
+            launches.append((lo, kk))
+            lo, spent = kk, 0
+        spent += cost
+    launches.append((lo, w))
+    return launches
+
+
+def _column_cost(per_invocation: int, w: int, kk: int) -> int:
+    """An upper bound on the loop iterations one invocation of the panel kernel makes for
+    column kk, owning `per_invocation` rows: the norm and scaling loops over its rows, the
+    row k read and written (w), and for each later column the product vᴴ·column and the
+    update over its rows."""
+    later = w - kk
+    return 3 + 3 * per_invocation + w + (2 * per_invocation + 2) * later
 
 
 def triangular_factor(gram: Tensor, taus: Tensor, c0: int) -> Tensor:
@@ -49,7 +88,7 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_qr_panel(a: dtype[:, :, :], taus: dtype[:, :], v: dtype[:, :, :], c0: int,
-                        w: int):
+                        w: int, k_lo: int, k_hi: int, write_v: int):
         part = pk.shared(DT, (T, NB))
         red = pk.shared(RT, T)
         krow = pk.shared(DT, NB)
@@ -57,7 +96,7 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
         t = pk.local_id(0)
         b = pk.global_id(1)
         m = a.shape[1]
-        for kk in range(w):
+        for kk in range(k_lo, k_hi):  # every row k and column is re-read from `a`
             k = c0 + kk
             first = k + 1 + (t - (k + 1) % T + T) % T  # this invocation's first row below k
             ss: RT = 0.0
@@ -109,6 +148,8 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
             if t == 0:
                 taus[b, k] = tau
             pk.barrier()
+        if write_v == 0:
+            return
         for i in range(c0 + (t - c0 % T + T) % T, m, T):
             for j in range(w):
                 x: DT = 0.0

@@ -21,9 +21,12 @@ Layers, bottom up:
 from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of
-from pykern.spirv.validate import SpirvToolMissingError, SpirvValidationError, disassemble, validate
+from pykern.spirv.validate import (SpirvToolFailedError, SpirvToolMissingError,
+                                   SpirvToolTimeoutError, SpirvValidationError, disassemble,
+                                   validate)
 
 __all__ = [
     "lower", "SpirvModule", "Target", "features_of", "plan_layout", "validate", "disassemble",
-    "SpirvValidationError", "SpirvToolMissingError",
+    "SpirvValidationError", "SpirvToolMissingError", "SpirvToolTimeoutError",
+    "SpirvToolFailedError",
 ]

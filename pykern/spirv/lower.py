@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from pykern import ir
 from pykern.lang.coop import CoopType
+from pykern.runtime.errors import InternalError
 from pykern.runtime.feature import Feature
 from pykern.runtime.layout import BindingLayout
 
@@ -56,7 +57,7 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     `kernel` must be valid for `target`: decomposed (`pykern.passes.decompose`) and needing no
     feature the target lacks (`pykern.passes.required_features`, which the JIT layer checks).
     Every exception is a compiler bug or a documented gap (SpirvValidationError when spirv-val
-    rejects the output, RuntimeError when the module needs a feature the target lacks,
+    rejects the output, InternalError when the module needs a feature the target lacks,
     NotImplementedError for what this backend does not do: 8/16-bit atomics), never a user's
     error.
     """
@@ -87,7 +88,7 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     needed = required_features(module.capabilities)
     missing = needed - target.features
     if missing:  # required_features should have found them on the IR: a compiler bug
-        raise RuntimeError(f"kernel {kernel.name!r} was lowered to a module needing "
+        raise InternalError(f"kernel {kernel.name!r} was lowered to a module needing "
                            f"{', '.join(sorted(missing))}, which the target lacks")
     sites = tuple(ctx.debug.sites) if ctx.debug is not None else ()
     loop_sites = tuple(guard.sites) if guard is not None else ()

@@ -27,6 +27,7 @@ import pykern as pk
 
 from pykern.autograd import composite
 from pykern.lang import dtypes as dt
+from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.autograd.gelu_tanh import gelu_tanh
@@ -196,11 +197,14 @@ _CONSTANTS_MAX = 512
 def constant(value: object, dtype: DType) -> Tensor:
     """A cached one-element tensor holding `value` converted to `dtype` (never handed to users,
     so never written)."""
-    arr = np.asarray(value).astype(dtype.numpy)
+    # bf16 rounded by pykern's rule (as asarray and kernels round), not by ml_dtypes
+    arr = bf16_words(np.asarray(value)) if dtype == dt.bf16 else \
+        np.asarray(value).astype(dtype.numpy)
     key = (get_device(), dtype, arr.tobytes())
     t = _CONSTANTS.get(key)
     if t is None:
-        t = asarray(arr.reshape(1))
+        t = asarray(np.asarray(value).reshape(1), dtype=dtype) if dtype == dt.bf16 else \
+            asarray(arr.reshape(1))
         _CONSTANTS[key] = t
         if len(_CONSTANTS) > _CONSTANTS_MAX:
             _CONSTANTS.popitem(last=False)

@@ -213,7 +213,10 @@ def _split_k(m: int, n: int, k: int, nbatch: int, dtype: DType) -> int:
 
 
 def _split_k_matmul(a: Tensor, b: Tensor, c: Tensor, split: int) -> None:
-    """c = a @ b for 2-d views as `split` products over slices of K, summed in f32 (f64)."""
+    """c = a @ b for views of one matrix each as `split` products over slices of K, summed in
+    f32 (f64). The views may carry leading dimensions of size 1 (a batch of one, such as the
+    (1, m, n) stacks of `pk.linalg`, or one operand broadcast against the other's)."""
+    a, b, c = _single_matrix(a), _single_matrix(b), _single_matrix(c)
     m, k = a.shape
     n = b.shape[1]
     piece = k // split
@@ -227,6 +230,13 @@ def _split_k_matmul(a: Tensor, b: Tensor, c: Tensor, split: int) -> None:
     from pykern.tensor.reduction import sum as reduce_sum
 
     assign(c, reduce_sum(partial, axis=0))
+
+
+def _single_matrix(t: Tensor) -> Tensor:
+    """The 2-d view of a tensor that holds one matrix (every leading dimension of size 1)."""
+    if t.ndim == 2:
+        return t
+    return view(t, tuple(t.shape[-2:]), tuple(t.element_strides[-2:]), t.offset)
 
 
 def _choose(m: int, n: int, k: int, nbatch: int) -> TileConfig | None:

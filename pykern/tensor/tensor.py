@@ -18,6 +18,7 @@ import numpy as np
 from pykern.autograd.keyword import accepts_requires_grad
 from pykern.jit import capture
 from pykern.lang import dtypes as dt
+from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
 from pykern.tensor import binary_ops as bo
@@ -924,7 +925,8 @@ def asarray(obj: object, dtype: object = None, *, copy: bool | None = None,
     d = None if dtype is None else dt.as_dtype(dtype)
     if isinstance(obj, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat_items(obj)):
         obj = _lists_of_tensors_to_numpy(obj)
-    arr = np.asarray(obj, dtype=None if d is None else d.numpy)
+    arr = _bf16_words(obj) if d == dt.bf16 else \
+        np.asarray(obj, dtype=None if d is None else d.numpy)
     if d is None:
         if arr.dtype == np.float64 and not _has_numpy_dtype(obj):
             arr = arr.astype(np.float32)  # Python floats default to f32, as in kernels
@@ -964,6 +966,19 @@ def wrapping(array: np.ndarray) -> Tensor | None:
     except KeyError:
         return None
     return Tensor(device.wrap(array), array.shape, d)  # type: ignore[attr-defined]
+
+
+def _bf16_words(obj: object) -> np.ndarray:
+    """`obj`'s values as bf16 bit patterns (uint16), rounded by pykern's rule, as kernels round
+    (`bf16_rounding`): not by ml_dtypes, whose conversions of f64 and 64-bit integers have
+    rounded twice in some versions. bf16 arrays keep their bits; complex and object data are
+    left to numpy and ml_dtypes."""
+    src = np.asarray(obj)
+    if dt.numpy_is_bf16(src.dtype):
+        return src.view(np.uint16)
+    if src.dtype.kind in "biuf":
+        return bf16_words(src)
+    return np.asarray(obj, dtype=dt.bf16.numpy).view(np.uint16)
 
 
 def _has_numpy_dtype(obj: object) -> bool:

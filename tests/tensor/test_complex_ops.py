@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensor_support import sample, small_shapes, views
 
+import complex_rule
 import pykern as pk
 
 SETTINGS = settings(max_examples=10, deadline=None)
@@ -243,22 +244,32 @@ def test_fused_functions_of_complex_tensors_run_op_by_op():
     assert_close(result.numpy(), 2.0 * x + y, ARITH_TOL[pk.c64])
 
 
-def test_reciprocal_and_negative_powers_keep_numpys_signed_zeros():
-    # numpy's reciprocal is conj(z) / |z|**2 scaled (1 / (x + 0j) has imaginary part -0.0, so
-    # a later sqrt or log lands on numpy's side of the cut); other negative integer powers
-    # divide 1 by z**n (0 ** -n is nan + nan j)
+def test_reciprocal_and_negative_powers_follow_pykerns_rule_with_signed_zeros():
+    # the rule (complex_rule: numpy's reciprocal as conj(z) / |z|**2 scaled, so 1 / (x + 0j)
+    # has imaginary part -0.0 and a later sqrt or log lands on numpy's side of the cut; other
+    # negative integer powers 1 / z**n, nan + nan j at 0), computed on the parts with IEEE
+    # arithmetic: values, nan parts and signs of zero
     for dtype in (np.complex64, np.complex128):
-        a = np.array([-1 + 0j, 2 + 0j, complex(-3, -0.0), 0j, 2 - 1j, 1e300 + 1e300j,
-                      complex(np.inf, 0)], dtype)
+        with np.errstate(over="ignore"):  # 1e300 is inf in c64
+            a = np.array([-1 + 0j, 2 + 0j, complex(-3, -0.0), 0j, 2 - 1j, 1e300 + 1e300j,
+                          complex(np.inf, 0), complex(-0.0, 0.5), complex(0.0, -4.0)], dtype)
         z = pk.asarray(a)
-        with np.errstate(all="ignore"):
-            for _ in range(2):  # the first call and a replayed one
-                for got, want in ((pk.reciprocal(z), np.reciprocal(a)), (z ** -1, a ** -1),
-                                  (pk.sqrt(pk.reciprocal(z)), np.sqrt(np.reciprocal(a))),
-                                  (z ** -2, a ** -2), (z ** -3, a ** -3)):
-                    got = got.numpy()
-                    np.testing.assert_allclose(got, want, rtol=1e-6)
-                    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+        parts = complex_rule.parts(a)
+        inverse = complex_rule.reciprocal(*parts)
+        for _ in range(2):  # the first call and a replayed one
+            for got, want, what in ((pk.reciprocal(z), inverse, "reciprocal"),
+                                    (z ** -1, inverse, "z ** -1"),
+                                    (z ** -2, complex_rule.negative_power(parts, 2), "z ** -2"),
+                                    (z ** -3, complex_rule.negative_power(parts, 3), "z ** -3")):
+                complex_rule.assert_parts_follow(got.numpy(), want, 1e-6, f"{dtype} {what}")
+            # C99's sqrt (numpy's): real part >= +0, imaginary part of the argument's sign
+            root = pk.sqrt(pk.reciprocal(z)).numpy()
+            argument = np.empty_like(a)
+            argument.real, argument.imag = inverse
+            with np.errstate(all="ignore"):
+                magnitude = np.sqrt(argument)  # its magnitudes only; the signs from C99's rule
+            want = (np.abs(magnitude.real), np.copysign(np.abs(magnitude.imag), inverse[1]))
+            complex_rule.assert_parts_follow(root, want, 1e-6, f"{dtype} sqrt(reciprocal)")
 
 
 def test_small_parts_of_sin_and_sinh_keep_their_precision():

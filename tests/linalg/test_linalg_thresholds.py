@@ -1,0 +1,225 @@
+"""pk.linalg at the sizes where its algorithms change path: just below, at and above each
+threshold, against numpy.linalg (backward errors, orthogonality, reconstruction).
+
+Thresholds:
+- `blocks.PANEL` (32): cholesky, LU (solve, inv, det, slogdet), the triangular solves and QR
+  factor one panel of that many columns at a time; one panel below it, several above.
+- `lu_small`: matrices up to CPU_LARGEST (32, CPU devices) or GPU_LARGEST (8, GPUs) columns
+  are factored one invocation per matrix, larger ones by the panel kernel (32 invocations per
+  workgroup up to 32 rows, 256 beyond on GPUs).
+- `pk.matmul`'s split of a long K (`tensor.linalg._split_k`: GPUs only, one matrix, K ≥ 2048,
+  few output blocks): QR's Gram matrices VᴴV and products VᴴC are such products once a panel
+  has 2048 rows. This path raised "too many values to unpack" for QR of a 4096×4096 matrix on
+  an H100 (the (1, m, k) stacks of linalg were taken for 2-d matrices).
+- `jacobi._shared_plan`: eigh and svd sweep a matrix in shared memory while it (and its
+  rotations) fit in 16 KiB and a sweep fits the loop-iteration budget, over global memory
+  beyond; the boundary is computed for the current device.
+
+The GPU-only choices are reached here by making the module's `is_cpu_device` answer False:
+the kernels then chosen run for real on the CPU device and are checked as any other.
+Bounds: residuals below BACKWARD_BOUND · n · ε relative to the data (see linalg_matrices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykern as pk
+import pykern.tensor.linalg as tensor_linalg
+from pykern.linalg import jacobi, lu, lu_panel, qr_panel
+from pykern.linalg.blocks import PANEL
+from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST
+from linalg_matrices import BACKWARD_BOUND, norm, ratio, spd, with_condition
+
+AROUND_PANEL = [PANEL - 1, PANEL, PANEL + 1, 2 * PANEL, 2 * PANEL + 1]
+
+
+def _f64(x: pk.Tensor) -> np.ndarray:
+    return x.numpy().astype(np.float64)
+
+
+def check_lu_family(a: np.ndarray, b: np.ndarray) -> None:
+    """solve, inv, det and slogdet of the stack `a` against their backward errors / numpy."""
+    n, dtype = a.shape[-1], a.dtype
+    a64 = a.astype(np.float64)
+    x = _f64(pk.linalg.solve(pk.asarray(a), pk.asarray(b)))
+    assert ratio(a64 @ x - b, norm(a64) * norm(x), n, dtype) < BACKWARD_BOUND
+    inv = _f64(pk.linalg.inv(pk.asarray(a)))
+    assert ratio(a64 @ inv - np.eye(n), norm(a64) * norm(inv), n, dtype) < BACKWARD_BOUND
+    sign, logabs = pk.linalg.slogdet(pk.asarray(a))
+    s2, l2 = np.linalg.slogdet(a64)
+    np.testing.assert_array_equal(_f64(sign), s2)
+    # a backward error of n·ε·‖A‖ moves log|det| by at most about n·ε·κ; κ ≤ 1e3 here
+    tol = 1e3 * BACKWARD_BOUND * n * np.finfo(dtype).eps
+    np.testing.assert_allclose(_f64(logabs), l2, rtol=0, atol=tol)
+    # det itself of the matrices scaled to |det| near 1 (theirs underflows f32)
+    unit = (a / np.exp(l2 / n)[..., None, None]).astype(dtype)
+    np.testing.assert_allclose(_f64(pk.linalg.det(pk.asarray(unit))),
+                               np.linalg.det(unit.astype(np.float64)), rtol=2 * tol)
+
+
+def check_qr(a: np.ndarray, mode: str = "reduced") -> None:
+    q, r = pk.linalg.qr(pk.asarray(a), mode=mode)
+    q2, r2 = np.linalg.qr(a.astype(np.float64), mode=mode)
+    assert q.shape == q2.shape and r.shape == r2.shape
+    qn, rn = _f64(q), _f64(r)
+    assert np.array_equal(rn, np.triu(rn))
+    size = max(a.shape[-2:])
+    a64 = a.astype(np.float64)
+    assert ratio(qn @ rn - a64, norm(a64), size, a.dtype) < BACKWARD_BOUND
+    qtq = np.swapaxes(qn, -1, -2) @ qn - np.eye(qn.shape[-1])
+    assert ratio(qtq, np.ones(qtq.shape[:-2]), size, a.dtype) < BACKWARD_BOUND
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", AROUND_PANEL)
+def test_factorizations_around_the_panel_width(n, dtype):
+    rng = np.random.default_rng(n)
+    a = with_condition(rng, (2,), n, 1e3, dtype)
+    check_lu_family(a, rng.standard_normal((2, n, 3)).astype(dtype))
+    s = spd(rng, (2,), n, 1e3, dtype)
+    for upper in (False, True):
+        f = _f64(pk.linalg.cholesky(pk.asarray(s), upper=upper))
+        low = np.swapaxes(f, -1, -2) if upper else f
+        assert np.array_equal(low, np.tril(low))
+        s64 = s.astype(np.float64)
+        assert ratio(low @ np.swapaxes(low, -1, -2) - s64, norm(s64), n, dtype) < BACKWARD_BOUND
+    check_qr(rng.standard_normal((2, n, n)).astype(dtype))
+
+
+@pytest.mark.parametrize("shape", [(PANEL + 1, PANEL - 1), (PANEL - 1, PANEL + 1),
+                                   (2 * PANEL + 1, PANEL + 1), (PANEL + 1, 2 * PANEL + 1)])
+@pytest.mark.parametrize("mode", ["reduced", "complete"])
+def test_qr_of_tall_and_wide_matrices_around_the_panel_width(shape, mode):
+    a = np.random.default_rng(sum(shape)).standard_normal((2,) + shape).astype(np.float32)
+    check_qr(a, mode)
+
+
+@pytest.mark.parametrize("gpu", [False, True])
+def test_lu_around_the_one_invocation_threshold(gpu, monkeypatch):
+    largest = GPU_LARGEST if gpu else CPU_LARGEST
+    if gpu:  # the GPUs' choices: fewer columns per invocation, 256-invocation panels
+        monkeypatch.setattr(lu, "is_cpu_device", lambda: False)
+        monkeypatch.setattr(lu_panel, "is_cpu_device", lambda: False)
+    sizes = [largest, largest + 1] + ([PANEL + 1] if gpu else [])
+    rng = np.random.default_rng(largest)
+    for n in sizes:
+        a = with_condition(rng, (3,), n, 1e3, np.float64)
+        check_lu_family(a, rng.standard_normal((3, n, 2)))
+
+
+def test_split_k_is_taken_by_the_products_below():
+    """The products of the next tests would split K on a GPU (else they prove nothing)."""
+    assert tensor_linalg._split_k(PANEL, PANEL, 2048, 1, pk.f32) > 1
+    assert tensor_linalg._split_k(PANEL, 40 - PANEL, 2560, 1, pk.f32) > 1
+    assert tensor_linalg._split_k(PANEL, PANEL, 2047, 1, pk.f32) == 1
+
+
+@pytest.mark.parametrize("rows", [2047, 2048, 2560])
+def test_qr_with_the_gpus_split_k_products(rows, monkeypatch):
+    monkeypatch.setattr(tensor_linalg, "is_cpu_device", lambda: False)
+    a = np.random.default_rng(rows).standard_normal((rows, 40)).astype(np.float32)
+    check_qr(a)
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((1, 24, 2048), (1, 2048, 40)),
+                                              ((24, 2048), (1, 2048, 40)),
+                                              ((1, 1, 24, 2048), (2048, 40)),
+                                              ((1, 24, 2048), (2048,))])
+def test_matmul_split_k_of_a_batch_of_one(a_shape, b_shape, monkeypatch):
+    monkeypatch.setattr(tensor_linalg, "is_cpu_device", lambda: False)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    got = pk.matmul(pk.asarray(a), pk.asarray(b)).numpy()
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert got.shape == want.shape
+    # f32 sums of 2048 products: within a few 2048·ε of Σ|a||b|
+    bound = 4 * 2048 * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b))
+    assert np.all(np.abs(got - want) <= bound)
+
+
+def _largest_shared(length_of, with_v: bool) -> int:
+    """The largest n whose Jacobi sweeps (rows padded_rows(n), length length_of(n)) run in
+    shared memory on the current device (f64: both test devices have it)."""
+    n = 2
+    while jacobi._shared_plan(pk.f64, jacobi.padded_rows(n + 1), length_of(n + 1),
+                              with_v) is not None:
+        n += 1
+    return n
+
+
+def _symmetric(rng: np.random.Generator, n: int) -> np.ndarray:
+    g = rng.standard_normal((2, n, n))
+    return (g + np.swapaxes(g, -1, -2)) / 2
+
+
+@pytest.mark.parametrize("vectors", [True, False])
+def test_eigh_around_the_shared_memory_threshold(vectors):
+    top = _largest_shared(lambda n: n, vectors)
+    assert jacobi._shared_plan(pk.f64, jacobi.padded_rows(top + 1), top + 1, vectors) is None
+    rng = np.random.default_rng(top)
+    for n in (top - 1, top, top + 1):
+        a = _symmetric(rng, n)
+        ref = np.linalg.eigvalsh(a)
+        scale = norm(a)[..., None]
+        if vectors:
+            w, v = (_f64(t) for t in pk.linalg.eigh(pk.asarray(a)))
+            assert ratio(a @ v - v * w[..., None, :], norm(a), n, np.float64) < BACKWARD_BOUND
+            vtv = np.swapaxes(v, -1, -2) @ v - np.eye(n)
+            assert ratio(vtv, np.ones(2), n, np.float64) < BACKWARD_BOUND
+        else:
+            w = _f64(pk.linalg.eigvalsh(pk.asarray(a)))
+        assert np.all(np.abs(w - ref) <= 10 * n * np.finfo(np.float64).eps * scale)
+
+
+@pytest.mark.parametrize("vectors", [True, False])
+@pytest.mark.parametrize("tall", [True, False])
+def test_svd_around_the_shared_memory_threshold(vectors, tall):
+    # square matrices step k = n across the boundary; rectangular ones (3 more rows or
+    # columns) have longer rows to sweep
+    extra = 3
+    top = _largest_shared(lambda n: n + extra, vectors)
+    rng = np.random.default_rng(top + tall)
+    for n in (top - 1, top, top + 1):
+        shape = (n + extra, n) if tall else (n, n + extra)
+        a = rng.standard_normal((2,) + shape)
+        ref = np.linalg.svd(a, compute_uv=False)
+        if vectors:
+            u, s, vh = (_f64(t) for t in pk.linalg.svd(pk.asarray(a), full_matrices=False))
+            assert ratio((u * s[..., None, :]) @ vh - a, norm(a), n + extra,
+                         np.float64) < BACKWARD_BOUND
+            for q in (u, np.swapaxes(vh, -1, -2)):
+                qtq = np.swapaxes(q, -1, -2) @ q - np.eye(n)
+                assert ratio(qtq, np.ones(2), n + extra, np.float64) < BACKWARD_BOUND
+        else:
+            s = _f64(pk.linalg.svdvals(pk.asarray(a)))
+        assert np.all(np.abs(s - ref) <= 10 * (n + extra) * np.finfo(np.float64).eps
+                      * norm(a)[..., None])
+
+
+def test_qr_panel_launches_stay_within_the_loop_budget():
+    for rows, w, budget in [(2047, 32, 60_000), (30_000, 32, 60_000), (64, 7, 500)]:
+        launches = qr_panel.column_launches(rows, w, budget)
+        assert [lo for lo, _ in launches] == [0] + [hi for _, hi in launches[:-1]]
+        assert launches[-1][1] == w and all(lo < hi for lo, hi in launches)
+        r = -(-rows // qr_panel.THREADS)
+        for lo, hi in launches:
+            cost = sum(qr_panel._column_cost(r, w, kk) for kk in range(lo, hi))
+            cost += r * (w + 1) if hi == w else 0
+            assert cost <= budget or hi == lo + 1
+    assert qr_panel.column_launches(10**6, 32, None) == [(0, 32)]
+    assert len(qr_panel.column_launches(2047, 32, 60_000)) == 2
+
+
+def test_qr_in_several_panel_launches_gives_the_same_bits(monkeypatch):
+    """A device with a small loop budget factors each panel in several launches (each
+    re-reading what the last wrote): the same operations in the same order as one launch."""
+    a = np.random.default_rng(3).standard_normal((2, 300, 70))
+    whole = [t.numpy() for t in pk.linalg.qr(pk.asarray(a))]
+    monkeypatch.setattr(qr_panel, "loop_budget", lambda: 3000)
+    assert len(qr_panel.column_launches(300, PANEL, 3000)) > 3
+    split = [t.numpy() for t in pk.linalg.qr(pk.asarray(a))]
+    for x, y in zip(whole, split):
+        np.testing.assert_array_equal(x, y)
