@@ -46,6 +46,7 @@ from pykern.autograd import enable_grad, no_grad
 from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
 from pykern.tensor import random
 from pykern.tensor import namespace as array_api
+from pykern.tensor import namespace_versions as _namespace_versions  # pykern.array_api_2023_12
 from pykern.tensor.namespace import from_dlpack
 from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
                                     triu, zeros, zeros_like)
@@ -54,7 +55,7 @@ from pykern.tensor.elementwise import (add, astype, bitwise_and,
                               bitwise_xor, clip, divide, equal, floor_divide, gelu,
                               greater, greater_equal, hypot, isfinite, less, less_equal,
                               logaddexp, logical_and, logical_not, logical_or, logical_xor,
-                              maximum, minimum, multiply, negative, not_equal, positive,
+                              maximum, minimum, multiply, negative, nextafter, not_equal, positive,
                               reciprocal, relu, remainder, sigmoid, sign, signbit, silu,
                               subtract, where)
 from pykern.tensor.promotion import can_cast, result_type
@@ -66,7 +67,7 @@ from pykern.tensor.linalg import matmul
 from pykern.tensor.autocast import autocast
 from pykern.tensor.nn import attention, layer_norm, log_softmax, one_hot, softmax
 from pykern.tensor.conv import conv2d, conv_transpose2d
-from pykern.tensor.scan import cumsum
+from pykern.tensor.scan import cumprod, cumsum
 from pykern.tensor.sort import argsort, sort, topk
 from pykern.io import load, save
 from pykern.fuse import fuse

@@ -1,5 +1,6 @@
-"""The Python array API namespace for pykern tensors (standard version 2023.12), available as
-`pykern.array_api` and from `t.__array_namespace__()`.
+"""The Python array API namespace for pykern tensors (standard version 2024.12), available as
+`pykern.array_api` and from `t.__array_namespace__()`; `t.__array_namespace__(api_version=
+"2023.12")` gives the 2023.12 namespace (`pykern.tensor.namespace_versions`).
 
     xp = t.__array_namespace__()
     y = xp.sum(xp.exp(t), axis=-1, keepdims=True)
@@ -25,6 +26,7 @@ from pykern.autograd.composite import refuse_grad as _refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.runtime.selection import opened_devices
 from pykern.tensor.tensor import Tensor
 from pykern.tensor import complex_elementwise as _complex
 from pykern.tensor.interchange import import_dlpack as _import_dlpack
@@ -40,14 +42,16 @@ from pykern.tensor.elementwise import (abs, acos, acosh, add, asin, asinh, atan,
                                        greater, greater_equal, hypot, isfinite, isinf, isnan, less,
                                        less_equal, log, log1p, log2, log10, logaddexp, logical_and,
                                        logical_not, logical_or, logical_xor, maximum, minimum,
-                                       multiply, negative, not_equal, positive, pow, remainder,
-                                       round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
-                                       tanh, trunc, where)
+                                       multiply, negative, nextafter, not_equal, positive, pow,
+                                       reciprocal, remainder, round, sign, signbit, sin, sinh, sqrt,
+                                       square, subtract, tan, tanh, trunc, where)
 from pykern.tensor.elementwise import as_tensor as _as_tensor
 from pykern.tensor.indexing import concat as _concat
 from pykern.tensor.indexing import stack as _stack
 from pykern.tensor.indexing import take as _take
+from pykern.tensor.indexing import take_along_axis as _take_along_axis
 from pykern.tensor.linalg import matmul as _matmul
+from pykern.tensor.scan import cumprod as _cumprod
 from pykern.tensor.scan import cumsum as _cumsum
 from pykern.tensor.sort import argsort as _argsort
 from pykern.tensor.sort import sort as _sort
@@ -61,7 +65,7 @@ from pykern.tensor.reduction import (all, any, argmax, argmin, max, mean, min, p
 from pykern.tensor.searching import count_nonzero, nonzero, searchsorted
 from pykern.tensor.sets import unique_all, unique_counts, unique_inverse, unique_values
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 # the extensions, as `xp.linalg` and `xp.fft`
 from pykern import fft, linalg  # noqa: E402
@@ -312,6 +316,38 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
     return _take(x, indices, axis=axis)
 
 
+def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
+    """Elements of `x` at `indices` along `axis` (both of one number of dimensions, the other
+    dimensions broadcasting), as numpy's `take_along_axis`."""
+    return _take_along_axis(x, indices, axis)
+
+
+def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along `axis` (`x[1:] - x[:-1]`, n times), after `prepend`
+    and `append` are joined to `x` along it (bool: `!=`, as numpy)."""
+    x = _as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff needs a tensor of at least one dimension")
+    axis = operator.index(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"diff: axis {axis} is out of range for {x.ndim} dimensions")
+    axis %= x.ndim
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be at least 0, not {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = _concat([_as_tensor(p) for p in parts], axis=axis)
+    for _ in range(n):
+        if x.shape[axis] == 0:
+            break
+        head = tuple(slice(None) if i != axis else slice(1, None) for i in range(x.ndim))
+        tail = tuple(slice(None) if i != axis else slice(None, -1) for i in range(x.ndim))
+        x = not_equal(x[head], x[tail]) if x.dtype == dt.bool_ else subtract(x[head], x[tail])
+    return x
+
+
 def sort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
          stable: builtins_bool = True) -> Tensor:  # type: ignore  # noqa: F821
     """Sorted along `axis` (always stable)."""
@@ -341,26 +377,58 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
     return result
 
 
+def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
+                    include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
+    """The cumulative product along `axis` (required past one dimension), in `dtype` (as
+    `prod`'s); `include_initial` puts the empty product, 1, first."""
+    x = _as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("cumulative_prod: axis is required for tensors of more than one "
+                             "dimension")
+        axis = 0
+    result = _cumprod(x, axis=axis, dtype=dtype)
+    if include_initial:
+        axis = axis % x.ndim
+        shape = list(result.shape)
+        shape[axis] = 1
+        return _concat([ones(tuple(shape), result.dtype), result], axis=axis)
+    return result
+
+
 # ---------------------------------------------------------------- inspection
 
 
-class _Info:
-    """`__array_namespace_info__()`: what this namespace supports."""
+class Info:
+    """`__array_namespace_info__()`: what the namespace of `api_version` supports."""
 
-    def capabilities(self) -> dict[str, builtins_bool]:  # type: ignore[valid-type]
-        return {"boolean indexing": True, "data-dependent shapes": True}
+    def __init__(self, api_version: str = __array_api_version__) -> None:
+        self.api_version = api_version
+
+    def capabilities(self) -> dict[str, object]:
+        """Boolean indexing and data-dependent shapes (unique_*, nonzero) are supported; from
+        2024.12 on, "max dimensions" too: None, no limit."""
+        found: dict[str, object] = {"boolean indexing": True, "data-dependent shapes": True}
+        if self.api_version >= "2024.12":
+            found["max dimensions"] = None
+        return found
 
     def default_device(self) -> object:
+        """The current device (`pk.get_device()`): where creation functions put tensors."""
         return get_device()
 
     def devices(self) -> list[object]:
-        return [get_device()]
+        """The current device first, then every other device this process has opened (a
+        tensor moves to any device of `pk.devices()` with `t.to(device)`)."""
+        return opened_devices()
 
     def default_dtypes(self, *, device: object = None) -> dict[str, DType | None]:
+        """float32, complex64, int32 and int64 (indexing), on every device."""
         return {"real floating": float32, "complex floating": complex64, "integral": int32,
                 "indexing": int64}
 
     def dtypes(self, *, device: object = None, kind: object = None) -> dict[str, DType]:
+        """The standard's dtypes pykern has, by name; of one `kind` (as `isdtype` takes)."""
         names = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
                  "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
                  "float32": float32, "float64": float64, "complex64": complex64,
@@ -370,10 +438,13 @@ class _Info:
         return {k: v for k, v in names.items() if isdtype(v, kind)}
 
 
-def __array_namespace_info__() -> _Info:  # noqa: N807
-    return _Info()
+def __array_namespace_info__() -> Info:  # noqa: N807
+    """What this namespace supports: devices, dtypes, capabilities (the standard's inspection
+    API)."""
+    return Info()
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "annotations", "Sequence", "dataclass", "Any", "DType", "Tensor", "math", "np", "operator",
-    "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object")]
+    "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object", "Info",
+    "opened_devices")]

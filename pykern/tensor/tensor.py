@@ -20,7 +20,9 @@ from pykern.jit import capture
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.runtime.selection import device_for, running_on
 from pykern.tensor import binary_ops as bo
+from pykern.tensor import operand_device
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
 
@@ -552,13 +554,29 @@ class Tensor:
         dtype is already right). Float to int truncates toward zero; to bool is `!= 0`."""
         return _ops().elementwise.astype(self, dtype, copy=copy)
 
-    def to_device(self, device: object, /, *, stream: object = None) -> Tensor:
-        """The array API's `to_device`: this tensor if it is on `device` already; pykern works on
-        one device at a time."""
-        if device is None or device is self.device or device == self.device:
+    def to(self, device: object) -> Tensor:
+        """This tensor on `device` (an entry of `pk.devices()`, a device as `pk.get_device()`
+        returns, an index, or a name as `pk.set_device` takes): itself when it is there
+        already, else a copy made there (through host memory), which is a new leaf. A copy
+        of a tensor that requires grad requires grad too where the tensor is a leaf (a
+        parameter moved to another device); one made by an op is refused while grad mode
+        records, since the copy would cut it from its graph (`.detach()` it first)."""
+        target = device_for(device)
+        if target is self.device:
             return self
-        raise ValueError(f"cannot move a tensor from {self.device} to {device!r}: pykern uses one "
-                         "device at a time (pk.set_device)")
+        if self.requires_grad and self.grad_fn is not None:
+            from pykern.autograd.composite import refuse_grad  # (cycle: autograd imports us)
+            refuse_grad("Tensor.to", self)
+        host = self.numpy()  # explicit: a move the user asked for, never guarded
+        with running_on(target):
+            moved = asarray(host, self.dtype)
+        if self.requires_grad and self.grad_fn is None:
+            moved.requires_grad_()
+        return moved
+
+    def to_device(self, device: object, /, *, stream: object = None) -> Tensor:
+        """The array API's `to_device`: as `to(device)` (`stream` is not used)."""
+        return self.to(device)
 
     def __setitem__(self, key: object, value: object) -> None:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
@@ -581,12 +599,11 @@ class Tensor:
         _ops().elementwise.assign(region, value)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
-        """The Python array API namespace for pykern tensors (`pykern.array_api`)."""
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"unsupported array API version {api_version!r}; pykern follows "
-                             "2023.12")
-        from pykern.tensor import namespace
-        return namespace
+        """The Python array API namespace for pykern tensors: `pykern.array_api` (standard
+        2024.12) by default, or that of `api_version` ("2023.12"; 2021.12 and 2022.12 get
+        2023.12's)."""
+        from pykern.tensor.namespace_versions import namespace
+        return namespace(api_version)
 
     # ------------------------------------------------------------ numpy interop
 
@@ -1000,3 +1017,8 @@ def _like_dtype(t: object, dtype: object) -> DType:
         return dt.from_numpy(d)
     except (KeyError, TypeError):
         raise TypeError(f"cannot take a dtype from {type(t).__name__}") from None
+
+
+# every public method and operator runs on the tensor's own device (pykern.tensor.operand_device)
+operand_device.TENSOR_TYPES.append(Tensor)
+operand_device.wrap_methods(Tensor)
