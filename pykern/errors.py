@@ -10,6 +10,7 @@ from pykern.runtime.errors import (DeviceError, DeviceLost, DeviceUnavailable, G
 __all__ = [
     "CompileError", "KernelTypeError", "LaunchError", "DeviceError", "OutOfDeviceMemory",
     "DeviceLost", "DeviceUnavailable", "GraphError", "KernelIndexError", "KernelAssertionError",
+    "TransferGuardError",
 ]
 
 
@@ -58,6 +59,12 @@ class KernelTypeError(CompileError):
 
 class LaunchError(Exception):
     """Bad arguments or grid for a launch; raised before anything runs."""
+
+
+class TransferGuardError(RuntimeError):
+    """An implicit copy of a tensor to host memory (`np.asarray(t)`, a numpy function pykern
+    does not run on the device) inside `pk.transfer_guard("disallow")` or with
+    PYKERN_TRANSFER_GUARD=disallow; raised before anything is copied."""
 
 
 class KernelIndexError(IndexError):

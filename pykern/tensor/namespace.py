@@ -29,6 +29,7 @@ from pykern.runtime import get_device
 from pykern.runtime.selection import opened_devices
 from pykern.tensor.tensor import Tensor
 from pykern.tensor import complex_elementwise as _complex
+from pykern.tensor import operand_device as _edge
 from pykern.tensor.interchange import import_dlpack as _import_dlpack
 from pykern.tensor.tensor import asarray as _asarray
 from pykern.tensor.tensor import empty as _empty
@@ -93,37 +94,37 @@ complex64, complex128 = dt.c64, dt.c128
 
 def asarray(obj: object, /, *, dtype: object = None, device: object = None,
             copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
-    """A tensor from a tensor, array, (nested) sequence or scalar."""
-    _check_device(device)
+    """A tensor from a tensor, array, (nested) sequence or scalar: on `device` (default: a
+    tensor's own device, else the current one)."""
+    if isinstance(obj, Tensor) and device is not None:
+        obj = obj.to(device)
     return _asarray(obj, dtype, copy=copy)
 
 
 def empty(shape: int | Sequence[int], *, dtype: object = None, device: object = None) -> Tensor:
-    _check_device(device)
+    """An uninitialised tensor on `device` (default: the current device)."""
     return _empty(shape, dt.f32 if dtype is None else dtype)
 
 
 def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
-    _check_device(device)
+    """An uninitialised tensor of x's shape (and dtype, unless given), on `device` (default:
+    x's device)."""
     return _empty_like(x, dtype)
 
 
 def from_dlpack(x: object, /, *, device: object = None,
                 copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
     """A tensor from any DLPack-exporting array: a pk.Tensor is returned as it is (copied for
-    `copy=True`); another library's host array is copied, or with `copy=False` shared where
-    the current device is the host and the array is writable and C-contiguous (else
-    BufferError, as the standard asks)."""
-    _check_device(device)
+    `copy=True`, moved for another `device`); another library's host array is copied, or with
+    `copy=False` shared where the device is the host and the array is writable and
+    C-contiguous (else BufferError, as the standard asks)."""
     if not isinstance(x, Tensor):
         _refuse_grad("array_api.from_dlpack", x)  # a copy made through the host cuts the graph
+    elif device is not None:
+        moved = x.to(device)
+        if moved is not x:
+            return moved
     return _import_dlpack(x, copy)
-
-
-def _check_device(device: object) -> None:
-    if device is not None and device is not get_device() and device != get_device():
-        raise ValueError(f"pykern works on its current device only ({get_device()}), not "
-                         f"{device!r}")
 
 
 # ---------------------------------------------------------------- data types
@@ -131,7 +132,12 @@ def _check_device(device: object) -> None:
 
 def astype(x: Tensor, dtype: object, /, *, copy: builtins_bool = True,  # type: ignore  # noqa
            device: object = None) -> Tensor:
-    _check_device(device)
+    """x's values converted to `dtype` (a new tensor; with copy=False, x itself where nothing
+    changes), on `device` (default: x's)."""
+    if device is not None and isinstance(x, Tensor):
+        moved = x.to(device)
+        if moved is not x:
+            return _astype(moved, dtype, copy=False)
     return _astype(x, dtype, copy=copy)
 
 
@@ -448,3 +454,6 @@ __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "annotations", "Sequence", "dataclass", "Any", "DType", "Tensor", "math", "np", "operator",
     "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object", "Info",
     "opened_devices")]
+
+# each function runs on its tensors' device (or on `device=`'s): pykern.tensor.operand_device
+_edge.wrap_functions(globals(), __all__)

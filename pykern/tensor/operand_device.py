@@ -138,7 +138,13 @@ def _mixed_error(fn: Callable, args: tuple, kwargs: dict) -> LaunchError:
         f"{where}: its tensors are on two devices: {first_name} on "
         f"{_describe(first.buffer.device)}, {other_name} on {_describe(other.buffer.device)}. "
         f"An op runs on the device of its tensors: move one to the other's device first, "
-        f"e.g. {other_name.split(' ')[-1]}.to({first.buffer.device.info.index})")
+        f"e.g. {_short(other_name)}.to({first.buffer.device.info.index})")
+
+
+def _short(name: str) -> str:
+    """The operand's name as code: `b` of "b (the right operand)", `t` for the tensor itself."""
+    short = name.split(" (")[0]
+    return "t" if short == "the tensor" else short
 
 
 def _operator_label(fn: Callable) -> str:

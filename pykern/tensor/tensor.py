@@ -23,6 +23,7 @@ from pykern.runtime import get_device
 from pykern.runtime.selection import device_for, running_on
 from pykern.tensor import binary_ops as bo
 from pykern.tensor import operand_device
+from pykern.tensor.transfer_guard import implicit_copy
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
 
@@ -256,9 +257,12 @@ class Tensor:
         return view.copy()
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        """numpy's conversion (`np.asarray(t)`, `np.array(t)`): a host copy, an implicit one
+        that `pk.transfer_guard` can log or forbid."""
         if copy is False:
             raise ValueError("a pk.Tensor lives in device memory: np.asarray(t) always copies "
                              "(copy=False is impossible)")
+        implicit_copy("np.asarray(t)", self)
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -609,15 +613,16 @@ class Tensor:
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`,
-        `np.add.reduce(t)` a sum); those pykern does not have are a TypeError (use
-        `t.numpy()`). See `pykern.tensor.numpy_ufuncs`."""
+        `np.add.reduce(t)` a sum); those pykern does not have run numpy's on host copies.
+        See `pykern.tensor.numpy_ufuncs`."""
         from pykern.tensor.numpy_ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
         """numpy functions on tensors (`np.sum(t)`, `np.concatenate([t, u])`) run pykern's
-        ops and return tensors; every other one is a TypeError naming it, never a silent copy
-        to numpy. See `pykern.tensor.numpy_functions`."""
+        ops and return tensors; every other one runs numpy's on host copies and returns
+        numpy's result (`pk.transfer_guard` catches those copies). See
+        `pykern.tensor.numpy_functions`."""
         from pykern.tensor.numpy_functions import array_function
         return array_function(func, args, kwargs)
 
