@@ -142,10 +142,12 @@ def astype(x: Tensor, dtype: object, /, *, copy: builtins_bool = True,  # type: 
 
 
 def result_type(*arrays_and_dtypes: object) -> DType:
+    """The dtype the standard's promotion gives these tensors, dtypes and Python scalars."""
     return _result_type(*arrays_and_dtypes)
 
 
 def can_cast(from_: object, to: object, /) -> builtins_bool:  # type: ignore  # noqa: F821
+    """Whether `from_` (a dtype or a tensor's) casts to `to` by the promotion rules."""
     src = from_.dtype if isinstance(from_, Tensor) else dt.as_dtype(from_)
     return _can_cast(src, dt.as_dtype(to))
 
@@ -247,6 +249,7 @@ def imag(x: Tensor, /) -> Tensor:
 
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The matrix product, batched over leading dimensions (numpy's matmul)."""
     return _matmul(x1, x2)
 
 
@@ -309,16 +312,19 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:
 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    """The tensors joined along `axis` (flattened first for None)."""
     if axis is None:
         return _concat([_as_tensor(a).reshape(-1) for a in arrays], axis=0)
     return _concat(list(arrays), axis=axis)
 
 
 def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    """The tensors (of one shape) joined along a new dimension `axis`."""
     return _stack(list(arrays), axis=axis)
 
 
 def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
+    """The elements at the 1-D `indices` along `axis` (negative ones count from the end)."""
     return _take(x, indices, axis=axis)
 
 
@@ -368,6 +374,8 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False, 
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
                    include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
+    """The cumulative sum along `axis` (required past one dimension), in `dtype` (as
+    `sum`'s); `include_initial` puts the empty sum, 0, first."""
     x = _as_tensor(x)
     if axis is None:
         if x.ndim != 1:

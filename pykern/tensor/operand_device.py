@@ -194,8 +194,12 @@ def _describe(device: Any) -> str:
 
 
 def wrap_methods(cls: type) -> None:
-    """Wraps every public method and operator `cls` defines (but METHODS_LEFT_ALONE)."""
-    for name, value in list(vars(cls).items()):
+    """Wraps every public method and operator `cls` and its bases define (but
+    METHODS_LEFT_ALONE), on `cls`."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__[:-1]):  # a subclass's method hides its base's
+        found.update(vars(klass))
+    for name, value in found.items():
         if not inspect.isfunction(value) or name in METHODS_LEFT_ALONE:
             continue
         if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):

@@ -23,6 +23,7 @@ from pykern.runtime import get_device
 from pykern.runtime.selection import device_for, running_on
 from pykern.tensor import binary_ops as bo
 from pykern.tensor import operand_device
+from pykern.tensor.ndarray_methods import NdarrayMethods
 from pykern.tensor.transfer_guard import implicit_copy
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
@@ -101,7 +102,7 @@ def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "")
     return a % ndim
 
 
-class Tensor:
+class Tensor(NdarrayMethods):
     """An array on the device. Create one with `pk.asarray`, `pk.empty`, `pk.zeros`, ...
 
     Attributes: `shape`, `dtype` (a pk dtype), `ndim`, `size`, `strides` (bytes, as numpy),
@@ -135,10 +136,12 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         n = 1
         for s in self.shape:
             n *= s
@@ -146,10 +149,12 @@ class Tensor:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element."""
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the elements (size * itemsize)."""
         return self.size * self.dtype.itemsize
 
     @property
@@ -267,6 +272,7 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def tolist(self) -> Any:
+        """The elements as nested Python lists of Python numbers (a host copy)."""
         return self.numpy().tolist()
 
     def numel(self) -> int:
@@ -551,6 +557,7 @@ class Tensor:
         return _ops().elementwise.astype(self, self.dtype, copy=True)
 
     def clone(self) -> Tensor:
+        """A row-major copy (as `copy()`; PyTorch's name)."""
         return self.copy()
 
     def astype(self, dtype: object, copy: bool = True) -> Tensor:
@@ -715,43 +722,55 @@ class Tensor:
     # ------------------------------------------------------------ methods
 
     def sum(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        """The sum over `axis` (all for None; an int or a tuple), as `pk.sum`."""
         return _ops().reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def prod(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        """The product over `axis`, as `pk.prod`."""
         return _ops().reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The arithmetic mean over `axis`, as `pk.mean`."""
         return _ops().reduction.mean(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
+        """The variance over `axis` with `correction` (numpy's `ddof`), as `pk.var`."""
         return _ops().reduction.var(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
+        """The standard deviation over `axis` with `correction` (`ddof`), as `pk.std`."""
         return _ops().reduction.std(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The largest element over `axis` (nan propagates), as `pk.max`."""
         return _ops().reduction.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The smallest element over `axis` (nan propagates), as `pk.min`."""
         return _ops().reduction.min(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The index of the largest element along `axis` (of the flattened tensor for None)."""
         return _ops().reduction.argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The index of the smallest element along `axis` (of the flattened tensor for None)."""
         return _ops().reduction.argmin(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Whether any element over `axis` is true (non-zero)."""
         return _ops().reduction.any(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Whether every element over `axis` is true (non-zero)."""
         return _ops().reduction.all(self, axis=axis, keepdims=keepdims)
 
     def clip(self, min: object = None, max: object = None) -> Tensor:  # noqa: A002
+        """The elements limited to [min, max] (either may be None), as `pk.clip`."""
         return _ops().elementwise.clip(self, min, max)
 
     def round(self, decimals: int = 0, out: Tensor | None = None) -> Tensor:
@@ -1023,6 +1042,39 @@ def _like_dtype(t: object, dtype: object) -> DType:
     except (KeyError, TypeError):
         raise TypeError(f"cannot take a dtype from {type(t).__name__}") from None
 
+
+def _operator_docs() -> None:
+    """A docstring for each operator method, from the table of symbols (`help(t.__add__)`)."""
+    symbols = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+               "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
+               "lshift": "<<", "rshift": ">>"}
+    for core, symbol in symbols.items():
+        for name, text in ((f"__{core}__", f"`a {symbol} b`: elementwise, numpy's broadcasting "
+                                           "and promotion (a new tensor)."),
+                           (f"__r{core}__", f"`b {symbol} a` where the left operand b is not a "
+                                            "tensor (a scalar, a list, a numpy array)."),
+                           (f"__i{core}__", f"`a {symbol}= b`: in place, into a's memory.")):
+            method = vars(Tensor).get(name)
+            if method is not None and not method.__doc__:
+                method.__doc__ = text
+    for name, text in (("__neg__", "`-a`"), ("__pos__", "`+a` (a copy)"),
+                       ("__abs__", "`abs(a)`"), ("__invert__", "`~a`: bitwise (logical for "
+                                                               "bool)"),
+                       ("__bool__", "`bool(a)` of a one-element tensor (reads it)"),
+                       ("__int__", "`int(a)` of a one-element tensor (reads it)"),
+                       ("__float__", "`float(a)` of a one-element tensor (reads it)"),
+                       ("__complex__", "`complex(a)` of a one-element tensor (reads it)"),
+                       ("__index__", "`a` as an index: a one-element integer tensor (reads it)"),
+                       ("__len__", "The size of the first dimension"),
+                       ("__iter__", "The views along the first dimension"),
+                       ("__init__", "A tensor over `buffer` (use pk.asarray, pk.empty, ... to "
+                                    "make one)")):
+        method = vars(Tensor).get(name)
+        if method is not None and not method.__doc__:
+            method.__doc__ = text + "."
+
+
+_operator_docs()
 
 # every public method and operator runs on the tensor's own device (pykern.tensor.operand_device)
 operand_device.TENSOR_TYPES.append(Tensor)

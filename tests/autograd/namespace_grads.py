@@ -339,7 +339,7 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.devices", "pk.get_device",
+    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices", "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
@@ -374,6 +374,13 @@ METHODS: dict[str, Case] = {
     "copy": Case(_method("copy"), lambda a: a.copy()),
     "conj": Case(_method("conj"), np.conj),
     "clone": Case(_method("clone"), lambda a: a.copy()),
+    "dot": Case(lambda t, u: t.dot(u), np.dot, ((3, 4), (4, 2))),
+    "cumsum": Case(_method("cumsum", 1), lambda a: np.cumsum(a, 1)),
+    "trace": Case(_method("trace", 1), lambda a: np.trace(a, 1)),
+    "diagonal": Case(_method("diagonal", -1), lambda a: np.diagonal(a, -1)),
+    "ptp": Case(_method("ptp", 1), lambda a: np.ptp(a, 1)),
+    "repeat": Case(_method("repeat", 2, 0), lambda a: np.repeat(a, 2, 0)),
+    "take": Case(_method("take", [2, 0], 1), lambda a: np.take(a, [2, 0], 1)),
     "astype": Case(_method("astype", pk.f64), lambda a: a.copy()),
     "clip": Case(_method("clip", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
     "round": Case(_method("round", 1), lambda a: np.round(a, 1)),
@@ -412,7 +419,9 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "to_device", "to", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+    "requires_grad_", "to_device", "to", "nonzero", "argsort", "searchsorted",
+    # in place (fill, sort) or without a backward yet (cumprod)
+    "fill", "sort", "cumprod", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
     "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
     "__array_namespace__", "__dlpack__", "__dlpack_device__",

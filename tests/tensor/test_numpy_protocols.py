@@ -196,7 +196,8 @@ def test_numpy_ravel_orders():
 
 COMMON = {
     "median": lambda m, a: m.median(a), "unique": lambda m, a: m.unique(a),
-    "allclose": lambda m, a: m.allclose(a, a * 1.0), "array_equal": lambda m, a: m.array_equal(a, a),
+    "allclose": lambda m, a: m.allclose(a, a * 1.0),
+    "array_equal": lambda m, a: m.array_equal(a, a),
     "linalg.norm": lambda m, a: m.linalg.norm(a), "einsum": lambda m, a: m.einsum("ij->j", a),
     "atleast_1d": lambda m, a: m.atleast_1d(a), "hstack": lambda m, a: m.hstack([a, a]),
     "percentile": lambda m, a: m.percentile(a, 30), "diff": lambda m, a: m.diff(a, axis=0),
