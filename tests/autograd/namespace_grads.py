@@ -339,7 +339,8 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices", "pk.get_device",
+    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
+    "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
