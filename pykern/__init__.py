@@ -34,7 +34,7 @@ from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, c64, c128,
 from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable, GraphError,
                            InternalError, KernelAssertionError, KernelIndexError,
                            KernelTypeError, LaunchError, OutOfDeviceMemory, PykernError,
-                           ToolError)
+                           ToolError, TransferGuardError)
 from pykern.lang.func import Func, func
 from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync
@@ -47,6 +47,7 @@ from pykern.autograd import enable_grad, no_grad
 from pykern.tensor.tensor import Tensor, asarray, empty, empty_like
 from pykern.tensor import random
 from pykern.tensor import namespace as array_api
+from pykern.tensor import namespace_versions as _namespace_versions  # pykern.array_api_2023_12
 from pykern.tensor.namespace import from_dlpack
 from pykern.tensor.creation import (arange, eye, full, full_like, linspace, ones, ones_like, tril,
                                     triu, zeros, zeros_like)
@@ -55,7 +56,7 @@ from pykern.tensor.elementwise import (add, astype, bitwise_and,
                               bitwise_xor, clip, divide, equal, floor_divide, gelu,
                               greater, greater_equal, hypot, isfinite, less, less_equal,
                               logaddexp, logical_and, logical_not, logical_or, logical_xor,
-                              maximum, minimum, multiply, negative, not_equal, positive,
+                              maximum, minimum, multiply, negative, nextafter, not_equal, positive,
                               reciprocal, relu, remainder, sigmoid, sign, signbit, silu,
                               subtract, where)
 from pykern.tensor.promotion import can_cast, result_type
@@ -65,19 +66,24 @@ from pykern.tensor.searching import count_nonzero
 from pykern.tensor.indexing import concat, scatter_add, stack, take, take_along_axis
 from pykern.tensor.linalg import matmul
 from pykern.tensor.autocast import autocast
+from pykern.tensor.transfer_guard import transfer_guard
 from pykern.tensor.nn import attention, layer_norm, log_softmax, one_hot, softmax
 from pykern.tensor.conv import conv2d, conv_transpose2d
-from pykern.tensor.scan import cumsum
+from pykern.tensor.scan import cumprod, cumsum
 from pykern.tensor.sort import argsort, sort, topk
 from pykern.io import load, save
 from pykern.fuse import fuse
 from pykern import amp, fft, linalg, nn, optim
 from pykern.lang.builtins import serve_tensors as _serve_tensors
 from pykern.tensor.kernel_names import TENSOR_FUNCTIONS as _TENSOR_FUNCTIONS
+from pykern.tensor import operand_device as _edge
 
 # pk.exp, pk.abs, ...: the kernel names that also run the op library on tensors (one object
-# each); the builtins' registration hook, called once here
-_serve_tensors(_TENSOR_FUNCTIONS)
+# each); the builtins' registration hook, called once here. Each op runs on its tensors'
+# device (pykern.tensor.operand_device), as every function of the op library exported below.
+_serve_tensors((_builtin, _edge.follows_operands(_op)) for _builtin, _op in _TENSOR_FUNCTIONS)
+_edge.wrap_functions(globals(), [_n for _n, _v in list(globals().items())
+                                 if getattr(_v, "__module__", "").startswith("pykern.tensor.")])
 
 # the runtime names the element types of cooperative-matrix shapes (`DeviceInfo.coop_shapes`)
 # with pykern's dtypes, so that `shape.a == pk.f16` (bf16 stays a name where pk.bf16 is absent)

@@ -25,7 +25,7 @@ from pykern.runtime.errors import (DeviceError, DeviceLost, DeviceUnavailable, G
 __all__ = [
     "PykernError", "CompileError", "KernelTypeError", "LaunchError", "DeviceError",
     "OutOfDeviceMemory", "DeviceLost", "DeviceUnavailable", "GraphError", "ToolError",
-    "InternalError", "KernelIndexError", "KernelAssertionError",
+    "InternalError", "KernelIndexError", "KernelAssertionError", "TransferGuardError",
 ]
 
 
@@ -70,6 +70,12 @@ def _show(source_line: str | None, col: int) -> str:
 
 class KernelTypeError(CompileError):
     """A type mismatch in a kernel: an operand, an assignment or an argument of the wrong type."""
+
+
+class TransferGuardError(PykernError, RuntimeError):
+    """An implicit copy of a tensor to host memory (`np.asarray(t)`, a numpy function pykern
+    does not run on the device) inside `pk.transfer_guard("disallow")` or with
+    PYKERN_TRANSFER_GUARD=disallow; raised before anything is copied."""
 
 
 class KernelIndexError(PykernError, IndexError):

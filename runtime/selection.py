@@ -266,9 +266,58 @@ def devices() -> list[DeviceInfo]:
     return list(_get_runtime().infos)
 
 
+class _OpDevice(threading.local):
+    """The device an op runs on while it runs (`running_on`), per thread; None outside ops."""
+
+    device: Device | HostDevice | None = None
+
+
+_op_device = _OpDevice()
+
+
+class running_on:  # noqa: N801  (used as a `with` block)
+    """`with running_on(device):` makes `get_device()` answer `device` in this thread until
+    the block ends, without changing the current device: the op library's edge runs an op
+    inside one on its operands' device, so that every buffer and launch of the op lands
+    there. Blocks nest."""
+
+    __slots__ = ("device", "outer")
+
+    def __init__(self, device: Device | HostDevice) -> None:
+        self.device = device
+
+    def __enter__(self) -> Device | HostDevice:
+        self.outer = _op_device.device
+        _op_device.device = self.device
+        return self.device
+
+    def __exit__(self, *exc: object) -> None:
+        _op_device.device = self.outer
+
+
+def device_for(which: object) -> Device | HostDevice:
+    """The opened device that `which` names, without making it current: a Device itself, an
+    entry of `devices()`, an index, or a name as `set_device` takes ("host", "vulkan", a
+    kind, a substring of the name)."""
+    if hasattr(which, "launch") and hasattr(which, "info"):
+        return which  # type: ignore[return-value]  # a Device or HostDevice
+    index = getattr(which, "index", None)  # a DeviceInfo
+    with _lock:
+        runtime = _get_runtime()
+        if not isinstance(index, int):
+            index = select(runtime.infos, which, "device", runtime.vulkan_unavailable)
+        if not 0 <= index < len(runtime.infos):
+            raise DeviceError(f"no device has index {index}; see pk.devices()")
+        return runtime.open(index)
+
+
 def get_device() -> Device:
     """The current device, opened on first use: PYKERN_DEVICE if set, else the first discrete
-    GPU, else an integrated one, else the host device."""
+    GPU, else an integrated one, else the host device. While an op runs, the device it runs
+    on (that of its operands, `running_on`)."""
+    op_device = _op_device.device
+    if op_device is not None:
+        return op_device
     runtime = _runtime  # every launch asks: once a device is current, answer without the lock
     if runtime is not None and runtime.current is not None:
         return runtime.current
@@ -285,6 +334,23 @@ def get_device() -> Device:
 
 
 current = get_device
+
+
+def current_device() -> Device | HostDevice:
+    """The current device, whatever op runs (`get_device` answers the op's device inside
+    one)."""
+    with running_on(None):  # type: ignore[arg-type]
+        return get_device()
+
+
+def opened_devices() -> list[Device | HostDevice]:
+    """The current device, then every other shared device opened so far (by `set_device`, or
+    by `t.to(device)`), in index order."""
+    first = current_device()
+    with _lock:
+        runtime = _get_runtime()
+        others = [d for _, d in sorted(runtime.opened.items()) if d is not first and d.usable]
+    return [first, *others]
 
 
 def set_device(which: int | str) -> Device:

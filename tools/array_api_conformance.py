@@ -1,8 +1,9 @@
 """Runs the Python array API standard's own test suite (data-apis/array-api-tests) against
-pykern's namespace and prints how many tests passed, failed and were skipped in each of its
-test modules.
+pykern's namespace of one version of the standard (2024.12 by default, or 2023.12) and prints
+how many tests passed, failed and were skipped in each of its test modules.
 
     python tools/array_api_conformance.py /path/to/array-api-tests
+    python tools/array_api_conformance.py /path/to/array-api-tests --api-version 2023.12
     python tools/array_api_conformance.py /path/to/array-api-tests --with-complex --max-examples 50
     python tools/array_api_conformance.py /path/to/array-api-tests -- -k test_sum
 
@@ -25,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "error")
+API_VERSIONS = ("2023.12", "2024.12")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +63,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         help="test complex64 and complex128 too")
     parser.add_argument("--with-extensions", action="store_true",
                         help="test the linalg and fft extensions too")
+    parser.add_argument("--api-version", default="2024.12", choices=API_VERSIONS,
+                        help="the standard's version the suite tests (default 2024.12)")
     parser.add_argument("--failures", action="store_true",
                         help="list the ids of the failed tests after the table")
     # what follows `--` goes to pytest as it is (argparse would take `-k` for an option here)
@@ -98,8 +102,10 @@ def _without_complex(checkout: Path, copy: Path) -> Path:
 
 def _environment(args: argparse.Namespace) -> dict[str, str]:
     env = dict(os.environ)
-    env["ARRAY_API_TESTS_MODULE"] = "pykern.array_api"
-    env["ARRAY_API_TESTS_VERSION"] = "2023.12"
+    # the namespace of the version tested: pykern.array_api is 2024.12's
+    env["ARRAY_API_TESTS_MODULE"] = ("pykern.array_api" if args.api_version == "2024.12" else
+                                     "pykern.array_api_" + args.api_version.replace(".", "_"))
+    env["ARRAY_API_TESTS_VERSION"] = args.api_version
     if not args.with_complex:
         env["ARRAY_API_TESTS_SKIP_DTYPES"] = "complex64,complex128"
     # pykern itself, importable from a source tree that is not installed

@@ -115,6 +115,8 @@ BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "remainder": (lambda g: g, lambda g, a, b: -g * pk.floor(a / b)),
     "floor_divide": (_zero, _zero),
     "copysign": (lambda g, a, out: g * pk.sign(a) * pk.sign(out), _zero),
+    # one ulp from x: x's own slope; y only picks the direction
+    "nextafter": (lambda g: g, _zero),
 }
 
 

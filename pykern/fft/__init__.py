@@ -1,12 +1,18 @@
-"""`pk.fft`: the array API standard's `fft` extension (2023.12) on pykern tensors, also `xp.fft`
-of the namespace. Every transform runs as pykern kernels on the tensors' device.
+"""`pk.fft`: the array API standard's `fft` extension (2024.12) on pykern tensors, also `xp.fft`
+of the namespace, and numpy's `fft2`, `ifft2`, `rfft2`, `irfft2`. Every transform runs as pykern
+kernels on the device of its tensor.
 """
 
 from __future__ import annotations
 
+from pykern.tensor import operand_device as _edge
 from pykern.fft.complex_transforms import fft, fftn, ifft, ifftn
 from pykern.fft.helpers import fftfreq, fftshift, ifftshift, rfftfreq
+from pykern.fft.planes import fft2, ifft2, irfft2, rfft2
 from pykern.fft.real_transforms import hfft, ihfft, irfft, irfftn, rfft, rfftn
 
-__all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft",
-           "irfft", "irfftn", "rfft", "rfftfreq", "rfftn"]
+__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+           "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
+
+# each runs on its tensor's device (pykern.tensor.operand_device)
+_edge.wrap_functions(globals(), __all__)

@@ -108,9 +108,16 @@ def load_source(fn: Callable) -> KernelSource:
         lines, first_line = inspect.getsourcelines(fn)
         file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError) as e:
-        raise CompileError(f"cannot read the source of {fn.__qualname__}: {e} "
-                           "(kernels must be defined in a file, not typed at an interactive prompt)"
-                           ) from None
+        code = getattr(fn, "__code__", None)
+        raise CompileError(
+            f"cannot read the source of {fn.__qualname__} ({e}): pykern compiles a kernel or "
+            "@pk.func from its source text, which Python keeps only for code in a file or a "
+            "Jupyter/IPython cell (inspect.getsource, as Triton, Warp and Taichi read it too); "
+            "code typed at the plain python prompt, given to `python -c` or run by exec() of a "
+            "string has none. Put it in a .py file (or a notebook cell) and run that "
+            "(docs/language.md, 'Where kernels can be defined')",
+            getattr(code, "co_filename", "<unknown>"), getattr(code, "co_firstlineno", 0)
+        ) from None
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip())

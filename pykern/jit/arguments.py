@@ -128,8 +128,7 @@ def check_tensor(kernel_name: str, param: str, tensor: Tensor, device: object | 
     if device is not None and getattr(buffer, "device", None) is not device:
         raise LaunchError(f"{kernel_name}(): parameter '{param}' was given a tensor of another "
                           f"device ({_device_name(buffer)}) than the one the kernel runs on "
-                          f"({_device_name(device)}); copy it over with "
-                          "pk.asarray(t.numpy())")
+                          f"({_device_name(device)}); move it with t.to(device)")
 
 
 def _device_name(obj: object) -> str:

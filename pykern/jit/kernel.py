@@ -34,6 +34,7 @@ from pykern.jit.variants import (DEFAULT_WORKGROUPS, VariantKey, fast_signature,
                                  normalize_workgroup, variant_key)
 from pykern.lang.dtypes import Array, constexpr
 from pykern.runtime import get_device
+from pykern.runtime.selection import running_on
 from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
@@ -255,6 +256,7 @@ class Kernel:
                 raise e.with_traceback(None) from None
             if sig is not None:
                 self._fast[fast_key] = variant
+        given = args
         if self._constexpr_positions:
             args = self._runtime_args(args)
         block, buffers, copy_back = variant.binder.bind(args)  # type: ignore[arg-type]
@@ -274,7 +276,13 @@ class Kernel:
                     status.watch()  # a loop cut short raises at the wait for the results
         except ValueError:
             # the runtime refuses a freed buffer or one of another device, before recording
-            # anything: name the parameter (the binder's fast path does not look)
+            # anything. Tensors all on one other device: the launch runs there (a launch runs
+            # on its tensors' device, as an op does); else name the parameter (the binder's
+            # fast path does not look)
+            elsewhere = _one_other_device(given, device)
+            if elsewhere is not None:
+                with running_on(elsewhere):
+                    return self._launch(grid, grid_ndim, *given)
             diagnose_buffers(self.__name__, variant.params, args, device)
             raise
         for array, tensor in copy_back:
@@ -293,6 +301,17 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _one_other_device(args: tuple, device: object) -> object:
+    """The device every tensor among `args` lives on, where that is not `device` (and they
+    share one); else None."""
+    found = {id(d): d for d in (getattr(getattr(a, "buffer", None), "device", None)
+                                for a in args) if d is not None}
+    if len(found) != 1:
+        return None
+    (other,) = found.values()
+    return None if other is device or not getattr(other, "usable", False) else other
 
 
 @overload

@@ -1,5 +1,6 @@
-"""`pk.linalg`: the array API standard's `linalg` extension (2023.12) on pykern tensors, also
-`xp.linalg` of the namespace. Every function runs as pykern kernels on the tensors' device.
+"""`pk.linalg`: the array API standard's `linalg` extension (2024.12, unchanged since 2023.12) on
+pykern tensors, also `xp.linalg` of the namespace. Every function runs as pykern kernels on the
+device of its tensors.
 """
 
 from __future__ import annotations
@@ -18,3 +19,8 @@ from pykern.linalg.pinv import matrix_rank, pinv  # noqa: F401
 from pykern.linalg.products import (cross, diagonal, matmul, matrix_power,  # noqa: F401
                                     matrix_transpose, outer, tensordot, trace, vecdot)
 from pykern.linalg.svd import SVDResult, svd, svdvals  # noqa: F401
+
+from pykern.tensor import operand_device as _edge  # noqa: E402
+
+# each runs on its tensors' device (pykern.tensor.operand_device)
+_edge.wrap_functions(globals(), [n for n in dir() if not n.startswith("_")])

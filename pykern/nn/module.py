@@ -241,19 +241,36 @@ class Module:
                 assign(own[key].detach(), v)
         return IncompatibleKeys(missing, unexpected)
 
-    def to(self, dtype: object) -> Module:
-        """Converts every float parameter (and its .grad) to the float `dtype`, in place;
-        returns this module. The Parameter objects stay the same (an optimiser made before
-        keeps working), as in PyTorch. pykern runs on one device, so only dtypes are
-        accepted."""
-        d = dt.as_dtype(dtype)
-        if not d.is_float:
+    def to(self, *args: object, device: object = None, dtype: object = None) -> Module:
+        """Moves every parameter, its .grad and every buffer to `device` (an entry of
+        `pk.devices()`, an index or a name as `pk.set_device` takes) and/or converts the float
+        ones to the float `dtype`, in place; returns this module: `m.to("host")`,
+        `m.to(pk.f64)`, `m.to(1, pk.f32)`. The Parameter objects stay the same (an optimiser
+        made before keeps working), as in PyTorch."""
+        for arg in args:  # positional: each a dtype or a device, told apart by what it names
+            if _is_dtype(arg):
+                dtype = arg
+            else:
+                device = arg
+        d = None if dtype is None else dt.as_dtype(dtype)
+        if d is not None and not d.is_float:
             raise TypeError(f"Module.to: only float dtypes are allowed, got {d.name}")
+
+        def convert(t: Tensor) -> Tensor:
+            t = t.detach() if device is None else t.detach().to(device)
+            return t.astype(d) if d is not None and t.dtype.is_float and t.dtype != d else t
+
         for p in self.parameters():
-            if p.dtype.is_float and p.dtype != d:
-                _rebind(p, p.detach().astype(d))
-                if p.grad is not None:
-                    p.grad = p.grad.detach().astype(d)
+            moved = convert(p)
+            if moved.buffer is not p.buffer or moved.dtype != p.dtype:
+                _rebind(p, moved)
+            if p.grad is not None:
+                p.grad = convert(p.grad)
+        for m in self.modules():  # buffers (register_buffer), where the module has any
+            buffers = m.__dict__.get("_buffers")
+            for name, b in list(buffers.items()) if isinstance(buffers, dict) else ():
+                if isinstance(b, Tensor):
+                    buffers[name] = convert(b)
         return self
 
     def float(self) -> Module:
@@ -279,6 +296,15 @@ class Module:
             return f"{type(self).__name__}({extra})"
         body = "\n  ".join(([extra] if extra else []) + lines)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+def _is_dtype(value: object) -> bool:
+    """Whether a positional argument of `Module.to` names a dtype (else it names a device)."""
+    try:
+        dt.as_dtype(value)
+    except (TypeError, KeyError, ValueError):
+        return False
+    return not isinstance(value, int)
 
 
 def _rebind(p: Parameter, data: Tensor) -> None:

@@ -50,6 +50,14 @@ def floor_divide_f(x, y):
 
 
 @pk.func
+def floor_divide_float_f(x, y):
+    # where an operand is infinite, the array API's preferred floor(x / y) (+-inf, +-0), where
+    # Python's // gives nan (inf // 2.0) or -1.0 (1.0 // -inf); elsewhere Python's //
+    q = x // y
+    return pk.select(pk.isinf(x) or pk.isinf(y), pk.floor(x / y), q)
+
+
+@pk.func
 def remainder_f(x, y):
     return x % y
 
@@ -155,6 +163,29 @@ def hypot_f(x, y):
 
 
 @pk.func
+def nextafter_f(x, y):
+    if x.dtype == pk.f64:
+        return _nextafter_bits(x, y, pk.i64)
+    if x.dtype == pk.f16:
+        return _nextafter_bits(x, y, pk.i16)
+    return _nextafter_bits(x, y, pk.i32)
+
+
+@pk.func
+def _nextafter_bits(x, y, it):
+    # floats are ordered as their sign-magnitude bit patterns: one step away from zero adds
+    # one to the pattern, one step toward zero subtracts one; from a zero the step is the
+    # smallest subnormal with y's sign; x == y gives y (so nextafter(-0.0, 0.0) is +0.0)
+    bits = pk.bitcast(x, it)
+    away = (x > 0.0) == (y > x)
+    step = pk.bitcast(pk.select(away, bits + it(1), bits - it(1)), x.dtype)
+    tiny = pk.copysign(pk.bitcast(it(1), x.dtype), y)
+    r = pk.select(x == 0.0, tiny, step)
+    r = pk.select(x == y, y, r)
+    return pk.select(x != x or y != y, x + y, r)
+
+
+@pk.func
 def logaddexp_f(x, y):
     d = x - y
     m = pk.select(x > y, x, y)
@@ -181,6 +212,13 @@ def _arith(op: BinaryOp, p: DType) -> BinaryPlan:
                             ".astype() first")
         return BinaryPlan(op.for_bool, p, p)
     return BinaryPlan(op.fn, p, pr.compute_dtype(p))
+
+
+def _floor_divide(op: BinaryOp, p: DType) -> BinaryPlan:
+    """As `_arith`; floats take the standard's values where an operand is infinite."""
+    if p.is_float:
+        return BinaryPlan(floor_divide_float_f, p, pr.compute_dtype(p))
+    return _arith(op, p)
 
 
 def _divide(op: BinaryOp, p: DType) -> BinaryPlan:
@@ -257,7 +295,7 @@ ADD = BinaryOp("add", add_f, _arith, for_bool=logical_or_f)
 SUBTRACT = BinaryOp("subtract", subtract_f, _arith)
 MULTIPLY = BinaryOp("multiply", multiply_f, _arith, for_bool=logical_and_f)
 DIVIDE = BinaryOp("divide", divide_f, _divide)
-FLOOR_DIVIDE = BinaryOp("floor_divide", floor_divide_f, _arith)
+FLOOR_DIVIDE = BinaryOp("floor_divide", floor_divide_f, _floor_divide)
 REMAINDER = BinaryOp("remainder", remainder_f, _arith)
 POW = BinaryOp("pow", pow_f, _arith)
 MAXIMUM = BinaryOp("maximum", maximum_f, _arith, for_bool=logical_or_f)
@@ -277,6 +315,7 @@ ATAN2 = BinaryOp("atan2", atan2_f, _float_math)
 LOGADDEXP = BinaryOp("logaddexp", logaddexp_f, _float_math)
 HYPOT = BinaryOp("hypot", hypot_f, _float)
 COPYSIGN = BinaryOp("copysign", copysign_f, _float)
+NEXTAFTER = BinaryOp("nextafter", nextafter_f, _float)
 LOGICAL_AND = BinaryOp("logical_and", logical_and_f, _logical)
 LOGICAL_OR = BinaryOp("logical_or", logical_or_f, _logical)
 LOGICAL_XOR = BinaryOp("logical_xor", not_equal_f, _logical)
@@ -284,8 +323,8 @@ LOGICAL_XOR = BinaryOp("logical_xor", not_equal_f, _logical)
 BINARY: dict[str, BinaryOp] = {op.name: op for op in (
     ADD, SUBTRACT, MULTIPLY, DIVIDE, FLOOR_DIVIDE, REMAINDER, POW, MAXIMUM, MINIMUM, EQUAL,
     NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, BITWISE_AND, BITWISE_OR, BITWISE_XOR,
-    LEFT_SHIFT, RIGHT_SHIFT, ATAN2, LOGADDEXP, HYPOT, COPYSIGN, LOGICAL_AND, LOGICAL_OR,
-    LOGICAL_XOR)}
+    LEFT_SHIFT, RIGHT_SHIFT, ATAN2, LOGADDEXP, HYPOT, COPYSIGN, NEXTAFTER, LOGICAL_AND,
+    LOGICAL_OR, LOGICAL_XOR)}
 """Every binary op by name (numpy's ufuncs look them up; operators name their entry)."""
 
 

@@ -72,17 +72,20 @@ def full(shape: Shape, fill_value: object, dtype: object = None, *, device: obje
 
 @accepts_requires_grad
 def zeros_like(x: object, dtype: object = None, *, device: object = None) -> Tensor:
+    """Zeros of x's shape and (unless given) dtype, on x's device (or `device`'s)."""
     return zeros(x.shape, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 
 @accepts_requires_grad
 def ones_like(x: object, dtype: object = None, *, device: object = None) -> Tensor:
+    """Ones of x's shape and (unless given) dtype, on x's device (or `device`'s)."""
     return ones(x.shape, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 
 @accepts_requires_grad
 def full_like(x: object, fill_value: object, dtype: object = None, *, device: object = None
               ) -> Tensor:
+    """`fill_value` in x's shape and (unless given) dtype, on x's device (or `device`'s)."""
     return full(x.shape, fill_value, _like_dtype(x, dtype))  # type: ignore[attr-defined]
 
 

@@ -38,6 +38,7 @@ def reshape(x: object, /, shape: Sequence[int], *, copy: bool | None = None) -> 
 
 
 def permute_dims(x: object, /, axes: Sequence[int]) -> Tensor:
+    """A view with the dimensions in the order `axes` (the array API's transpose)."""
     return ew.as_tensor(x).permute(*axes)
 
 
@@ -54,6 +55,7 @@ def expand_dims(x: object, /, axis: int = 0) -> Tensor:
 
 
 def squeeze(x: object, /, axis: int | Sequence[int] | None = None) -> Tensor:
+    """A view without the size-1 dimensions `axis` (all of them for None)."""
     return ew.as_tensor(x).squeeze(axis)
 
 
@@ -63,6 +65,7 @@ def flip(x: object, /, *, axis: int | Sequence[int] | None = None) -> Tensor:
 
 
 def broadcast_to(x: object, /, shape: Sequence[int]) -> Tensor:
+    """A view of x broadcast to `shape` (numpy's rules; no copy)."""
     return ew.as_tensor(x).broadcast_to(shape)
 
 

@@ -1,5 +1,6 @@
-"""The Python array API namespace for pykern tensors (standard version 2023.12), available as
-`pykern.array_api` and from `t.__array_namespace__()`.
+"""The Python array API namespace for pykern tensors (standard version 2024.12), available as
+`pykern.array_api` and from `t.__array_namespace__()`; `t.__array_namespace__(api_version=
+"2023.12")` gives the 2023.12 namespace (`pykern.tensor.namespace_versions`).
 
     xp = t.__array_namespace__()
     y = xp.sum(xp.exp(t), axis=-1, keepdims=True)
@@ -25,8 +26,10 @@ from pykern.autograd.composite import refuse_grad as _refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.runtime.selection import opened_devices
 from pykern.tensor.tensor import Tensor
 from pykern.tensor import complex_elementwise as _complex
+from pykern.tensor import operand_device as _edge
 from pykern.tensor.interchange import import_dlpack as _import_dlpack
 from pykern.tensor.tensor import asarray as _asarray
 from pykern.tensor.tensor import empty as _empty
@@ -40,14 +43,16 @@ from pykern.tensor.elementwise import (abs, acos, acosh, add, asin, asinh, atan,
                                        greater, greater_equal, hypot, isfinite, isinf, isnan, less,
                                        less_equal, log, log1p, log2, log10, logaddexp, logical_and,
                                        logical_not, logical_or, logical_xor, maximum, minimum,
-                                       multiply, negative, not_equal, positive, pow, remainder,
-                                       round, sign, signbit, sin, sinh, sqrt, square, subtract, tan,
-                                       tanh, trunc, where)
+                                       multiply, negative, nextafter, not_equal, positive, pow,
+                                       reciprocal, remainder, round, sign, signbit, sin, sinh, sqrt,
+                                       square, subtract, tan, tanh, trunc, where)
 from pykern.tensor.elementwise import as_tensor as _as_tensor
 from pykern.tensor.indexing import concat as _concat
 from pykern.tensor.indexing import stack as _stack
 from pykern.tensor.indexing import take as _take
+from pykern.tensor.indexing import take_along_axis as _take_along_axis
 from pykern.tensor.linalg import matmul as _matmul
+from pykern.tensor.scan import cumprod as _cumprod
 from pykern.tensor.scan import cumsum as _cumsum
 from pykern.tensor.sort import argsort as _argsort
 from pykern.tensor.sort import sort as _sort
@@ -61,7 +66,7 @@ from pykern.tensor.reduction import (all, any, argmax, argmin, max, mean, min, p
 from pykern.tensor.searching import count_nonzero, nonzero, searchsorted
 from pykern.tensor.sets import unique_all, unique_counts, unique_inverse, unique_values
 
-__array_api_version__ = "2023.12"
+__array_api_version__ = "2024.12"
 
 # the extensions, as `xp.linalg` and `xp.fft`
 from pykern import fft, linalg  # noqa: E402
@@ -89,37 +94,37 @@ complex64, complex128 = dt.c64, dt.c128
 
 def asarray(obj: object, /, *, dtype: object = None, device: object = None,
             copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
-    """A tensor from a tensor, array, (nested) sequence or scalar."""
-    _check_device(device)
+    """A tensor from a tensor, array, (nested) sequence or scalar: on `device` (default: a
+    tensor's own device, else the current one)."""
+    if isinstance(obj, Tensor) and device is not None:
+        obj = obj.to(device)
     return _asarray(obj, dtype, copy=copy)
 
 
 def empty(shape: int | Sequence[int], *, dtype: object = None, device: object = None) -> Tensor:
-    _check_device(device)
+    """An uninitialised tensor on `device` (default: the current device)."""
     return _empty(shape, dt.f32 if dtype is None else dtype)
 
 
 def empty_like(x: Tensor, /, *, dtype: object = None, device: object = None) -> Tensor:
-    _check_device(device)
+    """An uninitialised tensor of x's shape (and dtype, unless given), on `device` (default:
+    x's device)."""
     return _empty_like(x, dtype)
 
 
 def from_dlpack(x: object, /, *, device: object = None,
                 copy: builtins_bool | None = None) -> Tensor:  # type: ignore[name-defined]  # noqa: F821
     """A tensor from any DLPack-exporting array: a pk.Tensor is returned as it is (copied for
-    `copy=True`); another library's host array is copied, or with `copy=False` shared where
-    the current device is the host and the array is writable and C-contiguous (else
-    BufferError, as the standard asks)."""
-    _check_device(device)
+    `copy=True`, moved for another `device`); another library's host array is copied, or with
+    `copy=False` shared where the device is the host and the array is writable and
+    C-contiguous (else BufferError, as the standard asks)."""
     if not isinstance(x, Tensor):
         _refuse_grad("array_api.from_dlpack", x)  # a copy made through the host cuts the graph
+    elif device is not None:
+        moved = x.to(device)
+        if moved is not x:
+            return moved
     return _import_dlpack(x, copy)
-
-
-def _check_device(device: object) -> None:
-    if device is not None and device is not get_device() and device != get_device():
-        raise ValueError(f"pykern works on its current device only ({get_device()}), not "
-                         f"{device!r}")
 
 
 # ---------------------------------------------------------------- data types
@@ -127,15 +132,22 @@ def _check_device(device: object) -> None:
 
 def astype(x: Tensor, dtype: object, /, *, copy: builtins_bool = True,  # type: ignore  # noqa
            device: object = None) -> Tensor:
-    _check_device(device)
+    """x's values converted to `dtype` (a new tensor; with copy=False, x itself where nothing
+    changes), on `device` (default: x's)."""
+    if device is not None and isinstance(x, Tensor):
+        moved = x.to(device)
+        if moved is not x:
+            return _astype(moved, dtype, copy=False)
     return _astype(x, dtype, copy=copy)
 
 
 def result_type(*arrays_and_dtypes: object) -> DType:
+    """The dtype the standard's promotion gives these tensors, dtypes and Python scalars."""
     return _result_type(*arrays_and_dtypes)
 
 
 def can_cast(from_: object, to: object, /) -> builtins_bool:  # type: ignore  # noqa: F821
+    """Whether `from_` (a dtype or a tensor's) casts to `to` by the promotion rules."""
     src = from_.dtype if isinstance(from_, Tensor) else dt.as_dtype(from_)
     return _can_cast(src, dt.as_dtype(to))
 
@@ -237,6 +249,7 @@ def imag(x: Tensor, /) -> Tensor:
 
 
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The matrix product, batched over leading dimensions (numpy's matmul)."""
     return _matmul(x1, x2)
 
 
@@ -299,17 +312,52 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:
 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    """The tensors joined along `axis` (flattened first for None)."""
     if axis is None:
         return _concat([_as_tensor(a).reshape(-1) for a in arrays], axis=0)
     return _concat(list(arrays), axis=axis)
 
 
 def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    """The tensors (of one shape) joined along a new dimension `axis`."""
     return _stack(list(arrays), axis=axis)
 
 
 def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
+    """The elements at the 1-D `indices` along `axis` (negative ones count from the end)."""
     return _take(x, indices, axis=axis)
+
+
+def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
+    """Elements of `x` at `indices` along `axis` (both of one number of dimensions, the other
+    dimensions broadcasting), as numpy's `take_along_axis`."""
+    return _take_along_axis(x, indices, axis)
+
+
+def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along `axis` (`x[1:] - x[:-1]`, n times), after `prepend`
+    and `append` are joined to `x` along it (bool: `!=`, as numpy)."""
+    x = _as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff needs a tensor of at least one dimension")
+    axis = operator.index(axis)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"diff: axis {axis} is out of range for {x.ndim} dimensions")
+    axis %= x.ndim
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: n must be at least 0, not {n}")
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = _concat([_as_tensor(p) for p in parts], axis=axis)
+    for _ in range(n):
+        if x.shape[axis] == 0:
+            break
+        head = tuple(slice(None) if i != axis else slice(1, None) for i in range(x.ndim))
+        tail = tuple(slice(None) if i != axis else slice(None, -1) for i in range(x.ndim))
+        x = not_equal(x[head], x[tail]) if x.dtype == dt.bool_ else subtract(x[head], x[tail])
+    return x
 
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False,  # type: ignore
@@ -326,6 +374,8 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: builtins_bool = False, 
 
 def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
                    include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
+    """The cumulative sum along `axis` (required past one dimension), in `dtype` (as
+    `sum`'s); `include_initial` puts the empty sum, 0, first."""
     x = _as_tensor(x)
     if axis is None:
         if x.ndim != 1:
@@ -341,26 +391,58 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
     return result
 
 
+def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
+                    include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
+    """The cumulative product along `axis` (required past one dimension), in `dtype` (as
+    `prod`'s); `include_initial` puts the empty product, 1, first."""
+    x = _as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("cumulative_prod: axis is required for tensors of more than one "
+                             "dimension")
+        axis = 0
+    result = _cumprod(x, axis=axis, dtype=dtype)
+    if include_initial:
+        axis = axis % x.ndim
+        shape = list(result.shape)
+        shape[axis] = 1
+        return _concat([ones(tuple(shape), result.dtype), result], axis=axis)
+    return result
+
+
 # ---------------------------------------------------------------- inspection
 
 
-class _Info:
-    """`__array_namespace_info__()`: what this namespace supports."""
+class Info:
+    """`__array_namespace_info__()`: what the namespace of `api_version` supports."""
 
-    def capabilities(self) -> dict[str, builtins_bool]:  # type: ignore[valid-type]
-        return {"boolean indexing": True, "data-dependent shapes": True}
+    def __init__(self, api_version: str = __array_api_version__) -> None:
+        self.api_version = api_version
+
+    def capabilities(self) -> dict[str, object]:
+        """Boolean indexing and data-dependent shapes (unique_*, nonzero) are supported; from
+        2024.12 on, "max dimensions" too: None, no limit."""
+        found: dict[str, object] = {"boolean indexing": True, "data-dependent shapes": True}
+        if self.api_version >= "2024.12":
+            found["max dimensions"] = None
+        return found
 
     def default_device(self) -> object:
+        """The current device (`pk.get_device()`): where creation functions put tensors."""
         return get_device()
 
     def devices(self) -> list[object]:
-        return [get_device()]
+        """The current device first, then every other device this process has opened (a
+        tensor moves to any device of `pk.devices()` with `t.to(device)`)."""
+        return opened_devices()
 
     def default_dtypes(self, *, device: object = None) -> dict[str, DType | None]:
+        """float32, complex64, int32 and int64 (indexing), on every device."""
         return {"real floating": float32, "complex floating": complex64, "integral": int32,
                 "indexing": int64}
 
     def dtypes(self, *, device: object = None, kind: object = None) -> dict[str, DType]:
+        """The standard's dtypes pykern has, by name; of one `kind` (as `isdtype` takes)."""
         names = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
                  "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
                  "float32": float32, "float64": float64, "complex64": complex64,
@@ -370,10 +452,16 @@ class _Info:
         return {k: v for k, v in names.items() if isdtype(v, kind)}
 
 
-def __array_namespace_info__() -> _Info:  # noqa: N807
-    return _Info()
+def __array_namespace_info__() -> Info:  # noqa: N807
+    """What this namespace supports: devices, dtypes, capabilities (the standard's inspection
+    API)."""
+    return Info()
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in (
     "annotations", "Sequence", "dataclass", "Any", "DType", "Tensor", "math", "np", "operator",
-    "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object")]
+    "dt", "builtins_bool", "builtins_any", "finfo_object", "iinfo_object", "Info",
+    "opened_devices")]
+
+# each function runs on its tensors' device (or on `device=`'s): pykern.tensor.operand_device
+_edge.wrap_functions(globals(), __all__)

@@ -1,9 +1,10 @@
 """numpy's functions on tensors (`Tensor.__array_function__`): `np.sum(t)`, `np.concatenate`,
 `np.where`, `np.reshape`, ... run pykern's ops and return tensors. Each entry of `FUNCTIONS`
 takes numpy's own signature (positions, names, `out=`, `dtype=`) and hands the work to the
-op library. Every other numpy function given a tensor is a TypeError naming it: call
-`.numpy()` first to use numpy's on a host copy (`np.asarray(t)` and `np.array(t)` convert, as
-they always did, through `__array__`).
+op library. Every other numpy function given a tensor (and an entry given an option it does
+not take) runs numpy's own on host copies and returns numpy's result, as for a torch CPU
+tensor (`pykern.tensor.numpy_fallback`; an implicit copy, which `pk.transfer_guard` can
+forbid).
 """
 
 from __future__ import annotations
@@ -17,17 +18,58 @@ import numpy as np
 from pykern.tensor import creation, elementwise as ew, indexing, manipulation, reduction
 from pykern.tensor import scan, searching, sort
 from pykern.tensor.linalg import matmul
+from pykern.tensor.numpy_fallback import Unsupported, on_host
 from pykern.tensor.numpy_ufuncs import into, refused, single_out
 from pykern.tensor.promotion import result_type
 from pykern.tensor.tensor import Tensor
 
 
 def array_function(func: Any, args: tuple, kwargs: dict) -> Any:
-    """`Tensor.__array_function__`: the entry of `FUNCTIONS` for `func`, else a TypeError."""
-    impl = FUNCTIONS.get(getattr(func, "__name__", ""))
-    if impl is None or getattr(np, func.__name__, None) is not func:
-        raise refused(f"numpy.{getattr(func, '__name__', func)}")
-    return impl(*args, **kwargs)
+    """`Tensor.__array_function__`: the entry of `FUNCTIONS` for `func`, else (or where the
+    entry does not take an option given) numpy's `func` on host copies."""
+    name = getattr(func, "__name__", "")
+    impl = FUNCTIONS.get(name)
+    if impl is not None and getattr(np, name, None) is func:
+        try:
+            return impl(*args, **kwargs)
+        except Unsupported:
+            pass
+    module = getattr(func, "__module__", "numpy") or "numpy"
+    return on_host(func, f"{module}.{name}", args, kwargs)
+
+
+def _may_share_memory(a: object, b: object, max_work: object = None) -> bool:
+    """Whether two arrays may share memory: for tensors, whether they view one buffer over
+    overlapping element ranges (a tensor and a numpy array: only a host tensor wrapping
+    that array's memory can)."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if a.buffer is not b.buffer or a.size == 0 or b.size == 0:
+            return False
+        (lo_a, hi_a), (lo_b, hi_b) = a._extent(), b._extent()
+        return lo_a <= hi_b and lo_b <= hi_a
+    tensor, other = (a, b) if isinstance(a, Tensor) else (b, a)
+    buffer = tensor.buffer  # type: ignore[union-attr]
+    if getattr(buffer, "_owned", True) or not isinstance(other, np.ndarray):
+        return False  # device memory, or the host device's own: no numpy array holds it
+    return bool(np.may_share_memory(buffer.memory, other))
+
+
+def _shares_memory(a: object, b: object, max_work: object = None) -> bool:
+    """Whether two tensors share an element: exactly, as numpy decides for strided views of
+    one buffer (over the views' element offsets, without reading them)."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return _may_share_memory(a, b)
+    if not _may_share_memory(a, b):
+        return False
+    return bool(np.intersect1d(_offsets(a), _offsets(b)).size)
+
+
+def _offsets(t: Tensor) -> np.ndarray:
+    """The element offsets a tensor view covers in its buffer."""
+    grids = np.indices(t.shape, dtype=np.int64).reshape(t.ndim, -1) if t.ndim else \
+        np.zeros((0, 1), np.int64)
+    strides = np.asarray(t.element_strides, np.int64).reshape(-1, 1)
+    return t.offset + (grids * strides).sum(axis=0)
 
 
 def _no_value(value: object) -> bool:
@@ -313,4 +355,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "copy": _copy, "shape": _attribute("shape"), "ndim": _attribute("ndim"),
     "size": lambda a, axis=None: a.size if axis is None else a.shape[axis],
     "result_type": result_type,
+    "may_share_memory": _may_share_memory, "shares_memory": _shares_memory,
+    "cumprod": lambda a, axis=None, dtype=None, out=None: into(
+        single_out("numpy.cumprod", out), scan.cumprod(a, axis, dtype)),
 }

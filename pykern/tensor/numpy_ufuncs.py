@@ -1,8 +1,8 @@
 """numpy's ufuncs on tensors (`Tensor.__array_ufunc__`): `np.exp(t)`, `np.add(t, x, out=t)`,
 `np.matmul(a, b)`, `np.cbrt(t)`, `np.conjugate(t)` (`np.conj`), `np.add.reduce(t)`,
 `np.add.accumulate(t)` run pykern's kernels and return tensors. A ufunc, method or keyword
-pykern does not have is a TypeError that names it and says to call `.numpy()` first; nothing
-is converted silently.
+pykern does not have runs numpy's on host copies and returns numpy's result
+(`pykern.tensor.numpy_fallback`; an implicit copy, which `pk.transfer_guard` can forbid).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pykern.tensor import elementwise as ew
 from pykern.tensor import reduction
 from pykern.tensor.complex_elementwise import conj
 from pykern.tensor.linalg import matmul
+from pykern.tensor.numpy_fallback import Unsupported, on_host
 from pykern.tensor.scan import cumsum
 from pykern.tensor.tensor import Tensor
 from pykern.tensor.unary_ops import UNARY, UnaryOp, _math
@@ -55,8 +56,16 @@ _DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok": True,
 
 
 def array_ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """`Tensor.__array_ufunc__`: `ufunc.method(*inputs, **kwargs)` run as pykern ops."""
+    """`Tensor.__array_ufunc__`: `ufunc.method(*inputs, **kwargs)` run as pykern ops, or where
+    pykern has no such op (or option), as numpy's on host copies."""
     where = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    try:
+        return _on_device(ufunc, method, where, inputs, dict(kwargs))
+    except Unsupported:
+        return on_host(getattr(ufunc, method), where, inputs, kwargs)
+
+
+def _on_device(ufunc: Any, method: str, where: str, inputs: tuple, kwargs: dict) -> Any:
     if method == "__call__":
         return _call(ufunc.__name__, where, inputs, kwargs)
     if method == "reduce" and ufunc.__name__ in _REDUCTIONS:
@@ -66,11 +75,11 @@ def array_ufunc(ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
     raise refused(where)
 
 
-def refused(where: str, detail: str = "") -> TypeError:
-    """The error for a numpy function (or one of its options) pykern does not run on tensors."""
+def refused(where: str, detail: str = "") -> Unsupported:
+    """What a numpy function (or one of its options) pykern does not run on the device raises
+    inside pykern's implementation: the call then falls back on numpy's over host copies."""
     what = f"{where} with {detail}" if detail else where
-    return TypeError(f"{what} is not supported for pk.Tensor: call .numpy() first to run "
-                     "numpy's on a host copy")
+    return Unsupported(f"{what} does not run on the device")
 
 
 def _call(name: str, where: str, inputs: tuple, kwargs: dict) -> Tensor:
@@ -112,8 +121,7 @@ def single_out(where: str, out: object) -> Tensor | None:
             raise TypeError(f"{where}: out must be one pk.Tensor, not {len(out)} outputs")
         out = out[0]
     if out is not None and not isinstance(out, Tensor):
-        raise TypeError(f"{where}: out must be a pk.Tensor (or None), not "
-                        f"{type(out).__name__}; pykern cannot write into host memory")
+        raise refused(where, f"out={type(out).__name__}")  # numpy's writes into host memory
     return out
 
 

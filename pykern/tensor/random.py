@@ -67,6 +67,8 @@ def uniform24(w):
 
 @functools.cache
 def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
+    """The kernel that fills a tensor of `out_dtype` with draws of `dist` (one per dtype and
+    distribution, made on first use)."""
     WIDE = out_dtype.bits == 64  # noqa: N806  (two words per element)
     PER = 2 if WIDE else 4  # noqa: N806  (elements per counter)
     HALF = out_dtype in (dt.f16, dt.bf16)  # noqa: N806
@@ -189,6 +191,7 @@ def get_state() -> tuple[int, int]:
 
 
 def set_state(state: tuple[int, int]) -> None:
+    """Restores a (seed, position) that `get_state` returned: the draws after it repeat."""
     key, offset = state
     _state.seed(key)
     _state.offset = operator.index(offset) % 2**64

@@ -1,4 +1,4 @@
-"""Prefix sums: `cumsum`.
+"""Prefix sums and products: `cumsum`, `cumprod`.
 
 Short rows are scanned one row per invocation, in order — for f32, f64 and integers this is
 numpy's own order of additions, so results match numpy's bit for bit. (Up to 64 elements on
@@ -17,6 +17,8 @@ from pykern.autograd.graph import needs_grad
 from pykern.autograd import composite
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
+from pykern.tensor.binary_ops import add_f, multiply_f
 from pykern.tensor.tensor import Tensor, empty
 from pykern.tensor.reduction import sum_dtype
 from pykern.tensor.device_limits import is_cpu_device, loop_budget
@@ -67,8 +69,40 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     return out
 
 
-def _scan(x: Tensor, out: Tensor, axis: int) -> None:
-    """out = inclusive prefix sums of x along axis (same shapes)."""
+def cumprod(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
+    """Cumulative product along `axis` (numpy's `cumprod`; `axis=None` scans the flattened
+    tensor), with `pk.cumsum`'s dtypes (integer products wrap) and the same scans; complex
+    tensors too. No gradient yet (NotImplementedError where one is needed).
+
+        pk.cumprod(x, axis=0)
+    """
+    op = "cumprod"
+    x = as_tensor(x, f"{op}: x")
+    composite.refuse_grad(op, x)
+    if x.dtype not in SCAN_DTYPES and not x.dtype.is_complex:
+        raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
+    out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
+    if axis is None:
+        x = view(x.contiguous(), (x.size,), (1,))
+        axis = 0
+    elif x.ndim == 0:
+        raise ValueError(f"{op}: x is 0-d; use axis=None")
+    axis = normalize_axis(axis, x.ndim, op=op)
+    out = empty(x.shape, out_dtype)
+    if out.size:
+        _scan(x, out, axis, multiply_f)
+    return out
+
+
+def _identity(op: Func) -> int:
+    """The start of a scan with `op`: 0 for sums, 1 for products."""
+    return 1 if op is multiply_f else 0
+
+
+def _scan(x: Tensor, out: Tensor, axis: int, op: Func | None = None) -> None:
+    """out = inclusive prefix sums (or, with `op=multiply_f`, products) of x along axis (same
+    shapes)."""
+    op = add_f if op is None else op
     length = x.shape[axis]
     rest = x.shape[:axis] + x.shape[axis + 1:]
     rows = prod(rest)
@@ -89,35 +123,39 @@ def _scan(x: Tensor, out: Tensor, axis: int) -> None:
                   out.offset + deltas[1])
         n = prod(shape)
         if sequential:
-            _sequential_kernel(x.dtype, out.dtype, acc)[n](xv, ov)
+            _sequential_kernel(x.dtype, out.dtype, acc, op)[n](xv, ov)
             continue
         nblocks = cdiv(length, BLOCK)
         sums = empty(shape + (nblocks,), acc)
-        _block_sum_kernel(x.dtype, acc)[THREADS * nblocks, n](xv, sums)
+        _block_sum_kernel(x.dtype, acc, op)[THREADS * nblocks, n](xv, sums)
         carries = empty(shape + (nblocks,), acc)
-        _scan(sums, carries, 3)  # inclusive scan of the block sums of each row
-        _block_scan_kernel(x.dtype, out.dtype, acc)[THREADS * nblocks, n](xv, carries, ov)
+        _scan(sums, carries, 3, op)  # inclusive scan of the block totals of each row
+        _block_scan_kernel(x.dtype, out.dtype, acc, op)[THREADS * nblocks, n](xv, carries,
+                                                                             ov)
 
 
 @functools.lru_cache(maxsize=None)
-def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
+def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
+                       ) -> pk.Kernel:
     ACC = acc_dt  # noqa: N806
+    START = _identity(op)  # noqa: N806
 
     @pk.kernel
     def cumsum_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :]):
         r = pk.global_id(0)
         i0, i1, i2 = pk.unravel(r, x.shape[:3])
-        s: ACC = 0
+        s: ACC = START
         for j in range(x.shape[3]):
-            s += ACC(o_dt(x[i0, i1, i2, j]))
+            s = op(s, ACC(o_dt(x[i0, i1, i2, j])))
             out[i0, i1, i2, j] = s
 
     return cumsum_rows
 
 
 @functools.lru_cache(maxsize=None)
-def _block_sum_kernel(x_dt: DType, acc_dt: DType) -> pk.Kernel:
+def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func = add_f) -> pk.Kernel:
     ACC = acc_dt  # noqa: N806
+    START = _identity(op)  # noqa: N806
     T = THREADS  # noqa: N806
     P = PER_THREAD  # noqa: N806
     LEVELS = THREADS.bit_length() - 1  # noqa: N806
@@ -132,16 +170,16 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType) -> pk.Kernel:
         i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         start = b * (T * P) + t * P
-        s: ACC = 0
+        s: ACC = START
         for e in range(P):
             if start + e < length:
-                s += ACC(O_DT(x[i0, i1, i2, start + e]))
+                s = op(s, ACC(O_DT(x[i0, i1, i2, start + e])))
         buf[t] = s
         pk.barrier()
         for level in range(LEVELS):
             step = T >> (level + 1)
             if t < step:
-                buf[t] = buf[t] + buf[t + step]
+                buf[t] = op(buf[t], buf[t + step])
             pk.barrier()
         if t == 0:
             sums[i0, i1, i2, b] = buf[0]
@@ -150,8 +188,10 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
+def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
+                       ) -> pk.Kernel:
     ACC = acc_dt  # noqa: N806
+    START = _identity(op)  # noqa: N806
     T = THREADS  # noqa: N806
     P = PER_THREAD  # noqa: N806
     LEVELS = THREADS.bit_length() - 1  # noqa: N806
@@ -167,12 +207,12 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
         i0, i1, i2 = pk.unravel(r, x.shape[:3])
         length = x.shape[3]
         start = b * (T * P) + t * P
-        s: ACC = 0
+        s: ACC = START
         for e in range(P):
-            v: ACC = 0
+            v: ACC = START
             if start + e < length:
                 v = ACC(o_dt(x[i0, i1, i2, start + e]))
-            s += v
+            s = op(s, v)
             vals[e] = s
         # inclusive Hillis-Steele scan of the invocations' totals, double-buffered
         buf[0, t] = s
@@ -182,16 +222,16 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType) -> pk.Kernel:
             d = 1 << level
             v2 = buf[src, t]
             if t >= d:
-                v2 = v2 + buf[src, t - d]
+                v2 = op(buf[src, t - d], v2)
             buf[1 - src, t] = v2
             pk.barrier()
-        before: ACC = 0
+        before: ACC = START
         if t > 0:
             before = buf[LEVELS % 2, t - 1]
         if b > 0:
-            before = carries[i0, i1, i2, b - 1] + before
+            before = op(carries[i0, i1, i2, b - 1], before)
         for e in range(P):
             if start + e < length:
-                out[i0, i1, i2, start + e] = before + vals[e]
+                out[i0, i1, i2, start + e] = op(before, vals[e])
 
     return cumsum_block_scan

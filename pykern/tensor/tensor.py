@@ -21,7 +21,11 @@ from pykern.lang import dtypes as dt
 from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
+from pykern.runtime.selection import device_for, running_on
 from pykern.tensor import binary_ops as bo
+from pykern.tensor import operand_device
+from pykern.tensor.ndarray_methods import NdarrayMethods
+from pykern.tensor.transfer_guard import implicit_copy
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
 
@@ -99,7 +103,7 @@ def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "")
     return a % ndim
 
 
-class Tensor:
+class Tensor(NdarrayMethods):
     """An array on the device. Create one with `pk.asarray`, `pk.empty`, `pk.zeros`, ...
 
     Attributes: `shape`, `dtype` (a pk dtype), `ndim`, `size`, `strides` (bytes, as numpy),
@@ -133,10 +137,12 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         n = 1
         for s in self.shape:
             n *= s
@@ -144,10 +150,12 @@ class Tensor:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element."""
         return self.dtype.itemsize
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the elements (size * itemsize)."""
         return self.size * self.dtype.itemsize
 
     @property
@@ -255,13 +263,17 @@ class Tensor:
         return view.copy()
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        """numpy's conversion (`np.asarray(t)`, `np.array(t)`): a host copy, an implicit one
+        that `pk.transfer_guard` can log or forbid."""
         if copy is False:
             raise ValueError("a pk.Tensor lives in device memory: np.asarray(t) always copies "
                              "(copy=False is impossible)")
+        implicit_copy("np.asarray(t)", self)
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def tolist(self) -> Any:
+        """The elements as nested Python lists of Python numbers (a host copy)."""
         return self.numpy().tolist()
 
     def numel(self) -> int:
@@ -546,6 +558,7 @@ class Tensor:
         return _ops().elementwise.astype(self, self.dtype, copy=True)
 
     def clone(self) -> Tensor:
+        """A row-major copy (as `copy()`; PyTorch's name)."""
         return self.copy()
 
     def astype(self, dtype: object, copy: bool = True) -> Tensor:
@@ -553,13 +566,29 @@ class Tensor:
         dtype is already right). Float to int truncates toward zero; to bool is `!= 0`."""
         return _ops().elementwise.astype(self, dtype, copy=copy)
 
-    def to_device(self, device: object, /, *, stream: object = None) -> Tensor:
-        """The array API's `to_device`: this tensor if it is on `device` already; pykern works on
-        one device at a time."""
-        if device is None or device is self.device or device == self.device:
+    def to(self, device: object) -> Tensor:
+        """This tensor on `device` (an entry of `pk.devices()`, a device as `pk.get_device()`
+        returns, an index, or a name as `pk.set_device` takes): itself when it is there
+        already, else a copy made there (through host memory), which is a new leaf. A copy
+        of a tensor that requires grad requires grad too where the tensor is a leaf (a
+        parameter moved to another device); one made by an op is refused while grad mode
+        records, since the copy would cut it from its graph (`.detach()` it first)."""
+        target = device_for(device)
+        if target is self.device:
             return self
-        raise ValueError(f"cannot move a tensor from {self.device} to {device!r}: pykern uses one "
-                         "device at a time (pk.set_device)")
+        if self.requires_grad and self.grad_fn is not None:
+            from pykern.autograd.composite import refuse_grad  # (cycle: autograd imports us)
+            refuse_grad("Tensor.to", self)
+        host = self.numpy()  # explicit: a move the user asked for, never guarded
+        with running_on(target):
+            moved = asarray(host, self.dtype)
+        if self.requires_grad and self.grad_fn is None:
+            moved.requires_grad_()
+        return moved
+
+    def to_device(self, device: object, /, *, stream: object = None) -> Tensor:
+        """The array API's `to_device`: as `to(device)` (`stream` is not used)."""
+        return self.to(device)
 
     def __setitem__(self, key: object, value: object) -> None:
         """`t[key] = value`: writes a scalar or a tensor (broadcast to the indexed region)
@@ -582,26 +611,26 @@ class Tensor:
         _ops().elementwise.assign(region, value)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
-        """The Python array API namespace for pykern tensors (`pykern.array_api`)."""
-        if api_version not in (None, "2021.12", "2022.12", "2023.12"):
-            raise ValueError(f"unsupported array API version {api_version!r}; pykern follows "
-                             "2023.12")
-        from pykern.tensor import namespace
-        return namespace
+        """The Python array API namespace for pykern tensors: `pykern.array_api` (standard
+        2024.12) by default, or that of `api_version` ("2023.12"; 2021.12 and 2022.12 get
+        2023.12's)."""
+        from pykern.tensor.namespace_versions import namespace
+        return namespace(api_version)
 
     # ------------------------------------------------------------ numpy interop
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`,
-        `np.add.reduce(t)` a sum); those pykern does not have are a TypeError (use
-        `t.numpy()`). See `pykern.tensor.numpy_ufuncs`."""
+        `np.add.reduce(t)` a sum); those pykern does not have run numpy's on host copies.
+        See `pykern.tensor.numpy_ufuncs`."""
         from pykern.tensor.numpy_ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
         """numpy functions on tensors (`np.sum(t)`, `np.concatenate([t, u])`) run pykern's
-        ops and return tensors; every other one is a TypeError naming it, never a silent copy
-        to numpy. See `pykern.tensor.numpy_functions`."""
+        ops and return tensors; every other one runs numpy's on host copies and returns
+        numpy's result (`pk.transfer_guard` catches those copies). See
+        `pykern.tensor.numpy_functions`."""
         from pykern.tensor.numpy_functions import array_function
         return array_function(func, args, kwargs)
 
@@ -694,43 +723,55 @@ class Tensor:
     # ------------------------------------------------------------ methods
 
     def sum(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        """The sum over `axis` (all for None; an int or a tuple), as `pk.sum`."""
         return _ops().reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def prod(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
+        """The product over `axis`, as `pk.prod`."""
         return _ops().reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The arithmetic mean over `axis`, as `pk.mean`."""
         return _ops().reduction.mean(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
+        """The variance over `axis` with `correction` (numpy's `ddof`), as `pk.var`."""
         return _ops().reduction.var(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
+        """The standard deviation over `axis` with `correction` (`ddof`), as `pk.std`."""
         return _ops().reduction.std(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The largest element over `axis` (nan propagates), as `pk.max`."""
         return _ops().reduction.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """The smallest element over `axis` (nan propagates), as `pk.min`."""
         return _ops().reduction.min(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The index of the largest element along `axis` (of the flattened tensor for None)."""
         return _ops().reduction.argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
+        """The index of the smallest element along `axis` (of the flattened tensor for None)."""
         return _ops().reduction.argmin(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Whether any element over `axis` is true (non-zero)."""
         return _ops().reduction.any(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        """Whether every element over `axis` is true (non-zero)."""
         return _ops().reduction.all(self, axis=axis, keepdims=keepdims)
 
     def clip(self, min: object = None, max: object = None) -> Tensor:  # noqa: A002
+        """The elements limited to [min, max] (either may be None), as `pk.clip`."""
         return _ops().elementwise.clip(self, min, max)
 
     def round(self, decimals: int = 0, out: Tensor | None = None) -> Tensor:
@@ -1015,3 +1056,41 @@ def _like_dtype(t: object, dtype: object) -> DType:
         return dt.from_numpy(d)
     except (KeyError, TypeError):
         raise TypeError(f"cannot take a dtype from {type(t).__name__}") from None
+
+
+def _operator_docs() -> None:
+    """A docstring for each operator method, from the table of symbols (`help(t.__add__)`)."""
+    symbols = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+               "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^",
+               "lshift": "<<", "rshift": ">>"}
+    for core, symbol in symbols.items():
+        for name, text in ((f"__{core}__", f"`a {symbol} b`: elementwise, numpy's broadcasting "
+                                           "and promotion (a new tensor)."),
+                           (f"__r{core}__", f"`b {symbol} a` where the left operand b is not a "
+                                            "tensor (a scalar, a list, a numpy array)."),
+                           (f"__i{core}__", f"`a {symbol}= b`: in place, into a's memory.")):
+            method = vars(Tensor).get(name)
+            if method is not None and not method.__doc__:
+                method.__doc__ = text
+    for name, text in (("__neg__", "`-a`"), ("__pos__", "`+a` (a copy)"),
+                       ("__abs__", "`abs(a)`"), ("__invert__", "`~a`: bitwise (logical for "
+                                                               "bool)"),
+                       ("__bool__", "`bool(a)` of a one-element tensor (reads it)"),
+                       ("__int__", "`int(a)` of a one-element tensor (reads it)"),
+                       ("__float__", "`float(a)` of a one-element tensor (reads it)"),
+                       ("__complex__", "`complex(a)` of a one-element tensor (reads it)"),
+                       ("__index__", "`a` as an index: a one-element integer tensor (reads it)"),
+                       ("__len__", "The size of the first dimension"),
+                       ("__iter__", "The views along the first dimension"),
+                       ("__init__", "A tensor over `buffer` (use pk.asarray, pk.empty, ... to "
+                                    "make one)")):
+        method = vars(Tensor).get(name)
+        if method is not None and not method.__doc__:
+            method.__doc__ = text + "."
+
+
+_operator_docs()
+
+# every public method and operator runs on the tensor's own device (pykern.tensor.operand_device)
+operand_device.TENSOR_TYPES.append(Tensor)
+operand_device.wrap_methods(Tensor)

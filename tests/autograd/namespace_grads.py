@@ -179,6 +179,12 @@ _DIFF = [
     ("xp.cumulative_sum[include_initial]",
      Case(lambda t: xp.cumulative_sum(t, axis=0, include_initial=True),
           lambda a: np.concatenate([np.zeros((1, 4)), np.cumsum(a, axis=0)]))),
+    ("xp.diff", Case(lambda t: xp.diff(t, n=2, prepend=t[:, :1] * 2.0),
+                     lambda a: np.diff(a, n=2, prepend=a[:, :1] * 2.0))),
+    ("xp.take_along_axis", Case(lambda t: xp.take_along_axis(t, pk.asarray([[2, 0, 0]]), axis=1),
+                                lambda a: np.take_along_axis(a, np.array([[2, 0, 0]]), axis=1))),
+    ("pk.nextafter", Case(lambda t: pk.nextafter(t, 10.0), lambda a: np.nextafter(a, 10.0))),
+    ("xp.nextafter", Case(lambda t: xp.nextafter(t, -10.0), lambda a: np.nextafter(a, -10.0))),
     ("xp.expand_dims", Case(lambda t: xp.expand_dims(t, axis=-1), lambda a: a[..., None])),
     # a tensor is its own DLPack import (a device copy with copy=True): the graph goes on
     ("xp.from_dlpack", Case(lambda t: xp.from_dlpack(t, copy=True) * 2.0, lambda a: a * 2.0)),
@@ -280,7 +286,7 @@ _LINALG = [  # (a sign- and phase-invariant use of eigenvectors and singular vec
     *[(f"fft.{n}", Case(lambda t, n=n: _pairs(getattr(pk.fft, n)(t)),
                         lambda a, n=n: _np_pairs(getattr(np.fft, n)(a))))
       for n in ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
-                "ihfft")],
+                "ihfft", "fft2", "ifft2", "rfft2", "irfft2")],
     ("fft.ifftshift", Case(pk.fft.ifftshift, np.fft.ifftshift)),
 ]
 DIFFERENTIABLE: dict[str, Case] = dict(_DIFF + _LINALG)
@@ -288,6 +294,7 @@ DIFFERENTIABLE: dict[str, Case] = dict(_DIFF + _LINALG)
 REFUSED: dict[str, Callable[[object], object]] = {
     "xp.unique_values": xp.unique_values, "xp.unique_counts": xp.unique_counts,
     "xp.unique_inverse": xp.unique_inverse, "xp.unique_all": xp.unique_all,
+    "pk.cumprod": pk.cumprod, "xp.cumulative_prod": xp.cumulative_prod,
 }
 
 
@@ -332,7 +339,8 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.devices", "pk.get_device",
+    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
+    "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
@@ -367,6 +375,13 @@ METHODS: dict[str, Case] = {
     "copy": Case(_method("copy"), lambda a: a.copy()),
     "conj": Case(_method("conj"), np.conj),
     "clone": Case(_method("clone"), lambda a: a.copy()),
+    "dot": Case(lambda t, u: t.dot(u), np.dot, ((3, 4), (4, 2))),
+    "cumsum": Case(_method("cumsum", 1), lambda a: np.cumsum(a, 1)),
+    "trace": Case(_method("trace", 1), lambda a: np.trace(a, 1)),
+    "diagonal": Case(_method("diagonal", -1), lambda a: np.diagonal(a, -1)),
+    "ptp": Case(_method("ptp", 1), lambda a: np.ptp(a, 1)),
+    "repeat": Case(_method("repeat", 2, 0), lambda a: np.repeat(a, 2, 0)),
+    "take": Case(_method("take", [2, 0], 1), lambda a: np.take(a, [2, 0], 1)),
     "astype": Case(_method("astype", pk.f64), lambda a: a.copy()),
     "clip": Case(_method("clip", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
     "round": Case(_method("round", 1), lambda a: np.round(a, 1)),
@@ -405,7 +420,9 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "to_device", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+    "requires_grad_", "to_device", "to", "nonzero", "argsort", "searchsorted",
+    # in place (fill, sort) or without a backward yet (cumprod)
+    "fill", "sort", "cumprod", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
     "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
     "__array_namespace__", "__dlpack__", "__dlpack_device__",

@@ -301,7 +301,8 @@ def _public(ns: object, prefix: str) -> dict[str, object]:
     for n in names:
         obj = getattr(ns, n)
         if callable(obj) and not isinstance(obj, (type, types.ModuleType, pk.DType)):
-            found[f"{prefix}.{n}"] = next((fn for b, fn in TENSOR_FUNCTIONS if b is obj), obj)
+            found[f"{prefix}.{n}"] = inspect.unwrap(
+                next((fn for b, fn in TENSOR_FUNCTIONS if b is obj), obj))
     return found
 
 

@@ -44,12 +44,21 @@ def strict_2023_12():
 def test_namespace_has_the_standard_names():
     t = pk.zeros(2)
     assert t.__array_namespace__() is xp
-    assert t.__array_namespace__(api_version="2023.12") is xp
-    assert xp.__array_api_version__ == "2023.12"
+    assert t.__array_namespace__(api_version="2024.12") is xp
+    assert xp.__array_api_version__ == "2024.12"
     import pykern.array_api as imported
     assert imported is xp
-    missing = [n for n in STANDARD_2023_12 if not hasattr(xp, n)]
-    assert not missing
+    old = t.__array_namespace__(api_version="2023.12")
+    import pykern.array_api_2023_12 as imported_old
+    assert imported_old is old and old.__array_api_version__ == "2023.12"
+    for ns in (xp, old):
+        assert not [n for n in STANDARD_2023_12 if not hasattr(ns, n)]
+    added = ["count_nonzero", "cumulative_prod", "diff", "nextafter", "reciprocal",
+             "take_along_axis"]
+    assert all(hasattr(xp, n) and not hasattr(old, n) for n in added)
+    assert xp.__array_namespace_info__().capabilities()["max dimensions"] is None
+    assert "max dimensions" not in old.__array_namespace_info__().capabilities()
+    assert old.linalg is xp.linalg and old.sum is xp.sum
     info = xp.__array_namespace_info__()
     assert info.default_dtypes()["real floating"] == xp.float32
     assert set(info.dtypes(kind="integral").values()) == {xp.int8, xp.int16, xp.int32, xp.int64,

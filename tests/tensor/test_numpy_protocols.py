@@ -7,6 +7,10 @@ compared with numpy's on the same values."""
 import copy
 import pickle
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -57,10 +61,15 @@ def test_ufunc_out_and_dtype_keywords():
     wide = np.add(t, t, dtype=np.float64)
     assert wide.dtype == pk.f64
     np.testing.assert_array_equal(wide.numpy(), X.astype(np.float64) * 2)
-    with pytest.raises(TypeError, match="numpy.add: out must be a pk.Tensor"):
-        np.add(t, t, out=np.zeros((2, 3), np.float32))
-    with pytest.raises(TypeError, match=r"numpy.add with where=.* call .numpy\(\) first"):
-        np.add(t, t, where=np.array([True, False, True]))
+    # what pykern's ufunc does not take runs numpy's on host copies: numpy's result
+    host_out = np.zeros((2, 3), np.float32)
+    assert np.add(t, t, out=host_out) is host_out
+    np.testing.assert_array_equal(host_out, X * 2)
+    mask = np.array([True, False, True])
+    expected = np.add(X, X, where=mask, out=np.ones((2, 3), np.float32))
+    got = np.add(t, t, where=mask, out=np.ones((2, 3), np.float32))
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_ufunc_reduce_and_accumulate():
@@ -73,16 +82,18 @@ def test_ufunc_reduce_and_accumulate():
     b = pk.asarray(X > 0)
     np.testing.assert_array_equal(np.logical_and.reduce(b, axis=1).numpy(), (X > 0).all(1))
     np.testing.assert_allclose(np.add.accumulate(t, axis=1).numpy(), np.add.accumulate(X, 1))
-    with pytest.raises(TypeError, match="numpy.add.reduce with initial=5"):
-        np.add.reduce(t, initial=5)
-    # where= named the refusal too (it collided with a parameter: "got multiple values")
-    with pytest.raises(TypeError, match="numpy.add.reduce with where="):
-        np.add.reduce(t, axis=0, where=X > 0)
+    # options, methods and ufuncs pykern lacks: numpy's, on host copies
+    for got, expected in ((np.add.reduce(t, initial=5), np.add.reduce(X, initial=5)),
+                          (np.add.reduce(t, axis=0, where=X > 0),
+                           np.add.reduce(X, axis=0, where=X > 0)),
+                          (np.add.outer(t, t), np.add.outer(X, X)),
+                          (np.fmod(t, 2.0), np.fmod(X, 2.0))):
+        assert type(got) in (np.ndarray, np.float32)
+        np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(np.add.reduce(t, where=True).numpy(), np.add.reduce(X))
-    with pytest.raises(TypeError, match="numpy.add.outer is not supported"):
-        np.add.outer(t, t)
-    with pytest.raises(TypeError, match="numpy.fmod is not supported"):
-        np.fmod(t, 2.0)
+    out = pk.zeros((2, 3))
+    assert np.fmod(t, 2.0, out=out) is out  # a tensor out= receives numpy's result
+    np.testing.assert_array_equal(out.numpy(), np.fmod(X, 2.0))
 
 
 def test_matmul_ufunc():
@@ -142,11 +153,10 @@ def test_numpy_reductions_out_dtype_and_refusals():
     out = pk.zeros((3,))
     assert np.max(t, axis=0, out=out) is out
     np.testing.assert_array_equal(out.numpy(), X.max(0))
-    with pytest.raises(TypeError, match="numpy.sum: out must be a pk.Tensor .* not ndarray"):
-        np.sum(t, out=np.zeros(()))
-    with pytest.raises(TypeError, match="numpy.max with initial=3"):
-        np.max(t, initial=3)
-    np.testing.assert_array_equal(t.numpy(), X)  # untouched by the refusals
+    host = np.zeros((), np.float32)
+    assert np.sum(t, out=host) is host and host == X.sum()  # numpy's, into host memory
+    assert np.max(t, initial=3) == np.max(X, initial=3)
+    np.testing.assert_array_equal(t.numpy(), X)  # untouched
 
 
 def test_numpy_functions_on_tensors():
@@ -184,14 +194,70 @@ def test_numpy_ravel_orders():
                                           np.ravel(e, order=order), err_msg=f"{name} {order}")
 
 
-def test_other_numpy_functions_name_themselves_and_convert_nothing():
+COMMON = {
+    "median": lambda m, a: m.median(a), "unique": lambda m, a: m.unique(a),
+    "allclose": lambda m, a: m.allclose(a, a * 1.0),
+    "array_equal": lambda m, a: m.array_equal(a, a),
+    "linalg.norm": lambda m, a: m.linalg.norm(a), "einsum": lambda m, a: m.einsum("ij->j", a),
+    "atleast_1d": lambda m, a: m.atleast_1d(a), "hstack": lambda m, a: m.hstack([a, a]),
+    "percentile": lambda m, a: m.percentile(a, 30), "diff": lambda m, a: m.diff(a, axis=0),
+    "histogram": lambda m, a: m.histogram(a, bins=3)[0], "outer": lambda m, a: m.outer(a, a),
+    "isclose": lambda m, a: m.isclose(a, 0.5), "nan_to_num": lambda m, a: m.nan_to_num(a),
+    "fmod": lambda m, a: m.fmod(a, 0.3), "fft.fft2": lambda m, a: m.fft.fft2(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMON))
+def test_numpy_functions_pykern_lacks_run_numpys_on_host_copies(name):
+    """As for a torch CPU tensor or a JAX array: numpy's own result."""
     t = _tensor()
-    for call, name in ((lambda: np.median(t), "median"), (lambda: np.unique(t), "unique"),
-                       (lambda: np.allclose(t, t), "allclose"),
-                       (lambda: np.linalg.norm(t), "norm")):
-        with pytest.raises(TypeError, match=rf"numpy.{name} is not supported for pk.Tensor: "
-                                            r"call .numpy\(\) first"):
-            call()
+    got, expected = COMMON[name](np, t), COMMON[name](np, X)
+    assert not isinstance(got, pk.Tensor)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_may_share_memory_and_shares_memory_of_tensors():
+    t = pk.asarray(np.arange(12.0).reshape(3, 4))
+    for a, b, may, shares in ((t, t[1:], True, True), (t[:1], t[2:], False, False),
+                              (t[:, ::2], t[:, 1::2], True, False), (t, t.T, True, True),
+                              (t, pk.asarray(X), False, False), (t, t.numpy(), False, False)):
+        assert np.may_share_memory(a, b) is may and np.shares_memory(a, b) is shares
+
+
+def test_transfer_guard_catches_implicit_copies_only(caplog):
+    t = _tensor()
+    with pk.transfer_guard("disallow"):
+        assert isinstance(np.exp(t), pk.Tensor)  # runs on the device
+        assert isinstance(np.sum(t, axis=0), pk.Tensor)
+        for implicit in (lambda: np.median(t), lambda: np.asarray(t), lambda: np.fmod(t, 2.0)):
+            with pytest.raises(pk.TransferGuardError, match="implicit copy .* shape \\(2, 3\\)"):
+                implicit()
+        np.testing.assert_array_equal(t.numpy(), X)  # explicit copies stay allowed
+        assert t.tolist() == X.tolist() and float(t[0, 0]) == X[0, 0]
+        with pk.transfer_guard("allow"):
+            assert np.median(t) == np.median(X)
+    with pk.transfer_guard("log"), caplog.at_level("WARNING", logger="pykern.transfer"):
+        assert np.median(t) == np.median(X)
+    assert "numpy.median: an implicit copy" in caplog.text
+    assert np.median(t) == np.median(X)  # the block ended: allowed again
+    with pytest.raises(ValueError, match="allow, log, disallow"):
+        with pk.transfer_guard("never"):
+            pass
+
+
+def test_transfer_guard_from_the_environment():
+    code = ("import numpy as np, pykern as pk\n"
+            "t = pk.ones(3)\n"
+            "try:\n    np.median(t)\nexcept pk.TransferGuardError:\n    print('refused')\n"
+            "with pk.transfer_guard('allow'):\n    print(np.median(t))\n")
+    env = dict(os.environ, PYKERN_TRANSFER_GUARD="disallow")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.stdout.split() == ["refused", "1.0"], run.stderr
+
+
+def test_other_numpy_functions_convert_only_what_they_are_given():
+    t = _tensor()
     # conversions stay conversions
     assert type(np.asarray(t)) is np.ndarray and np.array(t).dtype == np.float32
     np.testing.assert_array_equal(np.median(t.numpy()), np.median(X))
