@@ -1,6 +1,7 @@
 """`pk.nn.BatchNorm1d` and `BatchNorm2d`: batch normalisation with PyTorch's parameters
-(`weight` ones, `bias` zeros), buffers (`running_mean` zeros, `running_var` ones,
-`num_batches_tracked` an i64 count) and `state_dict()` keys, in that order.
+(`weight` ones, `bias` zeros unless `bias=False`), buffers (`running_mean` zeros,
+`running_var` ones, `num_batches_tracked` an i64 count) and `state_dict()` keys, in that
+order.
 
 In training mode the batch's statistics normalise and the running ones follow them
 (momentum, or with `momentum=None` the cumulative average over the batches seen); after
@@ -24,13 +25,16 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 dtype: object = pk.f32) -> None:
+                 dtype: object = pk.f32, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
         self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
         if self.affine:
             self.weight = Parameter(pk.ones((self.num_features,), dtype))
-            self.bias = Parameter(pk.zeros((self.num_features,), dtype))
+            if bias:
+                self.bias = Parameter(pk.zeros((self.num_features,), dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -56,7 +60,8 @@ class _BatchNorm(Module):
         if self.affine:
             with pk.no_grad():
                 self.weight[...] = 1
-                self.bias[...] = 0
+                if self.bias is not None:
+                    self.bias[...] = 0
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         if input.ndim not in self.input_ndims:
@@ -77,7 +82,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

@@ -80,8 +80,7 @@ class _ConvNd(Module):
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
         if self.padding != (0,) * n:
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
+            text += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             text += f", dilation={self.dilation}"
         if self.output_padding != (0,) * n:
