@@ -91,7 +91,7 @@ def test_a_channels_last_input_and_the_functional_form():
     assert_close(y.numpy(), ty.numpy(), np.float32)
 
 
-def test_state_dict_buffers_and_to_dtype():
+def test_state_dict_buffers_and_to_dtype(tmp_path):
     bn = nn.BatchNorm2d(3)
     theirs = torch.nn.BatchNorm2d(3)
     assert list(bn.state_dict()) == list(theirs.state_dict()) == [
@@ -104,6 +104,11 @@ def test_state_dict_buffers_and_to_dtype():
             list(torch.nn.BatchNorm1d(3, **kwargs).state_dict())
         assert repr(nn.BatchNorm1d(3, **kwargs)) == repr(torch.nn.BatchNorm1d(3, **kwargs))
     bn(pk.random.randn(2, 3, 4, 4))
+    pk.save(bn.state_dict(), tmp_path / "bn.safetensors")  # the i64 count too
+    again = nn.BatchNorm2d(3)
+    again.load_state_dict(pk.load(tmp_path / "bn.safetensors"))
+    assert again.num_batches_tracked.item() == 1
+    np.testing.assert_array_equal(again.running_var.numpy(), bn.running_var.numpy())
     bn.to(pk.f64)
     assert bn.running_mean.dtype == pk.f64 and bn.running_var.dtype == pk.f64
     assert bn.num_batches_tracked.dtype == pk.i64 and bn.num_batches_tracked.item() == 1
