@@ -21,6 +21,7 @@ from pykern.tensor.checks import check_dtype_in, check_int
 from pykern.tensor.conv_args import pair
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.promotion import FLOATS
+from pykern.tensor.reduction import mean
 from pykern.tensor.tensor import Tensor, empty
 
 PairArg = int | tuple[int, int]
@@ -95,7 +96,8 @@ def adaptive_avg_pool2d(x: object, output_size: int | None | tuple[int | None, i
                         ) -> Tensor:
     """The mean over windows chosen so that the output is `output_size` (an int for a square
     output, or (OH, OW), None keeping the input's size): window o spans the input rows
-    floor(o·H/OH) to ceil((o + 1)·H/OH) - 1, as PyTorch's.
+    floor(o·H/OH) to ceil((o + 1)·H/OH) - 1, as PyTorch's. Where OH divides H and OW divides
+    W (global pooling, say) the windows are equal and this is a mean over reshaped axes.
 
         features = pk.nn.functional.adaptive_avg_pool2d(x, 1)   # global average pooling
     """
@@ -108,7 +110,12 @@ def adaptive_avg_pool2d(x: object, output_size: int | None | tuple[int | None, i
               check_int(sizes[i], op, "output_size", 0) for i in (0, 1))
     if (x4.shape[2] == 0 or x4.shape[3] == 0) and oh * ow:
         raise ValueError(f"{op}: the input's H and W must be non-zero, got shape {x4.shape}")
-    out = empty((x4.shape[0], x4.shape[1], oh, ow), x4.dtype)
+    n, c, h, w = x4.shape
+    if oh and ow and h % oh == 0 and w % ow == 0 and x4.size:
+        # equal windows (global pooling among them): a mean over reshaped axes, which the
+        # reduction kernels split however large the windows are
+        return _unbatch(mean(x4.reshape(n, c, oh, h // oh, ow, w // ow), axis=(3, 5)), batched)
+    out = empty((n, c, oh, ow), x4.dtype)
     if out.size:
         kernels.adaptive_avg_forward(x4.dtype)[out.size](x4, out)
     if needs_grad(x4):
