@@ -1,6 +1,6 @@
 """`pk.nn`: neural-network layers with PyTorch's names, shapes, initialisations and
 `state_dict()` keys, built on pykern tensors and autograd; `pk.nn.functional` holds the
-functional forms.
+functional forms and `pk.nn.init` the initialisations.
 
     model = pk.nn.Sequential(pk.nn.Linear(64, 128), pk.nn.ReLU(), pk.nn.Linear(128, 10))
     loss = pk.nn.functional.cross_entropy(model(x), labels)
@@ -10,15 +10,25 @@ functional forms.
 from __future__ import annotations
 
 from pykern.nn import functional, init, utils
-from pykern.nn.activation import GELU, Dropout, ReLU, SiLU
+from pykern.nn.activation import (GELU, Dropout, Dropout1d, Dropout2d, Identity, LogSoftmax,
+                                  ReLU, Sigmoid, SiLU, Softmax, Tanh)
 from pykern.nn.attention import MultiheadAttention
-from pykern.nn.container import ModuleList, Sequential
+from pykern.nn.batchnorm import BatchNorm1d, BatchNorm2d
+from pykern.nn.container import ModuleDict, ModuleList, Sequential
+from pykern.nn.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from pykern.nn.flatten import Flatten, Unflatten
 from pykern.nn.linear import Linear
+from pykern.nn.loss import CrossEntropyLoss, MSELoss, NLLLoss
 from pykern.nn.module import IncompatibleKeys, Module
 from pykern.nn.normalization import LayerNorm
 from pykern.nn.parameter import Parameter
+from pykern.nn.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from pykern.nn.sparse import Embedding
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "IncompatibleKeys", "Linear",
-           "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "SiLU", "Sequential",
-           "ModuleList", "MultiheadAttention"]
+           "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
+           "ConvTranspose1d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d",
+           "AdaptiveAvgPool2d", "Dropout", "Dropout1d", "Dropout2d", "Flatten", "Unflatten",
+           "Identity", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+           "CrossEntropyLoss", "NLLLoss", "MSELoss", "Sequential", "ModuleList", "ModuleDict",
+           "MultiheadAttention"]

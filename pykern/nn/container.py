@@ -1,10 +1,11 @@
 """`pk.nn.Sequential` and `pk.nn.ModuleList`: modules held under the names "0", "1", ... (a
-Sequential's slice keeps the names it had, as PyTorch's)."""
+Sequential's slice keeps the names it had, as PyTorch's); `pk.nn.ModuleDict`: modules held
+under names of the user's choice."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pykern.nn.module import Module
@@ -86,3 +87,61 @@ class ModuleList(_Indexed):
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__(modules or ())
+
+
+class ModuleDict(Module):
+    """Modules held by name, in insertion order, as PyTorch's: `d["encoder"]`, `d[name] = m`,
+    `del d[name]`, `in`, `len`, iteration over the names, `keys()`, `values()`, `items()`,
+    `update()`, `pop()` and `clear()`. The names are the state_dict prefixes; it has no
+    forward."""
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+                 ) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._modules
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Adds (or replaces) the modules of a mapping or of (name, module) pairs."""
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for item in pairs:
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"ModuleDict.update: expected (name, module) pairs, got "
+                                f"{item!r}")
+            self[item[0]] = item[1]
+
+    def pop(self, key: str) -> Module:
+        """Removes the module `key` and returns it."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self) -> None:
+        self._modules.clear()

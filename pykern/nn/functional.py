@@ -10,13 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pykern as pk
+from pykern.nn.functional_conv import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d,
+                                       conv_transpose1d, conv_transpose2d, max_pool2d)
+from pykern.nn.functional_loss import cross_entropy, mse_loss, nll_loss
+from pykern.nn.functional_norm import batch_norm
 from pykern.tensor.elementwise import as_tensor
 from pykern.tensor.tensor import Tensor
 
-__all__ = ["linear", "relu", "gelu", "silu", "softmax", "log_softmax", "layer_norm", "dropout",
-           "embedding", "cross_entropy", "mse_loss", "scaled_dot_product_attention"]
-
-_REDUCTIONS = ("mean", "sum", "none")
+__all__ = ["linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
+           "layer_norm", "batch_norm", "dropout", "dropout1d", "dropout2d", "embedding",
+           "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d",
+           "avg_pool2d", "adaptive_avg_pool2d", "cross_entropy", "nll_loss", "mse_loss",
+           "scaled_dot_product_attention"]
 
 
 def linear(input: object, weight: object, bias: object = None) -> Tensor:  # noqa: A002
@@ -46,6 +51,16 @@ def gelu(input: object, approximate: str = "none") -> Tensor:  # noqa: A002
 def silu(input: object) -> Tensor:  # noqa: A002
     """input * sigmoid(input)."""
     return pk.silu(input)
+
+
+def tanh(input: object) -> Tensor:  # noqa: A002
+    """The hyperbolic tangent."""
+    return pk.tanh(input)
+
+
+def sigmoid(input: object) -> Tensor:  # noqa: A002
+    """1 / (1 + exp(-input))."""
+    return pk.sigmoid(input)
 
 
 def softmax(input: object, dim: int = -1) -> Tensor:  # noqa: A002
@@ -84,6 +99,42 @@ def dropout(input: object, p: float = 0.5, training: bool = True) -> Tensor:  # 
     return x * (keep.astype(x.dtype) * (1.0 / (1.0 - p)))
 
 
+def dropout2d(input: object, p: float = 0.5, training: bool = True) -> Tensor:  # noqa: A002
+    """Zeroes whole channels: each (sample, channel) plane of input (N, C, H, W) with
+    probability `p`, scaling the kept ones by 1/(1-p); a 3-d input is taken as (N, C, L),
+    as PyTorch does. The identity when not `training` or when p == 0."""
+    return _channel_dropout(input, p, training, "dropout2d", (3, 4))
+
+
+def dropout1d(input: object, p: float = 0.5, training: bool = True) -> Tensor:  # noqa: A002
+    """Zeroes whole channels of input (N, C, L), or of an unbatched (C, L), with probability
+    `p`, scaling the kept ones by 1/(1-p)."""
+    return _channel_dropout(input, p, training, "dropout1d", (2, 3))
+
+
+def _channel_dropout(input: object, p: float, training: bool, op: str,  # noqa: A002
+                     ndims: tuple[int, int]) -> Tensor:
+    """One keep-or-drop draw per channel: a mask of shape (N, C, 1, ...) (or (C, 1, ...)
+    for the smaller of `ndims`, an unbatched input) broadcast over the rest."""
+    x = as_tensor(input, f"{op}: input")
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+    if x.ndim not in ndims:
+        raise ValueError(f"{op}: input must be {ndims[0]}-d or {ndims[1]}-d, got shape "
+                         f"{x.shape}")
+    if not x.dtype.is_float:
+        raise TypeError(f"{op}: input must be a float tensor, got {x.dtype.name}")
+    if not training or p == 0.0:
+        return x
+    lead = 2 if x.ndim == ndims[1] else 1
+    mask_shape = x.shape[:lead] + (1,) * (x.ndim - lead)
+    if p == 1.0:
+        return x * 0.0
+    keep = pk.random.rand(mask_shape, dtype=x.dtype) >= p
+    return x * (keep.astype(x.dtype) * (1.0 / (1.0 - p)))
+
+
 def embedding(input: object, weight: object, padding_idx: int | None = None) -> Tensor:  # noqa: A002
     """Rows of `weight` (num_embeddings, embedding_dim) picked by the integer `input`: the
     result has shape input.shape + (embedding_dim,). Row `padding_idx` gets no gradient."""
@@ -100,92 +151,6 @@ def embedding(input: object, weight: object, padding_idx: int | None = None) -> 
         keep = pk.arange(w.shape[0]) != padding_idx % w.shape[0]
         w = pk.where(keep.reshape(-1, 1), w, w.detach())
     return pk.take(w, ids, axis=0)
-
-
-def _reduce(loss: Tensor, reduction: str, op: str, count: object = None) -> Tensor:
-    """`loss` summed, averaged (over `count` when given, else its size) or kept."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-    if reduction == "none":
-        return loss
-    total = loss.sum()
-    if reduction == "sum":
-        return total
-    return total / (loss.size if count is None else count)
-
-
-def _classes_last(logits: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple[int, ...]]:
-    """(N, C, d1, ...) logits as (M, C) rows and the target as (M,), plus the loss's shape."""
-    if logits.ndim < 2:
-        raise ValueError(f"cross_entropy: input must be (N, C) or (N, C, d1, ...), got shape "
-                         f"{logits.shape}")
-    n, c = logits.shape[:2]
-    rest = logits.shape[2:]
-    if target.shape != (n,) + rest:
-        raise ValueError(f"cross_entropy: target must have shape {(n,) + rest} for input shape "
-                         f"{logits.shape}, got {target.shape}")
-    if rest:
-        order = (0,) + tuple(range(2, logits.ndim)) + (1,)
-        logits = logits.permute(order)
-    return logits.reshape(-1, c), target.reshape(-1), (n,) + rest
-
-
-def _check_targets(target: Tensor, classes: int, ignore_index: int) -> None:
-    """Class indices outside [0, C) other than ignore_index are an error, as in PyTorch (read
-    back to the host: a wrong label would otherwise give a silently wrong loss)."""
-    t = target.numpy()
-    bad = (t != ignore_index) & ((t < 0) | (t >= classes))
-    if bad.any():
-        raise IndexError(f"cross_entropy: target {int(t[bad][0])} is out of range for "
-                         f"{classes} classes (ignore_index={ignore_index})")
-
-
-def cross_entropy(input: object, target: object, weight: object = None,  # noqa: A002
-                  *, ignore_index: int = -100, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
-    """The negative log-likelihood of the integer class `target` under softmax(input) along the
-    class dimension 1: input (N, C) or (N, C, d1, ...), target (N,) or (N, d1, ...). Targets
-    equal to `ignore_index` add nothing and are left out of the mean. `label_smoothing` mixes
-    in the uniform distribution over classes, as PyTorch's. Per-class `weight` is not
-    supported."""
-    op = "cross_entropy"
-    if weight is not None:
-        raise NotImplementedError(f"{op}: per-class weight is not supported (weight=None)")
-    logits = as_tensor(input, f"{op}: input")
-    t = as_tensor(target, f"{op}: target")
-    if not logits.dtype.is_float:
-        raise TypeError(f"{op}: input must be float logits, got {logits.dtype.name}")
-    if not t.dtype.is_int:
-        raise TypeError(f"{op}: target must hold integer class indices, got {t.dtype.name} "
-                        f"(class probabilities are not supported)")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
-    rows, t, shape = _classes_last(logits, t)
-    classes = rows.shape[1]
-    _check_targets(t, classes, ignore_index)
-    valid = t != ignore_index
-    logp = pk.log_softmax(rows, axis=-1)
-    # the targets' log-probabilities picked by a one-hot `where` (differentiable; a multiply
-    # would turn the -inf of a masked-out logit into 0 * -inf = NaN)
-    pick = pk.one_hot(pk.where(valid, t, 0), classes, dtype=pk.bool_)
-    nll = -pk.where(pick, logp, 0.0).sum(axis=-1)
-    if label_smoothing:
-        uniform = -logp.sum(axis=-1) / classes
-        nll = (1.0 - label_smoothing) * nll + label_smoothing * uniform
-    # ignored targets add 0 (a `where`: their nll may be inf, class 0 being picked for them)
-    loss = pk.where(valid, nll, 0.0).reshape(shape)
-    count = valid.astype(logp.dtype).sum() if reduction == "mean" else None
-    return _reduce(loss, reduction, op, count)
-
-
-def mse_loss(input: object, target: object, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """(input - target)², averaged, summed or kept (`reduction`)."""
-    x = as_tensor(input, "mse_loss: input")
-    y = as_tensor(target, "mse_loss: target")
-    if x.shape != y.shape:
-        raise ValueError(f"mse_loss: input shape {x.shape} and target shape {y.shape} differ")
-    d = x - y
-    return _reduce(d * d, reduction, "mse_loss")
 
 
 def scaled_dot_product_attention(query: object, key: object, value: object,

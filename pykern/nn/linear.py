@@ -20,13 +20,16 @@ class Linear(Module):
                  dtype: object = pk.f32) -> None:
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
-        self.weight = Parameter(init.kaiming_uniform((self.out_features, self.in_features),
-                                                     dtype=dtype))
+        self.weight = Parameter(pk.empty((self.out_features, self.in_features), dtype))
         if bias:
-            bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
-            self.bias = Parameter(init.uniform_bound((self.out_features,), bound, dtype))
+            self.bias = Parameter(pk.empty((self.out_features,), dtype))
         else:
             self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draws the weight and bias again (PyTorch's default initialisation)."""
+        reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.linear(input, self.weight, self.bias)
@@ -34,3 +37,13 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+def reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear and the convolutions: kaiming_uniform_(a=sqrt(5)) on the
+    weight, i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the same bound for the bias."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5.0))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound)

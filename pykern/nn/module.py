@@ -1,6 +1,9 @@
 """`pk.nn.Module`: the base of every layer. Attributes that are Parameters or Modules are
 registered, in assignment order, so that `named_parameters()` and `state_dict()` give
-PyTorch's dotted names ("0.weight", "encoder.layers.1.bias") in PyTorch's order."""
+PyTorch's dotted names ("0.weight", "encoder.layers.1.bias") in PyTorch's order. Buffers
+(`register_buffer`: state that is not trained, as BatchNorm's running statistics) are kept
+beside the parameters; the persistent ones are in `state_dict()`, after the module's own
+parameters and before its children's, as in PyTorch."""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ class Module:
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
 
@@ -54,21 +59,27 @@ class Module:
                 raise TypeError(f"cannot assign {type(value).__name__} as child module "
                                 f"{name!r} (pk.nn.Module or None expected)")
             self._modules[name] = None
+        elif params is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} "
+                                f"(pk.Tensor or None expected)")
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails: parameters and children live in the dicts
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_buffers", "_modules"):
             entries = self.__dict__.get(table)
             if entries is not None and name in entries:
                 return entries[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        for table in (self._parameters, self._modules):
+        for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
@@ -78,8 +89,7 @@ class Module:
             raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} "
                             f"(pk.nn.Parameter or None expected)")
         self._check_name(name)
-        self.__dict__.pop(name, None)
-        self._modules.pop(name, None)
+        self._forget(name)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -87,11 +97,35 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a pk.nn.Module")
         self._check_name(name)
-        self.__dict__.pop(name, None)
-        self._parameters.pop(name, None)
+        self._forget(name)
         self._modules[name] = module
 
     register_module = add_module
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
+        """Adds the buffer `name`: a tensor that belongs to the module's state but is not a
+        parameter (no gradient, no optimizer), as BatchNorm's running mean. A persistent
+        buffer is in `state_dict()`; a non-persistent one is not. `to(dtype)` converts float
+        buffers with the parameters. Assigning `self.name = tensor` later replaces it."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot register {type(tensor).__name__} as buffer {name!r} "
+                            f"(pk.Tensor or None expected)")
+        if isinstance(tensor, Parameter):
+            raise TypeError(f"cannot register the Parameter {name!r} as a buffer (use "
+                            f"register_parameter)")
+        self._check_name(name)
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers_set.add(name)
+
+    def _forget(self, name: str) -> None:
+        """Removes `name` from every table (before it is registered anew)."""
+        self.__dict__.pop(name, None)
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
 
     @staticmethod
     def _check_name(name: str) -> None:
@@ -154,6 +188,21 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_buffers(self, prefix: str = "", recurse: bool = True
+                      ) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, buffer) pairs, persistent or not, each buffer once."""
+        seen: set[int] = set()
+        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mname, m in mods:
+            for bname, b in m._buffers.items():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    yield (f"{mname}.{bname}" if mname else bname), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
     def apply(self, fn: Callable[[Module], object]) -> Module:
         """Calls fn on every sub-module, then on this one; returns this module."""
         for m in self.children():
@@ -195,27 +244,32 @@ class Module:
     # ------------------------------------------------------------ state
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> OrderedDict[str, Tensor]:
-        """Every parameter under its dotted name (a parameter shared by two modules appears
-        under both names). The values share the parameters' memory, detached unless
-        keep_vars."""
+        """Every parameter and persistent buffer under its dotted name, module by module (its
+        parameters, then its buffers, then its children), as PyTorch orders them; a tensor
+        shared by two modules appears under both names. The values share the tensors'
+        memory, detached unless keep_vars."""
         out: OrderedDict[str, Tensor] = OrderedDict()
-        for name, p in self._named_state(prefix):
-            out[name] = p if keep_vars else p.detach()
+        for name, t in self._named_state(prefix):
+            out[name] = t if keep_vars else t.detach()
         return out
 
-    def _named_state(self, prefix: str) -> Iterator[tuple[str, Parameter]]:
+    def _named_state(self, prefix: str) -> Iterator[tuple[str, Tensor]]:
         for pname, p in self._parameters.items():
             if p is not None:
                 yield prefix + pname, p
+        for bname, b in self._buffers.items():
+            if b is not None and bname not in self._non_persistent_buffers_set:
+                yield prefix + bname, b
         for mname, m in self._modules.items():
             if m is not None:
                 yield from m._named_state(f"{prefix}{mname}.")
 
     def load_state_dict(self, state_dict: dict[str, object], strict: bool = True
                         ) -> IncompatibleKeys:
-        """Copies the values of `state_dict` (tensors or arrays) into the parameters of the
-        same names, converted to their dtypes. Shapes must match; with strict (the default)
-        the keys must match exactly. Nothing is copied when an error is raised."""
+        """Copies the values of `state_dict` (tensors or arrays) into the parameters and
+        persistent buffers of the same names, converted to their dtypes. Shapes must match;
+        with strict (the default) the keys must match exactly. Nothing is copied when an
+        error is raised."""
         own = dict(self._named_state(""))
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -225,13 +279,13 @@ class Module:
         if strict and missing:
             errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
         values = {}
-        for key, p in own.items():
+        for key, t in own.items():
             if key not in state_dict:
                 continue
             v = as_tensor(state_dict[key], f"load_state_dict: {key!r}")
-            if v.shape != p.shape:
+            if v.shape != t.shape:
                 errors.append(f"size mismatch for {key!r}: copying a value of shape {v.shape}, "
-                              f"the parameter has shape {p.shape}")
+                              f"the model's tensor has shape {t.shape}")
             values[key] = v
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
@@ -266,11 +320,11 @@ class Module:
                 _rebind(p, moved)
             if p.grad is not None:
                 p.grad = convert(p.grad)
-        for m in self.modules():  # buffers (register_buffer), where the module has any
-            buffers = m.__dict__.get("_buffers")
-            for name, b in list(buffers.items()) if isinstance(buffers, dict) else ():
-                if isinstance(b, Tensor):
-                    buffers[name] = convert(b)
+        for m in self.modules():  # buffers: float ones converted, integer ones kept
+            for name, b in m._buffers.items():
+                moved = None if b is None else convert(b)
+                if moved is not None and (moved.buffer is not b.buffer or moved.dtype != b.dtype):
+                    m._buffers[name] = moved
         return self
 
     def float(self) -> Module:

@@ -1,5 +1,5 @@
-"""`Optimizer`: what SGD and AdamW share — parameter groups, the flat stores, `zero_grad`,
-`step` and the state dict.
+"""`Optimizer`: what the optimizers share — parameter groups, the flat stores, `zero_grad`,
+`step` (one fused kernel launch per store) and the state dict.
 
 Parameters are grouped as in PyTorch (`param_groups`, a list of dicts holding `params` and
 the hyperparameters, which may be changed between steps). Across all groups, the parameters
@@ -7,11 +7,14 @@ of one dtype share one `FlatStore`, so a step is one kernel launch per dtype; ea
 row of the hyperparameter table carries its own group's values. (A dtype whose parameters
 pass the device's buffer limit gets several stores, and a launch each.) Keys of a group other
 than the hyperparameters are kept, as PyTorch keeps them (an LR scheduler's `initial_lr`).
+
+A subclass names its update rule (`rule`, a `@pk.func` of `pykern.optim.rules`), the state
+tensors it keeps in the kernel's state slots (`state_names`, PyTorch's names), whether its
+state counts steps, and computes a parameter's row (`_row`).
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,27 +24,32 @@ import pykern as pk
 
 from pykern.autograd.version import bump
 from pykern.lang.dtypes import DType
+from pykern.optim import kernels as ks
 from pykern.optim.flat import FlatStore
-from pykern.optim.kernels import CHUNK, compute_dtype
-from pykern.optim.no_grad import enable_grad, no_grad
 from pykern.optim.grads import get_grad, set_grad
+from pykern.optim.no_grad import enable_grad, no_grad
+from pykern.optim.params import check_distinct, groups_of
 from pykern.tensor.tensor import Tensor
 
 
 class Optimizer:
-    """The base of `pk.optim.SGD` and `pk.optim.AdamW`; subclasses give the step itself."""
+    """The base of the `pk.optim` optimizers; subclasses give the rule and its row."""
 
     name = "Optimizer"
+    rule: pk.Func
+    state_names: tuple[str, ...] = ()  # the state tensors in the kernel's slots, in order
+    counts_steps = True  # whether the state has PyTorch's "step"
+    row_columns = ks.FIRST_RULE_COLUMN
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.param_groups: list[dict[str, Any]] = _groups(params, defaults, self.name)
+        self.param_groups: list[dict[str, Any]] = groups_of(params, defaults, self.name)
         for group in self.param_groups:
             self._check_group(group)
         self._params: list[Tensor] = [p for g in self.param_groups for p in g["params"]]
-        _check_distinct(self._params, self.name)
-        self._build_stores()
+        check_distinct(self._params, self.name)
         self._steps = [0] * len(self._params)
+        self._build_stores()
 
     def _build_stores(self) -> None:
         """Moves every parameter into the flat stores (one per dtype, see `_store_layout`)."""
@@ -118,10 +126,30 @@ class Optimizer:
             return
         for i, on in zip(indices, active):
             self._steps[i] += on
-        rows = np.stack([self._row(i, on) for i, on in zip(indices, active)])
+        rows = np.stack([self._full_row(i, on) for i, on in zip(indices, active)])
         self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
         bump(store.values)  # the parameters were written: autograd's version counter
         self._after_step(indices, active)
+
+    def _full_row(self, index: int, active: bool) -> np.ndarray:
+        """Parameter `index`'s row: the shared columns, then the rule's."""
+        g = self._group(index)
+        row = np.zeros(self.row_columns)
+        row[ks.ACTIVE] = active
+        row[ks.MAXIMIZE] = bool(g.get("maximize", False))
+        row[ks.WEIGHT_DECAY] = self._l2_weight_decay(g)
+        self._row(index, row)
+        return row
+
+    def _launch(self, store: FlatStore, hyper: Tensor) -> None:
+        """The step kernel over `store`, each state slot bound to its buffer where a
+        parameter of the store uses it, else to the placeholder."""
+        slots = [store.state(name) if any(self._uses(name, i) for i in store.indices)
+                 else store.unused for name in self.state_names]
+        slots += [store.unused] * (ks.STATE_SLOTS - len(slots))
+        ks.step_kernel(store.lane_dtype, self.rule)[store.lanes](
+            store.lane_values, store.lane_grads, store.master_or_unused(), *slots,
+            store.chunk_segment, store.segment_end, hyper)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Adds a parameter group (a dict with "params" and any hyperparameters; the
@@ -133,13 +161,14 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"{self.name}.add_param_group: param_group must be a dict, not a "
                             f"{type(param_group).__name__}")
-        group = _groups([param_group], self.defaults, self.name)[0]
+        group = groups_of([param_group], self.defaults, self.name)[0]
         self._check_group(group)
-        _check_distinct(self._params + group["params"], self.name)
+        check_distinct(self._params + group["params"], self.name)
         # the state tensors are views that keep the old stores' buffers alive
         kept = {i: entry for i in range(len(self._params)) if (entry := self._param_state(i))}
         self.param_groups.append(group)
         self._params += group["params"]
+        self._steps += [0] * len(group["params"])
         self._build_stores()
         with no_grad():
             self._load_state(kept)
@@ -193,30 +222,68 @@ class Optimizer:
                                  f"optimizer has {len(self._params)}")
             self._load_param_state(i, entry)
 
+    # ------------------------------------------------------------ the state of a parameter
+
+    def _has_state(self, index: int) -> bool:
+        """Whether parameter `index` has state (PyTorch creates it at its first step)."""
+        return self._steps[index] > 0
+
+    def _uses(self, name: str, index: int) -> bool:
+        """Whether parameter `index` keeps the state tensor `name` (amsgrad's maximum,
+        RMSprop's momentum buffer... depend on the group's settings)."""
+        return True
+
+    def _param_state(self, index: int) -> dict[str, Any]:
+        """PyTorch's state entry of parameter `index`: "step" (a 0-d f32 tensor) where the
+        optimizer counts steps, its state tensors (views of the flat buffers, in the
+        parameter's shape), and for f16/bf16 parameters the f32 "master_param"."""
+        if not self._has_state(index):
+            return {}
+        store, k = self._where(index)
+        state: dict[str, Any] = {}
+        if self.counts_steps:
+            state["step"] = pk.asarray(np.float32(self._steps[index]))
+        for name in self.state_names:
+            if self._uses(name, index):
+                state[name] = store.segment(store.state(name), k)
+        if store.master is not None:
+            state["master_param"] = store.segment(store.master, k)
+        return state
+
+    def _load_param_state(self, index: int, entry: dict[str, Any]) -> None:
+        store, _ = self._where(index)
+        if self.counts_steps:
+            step = entry.get("step", 0)
+            self._steps[index] = int(float(step.item() if isinstance(step, Tensor) else step))
+        for name in self.state_names:
+            if entry.get(name) is not None:
+                self._load_tensor(index, store.state(name), entry[name], name)
+        if store.master is not None and "master_param" in entry:
+            self._load_tensor(index, store.master, entry["master_param"], "master_param")
+
+    def _clear_state(self) -> None:
+        """Forgets every parameter's state (before a load): no steps, state buffers zero."""
+        self._steps = [0] * len(self._params)
+        for store in self._stores:
+            for name in self.state_names:
+                if store.has_state(name):
+                    store.state(name)[...] = 0
+
     # ------------------------------------------------------------ for the subclasses
 
     def _check_group(self, group: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def _row(self, index: int, active: bool) -> np.ndarray:
-        """Parameter `index`'s row of the hyperparameter table (float64)."""
-        raise NotImplementedError
+    def _l2_weight_decay(self, group: dict[str, Any]) -> float:
+        """The weight decay added to the gradient (every optimizer but AdamW's)."""
+        return group.get("weight_decay", 0.0)
 
-    def _launch(self, store: FlatStore, hyper: Tensor) -> None:
+    def _row(self, index: int, row: np.ndarray) -> None:
+        """Fills parameter `index`'s columns of the rule (float64)."""
         raise NotImplementedError
 
     def _after_step(self, indices: list[int], active: list[bool]) -> None:
         """Bookkeeping once the step of a store was launched."""
-
-    def _param_state(self, index: int) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _load_param_state(self, index: int, entry: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    def _clear_state(self) -> None:
-        """Forgets every parameter's state (before a load)."""
-        self._steps = [0] * len(self._params)
 
     def _where(self, index: int) -> tuple[FlatStore, int]:
         """The store holding parameter `index`, and its segment number there."""
@@ -253,8 +320,8 @@ def _store_layout(params: list[Tensor], limit: int) -> list[tuple[DType, list[in
     filling: dict[DType, list[int]] = {}  # the store of each dtype that is being filled
     filled: dict[DType, int] = {}  # and its bytes so far
     for index, p in enumerate(params):
-        width = max(p.dtype.itemsize, compute_dtype(p.dtype).itemsize)
-        nbytes = -(-p.size // CHUNK) * CHUNK * width
+        width = max(p.dtype.itemsize, ks.compute_dtype(p.dtype).itemsize)
+        nbytes = -(-p.size // ks.CHUNK) * ks.CHUNK * width
         if nbytes > limit:
             raise ValueError(f"a parameter of shape {p.shape} ({nbytes:,} bytes with its "
                              f"state) exceeds the device's buffer limit of {limit:,} bytes")
@@ -264,63 +331,3 @@ def _store_layout(params: list[Tensor], limit: int) -> list[tuple[DType, list[in
         filling[p.dtype].append(index)
         filled[p.dtype] += nbytes
     return stores
-
-
-# ---------------------------------------------------------------- checking the arguments
-
-
-def check_number(name: str, value: object, optimizer: str, *, low: float = 0.0,
-                 below: float | None = None) -> None:
-    """ValueError/TypeError naming `name` unless `value` is a real number >= low (and < below
-    when given)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{optimizer}: {name} must be a number, not {type(value).__name__}")
-    if not value >= low or (below is not None and not value < below):  # NaN fails both
-        where = f"in [{low}, {below})" if below is not None else f">= {low}"
-        raise ValueError(f"{optimizer}: {name} must be {where}, got {value}")
-
-
-def _groups(params: Iterable[Any], defaults: dict[str, Any], name: str
-            ) -> list[dict[str, Any]]:
-    """The parameter groups: one of all `params`, or the dicts given, with defaults filled."""
-    if isinstance(params, (Tensor, dict)) or not isinstance(params, Iterable):
-        raise TypeError(f"{name}: params must be an iterable of pk.Tensors or of dicts, not a "
-                        f"{type(params).__name__}")
-    items = list(params)
-    if not items:
-        raise ValueError(f"{name}: params is an empty list of parameters")
-    as_dicts = isinstance(items[0], dict)
-    if not as_dicts:
-        items = [{"params": items}]
-    groups = []
-    for gi, g in enumerate(items):
-        if not isinstance(g, dict):
-            raise TypeError(f"{name}: params[{gi}] is a {type(g).__name__}; give all "
-                            "parameters as tensors or all as dicts")
-        where = f"params[{gi}]['params']" if as_dicts else "params"
-        if "params" not in g:
-            raise ValueError(f"{name}: the parameter group params[{gi}] has no 'params'")
-        tensors = g["params"]
-        tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-        for k, p in enumerate(tensors):
-            _check_param(p, f"{where}[{k}]", name)
-        groups.append({**defaults, **{k: v for k, v in g.items() if k != "params"},
-                       "params": tensors})
-    return groups
-
-
-def _check_param(p: object, where: str, name: str) -> None:
-    if not isinstance(p, Tensor):
-        raise TypeError(f"{name}: {where} is a {type(p).__name__}, not a pk.Tensor")
-    if not (p.dtype.is_float or p.dtype.is_complex):
-        raise TypeError(f"{name}: {where} has dtype {p.dtype.name}; only floating-point and "
-                        "complex parameters can be optimized")
-
-
-def _check_distinct(params: list[Tensor], name: str) -> None:
-    seen: set[int] = set()
-    for p in params:
-        if id(p) in seen:
-            raise ValueError(f"{name}: a parameter of shape {p.shape} appears more than once "
-                             "in params")
-        seen.add(id(p))

@@ -1,4 +1,5 @@
-"""`pk.optim.SGD`: stochastic gradient descent with momentum and weight decay, PyTorch's rule."""
+"""`pk.optim.SGD`: stochastic gradient descent with momentum, dampening, Nesterov momentum and
+weight decay, PyTorch's rule."""
 
 from __future__ import annotations
 
@@ -7,79 +8,80 @@ from typing import Any
 
 import numpy as np
 
-from pykern.optim import kernels as ks
-from pykern.optim.flat import FlatStore
-from pykern.optim.optimizer import Optimizer, check_number
-from pykern.tensor.tensor import Tensor
+from pykern.optim import rules
+from pykern.optim.optimizer import Optimizer
+from pykern.optim.params import check_flag, check_number, implementation_options
 
 MOMENTUM = "momentum_buffer"
 
 
 class SGD(Optimizer):
-    """torch.optim.SGD (dampening 0, no Nesterov): for each parameter p with a gradient g,
+    """torch.optim.SGD: for each parameter p with a gradient g (-g when maximizing),
 
-        d = g + weight_decay * p
-        b = d (first step) or momentum * b + d;  d = b      (only when momentum != 0)
-        p = p - lr * d
+        g = g + weight_decay * p
+        b = g (first step) or momentum * b + (1 - dampening) * g    (when momentum != 0)
+        d = g + momentum * b (nesterov) or b;  p = p - lr * d
 
         opt = pk.optim.SGD(params, lr=0.1, momentum=0.9)
         opt.zero_grad(); loss.backward(); opt.step()
 
     `params` is an iterable of tensors or of dicts (parameter groups, each with its own
-    hyperparameters). One step is one kernel launch per parameter dtype.
+    hyperparameters). One step is one kernel launch per parameter dtype. `foreach` and
+    `fused` are accepted and kept in the groups, as PyTorch's.
     """
 
     name = "SGD"
+    rule = rules.sgd_rule
+    state_names = (MOMENTUM,)
+    counts_steps = False
+    row_columns = rules.SGD_COLUMNS
 
-    def __init__(self, params: Iterable[Any], lr: float, momentum: float = 0.0,
-                 weight_decay: float = 0.0) -> None:
-        super().__init__(params, {"lr": lr, "momentum": momentum,
-                                  "weight_decay": weight_decay})
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        self._has_buffer: list[bool] = []
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    **implementation_options(self.name, foreach=foreach,
+                                             differentiable=differentiable, fused=fused)}
+        super().__init__(params, defaults)
         self._has_buffer = [False] * len(self._params)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        for key in ("lr", "momentum", "weight_decay"):
+        for key in ("lr", "momentum", "dampening", "weight_decay"):
             check_number(key, group[key], self.name)
+        check_flag("nesterov", group["nesterov"], self.name)
+        check_flag("maximize", group["maximize"], self.name)
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(f"{self.name}: nesterov momentum needs a momentum > 0 and "
+                             f"dampening 0, got momentum={group['momentum']}, "
+                             f"dampening={group['dampening']}")
 
-    def _row(self, index: int, active: bool) -> np.ndarray:
+    def _row(self, index: int, row: np.ndarray) -> None:
         g = self._group(index)
-        row = np.zeros(ks.SGD_COLUMNS)
-        row[ks.SGD_ACTIVE] = active
-        row[ks.SGD_LR] = g["lr"]
-        row[ks.SGD_WEIGHT_DECAY] = g["weight_decay"]
-        row[ks.SGD_MOMENTUM] = g["momentum"]
-        row[ks.SGD_FIRST] = not self._has_buffer[index]
-        return row
+        row[rules.SGD_LR] = g["lr"]
+        row[rules.SGD_MOMENTUM] = g["momentum"]
+        row[rules.SGD_DAMPENED] = 1 - g["dampening"]
+        row[rules.SGD_NESTEROV] = g["nesterov"]
+        row[rules.SGD_FIRST] = not self._has_buffer[index]
 
-    def _launch(self, store: FlatStore, hyper: Tensor) -> None:
-        uses_momentum = any(self._group(i)["momentum"] != 0 for i in store.indices)
-        buffer = store.state(MOMENTUM) if uses_momentum else store.unused
-        ks.sgd_kernel(store.lane_dtype)[store.lanes](
-            store.lane_values, store.lane_grads, store.master_or_unused(), buffer,
-            store.chunk_segment, store.segment_end, hyper)
+    def _uses(self, name: str, index: int) -> bool:
+        # a buffer once made stays in the state, as PyTorch keeps it
+        return self._group(index)["momentum"] != 0 or self._has_buffer[index]
+
+    def _has_state(self, index: int) -> bool:
+        return self._has_buffer[index]
 
     def _after_step(self, indices: list[int], active: list[bool]) -> None:
         for i, on in zip(indices, active):
             if on and self._group(i)["momentum"] != 0:
                 self._has_buffer[i] = True
 
-    def _param_state(self, index: int) -> dict[str, Any]:
-        if not self._has_buffer[index]:
-            return {}
-        store, k = self._where(index)
-        state: dict[str, Any] = {MOMENTUM: store.segment(store.state(MOMENTUM), k)}
-        if store.master is not None:
-            state["master_param"] = store.segment(store.master, k)
-        return state
-
     def _clear_state(self) -> None:
         super()._clear_state()
         self._has_buffer = [False] * len(self._params)
 
     def _load_param_state(self, index: int, entry: dict[str, Any]) -> None:
-        store, _ = self._where(index)
-        if entry.get(MOMENTUM) is not None:
-            self._load_tensor(index, store.state(MOMENTUM), entry[MOMENTUM], MOMENTUM)
-            self._has_buffer[index] = True
-        if store.master is not None and "master_param" in entry:
-            self._load_tensor(index, store.master, entry["master_param"], "master_param")
+        super()._load_param_state(index, entry)
+        self._has_buffer[index] = entry.get(MOMENTUM) is not None

@@ -11,6 +11,8 @@
   sort/topk, concat/stack, take/scatter_add/one_hot, cumsum
 - `conv` (entry points), `conv_args` (argument checks), `conv_igemm` (the portable kernel):
   conv2d, conv_transpose2d
+- `pool` (entry points, with their backward), `pool_kernels`: max_pool2d, avg_pool2d,
+  adaptive_avg_pool2d (reached through `pk.nn.functional`)
 - `promotion`: the type promotion and accumulator rules; `strided`: broadcasting, views and
   launch planning; `checks`: argument checks; `device_limits`: what the device allows
 - `namespace`: the Python array API namespace (`pykern.array_api`)

@@ -147,7 +147,10 @@ def test_state_dict_layout_is_torchs():
     opt.step()
     sd = opt.state_dict()
     assert sd["param_groups"] == [{"lr": 0.5, "betas": (0.9, 0.999), "eps": 1e-8,
-                                   "weight_decay": 0.01, "params": [0]}]
+                                   "weight_decay": 0.01, "amsgrad": False, "maximize": False,
+                                   "foreach": None, "capturable": False,
+                                   "differentiable": False, "fused": None,
+                                   "decoupled_weight_decay": True, "params": [0]}]
     assert sorted(sd["state"][0]) == ["exp_avg", "exp_avg_sq", "step"]
     assert sd["state"][0]["step"].item() == 2.0
     np.testing.assert_allclose(sd["state"][0]["exp_avg"].numpy(), np.full((2, 3), 0.19),
