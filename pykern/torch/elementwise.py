@@ -1,0 +1,337 @@
+"""Elementwise ATen operators on pykern's elementwise ops.
+
+Most are PyTorch's "structured" operators: only the `.out` overload is implemented here, and
+PyTorch derives the functional and in-place overloads from it (its meta function computes the
+result's shape, dtype and strides, allocates it on "pykern", and calls the `.out` overload), so
+broadcasting, type promotion and the in-place casting checks are PyTorch's own.
+
+Operands are converted to the computation dtype PyTorch would use (`compute_dtype`), the pykern
+op runs, and its result is written into the output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+import pykern as pk
+from pykern.torch.args import operand, write
+
+Fn = Callable[..., object]
+
+
+def compute_dtype(rule: str, values: tuple, out: torch.Tensor | None = None) -> torch.dtype:
+    """The dtype an elementwise op computes in: "promote" (PyTorch's result type of the
+    operands), "float" (that, with integers and bools taken to the default float dtype),
+    "out" (the output's dtype)."""
+    if rule == "out":
+        assert out is not None
+        return out.dtype
+    args = [v for v in values if v is not None]
+    d = _result_type(args)
+    if rule == "float" and not (d.is_floating_point or d.is_complex):
+        return torch.get_default_dtype()
+    return d
+
+
+def _result_type(args: list) -> torch.dtype:
+    if len(args) == 1:
+        a = args[0]
+        return a.dtype if isinstance(a, torch.Tensor) else torch.result_type(a, a)
+    if len(args) == 2:
+        return torch.result_type(args[0], args[1])
+    from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
+    return elementwise_dtypes(*args, type_promotion_kind=ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT
+                              )[1]
+
+
+def _run(fn: Fn, rule: str, values: tuple, out: torch.Tensor) -> torch.Tensor:
+    d = compute_dtype(rule, values, out)
+    ops = [operand(v, d) if v is not None else None for v in values]
+    return write(out, fn(*ops))
+
+
+def unary(fn: Fn, rule: str = "promote") -> Fn:
+    """`op.out(self, *, out)`."""
+    def impl(self: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+        return _run(fn, rule, (self,), out)
+    return impl
+
+
+def binary(fn: Fn, rule: str = "promote") -> Fn:
+    """`op.out(self, other, *, out)` (other a tensor or a number)."""
+    def impl(self: object, other: object, *, out: torch.Tensor) -> torch.Tensor:
+        return _run(fn, rule, (self, other), out)
+    return impl
+
+
+def binary_alpha(fn: Fn) -> Fn:
+    """`add.out` / `sub.out`: self op alpha * other."""
+    def impl(self: object, other: object, *, alpha: object = 1,
+             out: torch.Tensor) -> torch.Tensor:
+        d = compute_dtype("promote", (self, other), out)
+        a, b = operand(self, d), operand(other, d)
+        if alpha != 1:
+            b = pk.multiply(b, operand(alpha, d))
+        return write(out, fn(a, b))
+    return impl
+
+
+def unary_functional(fn: Fn, rule: str = "promote") -> Fn:
+    """A non-structured unary operator's functional overload: a new tensor."""
+    def impl(self: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(self, dtype=compute_dtype(rule, (self,)))
+        return _run(fn, rule, (self,), out)
+    return impl
+
+
+def unary_inplace(fn: Fn, rule: str = "promote") -> Fn:
+    """A non-structured unary operator's in-place overload."""
+    def impl(self: torch.Tensor) -> torch.Tensor:
+        return _run(fn, rule, (self,), self)
+    return impl
+
+
+def predicate(fn: Fn) -> Fn:
+    """A functional test (`isnan`, ...): a bool tensor of self's shape."""
+    def impl(self: torch.Tensor) -> torch.Tensor:
+        out = torch.empty(self.shape, dtype=torch.bool, device=self.device)
+        return write(out, fn(operand(self)))
+    return impl
+
+
+def comparison(fn: Fn) -> Fn:
+    """`eq.Tensor_out` and kin: compared in the operands' promoted dtype, a bool result."""
+    def impl(self: object, other: object, *, out: torch.Tensor) -> torch.Tensor:
+        return _run(fn, "promote", (self, other), out)
+    return impl
+
+
+# ---------------------------------------------------------------- pykern compositions
+
+
+def fmod(a: object, b: object) -> object:
+    """C's fmod (the remainder with a's sign), exact: |a| % |b| is exact for positive
+    operands (Python's % and C's fmod agree there), and takes a's sign."""
+    r = pk.remainder(pk.abs(a), pk.abs(b))
+    if _is_float(a, b):
+        return pk.copysign(r, a)
+    return pk.where(pk.less(a, 0), pk.negative(r), r)
+
+
+def trunc_divide(a: object, b: object) -> object:
+    """Division rounded toward zero (div with rounding_mode="trunc")."""
+    if _is_float(a, b):
+        return pk.trunc(pk.divide(a, b))
+    q = pk.floor_divide(pk.abs(a), pk.abs(b))
+    return pk.where(pk.not_equal(pk.less(a, 0), pk.less(b, 0)), pk.negative(q), q)
+
+
+def floor_divide(a: object, b: object) -> object:
+    """Division rounded toward -inf (div with rounding_mode="floor", floor_divide)."""
+    return pk.floor_divide(a, b)
+
+
+def _is_float(*values: object) -> bool:
+    for v in values:
+        d = getattr(v, "dtype", None)
+        if d is not None:
+            return d.is_float or d.is_complex
+    return any(isinstance(v, (float, complex)) for v in values)
+
+
+def div_mode(self: object, other: object, *, rounding_mode: str | None,
+             out: torch.Tensor) -> torch.Tensor:
+    """`div.out_mode`: true division, or rounded with "trunc" or "floor"."""
+    if rounding_mode is None:
+        return _run(pk.divide, "float", (self, other), out)
+    fn = trunc_divide if rounding_mode == "trunc" else floor_divide
+    return _run(fn, "promote", (self, other), out)
+
+
+def fmax(a: object, b: object) -> object:
+    """The larger, ignoring a NaN operand (NaN only where both are)."""
+    return pk.where(pk.isnan(a), b, pk.where(pk.isnan(b), a, pk.maximum(a, b)))
+
+
+def fmin(a: object, b: object) -> object:
+    """The smaller, ignoring a NaN operand."""
+    return pk.where(pk.isnan(a), b, pk.where(pk.isnan(b), a, pk.minimum(a, b)))
+
+
+def logaddexp2(a: object, b: object) -> object:
+    """log2(2**a + 2**b), as logaddexp scaled by ln 2."""
+    return pk.divide(pk.logaddexp(pk.multiply(a, math.log(2)), pk.multiply(b, math.log(2))),
+                     math.log(2))
+
+
+def xlogy(x: object, y: object) -> object:
+    """x * log(y), 0 where x is 0 (unless y is NaN)."""
+    r = pk.multiply(x, pk.log(y))
+    return pk.where(pk.isnan(y), y, pk.where(pk.equal(x, 0), 0.0, r))
+
+
+def heaviside(x: object, values: object) -> object:
+    """0 below 0, `values` at 0, 1 above."""
+    return pk.where(pk.equal(x, 0), values, pk.where(pk.less(x, 0), 0, 1))
+
+
+def frac(x: object) -> object:
+    """x - trunc(x) (keeps the sign)."""
+    return pk.subtract(x, pk.trunc(x))
+
+
+def pow_(a: object, b: object) -> object:
+    """a ** b."""
+    return pk.pow(a, b)
+
+
+def sgn(x: object) -> object:
+    """sign(x); for complex x, x / |x| (0 at 0)."""
+    if getattr(x, "dtype", None) is not None and x.dtype.is_complex:  # type: ignore[attr-defined]
+        mag = pk.abs(x)
+        return pk.where(pk.equal(mag, 0), 0j, pk.divide(x, mag))
+    return pk.sign(x)
+
+
+def signbit(x: object) -> object:
+    """Whether the sign bit is set (x < 0 for integers)."""
+    d = getattr(x, "dtype", None)
+    if d is not None and not d.is_float:
+        return pk.less(x, 0)
+    return pk.signbit(x)
+
+
+def bitwise_not(x: object) -> object:
+    """~x (logical not for bool)."""
+    return pk.bitwise_invert(x)
+
+
+def rsub(a: object, b: object) -> object:
+    """b - a."""
+    return pk.subtract(b, a)
+
+
+def copy(x: object) -> object:
+    """x itself (round/floor/ceil/trunc of an integer)."""
+    return x
+
+
+def rounding(fn: Fn) -> Fn:
+    """floor/ceil/trunc/round: integers pass through unchanged, as PyTorch."""
+    def run(x: object) -> object:
+        d = getattr(x, "dtype", None)
+        return x if d is not None and not d.is_float else fn(x)
+    return run
+
+
+def round_decimals(self: torch.Tensor, *, decimals: int, out: torch.Tensor) -> torch.Tensor:
+    """`round.decimals_out`: rounded to `decimals` places, halves to even, as PyTorch
+    computes it (x * 10**d rounded, divided by 10**d; negative d the other way)."""
+    def fn(x: object) -> object:
+        if not x.dtype.is_float:  # type: ignore[attr-defined]
+            return x
+        if decimals >= 0:
+            ten = 10.0 ** decimals
+            return pk.divide(pk.round(pk.multiply(x, ten)), ten)
+        ten = 10.0 ** -decimals
+        return pk.multiply(pk.round(pk.divide(x, ten)), ten)
+    return _run(fn, "promote", (self,), out)
+
+
+def nan_to_num(self: torch.Tensor, nan: float | None = None, posinf: float | None = None,
+               neginf: float | None = None, *, out: torch.Tensor) -> torch.Tensor:
+    """`nan_to_num.out`: NaN, +inf and -inf replaced (by 0 and the dtype's largest and
+    smallest finite values unless given)."""
+    def fn(x: object) -> object:
+        if not x.dtype.is_float:  # type: ignore[attr-defined]
+            return x
+        info = torch.finfo(self.dtype)
+        hi = info.max if posinf is None else posinf
+        lo = info.min if neginf is None else neginf
+        y = pk.where(pk.isnan(x), 0.0 if nan is None else nan, x)
+        y = pk.where(pk.logical_and(pk.isinf(y), pk.greater(y, 0)), hi, y)
+        return pk.where(pk.logical_and(pk.isinf(y), pk.less(y, 0)), lo, y)
+    return _run(fn, "promote", (self,), out)
+
+
+def clamp(self: torch.Tensor, min: object = None, max: object = None, *,  # noqa: A002
+          out: torch.Tensor) -> torch.Tensor:
+    """`clamp.out` / `clamp.Tensor_out`: NaN propagates (also from the bounds); where
+    min > max the result is max."""
+    d = compute_dtype("promote", (self, min, max), out)
+    x, lo, hi = operand(self, d), operand(min, d), operand(max, d)
+    y = x
+    if lo is not None:
+        y = pk.where(pk.isnan(lo), lo, pk.maximum(y, lo)) if _is_float(y) else pk.maximum(y, lo)
+    if hi is not None:
+        y = pk.where(pk.isnan(hi), hi, pk.minimum(y, hi)) if _is_float(y) else pk.minimum(y, hi)
+    return write(out, y)
+
+
+def clamp_min(self: torch.Tensor, min: object, *, out: torch.Tensor  # noqa: A002
+              ) -> torch.Tensor:
+    """`clamp_min.out` (and its Tensor overload)."""
+    return clamp(self, min, None, out=out)
+
+
+def clamp_max(self: torch.Tensor, max: object, *, out: torch.Tensor  # noqa: A002
+              ) -> torch.Tensor:
+    """`clamp_max.out` (and its Tensor overload)."""
+    return clamp(self, None, max, out=out)
+
+
+def where_out(condition: torch.Tensor, self: object, other: object, *,
+              out: torch.Tensor) -> torch.Tensor:
+    """`where.self_out`: self where condition, else other."""
+    d = compute_dtype("promote", (self, other), out)
+    c = operand(condition, torch.bool)
+    return write(out, pk.where(c, operand(self, d), operand(other, d)))
+
+
+def where_self(condition: torch.Tensor, self: object, other: object) -> torch.Tensor:
+    """`where.self` (not structured): a new tensor."""
+    d = compute_dtype("promote", (self, other))
+    shape = torch.broadcast_shapes(*(t.shape for t in (condition, self, other)
+                                     if isinstance(t, torch.Tensor)))
+    out = torch.empty(shape, dtype=d, device=condition.device if condition.device.type != "cpu"
+                      else next(t.device for t in (self, other) if isinstance(t, torch.Tensor)
+                                and t.device.type != "cpu"))
+    return where_out(condition, self, other, out=out)
+
+
+def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
+         out: torch.Tensor) -> torch.Tensor:
+    """`lerp.Scalar_out` / `lerp.Tensor_out`: self + weight * (end - self), computed as
+    PyTorch does (from the nearer end where |weight| >= 0.5)."""
+    d = compute_dtype("promote", (self, end), out)
+    a, b, w = operand(self, d), operand(end, d), operand(weight, d)
+    diff = pk.subtract(b, a)
+    near_start = pk.add(a, pk.multiply(w, diff))
+    near_end = pk.subtract(b, pk.multiply(diff, pk.subtract(1, w)))
+    small = pk.less(pk.abs(w), 0.5)
+    return write(out, pk.where(small, near_start, near_end))
+
+
+def addcmul(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
+            value: object = 1, out: torch.Tensor) -> torch.Tensor:
+    """`addcmul.out`: self + value * tensor1 * tensor2."""
+    d = compute_dtype("promote", (self, tensor1, tensor2), out)
+    a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
+    prod = pk.multiply(b, c)
+    if value != 1:
+        prod = pk.multiply(prod, operand(value, d))
+    return write(out, pk.add(a, prod))
+
+
+def addcdiv(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
+            value: object = 1, out: torch.Tensor) -> torch.Tensor:
+    """`addcdiv.out`: self + value * tensor1 / tensor2."""
+    d = compute_dtype("promote", (self, tensor1, tensor2), out)
+    a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
+    q = pk.divide(b, c)
+    if value != 1:
+        q = pk.multiply(q, operand(value, d))
+    return write(out, pk.add(a, q))

@@ -1,0 +1,62 @@
+"""Makes "pykern" a PyTorch device: PyTorch's PrivateUse1 backend renamed, with its device
+module, hooks and device guard, every entry of the ATen table registered as its kernel, and a
+fallback that names an operator without one."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
+from pykern.torch import autocast, device_module, devices
+from pykern.torch.table import TABLE
+
+_LIBRARIES: list[torch.library.Library] = []  # kept alive: dropping one unregisters its kernels
+
+
+class _Hooks(torch._C._acc.PrivateUse1Hooks):
+    """What PyTorch asks of a backend before it runs anything on it."""
+
+    def is_available(self) -> bool:
+        return True
+
+    def has_primary_context(self, device_index: int) -> bool:
+        return True
+
+    def is_built(self) -> bool:
+        return True
+
+
+class _Guard(torch._C._acc.DeviceGuard):
+    """PyTorch's device guard: pykern ops run on their operands' device, so there is no
+    current device to switch."""
+
+    def type_(self) -> object:
+        return torch._C._autograd.DeviceType.PrivateUse1
+
+
+def _missing(op: torch._ops.OpOverload, *args: object, **kwargs: object) -> None:
+    raise NotImplementedError(
+        f"the pykern device has no implementation of the ATen operator {op_name(op)} "
+        "(nothing runs it on the CPU instead; see docs/pytorch.md, 'Coverage')")
+
+
+def op_name(op: torch._ops.OpOverload) -> str:
+    """ATen's name of an overload: "aten::add.Tensor", "aten::relu"."""
+    overload = op._schema.overload_name
+    return op._schema.name + ("." + overload if overload else "")
+
+
+def register() -> None:
+    """Registers the device (once per process)."""
+    if _LIBRARIES:
+        return
+    if torch._C._get_privateuse1_backend_name() not in ("privateuseone", devices.NAME):
+        raise RuntimeError(f"another backend ({torch._C._get_privateuse1_backend_name()!r}) "
+                           "holds PyTorch's PrivateUse1 device slot: pykern cannot register")
+    _setup_privateuseone_for_python_backend(devices.NAME, device_module, _Hooks(), _Guard())
+    lib = torch.library.Library("aten", "IMPL")
+    for entry in TABLE:
+        lib.impl(entry.overload, entry.impl, entry.key)
+    fallback = torch.library.Library("_", "IMPL")
+    fallback.fallback(_missing, dispatch_key="PrivateUse1")
+    _LIBRARIES.extend([lib, fallback, *autocast.register()])

@@ -1,0 +1,370 @@
+"""The one table from ATen operators to pykern: an entry per ATen overload, naming the pykern
+op it maps to and the adapter that takes ATen's arguments.
+
+The `pk` column is the name of the pykern op (or "views", "memory", "decomposed" for what is
+not one op) and is what a registry of ops with ATen aliases would generate this table from.
+Structured ATen operators list only their `.out` overload: PyTorch derives the functional and
+in-place overloads from it for every backend (docs/pytorch.md, "How it works").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+import pykern as pk
+from pykern.torch import (attention_ops, conv_ops, copies, indexing, memory, nn_ops, products,
+                          random_ops, reductions, shapes, views)
+from pykern.torch import elementwise as ew
+from pykern.torch.decomposed import decomposed, decomposed_inplace, decomposed_out
+
+aten = torch.ops.aten
+
+
+@dataclass(frozen=True)
+class Aten:
+    """One ATen overload ("add.out") and what runs it on "pykern"."""
+
+    overload: str
+    pk: str
+    impl: Callable[..., object]
+    key: str = "PrivateUse1"  # the dispatch key it is registered on
+
+
+def _empty_memory_format(size: list[int], dtype: torch.dtype | None = None,
+                         layout: object = None, device: torch.device | None = None,
+                         pin_memory: bool | None = None,
+                         memory_format: torch.memory_format | None = None) -> torch.Tensor:
+    return memory.empty(size, dtype, device, memory_format)
+
+
+def _empty_strided(size: list[int], stride: list[int], dtype: torch.dtype | None = None,
+                   layout: object = None, device: torch.device | None = None,
+                   pin_memory: bool | None = None) -> torch.Tensor:
+    return memory.empty_strided(size, stride, dtype, device)
+
+
+MEMORY = (
+    Aten("empty.memory_format", "memory", _empty_memory_format),
+    Aten("empty_strided", "memory", _empty_strided),
+    Aten("copy_", "memory", copies.copy_),
+    Aten("_copy_from", "memory", lambda self, dst, non_blocking=False:
+         copies.copy_(dst, self, non_blocking)),
+    Aten("_local_scalar_dense", "memory", copies.local_scalar_dense),
+    Aten("resize_", "memory", views.resize_),
+    Aten("set_", "memory", views.set_empty),
+)
+
+VIEWS = tuple(Aten(name, "views", views.metadata_only(overload)) for name, overload in (
+    ("as_strided", aten.as_strided.default),
+    ("view", aten.view.default),
+    ("_reshape_alias", aten._reshape_alias.default),
+    ("unfold", aten.unfold.default),
+    ("view_as_real", aten.view_as_real.default),
+    ("view_as_complex", aten.view_as_complex.default),
+    ("set_.source_Storage", aten.set_.source_Storage),
+    ("set_.source_Storage_storage_offset", aten.set_.source_Storage_storage_offset),
+    ("set_.source_Tensor", aten.set_.source_Tensor),
+))
+
+_F = "float"  # integers computed as the default float dtype
+
+UNARY = tuple(Aten(f"{name}.out", f"pk.{op.__name__}", ew.unary(op, rule))
+              for name, op, rule in (
+    ("abs", pk.abs, "promote"), ("neg", pk.negative, "promote"),
+    ("exp", pk.exp, _F), ("exp2", pk.exp2, _F), ("expm1", pk.expm1, _F),
+    ("log", pk.log, _F), ("log2", pk.log2, _F), ("log10", pk.log10, _F),
+    ("log1p", pk.log1p, _F), ("sqrt", pk.sqrt, _F), ("rsqrt", pk.rsqrt, _F),
+    ("sin", pk.sin, _F), ("cos", pk.cos, _F), ("tan", pk.tan, _F), ("asin", pk.asin, _F),
+    ("acos", pk.acos, _F), ("atan", pk.atan, _F), ("sinh", pk.sinh, _F),
+    ("cosh", pk.cosh, _F), ("tanh", pk.tanh, _F), ("asinh", pk.asinh, _F),
+    ("acosh", pk.acosh, _F), ("atanh", pk.atanh, _F), ("erf", pk.erf, _F),
+    ("sigmoid", pk.sigmoid, _F), ("reciprocal", pk.reciprocal, _F),
+    ("floor", ew.rounding(pk.floor), "promote"), ("ceil", ew.rounding(pk.ceil), "promote"),
+    ("trunc", ew.rounding(pk.trunc), "promote"), ("round", ew.rounding(pk.round), "promote"),
+    ("frac", ew.frac, "promote"), ("sign", pk.sign, "promote"), ("sgn", ew.sgn, "promote"),
+    ("signbit", ew.signbit, "promote"), ("bitwise_not", ew.bitwise_not, "promote"),
+    ("silu", pk.silu, "promote"),
+))
+
+BINARY = tuple(Aten(name, f"pk.{op.__name__}", ew.binary(op, rule)) for name, op, rule in (
+    ("mul.out", pk.multiply, "promote"), ("div.out", pk.divide, _F),
+    ("remainder.Tensor_out", pk.remainder, "promote"),
+    ("remainder.Scalar_out", pk.remainder, "promote"),
+    ("fmod.Tensor_out", ew.fmod, "promote"), ("fmod.Scalar_out", ew.fmod, "promote"),
+    ("pow.Tensor_Tensor_out", ew.pow_, "promote"), ("pow.Tensor_Scalar_out", ew.pow_, "promote"),
+    ("pow.Scalar_out", ew.pow_, "promote"), ("atan2.out", pk.atan2, _F),
+    ("hypot.out", pk.hypot, "promote"), ("copysign.out", pk.copysign, _F),
+    ("nextafter.out", pk.nextafter, "promote"), ("logaddexp.out", pk.logaddexp, "promote"),
+    ("logaddexp2.out", ew.logaddexp2, "promote"), ("maximum.out", pk.maximum, "promote"),
+    ("minimum.out", pk.minimum, "promote"), ("fmax.out", ew.fmax, "promote"),
+    ("fmin.out", ew.fmin, "promote"),
+    ("bitwise_and.Tensor_out", pk.bitwise_and, "promote"),
+    ("bitwise_or.Tensor_out", pk.bitwise_or, "promote"),
+    ("bitwise_xor.Tensor_out", pk.bitwise_xor, "promote"),
+    ("bitwise_left_shift.Tensor_out", pk.bitwise_left_shift, "promote"),
+    ("bitwise_right_shift.Tensor_out", pk.bitwise_right_shift, "promote"),
+    ("xlogy.OutTensor", ew.xlogy, _F), ("heaviside.out", ew.heaviside, "promote"),
+    ("floor_divide.out", ew.floor_divide, "promote"),
+))
+
+COMPARISONS = tuple(Aten(f"{name}.{kind}_out", f"pk.{op.__name__}", ew.comparison(op))
+                    for name, op in (("eq", pk.equal), ("ne", pk.not_equal), ("lt", pk.less),
+                                     ("le", pk.less_equal), ("gt", pk.greater),
+                                     ("ge", pk.greater_equal))
+                    for kind in ("Tensor", "Scalar")) + tuple(
+    Aten(f"{name}.out", f"pk.{op.__name__}", ew.comparison(op))
+    for name, op in (("logical_and", pk.logical_and), ("logical_or", pk.logical_or),
+                     ("logical_xor", pk.logical_xor)))
+
+POINTWISE = (
+    Aten("add.out", "pk.add", ew.binary_alpha(pk.add)),
+    Aten("sub.out", "pk.subtract", ew.binary_alpha(pk.subtract)),
+    Aten("div.out_mode", "pk.divide", ew.div_mode),
+    Aten("round.decimals_out", "pk.round", ew.round_decimals),
+    Aten("nan_to_num.out", "pk.where", ew.nan_to_num),
+    Aten("clamp.out", "pk.clip", ew.clamp),
+    Aten("clamp.Tensor_out", "pk.clip", ew.clamp),
+    Aten("clamp_min.out", "pk.maximum", ew.clamp_min),
+    Aten("clamp_min.Tensor_out", "pk.maximum", ew.clamp_min),
+    Aten("clamp_max.out", "pk.minimum", ew.clamp_max),
+    Aten("clamp_max.Tensor_out", "pk.minimum", ew.clamp_max),
+    Aten("where.self_out", "pk.where", ew.where_out),
+    Aten("where.self", "pk.where", ew.where_self),
+    Aten("lerp.Scalar_out", "pk.add", ew.lerp),
+    Aten("lerp.Tensor_out", "pk.add", ew.lerp),
+    Aten("addcmul.out", "pk.multiply", ew.addcmul),
+    Aten("addcdiv.out", "pk.divide", ew.addcdiv),
+    Aten("logical_not.out", "pk.logical_not", ew.unary(pk.logical_not)),
+    Aten("isnan", "pk.isnan", ew.predicate(pk.isnan)),
+    Aten("relu", "pk.relu", ew.unary_functional(pk.relu)),
+    Aten("relu_", "pk.relu", ew.unary_inplace(pk.relu)),
+)
+
+R = reductions
+
+REDUCTIONS = (
+    Aten("sum.IntList_out", "pk.sum", R.sum_out),
+    Aten("nansum.out", "pk.sum", R.nansum_out),
+    Aten("mean.out", "pk.mean", R.mean_out),
+    Aten("prod.int_out", "pk.prod", R.prod_int_out),
+    Aten("prod", "pk.prod", R.prod_all),
+    Aten("amax.out", "pk.max", R.amax_out),
+    Aten("amin.out", "pk.min", R.amin_out),
+    Aten("max", "pk.max", R.max_all),
+    Aten("min", "pk.min", R.min_all),
+    Aten("max.dim_max", "pk.max", R.max_dim_out),
+    Aten("min.dim_min", "pk.min", R.min_dim_out),
+    Aten("aminmax.out", "pk.min", R.aminmax_out),
+    Aten("argmax.out", "pk.argmax", R.argmax_out),
+    Aten("argmin.out", "pk.argmin", R.argmin_out),
+    Aten("all.out", "pk.all", R.all_out),
+    Aten("all.dims_out", "pk.all", R.all_out),
+    Aten("all.all_out", "pk.all", R.all_all_out),
+    Aten("any.out", "pk.any", R.any_out),
+    Aten("any.dims_out", "pk.any", R.any_out),
+    Aten("any.all_out", "pk.any", R.any_all_out),
+    Aten("var.correction_out", "pk.var", R.var_out),
+    Aten("std.correction_out", "pk.std", R.std_out),
+    Aten("var_mean.correction", "pk.var", R.var_mean),
+    Aten("std_mean.correction", "pk.std", R.std_mean),
+    Aten("linalg_vector_norm.out", "pk.sum", R.vector_norm_out),
+    Aten("logsumexp.out", "pk.logaddexp", R.logsumexp_out),
+    Aten("cumsum.out", "pk.cumsum", R.cumsum_out),
+    Aten("cumprod.out", "pk.cumprod", R.cumprod_out),
+    Aten("count_nonzero.dim_IntList", "pk.count_nonzero", R.count_nonzero),
+)
+
+PRODUCTS = (
+    Aten("mm.out", "pk.matmul", products.mm_out),
+    Aten("bmm.out", "pk.matmul", products.bmm_out),
+    Aten("addmm.out", "pk.matmul", products.addmm_out),
+    Aten("baddbmm.out", "pk.matmul", products.baddbmm_out),
+    Aten("addbmm.out", "pk.matmul", products.addbmm_out),
+    Aten("addbmm", "pk.matmul", products.addbmm),
+    Aten("addbmm_", "pk.matmul", products.addbmm_),
+    Aten("addmv.out", "pk.matmul", products.addmv_out),
+    Aten("dot", "pk.sum", products.dot),
+    Aten("vdot", "pk.sum", products.vdot),
+)
+
+SHAPES = (
+    Aten("fill_.Scalar", "pk.full", shapes.fill_),
+    Aten("fill_.Tensor", "pk.full", shapes.fill_),
+    Aten("zero_", "pk.zeros", shapes.zero_),
+    Aten("arange.start_out", "pk.arange", shapes.arange_out),
+    Aten("linspace.out", "pk.arange", shapes.linspace_out),
+    Aten("eye.out", "pk.eye", shapes.eye_out),
+    Aten("eye.m_out", "pk.eye", shapes.eye_out),
+    Aten("tril.out", "pk.tril", shapes.tril_out),
+    Aten("triu.out", "pk.triu", shapes.triu_out),
+    Aten("cat.out", "pk.concat", shapes.cat_out),
+    Aten("flip", "pk.Tensor.flip", shapes.flip),
+    Aten("roll", "xp.roll", shapes.roll),
+)
+
+INDEXING = (
+    Aten("index.Tensor_out", "pk.Tensor.__getitem__", indexing.index_out),
+    Aten("_index_put_impl_", "pk.Tensor.__setitem__", indexing.index_put_impl_),
+    Aten("gather.out", "pk.take_along_axis", indexing.gather_out),
+    Aten("scatter.src_out", "pk.Tensor.__setitem__", indexing.scatter_src_out),
+    Aten("scatter.value_out", "pk.Tensor.__setitem__", indexing.scatter_value_out),
+    Aten("scatter.reduce_out", "pk.scatter_add", indexing.scatter_reduce_out),
+    Aten("scatter_add.out", "pk.scatter_add", indexing.scatter_add_out),
+    Aten("index_select.out", "pk.take", indexing.index_select_out),
+    Aten("index_select", "pk.take", indexing.index_select),
+    Aten("masked_fill_.Scalar", "pk.where", indexing.masked_fill_),
+    Aten("masked_fill_.Tensor", "pk.where", indexing.masked_fill_),
+    Aten("masked_select", "pk.Tensor.__getitem__", indexing.masked_select),
+    Aten("nonzero", "xp.nonzero", indexing.nonzero),
+    Aten("take", "pk.take", indexing.take),
+)
+
+RANDOM = (
+    Aten("normal_", "random", random_ops.normal_),
+    Aten("uniform_", "random", random_ops.uniform_),
+    Aten("bernoulli_.float", "random", random_ops.bernoulli_float_),
+    Aten("bernoulli_.Tensor", "random", random_ops.bernoulli_tensor_),
+    Aten("bernoulli.out", "random", random_ops.bernoulli_out),
+    Aten("random_", "random", random_ops.random_),
+    Aten("random_.to", "random", random_ops.random_to_),
+    Aten("random_.from", "random", random_ops.random_from_),
+    Aten("exponential_", "random", random_ops.exponential_),
+    Aten("geometric_", "random", random_ops.geometric_),
+    Aten("log_normal_", "random", random_ops.log_normal_),
+    Aten("cauchy_", "random", random_ops.cauchy_),
+    Aten("randperm.generator_out", "random", random_ops.randperm_out),
+    Aten("multinomial", "random", random_ops.multinomial),
+    Aten("native_dropout", "random", random_ops.native_dropout),
+    Aten("native_dropout_backward", "pk.where", random_ops.native_dropout_backward),
+)
+
+NN = (
+    Aten("_softmax.out", "pk.softmax", nn_ops.softmax_out),
+    Aten("_log_softmax.out", "pk.log_softmax", nn_ops.log_softmax_out),
+    Aten("_softmax_backward_data.out", "pk.sum", nn_ops.softmax_backward_out),
+    Aten("_log_softmax_backward_data.out", "pk.sum", nn_ops.log_softmax_backward_out),
+    Aten("native_layer_norm", "pk.layer_norm", nn_ops.native_layer_norm),
+    Aten("native_layer_norm_backward", "pk.mean", nn_ops.native_layer_norm_backward),
+    Aten("native_batch_norm", "pk.var", nn_ops.native_batch_norm),
+    Aten("_native_batch_norm_legit", "pk.var", nn_ops.native_batch_norm),
+    Aten("_native_batch_norm_legit.no_stats", "pk.var", nn_ops.batch_norm_no_stats),
+    Aten("_batch_norm_with_update", "pk.var", nn_ops.batch_norm_with_update),
+    Aten("native_batch_norm_backward", "pk.mean", nn_ops.native_batch_norm_backward),
+    Aten("batch_norm_backward", "pk.mean", nn_ops.batch_norm_backward),
+    Aten("embedding_dense_backward", "pk.scatter_add", nn_ops.embedding_dense_backward),
+    Aten("nll_loss_forward.output", "pk.take_along_axis", nn_ops.nll_loss_forward_out),
+    Aten("nll_loss_backward.grad_input", "pk.Tensor.__setitem__",
+         nn_ops.nll_loss_backward_out),
+    Aten("nll_loss2d_forward.output", "pk.take_along_axis", nn_ops.nll_loss2d_forward_out),
+    Aten("nll_loss2d_backward.grad_input", "pk.Tensor.__setitem__",
+         nn_ops.nll_loss2d_backward_out),
+    Aten("max_pool2d_with_indices.out", "pk.nn.functional.max_pool2d", nn_ops.max_pool2d_out),
+    Aten("max_pool2d_with_indices_backward.grad_input", "pk.scatter_add",
+         nn_ops.max_pool2d_backward_out),
+    Aten("avg_pool2d.out", "pk.nn.functional.avg_pool2d", nn_ops.avg_pool2d_out),
+    Aten("avg_pool2d_backward.grad_input", "pk.nn.functional.avg_pool2d",
+         nn_ops.avg_pool2d_backward_out),
+    Aten("_adaptive_avg_pool2d", "pk.nn.functional.adaptive_avg_pool2d",
+         nn_ops.adaptive_avg_pool2d),
+    Aten("_adaptive_avg_pool2d_backward", "pk.nn.functional.adaptive_avg_pool2d",
+         nn_ops.adaptive_avg_pool2d_backward),
+    Aten("convolution_overrideable", "pk.conv2d", conv_ops.convolution),
+    Aten("convolution_backward_overrideable", "pk.conv2d", conv_ops.convolution_backward),
+    Aten("scaled_dot_product_attention", "pk.attention",
+         attention_ops.scaled_dot_product_attention, key="AutogradPrivateUse1"),
+)
+
+
+def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
+    return Aten(out_name, "decomposed", decomposed_out(functional))
+
+
+# structured operators whose functional overload PyTorch decomposes into other ATen
+# operators: their `.out` (and so functional and in-place) overloads run that decomposition
+DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
+    ("elu.out", aten.elu.default), ("elu_backward.grad_input", aten.elu_backward.default),
+    ("gelu.out", aten.gelu.default), ("gelu_backward.grad_input", aten.gelu_backward.default),
+    ("glu.out", aten.glu.default), ("hardshrink.out", aten.hardshrink.default),
+    ("hardsigmoid.out", aten.hardsigmoid.default),
+    ("hardsigmoid_backward.grad_input", aten.hardsigmoid_backward.default),
+    ("leaky_relu.out", aten.leaky_relu.default),
+    ("leaky_relu_backward.grad_input", aten.leaky_relu_backward.default),
+    ("logit_backward.grad_input", aten.logit_backward.default),
+    ("mish.out", aten.mish.default), ("mse_loss.out", aten.mse_loss.default),
+    ("sigmoid_backward.grad_input", aten.sigmoid_backward.default),
+    ("silu_backward.grad_input", aten.silu_backward.default),
+    ("tanh_backward.grad_input", aten.tanh_backward.default),
+    ("threshold.out", aten.threshold.default),
+    ("threshold_backward.grad_input", aten.threshold_backward.default),
+    ("smooth_l1_loss.out", aten.smooth_l1_loss.default),
+    ("softplus.out", aten.softplus.default),
+    ("softplus_backward.grad_input", aten.softplus_backward.default),
+    ("softshrink.out", aten.softshrink.default), ("sinc.out", aten.sinc.default),
+    ("isneginf.out", aten.isneginf.default), ("isposinf.out", aten.isposinf.default),
+    ("gcd.out", aten.gcd.default), ("lcm.out", aten.lcm.default),
+    ("index_add.out", aten.index_add.default), ("index_copy.out", aten.index_copy.default),
+    ("diag_embed.out", aten.diag_embed.default),
+    ("diagonal_scatter.out", aten.diagonal_scatter.default),
+    ("select_scatter.out", aten.select_scatter.default),
+    ("slice_scatter.out", aten.slice_scatter.default),
+    ("as_strided_scatter.out", aten.as_strided_scatter.default),
+    ("pixel_shuffle.out", aten.pixel_shuffle.default),
+    ("pixel_unshuffle.out", aten.pixel_unshuffle.default),
+    ("reflection_pad1d.out", aten.reflection_pad1d.default),
+    ("reflection_pad3d.out", aten.reflection_pad3d.default),
+    ("reflection_pad1d_backward.grad_input", aten.reflection_pad1d_backward.default),
+    ("reflection_pad3d_backward.grad_input", aten.reflection_pad3d_backward.default),
+    ("replication_pad1d.out", aten.replication_pad1d.default),
+    ("replication_pad2d.out", aten.replication_pad2d.default),
+    ("replication_pad3d.out", aten.replication_pad3d.default),
+    ("upsample_nearest1d.out", aten.upsample_nearest1d.default),
+    ("upsample_nearest2d.out", aten.upsample_nearest2d.default),
+    ("upsample_nearest3d.out", aten.upsample_nearest3d.default),
+    ("_upsample_nearest_exact1d.out", aten._upsample_nearest_exact1d.default),
+    ("_upsample_nearest_exact2d.out", aten._upsample_nearest_exact2d.default),
+    ("_upsample_nearest_exact3d.out", aten._upsample_nearest_exact3d.default),
+    ("upsample_linear1d.out", aten.upsample_linear1d.default),
+    ("upsample_bilinear2d.out", aten.upsample_bilinear2d.default),
+    ("upsample_trilinear3d.out", aten.upsample_trilinear3d.default),
+    ("upsample_bicubic2d.out", aten.upsample_bicubic2d.default),
+    ("renorm.out", aten.renorm.default),
+    ("linalg_cross.out", aten.linalg_cross.default),
+    ("adaptive_max_pool2d.out", aten.adaptive_max_pool2d.default),
+    ("special_xlog1py.out", aten.special_xlog1py.default),
+    ("special_entr.out", aten.special_entr.default),
+    ("special_log_ndtr.out", aten.special_log_ndtr.default),
+    ("special_erfcx.out", aten.special_erfcx.default),
+)) + (
+    Aten("hardtanh", "decomposed", decomposed(aten.hardtanh.default)),
+    Aten("hardtanh_", "decomposed", decomposed_inplace(aten.hardtanh.default)),
+    Aten("hardtanh_backward", "decomposed", decomposed(aten.hardtanh_backward.default)),
+    Aten("hardswish", "decomposed", decomposed(aten.hardswish.default)),
+    Aten("hardswish_", "decomposed", decomposed_inplace(aten.hardswish.default)),
+    Aten("hardswish_backward", "decomposed", decomposed(aten.hardswish_backward.default)),
+    Aten("logit", "decomposed", decomposed(aten.logit.default)),
+    Aten("logit_", "decomposed", decomposed_inplace(aten.logit.default)),
+    Aten("native_group_norm_backward", "decomposed",
+         decomposed(aten.native_group_norm_backward.default)),
+    Aten("huber_loss", "decomposed", decomposed(aten.huber_loss.default)),
+    Aten("huber_loss_backward.out", "decomposed", decomposed(aten.huber_loss_backward.out)),
+    Aten("binary_cross_entropy", "decomposed", decomposed(aten.binary_cross_entropy.default)),
+    Aten("binary_cross_entropy_backward", "decomposed",
+         decomposed(aten.binary_cross_entropy_backward.default)),
+    Aten("mse_loss_backward", "decomposed", decomposed(aten.mse_loss_backward.default)),
+    Aten("smooth_l1_loss_backward.grad_input", "decomposed",
+         decomposed(aten.smooth_l1_loss_backward.grad_input)),
+    Aten("im2col", "decomposed", decomposed(aten.im2col.default)),
+    Aten("col2im", "decomposed", decomposed(aten.col2im.default)),
+    Aten("reflection_pad2d", "decomposed", decomposed(aten.reflection_pad2d.default)),
+    Aten("reflection_pad2d_backward", "decomposed",
+         decomposed(aten.reflection_pad2d_backward.default)),
+    Aten("rsub.Tensor", "decomposed", decomposed(aten.rsub.Tensor)),
+    Aten("_unsafe_index.Tensor", "decomposed", decomposed(aten._unsafe_index.Tensor)),
+)
+
+TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
+                          *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
+                          *DECOMPOSED)
