@@ -50,7 +50,7 @@ def _scalar_as(x: Number, dtype: torch.dtype) -> Number:
         return complex(x)
     if dtype.is_floating_point:
         return float(x) if not isinstance(x, complex) else x
-    return int(x) if not isinstance(x, (float, complex)) else x
+    return int(x) if not isinstance(x, complex) else x  # ATen truncates a Scalar to an int
 
 
 def tensor(x: object, dtype: torch.dtype | None = None) -> pk.Tensor:

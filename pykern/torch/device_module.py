@@ -3,6 +3,9 @@ for device counts, synchronisation, seeding and autocast's questions."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
 
 import pykern as pk
@@ -76,3 +79,10 @@ def seed_all() -> None:
 def get_amp_supported_dtype() -> list[torch.dtype]:
     """The dtypes `torch.autocast(device_type="pykern", dtype=...)` accepts."""
     return list(AMP_DTYPES)
+
+
+@contextlib.contextmanager
+def device(device: int | str | torch.device | None) -> Iterator[None]:
+    """A context manager PyTorch enters around work for a device (as `torch.cuda.device`):
+    pykern ops run on their operands' device, so it changes nothing."""
+    yield

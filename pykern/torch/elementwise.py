@@ -47,8 +47,21 @@ def _result_type(args: list) -> torch.dtype:
                               )[1]
 
 
-def _run(fn: Fn, rule: str, values: tuple, out: torch.Tensor) -> torch.Tensor:
+_LOW = (torch.float16, torch.bfloat16)
+
+
+def opmath(dtype: torch.dtype) -> torch.dtype:
+    """The dtype PyTorch's kernels compute a 16-bit float op in before rounding the result
+    once: float32 (used here for ops of several steps, whose intermediate roundings would
+    otherwise add up)."""
+    return torch.float32 if dtype in _LOW else dtype
+
+
+def _run(fn: Fn, rule: str, values: tuple, out: torch.Tensor,
+         steps: bool = False) -> torch.Tensor:
     d = compute_dtype(rule, values, out)
+    if steps:
+        d = opmath(d)
     ops = [operand(v, d) if v is not None else None for v in values]
     return write(out, fn(*ops))
 
@@ -60,10 +73,11 @@ def unary(fn: Fn, rule: str = "promote") -> Fn:
     return impl
 
 
-def binary(fn: Fn, rule: str = "promote") -> Fn:
-    """`op.out(self, other, *, out)` (other a tensor or a number)."""
+def binary(fn: Fn, rule: str = "promote", steps: bool = False) -> Fn:
+    """`op.out(self, other, *, out)` (other a tensor or a number); `steps`: fn is several
+    operations, computed in float32 for 16-bit floats."""
     def impl(self: object, other: object, *, out: torch.Tensor) -> torch.Tensor:
-        return _run(fn, rule, (self, other), out)
+        return _run(fn, rule, (self, other), out, steps)
     return impl
 
 
@@ -72,9 +86,12 @@ def binary_alpha(fn: Fn) -> Fn:
     def impl(self: object, other: object, *, alpha: object = 1,
              out: torch.Tensor) -> torch.Tensor:
         d = compute_dtype("promote", (self, other), out)
-        a, b = operand(self, d), operand(other, d)
         if alpha != 1:
-            b = pk.multiply(b, operand(alpha, d))
+            scale = operand(alpha, d)
+            d = opmath(d)
+            a, b = operand(self, d), pk.multiply(operand(other, d), scale)
+        else:
+            a, b = operand(self, d), operand(other, d)
         return write(out, fn(a, b))
     return impl
 
@@ -238,7 +255,7 @@ def round_decimals(self: torch.Tensor, *, decimals: int, out: torch.Tensor) -> t
             return pk.divide(pk.round(pk.multiply(x, ten)), ten)
         ten = 10.0 ** -decimals
         return pk.multiply(pk.round(pk.divide(x, ten)), ten)
-    return _run(fn, "promote", (self,), out)
+    return _run(fn, "promote", (self,), out, steps=True)
 
 
 def nan_to_num(self: torch.Tensor, nan: float | None = None, posinf: float | None = None,
@@ -306,7 +323,7 @@ def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
          out: torch.Tensor) -> torch.Tensor:
     """`lerp.Scalar_out` / `lerp.Tensor_out`: self + weight * (end - self), computed as
     PyTorch does (from the nearer end where |weight| >= 0.5)."""
-    d = compute_dtype("promote", (self, end), out)
+    d = opmath(compute_dtype("promote", (self, end), out))
     a, b, w = operand(self, d), operand(end, d), operand(weight, d)
     diff = pk.subtract(b, a)
     near_start = pk.add(a, pk.multiply(w, diff))
@@ -319,10 +336,12 @@ def addcmul(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcmul.out`: self + value * tensor1 * tensor2."""
     d = compute_dtype("promote", (self, tensor1, tensor2), out)
+    scale = operand(value, d)
+    d = opmath(d)
     a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
     prod = pk.multiply(b, c)
-    if value != 1:
-        prod = pk.multiply(prod, operand(value, d))
+    if scale != 1:
+        prod = pk.multiply(prod, scale)
     return write(out, pk.add(a, prod))
 
 
@@ -330,8 +349,31 @@ def addcdiv(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcdiv.out`: self + value * tensor1 / tensor2."""
     d = compute_dtype("promote", (self, tensor1, tensor2), out)
+    scale = operand(value, d)
+    d = opmath(d)
     a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
     q = pk.divide(b, c)
-    if value != 1:
-        q = pk.multiply(q, operand(value, d))
+    if scale != 1:
+        q = pk.multiply(q, scale)
     return write(out, pk.add(a, q))
+
+
+def cross(self: torch.Tensor, other: torch.Tensor, *, dim: int = -1,
+          out: torch.Tensor) -> torch.Tensor:
+    """`linalg_cross.out`: the cross product along `dim` (of length 3), each product and
+    difference rounded in the operands' dtype, as PyTorch's CPU kernel."""
+    d = compute_dtype("promote", (self, other), out)
+    a, b = operand(self, d), operand(other, d)
+    shape = tuple(out.shape)
+    a, b = a.broadcast_to(shape), b.broadcast_to(shape)  # type: ignore[union-attr]
+    axis = dim % len(shape)
+
+    def part(t: pk.Tensor, i: int) -> pk.Tensor:
+        key = [slice(None)] * len(shape)
+        key[axis] = slice(i, i + 1)
+        return t[tuple(key)]
+
+    parts = [pk.subtract(pk.multiply(part(a, (i + 1) % 3), part(b, (i + 2) % 3)),
+                         pk.multiply(part(a, (i + 2) % 3), part(b, (i + 1) % 3)))
+             for i in range(3)]
+    return write(out, pk.concat(parts, axis=axis))

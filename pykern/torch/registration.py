@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from pykern.torch import autocast, device_module, devices
+from pykern.torch import autocast, device_module, devices, dlpack, serialization
 from pykern.torch.table import TABLE
 
 _LIBRARIES: list[torch.library.Library] = []  # kept alive: dropping one unregisters its kernels
@@ -60,3 +60,5 @@ def register() -> None:
     fallback = torch.library.Library("_", "IMPL")
     fallback.fallback(_missing, dispatch_key="PrivateUse1")
     _LIBRARIES.extend([lib, fallback, *autocast.register()])
+    serialization.register()
+    dlpack.install()

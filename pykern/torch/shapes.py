@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -24,43 +25,88 @@ def zero_(self: torch.Tensor) -> torch.Tensor:
 
 def arange_out(start: float, end: float, step: float = 1, *,
                out: torch.Tensor) -> torch.Tensor:
-    """`arange.start_out`: start + i * step for the i PyTorch's meta function counted (the
-    products in float64 for floating outputs, as PyTorch's CPU kernel)."""
-    n = out.numel()
+    """`arange.start_out`: start + i * step for i below ceil((end - start) / step), out
+    resized to that. As PyTorch's CPU kernel: an integer output takes start, end and step
+    truncated to integers first; a floating one computes the products in float64."""
+    integral = not (out.dtype.is_floating_point or out.dtype.is_complex)
+    if integral:
+        start, end, step = int(start), int(end), int(step)  # type: ignore[call-overload]
+    n = _arange_length(start, end, step)
+    if tuple(out.shape) != (n,):
+        out.resize_((n,))
     if n == 0:
         return out
-    if out.dtype.is_floating_point:
+    if not integral:
         i = pk.arange(n, dtype=pk.f64 if _has_f64(out) else pk.f32)
         return write(out, pk.add(pk.multiply(i, float(step)), float(start)))
     i = pk.arange(n, dtype=pk.i64)
-    return write(out, pk.add(pk.multiply(i, int(step)), int(start)))
+    return write(out, pk.add(pk.multiply(i, step), start))
+
+
+def _arange_length(start: object, end: object, step: object) -> int:
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if all(isinstance(v, int) for v in (start, end, step)):
+        n = -((int(start) - int(end)) // int(step))  # type: ignore[call-overload]
+    else:
+        n = math.ceil((float(end) - float(start)) / float(step))  # type: ignore[arg-type]
+    if n < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    return n
 
 
 def _has_f64(t: torch.Tensor) -> bool:
     return bool(operand(t).device.features.fp64)  # type: ignore[union-attr]
 
 
-def linspace_out(start: object, end: object, steps: int, *, out: torch.Tensor) -> torch.Tensor:
-    """`linspace.out`: PyTorch's formula, start + i * step for the first half and
-    end - (steps - 1 - i) * step for the second, so both ends are exact."""
+def _spaced(start: object, end: object, steps: int, out: torch.Tensor) -> pk.Tensor:
+    """PyTorch's linspace values (its CPU kernel's arithmetic): start + step * i for the first
+    half, end - step * (steps - 1 - i) for the second, with step = (end - start) / (steps - 1)
+    in out's dtype (float64 for integers, whose start and end are truncated first)."""
     if isinstance(start, torch.Tensor):
         start = start.item()
     if isinstance(end, torch.Tensor):
         end = end.item()
+    floating = out.dtype.is_floating_point or out.dtype.is_complex
+    d = out.dtype if floating else torch.float64
+    if not floating:
+        start, end = int(start), int(end)  # type: ignore[call-overload]
+    if d == torch.float64 and not _has_f64(out):
+        d = torch.float32
+    one = torch.tensor(0, dtype=d)  # the scalar steps in d's arithmetic, on the host
+    lo, hi = one + start, one + end
+    pd = pk_dtype(d)
+    if steps == 1:
+        return pk.full((1,), lo.item(), dtype=pd)
+    step = ((hi - lo) / (steps - 1)).item()
+    i = pk.arange(steps, dtype=pd)
+    low = pk.add(pk.multiply(i, step), lo.item())
+    high = pk.subtract(hi.item(), pk.multiply(pk.subtract(steps - 1, i), step))
+    return pk.where(pk.less(i, steps // 2), low, high)
+
+
+def linspace_out(start: object, end: object, steps: int, *, out: torch.Tensor) -> torch.Tensor:
+    """`linspace.out` (and its Tensor overloads)."""
+    if tuple(out.shape) != (steps,):
+        out.resize_((steps,))
     if steps == 0:
         return out
-    if steps == 1:
-        return write(out, start)
-    fdt = pk.f64 if _has_f64(out) else pk.f32
+    values = _spaced(start, end, steps, out)
     if not (out.dtype.is_floating_point or out.dtype.is_complex):
-        step = (float(end) - float(start)) / (steps - 1)  # type: ignore[arg-type]
-    else:
-        step = (end - start) / (steps - 1)  # type: ignore[operator]
-    i = pk.arange(steps, dtype=fdt)
-    half = steps // 2
-    low = pk.add(pk.multiply(i, step), start)
-    high = pk.subtract(end, pk.multiply(pk.subtract(steps - 1, i), step))
-    values = pk.where(pk.less(i, half), low, high)
+        values = pk.trunc(values)
+    return write(out, values)
+
+
+def logspace_out(start: object, end: object, steps: int, base: float = 10.0, *,
+                 out: torch.Tensor) -> torch.Tensor:
+    """`logspace.out`: base ** linspace(start, end, steps), the power in float64."""
+    if tuple(out.shape) != (steps,):
+        out.resize_((steps,))
+    if steps == 0:
+        return out
+    exponents = _spaced(start, end, steps, out)
+    fd = pk.f64 if _has_f64(out) else pk.f32
+    values = pk.pow(float(base), exponents.astype(fd))
     if not (out.dtype.is_floating_point or out.dtype.is_complex):
         values = pk.trunc(values)
     return write(out, values)

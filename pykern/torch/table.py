@@ -89,7 +89,10 @@ UNARY = tuple(Aten(f"{name}.out", f"pk.{op.__name__}", ew.unary(op, rule))
     ("silu", pk.silu, "promote"),
 ))
 
-BINARY = tuple(Aten(name, f"pk.{op.__name__}", ew.binary(op, rule)) for name, op, rule in (
+_STEPS = {"xlogy.OutTensor", "logaddexp2.out", "logaddexp.out", "hypot.out"}  # compound ops
+
+BINARY = tuple(Aten(name, f"pk.{op.__name__}", ew.binary(op, rule, name in _STEPS))
+               for name, op, rule in (
     ("mul.out", pk.multiply, "promote"), ("div.out", pk.divide, _F),
     ("remainder.Tensor_out", pk.remainder, "promote"),
     ("remainder.Scalar_out", pk.remainder, "promote"),
@@ -133,6 +136,7 @@ POINTWISE = (
     Aten("clamp_max.Tensor_out", "pk.minimum", ew.clamp_max),
     Aten("where.self_out", "pk.where", ew.where_out),
     Aten("where.self", "pk.where", ew.where_self),
+    Aten("linalg_cross.out", "pk.multiply", ew.cross),
     Aten("lerp.Scalar_out", "pk.add", ew.lerp),
     Aten("lerp.Tensor_out", "pk.add", ew.lerp),
     Aten("addcmul.out", "pk.multiply", ew.addcmul),
@@ -186,6 +190,8 @@ PRODUCTS = (
     Aten("addbmm", "pk.matmul", products.addbmm),
     Aten("addbmm_", "pk.matmul", products.addbmm_),
     Aten("addmv.out", "pk.matmul", products.addmv_out),
+    Aten("addr.out", "pk.multiply", products.addr_out),
+    Aten("addr", "pk.multiply", products.addr),
     Aten("dot", "pk.sum", products.dot),
     Aten("vdot", "pk.sum", products.vdot),
 )
@@ -196,6 +202,13 @@ SHAPES = (
     Aten("zero_", "pk.zeros", shapes.zero_),
     Aten("arange.start_out", "pk.arange", shapes.arange_out),
     Aten("linspace.out", "pk.arange", shapes.linspace_out),
+    Aten("linspace.Tensor_Tensor_out", "pk.arange", shapes.linspace_out),
+    Aten("linspace.Tensor_Scalar_out", "pk.arange", shapes.linspace_out),
+    Aten("linspace.Scalar_Tensor_out", "pk.arange", shapes.linspace_out),
+    Aten("logspace.out", "pk.pow", shapes.logspace_out),
+    Aten("logspace.Tensor_Tensor_out", "pk.pow", shapes.logspace_out),
+    Aten("logspace.Tensor_Scalar_out", "pk.pow", shapes.logspace_out),
+    Aten("logspace.Scalar_Tensor_out", "pk.pow", shapes.logspace_out),
     Aten("eye.out", "pk.eye", shapes.eye_out),
     Aten("eye.m_out", "pk.eye", shapes.eye_out),
     Aten("tril.out", "pk.tril", shapes.tril_out),
@@ -331,7 +344,6 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("upsample_trilinear3d.out", aten.upsample_trilinear3d.default),
     ("upsample_bicubic2d.out", aten.upsample_bicubic2d.default),
     ("renorm.out", aten.renorm.default),
-    ("linalg_cross.out", aten.linalg_cross.default),
     ("adaptive_max_pool2d.out", aten.adaptive_max_pool2d.default),
     ("special_xlog1py.out", aten.special_xlog1py.default),
     ("special_entr.out", aten.special_entr.default),

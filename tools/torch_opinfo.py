@@ -1,0 +1,387 @@
+"""Measures how much of PyTorch runs on the "pykern" device: every entry of PyTorch's OpInfo
+database (`op_db`) is run on its sample inputs on "pykern" and on the CPU, and the results are
+compared.
+
+    python tools/torch_opinfo.py                      # every op, the five dtypes, gradients
+    python tools/torch_opinfo.py --ops add,sum,nn.functional.conv2d -v
+    python tools/torch_opinfo.py --shard 0/4 --json part0.json     # a quarter of the ops
+    python tools/torch_opinfo.py --merge part*.json                # the summary of the parts
+
+For each op and dtype (float32, float16, bfloat16, int64, bool, where the op supports it on the
+CPU) a sample is "pass" when every output matches the CPU's (shape, dtype and values within the
+tolerance below), "wrong" when an output differs, "unsupported" when pykern raises
+NotImplementedError (an ATen operator without a pykern implementation), "error" for any other
+exception. A sample that the CPU itself rejects is not counted. An op passes a dtype when all
+its samples pass. One gradient check per differentiable op: the first float32 sample, its
+outputs reduced with fixed random weights and differentiated on both devices, every input
+gradient compared.
+
+Tolerances: exact for integers and bool; for floats rtol/atol of 1e-4/1e-5 (float32, complex64),
+1e-7/1e-7 (float64), 1e-3/1e-3 (float16), 1.6e-2/1e-2 (bfloat16) — the float32 bound is what
+a different summation order or a few ULP of a transcendental function give (PyTorch's own
+CPU-vs-GPU comparison, test_compare_cpu, uses 1e-3 for every dtype). Operators whose result is
+only defined up to an ordering of ties (sort, topk, kthvalue, mode, median) are compared by
+their values and by the values their indices select. Random operators are seeded identically
+on both sides (pykern draws PyTorch's CPU random stream). Outputs of `empty`-like operators
+are compared by shape and dtype only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+import pykern.torch  # noqa: F401  (registers the device)
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "int64": torch.int64, "bool": torch.bool}
+TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.complex64: (1e-4, 1e-5),
+              torch.float64: (1e-7, 1e-7), torch.complex128: (1e-7, 1e-7),
+              torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2)}
+UNINITIALISED = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
+                 "new_empty_strided", "resize_", "resize_as_"}
+TIES = {"sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "msort",
+        "max.reduction_with_dim", "min.reduction_with_dim", "cummax", "cummin"}
+MAX_SAMPLES = 40
+check_grad_mode = [False]  # gradients are compared after their move to the CPU
+DEVICE = "pykern"
+
+
+class Timeout(Exception):
+    """An op ran past its time limit."""
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Timeout()
+
+
+def to_device(x: object) -> object:
+    """Tensors moved to "pykern" (with their requires_grad), the CPU device named as an
+    argument (`device="cpu"` of a factory) replaced by "pykern", the rest as is."""
+    def move(t: object) -> object:
+        if isinstance(t, torch.device) and t.type == "cpu" or t == "cpu":
+            return torch.device(DEVICE)
+        if isinstance(t, torch.Tensor):
+            m = t.detach().to(DEVICE)
+            return m.requires_grad_(t.requires_grad) if t.is_floating_point() or \
+                t.is_complex() else m
+        return t
+    return tree_map(move, x)
+
+
+def to_cpu(x: object) -> object:
+    return tree_map(lambda t: t.detach().cpu() if isinstance(t, torch.Tensor) else t, x)
+
+
+def close(actual: object, expected: object, op_name: str, sample: object) -> str | None:
+    """None when the outputs match, else a short reason."""
+    a_leaves, a_spec = tree_flatten(actual)
+    e_leaves, e_spec = tree_flatten(expected)
+    if len(a_leaves) != len(e_leaves):
+        return f"{len(a_leaves)} outputs, expected {len(e_leaves)}"
+    for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        reason = _close_leaf(a, e, op_name)
+        if reason is not None:
+            if op_name in TIES and _tie_equivalent(a_leaves, e_leaves, sample):
+                return None
+            return f"output {i}: {reason}"
+    return None
+
+
+def _close_leaf(a: object, e: object, op_name: str) -> str | None:
+    if isinstance(e, torch.Tensor):
+        if not isinstance(a, torch.Tensor):
+            return f"got {type(a).__name__}, expected a tensor"
+        if a.device.type != DEVICE and not check_grad_mode[0]:
+            return f"on {a.device}, expected {DEVICE}"
+        a = a.cpu()
+        if a.shape != e.shape:
+            return f"shape {tuple(a.shape)}, expected {tuple(e.shape)}"
+        if a.dtype != e.dtype:
+            return f"dtype {a.dtype}, expected {e.dtype}"
+        if op_name in UNINITIALISED:
+            return None
+        rtol, atol = TOLERANCES.get(e.dtype, (0, 0))
+        try:
+            torch.testing.assert_close(a, e, rtol=rtol, atol=atol, equal_nan=True,
+                                       check_device=False, check_stride=False)
+        except AssertionError as err:
+            return " ".join(str(err).split())[:300]
+        return None
+    if isinstance(e, (int, float, complex, bool)) and isinstance(a, (int, float, complex, bool)):
+        if e != e and a != a:
+            return None
+        return None if abs(a - e) <= 1e-5 * max(1.0, abs(e)) else f"{a} != {e}"
+    return None if a == e else f"{a!r} != {e!r}"
+
+
+def _tie_equivalent(actual: list, expected: list, sample: object) -> bool:
+    """Whether (values, indices) outputs agree up to the order of equal values: the values
+    match and each index selects a value equal to the CPU's."""
+    tensors_a = [t.cpu() for t in actual if isinstance(t, torch.Tensor)]
+    tensors_e = [t for t in expected if isinstance(t, torch.Tensor)]
+    values_ok = all(
+        _close_leaf(a, e, "") is None for a, e in zip(tensors_a, tensors_e)
+        if not (e.dtype == torch.int64 and a.dtype == torch.int64))
+    if not values_ok:
+        return False
+    inp = sample.input if isinstance(sample.input, torch.Tensor) else None  # type: ignore
+    if inp is None:
+        return False
+    for a, e in zip(tensors_a, tensors_e):
+        if e.dtype != torch.int64 or e.shape != a.shape:
+            continue
+        dims = [d for d in range(inp.dim()) if inp.dim() == e.dim() and
+                inp.shape[d] != e.shape[d] or inp.dim() == e.dim()]
+        if not any(_selects_same(inp, d, a, e) for d in dims or [0]):
+            return False
+    return True
+
+
+def _selects_same(inp: torch.Tensor, dim: int, a: torch.Tensor, e: torch.Tensor) -> bool:
+    try:
+        src = inp.detach()
+        if src.dim() != a.dim():
+            return False
+        return bool((src.gather(dim, a) == src.gather(dim, e)).all() or
+                    torch.equal(src.gather(dim, a).isnan(), src.gather(dim, e).isnan()))
+    except (RuntimeError, IndexError):
+        return False
+
+
+def run_sample(op: object, sample: object, name: str) -> tuple[str, str]:
+    """(status, reason) of one sample."""
+    args = (sample.input, *sample.args)  # type: ignore[attr-defined]
+    kwargs = sample.kwargs  # type: ignore[attr-defined]
+    try:
+        torch.manual_seed(1234)
+        expected = op(*args, **kwargs)  # type: ignore[operator]
+        expected = sample.output_process_fn_grad(expected)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the CPU rejects this sample: not counted
+        return "skip", ""
+    if not _reaches_device(args, kwargs):
+        return "skip", ""  # a factory call without a device: nothing runs on pykern
+    try:
+        dev_args, dev_kwargs = to_device(args), to_device(kwargs)
+        torch.manual_seed(1234)
+        actual = op(*dev_args, **dev_kwargs)  # type: ignore[operator]
+        actual = sample.output_process_fn_grad(actual)  # type: ignore[attr-defined]
+    except NotImplementedError as e:
+        return "unsupported", _first_line(e)
+    except Timeout:
+        raise
+    except Exception as e:  # noqa: BLE001
+        return "error", f"{type(e).__name__}: {_first_line(e)}"
+    try:
+        reason = close(actual, to_cpu(expected), name, sample)
+    except NotImplementedError as e:
+        return "unsupported", _first_line(e)
+    except Exception as e:  # noqa: BLE001 - reading the result back failed
+        return "error", f"{type(e).__name__}: {_first_line(e)}"
+    return ("pass", "") if reason is None else ("wrong", reason)
+
+
+def _reaches_device(args: object, kwargs: object) -> bool:
+    leaves = tree_flatten((args, kwargs))[0]
+    return any(isinstance(t, torch.Tensor) for t in leaves) or "device" in kwargs  # type: ignore
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:300] if text else type(e).__name__
+
+
+def check_dtype(op: object, dtype: torch.dtype, name: str, verbose: bool) -> dict:
+    """The op's status on one dtype, with counts and the first reasons."""
+    counts: Counter = Counter()
+    reasons: list[str] = []
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))  # type: ignore
+    except Exception as e:  # noqa: BLE001
+        return {"status": "skip", "why": f"no samples: {_first_line(e)}"}
+    for sample in samples[:MAX_SAMPLES]:
+        status, reason = run_sample(op, sample, name)
+        counts[status] += 1
+        if reason and len(reasons) < 3:
+            reasons.append(f"{status}: {reason}")
+        if verbose and status not in ("pass", "skip"):
+            print(f"    {name} {dtype}: {status}: {reason}", flush=True)
+    counted = sum(v for k, v in counts.items() if k != "skip")
+    if counted == 0:
+        status = "skip"
+    elif counts["wrong"]:
+        status = "wrong"
+    elif counts["error"]:
+        status = "error"
+    elif counts["unsupported"]:
+        status = "unsupported"
+    else:
+        status = "pass"
+    return {"status": status, "counts": dict(counts), "reasons": reasons}
+
+
+def check_grad(op: object, name: str) -> dict:
+    """One gradient check on the first float32 sample with inputs that require grad."""
+    if not getattr(op, "supports_autograd", False) or \
+            torch.float32 not in op.supported_dtypes("cpu"):  # type: ignore[attr-defined]
+        return {"status": "skip"}
+    try:
+        samples = op.sample_inputs("cpu", torch.float32, requires_grad=True)  # type: ignore
+        sample = next(iter(samples))
+    except Exception:  # noqa: BLE001
+        return {"status": "skip"}
+    try:
+        inputs = [t for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0]
+                  if isinstance(t, torch.Tensor) and t.requires_grad]
+        expected = _grads(op, sample.input, sample.args, sample.kwargs, inputs,  # type: ignore
+                          sample)
+    except Exception:  # noqa: BLE001
+        return {"status": "skip"}
+    try:
+        dev = to_device((sample.input, sample.args, sample.kwargs))
+        dev_inputs = [t for t in tree_flatten(dev)[0]
+                      if isinstance(t, torch.Tensor) and t.requires_grad]
+        actual = [g.cpu() if g is not None else None
+                  for g in _grads(op, dev[0], dev[1], dev[2], dev_inputs, sample)]
+    except NotImplementedError as e:
+        return {"status": "unsupported", "why": _first_line(e)}
+    except Exception as e:  # noqa: BLE001
+        return {"status": "error", "why": f"{type(e).__name__}: {_first_line(e)}"}
+    check_grad_mode[0] = True
+    try:
+        return _compare_grads(actual, expected, name)
+    finally:
+        check_grad_mode[0] = False
+
+
+def _compare_grads(actual: list, expected: list, name: str) -> dict:
+    for a, e in zip(actual, expected):
+        if (a is None) != (e is None):
+            return {"status": "wrong", "why": "a gradient is missing on one side"}
+        if e is not None:
+            reason = _close_leaf(a, e, name)
+            if reason is not None:
+                return {"status": "wrong", "why": reason}
+    return {"status": "pass"}
+
+
+def _grads(op: object, inp: object, args: object, kwargs: object, inputs: list,
+           sample: object) -> list:
+    torch.manual_seed(1234)
+    out = op(inp, *args, **kwargs)  # type: ignore[operator]
+    out = sample.output_process_fn_grad(out)  # type: ignore[attr-defined]
+    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and
+              t.requires_grad]
+    gen = torch.Generator().manual_seed(7)
+    total = sum((t * torch.rand(t.shape, generator=gen, dtype=t.dtype).to(t.device)).sum()
+                for t in leaves)
+    return list(torch.autograd.grad(total, inputs, allow_unused=True))
+
+
+def op_label(op: object) -> str:
+    variant = op.variant_test_name  # type: ignore[attr-defined]
+    return op.name + (f".{variant}" if variant else "")  # type: ignore[attr-defined]
+
+
+def run(ops: list, dtypes: list[str], grad: bool, verbose: bool, timeout: int) -> dict:
+    """Every op's results: {name: {dtype: result, "grad": result}}."""
+    signal.signal(signal.SIGALRM, _alarm)
+    results: dict = {}
+    for op in ops:
+        name = op_label(op)
+        start = time.perf_counter()
+        entry: dict = {}
+        for dname in dtypes:
+            dtype = DTYPES[dname]
+            if dtype not in op.supported_dtypes("cpu"):
+                continue
+            signal.alarm(timeout)
+            try:
+                entry[dname] = check_dtype(op, dtype, name, verbose)
+            except Timeout:
+                entry[dname] = {"status": "error", "reasons": [f"timeout after {timeout} s"]}
+            finally:
+                signal.alarm(0)
+        if grad:
+            signal.alarm(timeout)
+            try:
+                entry["grad"] = check_grad(op, name)
+            except Timeout:
+                entry["grad"] = {"status": "error", "why": f"timeout after {timeout} s"}
+            finally:
+                signal.alarm(0)
+        entry["seconds"] = round(time.perf_counter() - start, 1)
+        results[name] = entry
+        line = " ".join(f"{d}={entry[d]['status']}" for d in dtypes if d in entry)
+        if grad:
+            line += f" grad={entry['grad']['status']}"
+        print(f"{name:45s} {line} ({entry['seconds']} s)", flush=True)
+    return results
+
+
+def summary(results: dict, dtypes: list[str]) -> str:
+    """The table docs/pytorch.md shows."""
+    n = len(results)
+    lines = [f"OpInfo entries: {n}", "", "| dtype | pass | wrong | error | unsupported | n/a |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for d in dtypes + ["grad"]:
+        c = Counter(r[d]["status"] if d in r else "skip" for r in results.values())
+        lines.append(f"| {d} | {c['pass']} | {c['wrong']} | {c['error']} | "
+                     f"{c['unsupported']} | {c['skip']} |")
+    f32 = sum(1 for r in results.values() if r.get("float32", {}).get("status") == "pass")
+    wrong = sorted(name for name, r in results.items()
+                   if any(isinstance(v, dict) and v.get("status") == "wrong"
+                          for v in r.values()))
+    lines += ["", f"ops passing all their float32 samples: {f32} of {n} "
+              f"({100 * f32 / max(n, 1):.1f}%)",
+              f"ops with a wrong value (any dtype or gradient): {len(wrong)}"
+              + (": " + ", ".join(wrong) if wrong else "")]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", help="comma-separated op names (default: all of op_db)")
+    parser.add_argument("--dtypes", default=",".join(DTYPES))
+    parser.add_argument("--no-grad", action="store_true", help="skip the gradient checks")
+    parser.add_argument("--shard", help="i/n: run the i-th of n parts of the op list")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--merge", nargs="+", help="print the summary of these result files")
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per op and dtype")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    a = parser.parse_args(argv)
+    dtypes = a.dtypes.split(",")
+    if a.merge:
+        results: dict = {}
+        for path in a.merge:
+            results.update(json.loads(Path(path).read_text()))
+        print(summary(results, dtypes))
+        return 0
+    warnings.filterwarnings("ignore")
+    from torch.testing._internal.common_methods_invocations import op_db
+    ops = list(op_db)
+    if a.ops:
+        wanted = set(a.ops.split(","))
+        ops = [op for op in ops if op_label(op) in wanted or op.name in wanted]
+    if a.shard:
+        i, n = (int(v) for v in a.shard.split("/"))
+        ops = ops[i::n]
+    results = run(ops, dtypes, not a.no_grad, a.verbose, a.timeout)
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=1))
+    print()
+    print(summary(results, dtypes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
