@@ -10,6 +10,8 @@ attention) takes PyTorch's decomposition, which runs on pykern op by op.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 import pykern as pk
@@ -57,6 +59,9 @@ def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: 
     """`scaled_dot_product_attention` (its AutogradPrivateUse1 kernel)."""
     if _fusable(query, key, value, attn_mask, dropout_p, enable_gqa):
         return _FusedAttention.apply(query, key, value, is_causal, scale)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:  # True: attend (as PyTorch)
+        attn_mask = torch.zeros(attn_mask.shape, dtype=query.dtype, device=query.device
+                                ).masked_fill_(attn_mask.logical_not(), -math.inf)
     return torch.ops.aten._scaled_dot_product_attention_math(
         query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale,
         enable_gqa=enable_gqa)[0]

@@ -80,11 +80,14 @@ def _overload(name: str) -> torch._ops.OpOverload | None:
 
 
 def register() -> list[torch.library.Library]:
-    """Registers the casting kernels on PyTorch's AutocastPrivateUse1 key."""
+    """Registers the casting kernels on PyTorch's AutocastPrivateUse1 key, and lets every other
+    operator pass through it (PyTorch registers that for its built-in devices only)."""
+    through = torch.library.Library("_", "IMPL")
+    through.fallback(torch.library.fallthrough_kernel, dispatch_key="AutocastPrivateUse1")
     lib = torch.library.Library("aten", "IMPL")
     for names, policy in ((LOWER, "lower"), (FLOAT32, "float32"), (PROMOTE, "promote")):
         for name in names:
             overload = _overload(name)
             if overload is not None:
                 lib.impl(name, _kernel(overload, policy), "AutocastPrivateUse1")
-    return [lib]
+    return [through, lib]

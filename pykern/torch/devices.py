@@ -49,6 +49,17 @@ def pk_device(device: torch.device | str | int | None) -> object:
     return device_for(indices[index])
 
 
+_DEVICES: dict[int, object] = {}  # torch index -> pykern runtime Device, once opened
+
+
+def pk_device_of_index(index: int) -> object:
+    """`pk_device` for a torch index, cached."""
+    device = _DEVICES.get(index)
+    if device is None:
+        device = _DEVICES[index] = pk_device(index)
+    return device
+
+
 def torch_index(device: object) -> int:
     """The torch index of a pykern runtime Device."""
     return order().index(device.info.index)  # type: ignore[attr-defined]

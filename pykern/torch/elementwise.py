@@ -111,6 +111,30 @@ def unary_inplace(fn: Fn, rule: str = "promote") -> Fn:
     return impl
 
 
+def binary_functional(fn: Fn, rule: str = "promote") -> Fn:
+    """A non-structured binary operator's functional overload: a new tensor of the
+    broadcast shape and promoted dtype."""
+    def impl(self: torch.Tensor, other: object) -> torch.Tensor:
+        d = compute_dtype(rule, (self, other))
+        shape = torch.broadcast_shapes(self.shape, other.shape) if isinstance(
+            other, torch.Tensor) else self.shape
+        out = torch.empty(shape, dtype=d, device=self.device)
+        return _run(fn, rule, (self, other), out)
+    return impl
+
+
+def binary_inplace(fn: Fn, rule: str = "promote") -> Fn:
+    """A non-structured binary operator's in-place overload."""
+    def impl(self: torch.Tensor, other: object) -> torch.Tensor:
+        d = compute_dtype(rule, (self, other))
+        if not torch.can_cast(d, self.dtype):
+            raise RuntimeError(f"result type {str(d).split('.')[-1].capitalize()} can't be "
+                               f"cast to the desired output type "
+                               f"{str(self.dtype).split('.')[-1].capitalize()}")
+        return _run(fn, rule, (self, other), self)
+    return impl
+
+
 def predicate(fn: Fn) -> Fn:
     """A functional test (`isnan`, ...): a bool tensor of self's shape."""
     def impl(self: torch.Tensor) -> torch.Tensor:

@@ -72,7 +72,8 @@ def gather_out(self: torch.Tensor, dim: int, index: torch.Tensor, *, sparse_grad
     if i.size == 0:  # type: ignore[union-attr]
         return out
     dim = dim % x.ndim  # type: ignore[union-attr]
-    return write(out, pk.take_along_axis(_sliced_to(x, i, dim), i, axis=dim))  # type: ignore
+    r = pk.take_along_axis(_sliced_to(x, i, dim), i, axis=dim)  # type: ignore[arg-type]
+    return write(out, r.reshape(tuple(out.shape)) if out.dim() == 0 else r)
 
 
 def _scatter_key(index: pk.Tensor, dim: int) -> tuple:
@@ -141,7 +142,8 @@ def index_select_out(self: torch.Tensor, dim: int, index: torch.Tensor, *,
     """`index_select.out`."""
     x, i = operand(self), operand(index)
     if x.ndim == 0:  # type: ignore[union-attr]
-        return write(out, pk.take(x.reshape(1), i.reshape(-1), axis=0))  # type: ignore
+        r = pk.take(x.reshape(1), i.reshape(-1), axis=0)  # type: ignore[union-attr]
+        return write(out, r.reshape(tuple(out.shape)) if out.dim() == 0 else r)
     return write(out, pk.take(x, i.reshape(-1), axis=dim % x.ndim))  # type: ignore
 
 

@@ -34,8 +34,9 @@ def log_softmax_out(self: torch.Tensor, dim: int, half_to_float: bool, *,
 
 def softmax_backward_out(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                          input_dtype: torch.dtype, *, grad_input: torch.Tensor) -> torch.Tensor:
-    """`_softmax_backward_data.out`: y * (g - sum(g * y))."""
-    g, y = operand(grad_output), operand(output)
+    """`_softmax_backward_data.out`: y * (g - sum(g * y)), in float32 for 16-bit floats."""
+    acc = _acc(grad_input.dtype)
+    g, y = operand(grad_output, acc), operand(output, acc)
     if y.ndim == 0:  # type: ignore[union-attr]
         return write(grad_input, 0.0)
     axis = dim % y.ndim  # type: ignore[union-attr]
@@ -46,8 +47,9 @@ def softmax_backward_out(grad_output: torch.Tensor, output: torch.Tensor, dim: i
 
 def log_softmax_backward_out(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                              input_dtype: torch.dtype, *, out: torch.Tensor) -> torch.Tensor:
-    """`_log_softmax_backward_data.out`: g - exp(y) * sum(g)."""
-    g, y = operand(grad_output), operand(output)
+    """`_log_softmax_backward_data.out`: g - exp(y) * sum(g), in float32 for 16-bit floats."""
+    acc = _acc(out.dtype)
+    g, y = operand(grad_output, acc), operand(output, acc)
     if y.ndim == 0:  # type: ignore[union-attr]
         return write(out, 0.0)
     axis = dim % y.ndim  # type: ignore[union-attr]
@@ -72,12 +74,19 @@ def native_layer_norm(input: torch.Tensor, normalized_shape: Sequence[int],  # n
     xa = x.astype(pk_dtype(_acc(input.dtype))) if input.dtype in _LOW else x  # type: ignore
     if x.size == 0:  # type: ignore[union-attr]
         stats = tuple(input.shape[:input.dim() - k]) + (1,) * k
-        empty = torch.empty(stats, dtype=_acc(input.dtype), device=input.device)
+        empty = torch.empty(stats, dtype=input.dtype, device=input.device)
         return torch.empty_like(input), empty, empty.clone()
     mean = pk.mean(xa, axis=axes, keepdims=True)
     rstd = pk.rsqrt(pk.add(pk.var(xa, axis=axes, keepdims=True), eps))
-    y = pk.layer_norm(x, tuple(normalized_shape), opt(weight), opt(bias), eps)
-    return new(y, input.dtype), new(mean), new(rstd)
+    if eps >= 0:
+        y = pk.layer_norm(x, tuple(normalized_shape), opt(weight), opt(bias), eps)
+    else:  # (pykern's fused kernel refuses a negative eps; PyTorch computes NaNs)
+        y = pk.multiply(pk.subtract(xa, mean), rstd)
+        if weight is not None:
+            y = pk.multiply(y, operand(weight, _acc(input.dtype)))
+        if bias is not None:
+            y = pk.add(y, operand(bias, _acc(input.dtype)))
+    return new(y, input.dtype), new(mean, input.dtype), new(rstd, input.dtype)
 
 
 def native_layer_norm_backward(grad_out: torch.Tensor, input: torch.Tensor,  # noqa: A002
@@ -135,12 +144,12 @@ def _batch_norm(input: torch.Tensor, weight: torch.Tensor | None,  # noqa: A002
         n = input.numel() // max(input.shape[1], 1)
         _update(running_mean, mean, momentum)
         _update(running_var, pk.multiply(var, n / max(n - 1, 1)), momentum)
-        save_mean, save_invstd = new(mean), new(invstd)
+        save_mean, save_invstd = new(mean, input.dtype), new(invstd, input.dtype)
     else:
         mean = operand(running_mean, acc)
         invstd = pk.rsqrt(pk.add(operand(running_var, acc), eps))
-        save_mean = torch.empty(0, dtype=acc, device=input.device)
-        save_invstd = torch.empty(0, dtype=acc, device=input.device)
+        save_mean = torch.empty(0, dtype=input.dtype, device=input.device)
+        save_invstd = torch.empty(0, dtype=input.dtype, device=input.device)
     scale = invstd if weight is None else pk.multiply(invstd, operand(weight, acc))
     y = pk.multiply(pk.subtract(x, mean.reshape(cshape)), scale.reshape(cshape))  # type: ignore
     if bias is not None:

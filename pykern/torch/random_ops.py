@@ -141,6 +141,7 @@ def _scale(p: float, dtype: torch.dtype) -> float:
 def native_dropout_backward(grad_output: torch.Tensor, mask: torch.Tensor,
                             scale: float) -> torch.Tensor:
     """`native_dropout_backward`: grad * mask * scale."""
-    g = operand(grad_output)
-    out = torch.empty_like(grad_output)
-    return write(out, pk.where(operand(mask, torch.bool), pk.multiply(g, scale), 0.0))
+    dtype = torch.result_type(grad_output, scale)
+    g = operand(grad_output, dtype)
+    out = torch.empty_like(grad_output, dtype=dtype)
+    return write(out, pk.multiply(g, pk.where(operand(mask, torch.bool), scale, 0.0)))

@@ -219,8 +219,9 @@ def vector_norm_out(self: torch.Tensor, ord: float = 2, dim: Dim = None,  # noqa
     the count of non-zeros for 0."""
     x = operand(self, dtype) if dtype is not None else operand(self)
     a = pk.abs(x)
-    if a.dtype != pk_dtype(out.dtype):
-        a = a.astype(pk_dtype(out.dtype))
+    acc = torch.float32 if out.dtype in (torch.float16, torch.bfloat16) else out.dtype
+    if a.dtype != pk_dtype(acc):  # 16-bit floats summed in float32, as PyTorch's
+        a = a.astype(pk_dtype(acc))
     axis = _axis(a, dim)
     if ord == math.inf:
         r = pk.max(a, axis=axis, keepdims=keepdim) if a.size else pk.zeros(out.shape, a.dtype)
@@ -276,3 +277,75 @@ def count_nonzero(self: torch.Tensor, dim: Dim = None) -> torch.Tensor:
     x = operand(self)
     nz = pk.not_equal(x, 0).astype(pk.i64)
     return new(pk.sum(nz, axis=_axis(nz, dim), dtype=pk.i64))
+
+
+def var_functional(self: torch.Tensor, dim: Dim = None, *, correction: float | None = None,
+                   keepdim: bool = False) -> torch.Tensor:
+    """`var.correction` (not structured)."""
+    x = operand(self)
+    return new(pk.var(x, axis=_axis(x, dim), correction=_correction(correction),
+                      keepdims=keepdim))
+
+
+def std_functional(self: torch.Tensor, dim: Dim = None, *, correction: float | None = None,
+                   keepdim: bool = False) -> torch.Tensor:
+    """`std.correction` (not structured)."""
+    x = operand(self)
+    return new(pk.std(x, axis=_axis(x, dim), correction=_correction(correction),
+                      keepdims=keepdim))
+
+
+def sort_out(self: torch.Tensor, *, stable: bool | None = None, dim: int = -1,
+             descending: bool = False, values: torch.Tensor,
+             indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`sort.values_stable`: pykern's sort is stable (equal values keep their order, NaN
+    sorts above everything), which is what PyTorch promises with stable=True."""
+    x = operand(self)
+    if x.ndim == 0:  # type: ignore[union-attr]
+        write(values, x)
+        write(indices, 0)
+        return values, indices
+    if x.dtype == pk.bool_:  # type: ignore[union-attr]
+        x = x.astype(pk.u8)  # type: ignore[union-attr]
+    axis = dim % x.ndim  # type: ignore[union-attr]
+    order = pk.argsort(x, axis=axis, descending=descending)
+    write(indices, order)
+    write(values, pk.take_along_axis(x, order, axis=axis))
+    return values, indices
+
+
+def topk_out(self: torch.Tensor, k: int, dim: int = -1, largest: bool = True,
+             sorted: bool = True, *, values: torch.Tensor,  # noqa: A002
+             indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`topk.values`: the k largest (smallest) along dim, in order."""
+    x = operand(self)
+    if x.ndim == 0:  # type: ignore[union-attr]
+        write(values, x)
+        write(indices, 0)
+        return values, indices
+    if x.dtype == pk.bool_:  # type: ignore[union-attr]
+        x = x.astype(pk.u8)  # type: ignore[union-attr]
+    v, i = pk.topk(x, k, axis=dim % x.ndim, largest=largest)  # type: ignore[union-attr]
+    write(values, v)
+    write(indices, i)
+    return values, indices
+
+
+def kthvalue_out(self: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
+                 values: torch.Tensor, indices: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """`kthvalue.values`: the k-th smallest along dim (NaN counts as largest)."""
+    x = operand(self)
+    if x.ndim == 0:  # type: ignore[union-attr]
+        x = x.reshape(1)  # type: ignore[union-attr]
+        dim = 0
+    axis = dim % x.ndim  # type: ignore[union-attr]
+    order = pk.argsort(x, axis=axis)
+    key = tuple(slice(k - 1, k) if d == axis else slice(None) for d in range(x.ndim))
+    pick = order[key]
+    v = pk.take_along_axis(x, pick, axis=axis)
+    if not keepdim:
+        pick, v = pick.squeeze(axis), v.squeeze(axis)
+    write(values, v.reshape(tuple(values.shape)) if values.numel() else v)
+    write(indices, pick.reshape(tuple(indices.shape)) if indices.numel() else pick)
+    return values, indices

@@ -4,9 +4,13 @@ fallback that names an operator without one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
+import pykern as pk
+from pykern.runtime.selection import running_on
 from pykern.torch import autocast, device_module, devices, dlpack, serialization
 from pykern.torch.table import TABLE
 
@@ -46,6 +50,35 @@ def op_name(op: torch._ops.OpOverload) -> str:
     return op._schema.name + ("." + overload if overload else "")
 
 
+def _operand_device(args: tuple, kwargs: dict) -> torch.device | None:
+    """The device of the first "pykern" tensor among an operator's arguments (lists of
+    tensors included), else its `device=` argument."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            if value.device.type == devices.NAME:
+                return value.device
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, torch.Tensor) and item.device.type == devices.NAME:
+                    return item.device
+    device = kwargs.get("device")
+    return torch.device(device) if device is not None else None
+
+
+def on_operands_device(impl: Callable[..., object]) -> Callable[..., object]:
+    """`impl` run with pykern's op device set to its operands' device, so that the pykern
+    tensors it creates (constants, ranges, results) are made there."""
+    def kernel(*args: object, **kwargs: object) -> object:
+        device = _operand_device(args, kwargs)
+        target = devices.pk_device_of_index(device.index or 0) if device is not None else None
+        if target is None or target is pk.get_device():
+            return impl(*args, **kwargs)
+        with running_on(target):
+            return impl(*args, **kwargs)
+    kernel.__name__ = getattr(impl, "__name__", "kernel")
+    return kernel
+
+
 def register() -> None:
     """Registers the device (once per process)."""
     if _LIBRARIES:
@@ -56,7 +89,7 @@ def register() -> None:
     _setup_privateuseone_for_python_backend(devices.NAME, device_module, _Hooks(), _Guard())
     lib = torch.library.Library("aten", "IMPL")
     for entry in TABLE:
-        lib.impl(entry.overload, entry.impl, entry.key)
+        lib.impl(entry.overload, on_operands_device(entry.impl), entry.key)
     fallback = torch.library.Library("_", "IMPL")
     fallback.fallback(_missing, dispatch_key="PrivateUse1")
     _LIBRARIES.extend([lib, fallback, *autocast.register()])

@@ -144,6 +144,10 @@ POINTWISE = (
     Aten("logical_not.out", "pk.logical_not", ew.unary(pk.logical_not)),
     Aten("isnan", "pk.isnan", ew.predicate(pk.isnan)),
     Aten("relu", "pk.relu", ew.unary_functional(pk.relu)),
+    Aten("floor_divide", "pk.floor_divide", ew.binary_functional(ew.floor_divide)),
+    Aten("floor_divide_.Tensor", "pk.floor_divide", ew.binary_inplace(ew.floor_divide)),
+    Aten("floor_divide.Scalar", "pk.floor_divide", ew.binary_functional(ew.floor_divide)),
+    Aten("floor_divide_.Scalar", "pk.floor_divide", ew.binary_inplace(ew.floor_divide)),
     Aten("relu_", "pk.relu", ew.unary_inplace(pk.relu)),
 )
 
@@ -172,6 +176,8 @@ REDUCTIONS = (
     Aten("any.all_out", "pk.any", R.any_all_out),
     Aten("var.correction_out", "pk.var", R.var_out),
     Aten("std.correction_out", "pk.std", R.std_out),
+    Aten("var.correction", "pk.var", R.var_functional),
+    Aten("std.correction", "pk.std", R.std_functional),
     Aten("var_mean.correction", "pk.var", R.var_mean),
     Aten("std_mean.correction", "pk.std", R.std_mean),
     Aten("linalg_vector_norm.out", "pk.sum", R.vector_norm_out),
@@ -179,6 +185,9 @@ REDUCTIONS = (
     Aten("cumsum.out", "pk.cumsum", R.cumsum_out),
     Aten("cumprod.out", "pk.cumprod", R.cumprod_out),
     Aten("count_nonzero.dim_IntList", "pk.count_nonzero", R.count_nonzero),
+    Aten("sort.values_stable", "pk.argsort", R.sort_out),
+    Aten("topk.values", "pk.topk", R.topk_out),
+    Aten("kthvalue.values", "pk.argsort", R.kthvalue_out),
 )
 
 PRODUCTS = (
