@@ -95,3 +95,7 @@ def register() -> None:
     _LIBRARIES.extend([lib, fallback, *autocast.register()])
     serialization.register()
     dlpack.install()
+    # Module.to() keeps a parameter object (and so weights tied between modules) only where
+    # PyTorch finds the old and new tensor types "compatible", a check that leaves out every
+    # PrivateUse1 device; its swap mode (the announced future default) keeps them everywhere.
+    torch.__future__.set_swap_module_params_on_conversion(True)

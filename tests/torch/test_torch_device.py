@@ -191,3 +191,14 @@ def test_module_to_and_parameters_stay_parameters():
     assert model[1].running_mean.device.type == DEV
     model.cpu()
     assert model[0].weight.device.type == "cpu"
+
+
+def test_tied_weights_stay_tied_through_moves():
+    head = torch.nn.Linear(4, 10, bias=False)
+    emb = torch.nn.Embedding(10, 4)
+    emb.weight = head.weight
+    model = torch.nn.ModuleDict({"emb": emb, "head": head}).to(DEV)
+    assert model["emb"].weight is model["head"].weight
+    assert model["emb"].weight.device.type == DEV
+    model.cpu()
+    assert model["emb"].weight is model["head"].weight
