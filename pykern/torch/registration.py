@@ -11,7 +11,7 @@ from torch.utils.backend_registration import _setup_privateuseone_for_python_bac
 
 import pykern as pk
 from pykern.runtime.selection import running_on
-from pykern.torch import autocast, device_module, devices, dlpack, serialization
+from pykern.torch import autocast, device_module, devices, dlpack, pinning, serialization
 from pykern.torch.table import TABLE
 
 _LIBRARIES: list[torch.library.Library] = []  # kept alive: dropping one unregisters its kernels
@@ -92,7 +92,7 @@ def register() -> None:
         lib.impl(entry.overload, on_operands_device(entry.impl), entry.key)
     fallback = torch.library.Library("_", "IMPL")
     fallback.fallback(_missing, dispatch_key="PrivateUse1")
-    _LIBRARIES.extend([lib, fallback, *autocast.register()])
+    _LIBRARIES.extend([lib, fallback, *autocast.register(), *pinning.register()])
     serialization.register()
     dlpack.install()
     # Module.to() keeps a parameter object (and so weights tied between modules) only where
