@@ -14,28 +14,42 @@ from pykern.torch.memory import buffer_of, is_pykern, pk_view
 _BITS = {torch.bfloat16: (torch.int16, pk.u16)}
 
 
-def resolved(t: torch.Tensor) -> torch.Tensor:
-    """t with a lazy conjugation or negation (PyTorch's conj/neg bits) applied."""
+def host_resolved(t: torch.Tensor) -> torch.Tensor:
+    """A CPU tensor with a lazy conjugation or negation (PyTorch's conj/neg bits) applied."""
+    return t.resolve_conj().resolve_neg()
+
+
+def device_values(t: torch.Tensor) -> pk.Tensor:
+    """The values a "pykern" tensor stands for: its memory, conjugated or negated where its
+    conj or neg bit says so (PyTorch's lazy `conj()` and `neg` views)."""
+    p = pk_view(t)
     if t.is_conj():
-        t = torch.conj_physical(t)
+        p = pk.conj(p)
     if t.is_neg():
-        t = torch.neg(t)
-    return t
+        p = pk.negative(p)
+    return p
 
 
 def to_host(t: torch.Tensor) -> torch.Tensor:
-    """A CPU tensor holding the values of a "pykern" tensor (waits for what writes it)."""
+    """A CPU tensor holding the values of a "pykern" tensor (waits for what writes it), with
+    its conj and neg bits applied."""
     p = pk_view(t)
     bits = _BITS.get(t.dtype)
     if bits is not None:
         raw = pk.Tensor(p.buffer, p.shape, bits[1], p.element_strides, p.offset).numpy()
-        return torch.from_numpy(raw.view(np.int16)).view(t.dtype)
-    return torch.from_numpy(p.numpy())
+        host = torch.from_numpy(raw.view(np.int16)).view(t.dtype)
+    else:
+        host = torch.from_numpy(p.numpy())
+    if t.is_conj():
+        host = host.conj()
+    if t.is_neg():
+        host = host._neg_view()
+    return host_resolved(host)
 
 
 def from_host(t: torch.Tensor, device: object) -> pk.Tensor:
     """A pk.Tensor on `device` (a pykern runtime Device) holding a CPU tensor's values."""
-    t = resolved(t)
+    t = host_resolved(t)
     bits = _BITS.get(t.dtype)
     if bits is not None:
         raw = pk.asarray(t.view(bits[0]).numpy(force=True).view(np.uint16), dtype=bits[1],
@@ -51,12 +65,11 @@ def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
     if self.numel() == 0:
         return self
     if not is_pykern(self):  # download
-        self.copy_(to_host(resolved(src)))
+        self.copy_(to_host(src))
         return self
     target = pk_view(self)
     if is_pykern(src):
-        src = resolved(src)
-        value = pk_view(src)
+        value = device_values(src)
         if value.device is not target.device:
             value = value.to(target.device)
     else:

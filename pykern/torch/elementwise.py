@@ -17,7 +17,7 @@ from collections.abc import Callable
 import torch
 
 import pykern as pk
-from pykern.torch.args import operand, write
+from pykern.torch.args import new, operand, write
 
 Fn = Callable[..., object]
 
@@ -401,3 +401,23 @@ def cross(self: torch.Tensor, other: torch.Tensor, *, dim: int = -1,
                          pk.multiply(part(a, (i + 2) % 3), part(b, (i + 1) % 3)))
              for i in range(3)]
     return write(out, pk.concat(parts, axis=axis))
+
+
+def complex_out(real: torch.Tensor, imag: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """`complex.out`: real + 1j * imag."""
+    part = torch.float64 if out.dtype == torch.complex128 else torch.float32
+    shape = tuple(torch.broadcast_shapes(real.shape, imag.shape))
+    if tuple(out.shape) != shape:
+        out.resize_(shape)
+    re = operand(real, part).broadcast_to(shape)  # type: ignore[union-attr]
+    im = operand(imag, part).broadcast_to(shape)  # type: ignore[union-attr]
+    return write(out, pk.view_as_complex(pk.stack([re, im], axis=-1)))
+
+
+def polar_out(abs: torch.Tensor, angle: torch.Tensor, *,  # noqa: A002
+              out: torch.Tensor) -> torch.Tensor:
+    """`polar.out`: abs * (cos(angle) + 1j * sin(angle))."""
+    part = torch.float64 if out.dtype == torch.complex128 else torch.float32
+    r, t = operand(abs, part), operand(angle, part)
+    re, im = pk.multiply(r, pk.cos(t)), pk.multiply(r, pk.sin(t))
+    return complex_out(new(re), new(im), out=out)

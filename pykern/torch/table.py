@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import torch
 
 import pykern as pk
-from pykern.torch import (attention_ops, conv_ops, copies, indexing, memory, nn_ops, products,
-                          random_ops, reductions, shapes, views)
+from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, indexing, linalg_ops, memory,
+                          nn_ops, products, random_ops, reductions, shapes, views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import decomposed, decomposed_inplace, decomposed_out
 
@@ -86,7 +86,7 @@ UNARY = tuple(Aten(f"{name}.out", f"pk.{op.__name__}", ew.unary(op, rule))
     ("trunc", ew.rounding(pk.trunc), "promote"), ("round", ew.rounding(pk.round), "promote"),
     ("frac", ew.frac, "promote"), ("sign", pk.sign, "promote"), ("sgn", ew.sgn, "promote"),
     ("signbit", ew.signbit, "promote"), ("bitwise_not", ew.bitwise_not, "promote"),
-    ("silu", pk.silu, "promote"),
+    ("silu", pk.silu, "promote"), ("conj_physical", pk.conj, "promote"),
 ))
 
 _STEPS = {"xlogy.OutTensor", "logaddexp2.out", "logaddexp.out", "hypot.out"}  # compound ops
@@ -137,6 +137,8 @@ POINTWISE = (
     Aten("where.self_out", "pk.where", ew.where_out),
     Aten("where.self", "pk.where", ew.where_self),
     Aten("linalg_cross.out", "pk.multiply", ew.cross),
+    Aten("complex.out", "pk.view_as_complex", ew.complex_out),
+    Aten("polar.out", "pk.view_as_complex", ew.polar_out),
     Aten("lerp.Scalar_out", "pk.add", ew.lerp),
     Aten("lerp.Tensor_out", "pk.add", ew.lerp),
     Aten("addcmul.out", "pk.multiply", ew.addcmul),
@@ -300,6 +302,42 @@ NN = (
 )
 
 
+L = linalg_ops
+
+LINALG = (
+    Aten("linalg_lu_factor_ex.out", "pykern.linalg.lu.lu_factor", L.lu_factor_ex_out),
+    Aten("linalg_lu_solve.out", "pykern.linalg.triangular.solve_triangular", L.lu_solve_out),
+    Aten("_linalg_solve_ex.result", "pk.linalg.solve", L.solve_ex_out),
+    Aten("linalg_inv_ex.inverse", "pk.linalg.inv", L.inv_ex_out),
+    Aten("_linalg_det.result", "pk.linalg.det", L.det_out),
+    Aten("_linalg_slogdet.sign", "pk.linalg.slogdet", L.slogdet_out),
+    Aten("linalg_lu.out", "pykern.linalg.lu.lu_factor", L.lu_out),
+    Aten("linalg_cholesky_ex.L", "pk.linalg.cholesky", L.cholesky_ex_out),
+    Aten("cholesky", "pk.linalg.cholesky", L.cholesky),
+    Aten("_cholesky_solve_helper", "pykern.linalg.triangular.solve_triangular",
+         L.cholesky_solve_helper),
+    Aten("cholesky_inverse", "pykern.linalg.triangular.solve_triangular", L.cholesky_inverse),
+    Aten("linalg_solve_triangular.out", "pykern.linalg.triangular.solve_triangular",
+         L.solve_triangular_out),
+    Aten("linalg_solve_triangular", "pykern.linalg.triangular.solve_triangular",
+         L.solve_triangular_functional),
+    Aten("triangular_solve.X", "pykern.linalg.triangular.solve_triangular",
+         L.triangular_solve_out),
+    Aten("_linalg_eigh.eigenvalues", "pk.linalg.eigh", L.eigh_out),
+    Aten("_linalg_svd.U", "pk.linalg.svd", L.svd_out),
+    Aten("linalg_qr.out", "pk.linalg.qr", L.qr_out),
+)
+
+FFT = (
+    Aten("_fft_r2c.out", "pk.fft.rfftn", fft_ops.fft_r2c_out),
+    Aten("_fft_c2c.out", "pk.fft.fftn", fft_ops.fft_c2c_out),
+    Aten("_fft_c2r.out", "pk.fft.irfftn", fft_ops.fft_c2r_out),
+    Aten("_fft_r2c", "pk.fft.rfftn", fft_ops.fft_r2c),
+    Aten("_fft_c2c", "pk.fft.fftn", fft_ops.fft_c2c),
+    Aten("_fft_c2r", "pk.fft.irfftn", fft_ops.fft_c2r),
+)
+
+
 def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
     return Aten(out_name, "decomposed", decomposed_out(functional))
 
@@ -388,4 +426,4 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
-                          *DECOMPOSED)
+                          *LINALG, *FFT, *DECOMPOSED)
