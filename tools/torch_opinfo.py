@@ -12,9 +12,9 @@ CPU) a sample is "pass" when every output matches the CPU's (shape, dtype and va
 tolerance below), "wrong" when an output differs, "unsupported" when pykern raises
 NotImplementedError (an ATen operator without a pykern implementation), "error" for any other
 exception. A sample that the CPU itself rejects is not counted. An op passes a dtype when all
-its samples pass. One gradient check per differentiable op: the first float32 sample, its
-outputs reduced with fixed random weights and differentiated on both devices, every input
-gradient compared.
+its samples pass. One gradient check per differentiable op: the first float64 sample (float32 on a device without
+float64), its outputs reduced with fixed random weights and differentiated on both devices,
+every input gradient compared.
 
 Tolerances: exact for integers and bool; for floats rtol/atol of 1e-4/1e-5 (float32, complex64),
 1e-7/1e-7 (float64), 1e-3/1e-3 (float16), 1.6e-2/1e-2 (bfloat16) — the float32 bound is what
@@ -59,7 +59,8 @@ TIES = {"sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "m
 # implementations that round intermediate results at different steps differ by
 LOW_PRECISION_STEPS = 2
 MAX_SAMPLES = 40
-check_grad_mode = [False]  # gradients are compared after their move to the CPU
+check_grad_mode = [False]
+GRAD_FLOAT64 = [True]  # cleared where the device has no float64  # gradients are compared after their move to the CPU
 DEVICE = "pykern"
 
 
@@ -148,34 +149,31 @@ def _close_leaf(a: object, e: object, op_name: str) -> str | None:
 
 def _tie_equivalent(actual: list, expected: list, sample: object) -> bool:
     """Whether (values, indices) outputs agree up to the order of equal values: the values
-    match and each index selects a value equal to the CPU's."""
-    tensors_a = [t.cpu() for t in actual if isinstance(t, torch.Tensor)]
+    match and each index selects a value equal to the one the CPU's index selects."""
+    tensors_a = [t for t in actual if isinstance(t, torch.Tensor)]
     tensors_e = [t for t in expected if isinstance(t, torch.Tensor)]
-    values_ok = all(
-        _close_leaf(a, e, "") is None for a, e in zip(tensors_a, tensors_e)
-        if not (e.dtype == torch.int64 and a.dtype == torch.int64))
-    if not values_ok:
-        return False
     inp = sample.input if isinstance(sample.input, torch.Tensor) else None  # type: ignore
-    if inp is None:
+    if inp is None or len(tensors_a) != len(tensors_e) or not tensors_e:
         return False
-    for a, e in zip(tensors_a, tensors_e):
-        if e.dtype != torch.int64 or e.shape != a.shape:
-            continue
-        dims = [d for d in range(inp.dim()) if inp.dim() == e.dim() and
-                inp.shape[d] != e.shape[d] or inp.dim() == e.dim()]
-        if not any(_selects_same(inp, d, a, e) for d in dims or [0]):
-            return False
-    return True
+    *values, (a_idx, e_idx) = list(zip(tensors_a, tensors_e))
+    if any(_close_leaf(a, e, "") is not None for a, e in values):
+        return False
+    a_idx = a_idx.cpu()
+    if e_idx.dtype != torch.int64 or e_idx.shape != a_idx.shape:
+        return False
+    return any(_selects_same(inp, d, a_idx, e_idx) for d in range(max(inp.dim(), 1)))
 
 
 def _selects_same(inp: torch.Tensor, dim: int, a: torch.Tensor, e: torch.Tensor) -> bool:
+    """Whether indices a and e pick equal values of inp along dim (NaN equal to NaN)."""
     try:
-        src = inp.detach()
-        if src.dim() != a.dim():
+        src = inp.detach().reshape(1) if inp.dim() == 0 else inp.detach()
+        if a.dim() == src.dim() - 1:
+            a, e = a.unsqueeze(dim), e.unsqueeze(dim)
+        elif a.dim() != src.dim():
             return False
-        return bool((src.gather(dim, a) == src.gather(dim, e)).all() or
-                    torch.equal(src.gather(dim, a).isnan(), src.gather(dim, e).isnan()))
+        va, ve = src.gather(dim, a), src.gather(dim, e)
+        return bool(((va == ve) | (va.isnan() & ve.isnan())).all())
     except (RuntimeError, IndexError):
         return False
 
@@ -252,12 +250,16 @@ def check_dtype(op: object, dtype: torch.dtype, name: str, verbose: bool) -> dic
 
 
 def check_grad(op: object, name: str) -> dict:
-    """One gradient check on the first float32 sample with inputs that require grad."""
-    if not getattr(op, "supports_autograd", False) or \
-            torch.float32 not in op.supported_dtypes("cpu"):  # type: ignore[attr-defined]
+    """One gradient check on the first sample with inputs that require grad: float64 where
+    the op and the device have it (as PyTorch's gradcheck), so that the check measures the
+    backward formulas and not the float32 rounding of an ill-conditioned sample; else
+    float32."""
+    supported = op.supported_dtypes("cpu")  # type: ignore[attr-defined]
+    dtype = torch.float64 if torch.float64 in supported and GRAD_FLOAT64[0] else torch.float32
+    if not getattr(op, "supports_autograd", False) or dtype not in supported:
         return {"status": "skip"}
     try:
-        samples = op.sample_inputs("cpu", torch.float32, requires_grad=True)  # type: ignore
+        samples = op.sample_inputs("cpu", dtype, requires_grad=True)  # type: ignore
         sample = next(iter(samples))
     except Exception:  # noqa: BLE001
         return {"status": "skip"}
@@ -397,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.shard:
         i, n = (int(v) for v in a.shard.split("/"))
         ops = ops[i::n]
+    GRAD_FLOAT64[0] = bool(pykern.torch.to_pk(torch.empty(0, device=DEVICE)).device.features.fp64)
     results = run(ops, dtypes, not a.no_grad, a.verbose, a.timeout)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))

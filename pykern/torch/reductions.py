@@ -335,6 +335,14 @@ def kthvalue_out(self: torch.Tensor, k: int, dim: int = -1, keepdim: bool = Fals
                  values: torch.Tensor, indices: torch.Tensor
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """`kthvalue.values`: the k-th smallest along dim (NaN counts as largest)."""
+    shape = list(self.shape)
+    if shape:
+        if keepdim:
+            shape[dim % len(shape)] = 1
+        else:
+            del shape[dim % len(shape)]
+    values.resize_(shape)
+    indices.resize_(shape)
     x = operand(self)
     if x.ndim == 0:  # type: ignore[union-attr]
         x = x.reshape(1)  # type: ignore[union-attr]
@@ -346,6 +354,18 @@ def kthvalue_out(self: torch.Tensor, k: int, dim: int = -1, keepdim: bool = Fals
     v = pk.take_along_axis(x, pick, axis=axis)
     if not keepdim:
         pick, v = pick.squeeze(axis), v.squeeze(axis)
-    write(values, v.reshape(tuple(values.shape)) if values.numel() else v)
-    write(indices, pick.reshape(tuple(indices.shape)) if indices.numel() else pick)
+    write(values, v.reshape(tuple(values.shape)))
+    write(indices, pick.reshape(tuple(indices.shape)))
     return values, indices
+
+
+def norm_out(self: torch.Tensor, p: float | None, dim: Dim, keepdim: bool = False, *,
+             out: torch.Tensor) -> torch.Tensor:
+    """`norm.out`: the p-norm over dim (2 when p is None)."""
+    return vector_norm_out(self, 2 if p is None else p, dim, keepdim, out=out)
+
+
+def norm_dtype_out(self: torch.Tensor, p: float | None, dim: Dim, keepdim: bool, *,
+                   dtype: torch.dtype, out: torch.Tensor) -> torch.Tensor:
+    """`norm.dtype_out`."""
+    return vector_norm_out(self, 2 if p is None else p, dim, keepdim, dtype=dtype, out=out)

@@ -16,7 +16,7 @@ import torch
 
 import pykern as pk
 from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, indexing, linalg_ops, memory,
-                          nn_ops, products, random_ops, reductions, shapes, views)
+                          more_ops, nn_ops, products, random_ops, reductions, shapes, views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import decomposed, decomposed_inplace, decomposed_out
 
@@ -338,6 +338,41 @@ FFT = (
 )
 
 
+M = more_ops
+
+COMPOSED = (
+    Aten("nll_loss2d_forward", "pk.take_along_axis", M.nll_loss2d_forward),
+    Aten("nll_loss2d_backward", "pk.Tensor.__setitem__", M.nll_loss2d_backward),
+    Aten("nansum", "pk.sum", M.nansum),
+    Aten("norm.out", "pk.sum", R.norm_out),
+    Aten("norm.dtype_out", "pk.sum", R.norm_dtype_out),
+    Aten("log_sigmoid_forward", "pk.log1p", M.log_sigmoid_forward),
+    Aten("log_sigmoid_backward", "pk.sigmoid", M.log_sigmoid_backward),
+    Aten("equal", "pk.equal", M.equal),
+    Aten("trace", "pk.linalg.diagonal", M.trace),
+    Aten("max_unpool2d", "pk.Tensor.__setitem__", M.max_unpool2d),
+    Aten("put_", "pk.Tensor.__setitem__", M.put_),
+    Aten("masked_scatter_", "pk.take", M.masked_scatter_),
+    Aten("index_fill_.int_Scalar", "pk.Tensor.__setitem__", M.index_fill_),
+    Aten("index_fill_.int_Tensor", "pk.Tensor.__setitem__", M.index_fill_),
+    Aten("median", "pk.argsort", M.median_all),
+    Aten("nanmedian", "pk.argsort", M.nanmedian_all),
+    Aten("median.dim_values", "pk.argsort", M.median_dim_out),
+    Aten("nanmedian.dim_values", "pk.argsort", M.nanmedian_dim_out),
+    Aten("_unique2", "pk.argsort", M.unique2),
+    Aten("unique_consecutive", "pk.cumsum", M.unique_consecutive),
+    Aten("searchsorted.Tensor", "xp.searchsorted", M.searchsorted),
+    Aten("searchsorted.Scalar", "xp.searchsorted", M.searchsorted),
+    Aten("bucketize.Tensor", "xp.searchsorted", M.bucketize),
+    Aten("bucketize.Scalar", "xp.searchsorted", M.bucketize),
+    Aten("histc", "pk.scatter_add", M.histc),
+    Aten("bincount", "pk.scatter_add", M.bincount),
+    Aten("_cummax_helper", "pk.maximum", M.cummax_helper),
+    Aten("_cummin_helper", "pk.minimum", M.cummin_helper),
+    Aten("_logcumsumexp", "pk.logaddexp", M.logcumsumexp),
+)
+
+
 def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
     return Aten(out_name, "decomposed", decomposed_out(functional))
 
@@ -426,4 +461,4 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
-                          *LINALG, *FFT, *DECOMPOSED)
+                          *LINALG, *FFT, *COMPOSED, *DECOMPOSED)
