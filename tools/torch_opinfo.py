@@ -12,9 +12,9 @@ CPU) a sample is "pass" when every output matches the CPU's (shape, dtype and va
 tolerance below), "wrong" when an output differs, "unsupported" when pykern raises
 NotImplementedError (an ATen operator without a pykern implementation), "error" for any other
 exception. A sample that the CPU itself rejects is not counted. An op passes a dtype when all
-its samples pass. One gradient check per differentiable op: the first float64 sample (float32 on a device without
-float64), its outputs reduced with fixed random weights and differentiated on both devices,
-every input gradient compared.
+its samples pass. One gradient check per differentiable op: the first float64 sample (float32
+on a device without float64), its outputs reduced with fixed random weights and differentiated
+on both devices, every input gradient compared.
 
 Tolerances: exact for integers and bool; for floats rtol/atol of 1e-4/1e-5 (float32, complex64),
 1e-7/1e-7 (float64), 1e-3/1e-3 (float16), 1.6e-2/1e-2 (bfloat16) — the float32 bound is what
@@ -399,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.shard:
         i, n = (int(v) for v in a.shard.split("/"))
         ops = ops[i::n]
-    GRAD_FLOAT64[0] = bool(pykern.torch.to_pk(torch.empty(0, device=DEVICE)).device.features.fp64)
+    probe = pykern.torch.to_pk(torch.empty(0, device=DEVICE))
+    GRAD_FLOAT64[0] = bool(probe.device.features.fp64)
     results = run(ops, dtypes, not a.no_grad, a.verbose, a.timeout)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
