@@ -59,8 +59,8 @@ TIES = {"sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "m
 # implementations that round intermediate results at different steps differ by
 LOW_PRECISION_STEPS = 2
 MAX_SAMPLES = 40
-check_grad_mode = [False]
-GRAD_FLOAT64 = [True]  # cleared where the device has no float64  # gradients are compared after their move to the CPU
+check_grad_mode = [False]  # gradients are compared after their move to the CPU
+GRAD_FLOAT64 = [True]  # cleared where the device has no float64
 DEVICE = "pykern"
 
 
