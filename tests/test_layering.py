@@ -99,6 +99,27 @@ def test_front_layers_import_no_backend_and_no_runtime(path):
     assert not violations(path, allowed)
 
 
+# ------------------------------------------------------------------ the PyTorch device
+
+BELOW_TORCH = [p for p in sources("pykern") + sources("runtime")
+               if "pykern/torch/" not in p.as_posix()]
+
+
+@pytest.mark.parametrize("path", BELOW_TORCH, ids=ids(BELOW_TORCH))
+def test_nothing_below_the_pytorch_device_imports_it_or_torch(path):
+    """pykern.torch is a layer on top: no other module imports it, and none imports PyTorch
+    (an optional extra)."""
+    def allowed(name: str) -> bool:
+        return not within(name, "pykern.torch") and not within(name, "torch")
+
+    assert not violations(path, allowed)
+
+
+def test_import_pykern_loads_no_torch():
+    code = "import sys, pykern; sys.exit('torch' in sys.modules or 'pykern.torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
 # ------------------------------------------------------------------ the runtime
 
 RUNTIME_FILES = sources("runtime")
