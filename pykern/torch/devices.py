@@ -5,9 +5,10 @@ backend written in Python cannot change), so "pykern" and "pykern:0" are one dev
 must be the device pykern itself would choose. The torch indices are therefore pykern's
 devices in its order of preference: "pykern:0" is pykern's current device when the first torch
 tensor is made there (PYKERN_DEVICE, `pk.set_device`, or the default order: discrete GPU,
-integrated GPU, host, CPU Vulkan), and "pykern:1", "pykern:2", ... are the other entries of
-`pk.devices()` in their order. Where the current device is `pk.devices()[0]` (the usual case on
-a machine with one GPU) "pykern:N" is `pk.devices()[N]`.
+integrated GPU, host, CPU Vulkan), and every other "pykern:N" is `pk.devices()[N]`, except that
+the chosen device's own index names `pk.devices()[0]` (the two trade places). Where the chosen
+device is `pk.devices()[0]` (the usual case on a machine with one GPU) "pykern:N" is always
+`pk.devices()[N]`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ def order() -> list[int]:
     """`pk.devices()` indices in torch index order (the first is "pykern", "pykern:0")."""
     if not _ORDER:
         first = pk.get_device().info.index  # type: ignore[attr-defined]
-        _ORDER.extend([first, *(i for i in range(len(pk.devices())) if i != first)])
+        indices = list(range(len(pk.devices())))
+        indices[0], indices[first] = first, 0
+        _ORDER.extend(indices)
     return _ORDER
 
 
