@@ -18,6 +18,7 @@ import torch
 
 import pykern as pk
 from pykern.torch.args import new, operand, write
+from pykern.torch.memory import pk_view
 
 Fn = Callable[..., object]
 
@@ -57,13 +58,41 @@ def opmath(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in _LOW else dtype
 
 
+# pykern functions that take `out=` and give the operands' dtype (bool for comparisons):
+# computed straight into the output tensor, without a copy
+WRITES_OUT = frozenset({
+    pk.add, pk.subtract, pk.multiply, pk.divide, pk.maximum, pk.minimum, pk.remainder,
+    pk.floor_divide, pk.pow, pk.atan2, pk.hypot, pk.copysign, pk.nextafter, pk.logaddexp,
+    pk.bitwise_and, pk.bitwise_or, pk.bitwise_xor, pk.bitwise_left_shift,
+    pk.bitwise_right_shift, pk.equal, pk.not_equal, pk.less, pk.less_equal, pk.greater,
+    pk.greater_equal, pk.logical_and, pk.logical_or, pk.logical_xor, pk.logical_not,
+    pk.abs, pk.negative, pk.exp, pk.exp2, pk.expm1, pk.log, pk.log2, pk.log10, pk.log1p,
+    pk.sqrt, pk.rsqrt, pk.sin, pk.cos, pk.tan, pk.asin, pk.acos, pk.atan, pk.sinh, pk.cosh,
+    pk.tanh, pk.asinh, pk.acosh, pk.atanh, pk.erf, pk.sigmoid, pk.reciprocal, pk.silu,
+    pk.relu, pk.sign, pk.bitwise_invert})
+
+
+def apply(fn: Fn, ops: list, out: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """fn(*ops) into out: computed there directly where fn can and out has the dtype fn
+    gives (the operands' `dtype`, or bool), else computed and copied."""
+    if fn in WRITES_OUT and (out.dtype == dtype or out.dtype == torch.bool) and \
+            out.is_contiguous() and not out.is_conj() and out.numel():
+        target = pk_view(out)
+        try:
+            fn(*ops, out=target)
+            return out
+        except (TypeError, ValueError):
+            pass  # (a dtype or shape pykern's out= refuses: computed below, then written)
+    return write(out, fn(*ops))
+
+
 def _run(fn: Fn, rule: str, values: tuple, out: torch.Tensor,
          steps: bool = False) -> torch.Tensor:
     d = compute_dtype(rule, values, out)
     if steps:
         d = opmath(d)
     ops = [operand(v, d) if v is not None else None for v in values]
-    return write(out, fn(*ops))
+    return apply(fn, ops, out, d)
 
 
 def unary(fn: Fn, rule: str = "promote") -> Fn:
@@ -92,7 +121,7 @@ def binary_alpha(fn: Fn) -> Fn:
             a, b = operand(self, d), pk.multiply(operand(other, d), scale)
         else:
             a, b = operand(self, d), operand(other, d)
-        return write(out, fn(a, b))
+        return apply(fn, [a, b], out, d)
     return impl
 
 
@@ -234,6 +263,13 @@ def sgn(x: object) -> object:
     if getattr(x, "dtype", None) is not None and x.dtype.is_complex:  # type: ignore[attr-defined]
         mag = pk.abs(x)
         return pk.where(pk.equal(mag, 0), 0j, pk.divide(x, mag))
+    return sign(x)
+
+
+def sign(x: object) -> object:
+    """-1, 0 or 1 (a bool stays itself, as PyTorch)."""
+    if getattr(x, "dtype", None) == pk.bool_:
+        return x
     return pk.sign(x)
 
 

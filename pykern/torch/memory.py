@@ -109,7 +109,7 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], dtype: torch.dtype
     pk_dtype = dtypes.to_pk(dtype)
     dev = devices.pk_device(device)
     nbytes = storage_nbytes(size, stride, pk_dtype.itemsize)
-    buffer = pk.empty((nbytes,), dtype=pk.u8, device=dev).buffer
+    buffer = dev.create_buffer(nbytes)  # type: ignore[attr-defined]  # (what pk.empty does)
     tdev = devices.torch_device(dev)
     return tensor_on(storage_for(buffer, tdev), size, stride, 0, dtype, tdev)
 

@@ -84,7 +84,7 @@ UNARY = tuple(Aten(f"{name}.out", f"pk.{op.__name__}", ew.unary(op, rule))
     ("sigmoid", pk.sigmoid, _F), ("reciprocal", pk.reciprocal, _F),
     ("floor", ew.rounding(pk.floor), "promote"), ("ceil", ew.rounding(pk.ceil), "promote"),
     ("trunc", ew.rounding(pk.trunc), "promote"), ("round", ew.rounding(pk.round), "promote"),
-    ("frac", ew.frac, "promote"), ("sign", pk.sign, "promote"), ("sgn", ew.sgn, "promote"),
+    ("frac", ew.frac, "promote"), ("sign", ew.sign, "promote"), ("sgn", ew.sgn, "promote"),
     ("signbit", ew.signbit, "promote"), ("bitwise_not", ew.bitwise_not, "promote"),
     ("silu", pk.silu, "promote"), ("conj_physical", pk.conj, "promote"),
 ))
