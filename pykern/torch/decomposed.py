@@ -18,7 +18,7 @@ def decomposed(overload: torch._ops.OpOverload) -> Callable[..., object]:
     fn = _TABLE[overload]
 
     def impl(*args: object, **kwargs: object) -> object:
-        return fn(*args, **kwargs)
+        return _done(fn(*args, **kwargs), overload)
     impl.__name__ = f"decomposed_{overload.__name__}"
     return impl
 
@@ -31,7 +31,7 @@ def decomposed_out(functional: torch._ops.OpOverload) -> Callable[..., object]:
     def impl(*args: object, **kwargs: object) -> object:
         outs = {k: kwargs.pop(k) for k in list(kwargs) if isinstance(kwargs[k], torch.Tensor)
                 and k not in _argument_names(functional)}
-        result = fn(*args, **kwargs)
+        result = _done(fn(*args, **kwargs), functional)
         results = result if isinstance(result, tuple) else (result,)
         targets = list(outs.values())
         for target, value in zip(targets, results):
@@ -41,6 +41,16 @@ def decomposed_out(functional: torch._ops.OpOverload) -> Callable[..., object]:
         return targets[0] if len(targets) == 1 else tuple(targets)
     impl.__name__ = f"decomposed_out_{functional.__name__}"
     return impl
+
+
+def _done(result: object, overload: torch._ops.OpOverload) -> object:
+    """A decomposition's result; NotImplemented (a case it does not cover) as the error of an
+    unsupported operator."""
+    if result is NotImplemented:
+        raise NotImplementedError(f"the pykern device has no implementation of "
+                                  f"aten::{overload._schema.name.split('::')[-1]} for these "
+                                  "arguments (PyTorch's decomposition does not cover them)")
+    return result
 
 
 def _argument_names(overload: torch._ops.OpOverload) -> set[str]:

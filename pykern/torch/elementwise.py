@@ -457,3 +457,22 @@ def polar_out(abs: torch.Tensor, angle: torch.Tensor, *,  # noqa: A002
     r, t = operand(abs, part), operand(angle, part)
     re, im = pk.multiply(r, pk.cos(t)), pk.multiply(r, pk.sin(t))
     return complex_out(new(re), new(im), out=out)
+
+
+def gcd(a: object, b: object) -> object:
+    """The greatest common divisor (non-negative), by Euclid's algorithm on the whole tensor
+    until every pair is done."""
+    x, y = pk.abs(a), pk.abs(b)
+    for step in range(200):
+        if step % 8 == 0 and not bool(pk.any(pk.not_equal(y, 0)).item()):
+            break
+        live = pk.not_equal(y, 0)
+        x, y = pk.where(live, y, x), pk.where(live, pk.remainder(x, pk.where(live, y, 1)), 0)
+    return x
+
+
+def lcm(a: object, b: object) -> object:
+    """The least common multiple (non-negative), |a / gcd(a, b) * b|; 0 where gcd is 0."""
+    g = gcd(a, b)
+    safe = pk.where(pk.equal(g, 0), 1, g)
+    return pk.where(pk.equal(g, 0), 0, pk.abs(pk.multiply(pk.floor_divide(a, safe), b)))

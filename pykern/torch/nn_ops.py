@@ -386,10 +386,13 @@ def avg_pool2d_out(self: torch.Tensor, kernel_size: Sequence[int], stride: Seque
                    padding: Sequence[int] = (0,), ceil_mode: bool = False,
                    count_include_pad: bool = True, divisor_override: int | None = None, *,
                    out: torch.Tensor) -> torch.Tensor:
-    """`avg_pool2d.out`."""
+    """`avg_pool2d.out` (with divisor_override, the window sums divided by it, whatever its
+    sign, as PyTorch)."""
     y = pk.nn.functional.avg_pool2d(operand(self), list(kernel_size), list(stride) or None,
                                     _pair(padding), ceil_mode, count_include_pad,
-                                    divisor_override)
+                                    None if divisor_override is None else 1)
+    if divisor_override is not None and divisor_override != 1:
+        y = pk.divide(y, float(divisor_override))
     return write(out, y)
 
 
@@ -401,8 +404,12 @@ def avg_pool2d_backward_out(grad_output: torch.Tensor, self: torch.Tensor,
     """`avg_pool2d_backward.grad_input` (pykern's pooling backward)."""
     x = _with_grad(self)
     y = pk.nn.functional.avg_pool2d(x, list(kernel_size), list(stride) or None, _pair(padding),
-                                    ceil_mode, count_include_pad, divisor_override)
-    (gx,) = pk.autograd.grad([y], [x], grad_outputs=[operand(grad_output)])
+                                    ceil_mode, count_include_pad,
+                                    None if divisor_override is None else 1)
+    g = operand(grad_output)
+    if divisor_override is not None and divisor_override != 1:
+        g = pk.divide(g, float(divisor_override))
+    (gx,) = pk.autograd.grad([y], [x], grad_outputs=[g])
     return write(grad_input, gx)
 
 

@@ -65,16 +65,23 @@ def _operand_device(args: tuple, kwargs: dict) -> torch.device | None:
     return torch.device(device) if device is not None else None
 
 
-def on_operands_device(impl: Callable[..., object]) -> Callable[..., object]:
+def on_operands_device(impl: Callable[..., object], overload: str) -> Callable[..., object]:
     """`impl` run with pykern's op device set to its operands' device, so that the pykern
-    tensors it creates (constants, ranges, results) are made there."""
+    tensors it creates (constants, ranges, results) are made there. A dtype a pykern op
+    refuses becomes the NotImplementedError of an unsupported operator."""
     def kernel(*args: object, **kwargs: object) -> object:
         device = _operand_device(args, kwargs)
         target = devices.pk_device_of_index(device.index or 0) if device is not None else None
-        if target is None or target is pk.get_device():
-            return impl(*args, **kwargs)
-        with running_on(target):
-            return impl(*args, **kwargs)
+        try:
+            if target is None or target is pk.get_device():
+                return impl(*args, **kwargs)
+            with running_on(target):
+                return impl(*args, **kwargs)
+        except TypeError as e:
+            if "dtype" in str(e) and "support" in str(e):
+                raise NotImplementedError(f"the pykern device has no aten::{overload} for "
+                                          f"these dtypes: {e}") from e
+            raise
     kernel.__name__ = getattr(impl, "__name__", "kernel")
     return kernel
 
@@ -89,7 +96,7 @@ def register() -> None:
     _setup_privateuseone_for_python_backend(devices.NAME, device_module, _Hooks(), _Guard())
     lib = torch.library.Library("aten", "IMPL")
     for entry in TABLE:
-        lib.impl(entry.overload, on_operands_device(entry.impl), entry.key)
+        lib.impl(entry.overload, on_operands_device(entry.impl, entry.overload), entry.key)
     fallback = torch.library.Library("_", "IMPL")
     fallback.fallback(_missing, dispatch_key="PrivateUse1")
     _LIBRARIES.extend([lib, fallback, *autocast.register(), *pinning.register()])
