@@ -8,17 +8,27 @@ from collections.abc import Sequence
 import torch
 
 import pykern as pk
+from pykern.torch import devices
 from pykern.torch.args import new, operand, write
+from pykern.torch.memory import is_pykern
 
 
 def _index(i: torch.Tensor | None) -> object:
-    """An ATen index (None, an integer tensor or a bool/uint8 mask) as a pykern key part."""
+    """An ATen index (None, an integer tensor or a bool/uint8 mask) as a pykern key part; an
+    index on the CPU is copied to the device (PyTorch allows CPU indices)."""
     if i is None:
         return slice(None)
+    if not is_pykern(i):
+        i = i.to(pk_device_name())
     p = operand(i)
     if p.dtype == pk.u8:  # type: ignore[union-attr]  # a legacy byte mask
         p = p.astype(pk.bool_)  # type: ignore[union-attr]
     return p
+
+
+def pk_device_name() -> torch.device:
+    """The torch device of pykern's op device (the operands' one, during an op)."""
+    return devices.torch_device(pk.get_device())
 
 
 def _key(indices: Sequence[torch.Tensor | None]) -> tuple:

@@ -165,6 +165,13 @@ def test_indexing():
         return u.scatter_add(0, idx.repeat(6, 1).t()[:3].to(t.device), t[:3])
     _compare(put, [x], torch.float32, grad=True)
     _compare(lambda t: torch.nonzero(t > 0), [x], torch.float32)
+    _compare(lambda t: t[idx] * 2, [x], torch.float32, grad=True)  # a CPU index, as CUDA allows
+
+    def bump(t):
+        u = t.clone()
+        u[idx] += 1.0  # a CPU index tensor again
+        return u
+    _compare(bump, [x], torch.float32, grad=True)
 
 
 def test_sort_topk_and_their_indices():
