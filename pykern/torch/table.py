@@ -16,7 +16,8 @@ import torch
 
 import pykern as pk
 from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, indexing, linalg_ops, memory,
-                          more_ops, nn_ops, products, random_ops, reductions, shapes, views)
+                          more_ops, nn_ops, polynomials, products, random_ops, reductions,
+                          shapes, special, views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import decomposed, decomposed_inplace, decomposed_out
 
@@ -375,6 +376,34 @@ COMPOSED = (
 )
 
 
+S = special
+_P = polynomials
+
+SPECIAL = tuple(Aten(name, f"composed: {fn.__name__}", S.unary(fn)) for name, fn in (
+    ("erfc.out", S.erfc), ("erfinv.out", S.erfinv), ("lgamma.out", S.lgamma),
+    ("digamma.out", S.digamma), ("i0.out", S.i0), ("special_i0e.out", S.i0e),
+    ("special_i1.out", S.i1), ("special_i1e.out", S.i1e), ("special_ndtri.out", S.ndtri),
+    ("special_erfcx.out", S.erfcx),
+    ("special_spherical_bessel_j0.out", S.spherical_bessel_j0),
+)) + tuple(Aten(f"special_zeta.{kind}", "composed: zeta", S.binary(S.zeta))
+           for kind in ("out", "self_scalar_out", "other_scalar_out")) + (
+    Aten("polygamma.out", "composed: zeta", S.polygamma_out),
+    Aten("mvlgamma.out", "composed: lgamma", S.mvlgamma_out),
+) + tuple(Aten(f"special_{name}.{kind}", "composed: recurrence", fn)
+          for name, fn in (
+              ("chebyshev_polynomial_t", _P.chebyshev("t")),
+              ("chebyshev_polynomial_u", _P.chebyshev("u")),
+              ("chebyshev_polynomial_v", _P.chebyshev("v")),
+              ("chebyshev_polynomial_w", _P.chebyshev("w")),
+              ("shifted_chebyshev_polynomial_t", _P.chebyshev("t", shifted=True)),
+              ("shifted_chebyshev_polynomial_u", _P.chebyshev("u", shifted=True)),
+              ("shifted_chebyshev_polynomial_v", _P.chebyshev("v", shifted=True)),
+              ("shifted_chebyshev_polynomial_w", _P.chebyshev("w", shifted=True)),
+              ("hermite_polynomial_h", _P.hermite_h), ("hermite_polynomial_he", _P.hermite_he),
+              ("laguerre_polynomial_l", _P.laguerre), ("legendre_polynomial_p", _P.legendre))
+          for kind in ("out", "x_scalar_out", "n_scalar_out"))
+
+
 def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
     return Aten(out_name, "decomposed", decomposed_out(functional))
 
@@ -431,7 +460,6 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("special_xlog1py.out", aten.special_xlog1py.default),
     ("special_entr.out", aten.special_entr.default),
     ("special_log_ndtr.out", aten.special_log_ndtr.default),
-    ("special_erfcx.out", aten.special_erfcx.default),
 )) + (
     Aten("hardtanh", "decomposed", decomposed(aten.hardtanh.default)),
     Aten("hardtanh_", "decomposed", decomposed_inplace(aten.hardtanh.default)),
@@ -462,4 +490,5 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
-                          *LINALG, *FFT, *COMPOSED, *DECOMPOSED)
+                          *LINALG, *FFT, *COMPOSED, *SPECIAL,
+                          *DECOMPOSED)
