@@ -182,6 +182,20 @@ def comparison(fn: Fn) -> Fn:
 # ---------------------------------------------------------------- pykern compositions
 
 
+def precise(fn: Fn) -> Fn:
+    """fn computed in float64 where the device has it, for float32 operands: for the functions
+    whose Vulkan precision is loose (the spec allows acos, asin, atan and atan2 4096 ULP), so
+    that their float32 results agree with the CPU's on every device."""
+    def run(*xs: object) -> object:
+        tensors = [x for x in xs if isinstance(x, pk.Tensor)]
+        if not tensors or tensors[0].dtype != pk.f32 or not tensors[0].device.features.fp64:
+            return fn(*xs)
+        wide = [x.astype(pk.f64) if isinstance(x, pk.Tensor) else x for x in xs]
+        return fn(*wide).astype(pk.f32)
+    run.__name__ = fn.__name__
+    return run
+
+
 def fmod(a: object, b: object) -> object:
     """C's fmod (the remainder with a's sign), exact: |a| % |b| is exact for positive
     operands (Python's % and C's fmod agree there), and takes a's sign."""
