@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import torch
 
 import pykern as pk
-from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, indexing, linalg_ops, memory,
+from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, foreach, indexing, linalg_ops,
+                          memory,
                           more_ops, nn_ops, polynomials, products, random_ops, reductions,
                           shapes, special, views)
 from pykern.torch import elementwise as ew
@@ -405,6 +406,47 @@ SPECIAL = tuple(Aten(name, f"composed: {fn.__name__}", S.unary(fn)) for name, fn
           for kind in ("out", "x_scalar_out", "n_scalar_out"))
 
 
+def _foreach_entries() -> tuple[Aten, ...]:
+    """The optimizers' foreach operators, each overload that PyTorch has (one shared
+    operand, a list of them, a list of scalars, one tensor), in place and functional."""
+    fe = foreach
+    binary = {"add": (ew.binary_alpha(pk.add), False), "sub": (ew.binary_alpha(pk.subtract),
+                                                              False),
+              "mul": (ew.binary(pk.multiply), False), "div": (ew.binary(pk.divide, _F), True),
+              "maximum": (ew.binary(pk.maximum), False), "minimum": (ew.binary(pk.minimum),
+                                                                      False)}
+    unary = {"sqrt": pk.sqrt, "neg": pk.negative, "reciprocal": pk.reciprocal,
+             "abs": pk.abs, "exp": pk.exp, "log": pk.log, "sigmoid": pk.sigmoid}
+    entries: list[Aten] = []
+    for name, (impl, to_float) in binary.items():
+        for kind in ("Scalar", "List", "ScalarList", "Tensor"):
+            for suffix, wrap in (("_", fe.inplace(impl)),
+                                 ("", fe.functional(impl, float_result=to_float))):
+                overload = f"_foreach_{name}{suffix}.{kind}"
+                if hasattr(getattr(aten, f"_foreach_{name}{suffix}"), kind):
+                    entries.append(Aten(overload, f"pk.{name} per tensor", wrap))
+    for name, fn in unary.items():
+        impl = ew.unary(fn, _F if name in ("sqrt", "reciprocal", "exp", "log", "sigmoid")
+                        else "promote")
+        entries.append(Aten(f"_foreach_{name}_", f"pk.{name} per tensor", fe.inplace(impl)))
+        entries.append(Aten(f"_foreach_{name}", f"pk.{name} per tensor",
+                            fe.functional(impl, float_result=name != "neg" and name != "abs")))
+    for name, impl in (("addcmul", ew.addcmul), ("addcdiv", ew.addcdiv)):
+        for kind in ("Scalar", "ScalarList", "Tensor"):
+            entries.append(Aten(f"_foreach_{name}_.{kind}", f"pk.{name} per tensor",
+                                fe.pointwise_inplace(impl)))
+            entries.append(Aten(f"_foreach_{name}.{kind}", f"pk.{name} per tensor",
+                                fe.pointwise_functional(impl)))
+    for kind in ("Scalar", "List", "ScalarList"):
+        entries.append(Aten(f"_foreach_lerp_.{kind}", "lerp per tensor", fe.lerp_inplace))
+    entries.append(Aten("_foreach_norm.Scalar", "pk.sum per tensor", fe.norm))
+    entries.append(Aten("_foreach_zero_", "pk.zeros per tensor", fe.zero_))
+    return tuple(entries)
+
+
+FOREACH = _foreach_entries()
+
+
 def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
     return Aten(out_name, "decomposed", decomposed_out(functional))
 
@@ -491,5 +533,5 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
-                          *LINALG, *FFT, *COMPOSED, *SPECIAL,
+                          *LINALG, *FFT, *COMPOSED, *SPECIAL, *FOREACH,
                           *DECOMPOSED)

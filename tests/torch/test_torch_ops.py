@@ -267,6 +267,53 @@ def test_optimizer_foreach_ops():
         torch.testing.assert_close(a, e)
 
 
+FOREACH = {
+    "add_scalar": lambda ps, gs: torch._foreach_add(ps, 0.5),
+    "add_list_alpha": lambda ps, gs: torch._foreach_add(ps, gs, alpha=-2),
+    "sub_scalarlist": lambda ps, gs: torch._foreach_sub(ps, [0.5, -1.0]),
+    "mul_tensor": lambda ps, gs: torch._foreach_mul(ps, ps[1].new_tensor(3.0)),
+    "div_list": lambda ps, gs: torch._foreach_div(ps, torch._foreach_add(
+        torch._foreach_abs(gs), 1.0)),
+    "maximum": lambda ps, gs: torch._foreach_maximum(ps, gs),
+    "sqrt_exp_neg": lambda ps, gs: torch._foreach_neg(torch._foreach_sqrt(
+        torch._foreach_exp(ps))),
+    "reciprocal_sigmoid": lambda ps, gs: torch._foreach_reciprocal(
+        torch._foreach_sigmoid(gs)),
+    "addcmul_scalarlist": lambda ps, gs: torch._foreach_addcmul(ps, gs, gs, [0.1, 0.2]),
+    "addcdiv_tensor": lambda ps, gs: torch._foreach_addcdiv(
+        ps, gs, torch._foreach_add(torch._foreach_abs(ps), 1.0), torch.tensor([0.3, 0.7])),
+    "norm": lambda ps, gs: torch._foreach_norm(gs, 3.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOREACH))
+def test_foreach_functional(name):
+    ps = _inputs([(3, 4), (5,)], torch.float32, seed=21)
+    gs = _inputs([(3, 4), (5,)], torch.float32, seed=22)
+    expected = FOREACH[name](ps, gs)
+    actual = FOREACH[name]([p.to(DEV) for p in ps], [g.to(DEV) for g in gs])
+    for a, e in zip(actual, expected):
+        assert a.device.type == DEV and a.dtype == e.dtype
+        torch.testing.assert_close(a.cpu(), e)
+
+
+def test_foreach_in_place_and_lerp():
+    ps = _inputs([(3, 4), (5,)], torch.float32, seed=23)
+    gs = _inputs([(3, 4), (5,)], torch.float32, seed=24)
+    out = []
+    for device in ("cpu", DEV):
+        p = [t.clone().to(device) for t in ps]
+        g = [t.to(device) for t in gs]
+        torch._foreach_lerp_(p, g, 0.1)
+        torch._foreach_lerp_(p, g, [0.2, 0.9])
+        torch._foreach_mul_(p, g)
+        torch._foreach_addcdiv_(p, g, torch._foreach_add(torch._foreach_abs(g), 2.0), value=-0.5)
+        torch._foreach_zero_(g[:1]) if device == DEV else None
+        out.append([t.cpu() for t in p])
+    for a, e in zip(out[1], out[0]):
+        torch.testing.assert_close(a, e)
+
+
 def test_creation_and_random():
     torch.manual_seed(1)
     cpu = (torch.zeros(2, 3), torch.full((2,), math.pi), torch.eye(3), torch.arange(1, 7, 2),
