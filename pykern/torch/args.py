@@ -109,16 +109,3 @@ def dims(dim: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     if len(dim) == 0:
         return tuple(range(ndim))
     return tuple(sorted({d % max(ndim, 1) for d in dim}))
-
-
-def common_dtype(*values: object) -> torch.dtype:
-    """PyTorch's result type of tensors and numbers (its promotion rules)."""
-    args = [v for v in values if v is not None]
-    if len(args) == 1:
-        v = args[0]
-        return v.dtype if isinstance(v, torch.Tensor) else torch.result_type(torch.tensor(0), v)
-    dtype = torch.result_type(args[0], args[1])
-    for v in args[2:]:
-        dtype = torch.promote_types(dtype, torch.result_type(v, v) if isinstance(
-            v, torch.Tensor) else dtype)
-    return dtype
