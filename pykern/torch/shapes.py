@@ -152,5 +152,6 @@ def roll(self: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) ->
     x = operand(self)
     xp = pk.array_api
     if not dims:
-        return new(xp.roll(x.reshape(-1), list(shifts)).reshape(x.shape))  # type: ignore
+        flat = x.reshape(-1)  # type: ignore[union-attr]
+        return new(xp.roll(flat, int(shifts[0])).reshape(x.shape))  # type: ignore
     return new(xp.roll(x, list(shifts), axis=list(dims)))

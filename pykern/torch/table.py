@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import torch
 
 import pykern as pk
-from pykern.torch import (attention_ops, conv_ops, copies, fft_ops, foreach, indexing, linalg_ops,
-                          memory,
+from pykern.torch import (attention_ops, conv_ops, copies, extra_ops, fft_ops, foreach, indexing,
+                          linalg_ops, memory,
                           more_ops, nn_ops, polynomials, products, random_ops, reductions,
                           shapes, special, views)
 from pykern.torch import elementwise as ew
@@ -375,6 +375,21 @@ COMPOSED = (
     Aten("_cummax_helper", "pk.maximum", M.cummax_helper),
     Aten("_cummin_helper", "pk.minimum", M.cummin_helper),
     Aten("_logcumsumexp", "pk.logaddexp", M.logcumsumexp),
+    Aten("scatter_reduce.two_out", "segmented scan", extra_ops.scatter_reduce_out),
+    Aten("index_reduce.out", "segmented scan", extra_ops.index_reduce_out),
+    Aten("mode", "pk.argsort", extra_ops.mode),
+    Aten("isin.Tensor_Tensor_out", "xp.searchsorted", extra_ops.isin_out),
+    Aten("isin.Tensor_Scalar_out", "pk.equal", extra_ops.isin_out),
+    Aten("isin.Scalar_Tensor_out", "xp.searchsorted", extra_ops.isin_out),
+    Aten("frexp.Tensor_out", "pk.log2", extra_ops.frexp_out),
+    Aten("repeat_interleave.Tensor", "xp.searchsorted", extra_ops.repeat_interleave),
+    Aten("angle", "pk.atan2", extra_ops.angle),
+    Aten("channel_shuffle", "views", extra_ops.channel_shuffle),
+    Aten("_prelu_kernel", "pk.where", extra_ops.prelu),
+    Aten("_prelu_kernel_backward", "pk.where", extra_ops.prelu_backward),
+    Aten("nonzero_static", "xp.nonzero", extra_ops.nonzero_static),
+    Aten("linalg_lu_factor_ex", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu_factor_ex),
+    Aten("linalg_lu", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu),
 )
 
 
