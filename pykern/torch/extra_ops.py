@@ -253,3 +253,18 @@ def linalg_lu(A: torch.Tensor, *, pivot: bool = True) -> tuple[torch.Tensor, ...
     outs = [torch.empty(A.shape, dtype=A.dtype, device=A.device) for _ in range(3)]
     return lu_out(A, pivot=pivot, P=outs[0], L=outs[1], U=outs[2])
 
+
+
+def weight_norm_backward(grad_w: torch.Tensor, saved_v: torch.Tensor, saved_g: torch.Tensor,
+                         saved_norms: torch.Tensor, dim: int
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """`_weight_norm_interface_backward` of w = g · v / |v| (norms over every dim but `dim`):
+    grad_g = Σ grad_w · v / |v|, grad_v = g / |v| · (grad_w - v · Σ(grad_w · v) / |v|²)."""
+    gw, v = operand(grad_w), operand(saved_v)
+    g, norm = operand(saved_g, saved_v.dtype), operand(saved_norms, saved_v.dtype)
+    axes = tuple(d for d in range(v.ndim) if d != dim % max(v.ndim, 1))  # type: ignore
+    dot = pk.sum(pk.multiply(gw, v), axis=axes, keepdims=True)
+    grad_g = pk.divide(dot, norm)
+    grad_v = pk.multiply(pk.divide(g, norm), pk.subtract(
+        gw, pk.multiply(v, pk.divide(dot, pk.multiply(norm, norm)))))
+    return new(grad_v, saved_v.dtype), new(grad_g.reshape(tuple(saved_g.shape)), saved_g.dtype)

@@ -390,6 +390,7 @@ COMPOSED = (
     Aten("nonzero_static", "xp.nonzero", extra_ops.nonzero_static),
     Aten("linalg_lu_factor_ex", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu_factor_ex),
     Aten("linalg_lu", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu),
+    Aten("_weight_norm_interface_backward", "pk.sum", extra_ops.weight_norm_backward),
 )
 
 
@@ -544,6 +545,7 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
          decomposed(aten.reflection_pad2d_backward.default)),
     Aten("rsub.Tensor", "decomposed", decomposed(aten.rsub.Tensor)),
     Aten("_unsafe_index.Tensor", "decomposed", decomposed(aten._unsafe_index.Tensor)),
+    Aten("_weight_norm_interface", "decomposed", decomposed(aten._weight_norm_interface.default)),
 )
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
