@@ -14,7 +14,7 @@ import torch
 
 import pykern as pk
 from pykern.torch import dtypes
-from pykern.torch.memory import is_pykern, pk_view, result
+from pykern.torch.memory import adopt, is_pykern, pk_view, result
 
 Number = bool | int | float | complex
 
@@ -70,10 +70,13 @@ def write(out: torch.Tensor, value: pk.Tensor | Number) -> torch.Tensor:
     """Writes `value` (broadcast, converted to out's dtype) into `out`; returns `out`. An
     `out` of another shape that `value` does not broadcast to is resized first (PyTorch's
     rule for out= tensors: non-structured operators get an empty one)."""
-    if isinstance(value, pk.Tensor) and tuple(out.shape) != value.shape and (
-            (out.numel() == 0 and value.size > 0) or
-            not _broadcasts(value.shape, tuple(out.shape))):
-        out.resize_(value.shape)
+    if isinstance(value, pk.Tensor):
+        if tuple(out.shape) != value.shape and (
+                (out.numel() == 0 and value.size > 0) or
+                not _broadcasts(value.shape, tuple(out.shape))):
+            out.resize_(value.shape)
+        if adopt(out, value):
+            return out  # out takes value's memory: no copy
     target = pk_view(out)
     if isinstance(value, pk.Tensor) and value.buffer is target.buffer and \
             value.offset == target.offset and value.shape == target.shape and \

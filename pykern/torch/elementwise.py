@@ -18,7 +18,7 @@ import torch
 
 import pykern as pk
 from pykern.torch.args import new, operand, write
-from pykern.torch.memory import pk_view
+from pykern.torch.memory import pk_view, unallocated
 
 Fn = Callable[..., object]
 
@@ -73,10 +73,11 @@ WRITES_OUT = frozenset({
 
 
 def apply(fn: Fn, ops: list, out: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """fn(*ops) into out: computed there directly where fn can and out has the dtype fn
-    gives (the operands' `dtype`, or bool), else computed and copied."""
+    """fn(*ops) into out: a fresh output takes the result's memory; an existing one (an
+    in-place op) is computed into directly where fn can and out has the dtype fn gives (the
+    operands' `dtype`, or bool); else the result is copied."""
     if fn in WRITES_OUT and (out.dtype == dtype or out.dtype == torch.bool) and \
-            out.is_contiguous() and not out.is_conj() and out.numel():
+            out.is_contiguous() and not out.is_conj() and out.numel() and not unallocated(out):
         target = pk_view(out)
         try:
             fn(*ops, out=target)

@@ -80,8 +80,24 @@ def storage_for(buffer: object, device: torch.device) -> torch.UntypedStorage:
         return storage
     nbytes = buffer.nbytes  # type: ignore[attr-defined]
     storage = torch._C._construct_storage_from_data_pointer(_reserve(nbytes), device, nbytes)
-    storage._pk_buffer = buffer  # the storage keeps the buffer alive
+    _attach(storage, buffer)
+    return storage
+
+
+def _attach(storage: torch.UntypedStorage, buffer: object) -> None:
+    """Makes `buffer` the bytes of `storage` (which keeps it alive)."""
+    storage._pk_buffer = buffer
+    key = id(buffer)
     _STORAGES[key] = weakref.ref(storage, lambda _r, key=key: _forget(key))
+
+
+def _lazy_storage(nbytes: int, device: object) -> torch.UntypedStorage:
+    """A storage of `nbytes` bytes on a pykern device whose buffer is made when first used,
+    or taken over from the result an operator computes into it (`adopt`)."""
+    tdev = devices.torch_device(device)
+    storage = torch._C._construct_storage_from_data_pointer(_reserve(nbytes), tdev, nbytes)
+    storage._pk_buffer = None
+    storage._pk_device = device
     return storage
 
 
@@ -109,9 +125,8 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], dtype: torch.dtype
     pk_dtype = dtypes.to_pk(dtype)
     dev = devices.pk_device(device)
     nbytes = storage_nbytes(size, stride, pk_dtype.itemsize)
-    buffer = dev.create_buffer(nbytes)  # type: ignore[attr-defined]  # (what pk.empty does)
     tdev = devices.torch_device(dev)
-    return tensor_on(storage_for(buffer, tdev), size, stride, 0, dtype, tdev)
+    return tensor_on(_lazy_storage(nbytes, dev), size, stride, 0, dtype, tdev)
 
 
 def contiguous_strides(size: Sequence[int]) -> list[int]:
@@ -139,12 +154,38 @@ def is_pykern(t: object) -> bool:
 
 
 def buffer_of(t: torch.Tensor) -> object:
-    """The pykern buffer under a "pykern" tensor."""
+    """The pykern buffer under a "pykern" tensor (made now where the storage has none yet)."""
+    storage = t.untyped_storage()
     try:
-        return t.untyped_storage()._pk_buffer
+        buffer = storage._pk_buffer
     except AttributeError:
         raise TypeError(f"expected a tensor on the pykern device, got one on {t.device}") \
             from None
+    if buffer is None:  # what pk.empty does
+        buffer = storage._pk_device.create_buffer(storage.nbytes())
+        _attach(storage, buffer)
+    return buffer
+
+
+def adopt(out: torch.Tensor, p: pk.Tensor) -> bool:
+    """Makes the fresh result `p` the memory of `out`, where out's storage has no buffer yet
+    and p has out's exact layout (then no copy is needed); whether it did."""
+    storage = out.untyped_storage()
+    if getattr(storage, "_pk_buffer", False) is not None:
+        return False
+    buffer = p.buffer
+    if p.offset or out.storage_offset() or p.dtype != dtypes.to_pk(out.dtype) or \
+            p.shape != tuple(out.shape) or p.element_strides != tuple(out.stride()) or \
+            buffer.nbytes != storage.nbytes() or owned(p) or \
+            buffer.device is not storage._pk_device:  # type: ignore[attr-defined]
+        return False
+    _attach(storage, buffer)
+    return True
+
+
+def unallocated(t: torch.Tensor) -> bool:
+    """Whether t's storage has no buffer yet (a fresh output that can adopt a result)."""
+    return getattr(t.untyped_storage(), "_pk_buffer", False) is None
 
 
 def pk_view(t: torch.Tensor) -> pk.Tensor:
