@@ -268,3 +268,25 @@ def weight_norm_backward(grad_w: torch.Tensor, saved_v: torch.Tensor, saved_g: t
     grad_v = pk.multiply(pk.divide(g, norm), pk.subtract(
         gw, pk.multiply(v, pk.divide(dot, pk.multiply(norm, norm)))))
     return new(grad_v, saved_v.dtype), new(grad_g.reshape(tuple(saved_g.shape)), saved_g.dtype)
+
+
+def embedding_renorm_(self: torch.Tensor, indices: torch.Tensor, max_norm: float,
+                      norm_type: float) -> torch.Tensor:
+    """`embedding_renorm_`: each row that indices name scaled to norm max_norm where its
+    norm_type-norm is larger (max_norm / (norm + 1e-7), as PyTorch)."""
+    w = operand(self)
+    rows = pk.array_api.unique_values(operand(indices, torch.int64).reshape(-1))  # type: ignore
+    if rows.shape[0] == 0:
+        return self
+    picked = pk.take(w, rows, axis=0)
+    a = pk.abs(picked)
+    if norm_type == math.inf:
+        norm = pk.max(a, axis=1, keepdims=True)
+    elif norm_type == 1:
+        norm = pk.sum(a, axis=1, keepdims=True)
+    else:
+        norm = pk.pow(pk.sum(pk.pow(a, float(norm_type)), axis=1, keepdims=True),
+                      1.0 / norm_type)
+    scale = pk.where(pk.greater(norm, max_norm), pk.divide(max_norm, pk.add(norm, 1e-7)), 1.0)
+    w[rows] = pk.multiply(picked, scale)  # type: ignore[index]
+    return self

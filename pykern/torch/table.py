@@ -391,6 +391,7 @@ COMPOSED = (
     Aten("linalg_lu_factor_ex", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu_factor_ex),
     Aten("linalg_lu", "pykern.linalg.lu.lu_factor", extra_ops.linalg_lu),
     Aten("_weight_norm_interface_backward", "pk.sum", extra_ops.weight_norm_backward),
+    Aten("embedding_renorm_", "pk.take", extra_ops.embedding_renorm_),
 )
 
 
