@@ -70,3 +70,51 @@ def decomposed_inplace(functional: torch._ops.OpOverload) -> Callable[..., objec
 def has(overload: torch._ops.OpOverload) -> bool:
     """Whether PyTorch has a decomposition of `overload`."""
     return overload in _TABLE
+
+
+def _autograd_inside() -> torch._C._ForceDispatchKeyGuard:
+    """Admits PyTorch's autograd again inside a kernel (the dispatcher leaves it out below
+    the autograd key), so that a backward can be taken of a decomposition run there."""
+    keys = torch._C.DispatchKey
+    exclude = torch._C._dispatch_tls_local_exclude_set()
+    for key in (keys.ADInplaceOrView, keys.AutogradFunctionality):
+        exclude = exclude.remove(key)
+    return torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), exclude)
+
+
+def _vjp(fn: Callable[..., torch.Tensor], inputs: list[torch.Tensor], args: tuple,
+         grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+    """The gradients of `fn(*inputs, *args)` with respect to `inputs` for `grad_output`, taken
+    by PyTorch's autograd over `fn`'s ATen operators, which run on pykern."""
+    with _autograd_inside(), torch.enable_grad():
+        leaves = [x.detach().requires_grad_() for x in inputs]
+        result = fn(*leaves, *args)
+        return torch.autograd.grad(result, leaves, grad_output, allow_unused=True)
+
+
+def upsample_backward(forward: torch._ops.OpOverload) -> Callable[..., torch.Tensor]:
+    """`upsample_*_backward.grad_input(grad_output, output_size, input_size, *rest)`: the
+    gradient of the forward's decomposition (`forward(input, output_size, *rest)`, linear in
+    its input) by autograd over it."""
+    fn = _TABLE[forward]
+
+    def impl(grad_output: torch.Tensor, output_size: list[int], input_size: list[int],
+             *rest: object, grad_input: torch.Tensor) -> torch.Tensor:
+        zeros = grad_output.new_zeros(input_size)
+        (grad,) = _vjp(fn, [zeros], (output_size, *rest), grad_output)
+        grad = zeros if grad is None else grad
+        if grad_input.shape != grad.shape:
+            grad_input.resize_(grad.shape)
+        return grad_input.copy_(grad)
+    impl.__name__ = f"upsample_backward_{forward.__name__}"
+    return impl
+
+
+def grid_sampler_2d_backward(grad_output: torch.Tensor, input: torch.Tensor, grid: torch.Tensor,
+                             interpolation_mode: int, padding_mode: int, align_corners: bool,
+                             output_mask: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of grid_sampler_2d's decomposition with respect to its input and grid."""
+    grads = _vjp(_TABLE[torch.ops.aten.grid_sampler_2d.default], [input, grid],
+                 (interpolation_mode, padding_mode, align_corners), grad_output)
+    return tuple(torch.zeros_like(x) if g is None else g  # type: ignore[return-value]
+                 for x, g in zip((input, grid), grads))

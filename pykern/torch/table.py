@@ -20,7 +20,8 @@ from pykern.torch import (attention_ops, conv_ops, copies, extra_ops, fft_ops, f
                           more_ops, nn_ops, polynomials, products, random_ops, reductions,
                           shapes, special, views)
 from pykern.torch import elementwise as ew
-from pykern.torch.decomposed import decomposed, decomposed_inplace, decomposed_out
+from pykern.torch.decomposed import (decomposed, decomposed_inplace, decomposed_out,
+                                     grid_sampler_2d_backward, upsample_backward)
 
 aten = torch.ops.aten
 
@@ -547,7 +548,21 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     Aten("rsub.Tensor", "decomposed", decomposed(aten.rsub.Tensor)),
     Aten("_unsafe_index.Tensor", "decomposed", decomposed(aten._unsafe_index.Tensor)),
     Aten("_weight_norm_interface", "decomposed", decomposed(aten._weight_norm_interface.default)),
-)
+    Aten("grid_sampler_2d", "decomposed", decomposed(aten.grid_sampler_2d.default)),
+    Aten("grid_sampler_2d_backward", "autograd of the decomposition", grid_sampler_2d_backward),
+) + tuple(Aten(f"{name}_backward.grad_input", "autograd of the decomposition",
+               upsample_backward(forward)) for name, forward in (
+    ("upsample_nearest1d", aten.upsample_nearest1d.default),
+    ("upsample_nearest2d", aten.upsample_nearest2d.default),
+    ("upsample_nearest3d", aten.upsample_nearest3d.default),
+    ("_upsample_nearest_exact1d", aten._upsample_nearest_exact1d.default),
+    ("_upsample_nearest_exact2d", aten._upsample_nearest_exact2d.default),
+    ("_upsample_nearest_exact3d", aten._upsample_nearest_exact3d.default),
+    ("upsample_linear1d", aten.upsample_linear1d.default),
+    ("upsample_bilinear2d", aten.upsample_bilinear2d.default),
+    ("upsample_trilinear3d", aten.upsample_trilinear3d.default),
+    ("upsample_bicubic2d", aten.upsample_bicubic2d.default),
+))
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,

@@ -205,6 +205,16 @@ def test_convolution_pooling_and_norms():
     _compare(lambda t: F.group_norm(t, 3), [x], torch.float32, grad=True)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_and_grid_sample_with_gradients(mode):
+    x, grid = _inputs([(2, 3, 5, 6), (2, 4, 7, 2)], torch.float32, seed=21)
+    kwargs = {} if mode == "nearest" else {"align_corners": False}
+    _compare(lambda t: F.interpolate(t, scale_factor=2, mode=mode, **kwargs), [x],
+             torch.float32, grad=True)
+    _compare(lambda t, g: F.grid_sample(t, g.tanh(), mode=mode, align_corners=True), [x, grid],
+             torch.float32, grad=True)
+
+
 def test_batch_norm_running_statistics():
     x, = _inputs([(4, 3, 5, 5)], torch.float32, seed=14)
     norms = [torch.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3).to(DEV)]
