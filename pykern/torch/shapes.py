@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -126,6 +126,19 @@ def tril_out(self: torch.Tensor, diagonal: int = 0, *, out: torch.Tensor) -> tor
 def triu_out(self: torch.Tensor, diagonal: int = 0, *, out: torch.Tensor) -> torch.Tensor:
     """`triu.out`."""
     return write(out, pk.triu(operand(self), k=diagonal))
+
+
+def triangle_indices(upper: bool) -> Callable[..., torch.Tensor]:
+    """`tril_indices` / `triu_indices`: the coordinates of the triangle's elements in row-major
+    order, as the nonzeros of the triangle of a matrix of ones."""
+    def impl(row: int, col: int, offset: int = 0, *, dtype: torch.dtype | None = None,
+             layout: object = None, device: torch.device | None = None,
+             pin_memory: bool | None = None) -> torch.Tensor:
+        ones = torch.ones(row, col, dtype=torch.bool, device=device)
+        mask = ones.triu(offset) if upper else ones.tril(offset)
+        return mask.nonzero().t().to(dtype or torch.int64).contiguous()
+    impl.__name__ = "triu_indices" if upper else "tril_indices"
+    return impl
 
 
 def cat_out(tensors: Sequence[torch.Tensor], dim: int = 0, *,

@@ -228,6 +228,8 @@ SHAPES = (
     Aten("logspace.Scalar_Tensor_out", "pk.pow", shapes.logspace_out),
     Aten("eye.out", "pk.eye", shapes.eye_out),
     Aten("eye.m_out", "pk.eye", shapes.eye_out),
+    Aten("tril_indices", "pk.tril + nonzero", shapes.triangle_indices(upper=False)),
+    Aten("triu_indices", "pk.triu + nonzero", shapes.triangle_indices(upper=True)),
     Aten("tril.out", "pk.tril", shapes.tril_out),
     Aten("triu.out", "pk.triu", shapes.triu_out),
     Aten("cat.out", "pk.concat", shapes.cat_out),

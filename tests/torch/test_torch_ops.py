@@ -327,12 +327,14 @@ def test_foreach_in_place_and_lerp():
 def test_creation_and_random():
     torch.manual_seed(1)
     cpu = (torch.zeros(2, 3), torch.full((2,), math.pi), torch.eye(3), torch.arange(1, 7, 2),
-           torch.linspace(-1, 1, 5), torch.randn(3, 3), torch.randperm(7), torch.rand(4) < 0.5)
+           torch.linspace(-1, 1, 5), torch.randn(3, 3), torch.randperm(7), torch.rand(4) < 0.5,
+           torch.tril_indices(4, 5, -1), torch.triu_indices(3, 3, 1))
     torch.manual_seed(1)
     dev = (torch.zeros(2, 3, device=DEV), torch.full((2,), math.pi, device=DEV),
            torch.eye(3, device=DEV), torch.arange(1, 7, 2, device=DEV),
            torch.linspace(-1, 1, 5, device=DEV), torch.randn(3, 3, device=DEV),
-           torch.randperm(7, device=DEV), torch.rand(4, device=DEV) < 0.5)
+           torch.randperm(7, device=DEV), torch.rand(4, device=DEV) < 0.5,
+           torch.tril_indices(4, 5, -1, device=DEV), torch.triu_indices(3, 3, 1, device=DEV))
     for a, e in zip(dev, cpu):
         assert a.device.type == DEV
         torch.testing.assert_close(a.cpu(), e)
