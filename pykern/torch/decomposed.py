@@ -118,3 +118,39 @@ def grid_sampler_2d_backward(grad_output: torch.Tensor, input: torch.Tensor, gri
                  (interpolation_mode, padding_mode, align_corners), grad_output)
     return tuple(torch.zeros_like(x) if g is None else g  # type: ignore[return-value]
                  for x, g in zip((input, grid), grads))
+
+
+def pad_backward(forward: torch._ops.OpOverload, out: bool) -> Callable[..., torch.Tensor]:
+    """`replication_pad*d_backward` (its `.grad_input` when `out`): the gradient of the
+    forward's decomposition (linear in its input) by autograd over it."""
+    fn = _TABLE[forward]
+
+    def impl(grad_output: torch.Tensor, self: torch.Tensor, padding: list[int], *,
+             grad_input: torch.Tensor | None = None) -> torch.Tensor:
+        (grad,) = _vjp(fn, [torch.zeros_like(self)], (padding,), grad_output)
+        grad = torch.zeros_like(self) if grad is None else grad
+        if grad_input is None:
+            return grad
+        if grad_input.shape != grad.shape:
+            grad_input.resize_(grad.shape)
+        return grad_input.copy_(grad)
+    impl.__name__ = f"pad_backward_{forward.__name__}{'_out' if out else ''}"
+    return impl
+
+
+def loss_backward(forward: torch._ops.OpOverload, arguments: int,
+                  output: int | None = None) -> Callable[..., torch.Tensor]:
+    """`*_loss_backward(grad_output, self, *rest)`: the gradient with respect to `self` of the
+    forward's decomposition (`forward(self, *rest[:arguments])`, its `output`-th result where
+    it has several) by autograd over it."""
+    fn = _TABLE[forward]
+
+    def loss(*args: object) -> torch.Tensor:
+        result = fn(*args)
+        return result if output is None else result[output]
+
+    def impl(grad_output: torch.Tensor, self: torch.Tensor, *rest: object) -> torch.Tensor:
+        (grad,) = _vjp(loss, [self], rest[:arguments], grad_output)
+        return torch.zeros_like(self) if grad is None else grad
+    impl.__name__ = f"loss_backward_{forward.__name__}"
+    return impl

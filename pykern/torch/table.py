@@ -16,12 +16,12 @@ import torch
 
 import pykern as pk
 from pykern.torch import (attention_ops, conv_ops, copies, extra_ops, fft_ops, foreach, indexing,
-                          linalg_ops, memory,
-                          more_ops, nn_ops, polynomials, products, random_ops, reductions,
-                          shapes, special, views)
+                          linalg_ops, memory, more_ops, nn_ops, polynomials, pooling, products,
+                          random_ops, reductions, shapes, special, views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import (decomposed, decomposed_inplace, decomposed_out,
-                                     grid_sampler_2d_backward, upsample_backward)
+                                     grid_sampler_2d_backward, loss_backward, pad_backward,
+                                     upsample_backward)
 
 aten = torch.ops.aten
 
@@ -297,6 +297,17 @@ NN = (
     Aten("max_pool2d_with_indices_backward.grad_input", "pk.scatter_add",
          nn_ops.max_pool2d_backward_out),
     Aten("avg_pool2d.out", "pk.nn.functional.avg_pool2d", nn_ops.avg_pool2d_out),
+    Aten("adaptive_max_pool2d.out", "composed: gather + max", pooling.adaptive_max_pool(2)),
+    Aten("adaptive_max_pool3d.out", "composed: gather + max", pooling.adaptive_max_pool(3)),
+    Aten("adaptive_max_pool2d_backward.grad_input", "pk.scatter_add",
+         pooling.adaptive_max_pool_backward(2)),
+    Aten("adaptive_max_pool3d_backward.grad_input", "pk.scatter_add",
+         pooling.adaptive_max_pool_backward(3)),
+    Aten("max_pool3d_with_indices_backward.grad_input", "pk.scatter_add",
+         pooling.max_pool3d_backward),
+    Aten("max_pool3d_with_indices_backward", "pk.scatter_add", pooling.max_pool3d_backward),
+    Aten("hardshrink_backward.grad_input", "pk.where", pooling.shrink_backward(hard=True)),
+    Aten("softshrink_backward.grad_input", "pk.where", pooling.shrink_backward(hard=False)),
     Aten("avg_pool2d_backward.grad_input", "pk.nn.functional.avg_pool2d",
          nn_ops.avg_pool2d_backward_out),
     Aten("_adaptive_avg_pool2d", "pk.nn.functional.adaptive_avg_pool2d",
@@ -347,6 +358,7 @@ FFT = (
 
 
 M = more_ops
+
 
 COMPOSED = (
     Aten("nll_loss2d_forward", "pk.take_along_axis", M.nll_loss2d_forward),
@@ -519,7 +531,6 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("upsample_trilinear3d.out", aten.upsample_trilinear3d.default),
     ("upsample_bicubic2d.out", aten.upsample_bicubic2d.default),
     ("renorm.out", aten.renorm.default),
-    ("adaptive_max_pool2d.out", aten.adaptive_max_pool2d.default),
     ("special_xlog1py.out", aten.special_xlog1py.default),
     ("special_entr.out", aten.special_entr.default),
     ("special_log_ndtr.out", aten.special_log_ndtr.default),
@@ -564,7 +575,22 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("upsample_bilinear2d", aten.upsample_bilinear2d.default),
     ("upsample_trilinear3d", aten.upsample_trilinear3d.default),
     ("upsample_bicubic2d", aten.upsample_bicubic2d.default),
-))
+)) + tuple(Aten(f"replication_pad{n}d_backward{suffix}", "autograd of the decomposition",
+                pad_backward(getattr(aten, f"replication_pad{n}d").default, bool(suffix)))
+           for n in (1, 2, 3) for suffix in ("", ".grad_input")) + (
+    Aten("max_unpool3d", "decomposed", decomposed(aten.max_unpool3d.default)),
+    Aten("max_pool3d_with_indices", "decomposed",
+         decomposed(aten.max_pool3d_with_indices.default)),
+    Aten("multi_margin_loss", "decomposed", decomposed(aten.multi_margin_loss.default)),
+    Aten("multilabel_margin_loss_forward", "decomposed",
+         decomposed(aten.multilabel_margin_loss_forward.default)),
+    Aten("multi_margin_loss_backward", "autograd of the decomposition",
+         loss_backward(aten.multi_margin_loss.default, 5)),
+    Aten("multilabel_margin_loss_backward", "autograd of the decomposition",
+         loss_backward(aten.multilabel_margin_loss_forward.default, 2, output=0)),
+    Aten("glu_backward", "decomposed", decomposed(aten.glu_backward.default)),
+    Aten("unfold_backward", "decomposed", decomposed(aten.unfold_backward.default)),
+)
 
 TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
                           *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,

@@ -215,6 +215,20 @@ def test_interpolate_and_grid_sample_with_gradients(mode):
              torch.float32, grad=True)
 
 
+def test_pooling_padding_and_losses_composed_on_pykern_with_gradients():
+    x, v = _inputs([(2, 3, 7, 9), (2, 2, 5, 6, 7)], torch.float32, seed=22)
+    _compare(lambda t: F.adaptive_max_pool2d(t, (3, 4), return_indices=True), [x],
+             torch.float32, grad=True)
+    _compare(lambda t: F.max_pool3d(t, 2, return_indices=True), [v], torch.float32, grad=True)
+    _compare(lambda t: F.pad(t, (1, 2, 2, 0), mode="replicate"), [x], torch.float32,
+             grad=True)
+    _compare(lambda t: F.hardshrink(t, 0.5) + F.softshrink(t, 0.3), [x], torch.float32,
+             grad=True)
+    target = torch.tensor([1, 0, 4])
+    _compare(lambda t: F.multi_margin_loss(t, target.to(t.device)),
+             _inputs([(3, 5)], torch.float32, seed=23), torch.float32, grad=True)
+
+
 def test_batch_norm_running_statistics():
     x, = _inputs([(4, 3, 5, 5)], torch.float32, seed=14)
     norms = [torch.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3).to(DEV)]
