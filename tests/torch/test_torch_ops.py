@@ -224,6 +224,11 @@ def test_pooling_padding_and_losses_composed_on_pykern_with_gradients():
              grad=True)
     _compare(lambda t: F.hardshrink(t, 0.5) + F.softshrink(t, 0.3), [x], torch.float32,
              grad=True)
+    k, kt = _inputs([(4, 1, 3, 2, 3), (2, 3, 2, 3, 2)], torch.float32, seed=24)
+    _compare(lambda t, u: F.conv3d(t, u, stride=(2, 1, 1), padding=1, groups=2), [v, k],
+             torch.float32, grad=True)
+    _compare(lambda t, u: F.conv_transpose3d(t, u, stride=2, padding=1, output_padding=1),
+             [v, kt], torch.float32, grad=True)
     target = torch.tensor([1, 0, 4])
     _compare(lambda t: F.multi_margin_loss(t, target.to(t.device)),
              _inputs([(3, 5)], torch.float32, seed=23), torch.float32, grad=True)
