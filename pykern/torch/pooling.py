@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 import pykern as pk
-from pykern.torch.args import operand, write
+from pykern.torch.args import new, operand, write
 
 
 def _adaptive_windows(size_in: int, size_out: int) -> list[list[int]]:
@@ -112,3 +112,106 @@ def shrink_backward(hard: bool) -> Callable[..., torch.Tensor]:
         return write(grad_input, pk.where(inside, pk.zeros((), dtype=g.dtype), g))
     impl.__name__ = "hardshrink_backward" if hard else "softshrink_backward"
     return impl
+
+
+# Average pools are separable: a window's mean is a product of 1-d box averages (PyTorch's
+# divisors, count_include_pad's and ceil_mode's included, are products of per-axis counts), so
+# each spatial axis is one matrix product with an (out × in) matrix of box weights, and the
+# backward the products with the transposed matrices.
+
+_LOW = (torch.float16, torch.bfloat16)
+
+
+def _adaptive_weights(size_in: int, size_out: int) -> list[list[float]]:
+    rows = []
+    for i in range(size_out):
+        start, end = i * size_in // size_out, -(-(i + 1) * size_in // size_out)
+        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(size_in)])
+    return rows
+
+
+def _avg_weights(size_in: int, kernel: int, stride: int, pad: int, ceil_mode: bool,
+                 count_include_pad: bool, divided: bool) -> list[list[float]]:
+    """The box weights of one axis of avg_pool (PyTorch's output size and divisors; all ones
+    where `divided` is false, a divisor_override then divides once)."""
+    span = size_in + 2 * pad - kernel
+    size_out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (size_out - 1) * stride >= size_in + pad:
+        size_out -= 1
+    rows = []
+    for o in range(size_out):
+        start = o * stride - pad
+        end = min(start + kernel, size_in + pad)
+        pool = end - start
+        start, end = max(start, 0), min(end, size_in)
+        divisor = (pool if count_include_pad else end - start) if divided else 1
+        rows.append([1.0 / divisor if start <= j < end else 0.0 for j in range(size_in)])
+    return rows
+
+
+def _per_axis(x: pk.Tensor, matrices: list[list[list[float]]], transpose: bool) -> pk.Tensor:
+    """x with its last len(matrices) axes each multiplied by its matrix (its transpose when
+    `transpose`): (…, in) @ (in × out)."""
+    spatial = len(matrices)
+    for d, rows in enumerate(matrices):
+        m = pk.asarray(rows, dtype=x.dtype)
+        m = m if transpose else m.T
+        axis = x.ndim - spatial + d
+        x = pk.matmul(x.swapaxes(axis, -1), m).swapaxes(axis, -1)
+    return x
+
+
+def _pooled(self: torch.Tensor, matrices: list[list[list[float]]], transpose: bool,
+            dtype: torch.dtype, scale: float = 1.0) -> pk.Tensor:
+    if not dtype.is_floating_point:
+        raise NotImplementedError("the pykern device has no integer average pooling")
+    x = operand(self, torch.float32 if dtype in _LOW else dtype)
+    y = _per_axis(x, matrices, transpose)  # type: ignore[arg-type]
+    return y if scale == 1.0 else y * scale
+
+
+def adaptive_avg_pool3d(self: torch.Tensor, output_size: Sequence[int]) -> torch.Tensor:
+    """`_adaptive_avg_pool3d`."""
+    mats = [_adaptive_weights(i, o) for i, o in zip(self.shape[-3:], output_size)]
+    return new(_pooled(self, mats, False, self.dtype), self.dtype)
+
+
+def adaptive_avg_pool3d_backward(grad_output: torch.Tensor,
+                                 self: torch.Tensor) -> torch.Tensor:
+    """`_adaptive_avg_pool3d_backward`."""
+    mats = [_adaptive_weights(i, o) for i, o in zip(self.shape[-3:], grad_output.shape[-3:])]
+    return new(_pooled(grad_output, mats, True, self.dtype), self.dtype)
+
+
+def _avg_matrices(self: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int],
+                  padding: Sequence[int], ceil_mode: bool, count_include_pad: bool,
+                  divisor_override: int | None) -> tuple[list[list[list[float]]], float]:
+    def three(v: Sequence[int], default: Sequence[int]) -> list[int]:
+        v = list(v) or list(default)
+        return v if len(v) == 3 else v * 3
+    k = three(kernel_size, kernel_size)
+    s, p = three(stride, k), three(padding, [0])
+    mats = [_avg_weights(n, kk, ss, pp, ceil_mode, count_include_pad, divisor_override is None)
+            for n, kk, ss, pp in zip(self.shape[-3:], k, s, p)]
+    return mats, 1.0 if divisor_override is None else 1.0 / divisor_override
+
+
+def avg_pool3d_out(self: torch.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (),
+                   padding: Sequence[int] = (0,), ceil_mode: bool = False,
+                   count_include_pad: bool = True, divisor_override: int | None = None, *,
+                   out: torch.Tensor) -> torch.Tensor:
+    """`avg_pool3d.out`."""
+    mats, scale = _avg_matrices(self, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override)
+    return write(out, _pooled(self, mats, False, self.dtype, scale))
+
+
+def avg_pool3d_backward_out(grad_output: torch.Tensor, self: torch.Tensor,
+                            kernel_size: Sequence[int], stride: Sequence[int],
+                            padding: Sequence[int], ceil_mode: bool, count_include_pad: bool,
+                            divisor_override: int | None, *,
+                            grad_input: torch.Tensor) -> torch.Tensor:
+    """`avg_pool3d_backward.grad_input`."""
+    mats, scale = _avg_matrices(self, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override)
+    return write(grad_input, _pooled(grad_output, mats, True, self.dtype, scale))

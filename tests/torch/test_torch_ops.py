@@ -229,6 +229,9 @@ def test_pooling_padding_and_losses_composed_on_pykern_with_gradients():
              torch.float32, grad=True)
     _compare(lambda t, u: F.conv_transpose3d(t, u, stride=2, padding=1, output_padding=1),
              [v, kt], torch.float32, grad=True)
+    _compare(lambda t: F.avg_pool3d(t, (3, 2, 3), stride=2, padding=1, ceil_mode=True,
+                                    count_include_pad=False), [v], torch.float32, grad=True)
+    _compare(lambda t: F.adaptive_avg_pool3d(t, (2, 4, 3)), [v], torch.float32, grad=True)
     target = torch.tensor([1, 0, 4])
     _compare(lambda t: F.multi_margin_loss(t, target.to(t.device)),
              _inputs([(3, 5)], torch.float32, seed=23), torch.float32, grad=True)
