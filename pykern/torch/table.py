@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import torch
 
 import pykern as pk
-from pykern.torch import (attention_ops, conv_ops, copies, extra_ops, fft_ops, foreach, indexing,
-                          linalg_ops, memory, more_ops, nn_ops, polynomials, pooling, products,
-                          random_ops, reductions, shapes, special, views)
+from pykern.torch import (attention_ops, conv_ops, copies, distances, extra_ops, fft_ops, foreach,
+                          indexing, linalg_ops, memory, more_ops, nn_ops, polynomials, pooling,
+                          products, random_ops, reductions, shapes, special, views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import (decomposed, decomposed_inplace, decomposed_out,
                                      grid_sampler_2d_backward, loss_backward, pad_backward,
@@ -306,6 +306,10 @@ NN = (
     Aten("max_pool3d_with_indices_backward.grad_input", "pk.scatter_add",
          pooling.max_pool3d_backward),
     Aten("max_pool3d_with_indices_backward", "pk.scatter_add", pooling.max_pool3d_backward),
+    Aten("_cdist_forward", "composed: vector_norm of differences", distances.cdist_forward),
+    Aten("_cdist_backward", "composed", distances.cdist_backward),
+    Aten("_pdist_forward", "composed: vector_norm of differences", distances.pdist_forward),
+    Aten("_pdist_backward", "composed", distances.pdist_backward),
     Aten("_adaptive_avg_pool3d", "pk.matmul per axis", pooling.adaptive_avg_pool3d),
     Aten("_adaptive_avg_pool3d_backward", "pk.matmul per axis",
          pooling.adaptive_avg_pool3d_backward),
