@@ -290,3 +290,22 @@ def embedding_renorm_(self: torch.Tensor, indices: torch.Tensor, max_norm: float
     scale = pk.where(pk.greater(norm, max_norm), pk.divide(max_norm, pk.add(norm, 1e-7)), 1.0)
     w[rows] = pk.multiply(picked, scale)  # type: ignore[index]
     return self
+
+
+def scatter_legacy_reduce_out(self: torch.Tensor, dim: int, index: torch.Tensor,
+                              src: torch.Tensor, reduce: str, *,
+                              out: torch.Tensor) -> torch.Tensor:
+    """`scatter.reduce_out`: scatter with reduce "add" or "multiply" (self's values
+    included)."""
+    return scatter_reduce_out(self, dim, index, src, _LEGACY[reduce], include_self=True,
+                              out=out)
+
+
+def scatter_value_reduce_out(self: torch.Tensor, dim: int, index: torch.Tensor, value: object,
+                             reduce: str, *, out: torch.Tensor) -> torch.Tensor:
+    """`scatter.value_reduce_out`: scatter_ of a scalar with reduce "add" or "multiply"."""
+    src = torch.full(index.shape, value, dtype=self.dtype, device=self.device)  # type: ignore
+    return scatter_legacy_reduce_out(self, dim, index, src, reduce, out=out)
+
+
+_LEGACY = {"add": "sum", "multiply": "prod"}

@@ -139,14 +139,6 @@ def scatter_add_out(self: torch.Tensor, dim: int, index: torch.Tensor, src: torc
     return _scatter(self, dim, index, src, out, add=True)
 
 
-def scatter_reduce_out(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor,
-                       reduce: str, *, out: torch.Tensor) -> torch.Tensor:
-    """`scatter.reduce_out`: reduce "add" (the only one implemented)."""
-    if reduce != "add":
-        raise NotImplementedError(f"the pykern device has no scatter with reduce={reduce!r}")
-    return _scatter(self, dim, index, src, out, add=True)
-
-
 def index_select_out(self: torch.Tensor, dim: int, index: torch.Tensor, *,
                      out: torch.Tensor) -> torch.Tensor:
     """`index_select.out`."""
