@@ -128,6 +128,14 @@ def triu_out(self: torch.Tensor, diagonal: int = 0, *, out: torch.Tensor) -> tor
     return write(out, pk.triu(operand(self), k=diagonal))
 
 
+def efficient_zeros(size: Sequence[int], *, dtype: torch.dtype | None = None,
+                    layout: object = None, device: torch.device | None = None,
+                    pin_memory: bool | None = None) -> torch.Tensor:
+    """`_efficientzerotensor` (the zero gradients of some backward formulas): plain zeros, as
+    PyTorch makes them for devices without its zero-tensor bit."""
+    return torch.zeros(size, dtype=dtype, device=device)
+
+
 def triangle_indices(upper: bool) -> Callable[..., torch.Tensor]:
     """`tril_indices` / `triu_indices`: the coordinates of the triangle's elements in row-major
     order, as the nonzeros of the triangle of a matrix of ones."""

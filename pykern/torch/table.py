@@ -228,6 +228,7 @@ SHAPES = (
     Aten("logspace.Scalar_Tensor_out", "pk.pow", shapes.logspace_out),
     Aten("eye.out", "pk.eye", shapes.eye_out),
     Aten("eye.m_out", "pk.eye", shapes.eye_out),
+    Aten("_efficientzerotensor", "pk.zeros", shapes.efficient_zeros),
     Aten("tril_indices", "pk.tril + nonzero", shapes.triangle_indices(upper=False)),
     Aten("triu_indices", "pk.triu + nonzero", shapes.triangle_indices(upper=True)),
     Aten("tril.out", "pk.tril", shapes.tril_out),
@@ -430,6 +431,7 @@ SPECIAL = tuple(Aten(name, f"composed: {fn.__name__}", S.unary(fn)) for name, fn
     ("special_i1.out", S.i1), ("special_i1e.out", S.i1e), ("special_ndtri.out", S.ndtri),
     ("special_erfcx.out", S.erfcx),
     ("special_spherical_bessel_j0.out", S.spherical_bessel_j0),
+    ("special_modified_bessel_i0.out", S.i0), ("special_modified_bessel_i1.out", S.i1),
 )) + tuple(Aten(f"special_zeta.{kind}", "composed: zeta", S.binary(S.zeta))
            for kind in ("out", "self_scalar_out", "other_scalar_out")) + (
     Aten("polygamma.out", "composed: zeta", S.polygamma_out),
