@@ -347,3 +347,34 @@ def qr_out(A: torch.Tensor, mode: str = "reduced", *, Q: torch.Tensor,  # noqa: 
         write(Q, q)
     write(R, r)
     return Q, R
+
+
+def lu_unpack_out(LU_data: torch.Tensor, LU_pivots: torch.Tensor,  # noqa: N803
+                  unpack_data: bool = True, unpack_pivots: bool = True, *,
+                  P: torch.Tensor, L: torch.Tensor, U: torch.Tensor  # noqa: N803
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`lu_unpack.out`: P, L (unit lower, m × k) and U (upper, k × n) of an (m × n) LU
+    factorization with LAPACK's 1-based pivots; an output not asked for is empty."""
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    batch = tuple(LU_data.shape[:-2])
+    if unpack_data:
+        lu = operand(LU_data)
+        lower = pk.tril(lu, k=-1)[..., :, :k]  # type: ignore[index]
+        write(L, pk.add(lower, pk.eye(m, k, dtype=lower.dtype)))
+        write(U, pk.triu(lu)[..., :k, :])  # type: ignore[index]
+    else:
+        L.resize_(0)
+        U.resize_(0)
+    if unpack_pivots:
+        b = 1
+        for s in batch:
+            b *= s
+        piv = pk.subtract(operand(LU_pivots).astype(pk.i32).reshape(b, k), 1)  # type: ignore
+        perm = pk.eye(m, dtype=pk.f32 if LU_data.dtype in (torch.float16, torch.bfloat16)
+                      else operand(LU_data).dtype).broadcast_to((b, m, m)).copy()  # type: ignore
+        swap_rows(perm, piv, 0, k)
+        write(P, _adjoint(perm).reshape(*batch, m, m))
+    else:
+        P.resize_(0)
+    return P, L, U

@@ -336,6 +336,7 @@ NN = (
 L = linalg_ops
 
 LINALG = (
+    Aten("lu_unpack.out", "pk.tril/triu + pivots", L.lu_unpack_out),
     Aten("linalg_lu_factor_ex.out", "pykern.linalg.lu.lu_factor", L.lu_factor_ex_out),
     Aten("linalg_lu_solve.out", "pykern.linalg.triangular.solve_triangular", L.lu_solve_out),
     Aten("_linalg_solve_ex.result", "pk.linalg.solve", L.solve_ex_out),
