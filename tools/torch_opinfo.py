@@ -27,9 +27,9 @@ by that much. A 16-bit output that differs from the CPU's by more still passes w
 by element, it is no farther (plus the tolerance) from the op's result on the inputs widened to
 float64, rounded to the 16-bit type, than the CPU's 16-bit result is (where the CPU gave NaN
 for a number: within the tolerance of that number): the CPU's kernel rounded or overflowed
-where pykern did not, and pykern's value is the more accurate one. Operators whose result is only defined up to an
-ordering of ties (sort, topk, kthvalue, mode, median) are compared by their values and by the
-values their indices select. Random operators are seeded identically
+where pykern did not, and pykern's value is the more accurate one. Operators whose result is
+only defined up to an ordering of ties (sort, topk, kthvalue, mode, median) are compared by
+their values and by the values their indices select. Random operators are seeded identically
 on both sides (pykern draws PyTorch's CPU random stream). Outputs of `empty`-like operators
 are compared by shape and dtype only.
 """
