@@ -8,6 +8,8 @@ with row pivots[k] - 1 at step k), `info` is 0 or 1 + the first zero pivot.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 import pykern as pk
@@ -162,10 +164,17 @@ def _diagonal(lu: pk.Tensor) -> pk.Tensor:
     return pk.linalg.diagonal(lu)
 
 
+def _as_saved(A: torch.Tensor) -> torch.Tensor:  # noqa: N803
+    """The matrix whose LU PyTorch's det and slogdet save: Aᵀ for a real A, A itself for a
+    complex one."""
+    return A if A.is_complex() else A.mT
+
+
 def det_out(A: torch.Tensor, *, result: torch.Tensor, LU: torch.Tensor,  # noqa: N803
             pivots: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """`_linalg_det.result`: the product of U's diagonal, signed by the interchanges."""
-    lu, piv, _, batch = _factor(A, "linalg_det")
+    """`_linalg_det.result`: the product of U's diagonal, signed by the interchanges. LU and
+    pivots are those of Aᵀ for a real A, as PyTorch's (its backward solves with them as such)."""
+    lu, piv, _, batch = _factor(_as_saved(A), "linalg_det")
     n = A.shape[-1]
     d = pk.multiply(pk.prod(_diagonal(lu), axis=-1),
                     _permutation_sign(piv).astype(lu.dtype))
@@ -178,7 +187,7 @@ def det_out(A: torch.Tensor, *, result: torch.Tensor, LU: torch.Tensor,  # noqa:
 def slogdet_out(A: torch.Tensor, *, sign: torch.Tensor, logabsdet: torch.Tensor,  # noqa: N803
                 LU: torch.Tensor, pivots: torch.Tensor) -> tuple[torch.Tensor, ...]:  # noqa: N803
     """`_linalg_slogdet.sign`: sign (or unit phase) and log |det|."""
-    lu, piv, _, batch = _factor(A, "linalg_slogdet")
+    lu, piv, _, batch = _factor(_as_saved(A), "linalg_slogdet")
     n = A.shape[-1]
     diag = _diagonal(lu)
     mag = pk.abs(diag)
@@ -378,3 +387,40 @@ def lu_unpack_out(LU_data: torch.Tensor, LU_pivots: torch.Tensor,  # noqa: N803
     else:
         P.resize_(0)
     return P, L, U
+
+
+# Padé [13/13] approximant with scaling and squaring (Higham 2005): exp(A) = r(A / 2^s)^(2^s)
+# with s chosen so that ‖A / 2^s‖₁ ≤ θ₁₃.
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(self: torch.Tensor) -> torch.Tensor:
+    """`linalg_matrix_exp`: by the Padé [13/13] approximant and squaring, computed in float32
+    for 16-bit inputs; one number (the largest 1-norm of the batch) is read to pick the
+    number of squarings."""
+    if self.shape[-1] != self.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices")
+    if self.numel() == 0:
+        return torch.empty_like(self)
+    low = self.dtype in (torch.float16, torch.bfloat16)
+    a = self.float() if low else self
+    norm = a.abs().sum(-2).amax().item()
+    s = max(0, math.ceil(math.log2(norm / _THETA13))) if math.isfinite(norm) and norm > 0 \
+        else 0
+    a = a / 2.0 ** s if s else a
+    b = _PADE13
+    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand_as(a)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+             + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * eye
+    r = torch.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r.to(self.dtype) if low else r

@@ -336,6 +336,7 @@ NN = (
 L = linalg_ops
 
 LINALG = (
+    Aten("linalg_matrix_exp", "Padé with pk.linalg.solve", L.matrix_exp),
     Aten("lu_unpack.out", "pk.tril/triu + pivots", L.lu_unpack_out),
     Aten("linalg_lu_factor_ex.out", "pykern.linalg.lu.lu_factor", L.lu_factor_ex_out),
     Aten("linalg_lu_solve.out", "pykern.linalg.triangular.solve_triangular", L.lu_solve_out),

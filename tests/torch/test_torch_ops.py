@@ -364,3 +364,20 @@ def test_creation_and_random():
     for a, e in zip(dev, cpu):
         assert a.device.type == DEV
         torch.testing.assert_close(a.cpu(), e)
+
+
+def test_linear_algebra_and_fft():
+    a, b = _inputs([(2, 4, 4), (2, 4, 3)], torch.float32, seed=26)
+    a = a + 4 * torch.eye(4)  # well conditioned
+    spd = a @ a.mT
+    _compare(lambda t, u: torch.linalg.solve(t, u), [a, b], torch.float32, grad=True)
+    _compare(lambda t: (torch.linalg.det(t), torch.linalg.inv(t)), [a], torch.float32,
+             grad=True)
+    _compare(lambda t: torch.linalg.cholesky(t), [spd], torch.float32, grad=True)
+    _compare(lambda t: torch.linalg.matrix_exp(t / 4), [a], torch.float32, grad=True)
+    _compare(lambda t: torch.linalg.eigvalsh(t), [spd], torch.float32, grad=True)
+    _compare(lambda t: torch.linalg.svdvals(t), [a], torch.float32, grad=True)
+    _compare(lambda t: torch.lu_unpack(*torch.linalg.lu_factor(t)), [a], torch.float32)
+    _compare(lambda t: torch.fft.irfft(torch.fft.rfft(t, dim=-1) * 2, n=4, dim=-1), [b],
+             torch.float32, grad=True)
+    _compare(lambda t: torch.fft.fft(t).abs(), [b], torch.float32, grad=True)
