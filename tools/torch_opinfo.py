@@ -13,8 +13,9 @@ tolerance below), "wrong" when an output differs, "unsupported" when pykern rais
 NotImplementedError (an ATen operator without a pykern implementation), "error" for any other
 exception. A sample that the CPU itself rejects is not counted. An op passes a dtype when all
 its samples pass. One gradient check per differentiable op: the first float64 sample (float32
-on a device without float64), its outputs reduced with fixed random weights and differentiated
-on both devices, every input gradient compared.
+on a device without float64) whose differentiable inputs have 4 elements or more, its outputs
+reduced with fixed random weights and differentiated on both devices, every input gradient
+compared.
 
 Tolerances: exact for integers and bool; for floats rtol/atol of 1e-4/1e-5 (float32, complex64),
 1e-7/1e-7 (float64), 1e-3/1e-3 (float16), 1.6e-2/1e-2 (bfloat16) — the float32 bound is what
@@ -309,7 +310,7 @@ def check_dtype(op: object, dtype: torch.dtype, name: str, verbose: bool) -> dic
 
 
 def check_grad(op: object, name: str) -> dict:
-    """One gradient check on the first sample with inputs that require grad: float64 where
+    """One gradient check on a sample with inputs that require grad: float64 where
     the op and the device have it (as PyTorch's gradcheck), so that the check measures the
     backward formulas and not the float32 rounding of an ill-conditioned sample; else
     float32."""
@@ -319,7 +320,7 @@ def check_grad(op: object, name: str) -> dict:
         return {"status": "skip"}
     try:
         samples = op.sample_inputs("cpu", dtype, requires_grad=True)  # type: ignore
-        sample = next(iter(samples))
+        sample = _telling(samples)
     except Exception:  # noqa: BLE001
         return {"status": "skip"}
     try:
@@ -349,6 +350,23 @@ def check_grad(op: object, name: str) -> dict:
         return _compare_grads(actual, expected, name)
     finally:
         check_grad_mode[0] = False
+
+
+def _telling(samples: object) -> object:
+    """The first sample whose differentiable inputs all have 4 elements or more (a scalar or
+    1 × 1 sample tells little about a backward formula), else the first sample."""
+    first = None
+    for i, sample in enumerate(samples):  # type: ignore[attr-defined]
+        first = sample if first is None else first
+        leaves = [t for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0]
+                  if isinstance(t, torch.Tensor) and t.requires_grad]
+        if leaves and all(t.numel() >= 4 for t in leaves):
+            return sample
+        if i >= MAX_SAMPLES:
+            break
+    if first is None:
+        raise StopIteration
+    return first
 
 
 def _device_grads(op: object, sample: object, dev: tuple) -> list:
