@@ -309,20 +309,29 @@ def check_dtype(op: object, dtype: torch.dtype, name: str, verbose: bool) -> dic
     return {"status": status, "counts": dict(counts), "reasons": reasons}
 
 
-def check_grad(op: object, name: str) -> dict:
-    """One gradient check on a sample with inputs that require grad: float64 where
+def check_grad(op: object, name: str, count: int = 1) -> dict:
+    """Gradient checks on `count` samples with inputs that require grad: float64 where
     the op and the device have it (as PyTorch's gradcheck), so that the check measures the
     backward formulas and not the float32 rounding of an ill-conditioned sample; else
-    float32."""
+    float32. The first check that does not pass gives the status."""
     supported = op.supported_dtypes("cpu")  # type: ignore[attr-defined]
     dtype = torch.float64 if torch.float64 in supported and GRAD_FLOAT64[0] else torch.float32
     if not getattr(op, "supports_autograd", False) or dtype not in supported:
         return {"status": "skip"}
     try:
-        samples = op.sample_inputs("cpu", dtype, requires_grad=True)  # type: ignore
-        sample = _telling(samples)
+        samples = _telling(op.sample_inputs("cpu", dtype, requires_grad=True),  # type: ignore
+                           count)
     except Exception:  # noqa: BLE001
         return {"status": "skip"}
+    result: dict = {"status": "skip"}
+    for sample in samples:
+        result = _check_grad_sample(op, sample, name)
+        if result["status"] not in ("pass", "skip"):
+            return result
+    return result
+
+
+def _check_grad_sample(op: object, sample: object, name: str) -> dict:
     try:
         inputs = [t for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0]
                   if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -352,21 +361,21 @@ def check_grad(op: object, name: str) -> dict:
         check_grad_mode[0] = False
 
 
-def _telling(samples: object) -> object:
-    """The first sample whose differentiable inputs all have 4 elements or more (a scalar or
-    1 × 1 sample tells little about a backward formula), else the first sample."""
-    first = None
+def _telling(samples: object, count: int) -> list:
+    """The first `count` samples whose differentiable inputs all have 4 elements or more (a
+    scalar or 1 × 1 sample tells little about a backward formula), else the first sample."""
+    first, chosen = None, []
     for i, sample in enumerate(samples):  # type: ignore[attr-defined]
         first = sample if first is None else first
         leaves = [t for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0]
                   if isinstance(t, torch.Tensor) and t.requires_grad]
         if leaves and all(t.numel() >= 4 for t in leaves):
-            return sample
-        if i >= MAX_SAMPLES:
+            chosen.append(sample)
+        if len(chosen) >= count or i >= MAX_SAMPLES:
             break
-    if first is None:
+    if not chosen and first is None:
         raise StopIteration
-    return first
+    return chosen or [first]
 
 
 def _device_grads(op: object, sample: object, dev: tuple) -> list:
@@ -405,7 +414,8 @@ def op_label(op: object) -> str:
     return op.name + (f".{variant}" if variant else "")  # type: ignore[attr-defined]
 
 
-def run(ops: list, dtypes: list[str], grad: bool, verbose: bool, timeout: int) -> dict:
+def run(ops: list, dtypes: list[str], grad: bool, verbose: bool, timeout: int,
+        grad_samples: int = 1) -> dict:
     """Every op's results: {name: {dtype: result, "grad": result}}."""
     signal.signal(signal.SIGALRM, _alarm)
     results: dict = {}
@@ -427,7 +437,7 @@ def run(ops: list, dtypes: list[str], grad: bool, verbose: bool, timeout: int) -
         if grad:
             signal.alarm(timeout)
             try:
-                entry["grad"] = check_grad(op, name)
+                entry["grad"] = check_grad(op, name, grad_samples)
             except Timeout:
                 entry["grad"] = {"status": "error", "why": f"timeout after {timeout} s"}
             finally:
@@ -466,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", help="comma-separated op names (default: all of op_db)")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--no-grad", action="store_true", help="skip the gradient checks")
+    parser.add_argument("--grad-samples", type=int, default=1,
+                        help="gradient checks per op (default 1)")
     parser.add_argument("--shard", help="i/n: run the i-th of n parts of the op list")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--merge", nargs="+", help="print the summary of these result files")
@@ -490,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
         ops = ops[i::n]
     probe = pykern.torch.to_pk(torch.empty(0, device=DEVICE))
     GRAD_FLOAT64[0] = bool(probe.device.features.fp64)
-    results = run(ops, dtypes, not a.no_grad, a.verbose, a.timeout)
+    results = run(ops, dtypes, not a.no_grad, a.verbose, a.timeout, a.grad_samples)
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     print()
