@@ -10,6 +10,7 @@ from pykern.runtime.errors import (DeviceError, DeviceLost, DeviceUnavailable, G
 __all__ = [
     "CompileError", "KernelTypeError", "LaunchError", "DeviceError", "OutOfDeviceMemory",
     "DeviceLost", "DeviceUnavailable", "GraphError", "KernelIndexError", "KernelAssertionError",
+    "DistributedError",
 ]
 
 
@@ -58,6 +59,13 @@ class KernelTypeError(CompileError):
 
 class LaunchError(Exception):
     """Bad arguments or grid for a launch; raised before anything runs."""
+
+
+class DistributedError(DeviceError):  # a RuntimeError, as DeviceError is
+    """A collective of `pykern.distributed` could not complete: a peer process died or stopped
+    taking part within PYKERN_TIMEOUT, the ranks called different collectives or passed
+    tensors of different shapes or dtypes, or the process group is not (or no longer) usable.
+    Raised on every rank that notices; the process goes on (nothing aborts it)."""
 
 
 class KernelIndexError(IndexError):
