@@ -23,9 +23,8 @@ import pykern as pk
 from pykern.distributed import pipeline, signature
 from pykern.distributed.group import ProcessGroup, default_group
 from pykern.distributed.reduce_op import ReduceOp
-from pykern.distributed.staging import Staged, memory_of, read, wire_dtype, write, zero_copy
+from pykern.distributed.staging import Staged, read, wire_dtype, write_all
 from pykern.distributed.waiting import wait_for
-from pykern.autograd.version import bump
 from pykern.errors import GraphError
 from pykern.tensor.elementwise import assign
 from pykern.tensor.tensor import Tensor
@@ -72,7 +71,7 @@ def all_gather(tensor_list: Sequence[Tensor], tensor: Tensor,
     signature.check(g, "all_gather", tensor, count=len(tensor_list))
     gathered = _gather(g, tensor)
     for out, values in zip(tensor_list, gathered):
-        _write_whole(out, values)
+        write_all(out, values)
 
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
@@ -82,7 +81,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor,
     g = _begin("all_gather_into_tensor", group, async_op, input_tensor, output_tensor)
     _check_sizes(g, "all_gather_into_tensor", output_tensor, input_tensor)
     signature.check(g, "all_gather", input_tensor, extra="into_tensor")
-    _write_whole(output_tensor, _gather(g, input_tensor).reshape(-1))
+    write_all(output_tensor, _gather(g, input_tensor).reshape(-1))
 
 
 def reduce_scatter(output: Tensor, input_list: Sequence[Tensor], op: ReduceOp = ReduceOp.SUM,
@@ -192,22 +191,6 @@ def _read_whole(t: Tensor, out: np.ndarray) -> None:
         read(t.detach().contiguous(), out)
 
 
-def _write_whole(t: Tensor, values: np.ndarray) -> None:
-    """`t`'s elements (row-major) replaced by `values` (1-D, wire dtype)."""
-    if t.size == 0:
-        return
-    if zero_copy(t):
-        np.copyto(memory_of(t), values.reshape(-1))
-    elif t.is_contiguous:
-        write(t, values.reshape(-1))
-    else:
-        with pk.no_grad():
-            assign(t.detach(), pk.asarray(values.reshape(t.shape).astype(t.dtype.numpy),
-                                          dtype=t.dtype))
-        return  # assign counted the write
-    bump(t)
-
-
 def _gather(g: ProcessGroup, tensor: Tensor) -> np.ndarray:
     """Every rank's `tensor` as rows of a host array of the wire dtype."""
     send = np.empty(tensor.size, wire_dtype(tensor.dtype))
@@ -228,4 +211,4 @@ def _scatter(g: ProcessGroup, output: Tensor, send: np.ndarray, mpi_op: Any,
         wait_for(g, "reduce_scatter", request.Test, (send, received))
         if op is ReduceOp.AVG:
             np.divide(received, g.size, out=received)
-    _write_whole(output, received)
+    write_all(output, received)

@@ -3,12 +3,15 @@
 `import pykern.distributed` needs neither mpi4py nor an MPI: only `init_process_group` does,
 and where they are missing it says what to install. mpi4py is told not to finalize MPI at exit
 by itself: `finalize_at_exit` does, unless a collective failed in this process (a peer died or
-stopped answering), where MPI_Finalize could wait for that peer forever.
+stopped answering) or the process ends on an uncaught exception. MPI_Finalize waits for the
+peers, so a rank that crashed would otherwise hang in it, alive, and its peers would learn of
+the crash only at their deadline, not at once (peers.py).
 """
 
 from __future__ import annotations
 
 import atexit
+import sys
 from typing import Any
 
 from pykern.errors import DistributedError
@@ -39,6 +42,13 @@ def load() -> Any:
                                ) from error
     _state["mpi"] = MPI
     atexit.register(finalize_at_exit)
+    previous_hook = sys.excepthook
+
+    def note_uncaught(*info: Any) -> None:  # runs before the atexit handlers
+        mark_failed()
+        previous_hook(*info)
+
+    sys.excepthook = note_uncaught
     return MPI
 
 

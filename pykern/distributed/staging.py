@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+import pykern as pk
 from pykern.autograd.version import bump
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.elementwise import assign
 
 PIECE_BYTES = 8 << 20  # the staging pieces of a large tensor
 WIDENED = {"f16": np.dtype(np.float32), "bf16": np.dtype(np.float32)}
@@ -66,6 +68,22 @@ def write(t: Any, values: np.ndarray, start: int = 0) -> None:
     if t.dtype == dt.bf16:
         values = values.view(t.dtype.storage)  # ml_dtypes' bfloat16 has no buffer format
     t.buffer.upload(values, offset, non_blocking=True)
+
+
+def write_all(t: Any, values: np.ndarray) -> None:
+    """`t`'s elements (row-major) replaced by `values` (1-D, wire dtype)."""
+    if t.size == 0:
+        return
+    if zero_copy(t):
+        np.copyto(memory_of(t), values.reshape(-1))
+    elif t.is_contiguous:
+        write(t, values.reshape(-1))
+    else:
+        with pk.no_grad():
+            assign(t.detach(), pk.asarray(values.reshape(t.shape).astype(t.dtype.numpy),
+                                          dtype=t.dtype))
+        return  # assign counted the write
+    bump(t)
 
 
 class Staged:

@@ -26,10 +26,11 @@ LIVENESS_EVERY = 0.2  # seconds between two looks at the local peers' processes
 
 
 def wait_for(group: ProcessGroup, what: str, done: Callable[[], bool],
-             keep: tuple[object, ...] = ()) -> None:
+             keep: tuple[object, ...] = (), busy: Callable[[], bool] | None = None) -> None:
     """Polls `done()` (which tests the MPI requests and may start more) until it is True.
     On a timeout or a dead peer, the group is marked failed, `keep` (the memory MPI may still
-    write into) is kept alive for good, and a DistributedError names what did not complete."""
+    write into) is kept alive for good, and a DistributedError names what did not complete.
+    While `busy()` says the wait is for this process's own work, the deadline moves on."""
     group.check_usable()
     start = time.monotonic()
     deadline = start + group.timeout
@@ -43,6 +44,8 @@ def wait_for(group: ProcessGroup, what: str, done: Callable[[], bool],
                 gone = ", ".join(group.peers.describe(r) for r in dead)
                 raise group.fail(f"{what} cannot complete: {gone} has ended", keep)
             next_look = now + LIVENESS_EVERY
+        if busy is not None and busy():
+            deadline = now + group.timeout
         if now >= deadline:
             raise group.fail(
                 f"{what} did not complete within {group.timeout:g} s (PYKERN_TIMEOUT): a "

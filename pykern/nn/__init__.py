@@ -19,6 +19,17 @@ from pykern.nn.normalization import LayerNorm
 from pykern.nn.parameter import Parameter
 from pykern.nn.sparse import Embedding
 
+
+
+def __getattr__(name: str) -> object:
+    """`pk.nn.parallel` (DistributedDataParallel), imported on first use: it belongs to the
+    distributed layer above pk.nn, which `import pykern` leaves unloaded."""
+    if name == "parallel":
+        import importlib
+        return importlib.import_module("pykern.nn.parallel")
+    raise AttributeError(f"module 'pykern.nn' has no attribute {name!r}")
+
+
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "IncompatibleKeys", "Linear",
            "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "SiLU", "Sequential",
            "ModuleList", "MultiheadAttention"]
