@@ -83,6 +83,15 @@ class DistributedDataParallel(Module):
         finally:
             object.__setattr__(self, "_sync", previous)
 
+    def average_gradients(self) -> None:
+        """Averages, now, the gradients the parameters hold across the ranks (every rank must
+        call it): the explicit form of what backward() does after a forward through the
+        wrapper. For steps whose backward runs without the wrapper's hooks, e.g. a forward
+        and backward recorded as one replayable step: record them under `no_sync()` and
+        call this between the replay and the optimizer step (communication cannot be
+        recorded)."""
+        self._reducer.average_now()
+
     def extra_repr(self) -> str:
         return f"world_size={self.process_group.size}"
 

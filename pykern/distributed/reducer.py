@@ -66,7 +66,7 @@ class Reducer:
         if bucket.ready == len(bucket.params):
             self._launch(bucket)
 
-    def _begin_pass(self) -> None:
+    def _begin_pass(self, in_backward: bool = True) -> None:
         self.group.check_usable()
         self.passing = True
         self._done.clear()
@@ -77,7 +77,22 @@ class Reducer:
             self._thread = threading.Thread(target=self._serve, name="pykern-ddp-comm",
                                             daemon=True)
             self._thread.start()
-        queue_callback(self._finish)
+        if in_backward:
+            queue_callback(self._finish)
+
+    def average_now(self) -> None:
+        """Averages the gradients the parameters hold now, outside backward() (after
+        backward passes run under no_sync, or a step whose backward could not call hooks)."""
+        if self.passing:
+            raise RuntimeError("average_gradients() inside backward()")
+        self._begin_pass(in_backward=False)
+        for b in self.buckets:
+            b.got = [p.grad is not None for p in b.params]
+            b.ready = sum(b.got)
+            for p in b.params:
+                if p.grad is not None and not p.grad.is_contiguous:
+                    p.grad = p.grad.contiguous()
+        self._finish()
 
     def _launch(self, bucket: Bucket) -> None:
         bucket.launched = True

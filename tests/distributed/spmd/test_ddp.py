@@ -194,3 +194,21 @@ def test_gradient_of_a_backward_without_a_ddp_forward_is_local(dist):
     single = _model(0)
     pk.sum(single(x)).backward()
     np.testing.assert_array_equal(model[0].weight.grad.numpy(), single[0].weight.grad.numpy())
+
+
+def test_average_gradients_outside_backward(dist):
+    """Backward under no_sync, then average_gradients(): the same step as backward() with
+    averaging."""
+    batches = _batches(dist.get_world_size())[:1]
+    expected = _train_single(lambda ps: pk.optim.SGD(ps, lr=0.1), batches)
+    model = _model(0)
+    ddp = pk.nn.parallel.DistributedDataParallel(model)
+    opt = pk.optim.SGD(ddp.parameters(), lr=0.1)
+    for x, y in batches:
+        opt.zero_grad()
+        with ddp.no_sync():
+            _loss(ddp, *_shard(dist, x, y)).backward()
+        ddp.average_gradients()
+        opt.step()
+    for g, e in zip(_weights(model), expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
