@@ -17,6 +17,7 @@ ends the `backward()` call with it.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ Hook = Callable[[Any], None]
 _hooks: dict[int, list[Hook]] = {}
 _refs: dict[int, weakref.ref] = {}
 _state = threading.local()  # .callbacks: a stack of lists, one per backward() running here
+_pass_ids = itertools.count(1)  # each backward pass's number (current_pass)
 
 
 class RemovableHandle:
@@ -94,6 +96,14 @@ def queue_callback(callback: Callable[[], None]) -> None:
     stack[-1].append(callback)
 
 
+def current_pass() -> int:
+    """A number for the backward pass running now in this thread (0 outside one): a hook
+    that keeps state across the hooks of one pass tells a new pass from it (after a pass
+    that ended on an exception, whose queued callbacks never ran)."""
+    ids = getattr(_state, "ids", None)
+    return ids[-1] if ids else 0
+
+
 @contextmanager
 def backward_pass() -> Iterator[None]:
     """Around one backward pass: the callbacks queued during it run at its end (not after an
@@ -101,14 +111,17 @@ def backward_pass() -> Iterator[None]:
     stack = getattr(_state, "callbacks", None)
     if stack is None:
         stack = _state.callbacks = []
+        _state.ids = []
     queued: list[Callable[[], None]] = []
     stack.append(queued)
+    _state.ids.append(next(_pass_ids))
     try:
         yield
         while queued:  # a callback may queue another
             queued.pop(0)()
     finally:
         stack.pop()
+        _state.ids.pop()
 
 
 class AccumulationCount:

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 import pykern as pk
-from pykern.autograd.hooks import queue_callback
+from pykern.autograd.hooks import current_pass, queue_callback
 from pykern.distributed.buckets import Bucket, make_buckets
 from pykern.distributed.staging import read, write_all
 from pykern.distributed.waiting import raise_failure, wait_for
+from pykern.errors import DistributedError
 
 
 
@@ -43,6 +44,8 @@ class Reducer:
         self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
         self.armed = False  # the next backward() averages (set by a forward outside no_sync)
         self.passing = False  # a backward pass is under way
+        self._pass = 0  # its number (hooks.current_pass)
+        self._abandoned = False  # a pass ended on an exception before its end callback
         self._todo: queue.SimpleQueue[Bucket | None] = queue.SimpleQueue()
         self._done = threading.Event()
         self._error: BaseException | None = None
@@ -56,6 +59,8 @@ class Reducer:
         """The hook: `p.grad` is complete for this pass."""
         if not self.armed:
             return
+        if self.passing and self._pass != current_pass():
+            self._abandon()
         if not self.passing:
             self._begin_pass()
         bucket, k = self.where[id(p)]
@@ -66,9 +71,19 @@ class Reducer:
         if bucket.ready == len(bucket.params):
             self._launch(bucket)
 
+    def _abandon(self) -> None:
+        """The pass before this one raised inside backward(): its buckets may be half sent,
+        and the other ranks waited for the rest in vain. The group cannot be trusted."""
+        self._abandoned = True
+        self.passing = False
+        raise self.group.fail("a backward() through DistributedDataParallel raised before "
+                              "its gradients were averaged; the ranks are out of step",
+                              tuple(b.host for b in self.buckets))
+
     def _begin_pass(self, in_backward: bool = True) -> None:
         self.group.check_usable()
         self.passing = True
+        self._pass = current_pass()
         self._done.clear()
         self._error = None
         for b in self.buckets:
@@ -143,6 +158,8 @@ class Reducer:
         state = {"next": 0, "finished": 0}
 
         def progress() -> bool:
+            if self._abandoned:
+                raise DistributedError("gradient averaging abandoned")
             while True:
                 try:
                     b = self._todo.get_nowait()

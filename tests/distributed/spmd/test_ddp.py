@@ -212,3 +212,22 @@ def test_average_gradients_outside_backward(dist):
         opt.step()
     for g, e in zip(_weights(model), expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_zzz_a_backward_that_raises_mid_pass_leaves_the_group_unusable(dist):
+    """A backward() that ends on an exception after some buckets left: the next one refuses
+    (the ranks are out of step) instead of mixing two passes. Last: it breaks DDP's group."""
+    model = _model(0)
+    ddp = pk.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.0005)
+    x = pk.ones((2, 8))
+
+    def broken(t):
+        raise ValueError("a hook of the user's")
+
+    handle = model[0].weight.register_post_accumulate_grad_hook(broken)
+    with pytest.raises(ValueError):
+        pk.sum(ddp(x)).backward()
+    handle.remove()
+    with pytest.raises(pk.DistributedError, match="out of step"):
+        pk.sum(ddp(x)).backward()
+    dist.barrier()  # the default group is another communicator: still usable
