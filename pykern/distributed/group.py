@@ -136,11 +136,22 @@ def choose_device(local_rank: int, device_id: int | str | None) -> None:
         return
     if Config.from_env().device is not None:
         return  # get_device() opens what PYKERN_DEVICE names
-    gpus = [info for info in devices() if info.kind in ("discrete", "integrated", "virtual")]
-    gpus.sort(key=lambda i: (("discrete", "integrated", "virtual").index(i.kind), i.index))
-    if gpus:
-        set_device(gpus[local_rank % len(gpus)].index)
-    # else the default device: the host device (or PYKERN_DEVICE's, checked above)
+    index = gpu_for(local_rank, devices())
+    if index is not None:
+        set_device(index)
+    # else the default device: the host device where no GPU is found
+
+
+GPU_KINDS = ("discrete", "integrated", "virtual")
+
+
+def gpu_for(local_rank: int, infos: list[Any]) -> int | None:
+    """The index of the GPU of local rank `local_rank`: the machine's GPUs in the default
+    order (discrete, integrated, virtual; then by index), local rank modulo their count; None
+    where there is none."""
+    gpus = sorted((i for i in infos if i.kind in GPU_KINDS),
+                  key=lambda i: (GPU_KINDS.index(i.kind), i.index))
+    return gpus[local_rank % len(gpus)].index if gpus else None
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:

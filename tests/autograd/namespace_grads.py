@@ -405,7 +405,8 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "to_device", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+    "requires_grad_", "register_post_accumulate_grad_hook", "to_device", "__and__", "__or__",
+    "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
     "__int__", "__float__", "__complex__", "__index__", "__len__", "__contains__", "__array__",
     "__array_namespace__", "__dlpack__", "__dlpack_device__",
