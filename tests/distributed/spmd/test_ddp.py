@@ -214,6 +214,21 @@ def test_average_gradients_outside_backward(dist):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
 
 
+def test_buckets_leave_while_backward_still_runs(dist):
+    """With a bucket per parameter, the last layer's bucket is handed to the communication
+    thread before the first layer's weight has its gradient."""
+    model = _model(0)
+    ddp = pk.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=1e-6)
+    buckets = ddp._reducer.buckets
+    assert [b.params[0] for b in buckets] == list(model.parameters())[::-1]
+    seen = []
+    model[0].bias.register_post_accumulate_grad_hook(
+        lambda p: seen.append((buckets[0].launched, buckets[-1].launched)))
+    pk.sum(ddp(pk.ones((2, 8)))).backward()
+    assert seen == [(True, False)]  # 0.bias's hook runs before 0.weight has a gradient
+    assert model[0].weight.grad is not None
+
+
 def test_zzz_a_backward_that_raises_mid_pass_leaves_the_group_unusable(dist):
     """A backward() that ends on an exception after some buckets left: the next one refuses
     (the ranks are out of step) instead of mixing two passes. Last: it breaks DDP's group."""
