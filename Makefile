@@ -57,7 +57,9 @@ vulkan_chain = $(call vulkan_pass,tensor tests again on the Vulkan device,,$(VUL
 
 # The distributed tests (tests/distributed/spmd) run as MPI jobs, every rank running every test
 # (alone, outside mpiexec, they skip): with 2 and 3 ranks on the host device, then 2 on the
-# Vulkan device (lavapipe where no GPU is found), through the mpiexec of the MPICH wheel that
+# Vulkan device (lavapipe where no GPU is found), twice: the second time with host-device
+# copies on the DMA path (as a GPU's transfer queue takes them, while MPI moves other pieces
+# of the tensor), through the mpiexec of the MPICH wheel that
 # the 'distributed' extra installs into the venv. The ranks share one compile cache. These
 # passes run after the others: each job keeps every core busy. DISTRIBUTED=0 skips them.
 DISTRIBUTED ?= 1
@@ -73,7 +75,8 @@ distributed_chain = if [ "$(DISTRIBUTED)" != 1 ]; then exit 0; fi; \
 	$(call distributed_pass,distributed tests: 2 ranks on the host device,,2); \
 	$(call distributed_pass,distributed tests: 3 ranks on the host device,,3); \
 	if [ "$(VULKAN)" != 1 ]; then exit 0; fi; \
-	$(call distributed_pass,distributed tests: 2 ranks on the Vulkan device,PYKERN_DEVICE=vulkan,2)
+	$(call distributed_pass,distributed tests: 2 ranks on the Vulkan device,PYKERN_DEVICE=vulkan,2); \
+	$(call distributed_pass,distributed tests: 2 ranks on the Vulkan device with copies on the DMA path,PYKERN_DEVICE=vulkan PYKERN_TRANSFER_QUEUE=compute,2)
 
 test: venv
 	@main_pass() { $(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
