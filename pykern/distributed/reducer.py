@@ -21,6 +21,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import weakref
 from collections import deque
 from typing import Any
 
@@ -50,7 +51,9 @@ class Reducer:
         self._done = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
-        self._handles = [p.register_post_accumulate_grad_hook(self._on_gradient)
+        # the hooks hold the reducer weakly: registered hooks live in a global table, and
+        # through them the reducer (and so the parameters) would never be freed
+        self._handles = [p.register_post_accumulate_grad_hook(_weak_hook(self))
                          for p in params]
 
     # ---------------------------------------------------------------- the main thread
@@ -88,9 +91,9 @@ class Reducer:
         self._error = None
         for b in self.buckets:
             b.reset()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="pykern-ddp-comm",
-                                            daemon=True)
+        if self._thread is None:  # it holds the reducer weakly: both go with the model
+            self._thread = threading.Thread(target=_serve, args=(weakref.ref(self), self._todo),
+                                            name="pykern-ddp-comm", daemon=True)
             self._thread.start()
         if in_backward:
             queue_callback(self._finish)
@@ -139,17 +142,6 @@ class Reducer:
 
     # ---------------------------------------------------------------- the thread
 
-    def _serve(self) -> None:
-        while True:
-            first = self._todo.get()
-            if first is None:
-                return
-            try:
-                self._communicate(first)
-            except BaseException as error:  # noqa: BLE001 - handed to the main thread
-                self._error = error
-            self._done.set()
-
     def _communicate(self, first: Bucket) -> None:
         """One pass: start the buckets in index order as they arrive, poll them, average."""
         group, count = self.group, len(self.buckets)
@@ -192,6 +184,34 @@ class Reducer:
         if self._thread is not None:
             self._todo.put(None)
             self._thread = None
+
+    def __del__(self) -> None:
+        self._todo.put(None)  # the thread ends
+
+
+def _weak_hook(reducer: Reducer) -> Any:
+    ref = weakref.ref(reducer)
+
+    def on_gradient(p: Any) -> None:
+        live = ref()
+        if live is not None:
+            live._on_gradient(p)
+    return on_gradient
+
+
+def _serve(reducer_ref: weakref.ref, todo: queue.SimpleQueue) -> None:
+    """The communication thread: one backward pass per first bucket it is handed."""
+    while True:
+        first = todo.get()
+        reducer = reducer_ref() if first is not None else None
+        if reducer is None:
+            return
+        try:
+            reducer._communicate(first)
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            reducer._error = error
+        reducer._done.set()
+        del reducer
 
 
 def _gather(b: Bucket) -> None:

@@ -4,6 +4,8 @@ with the same data), and are the same on every rank."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -227,6 +229,28 @@ def test_buckets_leave_while_backward_still_runs(dist):
     pk.sum(ddp(pk.ones((2, 8)))).backward()
     assert seen == [(True, False)]  # 0.bias's hook runs before 0.weight has a gradient
     assert model[0].weight.grad is not None
+
+
+def test_a_dropped_wrapper_and_model_free_their_thread(dist):
+    import gc
+    import threading
+
+    def threads() -> int:
+        return sum(t.name == "pykern-ddp-comm" for t in threading.enumerate())
+
+    gc.collect()
+    before = threads()
+    model = _model(0)
+    ddp = pk.nn.parallel.DistributedDataParallel(model)
+    pk.sum(ddp(pk.ones((2, 8)))).backward()
+    assert threads() == before + 1
+    del model, ddp
+    gc.collect()
+    for _ in range(100):
+        if threads() == before:
+            break
+        time.sleep(0.01)
+    assert threads() == before
 
 
 def test_zzz_a_backward_that_raises_mid_pass_leaves_the_group_unusable(dist):
