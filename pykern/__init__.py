@@ -31,10 +31,10 @@ from pykern.lang.builtins import coop_convert, coop_fill, coop_load, coop_mma, c
 from pykern.lang.coop import ACCUMULATOR, MATRIX_A, MATRIX_B, CoopType
 from pykern.lang.dtypes import (Array, ArrayType, DType, bf16, bool_, c64, c128, constexpr, f16,
                                 f32, f64, i8, i16, i32, i64, u8, u16, u32, u64)
-from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable, GraphError,
-                           InternalError, KernelAssertionError, KernelIndexError,
-                           KernelTypeError, LaunchError, OutOfDeviceMemory, PykernError,
-                           ToolError, TransferGuardError)
+from pykern.errors import (CompileError, DeviceError, DeviceLost, DeviceUnavailable,
+                           DistributedError, GraphError, InternalError, KernelAssertionError,
+                           KernelIndexError, KernelTypeError, LaunchError, OutOfDeviceMemory,
+                           PykernError, ToolError, TransferGuardError)
 from pykern.lang.func import Func, func
 from pykern.jit.kernel import Kernel, StrictFloatWarning, kernel, strict_float
 from pykern.runtime import devices, get_device, set_device, sync

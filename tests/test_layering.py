@@ -234,3 +234,40 @@ def test_the_import_check_sees_the_relative_imports():
     found = {name for name, _ in imports(ROOT / "runtime" / "selection.py")}
     assert "pykern.runtime.errors.DeviceError" in found
     assert "pykern.runtime.device.Device" in found  # inside `if TYPE_CHECKING:` and a function
+
+
+# ------------------------------------------------------------------ the distributed layer
+
+# data-parallel training sits on top of everything: pykern/distributed and pk.nn.parallel
+# (DistributedDataParallel, which `pk.nn` loads only when `pk.nn.parallel` is first used)
+DISTRIBUTED = ("pykern.distributed", "pykern.nn.parallel")
+
+
+def test_nothing_below_the_distributed_layer_imports_it():
+    below = [p for p in sources("pykern") + RUNTIME_FILES
+             if not any(within(module_name(p), d) for d in DISTRIBUTED)]
+    assert len(below) > 100
+
+    def allowed(name: str) -> bool:
+        return not any(within(name, d) for d in DISTRIBUTED)
+
+    found = [v for path in below for v in violations(path, allowed)]
+    assert not found, "\n".join(found)
+
+
+def test_import_pykern_loads_neither_the_distributed_layer_nor_mpi():
+    """pykern works without mpi4py: `import pykern` and `pk.nn` load neither it nor
+    pykern.distributed; `pk.nn.parallel` loads the layer, still without mpi4py."""
+    program = ("import sys\n"
+               "import pykern as pk\n"
+               "pk.nn.Linear(2, 2)\n"
+               "def loaded():\n"
+               "    return sorted(m for m in sys.modules if m.split('.')[0] == 'mpi4py'\n"
+               "                  or m.startswith(('pykern.distributed', 'pykern.nn.parallel')))\n"
+               "assert not loaded(), loaded()\n"
+               "pk.nn.parallel.DistributedDataParallel\n"
+               "assert 'pykern.distributed' in sys.modules\n"
+               "assert not any(m.split('.')[0] == 'mpi4py' for m in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stderr

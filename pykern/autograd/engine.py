@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pykern.autograd import hooks
 from pykern.autograd.graph import Edge, Node, refresh_stale_views
 from pykern.autograd.mode import no_grad
 
@@ -81,6 +82,11 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
     wanted_at = {_key(t): i for i, t in enumerate(wanted)} if wanted is not None else None
     found: list[Any] = [None] * (len(wanted) if wanted is not None else 0)
     pending: dict[int, Any] = {}
+    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
+    order = _order([t.grad_fn for t, _ in roots if t.grad_fn is not None])
+    # the leaves' post-accumulate-grad hooks (hooks.py), counted only where some exist
+    count = hooks.AccumulationCount(order) if wanted is None and hooks.any_registered() \
+        else None
 
     def deliver(to: Edge, g: Any) -> None:
         g = fit(g, to)
@@ -93,16 +99,20 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
             pending[key] = g if key not in pending else pending[key] + g
         elif wanted_at is None:
             _accumulate(to.leaf, g)
+            if count is not None:
+                count.accumulated(to.leaf)
 
-    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
-    with no_grad():
+    with no_grad(), hooks.backward_pass():
         for t, g in roots:
             deliver(Edge(t), g)
-        for node in _order([t.grad_fn for t, _ in roots if t.grad_fn is not None]):
+        if count is not None:
+            count.roots_delivered()
+        for node in order:
             g = pending.pop(id(node), None)
-            if g is None:
-                continue
-            _run_node(node, g, retain_graph, deliver)
+            if g is not None:
+                _run_node(node, g, retain_graph, deliver)
+            if count is not None:
+                count.node_done(node)
     return found if wanted is not None else None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from pykern.autograd import hooks
 from pykern.autograd.keyword import accepts_requires_grad
 from pykern.jit import capture
 from pykern.lang import dtypes as dt
@@ -384,6 +385,12 @@ class Tensor(NdarrayMethods):
         than one element needs) into the `.grad` of every leaf it depends on."""
         from pykern.autograd.engine import backward
         backward(self, gradient, retain_graph)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> Any:
+        """Runs `hook(self)` during each `backward()`, as soon as every gradient of that pass
+        for this leaf has been accumulated into `self.grad` (PyTorch's name; see
+        pykern.autograd.hooks). Returns a handle whose `remove()` unregisters it."""
+        return hooks.register_post_accumulate_grad_hook(self, hook)
 
     def detach(self) -> Tensor:
         """The same memory, cut from the graph: no grad_fn, requires_grad False. It shares

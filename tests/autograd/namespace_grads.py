@@ -93,6 +93,42 @@ def np_cross_entropy(a: np.ndarray) -> np.ndarray:
     return -logp[np.arange(3), [0, 3, 1]].mean()
 
 
+def np_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Cross-correlation of (N, C, *spatial) with (O, C, *kernel), stride 1, no padding."""
+    spatial = x.shape[2:]
+    kernel = w.shape[2:]
+    out_shape = tuple(s - k + 1 for s, k in zip(spatial, kernel))
+    out = np.zeros((x.shape[0], w.shape[0], *out_shape))
+    for pos in np.ndindex(out_shape):
+        window = x[(slice(None), slice(None),
+                    *(slice(p, p + k) for p, k in zip(pos, kernel)))]
+        out[(slice(None), slice(None), *pos)] = np.tensordot(window, w, axes=(
+            list(range(1, window.ndim)), list(range(1, w.ndim))))
+    return out
+
+
+def np_conv_transpose(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The adjoint of np_conv: (N, C, *spatial) with (C, O, *kernel), stride 1."""
+    kernel = w.shape[2:]
+    out_shape = tuple(s + k - 1 for s, k in zip(x.shape[2:], kernel))
+    out = np.zeros((x.shape[0], w.shape[1], *out_shape))
+    for pos in np.ndindex(x.shape[2:]):
+        contribution = np.tensordot(x[(slice(None), slice(None), *pos)], w, axes=([1], [0]))
+        out[(slice(None), slice(None), *(slice(p, p + k) for p, k in zip(pos, kernel)))] += \
+            contribution
+    return out
+
+
+def np_pool2(a: np.ndarray, reduce: Callable[..., np.ndarray]) -> np.ndarray:
+    """2 x 2 pooling with stride 2 of (N, C, H, W), H and W even."""
+    n, c, h, w = a.shape
+    return reduce(a.reshape(n, c, h // 2, 2, w // 2, 2), axis=(3, 5))
+
+
+def np_batch_norm(a: np.ndarray) -> np.ndarray:
+    return (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5)
+
+
 _DIFF = [
     _unary("abs", np.abs), _unary("acos", np.arccos, -0.8, 0.8),
     _unary("acosh", np.arccosh, 1.2, 3.0), _unary("asin", np.arcsin, -0.8, 0.8),
@@ -225,6 +261,27 @@ _DIFF = [
     ("F.cross_entropy", Case(lambda t: F.cross_entropy(t, pk.asarray([0, 3, 1])),
                              np_cross_entropy)),
     ("F.mse_loss", Case(F.mse_loss, lambda a, b: ((a - b) ** 2).mean(), ((3, 4), (3, 4)))),
+    ("F.tanh", Case(F.tanh, np.tanh)),
+    ("F.sigmoid", Case(F.sigmoid, lambda a: 1 / (1 + np.exp(-a)))),
+    ("F.batch_norm", Case(lambda t: F.batch_norm(t, None, None, training=True), np_batch_norm)),
+    ("F.dropout1d", Case(lambda t: F.dropout1d(t, 0.5, training=False), lambda a: a.copy(),
+                         ((2, 3, 4),))),
+    ("F.dropout2d", Case(lambda t: F.dropout2d(t, 0.5, training=False), lambda a: a.copy(),
+                         ((2, 3, 2, 2),))),
+    ("F.conv1d", Case(F.conv1d, np_conv, ((2, 2, 5), (3, 2, 2)))),
+    ("F.conv2d", Case(F.conv2d, np_conv, ((1, 2, 4, 3), (3, 2, 2, 2)))),
+    ("F.conv_transpose1d", Case(F.conv_transpose1d, np_conv_transpose, ((2, 2, 4), (2, 3, 2)))),
+    ("F.conv_transpose2d", Case(F.conv_transpose2d, np_conv_transpose,
+                                ((1, 2, 3, 2), (2, 3, 2, 2)))),
+    ("F.max_pool2d", Case(lambda t: F.max_pool2d(t, 2), lambda a: np_pool2(a, np.max),
+                          ((1, 2, 4, 4),))),
+    ("F.avg_pool2d", Case(lambda t: F.avg_pool2d(t, 2), lambda a: np_pool2(a, np.mean),
+                          ((1, 2, 4, 4),))),
+    ("F.adaptive_avg_pool2d", Case(lambda t: F.adaptive_avg_pool2d(t, 1),
+                                   lambda a: a.mean(axis=(2, 3), keepdims=True),
+                                   ((1, 2, 3, 4),))),
+    ("F.nll_loss", Case(lambda t: F.nll_loss(t, pk.asarray([0, 3, 1])),
+                        lambda a: -a[np.arange(3), [0, 3, 1]].mean())),
     ("F.scaled_dot_product_attention",
      Case(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
           lambda q, k, v: np_softmax(np.where(np.tril(np.ones((3, 3), bool)),
@@ -339,7 +396,7 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
+    "pk.func", "pk.kernel", "pk.static_range", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
     "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
@@ -420,7 +477,7 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "to_device", "to", "nonzero", "argsort", "searchsorted",
+    "requires_grad_", "register_post_accumulate_grad_hook", "to_device", "to", "nonzero", "argsort", "searchsorted",
     # in place (fill, sort) or without a backward yet (cumprod)
     "fill", "sort", "cumprod", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
