@@ -396,8 +396,8 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.static_range", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
-    "pk.get_device",
+    "pk.func", "pk.kernel", "pk.static_range", "pk.fuse", "pk.strict_float",
+    "pk.transfer_guard", "pk.devices", "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
@@ -477,7 +477,8 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "register_post_accumulate_grad_hook", "to_device", "to", "nonzero", "argsort", "searchsorted",
+    "requires_grad_", "register_post_accumulate_grad_hook", "to_device", "to", "nonzero",
+    "argsort", "searchsorted",
     # in place (fill, sort) or without a backward yet (cumprod)
     "fill", "sort", "cumprod", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
