@@ -17,6 +17,7 @@ from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, while_loop
 from pykern.spirv.function import FunctionBuilder as FB
 from pykern.spirv.grammar import GLSL
+from pykern.spirv.half_rounding import narrow_to_f16
 from pykern.spirv.typemap import unsigned, value_capabilities
 from pykern.spirv.types import BOOL, F32, FloatType, IntType, ScalarType
 
@@ -116,8 +117,8 @@ class _FloatDivMod:
         fn = ctx.fn
         if ty.bits == 16:
             inner = _FloatDivMod(ctx, F32, fn.f_convert(F32, a), fn.f_convert(F32, b))
-            self.quotient = fn.f_convert(ty, inner.quotient)
-            self.remainder = fn.f_convert(ty, inner.remainder)
+            self.quotient = narrow_to_f16(ctx, F32, inner.quotient)
+            self.remainder = narrow_to_f16(ctx, F32, inner.remainder)
             return
 
         def c(value: float) -> int:
@@ -316,7 +317,7 @@ def float_pow(ctx: LoweringContext, ty: FloatType, x: int, y: int) -> int:
     fn = ctx.fn
     if ty != F32:
         wide = float_pow(ctx, F32, fn.f_convert(F32, x), fn.f_convert(F32, y))
-        return fn.f_convert(ty, wide)
+        return narrow_to_f16(ctx, F32, wide) if ty.bits == 16 else fn.f_convert(ty, wide)
 
     def c(value: float) -> int:
         return ctx.const(ty, value)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.grammar import GLSL
+from pykern.spirv.half_rounding import narrow_to_f16
 from pykern.spirv.binding_plan import GRID_FIELDS
 from pykern.spirv.typemap import value_capabilities
 from pykern.spirv.types import BOOL, F32, I32, U32, FloatType, IntType
@@ -559,9 +560,7 @@ def _through_f32(ctx: LoweringContext, op: Callable[..., int], *args: int) -> in
 
 
 def _to_f16(ctx: LoweringContext, x: int) -> int:
-    if ctx.target.rounds_to_nearest(16):
-        return ctx.fn.f_convert(F16, x)
-    return narrow_float(ctx, F32, F16, x)
+    return narrow_to_f16(ctx, F32, x)  # rounded on the bits: NVIDIA drops f16 round trips
 
 
 # ---------------------------------------------------------------- conversions in code
