@@ -31,9 +31,7 @@ def signed_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     signs differ and the division is inexact (-q - 1 is ~q). INT_MIN // -1 wraps to INT_MIN."""
     parts = _DivMod(ctx, ty, a, b)
     fn = ctx.fn
-    # the sign is applied in the signed type: NVIDIA (driver 580) took a negation done in the
-    # unsigned type and bitcast back as non-negative, and folded a later signed max into an
-    # unsigned one (max(3 % -5, 3) gave -2)
+    # the magnitude is unsigned; the sign is applied in the signed type
     q = fn.bitcast(ty, parts.uq)
     negated = fn.select(ty, parts.inexact, fn.not_(ty, q), fn.s_negate(ty, q))
     return fn.select(ty, parts.signs_differ, negated, q)
@@ -58,7 +56,7 @@ def signed_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     parts = _DivMod(ctx, ty, a, b)
     fn, uty = ctx.fn, parts.uty
     flip = fn.logical_and(BOOL, parts.signs_differ, parts.inexact)
-    # negated in the signed type, as in signed_floordiv (NVIDIA's unsigned-negation bug)
+    # negated in the signed type, as in signed_floordiv
     magnitude = fn.bitcast(ty, fn.select(uty, flip, fn.i_sub(uty, parts.ub, parts.ur), parts.ur))
     return fn.select(ty, parts.b_negative, fn.s_negate(ty, magnitude), magnitude)
 
