@@ -71,6 +71,12 @@ from pykern.tensor.nn import attention, layer_norm, log_softmax, one_hot, softma
 from pykern.tensor.conv import conv2d, conv_transpose2d
 from pykern.tensor.scan import cumprod, cumsum
 from pykern.tensor.sort import argsort, sort, topk
+# PyTorch's names that numpy lacks (pykern.tensor.torch_functions), and the dtypes' long names
+from pykern.tensor.torch_functions import cat, flatten
+from pykern.tensor.multinomial import multinomial
+from pykern.lang.dtype_names import (bfloat16, bool, complex64, complex128, double, float16,
+                                     float32, float64, half, int8, int16, int32, int64, long,
+                                     short, uint8, uint16, uint32, uint64)
 from pykern.io import load, save
 from pykern.fuse import fuse
 from pykern import amp, fft, linalg, nn, optim

@@ -26,6 +26,8 @@ from pykern.runtime.selection import device_for, running_on
 from pykern.tensor import binary_ops as bo
 from pykern.tensor import operand_device
 from pykern.tensor.ndarray_methods import NdarrayMethods
+from pykern.tensor.size import Size, size_of
+from pykern.tensor.torch_style import TorchStyleMethods
 from pykern.tensor.transfer_guard import implicit_copy
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
@@ -104,7 +106,7 @@ def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "")
     return a % ndim
 
 
-class Tensor(NdarrayMethods):
+class Tensor(TorchStyleMethods, NdarrayMethods):
     """An array on the device. Create one with `pk.asarray`, `pk.empty`, `pk.zeros`, ...
 
     Attributes: `shape`, `dtype` (a pk dtype), `ndim`, `size`, `strides` (bytes, as numpy),
@@ -142,12 +144,10 @@ class Tensor(NdarrayMethods):
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        """The number of elements."""
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+    def size(self) -> Size:
+        """The number of elements, an int as numpy's; called, PyTorch's method: `t.size()`
+        is the shape and `t.size(d)` one dimension's length (`pykern.tensor.size`)."""
+        return size_of(self.shape)
 
     @property
     def itemsize(self) -> int:
@@ -427,8 +427,11 @@ class Tensor(NdarrayMethods):
             out = self._view(new, strides)
         return self._viewed("reshape", out, lambda g: g.reshape(self.shape))
 
-    def flatten(self) -> Tensor:
-        """A 1-D copy (numpy's `flatten` always copies)."""
+    def flatten(self, start_dim: int | None = None, end_dim: int = -1) -> Tensor:
+        """A 1-D copy (numpy's `flatten()` always copies); with dimensions, PyTorch's
+        `flatten(start_dim, end_dim)`: those dimensions merged, a view where possible."""
+        if start_dim is not None or end_dim != -1:
+            return _ops().torch_functions.flatten(self, start_dim or 0, end_dim)
         return self.reshape(-1).copy() if self.is_contiguous else self.reshape(-1)
 
     def ravel(self) -> Tensor:
@@ -441,6 +444,10 @@ class Tensor(NdarrayMethods):
             axes = tuple(axes[0])  # type: ignore[arg-type]
         if not axes:
             axes = tuple(range(self.ndim))[::-1]
+        elif len(axes) == 2 and self.ndim != 2:  # PyTorch's transpose(dim0, dim1)
+            raise ValueError(f"transpose{axes}: pk.Tensor.transpose is numpy's, a permutation "
+                             f"of all {self.ndim} axes; swap two axes (PyTorch's transpose) "
+                             f"with swapaxes{axes}")
         return self.permute(*axes)  # type: ignore[arg-type]
 
     def permute(self, *dims: int | Sequence[int]) -> Tensor:
