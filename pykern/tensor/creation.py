@@ -271,13 +271,23 @@ def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     return out
 
 
-def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
-    """The lower triangle of the last two dimensions (elements above diagonal `k` zeroed)."""
-    return _tri(x, k, True)
+def tril(x: Tensor, /, k: int = 0, *, diagonal: int | None = None) -> Tensor:
+    """The lower triangle of the last two dimensions (elements above diagonal `k` zeroed;
+    `diagonal=` is PyTorch's name for `k`)."""
+    return _tri(x, _diagonal(k, diagonal, "tril"), True)
 
 
-def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
-    """The upper triangle of the last two dimensions (elements below diagonal `k` zeroed)."""
-    return _tri(x, k, False)
+def triu(x: Tensor, /, k: int = 0, *, diagonal: int | None = None) -> Tensor:
+    """The upper triangle of the last two dimensions (elements below diagonal `k` zeroed;
+    `diagonal=` is PyTorch's name for `k`)."""
+    return _tri(x, _diagonal(k, diagonal, "triu"), False)
+
+
+def _diagonal(k: int, diagonal: int | None, op: str) -> int:
+    if diagonal is None:
+        return k
+    if k != 0:
+        raise TypeError(f"{op}: give k= or diagonal=, not both")
+    return diagonal
 
 

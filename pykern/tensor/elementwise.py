@@ -46,7 +46,8 @@ from pykern.tensor import promotion as pr
 from pykern.tensor import strided
 from pykern.tensor.device_limits import is_host_device
 from pykern.tensor.fuse_traced import Traced, traced_operand
-from pykern.tensor.binary_ops import BINARY, MAXIMUM, MINIMUM, POW, BinaryOp, beyond_range
+from pykern.tensor.binary_ops import (ADD, BINARY, MAXIMUM, MINIMUM, POW, SUBTRACT, BinaryOp,
+                                      beyond_range)
 from pykern.tensor.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
 __all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
@@ -275,7 +276,7 @@ def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
     memory takes part in the graph."""
     if isinstance(out, Tensor) and inplace.records_write(out, x):
         def value() -> Tensor:
-            result = unary(op, x)
+            result = unary(op, _unaliased(x, out))
             _output(out, result.shape, result.dtype, op.name)  # the same checks as below
             return result
         return inplace.write(op.name + "_", out, value, from_target=out is x)
@@ -345,7 +346,10 @@ def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
     """`op(a, b, out=out)` and the in-place operators (out is `a`): recorded as `_unary_into`."""
     if isinstance(out, Tensor) and inplace.records_write(out, a, b):
         def value() -> Tensor:
-            result = binary(op, a, b)
+            if op in (ADD, SUBTRACT):  # their backward keeps no operand
+                result = binary(op, a, b)
+            else:
+                result = binary(op, _unaliased(a, out), _unaliased(b, out))
             _output(out, result.shape, result.dtype, op.name)
             return result
         return inplace.write(op.name + "_", out, value, from_target=out is a or out is b)
@@ -362,6 +366,16 @@ def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
         result = _binary(op, a, b, out)
     bump(out)
     return result
+
+
+def _unaliased(operand: object, out: Tensor) -> object:
+    """`operand`, or a (recorded) copy of it where it shares `out`'s memory, for a recorded
+    write into `out` computed from it (`y *= w`): the op's backward may keep the operand (w's
+    gradient reads the old y), which the write then replaces; PyTorch keeps the original
+    likewise."""
+    if isinstance(operand, Tensor) and operand.buffer is out.buffer:
+        return operand.clone()
+    return operand
 
 
 def _binary(op: BinaryOp, a: object, b: object, out: Tensor | None) -> Tensor:

@@ -37,6 +37,7 @@ from pykern.tensor.creation import fill
 from pykern.tensor.elementwise import as_tensor, assign
 from pykern.tensor.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.tensor import normalize_axis
+from pykern.tensor.torch_style import TopK
 
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64, dt.bf16, dt.c64, dt.c128)
@@ -66,15 +67,25 @@ def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
     return _sort_op(x, axis, descending, None, "argsort", values=False)[1]
 
 
-def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
+def topk(x: object, k: int, axis: int = -1, largest: bool = True, *, dim: int | None = None,
+         sorted: bool = True) -> TopK:  # noqa: A002
     """The `k` largest (or smallest, `largest=False`) elements along `axis` and their i64
-    indices, as PyTorch's `topk`: sorted (largest first, or smallest first), ties in index
-    order, NaN counted as the largest value. `k` may be 0 to the axis length. Every real dtype
-    (complex tensors are refused, as PyTorch refuses them).
+    indices, as PyTorch's `topk` (a named tuple `(values, indices)`; PyTorch's `dim=` names
+    the axis too): sorted (largest first, or smallest first, also with `sorted=False`), ties in
+    index order, NaN counted as the largest value. `k` may be 0 to the axis length. Every real
+    dtype (complex tensors are refused, as PyTorch refuses them).
 
         values, indices = pk.topk(logits, 5)
     """
     op = "topk"
+    if dim is not None:
+        if axis != -1:
+            raise TypeError(f"{op}: give axis= or dim=, not both")
+        axis = dim
+    return TopK(*_topk(x, k, axis, largest, op))
+
+
+def _topk(x: object, k: int, axis: int, largest: bool, op: str) -> tuple[Tensor, Tensor]:
     xt = as_tensor(x, f"{op}: x")
     if xt.dtype.is_complex:
         raise not_defined(op, xt.dtype)

@@ -44,7 +44,8 @@ class TopK(NamedTuple):
 
 
 def _is_shape_item(value: object) -> bool:
-    return not isinstance(value, (bool, np.bool_)) and hasattr(value, "__index__")
+    """An int (or anything with `__index__`) but a bool, and not a type (`np.int32`)."""
+    return not isinstance(value, (bool, np.bool_, type)) and hasattr(value, "__index__")
 
 
 def _shape_arg(op: str, args: tuple) -> tuple[int, ...]:
@@ -63,6 +64,12 @@ def _dim(t: Any, dim: object, op: str) -> int:
 def _along(t: Any, dim: int, key: object) -> Any:
     """`t[..., key, ...]` with `key` at dimension `dim` (a view)."""
     return t[(slice(None),) * dim + (key,)]
+
+
+def _source(t: Any) -> Any:
+    """What an in-place method computes its new values from: `t`, or a copy of it where
+    autograd records (the op's backward may keep its input, which the write then replaces)."""
+    return t.clone() if t.requires_grad else t
 
 
 class TorchStyleMethods:
@@ -176,7 +183,7 @@ class TorchStyleMethods:
              ) -> TopK:
         """The `k` largest (or smallest) elements along `dim` and their indices, as a
         `(values, indices)` named tuple (`pk.topk`; always sorted)."""
-        return TopK(*_ops().sort.topk(self, k, axis=dim, largest=largest))
+        return _ops().sort.topk(self, k, dim=dim, largest=largest)
 
     def clamp(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
         """The values limited to [min, max] (numpy's `clip`; one of the two may be None)."""
@@ -381,12 +388,12 @@ class TorchStyleMethods:
 
     def clamp_(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002
         """`clamp` in place; returns this tensor."""
-        self[...] = self.clamp(min, max)  # type: ignore[index]
+        self[...] = _source(self).clamp(min, max)  # type: ignore[index]
         return self
 
     def masked_fill_(self, mask: Any, value: Any) -> Any:
         """`masked_fill` in place (`mask` broadcasts to this tensor's shape); returns it."""
-        filled = self.masked_fill(mask, value)
+        filled = _source(self).masked_fill(mask, value)
         if filled.shape != self.shape:  # type: ignore[attr-defined]
             raise ValueError(f"masked_fill_: a mask of shape {tuple(mask.shape)} does not "
                              f"broadcast to the tensor's shape {self.shape}")  # type: ignore

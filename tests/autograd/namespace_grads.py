@@ -28,6 +28,7 @@ F = pk.nn.functional
 
 _erf = np.vectorize(math.erf)
 _IDX = np.array([[2, 0, 0], [1, 3, -1], [0, 0, 2]])
+_MASK = np.array([[True, False, False, True], [False] * 4, [True, True, False, False]])
 _SCATTER = np.array([[0, 2, 2, 1], [2, 0, 1, 1]])
 
 
@@ -182,6 +183,9 @@ _DIFF = [
                                  lambda a, b: np_conv_transpose2d(a, b, None, (2, 2), (0, 0),
                                                                   (0, 0), (1, 1), 2),
                                  ((1, 2, 3, 2), (2, 2, 2, 2)))),
+    ("pk.cat", Case(lambda t, u: pk.cat((t, u), dim=1), lambda a, b: np.concatenate([a, b], 1),
+                    ((3, 4), (3, 2)))),
+    ("pk.flatten", Case(lambda t: pk.flatten(t, 1), lambda a: a.reshape(2, 12), ((2, 3, 4),))),
     ("pk.concat", Case(lambda t, u: pk.concat([t, u], axis=0), lambda a, b: np.concatenate([a, b]),
                        ((3, 4), (1, 4)))),
     ("pk.stack", Case(lambda t, u: pk.stack([t, u], axis=1), lambda a, b: np.stack([a, b], 1),
@@ -371,6 +375,7 @@ INTEGER_RESULTS: dict[str, Callable[[object], object]] = dict([
     ("pk.bitwise_invert", pk.bitwise_invert),
     ("xp.argsort", xp.argsort), ("xp.nonzero", xp.nonzero),
     ("xp.searchsorted", lambda t: xp.searchsorted(pk.asarray([0.0, 1.0]), t)),
+    ("pk.multinomial", lambda t: pk.multinomial(pk.abs(t) + 0.1, 2)),
     ("pk.view_as_real", pk.view_as_real),  # a TypeError: it takes complex tensors only
     ("L.matrix_rank", L.matrix_rank),
 ])
@@ -449,6 +454,36 @@ METHODS: dict[str, Case] = {
     "std": Case(_method("std"), lambda a: a.std()),
     "max": Case(_method("max", axis=1), lambda a: a.max(1)),
     "min": Case(_method("min", axis=0, keepdims=True), lambda a: a.min(0, keepdims=True)),
+    # PyTorch's methods (pykern.tensor.torch_style)
+    "view": Case(_method("view", 2, 6), lambda a: a.reshape(2, 6)),
+    "view_as": Case(lambda t: t.view_as(pk.zeros((4, 3))), lambda a: a.reshape(4, 3)),
+    "reshape_as": Case(lambda t: t.T.reshape_as(pk.zeros(2, 6)), lambda a: a.T.reshape(2, 6)),
+    "expand_as": Case(lambda t: t.expand_as(pk.zeros((2, 3, 4))),
+                      lambda a: np.broadcast_to(a, (2, 3, 4)), ((3, 1),)),
+    "t": Case(_method("t"), lambda a: a.T),
+    "split": Case(lambda t: pk.concat(t.split([1, 3], dim=1)[::-1], axis=1),
+                  lambda a: np.concatenate([a[:, 1:], a[:, :1]], axis=1)),
+    "chunk": Case(lambda t: pk.concat(t.chunk(2)[::-1]), lambda a: np.concatenate([a[2:], a[:2]])),
+    "unbind": Case(lambda t: pk.stack(t.unbind(1)[::-1]), lambda a: a.T[::-1]),
+    "masked_fill": Case(lambda t: t.masked_fill(pk.asarray(_MASK), -0.5),
+                        lambda a: np.where(_MASK, -0.5, a)),
+    "masked_select": Case(lambda t: t.masked_select(pk.asarray(_MASK)), lambda a: a[_MASK]),
+    "softmax": Case(_method("softmax", 0), lambda a: np_softmax(a, 0)),
+    "log_softmax": Case(_method("log_softmax", -1), lambda a: np.log(np_softmax(a))),
+    "topk": Case(lambda t: t.topk(2, dim=1).values, np_topk),
+    "clamp": Case(_method("clamp", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    "type_as": Case(lambda t: t.type_as(pk.zeros(1, dtype=pk.f64)), lambda a: a.copy()),
+    "double": Case(_method("double"), lambda a: a.copy()),
+    "abs": Case(_method("abs"), np.abs), "neg": Case(_method("neg"), np.negative),
+    "exp": Case(_method("exp"), np.exp), "log": Case(_method("log"), np.log, ((3, 4),), 0.3),
+    "sqrt": Case(_method("sqrt"), np.sqrt, ((3, 4),), 0.3),
+    "rsqrt": Case(_method("rsqrt"), lambda a: 1 / np.sqrt(a), ((3, 4),), 0.3),
+    "sin": Case(_method("sin"), np.sin), "cos": Case(_method("cos"), np.cos),
+    "tanh": Case(_method("tanh"), np.tanh),
+    "sigmoid": Case(_method("sigmoid"), lambda a: 1 / (1 + np.exp(-a))),
+    "relu": Case(_method("relu"), lambda a: np.maximum(a, 0)),
+    "square": Case(_method("square"), np.square),
+    "pow": Case(_method("pow", 3), lambda a: a ** 3),
     "__add__": Case(lambda t, u: t + u, np.add, ((3, 4), (4,))),
     "__radd__": Case(lambda t: 2.0 + t, lambda a: 2.0 + a),
     "__sub__": Case(lambda t, u: t - u, np.subtract, ((3, 4), (4,))),
@@ -486,6 +521,14 @@ METHODS_WITHOUT_GRADIENT = {
     "__array_namespace__", "__dlpack__", "__dlpack_device__",
     # copies are new leaves (copy.copy, copy.deepcopy), cut from the graph as detach() is
     "__copy__", "__deepcopy__",
+    # PyTorch's methods: integer or bool results, new tensors, host answers, a device move
+    "dim", "long", "int", "short", "char", "byte", "bool", "eq", "ne", "lt", "le", "gt", "ge",
+    "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "cpu",
+    # conversions to narrower floats: astype's gradient (test_torch_style.py), which central
+    # differences in f64 cannot check
+    "float", "half", "bfloat16",
+    # in place, recorded as the operators are (test_torch_style.py)
+    "zero_", "fill_", "copy_", "add_", "sub_", "mul_", "div_", "clamp_", "masked_fill_",
     # in place: refused with RuntimeError while grad mode records (test_autograd_core.py)
     "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
     "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
