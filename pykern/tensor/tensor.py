@@ -27,7 +27,7 @@ from pykern.tensor import binary_ops as bo
 from pykern.tensor import operand_device
 from pykern.tensor.ndarray_methods import NdarrayMethods
 from pykern.tensor.size import Size, size_of
-from pykern.tensor.torch_style import TorchStyleMethods
+from pykern.tensor.torch_style import TorchStyleMethods, to_arguments
 from pykern.tensor.transfer_guard import implicit_copy
 
 DLPACK_CPU = 1  # DLDeviceType kDLCPU
@@ -580,13 +580,24 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
         dtype is already right). Float to int truncates toward zero; to bool is `!= 0`."""
         return _ops().elementwise.astype(self, dtype, copy=copy)
 
-    def to(self, device: object) -> Tensor:
-        """This tensor on `device` (an entry of `pk.devices()`, a device as `pk.get_device()`
-        returns, an index, or a name as `pk.set_device` takes): itself when it is there
-        already, else a copy made there (through host memory), which is a new leaf. A copy
-        of a tensor that requires grad requires grad too where the tensor is a leaf (a
-        parameter moved to another device); one made by an op is refused while grad mode
-        records, since the copy would cut it from its graph (`.detach()` it first)."""
+    def to(self, *args: object, device: object = None, dtype: object = None,
+           non_blocking: bool = False, copy: bool = False) -> Tensor:
+        """This tensor on `device` and/or in `dtype`, as PyTorch's `to` (`t.to("host")`,
+        `t.to(pk.f64)`, `t.to(1, pk.f32)`, `t.to(other)`: other's device and dtype); itself
+        where nothing changes, unless `copy`. `device` is an entry of `pk.devices()`, a device
+        as `pk.get_device()` returns, an index, or a name as `pk.set_device` takes. A copy on
+        another device is made there (through host memory) and is a new leaf. A copy of a
+        tensor that requires grad requires grad too where the tensor is a leaf (a parameter
+        moved to another device); one made by an op is refused while grad mode records, since
+        the copy would cut it from its graph (`.detach()` it first). A dtype conversion is
+        `astype` (differentiable)."""
+        device, dtype = to_arguments(args, device, dtype)
+        out = self if device is None else self._to_device(device)
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        return out.clone() if copy and out is self else out
+
+    def _to_device(self, device: object) -> Tensor:
         target = device_for(device)
         if target is self.device:
             return self

@@ -66,6 +66,29 @@ def _along(t: Any, dim: int, key: object) -> Any:
     return t[(slice(None),) * dim + (key,)]
 
 
+def to_arguments(args: tuple, device: object, dtype: object) -> tuple[object, object]:
+    """The (device, dtype) of a `Tensor.to` call: each positional argument is a dtype, a
+    tensor (its device and dtype) or else a device, as PyTorch's `to` tells them apart."""
+    for arg in args:
+        if hasattr(arg, "dtype") and hasattr(arg, "buffer"):  # a pk.Tensor
+            device, dtype = arg.device, arg.dtype  # type: ignore[attr-defined]
+        elif _names_dtype(arg):
+            dtype = arg
+        else:
+            device = arg
+    return device, dtype
+
+
+def _names_dtype(value: object) -> bool:
+    if isinstance(value, int):
+        return False  # a device index
+    try:
+        dt.as_dtype(value)
+    except (TypeError, KeyError, ValueError):
+        return False
+    return True
+
+
 def _source(t: Any) -> Any:
     """What an in-place method computes its new values from: `t`, or a copy of it where
     autograd records (the op's backward may keep its input, which the write then replaces)."""

@@ -75,18 +75,21 @@ def _corpus() -> tuple[np.ndarray, list[np.ndarray]]:
     return data, [rng.integers(0, len(data) - block - 1, BATCH) for _ in range(STEPS)]
 
 
-def _same_weights(fused: bool, dropout: float = 0.0) -> tuple[object, pk.nn.Module]:
+def _same_weights(fused: bool, dropout: float = 0.0, bias: bool = True
+                  ) -> tuple[object, pk.nn.Module]:
     torch.manual_seed(0)
-    theirs = theirs_src.GPT(theirs_src.GPTConfig(fused_attention=fused, dropout=dropout))
-    mine = mine_src.GPT(mine_src.GPTConfig(fused_attention=fused, dropout=dropout))
+    settings = dict(fused_attention=fused, dropout=dropout, bias=bias)
+    theirs = theirs_src.GPT(theirs_src.GPTConfig(**settings))
+    mine = mine_src.GPT(mine_src.GPTConfig(**settings))
     assert list(mine.state_dict()) == list(theirs.state_dict())
     mine.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     return theirs, mine
 
 
-@pytest.mark.parametrize("fused", [True, False], ids=["sdpa", "spelled_out"])
-def test_the_port_trains_as_in_torch_from_the_same_weights(fused):
-    theirs, mine = _same_weights(fused)
+@pytest.mark.parametrize("fused, bias", [(True, True), (False, False)],
+                         ids=["sdpa", "spelled_out_without_biases"])
+def test_the_port_trains_as_in_torch_from_the_same_weights(fused, bias):
+    theirs, mine = _same_weights(fused, bias=bias)
     assert mine.num_params() == theirs.num_params()  # the tied matrix counts once
     data, schedule = _corpus()
     expected = theirs_src.train(theirs, data, schedule)

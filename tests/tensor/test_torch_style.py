@@ -374,3 +374,19 @@ def test_dtype_long_names():
     assert pk.half is pk.f16 and pk.double is pk.f64 and pk.short is pk.i16
     assert pk.bool is pk.bool_ and pk.bfloat16 is pk.bf16 and pk.complex64 is pk.c64
     assert pk.arange(0, 4, dtype=pk.long).dtype == pk.i64
+
+
+def test_to_takes_a_dtype_a_device_or_a_tensor_as_torch():
+    t, tt = pair((2, 3))
+    for args, targs in [((pk.f64,), (torch.float64,)), ((pk.long,), (torch.long,)),
+                        (("host", pk.f16), ("cpu", torch.float16))]:
+        got, expected = t.to(*args), tt.to(*targs)
+        assert got.dtype.name == {"float64": "f64", "int64": "i64",
+                                  "float16": "f16"}[str(expected.dtype)[6:]]
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert t.to(pk.f32) is t and t.to(dtype=pk.f32, copy=True) is not t
+    assert t.to(pk.zeros(1, dtype=pk.i32)).dtype == pk.i32
+    assert t.to("host").device.info.kind == "host"
+    x = pk.ones(3, dtype=pk.f64).requires_grad_()
+    (x.to(pk.f32) * 2.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
