@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from pykern.autograd.graph import needs_grad
 from pykern.lang import dtypes as dt
 
 
@@ -92,7 +93,7 @@ def _names_dtype(value: object) -> bool:
 def _source(t: Any) -> Any:
     """What an in-place method computes its new values from: `t`, or a copy of it where
     autograd records (the op's backward may keep its input, which the write then replaces)."""
-    return t.clone() if t.requires_grad else t
+    return t.clone() if needs_grad(t) else t
 
 
 class TorchStyleMethods:
@@ -116,13 +117,15 @@ class TorchStyleMethods:
         if len(shape) == 1 and not _is_shape_item(shape[0]) and \
                 not isinstance(shape[0], (tuple, list)):
             return _ops().torch_functions.view_as_dtype(self, shape[0])
-        new = _ops().tensor._reshape_shape(self.shape, self.size, shape)  # type: ignore
-        if not (self.is_contiguous or _ops().tensor._nocopy_strides(  # type: ignore
-                self.shape, self.element_strides, new)):  # type: ignore[attr-defined]
-            raise RuntimeError(f"view: a tensor of shape {self.shape} and strides "  # type: ignore
-                               f"{self.strides} cannot be viewed as {new} without a copy; "  # type: ignore
-                               "use reshape(...) (which copies where it must)")
-        return self.reshape(new)  # type: ignore[attr-defined]
+        t: Any = self
+        tensor_module = _ops().tensor
+        new = tensor_module._reshape_shape(t.shape, t.size, shape)
+        if not t.is_contiguous and \
+                tensor_module._nocopy_strides(t.shape, t.element_strides, new) is None:
+            raise RuntimeError(f"view: a tensor of shape {t.shape} and strides {t.strides} "
+                               f"cannot be viewed as {new} without a copy; use reshape(...) "
+                               "(which copies where it must)")
+        return t.reshape(new)
 
     def view_as(self, other: Any) -> Any:
         """`view(other.shape)`."""
@@ -217,46 +220,6 @@ class TorchStyleMethods:
     def type_as(self, other: Any) -> Any:
         """This tensor in `other`'s dtype (itself when it has it already)."""
         return self.astype(other.dtype, copy=False)  # type: ignore[attr-defined]
-
-    def long(self) -> Any:
-        """As i64 (itself when it is i64 already)."""
-        return self.astype(dt.i64, copy=False)  # type: ignore[attr-defined]
-
-    def int(self) -> Any:
-        """As i32."""
-        return self.astype(dt.i32, copy=False)  # type: ignore[attr-defined]
-
-    def short(self) -> Any:
-        """As i16."""
-        return self.astype(dt.i16, copy=False)  # type: ignore[attr-defined]
-
-    def char(self) -> Any:
-        """As i8."""
-        return self.astype(dt.i8, copy=False)  # type: ignore[attr-defined]
-
-    def byte(self) -> Any:
-        """As u8."""
-        return self.astype(dt.u8, copy=False)  # type: ignore[attr-defined]
-
-    def half(self) -> Any:
-        """As f16."""
-        return self.astype(dt.f16, copy=False)  # type: ignore[attr-defined]
-
-    def bfloat16(self) -> Any:
-        """As bf16."""
-        return self.astype(dt.bf16, copy=False)  # type: ignore[attr-defined]
-
-    def float(self) -> Any:
-        """As f32."""
-        return self.astype(dt.f32, copy=False)  # type: ignore[attr-defined]
-
-    def double(self) -> Any:
-        """As f64."""
-        return self.astype(dt.f64, copy=False)  # type: ignore[attr-defined]
-
-    def bool(self) -> Any:
-        """As bool_ (`!= 0`)."""
-        return self.astype(dt.bool_, copy=False)  # type: ignore[attr-defined]
 
     def eq(self, other: Any) -> Any:
         """`self == other`."""
@@ -426,3 +389,47 @@ class TorchStyleMethods:
     def cpu(self) -> Any:
         """This tensor on the host device (itself when it is there): `t.cpu().numpy()`."""
         return self.to("host")  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------ conversions
+    # (last in the class: their names, `int`, `float`, `bool`, would hide Python's types in
+    # annotations of the methods after them)
+
+    def long(self) -> Any:
+        """As i64 (itself when it is i64 already)."""
+        return self.astype(dt.i64, copy=False)  # type: ignore[attr-defined]
+
+    def int(self) -> Any:
+        """As i32."""
+        return self.astype(dt.i32, copy=False)  # type: ignore[attr-defined]
+
+    def short(self) -> Any:
+        """As i16."""
+        return self.astype(dt.i16, copy=False)  # type: ignore[attr-defined]
+
+    def char(self) -> Any:
+        """As i8."""
+        return self.astype(dt.i8, copy=False)  # type: ignore[attr-defined]
+
+    def byte(self) -> Any:
+        """As u8."""
+        return self.astype(dt.u8, copy=False)  # type: ignore[attr-defined]
+
+    def half(self) -> Any:
+        """As f16."""
+        return self.astype(dt.f16, copy=False)  # type: ignore[attr-defined]
+
+    def bfloat16(self) -> Any:
+        """As bf16."""
+        return self.astype(dt.bf16, copy=False)  # type: ignore[attr-defined]
+
+    def float(self) -> Any:
+        """As f32."""
+        return self.astype(dt.f32, copy=False)  # type: ignore[attr-defined]
+
+    def double(self) -> Any:
+        """As f64."""
+        return self.astype(dt.f64, copy=False)  # type: ignore[attr-defined]
+
+    def bool(self) -> Any:
+        """As bool_ (`!= 0`)."""
+        return self.astype(dt.bool_, copy=False)  # type: ignore[attr-defined]
