@@ -4,9 +4,8 @@ of pk.Tensor), so that code written for torch.Tensor runs on pk.Tensor:
 - shapes and views: `dim()`, `view(*shape)` (numpy's `view(dtype)` too), `view_as`,
   `reshape_as`, `expand_as`, `t()`, `split`, `chunk`, `unbind`;
 - values: `masked_fill`, `masked_select`, `softmax(dim)`, `log_softmax(dim)`, `topk`,
-  `clamp`, `type_as`, the conversions `long() int() short() char() byte() half() bfloat16()
-  float() double() bool()`, the comparisons `eq ne lt le gt ge`, and `abs exp log sqrt
-  rsqrt sin cos tanh sigmoid relu neg square pow`;
+  `clamp`, `type_as`; the conversions (`long()`, `float()`, ...), comparisons and math
+  methods (`eq`, `exp`, ...) are in `pykern.tensor.torch_elementwise`;
 - new tensors like this one: `new_empty`, `new_zeros`, `new_ones`, `new_full`, `new_tensor`;
 - in place (each returns the tensor): `zero_`, `fill_`, `copy_`, `add_`, `sub_`, `mul_`,
   `div_`, `clamp_`, `masked_fill_`; `cpu()` moves to the host device.
@@ -27,6 +26,7 @@ import numpy as np
 
 from pykern.autograd.graph import needs_grad
 from pykern.lang import dtypes as dt
+from pykern.tensor.torch_elementwise import TorchElementwiseMethods
 
 
 def _ops() -> Any:
@@ -96,7 +96,7 @@ def _source(t: Any) -> Any:
     return t.clone() if needs_grad(t) else t
 
 
-class TorchStyleMethods:
+class TorchStyleMethods(TorchElementwiseMethods):
     """PyTorch's methods on pk.Tensor (see the module's docstring)."""
 
     __slots__ = ()
@@ -221,82 +221,6 @@ class TorchStyleMethods:
         """This tensor in `other`'s dtype (itself when it has it already)."""
         return self.astype(other.dtype, copy=False)  # type: ignore[attr-defined]
 
-    def eq(self, other: Any) -> Any:
-        """`self == other`."""
-        return self == other
-
-    def ne(self, other: Any) -> Any:
-        """`self != other`."""
-        return self != other
-
-    def lt(self, other: Any) -> Any:
-        """`self < other`."""
-        return self < other  # type: ignore[operator]
-
-    def le(self, other: Any) -> Any:
-        """`self <= other`."""
-        return self <= other  # type: ignore[operator]
-
-    def gt(self, other: Any) -> Any:
-        """`self > other`."""
-        return self > other  # type: ignore[operator]
-
-    def ge(self, other: Any) -> Any:
-        """`self >= other`."""
-        return self >= other  # type: ignore[operator]
-
-    def abs(self) -> Any:
-        """`pk.abs(self)`."""
-        return _ops().elementwise.abs(self)
-
-    def neg(self) -> Any:
-        """`-self`."""
-        return _ops().elementwise.negative(self)
-
-    def exp(self) -> Any:
-        """`pk.exp(self)`."""
-        return _ops().elementwise.exp(self)
-
-    def log(self) -> Any:
-        """`pk.log(self)`."""
-        return _ops().elementwise.log(self)
-
-    def sqrt(self) -> Any:
-        """`pk.sqrt(self)`."""
-        return _ops().elementwise.sqrt(self)
-
-    def rsqrt(self) -> Any:
-        """`pk.rsqrt(self)`: 1 / sqrt."""
-        return _ops().elementwise.rsqrt(self)
-
-    def sin(self) -> Any:
-        """`pk.sin(self)`."""
-        return _ops().elementwise.sin(self)
-
-    def cos(self) -> Any:
-        """`pk.cos(self)`."""
-        return _ops().elementwise.cos(self)
-
-    def tanh(self) -> Any:
-        """`pk.tanh(self)`."""
-        return _ops().elementwise.tanh(self)
-
-    def sigmoid(self) -> Any:
-        """`pk.sigmoid(self)`."""
-        return _ops().elementwise.sigmoid(self)
-
-    def relu(self) -> Any:
-        """`pk.relu(self)`."""
-        return _ops().elementwise.relu(self)
-
-    def square(self) -> Any:
-        """`self * self`."""
-        return _ops().elementwise.square(self)
-
-    def pow(self, exponent: Any) -> Any:
-        """`self ** exponent`."""
-        return self ** exponent  # type: ignore[operator]
-
     # ------------------------------------------------------------ new tensors like this one
 
     def new_empty(self, *size: Any, dtype: object = None, requires_grad: bool = False) -> Any:
@@ -389,47 +313,3 @@ class TorchStyleMethods:
     def cpu(self) -> Any:
         """This tensor on the host device (itself when it is there): `t.cpu().numpy()`."""
         return self.to("host")  # type: ignore[attr-defined]
-
-    # ------------------------------------------------------------ conversions
-    # (last in the class: their names, `int`, `float`, `bool`, would hide Python's types in
-    # annotations of the methods after them)
-
-    def long(self) -> Any:
-        """As i64 (itself when it is i64 already)."""
-        return self.astype(dt.i64, copy=False)  # type: ignore[attr-defined]
-
-    def int(self) -> Any:
-        """As i32."""
-        return self.astype(dt.i32, copy=False)  # type: ignore[attr-defined]
-
-    def short(self) -> Any:
-        """As i16."""
-        return self.astype(dt.i16, copy=False)  # type: ignore[attr-defined]
-
-    def char(self) -> Any:
-        """As i8."""
-        return self.astype(dt.i8, copy=False)  # type: ignore[attr-defined]
-
-    def byte(self) -> Any:
-        """As u8."""
-        return self.astype(dt.u8, copy=False)  # type: ignore[attr-defined]
-
-    def half(self) -> Any:
-        """As f16."""
-        return self.astype(dt.f16, copy=False)  # type: ignore[attr-defined]
-
-    def bfloat16(self) -> Any:
-        """As bf16."""
-        return self.astype(dt.bf16, copy=False)  # type: ignore[attr-defined]
-
-    def float(self) -> Any:
-        """As f32."""
-        return self.astype(dt.f32, copy=False)  # type: ignore[attr-defined]
-
-    def double(self) -> Any:
-        """As f64."""
-        return self.astype(dt.f64, copy=False)  # type: ignore[attr-defined]
-
-    def bool(self) -> Any:
-        """As bool_ (`!= 0`)."""
-        return self.astype(dt.bool_, copy=False)  # type: ignore[attr-defined]
