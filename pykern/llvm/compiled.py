@@ -17,9 +17,9 @@ from pykern.llvm import mathfns
 from pykern.llvm.debug import DebugSite
 from pykern.llvm.engine import NativeModule, compile_object, load_object
 from pykern.llvm.inline import prepare
-from pykern.llvm.layout import arg_layout
+from pykern.llvm.layout import arg_layout, array_slots
 from pykern.llvm.module import ENTRY, build_module
-from pykern.llvm.pool import run_workgroups
+from pykern.llvm.pool import StopWord, run_workgroups
 from pykern.llvm.reports import LaunchReports, failure
 from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.passes.complex import lowered_arguments, lowered_param
@@ -86,29 +86,41 @@ class HostKernel:
         return self.native.ir_text
 
     def run(self, grid: tuple[int, int, int], arrays: Mapping[str, np.ndarray],
-            scalars: Mapping[str, object], threads: int | None = None) -> None:
+            scalars: Mapping[str, object], threads: int | None = None,
+            timeout: float | None = None) -> None:
         """Runs every workgroup of a launch of `grid` (three ints) on `threads` threads
         (default: one per core, `pykern.llvm.pool`): numpy arrays are read and written in
-        place. The caller checked the arguments' dtypes and ndims.
+        place. The caller checked the arguments' dtypes and ndims. No access reaches outside
+        an array's memory (`pykern.llvm.robust`). A launch that runs longer than `timeout`
+        seconds is stopped (`pool.LaunchTimedOut`), as is one interrupted by Ctrl-C
+        (KeyboardInterrupt); what it wrote by then is unspecified.
 
         In debug mode, raises `pk.KernelIndexError` / `pk.KernelAssertionError` after the
         launch ran to its end when a check failed: the first failure in launch order
         (`pykern.llvm.reports`), with the Vulkan debug path's message. The failing access
         itself touched no memory; every other access of the launch was made."""
-        self.run_block(self._argument_block(grid, arrays, scalars), grid, threads)
+        self.run_block(self._argument_block(grid, arrays, scalars), grid, threads,
+                       timeout=timeout)
 
     def run_block(self, block: np.ndarray, grid: tuple[int, int, int],
-                  threads: int | None = None) -> None:
+                  threads: int | None = None, stop: StopWord | None = None,
+                  timeout: float | None = None) -> None:
         """`run` from an argument block already filled (`pykern.llvm.layout`: int64 slots,
-        the report slot of debug mode left for this to fill), whose pointers stay valid until
-        it returns; raises as `run` does."""
+        the stop word's and in debug mode the report's address left for this to fill), whose
+        pointers stay valid until it returns; raises as `run` does."""
         groups = block[self.layout.grid_slot + 3:self.layout.grid_slot + 6]
         total = math.prod(int(g) for g in groups)
+        stop = StopWord() if stop is None else stop
+        block[self.layout.stop_slot] = stop.address
+        # a kernel with loops may run long: only the pool's threads run it, stoppable
+        inline = not self.loops
         if self.layout.report_slot is None:
-            run_workgroups(self.native.entry, block.ctypes.data, total, threads)
+            run_workgroups(self.native.entry, block.ctypes.data, total, threads, stop, timeout,
+                           inline)
             return
         reports = LaunchReports(block, self.layout.report_slot)
-        run_workgroups(reports.entry(self.native.entry), block.ctypes.data, total, threads)
+        run_workgroups(reports.entry(self.native.entry), block.ctypes.data, total, threads,
+                       stop, timeout, inline)
         report = reports.first_failure()
         if report is not None:
             k = self.source_kernel
@@ -130,11 +142,7 @@ class HostKernel:
             at = self.layout.first_slot[p.name]
             if isinstance(p.type, ArrayType):
                 a = _as_stored(arrays[p.name])  # a view of the caller's array, no copy
-                item = a.dtype.itemsize
-                block[at] = a.ctypes.data if a.size else 0
-                block[at + 1] = 0
-                block[at + 2:at + 2 + a.ndim] = a.shape
-                block[at + 2 + a.ndim:at + 2 + 2 * a.ndim] = [s // item for s in a.strides]
+                block[at:at + array_slots(a.ndim)] = _array_slots(a)
             else:
                 value = scalars[p.name]
                 if declared_type == dt.bf16:  # an f32 parameter now: its bf16 value
@@ -145,6 +153,18 @@ class HostKernel:
         block[self.layout.grid_slot:self.layout.grid_slot + 3] = grid
         block[self.layout.grid_slot + 3:self.layout.grid_slot + 6] = groups
         return block
+
+
+def _array_slots(a: np.ndarray) -> list[int]:
+    """A numpy array's slots: its memory is the span its elements cover (a view's strides
+    may be negative), which bounds every access (`pykern.llvm.robust`)."""
+    item = a.dtype.itemsize
+    strides = [s // item for s in a.strides]
+    if a.size == 0:
+        return [0, 0, 0, *a.shape, *strides]
+    low = sum(min(0, (n - 1) * s) for n, s in zip(a.shape, strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(a.shape, strides))
+    return [a.ctypes.data + low * item, high - low + 1, -low, *a.shape, *strides]
 
 
 def _as_stored(array: np.ndarray) -> np.ndarray:

@@ -28,10 +28,10 @@ from pykern.runtime.grid import GridError, grid_dims
 
 
 def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
-           threads: int | None = None) -> None:
+           threads: int | None = None, timeout: float | None = None) -> None:
     """Runs `kernel[grid](*args)` on the host: numpy arrays (any strides, read and written
     in place) and Python or numpy scalars; the workgroups on `threads` threads (default: one
-    per core).
+    per core). A launch longer than `timeout` seconds is stopped (`pool.LaunchTimedOut`).
 
     >>> launch(saxpy, x.size, 2.0, x, y, out)  # doctest: +SKIP
     """
@@ -45,7 +45,7 @@ def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
             arrays[param.name] = _array_arg(kernel, param, value)
         else:
             scalars[param.name] = _scalar_arg(kernel, param, value)
-    host.run(dims, arrays, scalars, threads)
+    host.run(dims, arrays, scalars, threads, timeout)
 
 
 def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> HostKernel:

@@ -3,24 +3,29 @@ workgroups `first` to `end - 1` (linear, x fastest) of a launch whose arguments 
 block `args` (`pykern.llvm.layout`); a thread pool hands ranges of workgroups to its threads
 (`pykern.llvm.pool`).
 
-Per workgroup: `pk.shared` arrays start at zero, then its invocations run
-(`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers or subgroup
-exchanges). A kernel in debug mode also reads its report's address and checks its accesses
-(`pykern.llvm.debug`).
+Per workgroup: the launch's stop word is polled (`pykern.llvm.stopping`), `pk.shared` arrays
+start at zero, the workgroup's proof that its accesses stay inside their arrays is evaluated
+(`pykern.llvm.robust`), then its invocations run, in the copy of the body that the proof
+picks (`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers or
+subgroup exchanges). A kernel in debug mode also reads its report's address and checks its
+accesses (`pykern.llvm.debug`) instead.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from llvmlite import ir as ll
 
 from pykern import ir
 from pykern.lang.dtypes import ArrayType
+from pykern.llvm import proofs, stopping
+from pykern.llvm.bound_analysis import Proofs, prove_accesses
 from pykern.llvm.debug import DebugChecks, DebugSite
 from pykern.llvm.emitter import ArrayView, Emitter
-from pykern.llvm.invocations import constant_view, run_invocations, zero_fill
-from pykern.llvm.layout import arg_layout
+from pykern.llvm.invocations import Invocations, constant_view, zero_fill
+from pykern.llvm.layout import ARRAY_HEAD, LENGTH, OFFSET, POINTER, arg_layout
 from pykern.llvm.regions import Workgroup, synchronises
 from pykern.llvm.types import I32, I64, PTR, memory_type
 
@@ -36,6 +41,8 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
     fn.append_basic_block("entry")  # the stack slots (`Emitter.alloca`)
     em = Emitter(kernel, module, fn, ll.IRBuilder(fn.append_basic_block("start")))
     grid, num_groups = _read_arguments(em, args)
+    found = prove_accesses(kernel) if em.debug is None else Proofs()
+    inside = proofs.launch_facts(em, found)
     shared = {d.name: em.alloca(memory_type(d.dtype), d.name, count=max(1, math.prod(d.shape)))
               for d in kernel.arrays if d.space is ir.MemorySpace.SHARED}
     for decl in kernel.arrays:
@@ -51,14 +58,18 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
     g.add_incoming(first, before)
     bld.cbranch(bld.icmp_signed("<", g, end), body, done)
     bld.position_at_end(body)
+    stopping.poll(em)
     group = _group_ids(em, g, num_groups)
     for decl in kernel.arrays:
         if decl.name in shared:
             zero_fill(em, shared[decl.name], decl.nbytes)
     if synchronised:
-        Workgroup(em, group, grid, num_groups).run(kernel.body)
+        workgroup = Workgroup(em, group, grid, num_groups)
+        _versioned(em, found, inside, (group, grid, num_groups),
+                   lambda: workgroup.run(kernel.body))
     else:
-        run_invocations(em, group, grid, num_groups)
+        invocations = Invocations(em, group, grid, num_groups)
+        _versioned(em, found, inside, (group, grid, num_groups), invocations.run)
     g_next = bld.add(g, ll.Constant(I64, 1))
     g.add_incoming(g_next, bld.block)
     bld.branch(head)
@@ -66,6 +77,27 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
     bld.ret_void()
     em.finish()
     return module, tuple(em.debug.sites) if em.debug is not None else ()
+
+
+def _versioned(em: Emitter, found: Proofs, inside: dict[str, ll.Value],
+               ids: tuple[tuple, tuple, tuple], emit: Callable[[], None]) -> None:
+    """`emit()`, the workgroup's code, twice where some accesses were proved inside their
+    arrays: a copy without their checks, run where the proof holds for this workgroup, and
+    one with every check (`pykern.llvm.robust`)."""
+    if not found.sites:
+        emit()
+        return
+    bld = em.builder
+    holds = proofs.workgroup_holds(em, found, inside, *ids)
+    fast, slow, done = em.block("proved"), em.block("checked_all"), em.block("workgroup_done")
+    bld.cbranch(holds, fast, slow)
+    for block, proven in ((fast, frozenset(found.sites)), (slow, frozenset())):
+        bld.position_at_end(block)
+        em.proven = proven
+        emit()
+        em.branch_if_open(done)
+    em.proven = frozenset()
+    bld.position_at_end(done)
 
 
 def _slot(em: Emitter, args: ll.Value, index: int, t: ll.Type) -> ll.Value:
@@ -81,10 +113,13 @@ def _read_arguments(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
         at = layout.first_slot[p.name]
         if isinstance(p.type, ArrayType):
             n = p.type.ndim
+            shape_at = at + ARRAY_HEAD
             em.arrays[p.name] = ArrayView(
-                p.type.dtype, _slot(em, args, at, PTR), _slot(em, args, at + 1, I64),
-                tuple(_slot(em, args, at + 2 + k, I32) for k in range(n)),
-                tuple(_slot(em, args, at + 2 + n + k, I64) for k in range(n)))
+                p.type.dtype, _slot(em, args, at + POINTER, PTR),
+                _slot(em, args, at + OFFSET, I64),
+                tuple(_slot(em, args, shape_at + k, I32) for k in range(n)),
+                tuple(_slot(em, args, shape_at + n + k, I64) for k in range(n)),
+                _slot(em, args, at + LENGTH, I64))
         else:
             value = _slot(em, args, at, memory_type(p.type))
             if value.type != ll.IntType(1) and p.type.kind == "b":
@@ -92,6 +127,7 @@ def _read_arguments(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
             em.scalars[p.name] = value
     if layout.report_slot is not None:
         em.debug = DebugChecks(_slot(em, args, layout.report_slot, PTR))
+    stopping.start(em, _slot(em, args, layout.stop_slot, PTR))
     grid = tuple(_slot(em, args, layout.grid_slot + d, I32) for d in range(3))
     num_groups = tuple(_slot(em, args, layout.grid_slot + 3 + d, I32) for d in range(3))
     return grid, num_groups

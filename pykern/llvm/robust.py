@@ -1,0 +1,78 @@
+"""Robust buffer access on the host: outside debug mode no array access touches memory outside
+the array's own storage, as on a Vulkan device with robust buffer access.
+
+An access runs only where the element's address `offset + sum(index[k] * stride[k])` lies in
+`[0, length)` of the array's buffer (a parameter's buffer as the launch bound it, a
+`pk.shared` or `pk.local` array's stack memory): elsewhere a store is dropped, an atomic does
+nothing, and a load or an atomic gives 0. That is the interpreter's rule too (an address
+inside the buffer is allowed), so a kernel that reads a view's parent buffer past the view's
+own shape reads the same elements everywhere.
+
+The check costs a compare and a branch per access, and the branch keeps LLVM from
+vectorising the loop around it. So each workgroup first asks whether its proof holds
+(`pykern.llvm.proofs`): the accesses whose indices the analysis bounded
+(`pykern.llvm.bound_analysis`) are inside their arrays for every invocation of the
+workgroup when the bounds, evaluated for this workgroup, lie inside the shapes and the
+array's view lies inside its buffer. Then the workgroup runs code in which those accesses are
+unchecked (the fast copy of the body); else a copy in which every access is checked. The
+accesses the analysis could not bound are checked in both copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from llvmlite import ir as ll
+
+from pykern.llvm import arrays
+from pykern.llvm.emitter import ArrayView, Emitter
+from pykern.llvm.types import I64
+
+
+def guarded_access(em: Emitter, view: ArrayView, indices: Sequence[ll.Value],
+                   access: Callable[[ll.Value], ll.Value | None]) -> ll.Value | None:
+    """`access(pointer)` (a load, store or atomic) on element `indices` of `view`, run only
+    where the element lies inside the buffer; its value, 0 where it did not run (None for a
+    store)."""
+    bld = em.builder
+    address = arrays.element_address(em, view, list(indices))
+    # unsigned: a negative address is a huge one, outside every buffer
+    inside = bld.icmp_unsigned("<", address, view.length)
+    before = bld.block
+    in_block, done = em.block("in_buffer"), em.block("buffer_checked")
+    bld.cbranch(inside, in_block, done)
+    bld.position_at_end(in_block)
+    value = access(arrays.pointer_at(em, view, address))
+    in_end = bld.block
+    bld.branch(done)
+    bld.position_at_end(done)
+    if value is None:
+        return None
+    result = bld.phi(value.type)
+    result.add_incoming(value, in_end)
+    result.add_incoming(ll.Constant(value.type, None), before)
+    return result
+
+
+def view_inside_buffer(em: Emitter, view: ArrayView) -> ll.Value:
+    """i1: every element of `view` (offset, shape, strides) lies inside its buffer, so an
+    access whose indices are inside the shape is inside the buffer. An empty view is inside
+    (no index is inside its shape). Computed in i128, where no sum of i64 products wraps."""
+    bld = em.builder
+    wide = ll.IntType(128)
+
+    def w(v: ll.Value) -> ll.Value:
+        return bld.sext(v, wide)
+
+    zero = ll.Constant(wide, 0)
+    low = high = w(view.offset)
+    empty = ll.Constant(ll.IntType(1), 0)
+    for size, stride in zip(view.shape, view.strides, strict=True):
+        empty = bld.or_(empty, bld.icmp_signed("<=", size, ll.Constant(size.type, 0)))
+        reach = bld.mul(w(bld.sub(bld.zext(size, I64), ll.Constant(I64, 1))), w(stride))
+        negative = bld.icmp_signed("<", reach, zero)
+        low = bld.add(low, bld.select(negative, reach, zero))
+        high = bld.add(high, bld.select(negative, zero, reach))
+    inside = bld.and_(bld.icmp_signed(">=", low, zero),
+                      bld.icmp_signed("<", high, w(view.length)))
+    return bld.or_(empty, inside)
