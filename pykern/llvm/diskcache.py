@@ -27,7 +27,7 @@ from pykern.llvm.compiled import HostKernel
 from pykern.llvm.engine import host_target
 from pykern.runtime.files import PrivateDirectory
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: buffer lengths and the stop word in the argument block
 META_LIMIT = 16 << 20  # the optimised IR of a large kernel is a few hundred KiB
 OBJECT_LIMIT = 256 << 20
 _ACCESS = {v: ir.Access(v) for v in range(2 * ir.Access.TILES.value)}
