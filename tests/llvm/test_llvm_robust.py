@@ -367,3 +367,19 @@ def test_the_backend_keeps_numpy_views_inside_their_elements():
     expected = np.zeros(100, np.float32)
     expected[60:20:-2] = 7.0
     np.testing.assert_array_equal(base, expected)
+
+
+def test_the_proved_copy_checks_only_what_the_analysis_could_not_bound():
+    """The workgroup's proved copy of the body has no check for a bounded access, also inside
+    device functions (emitted once per call); the other copy checks every access."""
+    import re
+
+    from pykern.llvm.compiled import HostKernel
+
+    x = np.zeros(16, np.float32)
+    kernel = windows.ir(x, x, x, 1, 0, 4)
+    host = HostKernel(kernel)
+    checks = len(re.findall(r"^in_buffer[.\d]*:", host.unoptimised_ir, re.M))
+    accesses = 3  # x[k] in window_sum, y[i], z[...]
+    assert len(prove_accesses(host.kernel).sites) == accesses
+    assert checks == accesses  # the checked copy's, none in the proved one
