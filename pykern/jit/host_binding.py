@@ -117,13 +117,14 @@ class HostProgram:
         address = ctypes.addressof(block)
         # a kernel with loops may run long: only the pool's threads run it, stoppable
         inline = not self.loops
+        checked = self.host.checked_entry  # for workgroups whose proof fails
         if pooled is not None:
             run_workgroups(self.entry, address, total, None if pooled else 1, stop, timeout,
-                           inline)
+                           inline, checked)
             return
         # not known yet: run on one thread, timed, and decide for the next launch over this grid
         start = time.perf_counter()
-        run_workgroups(self.entry, address, total, 1, stop, timeout, inline)
+        run_workgroups(self.entry, address, total, 1, stop, timeout, inline, checked)
         if len(self.pool_choice) < POOL_CHOICES:
             self.pool_choice[grid] = time.perf_counter() - start > POOL_MIN_SECONDS
 

@@ -341,7 +341,8 @@ def _local(an: _Analysis, e: ir.LocalRef, scope: _Scope, record: bool) -> Bounds
 def _scalar(an: _Analysis, e: ir.ScalarParam, scope: _Scope, record: bool) -> Bounds | None:
     if not _is_int(e.type):
         return None
-    return b.of_atom(an.atoms.get(b.UNIFORM, ("scalar", e.name, e.type.kind == dt.INT)))
+    key = ("scalar", e.name, e.type.kind == dt.INT, e.type.bits)
+    return b.of_atom(an.atoms.get(b.UNIFORM, key))
 
 
 def _dim(an: _Analysis, e: ir.ArrayDim, scope: _Scope, record: bool) -> Bounds | None:

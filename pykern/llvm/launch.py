@@ -74,8 +74,8 @@ def load_or_compile(kernel: object, key: Any) -> HostKernel:
     stored there); a located CompileError for what the backend does not lower."""
     disk = host_disk_cache() if not kernel.debug else None  # type: ignore[attr-defined]
     disk_key = HostDiskCache.key(kernel, key) if disk is not None else ""
-    host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup) \
-        if disk is not None else None  # type: ignore[attr-defined]
+    host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup,  # type: ignore
+                     lambda: checked_ir(kernel, key)) if disk is not None else None
     if host is None:
         host = compile_host(checked_ir(kernel, key))
         if disk is not None:

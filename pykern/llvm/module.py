@@ -1,7 +1,8 @@
-"""One kernel as an LLVM module: the entry `void pk_entry(ptr args, i64 first, i64 end)` runs
+"""One kernel as an LLVM module: the entry `i64 pk_entry(ptr args, i64 first, i64 end)` runs
 workgroups `first` to `end - 1` (linear, x fastest) of a launch whose arguments are in the
 block `args` (`pykern.llvm.layout`); a thread pool hands ranges of workgroups to its threads
-(`pykern.llvm.pool`).
+(`pykern.llvm.pool`). It returns the first workgroup it did not run: `end`, or where it
+bailed out (below).
 
 Per workgroup: the launch's stop word is polled (`pykern.llvm.stopping`), `pk.shared` arrays
 start at zero, the workgroup's proof that its accesses stay inside their arrays is evaluated
@@ -9,12 +10,19 @@ start at zero, the workgroup's proof that its accesses stay inside their arrays 
 picks (`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barriers or
 subgroup exchanges). A kernel in debug mode also reads its report's address and checks its
 accesses (`pykern.llvm.debug`) instead.
+
+The copy that checks every access runs only where a workgroup's proof fails, which a kernel
+that stays inside its arrays may never meet; compiling it doubles the compile time. So a
+kernel is first built without it (`checked_copy=False`): a workgroup whose proof fails makes
+the entry return its index before it ran anything of it, and the launcher runs the rest of
+the range through the module built with both copies, compiled then (`HostKernel`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
@@ -27,22 +35,35 @@ from pykern.llvm.emitter import ArrayView, Emitter
 from pykern.llvm.invocations import Invocations, constant_view, zero_fill
 from pykern.llvm.layout import ARRAY_HEAD, LENGTH, OFFSET, POINTER, arg_layout
 from pykern.llvm.regions import Workgroup, synchronises
-from pykern.llvm.types import I32, I64, PTR, memory_type
+from pykern.llvm.robust import view_inside_buffer
+from pykern.llvm.types import I8, I32, I64, PTR, memory_type
 
 ENTRY = "pk_entry"
 
 
-def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
-    """The module of `kernel`, and in debug mode the sites its report can name (`()`
-    otherwise)."""
+@dataclass(frozen=True)
+class BuiltModule:
+    """A kernel's module; in debug mode the sites its report can name (`()` otherwise);
+    whether its entry may bail out of a workgroup whose proof fails (`checked_copy=False`
+    where some access was proved)."""
+
+    module: ll.Module
+    sites: tuple[DebugSite, ...]
+    bails: bool
+
+
+def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
+    """The module of `kernel`: with the copy of the body that checks every access, or where
+    `checked_copy` is False without it (the entry bails out where it would run)."""
     module = ll.Module(name=kernel.name)
-    fn = ll.Function(module, ll.FunctionType(ll.VoidType(), (PTR, I64, I64)), name=ENTRY)
+    fn = ll.Function(module, ll.FunctionType(I64, (PTR, I64, I64)), name=ENTRY)
     args, first, end = fn.args
     fn.append_basic_block("entry")  # the stack slots (`Emitter.alloca`)
     em = Emitter(kernel, module, fn, ll.IRBuilder(fn.append_basic_block("start")))
-    grid, num_groups = _read_arguments(em, args)
+    grid, num_groups = _read_arguments(em, args, end)
     found = prove_accesses(kernel) if em.debug is None else Proofs()
-    inside = proofs.launch_facts(em, found)
+    checks = proofs.plan(proofs.conditions(found))
+    launch_holds, flags = _launch_holds(em, args, found, checks)
     shared = {d.name: em.alloca(memory_type(d.dtype), d.name, count=max(1, math.prod(d.shape)))
               for d in kernel.arrays if d.space is ir.MemorySpace.SHARED}
     for decl in kernel.arrays:
@@ -65,38 +86,48 @@ def build_module(kernel: ir.Kernel) -> tuple[ll.Module, tuple[DebugSite, ...]]:
             zero_fill(em, shared[decl.name], decl.nbytes)
     if synchronised:
         workgroup = Workgroup(em, group, grid, num_groups)
-        _versioned(em, found, inside, (group, grid, num_groups),
-                   lambda: workgroup.run(kernel.body))
+        emit: Callable[[], None] = lambda: workgroup.run(kernel.body)  # noqa: E731
     else:
-        invocations = Invocations(em, group, grid, num_groups)
-        _versioned(em, found, inside, (group, grid, num_groups), invocations.run)
+        emit = Invocations(em, group, grid, num_groups).run
+    bail = None if checked_copy else g
+    # the workgroup's proof: the launch's part, and the conditions that name the workgroup
+    holds = proofs.all_hold(em, checks.workgroup, launch_holds, group, grid, num_groups, flags) \
+        if found.sites else None
+    _versioned(em, holds, frozenset(found.sites), emit, bail)
     g_next = bld.add(g, ll.Constant(I64, 1))
     g.add_incoming(g_next, bld.block)
     bld.branch(head)
     bld.position_at_end(done)
-    bld.ret_void()
+    bld.ret(end)
     em.finish()
-    return module, tuple(em.debug.sites) if em.debug is not None else ()
+    sites = tuple(em.debug.sites) if em.debug is not None else ()
+    return BuiltModule(module, sites, bails=bail is not None and bool(found.sites))
 
 
-def _versioned(em: Emitter, found: Proofs, inside: dict[str, ll.Value],
-               ids: tuple[tuple, tuple, tuple], emit: Callable[[], None]) -> None:
+def _versioned(em: Emitter, holds: ll.Value | None, proven: frozenset,
+               emit: Callable[[], None], bail: ll.Value | None) -> None:
     """`emit()`, the workgroup's code, twice where some accesses were proved inside their
-    arrays: a copy without their checks, run where the proof holds for this workgroup, and
-    one with every check (`pykern.llvm.robust`)."""
-    if not found.sites:
+    arrays (`holds`: the workgroup's proof holds): a copy without the checks of the `proven`
+    accesses, and one with every check (`pykern.llvm.robust`); where `bail` (the workgroup's
+    index) is given, the entry returns it instead of running the second copy."""
+    if holds is None:
         emit()
         return
     bld = em.builder
-    holds = proofs.workgroup_holds(em, found, inside, *ids)
     fast, slow, done = em.block("proved"), em.block("checked_all"), em.block("workgroup_done")
-    bld.cbranch(holds, fast, slow)
-    for block, proven in ((fast, frozenset(found.sites)), (slow, frozenset())):
-        bld.position_at_end(block)
-        em.proven = proven
+    branch = bld.cbranch(holds, fast, slow)
+    branch.set_weights([1 << 10, 1])
+    bld.position_at_end(fast)
+    em.proven = proven
+    emit()
+    em.proven = frozenset()
+    em.branch_if_open(done)
+    bld.position_at_end(slow)
+    if bail is not None:
+        bld.ret(bail)
+    else:
         emit()
         em.branch_if_open(done)
-    em.proven = frozenset()
     bld.position_at_end(done)
 
 
@@ -105,32 +136,79 @@ def _slot(em: Emitter, args: ll.Value, index: int, t: ll.Type) -> ll.Value:
     return em.builder.load(pointer, typ=t)
 
 
-def _read_arguments(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
-    """Every parameter's values from the argument block; (grid, num_groups)."""
+def _read_arguments(em: Emitter, args: ll.Value, end: ll.Value) -> tuple[tuple, tuple]:
+    """Every parameter's values from the argument block, the stop word's address and in
+    debug mode the report's; (grid, num_groups)."""
+    layout = arg_layout(em.kernel)
+    grid, num_groups = _read_values(em, args)
+    if layout.report_slot is not None:
+        em.debug = DebugChecks(_slot(em, args, layout.report_slot, PTR))
+    stopping.start(em, _slot(em, args, layout.stop_slot, PTR), end)
+    return grid, num_groups
+
+
+def _read_values(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
+    """Every parameter's values from the argument block (into `em`); (grid, num_groups)."""
     layout = arg_layout(em.kernel)
     bld = em.builder
     for p in em.kernel.params:
         at = layout.first_slot[p.name]
         if isinstance(p.type, ArrayType):
-            n = p.type.ndim
-            shape_at = at + ARRAY_HEAD
-            em.arrays[p.name] = ArrayView(
-                p.type.dtype, _slot(em, args, at + POINTER, PTR),
-                _slot(em, args, at + OFFSET, I64),
-                tuple(_slot(em, args, shape_at + k, I32) for k in range(n)),
-                tuple(_slot(em, args, shape_at + n + k, I64) for k in range(n)),
-                _slot(em, args, at + LENGTH, I64))
+            em.arrays[p.name] = _array_view(em, args, p.type, at)
         else:
             value = _slot(em, args, at, memory_type(p.type))
             if value.type != ll.IntType(1) and p.type.kind == "b":
                 value = bld.icmp_unsigned("!=", value, ll.Constant(value.type, 0))
             em.scalars[p.name] = value
-    if layout.report_slot is not None:
-        em.debug = DebugChecks(_slot(em, args, layout.report_slot, PTR))
-    stopping.start(em, _slot(em, args, layout.stop_slot, PTR))
     grid = tuple(_slot(em, args, layout.grid_slot + d, I32) for d in range(3))
     num_groups = tuple(_slot(em, args, layout.grid_slot + 3 + d, I32) for d in range(3))
     return grid, num_groups
+
+
+def _array_view(em: Emitter, args: ll.Value, t: ArrayType, at: int) -> ArrayView:
+    """The view of the array whose slots start at `at` (`pykern.llvm.layout`)."""
+    n, shape_at = t.ndim, at + ARRAY_HEAD
+    return ArrayView(t.dtype, _slot(em, args, at + POINTER, PTR),
+                     _slot(em, args, at + OFFSET, I64),
+                     tuple(_slot(em, args, shape_at + k, I32) for k in range(n)),
+                     tuple(_slot(em, args, shape_at + n + k, I64) for k in range(n)),
+                     _slot(em, args, at + LENGTH, I64))
+
+
+def _launch_holds(em: Emitter, args: ll.Value, found: Proofs,
+                  checks: proofs.Plan) -> tuple[ll.Value, list[ll.Value | None]]:
+    """What the proofs need of the launch alone: i1, the array parameters they rely on lie
+    inside their buffers (`robust.view_inside_buffer`) and the launch's conditions hold; and
+    i1 flags of the workgroups' conditions' hoisted parts (`proofs.Plan`). Evaluated once per
+    call of the entry, by a function of its own that LLVM neither inlines nor optimises (the
+    flags pass through memory): optimising these conditions took longer than the kernel's
+    own code, and they run once."""
+    i1 = ll.IntType(1)
+    if not found.params and not checks.launch and not any(checks.hoisted):
+        return ll.Constant(i1, 1), [None] * len(checks.hoisted)
+    fn = ll.Function(em.module, ll.FunctionType(i1, (PTR, PTR)), name="pk_launch_holds")
+    fn.attributes.add("noinline")
+    fn.attributes.add("optnone")
+    sub = Emitter(em.kernel, em.module, fn, ll.IRBuilder(fn.append_basic_block("entry")))
+    bld = sub.builder
+    grid, num_groups = _read_values(sub, fn.args[0])
+    holds: ll.Value = ll.Constant(i1, 1)
+    for name in found.params:
+        holds = bld.and_(holds, view_inside_buffer(sub, sub.arrays[name]))
+    holds = proofs.all_hold(sub, checks.launch, holds, (), grid, num_groups)
+    flags, exact = proofs.each_holds(sub, checks.hoisted, grid, num_groups)
+    holds = bld.and_(holds, exact)
+    for k, flag in enumerate(flags):
+        if flag is not None:
+            bld.store(bld.zext(flag, I8), bld.gep(fn.args[1], [ll.Constant(I32, k)],
+                                                  source_etype=I8))
+    bld.ret(holds)
+    stored = em.alloca(I8, "launch_flags", count=max(1, len(checks.hoisted)))
+    holds = em.builder.call(fn, (args, stored))
+    return holds, [None if need is None else em.builder.icmp_unsigned(
+        "!=", em.builder.load(em.builder.gep(stored, [ll.Constant(I32, k)], source_etype=I8),
+                              typ=I8), ll.Constant(I8, 0))
+        for k, need in enumerate(checks.hoisted)]
 
 
 def _group_ids(em: Emitter, g: ll.Value, num_groups: tuple) -> tuple[ll.Value, ...]:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from typing import NamedTuple
 
 CHUNKS_PER_THREAD = 4
 WAIT_SLICE_S = 0.05  # how long the caller waits between two looks at signals and the clock
@@ -109,22 +110,48 @@ def chunks(total: int, threads: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def run_workgroups(entry: Callable[[int, int, int], None], block: int, total: int,
-                   threads: int | None = None, stop: StopWord | None = None,
-                   timeout: float | None = None, inline: bool = True) -> None:
+Entry = Callable[[int, int, int], int]
+
+
+def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = None,
+                   stop: StopWord | None = None, timeout: float | None = None,
+                   inline: bool = True, fallback: Callable[[], Entry] | None = None) -> None:
     """Runs workgroups 0 to `total - 1` through `entry(block, first, end)`, on `threads`
     threads (default: one per core). With `inline`, a launch of one chunk runs on the calling
     thread (only for work that cannot run long: it cannot be stopped there); else the pool's
     threads run it while the caller waits, stopping it (through `stop`, whose address the
-    block holds) on KeyboardInterrupt or after `timeout` seconds (`LaunchTimedOut`)."""
+    block holds) on KeyboardInterrupt or after `timeout` seconds (`LaunchTimedOut`).
+
+    `entry` returns the first workgroup of its range it did not run (`pykern.llvm.module`:
+    one whose proof failed); what is left of each range then runs through `fallback()`, an
+    entry that runs every workgroup."""
     threads = core_count() if threads is None else threads
-    ranges = chunks(total, threads)
+    deadline = None if timeout is None else _Deadline(time.monotonic() + timeout, timeout)
+    left = _run(entry, block, chunks(total, threads), threads, stop, deadline, inline)
+    if left and not (stop is not None and stop.stopped):
+        assert fallback is not None, "an entry without a fallback left workgroups"
+        rest = _run(fallback(), block, left, threads, stop, deadline, inline)
+        assert not rest, "the fallback entry left workgroups"
+
+
+class _Deadline(NamedTuple):
+    at: float  # time.monotonic()
+    seconds: float  # the launch's timeout
+
+
+def _run(entry: Entry, block: int, ranges: list[tuple[int, int]], threads: int,
+         stop: StopWord | None, deadline: _Deadline | None,
+         inline: bool) -> list[tuple[int, int]]:
+    """Runs `ranges` of workgroups through `entry`; what it left of them."""
+    left: list[tuple[int, int]] = []
     if not ranges:
-        return
+        return left
     if (inline and len(ranges) <= 1) or stop is None:
         for first, end in ranges:
-            entry(block, first, end)
-        return
+            rest = entry(block, first, end)
+            if rest < end:
+                left.append((rest, end))
+        return left
     todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
     for r in ranges:
         todo.put(r)
@@ -135,15 +162,17 @@ def run_workgroups(entry: Callable[[int, int, int], None], block: int, total: in
                 first, end = todo.get_nowait()
             except queue.Empty:
                 return
-            entry(block, first, end)
+            rest = entry(block, first, end)
+            if rest < end:
+                left.append((rest, end))  # list.append is atomic
 
     workers = [_executor().submit(drain) for _ in range(min(threads, len(ranges)))]
-    _wait(workers, stop, timeout)
+    _wait(workers, stop, deadline)
+    return sorted(left)
 
 
-def _wait(workers: list[Future], stop: StopWord, timeout: float | None) -> None:
+def _wait(workers: list[Future], stop: StopWord, deadline: _Deadline | None) -> None:
     """Waits for `workers` in slices; stops them on an interrupt or at the deadline."""
-    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         for worker in workers:
             while True:
@@ -151,10 +180,10 @@ def _wait(workers: list[Future], stop: StopWord, timeout: float | None) -> None:
                     worker.result(timeout=WAIT_SLICE_S)
                     break
                 except FutureTimeout:
-                    if deadline is not None and time.monotonic() >= deadline:
+                    if deadline is not None and time.monotonic() >= deadline.at:
                         stop.set(TIMED_OUT)
                         _finish(workers)
-                        raise LaunchTimedOut(timeout) from None  # type: ignore[arg-type]
+                        raise LaunchTimedOut(deadline.seconds) from None
     except BaseException as e:  # KeyboardInterrupt, or what a signal handler raised
         if not isinstance(e, LaunchTimedOut):
             stop.set(INTERRUPTED)

@@ -54,25 +54,37 @@ def guarded_access(em: Emitter, view: ArrayView, indices: Sequence[ll.Value],
     return result
 
 
+# a stride this large (in elements) with more than one index along it puts the view's far end
+# past any buffer the host allocates: such a view is not proved inside (it is checked instead)
+LARGEST_STRIDE = 1 << 28
+
+
 def view_inside_buffer(em: Emitter, view: ArrayView) -> ll.Value:
     """i1: every element of `view` (offset, shape, strides) lies inside its buffer, so an
     access whose indices are inside the shape is inside the buffer. An empty view is inside
-    (no index is inside its shape). Computed in i128, where no sum of i64 products wraps."""
+    (no index is inside its shape). In i64 without wrapping: each dimension's reach (size - 1
+    times a stride below LARGEST_STRIDE) stays below 2**59, and four of them and the offset
+    (below 2**62 where the check passes) sum below 2**63."""
     bld = em.builder
-    wide = ll.IntType(128)
-
-    def w(v: ll.Value) -> ll.Value:
-        return bld.sext(v, wide)
-
-    zero = ll.Constant(wide, 0)
-    low = high = w(view.offset)
-    empty = ll.Constant(ll.IntType(1), 0)
+    zero = ll.Constant(I64, 0)
+    i1 = ll.IntType(1)
+    smin = em.intrinsic("llvm.smin.i64", I64, (I64, I64))
+    smax = em.intrinsic("llvm.smax.i64", I64, (I64, I64))
+    absolute = em.intrinsic("llvm.abs.i64", I64, (I64, i1))
+    empty: ll.Value = ll.Constant(i1, 0)
+    small = bld.icmp_unsigned("<", view.offset, ll.Constant(I64, 1 << 62))
+    low = high = view.offset
     for size, stride in zip(view.shape, view.strides, strict=True):
         empty = bld.or_(empty, bld.icmp_signed("<=", size, ll.Constant(size.type, 0)))
-        reach = bld.mul(w(bld.sub(bld.zext(size, I64), ll.Constant(I64, 1))), w(stride))
-        negative = bld.icmp_signed("<", reach, zero)
-        low = bld.add(low, bld.select(negative, reach, zero))
-        high = bld.add(high, bld.select(negative, zero, reach))
-    inside = bld.and_(bld.icmp_signed(">=", low, zero),
-                      bld.icmp_signed("<", high, w(view.length)))
-    return bld.or_(empty, inside)
+        last = bld.call(smax, (bld.sub(bld.zext(size, I64), ll.Constant(I64, 1)), zero))
+        # a dimension of one element never moves along its stride, whatever it is
+        step = bld.call(smax, (bld.call(smin, (stride, ll.Constant(I64, LARGEST_STRIDE))),
+                               ll.Constant(I64, -LARGEST_STRIDE)))
+        big = bld.icmp_unsigned(">=", bld.call(absolute, (stride, ll.Constant(i1, 0))),
+                                ll.Constant(I64, LARGEST_STRIDE))
+        small = bld.and_(small, bld.not_(bld.and_(big, bld.icmp_signed(">", last, zero))))
+        reach = bld.mul(last, step)
+        low = bld.add(low, bld.call(smin, (reach, zero)))
+        high = bld.add(high, bld.call(smax, (reach, zero)))
+    inside = bld.and_(bld.icmp_signed(">=", low, zero), bld.icmp_signed("<", high, view.length))
+    return bld.or_(empty, bld.and_(small, inside))

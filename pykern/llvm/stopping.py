@@ -37,12 +37,13 @@ CHUNK_WORK = 1 << 16
 SMALL_LOOP_WORK = 1 << 16
 
 
-def start(em: Emitter, stop: ll.Value) -> None:
+def start(em: Emitter, stop: ll.Value, end: ll.Value) -> None:
     """Reads the stop word's address (`stop`, read from the argument block) for the polls, and
-    makes the block they leave to: the entry returns."""
+    makes the block they leave to: the entry returns (`end`, as if it had run its range: the
+    launcher knows from the stop word that it did not)."""
     em.stop = stop
     em.stopped = em.block("stopped")
-    ll.IRBuilder(em.stopped).ret_void()
+    ll.IRBuilder(em.stopped).ret(end)
 
 
 def poll(em: Emitter) -> None:

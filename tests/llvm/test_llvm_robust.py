@@ -13,6 +13,7 @@ Debug mode still reports `pk.KernelIndexError`.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -371,15 +372,48 @@ def test_the_backend_keeps_numpy_views_inside_their_elements():
 
 def test_the_proved_copy_checks_only_what_the_analysis_could_not_bound():
     """The workgroup's proved copy of the body has no check for a bounded access, also inside
-    device functions (emitted once per call); the other copy checks every access."""
+    device functions (emitted once per call); the checked copy, compiled only for a launch
+    that needs it, checks every access."""
     import re
 
     from pykern.llvm.compiled import HostKernel
+    from pykern.llvm.module import build_module
+
+    def checks(text: str) -> int:
+        return len(re.findall(r"^in_buffer[.\d]*:", text, re.M))
 
     x = np.zeros(16, np.float32)
-    kernel = windows.ir(x, x, x, 1, 0, 4)
-    host = HostKernel(kernel)
-    checks = len(re.findall(r"^in_buffer[.\d]*:", host.unoptimised_ir, re.M))
+    host = HostKernel(windows.ir(x, x, x, 1, 0, 4))
     accesses = 3  # x[k] in window_sum, y[i], z[...]
     assert len(prove_accesses(host.kernel).sites) == accesses
-    assert checks == accesses  # the checked copy's, none in the proved one
+    assert checks(host.unoptimised_ir) == 0 and host.bails
+    both = build_module(host.kernel, checked_copy=True)
+    assert checks(str(both.module)) == accesses and not both.bails
+
+
+def test_a_kernel_from_the_disk_cache_compiles_its_checked_copy_when_needed(tmp_path):
+    """A second process loads the kernel's object code (without the checked copy); a launch
+    that goes outside its arrays compiles that copy from the kernel's source."""
+    script = tmp_path / "cached.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        import pykern as pk
+        pk.set_device("host")
+
+        @pk.kernel
+        def fill(x: pk.f32[:]):
+            i = pk.global_id(0)
+            x[i] = 7.0
+
+        before, b, after = pk.zeros(100), pk.zeros(64), pk.zeros(100)
+        fill[64](b)  # inside: the proved copy
+        fill[1000](b)  # outside: the checked copy
+        variant = fill.compile(b)
+        assert np.all(b.numpy() == 7) and not before.numpy().any() and not after.numpy().any()
+        print("from disk" if variant.from_disk_cache else "compiled", flush=True)
+    """))
+    env = {**os.environ, "PYKERN_CACHE_DIR": str(tmp_path / "cache"), "PYKERN_CACHE": "1"}
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           timeout=300, check=False, env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+    assert [r.stdout.strip() for r in runs] == ["compiled", "from disk"]
