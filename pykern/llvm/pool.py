@@ -10,14 +10,14 @@ memory and barriers, on the stack of the thread running it), so any split gives 
 results, except where workgroups race through atomics on one location: then the order of the
 updates (old values returned, float sums) is the threads' order, as on a GPU.
 
-While the pool's threads run a launch, the calling thread waits for them in short slices, so
+The calling thread takes chunks too only where they cannot run long (a kernel without loops);
+else the pool's threads run the launch while the caller waits for them in short slices, so
 that Python runs its signal handlers meanwhile: Ctrl-C raises KeyboardInterrupt in the caller
 within a slice (the pool's threads block SIGINT, so it is delivered to a thread that can take
 it). Then, or when the launch's time (PYKERN_TIMEOUT) is up, the caller sets the stop word: the
 native code polls it and returns, the threads take no further chunk, and once every one has
 returned the caller raises (KeyboardInterrupt, or `LaunchTimedOut`). Nothing of the launch
-runs after that, so the memory it used may be reused at once. Only work that cannot run long
-(a kernel without loops, over few workgroups) runs on the calling thread itself.
+runs after that, so the memory it used may be reused at once.
 """
 
 from __future__ import annotations
@@ -117,10 +117,11 @@ def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = N
                    stop: StopWord | None = None, timeout: float | None = None,
                    inline: bool = True, fallback: Callable[[], Entry] | None = None) -> None:
     """Runs workgroups 0 to `total - 1` through `entry(block, first, end)`, on `threads`
-    threads (default: one per core). With `inline`, a launch of one chunk runs on the calling
-    thread (only for work that cannot run long: it cannot be stopped there); else the pool's
-    threads run it while the caller waits, stopping it (through `stop`, whose address the
-    block holds) on KeyboardInterrupt or after `timeout` seconds (`LaunchTimedOut`).
+    threads (default: one per core). With `inline` (only for work that cannot run long: the
+    calling thread cannot be stopped while it runs a chunk), the calling thread takes chunks
+    too, and a launch of one chunk runs there alone; else the pool's threads run it while the
+    caller waits. A launch is stopped (through `stop`, whose address the block holds) on
+    KeyboardInterrupt or after `timeout` seconds (`LaunchTimedOut`).
 
     `entry` returns the first workgroup of its range it did not run (`pykern.llvm.module`:
     one whose proof failed); what is left of each range then runs through `fallback()`, an
@@ -166,7 +167,17 @@ def _run(entry: Entry, block: int, ranges: list[tuple[int, int]], threads: int,
             if rest < end:
                 left.append((rest, end))  # list.append is atomic
 
-    workers = [_executor().submit(drain) for _ in range(min(threads, len(ranges)))]
+    # the calling thread takes chunks too where they cannot run long; else it only waits,
+    # ready for Ctrl-C and the deadline
+    helpers = min(threads, len(ranges)) - (1 if inline else 0)
+    workers = [_executor().submit(drain) for _ in range(helpers)]
+    if inline:
+        try:
+            drain()
+        except BaseException:  # KeyboardInterrupt between two chunks
+            stop.set(INTERRUPTED)
+            _finish(workers)
+            raise
     _wait(workers, stop, deadline)
     return sorted(left)
 
