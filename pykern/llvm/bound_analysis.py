@@ -303,12 +303,21 @@ class _Analysis:
 
     def derived(self, op: str, *operands: Bounds) -> Bounds | None:
         """An atom for a value made of `operands` by a non-affine `op`, bounded by numbers
-        computed from theirs."""
+        computed from theirs; and where some operand names the workgroup's id, a second one
+        computed from their forms of the launch alone (looser, but the prologue can then
+        prove a launch as a whole: `pykern.llvm.proofs`)."""
         if not all(o.known for o in operands):
             return None
-        key = (op, *((o.lower, o.upper) for o in operands))
-        own = b.of_atom(self.atoms.get(b.DERIVED, key))
-        return Bounds(own.lower, own.upper, frozenset().union(*(o.requires for o in operands)))
+        requires = frozenset().union(*(o.requires for o in operands))
+        atoms = [self.atoms.get(b.DERIVED, (op, *((o.lower, o.upper) for o in operands)))]
+        if any(self.atoms.names_group(f) for o in operands for f in (*o.lower, *o.upper)):
+            alone = [(tuple(f for f in o.lower if not self.atoms.names_group(f)),
+                      tuple(f for f in o.upper if not self.atoms.names_group(f)))
+                     for o in operands]
+            if all(lower and upper for lower, upper in alone):
+                atoms.append(self.atoms.get(b.DERIVED, (op, *alone)))
+        forms = tuple(b.Affine(0, ((atom, 1),)) for atom in atoms)
+        return Bounds(forms, forms, requires)
 
     def call(self, e: ir.Call, scope: _Scope, record: bool) -> None:
         """A device function's body, analysed for this call (each call is emitted apart)."""
@@ -353,18 +362,22 @@ def _builtin(an: _Analysis, e: ir.Builtin, scope: _Scope, record: bool) -> Bound
     k, d, size = e.kind, e.dim, an.kernel.workgroup[e.dim]
     local = b.of_atom(an.atoms.get(b.LOCAL, ("local", d, size)))
     group = b.of_atom(an.atoms.get(b.UNIFORM, ("group", d)))
+    groups = b.of_atom(an.atoms.get(b.UNIFORM, ("groups", d)))
+    # besides the workgroup's own forms, ones of the launch alone (a workgroup id lies in
+    # [0, num_groups - 1]): the prologue can then prove a whole launch at once
     if k is ir.BuiltinKind.GLOBAL_ID and an.kernel.items == 1:
-        return b.add(b.scale(group, size), local)
+        last = b.shift(b.scale(groups, size), -1)
+        return b.add(b.scale(group, size), local).widened((b.Affine(0),), last.upper)
     if k is ir.BuiltinKind.LOCAL_ID:
         return local
     if k is ir.BuiltinKind.GROUP_ID:
-        return group
+        return group.widened((b.Affine(0),), b.shift(groups, -1).upper)
     if k is ir.BuiltinKind.GROUP_SIZE:
         return b.constant(size)
     if k is ir.BuiltinKind.GRID:
         return b.of_atom(an.atoms.get(b.UNIFORM, ("grid", d)))
     if k is ir.BuiltinKind.NUM_GROUPS:
-        return b.of_atom(an.atoms.get(b.UNIFORM, ("groups", d)))
+        return groups
     return None
 
 
@@ -411,9 +424,13 @@ def _floordiv(an: _Analysis, t: DType, x: Bounds, y: Bounds) -> Bounds | None:
 def _mod(an: _Analysis, t: DType, x: Bounds, y: Bounds) -> Bounds | None:
     if not y.upper:
         return None
-    # Python's %: in [0, y - 1] for a positive y, whatever x is (wrapped or not)
+    # Python's %: in [0, y - 1] for a positive y, whatever x is (wrapped or not); an atom of
+    # its own too, so that `r = i % n` cancels in `(n - r) + r`
     divisor = y.with_requirement(1, None)
-    return Bounds((b.Affine(0),), b.shift(divisor, -1).upper, divisor.requires)
+    own = an.derived("mod", x, divisor) if x.known else None
+    lower = (*(own.lower if own is not None else ()), b.Affine(0))
+    upper = (*(own.upper if own is not None else ()), *b.shift(divisor, -1).upper)
+    return Bounds(lower, upper, divisor.requires)
 
 
 def _min(an: _Analysis, t: DType, x: Bounds, y: Bounds) -> Bounds | None:

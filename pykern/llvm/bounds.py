@@ -27,10 +27,10 @@ small (`MAX_COEFFICIENT`): dropping a lower or upper bound is always sound, it o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-MAX_FORMS = 6
+MAX_FORMS = 10
 MAX_COEFFICIENT = 1 << 31
 MAX_CONSTANT = 1 << 62
 
@@ -118,13 +118,29 @@ class Bounds:
     def widened(self, lower: Iterable[Affine], upper: Iterable[Affine],
                 requires: frozenset[Fits] = frozenset()) -> Bounds:
         """These bounds with more forms (from a fact that holds where the value is used)."""
-        return Bounds(_few((*self.lower, *lower)), _few((*self.upper, *upper)),
+        return Bounds(_lowest((*self.lower, *lower)), _highest((*self.upper, *upper)),
                       self.requires | requires)
 
 
-def _few(forms: Iterable[Affine | None]) -> tuple[Affine, ...]:
-    """The distinct forms, at most MAX_FORMS of them, those with fewest atoms first."""
-    unique = {f for f in forms if f is not None}
+def _lowest(forms: Iterable[Affine | None]) -> tuple[Affine, ...]:
+    """Lower forms worth keeping: of forms that differ by a constant only the greatest (the
+    others bound less), then at most MAX_FORMS, those with fewest atoms first."""
+    return _few(forms, max)
+
+
+def _highest(forms: Iterable[Affine | None]) -> tuple[Affine, ...]:
+    """Upper forms worth keeping (as `_lowest`: of forms that differ by a constant, the
+    least)."""
+    return _few(forms, min)
+
+
+def _few(forms: Iterable[Affine | None], best: Callable[..., int]) -> tuple[Affine, ...]:
+    by_terms: dict[tuple, int] = {}
+    for f in forms:
+        if f is not None:
+            known = by_terms.get(f.terms)
+            by_terms[f.terms] = f.const if known is None else best(known, f.const)
+    unique = [Affine(const, terms) for terms, const in by_terms.items()]
     return tuple(sorted(unique, key=lambda f: f.rank)[:MAX_FORMS])
 
 
@@ -139,12 +155,12 @@ def of_atom(atom: Atom) -> Bounds:
 
 
 def add(a: Bounds, b: Bounds) -> Bounds:
-    return Bounds(_few(x.plus(y) for x in a.lower for y in b.lower),
-                  _few(x.plus(y) for x in a.upper for y in b.upper), a.requires | b.requires)
+    return Bounds(_lowest(x.plus(y) for x in a.lower for y in b.lower),
+                  _highest(x.plus(y) for x in a.upper for y in b.upper), a.requires | b.requires)
 
 
 def negate(a: Bounds) -> Bounds:
-    return Bounds(_few(f.scaled(-1) for f in a.upper), _few(f.scaled(-1) for f in a.lower),
+    return Bounds(_lowest(f.scaled(-1) for f in a.upper), _highest(f.scaled(-1) for f in a.lower),
                   a.requires)
 
 
@@ -155,13 +171,13 @@ def subtract(a: Bounds, b: Bounds) -> Bounds:
 def scale(a: Bounds, factor: int) -> Bounds:
     if factor < 0:
         return scale(negate(a), -factor)
-    return Bounds(_few(f.scaled(factor) for f in a.lower),
-                  _few(f.scaled(factor) for f in a.upper), a.requires)
+    return Bounds(_lowest(f.scaled(factor) for f in a.lower),
+                  _highest(f.scaled(factor) for f in a.upper), a.requires)
 
 
 def shift(a: Bounds, amount: int) -> Bounds:
-    return Bounds(_few(f.shifted(amount) for f in a.lower),
-                  _few(f.shifted(amount) for f in a.upper), a.requires)
+    return Bounds(_lowest(f.shifted(amount) for f in a.lower),
+                  _highest(f.shifted(amount) for f in a.upper), a.requires)
 
 
 def constant_value(a: Bounds) -> int | None:
@@ -175,11 +191,11 @@ def constant_value(a: Bounds) -> int | None:
 
 def upper_of_minimum(a: Bounds, b: Bounds) -> tuple[Affine, ...]:
     """Upper forms of min(a, b): every upper form of either bounds it."""
-    return _few((*a.upper, *b.upper))
+    return _highest((*a.upper, *b.upper))
 
 
 def lower_of_maximum(a: Bounds, b: Bounds) -> tuple[Affine, ...]:
-    return _few((*a.lower, *b.lower))
+    return _lowest((*a.lower, *b.lower))
 
 
 @dataclass
@@ -188,9 +204,31 @@ class Atoms:
     forms cancel) and numbered in the order they were made."""
 
     made: dict[tuple, Atom] = field(default_factory=dict)
+    _group: dict[int, bool] = field(default_factory=dict)
 
     def get(self, kind: str, key: tuple) -> Atom:
         atom = self.made.get((kind, key))
         if atom is None:
             atom = self.made[(kind, key)] = Atom(kind, key, len(self.made))
         return atom
+
+    def names_group(self, form: Affine) -> bool:
+        """Whether `form`'s numbers depend on the workgroup's id (else on the launch only)."""
+        return any(self._atom_names_group(atom) for atom, _ in form.terms)
+
+    def _atom_names_group(self, atom: Atom) -> bool:
+        known = self._group.get(atom.order)
+        if known is None:
+            if atom.kind in (UNIFORM, LOCAL):
+                known = atom.key[0] == "group"
+            else:
+                known = any(self.names_group(f) for f in forms_of(atom))
+            self._group[atom.order] = known
+        return known
+
+
+def forms_of(atom: Atom) -> tuple[Affine, ...]:
+    """The forms a loop variable's or a derived value's numbers are computed from."""
+    if atom.kind == LOOP:
+        return (*atom.key[1], *atom.key[2])
+    return tuple(f for lower, upper in atom.key[1:] for f in (*lower, *upper))

@@ -64,6 +64,12 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
     found = prove_accesses(kernel) if em.debug is None else Proofs()
     checks = proofs.plan(proofs.conditions(found))
     launch_holds, flags = _launch_holds(em, args, found, checks)
+    # without the checked copy, a launch is proved as a whole or not at all: each condition
+    # that names the workgroup must hold by its hoisted part (`grid(0) <= n` rather than
+    # `group * 256 + 255 < n`); else the entry bails out at once and the module with both
+    # copies (which checks them per workgroup) runs the launch. A check that varies from
+    # workgroup to workgroup nearly doubles what LLVM makes of a small kernel.
+    bail = not checked_copy and bool(found.sites) and all(f is not None for f in flags)
     shared = {d.name: em.alloca(memory_type(d.dtype), d.name, count=max(1, math.prod(d.shape)))
               for d in kernel.arrays if d.space is ir.MemorySpace.SHARED}
     for decl in kernel.arrays:
@@ -89,11 +95,16 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
         emit: Callable[[], None] = lambda: workgroup.run(kernel.body)  # noqa: E731
     else:
         emit = Invocations(em, group, grid, num_groups).run
-    bail = None if checked_copy else g
-    # the workgroup's proof: the launch's part, and the conditions that name the workgroup
-    holds = proofs.all_hold(em, checks.workgroup, launch_holds, group, grid, num_groups, flags) \
-        if found.sites else None
-    _versioned(em, holds, frozenset(found.sites), emit, bail)
+    if not found.sites:
+        holds = None
+    elif bail:
+        holds = launch_holds
+        for flag in flags:
+            holds = bld.and_(holds, flag)
+    else:  # the workgroup's proof: the launch's part, and the conditions naming the workgroup
+        holds = proofs.all_hold(em, checks.workgroup, launch_holds, group, grid, num_groups,
+                                flags)
+    _versioned(em, holds, frozenset(found.sites), emit, g if bail else None)
     g_next = bld.add(g, ll.Constant(I64, 1))
     g.add_incoming(g_next, bld.block)
     bld.branch(head)
@@ -101,7 +112,7 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
     bld.ret(end)
     em.finish()
     sites = tuple(em.debug.sites) if em.debug is not None else ()
-    return BuiltModule(module, sites, bails=bail is not None and bool(found.sites))
+    return BuiltModule(module, sites, bails=bail)
 
 
 def _versioned(em: Emitter, holds: ll.Value | None, proven: frozenset,
@@ -165,6 +176,36 @@ def _read_values(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
     return grid, num_groups
 
 
+class _Lazily(dict):
+    """Values of the argument block read where first asked for (a helper that needs few of
+    them emits no more)."""
+
+    def __init__(self, read: Callable[[str], ll.Value]) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, name: str) -> ll.Value:
+        value = self[name] = self.read(name)
+        return value
+
+
+def _read_lazily(em: Emitter, args: ll.Value) -> tuple[tuple, tuple]:
+    """`_read_values`, each parameter read where it is first used; (grid, num_groups)."""
+    layout = arg_layout(em.kernel)
+    params = {p.name: p for p in em.kernel.params}
+
+    def scalar(name: str) -> ll.Value:
+        p = params[name]
+        return _slot(em, args, layout.first_slot[name], memory_type(p.type))  # type: ignore
+
+    em.scalars = _Lazily(scalar)
+    em.arrays = _Lazily(lambda name: _array_view(  # type: ignore[assignment]
+        em, args, params[name].type, layout.first_slot[name]))  # type: ignore[arg-type]
+    grid = tuple(_slot(em, args, layout.grid_slot + d, I32) for d in range(3))
+    num_groups = tuple(_slot(em, args, layout.grid_slot + 3 + d, I32) for d in range(3))
+    return grid, num_groups
+
+
 def _array_view(em: Emitter, args: ll.Value, t: ArrayType, at: int) -> ArrayView:
     """The view of the array whose slots start at `at` (`pykern.llvm.layout`)."""
     n, shape_at = t.ndim, at + ARRAY_HEAD
@@ -191,7 +232,7 @@ def _launch_holds(em: Emitter, args: ll.Value, found: Proofs,
     fn.attributes.add("optnone")
     sub = Emitter(em.kernel, em.module, fn, ll.IRBuilder(fn.append_basic_block("entry")))
     bld = sub.builder
-    grid, num_groups = _read_values(sub, fn.args[0])
+    grid, num_groups = _read_lazily(sub, fn.args[0])
     holds: ll.Value = ll.Constant(i1, 1)
     for name in found.params:
         holds = bld.and_(holds, view_inside_buffer(sub, sub.arrays[name]))

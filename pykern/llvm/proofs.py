@@ -104,7 +104,7 @@ class _Static:
 
     def __init__(self) -> None:
         self.ranges: dict[int, tuple[int, int]] = {}
-        self.groups: dict[int, bool] = {}
+        self.atoms = b.Atoms()  # only for its memo of which atoms name the workgroup
 
     def limit(self, need: Condition) -> tuple[int, int]:
         if isinstance(need.limit, int):
@@ -144,24 +144,7 @@ class _Static:
 
     def names_group(self, form: b.Affine) -> bool:
         """Whether `form`'s numbers depend on the workgroup's id."""
-        return any(self._names_group(atom) for atom, _ in form.terms)
-
-    def _names_group(self, atom: b.Atom) -> bool:
-        known = self.groups.get(atom.order)
-        if known is None:
-            if atom.kind in (b.UNIFORM, b.LOCAL):
-                known = atom.key[0] == "group"
-            else:
-                known = any(self.names_group(f) for f in _forms_of(atom))
-            self.groups[atom.order] = known
-        return known
-
-
-def _forms_of(atom: b.Atom) -> tuple[b.Affine, ...]:
-    """The forms a loop variable's or a derived value's numbers are computed from."""
-    if atom.kind == b.LOOP:
-        return (*atom.key[1], *atom.key[2])
-    return tuple(f for lower, upper in atom.key[1:] for f in (*lower, *upper))
+        return self.atoms.names_group(form)
 
 
 def _static_div(x: tuple[int, int], y: tuple[int, int]) -> tuple[int, int]:
@@ -176,8 +159,14 @@ def _static_mul(x: tuple[int, int], y: tuple[int, int]) -> tuple[int, int]:
     return min(products), max(products)
 
 
+def _static_mod(x: tuple[int, int], y: tuple[int, int]) -> tuple[int, int]:
+    if y[0] < 1:
+        return -UNBOUNDED, UNBOUNDED
+    return 0, y[1] - 1
+
+
 _STATIC = {
-    "mul": _static_mul, "div": _static_div,
+    "mul": _static_mul, "div": _static_div, "mod": _static_mod,
     "min": lambda x, y: (min(x[0], y[0]), min(x[1], y[1])),
     "max": lambda x, y: (max(x[0], y[0]), max(x[1], y[1])),
     "union": lambda x, y: (min(x[0], y[0]), max(x[1], y[1])),
@@ -227,6 +216,9 @@ class _Numbers:
         self.atoms: dict[int, tuple[ll.Value, ll.Value]] = {}
         self.forms: dict[tuple[b.Affine, bool], ll.Value] = {}
         self.overflow: ll.Value = ll.Constant(I1, 0)
+        # what the numbers can be at all: an operation whose result cannot leave i64 needs no
+        # overflow check (most: sizes, ids and i32 values times small constants)
+        self.static = _Static()
 
     # ------------------------------------------------------------ conditions
 
@@ -238,7 +230,7 @@ class _Numbers:
                 return ll.Constant(I1, 1)  # every i64 number is within it
             limit: ll.Value = ll.Constant(I64, need.limit)
         else:
-            limit = self.sub(self.high(need.limit), ll.Constant(I64, 1))
+            limit = self.bld.sub(self.high(need.limit), ll.Constant(I64, 1))  # a size: >= 0
         return (self.at_most if need.upper else self.at_least)(need.forms, limit)
 
     def at_least(self, lower: tuple[b.Affine, ...], k: ll.Value) -> ll.Value:
@@ -263,13 +255,20 @@ class _Numbers:
         self.overflow = self.bld.or_(self.overflow, self.bld.extract_value(pair, 1))
         return self.bld.extract_value(pair, 0)
 
-    def add(self, x: ll.Value, y: ll.Value) -> ll.Value:
+    def add(self, x: ll.Value, y: ll.Value, result: tuple[int, int] | None = None) -> ll.Value:
+        """x + y, checked for overflow unless `result` (what it can be at all) fits i64."""
+        if _fits(result):
+            return self.bld.add(x, y)
         return self._checked("sadd", x, y)
 
-    def sub(self, x: ll.Value, y: ll.Value) -> ll.Value:
+    def sub(self, x: ll.Value, y: ll.Value, result: tuple[int, int] | None = None) -> ll.Value:
+        if _fits(result):
+            return self.bld.sub(x, y)
         return self._checked("ssub", x, y)
 
-    def mul(self, x: ll.Value, y: ll.Value) -> ll.Value:
+    def mul(self, x: ll.Value, y: ll.Value, result: tuple[int, int] | None = None) -> ll.Value:
+        if _fits(result):
+            return self.bld.mul(x, y)
         return self._checked("smul", x, y)
 
     # ------------------------------------------------------------ numbers
@@ -295,11 +294,15 @@ class _Numbers:
         if known is not None:
             return known
         total: ll.Value = ll.Constant(I64, form.const)
+        partial = (form.const, form.const)
         for atom, c in form.terms:
             low, high = self.atom(atom)
             value = high if (c > 0) == greatest else low
-            term = value if c == 1 else self.mul(value, ll.Constant(I64, c))
-            total = self.add(total, term)
+            a, z = self.static.atom(atom)
+            term_range = (min(c * a, c * z), max(c * a, c * z))
+            term = value if c == 1 else self.mul(value, ll.Constant(I64, c), term_range)
+            partial = (partial[0] + term_range[0], partial[1] + term_range[1])
+            total = self.add(total, term, partial)
         self.forms[(form, greatest)] = total
         return total
 
@@ -321,6 +324,7 @@ class _Numbers:
             return self.low(first), self.high(last)
         op, *operands = atom.key
         ranges = [(self.low(lower), self.high(upper)) for lower, upper in operands]
+        self.operands = [self.static.forms(lower, upper) for lower, upper in operands]
         return _DERIVED[op](self, *ranges)
 
     def _uniform(self, key: tuple) -> ll.Value:
@@ -363,8 +367,13 @@ class _Numbers:
 Range = tuple[ll.Value, ll.Value]
 
 
+def _fits(result: tuple[int, int] | None) -> bool:
+    return result is not None and I64_MIN <= result[0] and result[1] <= I64_MAX
+
+
 def _mul(n: _Numbers, x: Range, y: Range) -> Range:
-    products = [n.mul(a, c) for a in x for c in y]
+    product = _static_mul(*n.operands)  # what every corner's product can be at all
+    products = [n.mul(a, c, product) for a in x for c in y]
     low = high = products[0]
     for p in products[1:]:
         low, high = n.minimum(low, p), n.maximum(high, p)
@@ -377,6 +386,14 @@ def _div(n: _Numbers, x: Range, y: Range) -> Range:
     low = n.minimum(n.floor_div(x[0], y[0]), n.floor_div(x[0], y[1]))
     high = n.maximum(n.floor_div(x[1], y[0]), n.floor_div(x[1], y[1]))
     return low, high
+
+
+def _mod(n: _Numbers, x: Range, y: Range) -> Range:
+    # Python's x % d for a positive d: in [0, d - 1]; x itself where x lies in [0, d - 1]
+    zero, one = ll.Constant(I64, 0), ll.Constant(I64, 1)
+    bld = n.bld
+    alone = bld.and_(bld.icmp_signed(">=", x[0], zero), bld.icmp_signed("<", x[1], y[0]))
+    return (bld.select(alone, x[0], zero), bld.select(alone, x[1], bld.sub(y[1], one)))
 
 
 def _min(n: _Numbers, x: Range, y: Range) -> Range:
@@ -393,9 +410,12 @@ def _union(n: _Numbers, x: Range, y: Range) -> Range:
 
 def _abs(n: _Numbers, x: Range) -> Range:
     zero = ll.Constant(I64, 0)
-    negated = (n.sub(zero, x[1]), n.sub(zero, x[0]))
+    low, high = n.operands[0]
+    negation = (-high, -low)
+    negated = (n.sub(zero, x[1], negation), n.sub(zero, x[0], negation))
     low = n.maximum(zero, n.maximum(x[0], negated[0]))  # 0 where the range holds 0
     return low, n.maximum(x[1], negated[1])
 
 
-_DERIVED = {"mul": _mul, "div": _div, "min": _min, "max": _max, "union": _union, "abs": _abs}
+_DERIVED = {"mul": _mul, "div": _div, "mod": _mod, "min": _min, "max": _max, "union": _union,
+            "abs": _abs}

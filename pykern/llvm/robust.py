@@ -64,27 +64,30 @@ def view_inside_buffer(em: Emitter, view: ArrayView) -> ll.Value:
     access whose indices are inside the shape is inside the buffer. An empty view is inside
     (no index is inside its shape). In i64 without wrapping: each dimension's reach (size - 1
     times a stride below LARGEST_STRIDE) stays below 2**59, and four of them and the offset
-    (below 2**62 where the check passes) sum below 2**63."""
+    (below 2**62 where the check passes) sum below 2**63. (Selects, not LLVM's min/max
+    intrinsics: this runs in a function compiled without optimisation, whose fast instruction
+    selector takes those only slowly.)"""
     bld = em.builder
     zero = ll.Constant(I64, 0)
     i1 = ll.IntType(1)
-    smin = em.intrinsic("llvm.smin.i64", I64, (I64, I64))
-    smax = em.intrinsic("llvm.smax.i64", I64, (I64, I64))
-    absolute = em.intrinsic("llvm.abs.i64", I64, (I64, i1))
+
+    def pick(take_first: ll.Value, first: ll.Value, second: ll.Value) -> ll.Value:
+        return bld.select(take_first, first, second)
+
     empty: ll.Value = ll.Constant(i1, 0)
     small = bld.icmp_unsigned("<", view.offset, ll.Constant(I64, 1 << 62))
     low = high = view.offset
     for size, stride in zip(view.shape, view.strides, strict=True):
         empty = bld.or_(empty, bld.icmp_signed("<=", size, ll.Constant(size.type, 0)))
-        last = bld.call(smax, (bld.sub(bld.zext(size, I64), ll.Constant(I64, 1)), zero))
+        last = bld.sub(bld.zext(size, I64), ll.Constant(I64, 1))
         # a dimension of one element never moves along its stride, whatever it is
-        step = bld.call(smax, (bld.call(smin, (stride, ll.Constant(I64, LARGEST_STRIDE))),
-                               ll.Constant(I64, -LARGEST_STRIDE)))
-        big = bld.icmp_unsigned(">=", bld.call(absolute, (stride, ll.Constant(i1, 0))),
-                                ll.Constant(I64, LARGEST_STRIDE))
-        small = bld.and_(small, bld.not_(bld.and_(big, bld.icmp_signed(">", last, zero))))
-        reach = bld.mul(last, step)
-        low = bld.add(low, bld.call(smin, (reach, zero)))
-        high = bld.add(high, bld.call(smax, (reach, zero)))
+        moves = bld.icmp_signed(">", last, zero)
+        fits = bld.and_(bld.icmp_signed("<", stride, ll.Constant(I64, LARGEST_STRIDE)),
+                        bld.icmp_signed(">", stride, ll.Constant(I64, -LARGEST_STRIDE)))
+        small = bld.and_(small, bld.or_(bld.not_(moves), fits))
+        reach = pick(moves, bld.mul(last, stride), zero)
+        negative = bld.icmp_signed("<", reach, zero)
+        low = bld.add(low, pick(negative, reach, zero))
+        high = bld.add(high, pick(negative, zero, reach))
     inside = bld.and_(bld.icmp_signed(">=", low, zero), bld.icmp_signed("<", high, view.length))
     return bld.or_(empty, bld.and_(small, inside))
