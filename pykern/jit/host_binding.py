@@ -189,5 +189,6 @@ class HostArgBinder:
 
 
 def host_program(host: HostKernel, binder: HostArgBinder) -> HostProgram:
+    """The program the host device runs for `host`, with `binder`'s argument slots."""
     assert binder.slots == host.layout.grid_slot, "host argument slots disagree"
     return HostProgram(host, binder.pointer_slots)

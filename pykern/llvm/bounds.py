@@ -56,15 +56,18 @@ class Affine:
     terms: tuple[tuple[Atom, int], ...] = ()
 
     def shifted(self, amount: int) -> Affine | None:
+        """This form plus a constant (None where the constant grows too large)."""
         return _checked(Affine(self.const + amount, self.terms))
 
     def scaled(self, factor: int) -> Affine | None:
+        """This form times a constant (None where a number grows too large)."""
         if factor == 0:
             return Affine(0)
         return _checked(Affine(self.const * factor,
                                tuple((a, c * factor) for a, c in self.terms)))
 
     def plus(self, other: Affine) -> Affine | None:
+        """The sum of two forms, terms of one atom added (those that cancel dropped)."""
         coefficients: dict[Atom, int] = {}
         for atom, c in itertools.chain(self.terms, other.terms):
             coefficients[atom] = coefficients.get(atom, 0) + c
@@ -108,6 +111,7 @@ class Bounds:
 
     @property
     def known(self) -> bool:
+        """Whether the value is bounded on both sides."""
         return bool(self.lower) and bool(self.upper)
 
     def with_requirement(self, low: int | None, high: int | None) -> Bounds:
@@ -145,30 +149,36 @@ def _few(forms: Iterable[Affine | None], best: Callable[..., int]) -> tuple[Affi
 
 
 def constant(value: int) -> Bounds:
+    """The bounds of a number: itself."""
     form = Affine(value)
     return Bounds((form,), (form,))
 
 
 def of_atom(atom: Atom) -> Bounds:
+    """The bounds of an atom's value: itself."""
     form = Affine(0, ((atom, 1),))
     return Bounds((form,), (form,))
 
 
 def add(a: Bounds, b: Bounds) -> Bounds:
+    """The bounds of a sum: each lower (upper) form of `a` plus each of `b`."""
     return Bounds(_lowest(x.plus(y) for x in a.lower for y in b.lower),
                   _highest(x.plus(y) for x in a.upper for y in b.upper), a.requires | b.requires)
 
 
 def negate(a: Bounds) -> Bounds:
+    """The bounds of -a: its upper forms negated are lower ones, and the other way."""
     return Bounds(_lowest(f.scaled(-1) for f in a.upper), _highest(f.scaled(-1) for f in a.lower),
                   a.requires)
 
 
 def subtract(a: Bounds, b: Bounds) -> Bounds:
+    """The bounds of a - b."""
     return add(a, negate(b))
 
 
 def scale(a: Bounds, factor: int) -> Bounds:
+    """The bounds of a constant multiple."""
     if factor < 0:
         return scale(negate(a), -factor)
     return Bounds(_lowest(f.scaled(factor) for f in a.lower),
@@ -176,6 +186,7 @@ def scale(a: Bounds, factor: int) -> Bounds:
 
 
 def shift(a: Bounds, amount: int) -> Bounds:
+    """The bounds of a + amount."""
     return Bounds(_lowest(f.shifted(amount) for f in a.lower),
                   _highest(f.shifted(amount) for f in a.upper), a.requires)
 
@@ -195,6 +206,7 @@ def upper_of_minimum(a: Bounds, b: Bounds) -> tuple[Affine, ...]:
 
 
 def lower_of_maximum(a: Bounds, b: Bounds) -> tuple[Affine, ...]:
+    """Lower forms of max(a, b): every lower form of either bounds it."""
     return _lowest((*a.lower, *b.lower))
 
 
@@ -207,6 +219,7 @@ class Atoms:
     _group: dict[int, bool] = field(default_factory=dict)
 
     def get(self, kind: str, key: tuple) -> Atom:
+        """The atom of `kind` and `key`, made on first use."""
         atom = self.made.get((kind, key))
         if atom is None:
             atom = self.made[(kind, key)] = Atom(kind, key, len(self.made))

@@ -75,7 +75,6 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
     for decl in kernel.arrays:
         if decl.name in shared:
             em.arrays[decl.name] = constant_view(em, decl, shared[decl.name])
-    synchronised = any(synchronises(s) for s in kernel.body)
     bld = em.builder
     before = bld.block
     head, body, done = em.block("group_head"), em.block("group_body"), em.block("done")
@@ -90,11 +89,6 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
     for decl in kernel.arrays:
         if decl.name in shared:
             zero_fill(em, shared[decl.name], decl.nbytes)
-    if synchronised:
-        workgroup = Workgroup(em, group, grid, num_groups)
-        emit: Callable[[], None] = lambda: workgroup.run(kernel.body)  # noqa: E731
-    else:
-        emit = Invocations(em, group, grid, num_groups).run
     if not found.sites:
         holds = None
     elif bail:
@@ -104,15 +98,25 @@ def build_module(kernel: ir.Kernel, checked_copy: bool = True) -> BuiltModule:
     else:  # the workgroup's proof: the launch's part, and the conditions naming the workgroup
         holds = proofs.all_hold(em, checks.workgroup, launch_holds, group, grid, num_groups,
                                 flags)
-    _versioned(em, holds, frozenset(found.sites), emit, g if bail else None)
-    g_next = bld.add(g, ll.Constant(I64, 1))
-    g.add_incoming(g_next, bld.block)
+    _versioned(em, holds, frozenset(found.sites), _workgroup_code(em, group, grid, num_groups),
+               g if bail else None)
+    g.add_incoming(bld.add(g, ll.Constant(I64, 1)), bld.block)
     bld.branch(head)
     bld.position_at_end(done)
     bld.ret(end)
     em.finish()
     sites = tuple(em.debug.sites) if em.debug is not None else ()
     return BuiltModule(module, sites, bails=bail)
+
+
+def _workgroup_code(em: Emitter, group: tuple, grid: tuple,
+                    num_groups: tuple) -> Callable[[], None]:
+    """What emits the invocations of workgroup `group` (its stack slots made already)."""
+    kernel = em.kernel
+    if any(synchronises(s) for s in kernel.body):
+        workgroup = Workgroup(em, group, grid, num_groups)
+        return lambda: workgroup.run(kernel.body)
+    return Invocations(em, group, grid, num_groups).run
 
 
 def _versioned(em: Emitter, holds: ll.Value | None, proven: frozenset,

@@ -59,11 +59,13 @@ class StopWord:
         self.address = ctypes.addressof(self.word)
 
     def set(self, reason: int) -> None:
+        """Stops the launch (`TIMED_OUT` or `INTERRUPTED`)."""
         # an aligned 4-byte store, which the native side's atomic loads see whole
         self.word.value = reason
 
     @property
     def stopped(self) -> bool:
+        """Whether the launch was stopped."""
         return self.word.value != RUNNING
 
 
