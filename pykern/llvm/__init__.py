@@ -23,10 +23,11 @@ library (`mathfns`), whose results agree with numpy's within the documented ULP 
 
 Vulkan's safety promises hold (`robust`, `stopping`): outside debug mode no access touches
 memory outside its array's buffer (a store there is dropped, a load gives 0), checked where
-it runs unless the workgroup's prologue proved it inside (`bound_analysis` bounds the indices
-symbolically, `proofs` evaluates the bounds per workgroup and picks a copy of the body without
-those checks); and a launch can be stopped (PYKERN_TIMEOUT, Ctrl-C) through a stop word that
-the code polls at loop back-edges, between chunks of long loops and before each workgroup.
+it runs unless it was proved inside (`bound_analysis` bounds the indices symbolically,
+`proofs` evaluates the bounds per launch, and per workgroup in a second version of the
+module compiled for launches that need it: `module`, `compiled`); and a launch can be stopped
+(PYKERN_TIMEOUT, Ctrl-C) through a stop word that the code polls at loop back-edges, between
+chunks of long loops and before each workgroup.
 
 Debug mode (`debug`, `reports`): every array access is bounds-checked (each index against its
 dimension, unsigned, as on Vulkan) and asserts are evaluated; a failure writes a site id, the
