@@ -9,13 +9,12 @@ inside the buffer is allowed), so a kernel that reads a view's parent buffer pas
 own shape reads the same elements everywhere.
 
 The check costs a compare and a branch per access, and the branch keeps LLVM from
-vectorising the loop around it. So each workgroup first asks whether its proof holds
-(`pykern.llvm.proofs`): the accesses whose indices the analysis bounded
-(`pykern.llvm.bound_analysis`) are inside their arrays for every invocation of the
-workgroup when the bounds, evaluated for this workgroup, lie inside the shapes and the
-array's view lies inside its buffer. Then the workgroup runs code in which those accesses are
-unchecked (the fast copy of the body); else a copy in which every access is checked. The
-accesses the analysis could not bound are checked in both copies.
+vectorising the loop around it. So the accesses whose indices the analysis bounded
+(`pykern.llvm.bound_analysis`) run unchecked where their proof holds (`pykern.llvm.proofs`):
+the bounds, evaluated with the launch's numbers (in the second version of a kernel, with the
+workgroup's too: `pykern.llvm.module`), lie inside the shapes, and the arrays' views lie
+inside their buffers (`view_inside_buffer`). Where it does not, a copy of the body in which
+every access is checked runs. The accesses the analysis could not bound are checked in both.
 """
 
 from __future__ import annotations
