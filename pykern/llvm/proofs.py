@@ -1,20 +1,22 @@
-"""The workgroup's prologue: does the proof of `pykern.llvm.bound_analysis` hold here?
+"""Does the proof of `pykern.llvm.bound_analysis` hold for this launch (or workgroup)?
 
-Every atom of the bounds gets numbers (i64; a sum or product that overflows makes the proof
-fail, so the numbers that decide are exact): a uniform value its own value, a local id 0 to
-the workgroup's size - 1, a loop variable and a
-derived value the numbers its bounds give. A form's least value takes each atom's least value
-where its coefficient is positive and its greatest where it is negative; a value is at least
-0 where one of its lower forms is, at most a dimension - 1 where one of its upper forms is.
+Every atom of the bounds gets numbers (i64; a sum or product that could overflow is checked,
+and one that does makes the proof fail, so the numbers that decide are exact): a uniform
+value its own value, a local id 0 to the workgroup's size - 1, a loop variable and a derived
+value the numbers its bounds give. A form's least value takes each atom's least value where
+its coefficient is positive and its greatest where it is negative; a value is at least 0
+where one of its lower forms is, at most a dimension - 1 where one of its upper forms is.
 The proof holds where every proved access's indices are inside their dimensions, every
 requirement (`bounds.Fits`) is met, and every array parameter the proofs rely on lies inside
 its buffer (`robust.view_inside_buffer`).
 
-Most of this depends on the launch only (scalars, shapes, the grid): those conditions
-(`launch_holds`) are evaluated once per call of the entry, by a function of their own that
-LLVM neither inlines nor optimises (`pykern.llvm.module`: optimising them cost more compile
-time than the kernel's own code, and they run once); a workgroup evaluates only the
-conditions that name its id (`workgroup_holds`), a few compares.
+`plan` sorts the conditions: those of the launch alone (scalars, shapes, the grid), evaluated
+once per call of the entry, by a function of their own that LLVM neither inlines nor
+optimises (`pykern.llvm.module`: optimising them cost more compile time than the kernel's own
+code, and they run once); and those that name the workgroup's id, each with the part of it
+that does not (evaluated with the launch's into a flag). A kernel's first module proves a
+launch as a whole, by the launch's conditions and the flags; its second one evaluates the
+conditions that name the workgroup for each workgroup, a few compares.
 """
 
 from __future__ import annotations
