@@ -11,11 +11,12 @@ picks (`pykern.llvm.invocations`, or `pykern.llvm.regions` for kernels with barr
 subgroup exchanges). A kernel in debug mode also reads its report's address and checks its
 accesses (`pykern.llvm.debug`) instead.
 
-The copy that checks every access runs only where a workgroup's proof fails, which a kernel
-that stays inside its arrays may never meet; compiling it doubles the compile time. So a
-kernel is first built without it (`checked_copy=False`): a workgroup whose proof fails makes
-the entry return its index before it ran anything of it, and the launcher runs the rest of
-the range through the module built with both copies, compiled then (`HostKernel`).
+The copy that checks every access runs only where a proof fails, which a kernel that stays
+inside its arrays may never meet; compiling it doubles the compile time. So a kernel is
+first built without it (`checked_copy=False`), proving each launch as a whole: where that
+fails, the entry returns the index of its first workgroup before it ran anything of it, and
+the launcher runs the range through the module built with both copies, compiled then
+(`HostKernel.checked_entry`), which proves each workgroup on its own.
 """
 
 from __future__ import annotations
