@@ -2,11 +2,13 @@
 native code (`pykern.llvm`). No Vulkan: it exists on every machine.
 
 Its buffers are host memory (`HostBuffer`); a program is any object with
-`run(grid, addresses, block)` (the host backend's compiled kernels), which runs every
-workgroup of a launch over the cores before `launch` returns. Launches therefore run in the
-order they are made and host access never waits; `sync()` has nothing to wait for, and a
-`timer()` measures the wall time of the launches made inside it. The device knows nothing of
-kernels or of LLVM, as the Vulkan device knows nothing of SPIR-V's source.
+`run(grid, addresses, sizes, block, timeout)` (the host backend's compiled kernels), which runs
+every workgroup of a launch over the cores before `launch` returns, each access kept inside
+its buffer (`sizes` bytes at `addresses`), and raises `DeviceError` for a launch it stopped
+after `timeout` seconds (PYKERN_TIMEOUT). Launches therefore run in the order they are made and
+host access never waits; `sync()` has nothing to wait for, and a `timer()` measures the wall
+time of the launches made inside it. The device knows nothing of kernels or of LLVM, as the
+Vulkan device knows nothing of SPIR-V's source.
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ class HostTimer:
 class HostDevice(DescribedDevice):
     """The host CPU as a device: buffers in host memory, launches run at once over the cores."""
 
-    def __init__(self, info: DeviceInfo) -> None:
+    def __init__(self, info: DeviceInfo, timeout: float = 60.0) -> None:
         self.info = info
+        self.timeout = timeout  # seconds a launch may run (PYKERN_TIMEOUT)
         self._closed = False
         self._commands = 0
         self._allocations = 0
@@ -238,18 +241,20 @@ class HostDevice(DescribedDevice):
                        buffers: Sequence[HostBuffer | None], block: object) -> None:
         self._check_open()
         grid = normalize_grid(grid)  # a GridError (a ValueError) before anything runs
-        addresses = []
+        addresses, sizes = [], []
         for b in buffers:
             if b is None:
                 addresses.append(0)
+                sizes.append(0)
                 continue
             if b.device is not self:
                 raise ValueError(f"{b!r} belongs to another device than {self.info.name}")
             if b._memory is None:
                 raise ValueError("the buffer was freed")
             addresses.append(b.address)
+            sizes.append(b.nbytes)
         self._commands += 1
-        program.run(grid, addresses, block)  # type: ignore[attr-defined]
+        program.run(grid, addresses, sizes, block, self.timeout)  # type: ignore[attr-defined]
         if self._graph is not None:
             self._graph.record_launch(program, grid, buffers, block)
 

@@ -67,17 +67,20 @@ class HostGraph:
             if program is None:
                 buffers[0].memory[grid:grid + len(block)] = memoryview(block)  # type: ignore
                 continue
-            addresses = []
+            addresses, sizes = [], []
             for buf in buffers:
                 if buf is None:
                     addresses.append(0)
+                    sizes.append(0)
                 elif buf.freed:
                     raise GraphError("a buffer that the graph's launches use was freed: the "
                                      "graph cannot be replayed")
                 else:
                     addresses.append(buf.address)
+                    sizes.append(buf.nbytes)
             self.device._commands += 1
-            program.run(grid, addresses, list(block))  # type: ignore[attr-defined]
+            program.run(grid, addresses, sizes, list(block),  # type: ignore[attr-defined]
+                        self.device.timeout)
 
     def release(self) -> None:
         """Lets go of the buffers and blocks (their memory is freed as usual)."""

@@ -107,7 +107,7 @@ class Runtime:
         """A fresh device of index `index`: the host device, or a Vulkan device with
         `config` (a DeviceError where this process cannot use Vulkan)."""
         if index == self.host_index:
-            return HostDevice(self.infos[index])
+            return HostDevice(self.infos[index], config.timeout)
         if self.instance is None:
             assert self.vulkan_unavailable is not None
             raise DeviceError(self.vulkan_unavailable)
