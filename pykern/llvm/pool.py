@@ -33,13 +33,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import NamedTuple
 
+from pykern.runtime.errors import PykernError
+
 CHUNKS_PER_THREAD = 4
 WAIT_SLICE_S = 0.05  # how long the caller waits between two looks at signals and the clock
 # what the stop word holds: 0 while the launch runs
 RUNNING, TIMED_OUT, INTERRUPTED = 0, 1, 2
 
 
-class LaunchTimedOut(Exception):
+class LaunchTimedOut(PykernError):
     """A launch ran longer than its timeout and was stopped (the launcher names it to the
     user as a `pk.DeviceError`)."""
 
