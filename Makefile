@@ -123,7 +123,7 @@ $(VENV)/.installed: pyproject.toml
 
 # Regenerate the SPIR-V enum module from the Khronos grammar (Debian spirv-headers).
 grammar: venv
-	$(PY) -m pykern.spirv.generate_grammar
+	$(PY) -m pykern.spirv.encoding.generate_grammar
 
 clean:
 	rm -rf $(VENV) .venvs build dist *.egg-info .pytest_cache

@@ -222,7 +222,7 @@ def test_import_pykern_loads_no_vulkan():
     program = ("import sys\n"
                "import pykern\n"
                "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'vulkan'\n"
-               "                or m == 'pykern.runtime._vk')\n"
+               "                or m == 'pykern.runtime.vulkan._vk')\n"
                "assert not loaded, loaded\n")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                             timeout=120, check=False)
@@ -233,4 +233,5 @@ def test_the_import_check_sees_the_relative_imports():
     """`from .errors import DeviceError` in runtime/ is pykern.runtime.errors.DeviceError."""
     found = {name for name, _ in imports(ROOT / "runtime" / "selection.py")}
     assert "pykern.runtime.errors.DeviceError" in found
-    assert "pykern.runtime.device.Device" in found  # inside `if TYPE_CHECKING:` and a function
+    # inside `if TYPE_CHECKING:` and a function
+    assert "pykern.runtime.vulkan.device.Device" in found

@@ -28,7 +28,7 @@ def _wants(t: Any) -> bool:
 def conv2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
            groups: int) -> Any:
     """`fused(x, w, bias, stride, padding, dilation, groups)` is the forward kernel call."""
-    from pykern.tensor.conv_args import conv_operands, conv_padding, pair
+    from pykern.tensor.conv.conv_args import conv_operands, conv_padding, pair
 
     x, w = conv_operands(x, w, "conv2d", "(O, C/groups, KH, KW)")
     s, d = pair(stride, "conv2d", "stride", 1), pair(dilation, "conv2d", "dilation", 1)
@@ -61,7 +61,7 @@ def conv_transpose2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding
                      output_padding: Any, groups: int, dilation: Any) -> Any:
     """`fused(x, w, bias, stride, padding, output_padding, groups, dilation)` is the forward
     kernel call."""
-    from pykern.tensor.conv_args import conv_operands, pair
+    from pykern.tensor.conv.conv_args import conv_operands, pair
 
     x, w = conv_operands(x, w, "conv_transpose2d", "(C, O/groups, KH, KW)")
     with no_grad():

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pykern as pk
-from pykern.tensor.binary_ops import BinaryOp, _float_math
+from pykern.tensor.elementwise.binary_ops import BinaryOp, _float_math
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -33,13 +33,13 @@ SILU_GRAD = BinaryOp("silu_backward", silu_grad_f, _float_math)
 
 def gelu_grad(g: Any, x: Any) -> Any:
     """d gelu(x) · g: g · (Φ(x) + x φ(x))."""
-    from pykern.tensor.elementwise import binary  # (elementwise imports autograd)
+    from pykern.tensor.elementwise.functions import binary  # (elementwise imports autograd)
 
     return binary(GELU_GRAD, g, x)
 
 
 def silu_grad(g: Any, x: Any) -> Any:
     """d silu(x) · g: g · σ(x) (1 + x (1 − σ(x)))."""
-    from pykern.tensor.elementwise import binary
+    from pykern.tensor.elementwise.functions import binary
 
     return binary(SILU_GRAD, g, x)

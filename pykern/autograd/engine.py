@@ -114,7 +114,7 @@ def _accumulate(leaf: Any, g: Any) -> None:
     replaced by the sum. The first gradient is a copy, so `.grad` never shares memory with a
     tensor of the graph."""
     import pykern as pk
-    from pykern.tensor.strided import has_internal_overlap
+    from pykern.tensor.core.strided import has_internal_overlap
 
     old = leaf.grad
     if old is None:

@@ -55,7 +55,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from pykern.tensor.tensor import Tensor
+        from pykern.tensor.core.tensor import Tensor
 
         ctx = FunctionCtx(tuple(bool(getattr(a, "requires_grad", False)) for a in args))
         with no_grad():

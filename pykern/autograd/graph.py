@@ -204,7 +204,7 @@ def _parts_scatter(base: Any, view: Any) -> Callable[[Any], Any]:
     the region is taken between the real views of both, and the gradient moves as parts."""
     from pykern.autograd.mode import no_grad
     from pykern.autograd.region import Region
-    from pykern.tensor.complex_views import view_as_complex, view_as_real
+    from pykern.tensor.complex.complex_views import view_as_complex, view_as_real
 
     with no_grad():  # (layouts only)
         region = Region(view_as_real(base) if base.dtype.is_complex else base,

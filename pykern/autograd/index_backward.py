@@ -29,7 +29,7 @@ def scatter_add_into_zeros(shape: tuple[int, ...], sel: Any, g: Any) -> Any:
     """Zeros of `shape` with `g` (shaped as x[sel]) added at the elements `sel` picks."""
     import pykern as pk
     from pykern.lang import dtypes as dt
-    from pykern.tensor.advanced_index import layout
+    from pykern.tensor.index.advanced_index import layout
 
     narrow = g.dtype in (dt.f16, dt.bf16)  # summed in f32, rounded once
     acc = dt.f32 if narrow else g.dtype
@@ -45,8 +45,8 @@ def scatter_add_into_zeros(shape: tuple[int, ...], sel: Any, g: Any) -> Any:
 
 def put(x: Any, sel: Any, value: Any) -> Any:
     """x with the elements `sel` picks replaced by `value`, as a new tensor, recorded."""
-    from pykern.tensor.advanced_index import gather, scatter, winners
-    from pykern.tensor.elementwise import as_tensor
+    from pykern.tensor.index.advanced_index import gather, scatter, winners
+    from pykern.tensor.elementwise.functions import as_tensor
 
     v = as_tensor(value, "t[key] = value: value")
     with no_grad():

@@ -71,7 +71,7 @@ def assign(name: str, target: Any, value: object, from_target: bool = False) -> 
     """`target[...] = value`, recorded on `target`'s base (see the module's docstring).
     `from_target`: the value was computed from `target` (an in-place op), so where it covers
     the whole base, the base's old gradient flows through the value alone."""
-    from pykern.tensor import elementwise as ew
+    from pykern.tensor.elementwise import functions as ew
 
     refuse_leaf(name, target)
     refresh_stale_views((value,))

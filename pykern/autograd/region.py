@@ -27,7 +27,7 @@ class Region:
     def _laid_out(self, dtype: Any) -> tuple[Any, Any]:
         """A new buffer as (the base's layout, the view's layout) over it, zero-filled."""
         import pykern as pk
-        from pykern.tensor.tensor import Tensor
+        from pykern.tensor.core.tensor import Tensor
 
         flat = pk.zeros((self.extent,), dtype)
         shape, strides, offset = self.base
@@ -38,7 +38,7 @@ class Region:
     def backward(self, to_base: bool) -> Callable[[Any], tuple[Any, Any]]:
         """The write's backward: (the base's gradient, zero in the region, when `to_base`;
         the value's, the region of the gradient)."""
-        from pykern.tensor import elementwise as ew
+        from pykern.tensor.elementwise import functions as ew
 
         def split(g: Any) -> tuple[Any, Any]:
             whole, part = self._laid_out(g.dtype)
@@ -53,7 +53,7 @@ class Region:
 
     def scatter(self, g: Any) -> Any:
         """The base's gradient from the view's: `g` in the region, zeros elsewhere."""
-        from pykern.tensor import elementwise as ew
+        from pykern.tensor.elementwise import functions as ew
 
         whole, part = self._laid_out(g.dtype)
         ew.assign(part, g)

@@ -5,7 +5,7 @@ kernels on the device of its tensor.
 
 from __future__ import annotations
 
-from pykern.tensor import operand_device as _edge
+from pykern.tensor.core import operand_device as _edge
 from pykern.fft.complex_transforms import fft, fftn, ifft, ifftn
 from pykern.fft.helpers import fftfreq, fftshift, ifftshift, rfftfreq
 from pykern.fft.planes import fft2, ifft2, irfft2, rfft2
@@ -14,5 +14,5 @@ from pykern.fft.real_transforms import hfft, ihfft, irfft, irfftn, rfft, rfftn
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
            "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
 
-# each runs on its tensor's device (pykern.tensor.operand_device)
+# each runs on its tensor's device (pykern.tensor.core.operand_device)
 _edge.wrap_functions(globals(), __all__)

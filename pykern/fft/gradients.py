@@ -22,7 +22,7 @@ import numpy as np
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
 from pykern.fft.args import swap_norm
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def transform(op: str, t: Tensor, run: Callable[[], Tensor],

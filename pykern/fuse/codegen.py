@@ -2,7 +2,7 @@
 
 The kernel reads each input once per element, computes every node of the group's graph in
 order (one local per node, a comment naming the op), and stores each output. It indexes its
-arrays as the generic elementwise kernels do (`pykern.tensor.strided.plan` decides which form
+arrays as the generic elementwise kernels do (`pykern.tensor.core.strided.plan` decides which form
 a launch gets): flat (`x[i]`, contiguous operands collapse to this), over a 2-D grid of rows
 (host device), or through one 4-D unravelled index. One source text is made per form, so the
 text of a contiguous call is just loads, arithmetic and stores.

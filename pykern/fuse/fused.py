@@ -34,9 +34,10 @@ from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Apply, Input, Node, Reduce
 from pykern.fuse.trace import Plan, input_tensor, materialised, trace
 from pykern.jit.kernel import Kernel
-from pykern.tensor import reduction, strided
-from pykern.tensor.device_limits import is_host_device
-from pykern.tensor.tensor import Tensor, asarray, empty
+from pykern.tensor.reduce import reduction
+from pykern.tensor.core import strided
+from pykern.tensor.core.device_limits import is_host_device
+from pykern.tensor.core.tensor import Tensor, asarray, empty
 
 PLANS_KEPT = 128  # signatures one fused function remembers (least recently used dropped)
 

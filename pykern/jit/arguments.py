@@ -21,7 +21,7 @@ from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.passes.complex import real_view
 from pykern.runtime.grid import GridError, grid_dims
-from pykern.tensor.tensor import Tensor, asarray, wrapping
+from pykern.tensor.core.tensor import Tensor, asarray, wrapping
 
 
 def describe_arg(value: object) -> str:

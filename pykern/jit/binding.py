@@ -22,7 +22,7 @@ from pykern.jit.arguments import (bind_array, check_array, check_tiles, complex_
 from pykern.passes.complex import lowered_param
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import HEADER_FIELDS, block_fields
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 @dataclass(frozen=True)

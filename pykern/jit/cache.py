@@ -47,7 +47,7 @@ from pykern.runtime.files import PrivateDirectory
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.loopcap import LoopSite, sites_in_module
-from pykern.spirv.validate import SpirvValidationError
+from pykern.spirv.encoding.validate import SpirvValidationError
 
 FORMAT_VERSION = 3  # 3: the items per invocation (`ir.Kernel.items`)
 META_LIMIT = 64 << 10  # bytes of a .json: a few dozen parameters take under 1 KiB

@@ -21,7 +21,7 @@ from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tens
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.pool import run_workgroups
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 # a scalar's bytes at the start of its 8-byte slot (little endian), as struct formats
 _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
@@ -49,7 +49,7 @@ class HostProgram:
         self.workgroup = k.workgroup
         self.pointer_slots = pointer_slots
         # which of the launch's buffers (the array parameters, in order) the kernel writes: a
-        # recorded graph refuses host reads of those (runtime/host_graph.py)
+        # recorded graph refuses host reads of those (runtime/host/host_graph.py)
         self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in k.params
                                  if isinstance(p.type, ArrayType))
         formats = []

@@ -19,7 +19,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
 from pykern.passes import lower_bf16, lower_complex
 from pykern.passes.complex import lowered_arguments
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, int, int],

@@ -38,7 +38,7 @@ from pykern.runtime.selection import running_on
 from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import disassemble
+from pykern.spirv.encoding.validate import disassemble
 
 __all__ = ["DEFAULT_WORKGROUPS", "CompiledVariant", "Kernel", "StrictFloatWarning",
            "disk_cache", "kernel", "strict_float", "target_for"]

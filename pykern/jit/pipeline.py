@@ -30,7 +30,7 @@ from pykern.passes import (decompose, first_missing, lower_bf16, lower_complex,
                            required_features, spread_for)
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
-from pykern.spirv.validate import validate
+from pykern.spirv.encoding.validate import validate
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from pykern.jit.arguments import constexpr_kind, specialize
 from pykern.lang.dtypes import Array, ArrayType, DType, constexpr
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one: 256
 # invocations, as NVIDIA launches small workgroups too slowly to fill its memory bus (64-wide

@@ -20,7 +20,7 @@ from pykern.linalg.products import (cross, diagonal, matmul, matrix_power,  # no
                                     matrix_transpose, outer, tensordot, trace, vecdot)
 from pykern.linalg.svd import SVDResult, svd, svdvals  # noqa: F401
 
-from pykern.tensor import operand_device as _edge  # noqa: E402
+from pykern.tensor.core import operand_device as _edge  # noqa: E402
 
-# each runs on its tensors' device (pykern.tensor.operand_device)
+# each runs on its tensors' device (pykern.tensor.core.operand_device)
 _edge.wrap_functions(globals(), [n for n in dir() if not n.startswith("_")])

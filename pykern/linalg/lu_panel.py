@@ -18,8 +18,8 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
 from pykern.linalg.pivots import pivot_size
-from pykern.tensor.device_limits import is_cpu_device, loop_budget
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.core.tensor import Tensor
 
 
 def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,

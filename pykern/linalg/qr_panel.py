@@ -20,9 +20,9 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
-from pykern.tensor.device_limits import loop_budget
-from pykern.tensor.strided import cdiv
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.tensor.core.strided import cdiv
+from pykern.tensor.core.tensor import Tensor, empty
 
 THREADS = 32  # also the panel width: invocation j reduces column j
 

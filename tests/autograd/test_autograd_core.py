@@ -220,8 +220,8 @@ def test_errors_are_clear_and_leave_tensors_intact():
 
 def test_every_float_elementwise_op_has_a_backward():
     """A float op missing from the tables would be refused at backward time; none is."""
-    from pykern.tensor.binary_ops import BINARY
-    from pykern.tensor.unary_ops import UNARY
+    from pykern.tensor.elementwise.binary_ops import BINARY
+    from pykern.tensor.elementwise.unary_ops import UNARY
     def float_ops(table):
         names = set()
         for name, op in table.items():

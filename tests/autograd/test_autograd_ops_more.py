@@ -293,8 +293,8 @@ def test_unique_refuses_tensors_that_require_grad():
 
 def _public(ns: object, prefix: str) -> dict[str, object]:
     """The public functions of a namespace, a kernel builtin replaced by the tensor function
-    it runs outside kernels (pk.exp is pykern.tensor.elementwise.exp there)."""
-    from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
+    it runs outside kernels (pk.exp is pykern.tensor.elementwise.functions.exp there)."""
+    from pykern.tensor.api.kernel_names import TENSOR_FUNCTIONS
 
     names = getattr(ns, "__all__", None) or [n for n in dir(ns) if not n.startswith("_")]
     found = {}

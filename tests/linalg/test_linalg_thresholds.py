@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-import pykern.tensor.linalg as tensor_linalg
+import pykern.tensor.gemm.matmul as tensor_linalg
 from pykern.linalg import jacobi, lu, lu_panel, qr_panel
 from pykern.linalg.blocks import PANEL
 from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST

@@ -11,9 +11,9 @@ import pytest
 
 import pykern as pk
 from pykern.lang import dtypes as dt
-from pykern.tensor import elementwise as ew
-from pykern.tensor import strided
-from pykern.tensor.unary_ops import copy_f
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.core import strided
+from pykern.tensor.elementwise.unary_ops import copy_f
 
 rng = np.random.default_rng(13)
 EVERY = strided.ELEMENTS_PER_INVOCATION

@@ -23,9 +23,9 @@ import pykern as pk
 from pykern.fuse import FuseError
 from pykern.jit.kernel import Kernel
 
-from pykern.tensor import elementwise as ew
-from pykern.tensor.binary_ops import BINARY
-from pykern.tensor.unary_ops import UNARY
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.elementwise.binary_ops import BINARY
+from pykern.tensor.elementwise.unary_ops import UNARY
 from tensor_support import sample, views
 
 rng = np.random.default_rng(13)

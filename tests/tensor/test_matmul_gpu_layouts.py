@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import linalg
+from pykern.tensor.gemm import matmul as linalg
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

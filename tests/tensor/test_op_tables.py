@@ -8,9 +8,9 @@ import pytest
 
 import pykern as pk
 from pykern.lang import builtins as bi
-from pykern.tensor import binary_ops as bo
-from pykern.tensor import elementwise as ew
-from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
+from pykern.tensor.elementwise import binary_ops as bo
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.api.kernel_names import TENSOR_FUNCTIONS
 
 
 @pytest.mark.parametrize("name", sorted(ew.UNARY) + sorted(ew.BINARY))
