@@ -209,7 +209,7 @@ def _get_runtime() -> Runtime:
 
 
 def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
-    from .vulkan.device import Device
+    from .vulkan.device import Device  # loads the Vulkan binding: only when a device is made
 
     global _device_opened
     _device_opened = True  # before: a fork during the creation must count it too

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from pykern.jit.arguments import constexpr_kind, specialize
 from pykern.lang.dtypes import Array, ArrayType, DType, constexpr
-from pykern.tensor.core.tensor import Tensor
+from pykern.jit.arrays import ARRAY_TYPES
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one: 256
 # invocations, as NVIDIA launches small workgroups too slowly to fill its memory bus (64-wide
@@ -83,7 +83,7 @@ def fast_signature(specs: tuple, args: tuple) -> tuple | None:
                 return None  # a tuple, say: the thorough path
             sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
         elif spec is Array:
-            if type(a) is not Tensor:
+            if type(a) not in ARRAY_TYPES:
                 return None
             sig.append((a.dtype, len(a.shape)))
     return tuple(sig)

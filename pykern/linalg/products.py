@@ -21,11 +21,11 @@ from pykern.tensor.index.manipulation import matrix_transpose as _matrix_transpo
 from pykern.tensor.index.manipulation import moveaxis
 from pykern.tensor.core.strided import broadcast_shapes, view
 from pykern.tensor.core.tensor import Tensor, normalize_axis
+from pykern.tensor.api import namespace
 
 
 def _namespace() -> Any:
     # imported when called: the namespace imports this package while it loads
-    from pykern.tensor.api import namespace
 
     return namespace
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pykern.autograd.composite import refuse_grad as _refuse_grad
+from pykern.autograd.graph import refuse_grad as _refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
@@ -34,16 +34,6 @@ from pykern.tensor.core.interchange import import_dlpack as _import_dlpack
 from pykern.tensor.core.tensor import asarray as _asarray
 from pykern.tensor.core.tensor import empty as _empty
 from pykern.tensor.core.tensor import empty_like as _empty_like
-from pykern.tensor.create.creation import (
-    arange, eye, full, full_like, linspace, ones, ones_like, tril, triu, zeros, zeros_like)
-from pykern.tensor.elementwise.functions import (
-    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
-    bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clip, copysign, cos,
-    cosh, divide, equal, exp, expm1, floor, floor_divide, greater, greater_equal, hypot, isfinite,
-    isinf, isnan, less, less_equal, log, log1p, log2, log10, logaddexp, logical_and, logical_not,
-    logical_or, logical_xor, maximum, minimum, multiply, negative, nextafter, not_equal, positive,
-    pow, reciprocal, remainder, round, sign, signbit, sin, sinh, sqrt, square, subtract, tan, tanh,
-    trunc, where)
 from pykern.tensor.elementwise.functions import as_tensor as _as_tensor
 from pykern.tensor.index.indexing import concat as _concat
 from pykern.tensor.index.indexing import stack as _stack
@@ -55,15 +45,18 @@ from pykern.tensor.reduce.scan import cumsum as _cumsum
 from pykern.tensor.reduce.sort import argsort as _argsort
 from pykern.tensor.reduce.sort import sort as _sort
 from pykern.tensor.elementwise.functions import astype as _astype
-from pykern.tensor.index.manipulation import (broadcast_arrays, broadcast_to, expand_dims, flip,
-                                        matrix_transpose, meshgrid, moveaxis, permute_dims, repeat,
-                                        reshape, roll, squeeze, tile, unstack)
 from pykern.tensor.core.promotion import can_cast as _can_cast
 from pykern.tensor.core.promotion import result_type as _result_type
-from pykern.tensor.reduce.reduction import (
-    all, any, argmax, argmin, max, mean, min, prod, std, sum, var)
-from pykern.tensor.reduce.searching import count_nonzero, nonzero, searchsorted
-from pykern.tensor.reduce.sets import unique_all, unique_counts, unique_inverse, unique_values
+from pykern.ops.registry import exported as _exported
+from pykern.tensor import library as _library  # noqa: F401  (every op module declares its ops)
+
+# Every op the namespace exports, from the registry (pykern.ops), by its standard name; the
+# functions defined below give those whose standard signature differs from pykern's their own
+# (concat, take, sort, matmul, astype, cumulative_sum, ...), and the rest of the standard.
+globals().update(_exported("array_api"))
+any, multiply, not_equal, ones, subtract, sum, zeros, zeros_like = (  # (used below)
+    globals()[n] for n in ("any", "multiply", "not_equal", "ones", "subtract", "sum", "zeros",
+                           "zeros_like"))
 
 __array_api_version__ = "2024.12"
 

@@ -11,14 +11,14 @@ from types import SimpleNamespace
 from typing import Any
 
 
+# The op modules these methods run (ndarray_helpers, numpy_functions, numpy_ufuncs, reduction,
+# searching, sort): they import pykern.tensor.core.tensor, whose Tensor derives from this class,
+# so that module binds them here once it has defined Tensor and imported them (`LIBRARY`).
+LIBRARY = SimpleNamespace()
+
+
 def _ops() -> Any:
-    # the op library imports pykern.tensor.core.tensor, whose Tensor derives from this class:
-    # imported on first use to break that cycle
-    from pykern.tensor.api import ndarray_helpers, numpy_functions, numpy_ufuncs
-    from pykern.tensor.reduce import reduction, searching, sort
-    return SimpleNamespace(ndarray_helpers=ndarray_helpers, numpy_functions=numpy_functions,
-                           numpy_ufuncs=numpy_ufuncs, reduction=reduction, searching=searching,
-                           sort=sort)
+    return LIBRARY
 
 
 class NdarrayMethods:

@@ -25,6 +25,7 @@ from pykern.tensor.api.numpy_fallback import Unsupported, on_host
 from pykern.tensor.api.numpy_ufuncs import into, refused, single_out
 from pykern.tensor.core.promotion import result_type
 from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.api.namespace import tensordot
 
 
 def array_function(func: Any, args: tuple, kwargs: dict) -> Any:
@@ -255,7 +256,6 @@ def _dot(a: object, b: object, out: object = None) -> Tensor:
 
 
 def _tensordot(a: object, b: object, axes: object = 2) -> Tensor:
-    from pykern.tensor.api.namespace import tensordot
     return tensordot(a, b, axes=axes)  # type: ignore[arg-type]
 
 

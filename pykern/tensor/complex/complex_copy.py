@@ -19,6 +19,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.complex.complex_views import parts, view_as_real
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.elementwise import functions as ew
 
 ComplexWarning: type[Warning] = np.exceptions.ComplexWarning
 
@@ -40,8 +41,7 @@ def assign_complex(target: Tensor, value: object, assign: Any) -> None:
             assign(re, z.real)
             assign(im, z.imag)
             return
-        from pykern.tensor.elementwise.functions import as_tensor
-        value = as_tensor(value)
+        value = ew.as_tensor(value)
     try:
         value = value.broadcast_to(target.shape)
     except ValueError:
@@ -70,7 +70,6 @@ def assign_real_from_complex(target: Tensor, value: object, assign: Any) -> None
 
 def complex_to_real(x: Tensor, d: DType) -> Tensor:
     """`x.astype(d)` for a complex `x` and a real `d` (see the module doc)."""
-    from pykern.tensor.elementwise import functions as ew
     re, im = parts(x)
     if d == dt.bool_:
         return ew.logical_or(ew.not_equal(re, 0.0), ew.not_equal(im, 0.0))

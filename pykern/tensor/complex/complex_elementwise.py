@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from pykern.autograd import complex_grads
+import pykern as pk
+
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
 from pykern.autograd.region import zeros_like
+from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
+from pykern.ops.registry import Aliases, Op, bind, get, register
 from pykern.tensor.complex import complex_funcs as cf
+from pykern.tensor.complex import complex_grads
 from pykern.tensor.core import promotion as pr
 from pykern.tensor.core import strided
 from pykern.tensor.complex.complex_kernels import complex_math_binary_kernel, complex_math_kernel
 from pykern.tensor.complex.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.core.tensor import Tensor, asarray, empty
+from pykern.tensor.elementwise import functions as ew
 
 COMPLEX, REAL, BOOL = "complex", "real", "bool"
 
@@ -80,13 +85,18 @@ def unary(name: str, x: Tensor, out: Tensor | None = None) -> Tensor:
             raise _no_out_with_grad(name)
         with no_grad():
             result = unary(name, x)
-        return complex_grads.record_unary(name, result, x)
+        return complex_grads.record_unary(name, result, x, _complex_backward(name))
     if entry is None:  # round: each part rounded, as numpy
-        from pykern.tensor.elementwise import functions as ew
         result = view_as_complex(ew.round(view_as_real(x)))
     else:
         result = run_unary(*entry, x)
     return into(out, result, name)
+
+
+def _complex_backward(name: str) -> object:
+    """The backward the op `name` declares for complex operands (None where it has none)."""
+    op = get(name)
+    return getattr(op, "complex_backward", op.backward)
 
 
 def _no_out_with_grad(name: str) -> NotImplementedError:
@@ -98,7 +108,6 @@ def into(out: Tensor | None, result: Tensor, name: str) -> Tensor:
     """`result`, or `out` holding it (checked as for real ops: shape, same-kind casting)."""
     if out is None:
         return result
-    from pykern.tensor.elementwise import functions as ew
     ew._output(out, result.shape, result.dtype, name)
     ew.assign(out, result)
     return out
@@ -112,7 +121,6 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
     (Python scalars weakly), broadcast, then one kernel launch."""
     a, b = _operand_value(a), _operand_value(b)
     if name in LOGICAL:  # of the truth values, z != 0
-        from pykern.tensor.elementwise import functions as ew
         a, b = (ew.not_equal(x, 0) if pr.is_complex_operand(x) else x for x in (a, b))
         return ew.binary(name, a, b, out)
     p = pr.result_type(a, b)
@@ -126,7 +134,7 @@ def binary(name: str, a: object, b: object, out: Tensor | None = None) -> Tensor
             raise _no_out_with_grad(name)
         with no_grad():
             result = binary(name, a, b)
-        return complex_grads.record_binary(name, result, a, b)
+        return complex_grads.record_binary(name, result, a, b, _complex_backward(name))
     if name == "pow" and isinstance(a, Tensor) and _is_real_number(b):
         result = _power_by_scalar(complex_tensor(a, p), b)  # type: ignore[arg-type]
         if result is not None:
@@ -147,7 +155,6 @@ def run_binary(fn: Func, kind: str, za: Tensor, zb: Tensor) -> Tensor:
 
 def complex_tensor(x: object, p: DType) -> Tensor:
     """`x` (a tensor, numpy array or number) as a tensor of the complex dtype `p`."""
-    from pykern.tensor.elementwise import functions as ew
     if isinstance(x, Tensor):
         return x if x.dtype == p else ew.astype(x, p)
     if isinstance(x, (bool, int, float, complex, np.number, np.bool_)):
@@ -188,13 +195,11 @@ def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
         if n:
             square = run_unary(*UNARY["square"], square)
     if result is None:  # z ** 0
-        from pykern.tensor.elementwise import functions as ew
         result = empty(z.shape, z.dtype)
         ew.assign(result, 1.0)
     if e == -1:  # numpy's `z ** -1` is its reciprocal
         result = run_unary(*UNARY["reciprocal"], result)
     elif e < 0:  # numpy's power: 1 / z**n, a division, and nan + nan j for z = 0
-        from pykern.tensor.elementwise import functions as ew
         result = run_binary(*BINARY["divide"], complex_tensor(1.0, z.dtype), result)
         result = ew.where(ew.equal(z, 0), complex_tensor(complex(np.nan, np.nan), z.dtype),
                           result)
@@ -207,7 +212,6 @@ def _power_by_scalar(z: Tensor, exponent: object) -> Tensor | None:
 def real(x: object) -> Tensor:
     """The real part: a view of a complex tensor's buffer (as numpy's `.real`); a real
     tensor itself."""
-    from pykern.tensor.elementwise import functions as ew
     t = ew.as_tensor(x, "x")
     return parts(t)[0] if t.dtype.is_complex else t
 
@@ -216,7 +220,6 @@ def imag(x: object) -> Tensor:
     """The imaginary part: a view of a complex tensor's buffer (as numpy's `.imag`); for a
     real tensor a new tensor of zeros of its dtype (numpy gives a read-only zero array; here
     writes to it reach nothing)."""
-    from pykern.tensor.elementwise import functions as ew
     t = ew.as_tensor(x, "x")
     if t.dtype.is_complex:
         return parts(t)[1]
@@ -227,7 +230,6 @@ def imag(x: object) -> Tensor:
 
 def conj(x: object) -> Tensor:
     """The complex conjugate (a new tensor); a copy of a real tensor."""
-    from pykern.tensor.elementwise import functions as ew
     t = ew.as_tensor(x, "x")
     return unary("conj", t) if t.dtype.is_complex else t.copy()
 
@@ -235,7 +237,6 @@ def conj(x: object) -> Tensor:
 def angle(x: object, deg: bool = False) -> Tensor:
     """The argument of each element, atan2(imag, real), in radians (degrees with `deg`): of
     the real dtype of a complex tensor; for a real tensor 0 or pi (f32 for integers)."""
-    from pykern.tensor.elementwise import functions as ew
     t = ew.as_tensor(x, "x")
     if t.dtype.is_complex:
         result = unary("angle", t)
@@ -246,3 +247,33 @@ def angle(x: object, deg: bool = False) -> Tensor:
         # 0 or pi, piecewise constant: a zero gradient, as PyTorch's (atan2's is 0/0 at 0)
         result = record("angle", result, (t,), lambda g: (zeros_like(g),), saved=())
     return ew.multiply(result, 180.0 / np.pi) if deg else result
+
+
+# ---------------------------------------------------------------- the declarations
+
+
+def _conj_grad(g: object) -> object:
+    return conj(g)
+
+
+def _angle_grad(g: object, x: object, out: object) -> object:
+    """d atan2(y, x) = (-y dx + x dy) / |z|^2: g * i z / |z|^2 (0 at z = 0)."""
+    m2 = pk.real(x * pk.conj(x))
+    return g * pk.where(m2 == 0, 0.0, x * 1j / m2)
+
+
+def _part(name: str, doc: str, builtin: object, torch: str, **kw: object) -> Op:
+    return register(Op(name, doc, "complex", builtin=builtin, aliases=Aliases(
+        numpy=(name,), torch=(torch,), aten=(f"aten::{torch}",)), **kw))  # type: ignore[arg-type]
+
+
+_part("real", "The real part (a view of a complex tensor; a real tensor itself).", bi.real,
+      "real", grad="linear", complex_grad=True)
+_part("imag", "The imaginary part (a view of a complex tensor; zeros for a real one).", bi.imag,
+      "imag", grad="linear", complex_grad=True)
+_part("conj", "The complex conjugate (a copy of a real tensor).", bi.conj, "conj",
+      grad="formula", backward=_conj_grad, complex_grad=True)
+_part("angle", "The argument atan2(imag, real) of each element (radians, or deg=True).",
+      bi.angle, "angle", grad="formula", backward=_angle_grad, complex_grad=True)
+for _name in ("real", "imag", "conj", "angle"):
+    bind(_name, globals()[_name])

@@ -12,13 +12,18 @@ from collections.abc import Sequence
 
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
-from pykern.autograd.records import record_matmul
+from pykern.tensor.gemm.matmul_backward import record_matmul
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.core import promotion as pr
 from pykern.tensor.complex.complex_elementwise import complex_tensor
 from pykern.tensor.complex.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.core.tensor import Tensor, empty, normalize_axis
+from pykern.tensor.index import indexing
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.reduce import scan
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.gemm import matmul as linalg
 
 
 def any_complex(*xs: object) -> bool:
@@ -32,7 +37,6 @@ def _complex_all(tensors: Sequence[Tensor]) -> list[Tensor]:
 
 
 def concat(tensors: Sequence[Tensor], axis: int | None) -> Tensor:
-    from pykern.tensor.index import indexing
     zs = _complex_all(tensors)
     if axis is None:
         zs, axis = [z.reshape(-1) for z in zs], 0
@@ -41,14 +45,12 @@ def concat(tensors: Sequence[Tensor], axis: int | None) -> Tensor:
 
 
 def stack(tensors: Sequence[Tensor], axis: int) -> Tensor:
-    from pykern.tensor.index import indexing
     zs = _complex_all(tensors)
     ax = normalize_axis(axis, zs[0].ndim + 1, op="stack")
     return view_as_complex(indexing.stack([view_as_real(z) for z in zs], axis=ax))
 
 
 def take(x: Tensor, indices: object, axis: int | None) -> Tensor:
-    from pykern.tensor.index import indexing
     if axis is None:
         x, axis = x.reshape(-1), 0
     ax = normalize_axis(axis, x.ndim, op="take")
@@ -56,8 +58,6 @@ def take(x: Tensor, indices: object, axis: int | None) -> Tensor:
 
 
 def take_along_axis(x: Tensor, indices: object, axis: int | None) -> Tensor:
-    from pykern.tensor.index import indexing
-    from pykern.tensor.elementwise.functions import as_tensor
     if axis is None:
         x, axis = x.reshape(-1), 0
     ax = normalize_axis(axis, x.ndim, op="take_along_axis")
@@ -67,8 +67,6 @@ def take_along_axis(x: Tensor, indices: object, axis: int | None) -> Tensor:
 
 
 def scatter_add(x: Tensor, axis: int, index: object, src: object) -> Tensor:
-    from pykern.tensor.index import indexing
-    from pykern.tensor.elementwise.functions import as_tensor
     ax = normalize_axis(axis, x.ndim, op="scatter_add")
     idx = as_tensor(index, "scatter_add: index")
     s = complex_tensor(src, x.dtype)
@@ -77,7 +75,6 @@ def scatter_add(x: Tensor, axis: int, index: object, src: object) -> Tensor:
 
 
 def cumsum(x: Tensor, axis: int | None, dtype: object) -> Tensor:
-    from pykern.tensor.reduce import scan
     if dtype is not None:
         d = _dtype(dtype)
         if not d.is_complex:
@@ -99,8 +96,6 @@ def _dtype(dtype: object) -> DType:
 def matmul(a: Tensor, b: Tensor, dtype: object) -> Tensor:
     """The matrix product where `a` or `b` is complex: (ar + i ai)(br + i bi) from four real
     matrix products of the part views."""
-    from pykern.tensor.elementwise import functions as ew
-    from pykern.tensor.gemm import matmul as linalg
     if needs_grad(a, b, complex_ok=True):
         with no_grad():
             out = matmul(a, b, dtype)

@@ -14,14 +14,15 @@ from pykern.lang import dtypes as dt
 from pykern.tensor.complex import complex_elementwise as ce
 from pykern.tensor.complex.complex_views import parts, view_as_complex, view_as_real
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.reduce import reduction
 
 Axis = Any
 
 
 def axes_of(x: Tensor, axis: Axis) -> tuple[int, ...]:
     """`axis` (None, an int or a sequence) as non-negative axes of `x`."""
-    from pykern.tensor.reduce.reduction import normalize_axes
-    return normalize_axes(axis, x.ndim)
+    return reduction.normalize_axes(axis, x.ndim)
 
 
 def _as_complex(x: Tensor, dtype: object) -> Tensor:
@@ -37,7 +38,6 @@ def _as_complex(x: Tensor, dtype: object) -> Tensor:
 
 def sum(x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:  # noqa: A001
     """The sum of a complex tensor (each part summed in its own precision)."""
-    from pykern.tensor.reduce import reduction
     x = _as_complex(x, dtype)
     r = reduction.sum(view_as_real(x), axis=axes_of(x, axis), keepdims=keepdims)
     return view_as_complex(r)
@@ -45,15 +45,12 @@ def sum(x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:  # noqa
 
 def mean(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     """The mean of a complex tensor (nan + nanj for an empty selection, as numpy)."""
-    from pykern.tensor.reduce import reduction
     r = reduction.mean(view_as_real(x), axis=axes_of(x, axis), keepdims=keepdims)
     return view_as_complex(r)
 
 
 def var(x: Tensor, axis: Axis, keepdims: bool, correction: float, root: bool) -> Tensor:
     """var (or std with `root`) of a complex tensor: real, of its part dtype."""
-    from pykern.tensor.elementwise import functions as ew
-    from pykern.tensor.reduce import reduction
     re, im = parts(x)
     axes = axes_of(x, axis)
     total = ew.add(reduction.var(re, axis=axes, correction=correction, keepdims=keepdims),
@@ -80,7 +77,6 @@ def prod(x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
         z = product
     if z.shape[-1] == 0:
         result = empty(out_shape, x.dtype)
-        from pykern.tensor.elementwise import functions as ew
         ew.assign(result, 1.0)
     else:
         result = z.reshape(out_shape)
@@ -91,7 +87,5 @@ def prod(x: Tensor, axis: Axis, keepdims: bool, dtype: object) -> Tensor:
 
 def truth(op: str, x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     """any/all of a complex tensor: of `x != 0`."""
-    from pykern.tensor.elementwise import functions as ew
-    from pykern.tensor.reduce import reduction
     nonzero = ew.not_equal(x, 0j)
     return getattr(reduction, op)(nonzero, axis=axis, keepdims=keepdims)

@@ -17,6 +17,7 @@ from pykern.autograd.graph import needs_grad
 from pykern.autograd.records import record_view
 from pykern.lang import dtypes as dt
 from pykern.tensor.core.tensor import Tensor
+from pykern.ops.public import declare, torch_names
 
 
 def view_as_real(t: Tensor) -> Tensor:
@@ -89,3 +90,9 @@ def parts(t: Tensor) -> tuple[Tensor, Tensor]:
     """The real and imaginary parts of a complex tensor, as views of its buffer."""
     r = view_as_real(t)
     return r[..., 0], r[..., 1]
+
+
+view_as_real = declare(view_as_real, "complex", grad="linear", complex_grad=True,
+                       aliases=torch_names("view_as_real", "aten::view_as_real"))
+view_as_complex = declare(view_as_complex, "complex", grad="linear", complex_grad=True,
+                          aliases=torch_names("view_as_complex", "aten::view_as_complex"))

@@ -15,8 +15,8 @@ too (PyTorch does the same), so a network kept in NHWC stays in NHWC.
 
 from __future__ import annotations
 
-from pykern.autograd import conv_backward
-from pykern.autograd.graph import needs_grad
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.conv import conv_backward
 from pykern.tensor.core.autocast import low_precision
 from pykern.tensor.conv.conv_args import (ConvGeometry, check_bias, check_groups, conv_operands,
                                      conv_output_size, conv_padding, is_channels_last, pair,
@@ -53,8 +53,6 @@ def conv2d(x: object, w: object, bias: object = None, stride: PairArg = 1,
     low = low_precision(x, w)
     if low is not None:  # pk.autocast: 16-bit operands and result
         return conv2d(low[0], low[1], bias, stride, padding, dilation, groups)
-    if needs_grad(x, w, bias):
-        return conv_backward.conv2d(conv2d, x, w, bias, stride, padding, dilation, groups)
     op = "conv2d"
     x, w = conv_operands(x, w, op, "(O, C/groups, KH, KW)")
     c, o = x.shape[1], w.shape[0]
@@ -91,9 +89,6 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
     if low is not None:  # pk.autocast
         return conv_transpose2d(low[0], low[1], bias, stride, padding, output_padding, groups,
                                 dilation)
-    if needs_grad(x, w, bias):
-        return conv_backward.conv_transpose2d(conv_transpose2d, x, w, bias, stride, padding,
-                                              output_padding, groups, dilation)
     op = "conv_transpose2d"
     x, w = conv_operands(x, w, op, "(C, O/groups, KH, KW)")
     c = x.shape[1]
@@ -114,6 +109,15 @@ def conv_transpose2d(x: object, w: object, bias: object = None, stride: PairArg 
                                     output_padding_, dilation_)
     geo = ConvGeometry(stride_, padding_, dilation_, g, transposed=True)
     return _run(x, w, b, (x.shape[0], o, oh, ow), geo, op)
+
+
+conv2d = declare(conv2d, "conv", grad="rule", backward=conv_backward.conv2d, autocast="lower",
+                 aliases=torch_names("nn.functional.conv2d", "aten::conv2d",
+                                     "aten::convolution"))
+conv_transpose2d = declare(conv_transpose2d, "conv", grad="rule",
+                           backward=conv_backward.conv_transpose2d, autocast="lower",
+                           aliases=torch_names("nn.functional.conv_transpose2d",
+                                               "aten::conv_transpose2d.input"))
 
 
 def _run(x: Tensor, w: Tensor, b: Tensor | None, shape: tuple[int, int, int, int],

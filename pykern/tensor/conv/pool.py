@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykern.autograd.graph import needs_grad, record
+from pykern.ops.public import declare, torch_names
 from pykern.autograd.mode import no_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.conv import pool_kernels as kernels
@@ -125,6 +126,18 @@ def adaptive_avg_pool2d(x: object, output_size: int | None | tuple[int | None, i
 
         out = record(op, out, (x4,), back, saved=())
     return _unbatch(out, batched)
+
+
+max_pool2d = declare(max_pool2d, "pool", grad="inline", exports=("nn.functional",),
+                     aliases=torch_names("nn.functional.max_pool2d", "aten::max_pool2d",
+                                         "aten::max_pool2d_with_indices"))
+avg_pool2d = declare(avg_pool2d, "pool", grad="inline", exports=("nn.functional",),
+                     aliases=torch_names("nn.functional.avg_pool2d", "aten::avg_pool2d"))
+adaptive_avg_pool2d = declare(adaptive_avg_pool2d, "pool", grad="inline",
+                              exports=("nn.functional",),
+                              aliases=torch_names("nn.functional.adaptive_avg_pool2d",
+                                                  "aten::adaptive_avg_pool2d",
+                                                  "aten::_adaptive_avg_pool2d"))
 
 
 # ---------------------------------------------------------------- helpers

@@ -10,14 +10,19 @@ a `@pk.kernel`; it is imported lazily, as it imports this module.
 from __future__ import annotations
 
 import operator
-from types import SimpleNamespace
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from pykern.autograd import engine as _engine
+from pykern.autograd import inplace
+from pykern.autograd.graph import refuse_grad
 from pykern.autograd.keyword import accepts_requires_grad
+from pykern.autograd.records import record_view
+from pykern.autograd.version import version_of
 from pykern.jit import capture
+from pykern.jit.arrays import register_array_type
 from pykern.lang import dtypes as dt
 from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
@@ -25,6 +30,7 @@ from pykern.runtime import get_device
 from pykern.runtime.selection import device_for, running_on
 from pykern.tensor.elementwise import binary_ops as bo
 from pykern.tensor.core import operand_device
+from pykern.tensor.api import ndarray_methods
 from pykern.tensor.api.ndarray_methods import NdarrayMethods
 from pykern.tensor.core.transfer_guard import implicit_copy
 
@@ -71,26 +77,9 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def _scatter_into_zeros(x: Tensor, key: object, g: Tensor) -> Tensor:
     """The gradient of `x` from that of `x[key]`: `g` in the indexed region, zeros elsewhere."""
-    z = _ops().creation.zeros(x.shape, g.dtype)
+    z = _creation.zeros(x.shape, g.dtype)
     z[key] = g
     return z
-
-
-def _ops() -> Any:
-    """The op library (imported on first use, as it imports this module)."""
-    global _OPS
-    if _OPS is None:
-        # the op library imports this module: its modules are bound on first use
-        from pykern.tensor.complex import complex_elementwise
-        from pykern.tensor.create import creation
-        from pykern.tensor.elementwise import functions as elementwise
-        from pykern.tensor.reduce import reduction
-        _OPS = SimpleNamespace(complex_elementwise=complex_elementwise, creation=creation,
-                               elementwise=elementwise, reduction=reduction)
-    return _OPS
-
-
-_OPS: Any = None
 
 
 def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "") -> int:
@@ -210,16 +199,16 @@ class Tensor(NdarrayMethods):
     def real(self) -> Tensor:
         """The real part: a view for a complex tensor (writes reach it, as numpy), this tensor
         for a real one."""
-        return _ops().complex_elementwise.real(self)
+        return _complex_elementwise.real(self)
 
     @property
     def imag(self) -> Tensor:
         """The imaginary part: a view for a complex tensor, a new zero tensor for a real one."""
-        return _ops().complex_elementwise.imag(self)
+        return _complex_elementwise.imag(self)
 
     def conj(self) -> Tensor:
         """The complex conjugate (a new tensor; a copy of a real tensor)."""
-        return _ops().complex_elementwise.conj(self)
+        return _complex_elementwise.conj(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -332,8 +321,7 @@ class Tensor(NdarrayMethods):
         if dl_device is not None and tuple(dl_device) != (DLPACK_CPU, 0):
             raise BufferError(f"DLPack export to device {dl_device} is not supported; pykern "
                               "exports host memory (kDLCPU)")
-        from pykern.tensor.core.interchange import export
-        host = export(self, copy)
+        host = _interchange.export(self, copy)
         if max_version is None:
             return host.__dlpack__()
         return host.__dlpack__(max_version=max_version)
@@ -341,18 +329,15 @@ class Tensor(NdarrayMethods):
     def __reduce__(self) -> tuple[Any, tuple]:
         """pickle: a host copy of the values, dtype, shape and `requires_grad`; loading puts
         it on the device current then."""
-        from pykern.tensor.core.interchange import reduce_tensor
-        return reduce_tensor(self)
+        return _interchange.reduce_tensor(self)
 
     def __copy__(self) -> Tensor:
         """`copy.copy(t)`: a copy in a new device buffer (as `copy.deepcopy`)."""
-        from pykern.tensor.core.interchange import device_copy
-        return device_copy(self)
+        return _interchange.device_copy(self)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """`copy.deepcopy(t)`: a copy in a new device buffer, with `requires_grad`."""
-        from pykern.tensor.core.interchange import device_copy
-        memo[id(self)] = result = device_copy(self)
+        memo[id(self)] = result = _interchange.device_copy(self)
         return result
 
     def __repr__(self) -> str:
@@ -388,8 +373,7 @@ class Tensor(NdarrayMethods):
     def backward(self, gradient: object = None, retain_graph: bool = False) -> None:
         """Accumulates the gradient of this tensor (times `gradient`, which a result of more
         than one element needs) into the `.grad` of every leaf it depends on."""
-        from pykern.autograd.engine import backward
-        backward(self, gradient, retain_graph)
+        _engine.backward(self, gradient, retain_graph)
 
     def detach(self) -> Tensor:
         """The same memory, cut from the graph: no grad_fn, requires_grad False. It shares
@@ -401,7 +385,6 @@ class Tensor(NdarrayMethods):
     def _version(self) -> int:
         """How many times this tensor's memory was written through the tensor API (in-place
         operators, out=, t[key] = v, optimizer steps), as PyTorch's `_version`."""
-        from pykern.autograd.version import version_of
         return version_of(self.buffer)
 
     # ------------------------------------------------------------ views
@@ -538,9 +521,8 @@ class Tensor(NdarrayMethods):
         """Basic indexing (a view): ints (negative too) drop a dimension, slices with any step,
         `None` adds a dimension, `...` stands for the rest. Keys with integer arrays or
         boolean masks (numpy's advanced indexing) give a copy (`advanced_index`)."""
-        from pykern.tensor.index import advanced_index, advanced_key
-        if advanced_key.is_advanced(key):
-            return advanced_index.getitem(self, key)
+        if _advanced_key.is_advanced(key):
+            return _advanced_index.getitem(self, key)
         shape, strides, offset = _index(self, key)
         return self._viewed("getitem", self._view(shape, strides, offset),
                             lambda g: _scatter_into_zeros(self, key, g))
@@ -550,7 +532,6 @@ class Tensor(NdarrayMethods):
         (`back(g)` gives this tensor's gradient)."""
         if not self.requires_grad:
             return out
-        from pykern.autograd.records import record_view
         return record_view(name, out, self, back)
 
     # ------------------------------------------------------------ copies
@@ -561,7 +542,7 @@ class Tensor(NdarrayMethods):
 
     def copy(self) -> Tensor:
         """A row-major copy in a new buffer."""
-        return _ops().elementwise.astype(self, self.dtype, copy=True)
+        return _elementwise.astype(self, self.dtype, copy=True)
 
     def clone(self) -> Tensor:
         """A row-major copy (as `copy()`; PyTorch's name)."""
@@ -570,7 +551,7 @@ class Tensor(NdarrayMethods):
     def astype(self, dtype: object, copy: bool = True) -> Tensor:
         """The values converted to `dtype` (a new tensor; with copy=False, this one when the
         dtype is already right). Float to int truncates toward zero; to bool is `!= 0`."""
-        return _ops().elementwise.astype(self, dtype, copy=copy)
+        return _elementwise.astype(self, dtype, copy=copy)
 
     def to(self, device: object) -> Tensor:
         """This tensor on `device` (an entry of `pk.devices()`, a device as `pk.get_device()`
@@ -583,7 +564,6 @@ class Tensor(NdarrayMethods):
         if target is self.device:
             return self
         if self.requires_grad and self.grad_fn is not None:
-            from pykern.autograd.composite import refuse_grad  # (cycle: autograd imports us)
             refuse_grad("Tensor.to", self)
         host = self.numpy()  # explicit: a move the user asked for, never guarded
         with running_on(target):
@@ -601,27 +581,24 @@ class Tensor(NdarrayMethods):
         into this tensor's buffer. Where the tensor (or the one whose memory it shares) or
         the value requires grad, the write is recorded (`pykern.autograd.inplace`). Keys with
         integer arrays or boolean masks write through `advanced_index` (last write wins)."""
-        from pykern.tensor.index import advanced_index, advanced_key
-        if advanced_key.is_advanced(key):
-            advanced_index.setitem(self, key, value)
+        if _advanced_key.is_advanced(key):
+            _advanced_index.setitem(self, key, value)
             return
         shape, strides, offset = _index(self, key)
         region = self._view(shape, strides, offset)
         base = region._base
         if base.requires_grad or getattr(value, "requires_grad", False):  # type: ignore
-            from pykern.autograd import inplace
             if inplace.records_write(region, value):
                 inplace.refuse_leaf("t[key] = value", self)
                 inplace.assign("setitem", region, value)
                 return
-        _ops().elementwise.assign(region, value)
+        _elementwise.assign(region, value)
 
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         """The Python array API namespace for pykern tensors: `pykern.array_api` (standard
         2024.12) by default, or that of `api_version` ("2023.12"; 2021.12 and 2022.12 get
         2023.12's)."""
-        from pykern.tensor.api.namespace_versions import namespace
-        return namespace(api_version)
+        return _namespace_versions.namespace(api_version)
 
     # ------------------------------------------------------------ numpy interop
 
@@ -629,29 +606,27 @@ class Tensor(NdarrayMethods):
         """numpy ufuncs on tensors run pykern's kernels (`np.exp(t)` is `pk.exp(t)`,
         `np.add.reduce(t)` a sum); those pykern does not have run numpy's on host copies.
         See `pykern.tensor.api.numpy_ufuncs`."""
-        from pykern.tensor.api.numpy_ufuncs import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _numpy_ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
         """numpy functions on tensors (`np.sum(t)`, `np.concatenate([t, u])`) run pykern's
         ops and return tensors; every other one runs numpy's on host copies and returns
         numpy's result (`pk.transfer_guard` catches those copies). See
         `pykern.tensor.api.numpy_functions`."""
-        from pykern.tensor.api.numpy_functions import array_function
-        return array_function(func, args, kwargs)
+        return _numpy_functions.array_function(func, args, kwargs)
 
     # ------------------------------------------------------------ operators
 
     def _binary(self, op: bo.BinaryOp, other: object, reflected: bool = False) -> Any:
         if not _is_operand(other):
             return NotImplemented
-        ew = _ops().elementwise
+        ew = _elementwise
         return ew.binary(op, other, self) if reflected else ew.binary(op, self, other)
 
     def _inplace(self, op: bo.BinaryOp, other: object) -> Tensor:
         if not _is_operand(other):
             return NotImplemented
-        _ops().elementwise.binary(op, self, other, out=self)
+        _elementwise.binary(op, self, other, out=self)
         return self
 
     def __add__(self, o: object) -> Tensor: return self._binary(bo.ADD, o)
@@ -702,88 +677,85 @@ class Tensor(NdarrayMethods):
     def __matmul__(self, o: object) -> Tensor:
         if not _is_operand(o):
             return NotImplemented
-        from pykern.tensor.gemm.matmul import matmul
-        return matmul(self, o)
+        return _matmul.matmul(self, o)
 
     def __rmatmul__(self, o: object) -> Tensor:
         if not _is_operand(o):
             return NotImplemented
-        from pykern.tensor.gemm.matmul import matmul
-        return matmul(o, self)
+        return _matmul.matmul(o, self)
 
     def __imatmul__(self, o: object) -> Tensor:
         if not _is_operand(o):
             return NotImplemented
-        from pykern.tensor.gemm.matmul import matmul
-        result = matmul(self, o)
+        result = _matmul.matmul(self, o)
         if result.shape != self.shape:
             raise ValueError(f"@= would change the shape {self.shape} to {result.shape}")
         self[...] = result
         return self
 
-    def __neg__(self) -> Tensor: return _ops().elementwise.negative(self)
-    def __pos__(self) -> Tensor: return _ops().elementwise.positive(self)
-    def __abs__(self) -> Tensor: return _ops().elementwise.abs(self)
-    def __invert__(self) -> Tensor: return _ops().elementwise.bitwise_invert(self)
+    def __neg__(self) -> Tensor: return _elementwise.negative(self)
+    def __pos__(self) -> Tensor: return _elementwise.positive(self)
+    def __abs__(self) -> Tensor: return _elementwise.abs(self)
+    def __invert__(self) -> Tensor: return _elementwise.bitwise_invert(self)
 
     # ------------------------------------------------------------ methods
 
     def sum(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
         """The sum over `axis` (all for None; an int or a tuple), as `pk.sum`."""
-        return _ops().reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _reduction.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def prod(self, axis: Any = None, keepdims: bool = False, dtype: object = None) -> Tensor:
         """The product over `axis`, as `pk.prod`."""
-        return _ops().reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _reduction.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         """The arithmetic mean over `axis`, as `pk.mean`."""
-        return _ops().reduction.mean(self, axis=axis, keepdims=keepdims)
+        return _reduction.mean(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
         """The variance over `axis` with `correction` (numpy's `ddof`), as `pk.var`."""
-        return _ops().reduction.var(self, axis=axis, keepdims=keepdims, correction=correction,
+        return _reduction.var(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0,
             ddof: float | None = None) -> Tensor:
         """The standard deviation over `axis` with `correction` (`ddof`), as `pk.std`."""
-        return _ops().reduction.std(self, axis=axis, keepdims=keepdims, correction=correction,
+        return _reduction.std(self, axis=axis, keepdims=keepdims, correction=correction,
                                     ddof=ddof)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         """The largest element over `axis` (nan propagates), as `pk.max`."""
-        return _ops().reduction.max(self, axis=axis, keepdims=keepdims)
+        return _reduction.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         """The smallest element over `axis` (nan propagates), as `pk.min`."""
-        return _ops().reduction.min(self, axis=axis, keepdims=keepdims)
+        return _reduction.min(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
         """The index of the largest element along `axis` (of the flattened tensor for None)."""
-        return _ops().reduction.argmax(self, axis=axis, keepdims=keepdims)
+        return _reduction.argmax(self, axis=axis, keepdims=keepdims)
 
     def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tensor:
         """The index of the smallest element along `axis` (of the flattened tensor for None)."""
-        return _ops().reduction.argmin(self, axis=axis, keepdims=keepdims)
+        return _reduction.argmin(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         """Whether any element over `axis` is true (non-zero)."""
-        return _ops().reduction.any(self, axis=axis, keepdims=keepdims)
+        return _reduction.any(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         """Whether every element over `axis` is true (non-zero)."""
-        return _ops().reduction.all(self, axis=axis, keepdims=keepdims)
+        return _reduction.all(self, axis=axis, keepdims=keepdims)
 
     def clip(self, min: object = None, max: object = None) -> Tensor:  # noqa: A002
         """The elements limited to [min, max] (either may be None), as `pk.clip`."""
-        return _ops().elementwise.clip(self, min, max)
+        return _elementwise.clip(self, min, max)
 
     def round(self, decimals: int = 0, out: Tensor | None = None) -> Tensor:
         """Rounded to `decimals` places, halves to even (as numpy: scaled by 10**decimals,
         rounded, scaled back)."""
-        ew = _ops().elementwise
+        ew = _elementwise
         integral = self.dtype.is_int or self.dtype == dt.bool_
         if decimals == 0 or (integral and decimals > 0):  # integers are integral already
             return ew.round(self, out=out)
@@ -796,7 +768,7 @@ class Tensor(NdarrayMethods):
 def _round_integer(x: Tensor, decimals: int, out: Tensor | None) -> Tensor:
     """An integer tensor rounded to a multiple of 10**-decimals (decimals < 0), halves to
     even, in its own dtype (numpy's dtype; exact, where a float would round large values)."""
-    ew = _ops().elementwise
+    ew = _elementwise
     if x.dtype == dt.bool_:
         raise TypeError("round of a bool tensor with decimals: numpy cannot store the result")
     step = 10 ** -decimals
@@ -1100,4 +1072,28 @@ _operator_docs()
 # every public method and operator runs on the tensor's own device
 # (pykern.tensor.core.operand_device)
 operand_device.TENSOR_TYPES.append(Tensor)
+# kernels bind tensors as arrays (the jit knows the protocol, not this class)
+register_array_type(Tensor, "pk.Tensor", lambda a: asarray(a), wrapping)
 operand_device.wrap_methods(Tensor)
+
+# The op library and the numpy and array API faces, which Tensor's methods and operators run:
+# their modules import this one (for Tensor), so they are imported last, when Tensor exists,
+# and their functions looked up when a method runs.
+from pykern.tensor.api import namespace_versions as _namespace_versions  # noqa: E402
+from pykern.tensor.api import numpy_functions as _numpy_functions  # noqa: E402
+from pykern.tensor.api import numpy_ufuncs as _numpy_ufuncs  # noqa: E402
+from pykern.tensor.complex import complex_elementwise as _complex_elementwise  # noqa: E402
+from pykern.tensor.core import interchange as _interchange  # noqa: E402
+from pykern.tensor.create import creation as _creation  # noqa: E402
+from pykern.tensor.elementwise import functions as _elementwise  # noqa: E402
+from pykern.tensor.gemm import matmul as _matmul  # noqa: E402
+from pykern.tensor.index import advanced_index as _advanced_index  # noqa: E402
+from pykern.tensor.index import advanced_key as _advanced_key  # noqa: E402
+from pykern.tensor.reduce import reduction as _reduction  # noqa: E402
+from pykern.tensor.api import ndarray_helpers as _ndarray_helpers  # noqa: E402
+from pykern.tensor.reduce import searching as _searching  # noqa: E402
+from pykern.tensor.reduce import sort as _sort  # noqa: E402
+
+ndarray_methods.LIBRARY.__dict__.update(
+    ndarray_helpers=_ndarray_helpers, numpy_functions=_numpy_functions,
+    numpy_ufuncs=_numpy_ufuncs, reduction=_reduction, searching=_searching, sort=_sort)

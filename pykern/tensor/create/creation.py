@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pykern as pk
 
-from pykern.autograd.graph import needs_grad
+from pykern.autograd.graph import record
+from pykern.autograd.mode import no_grad
+from pykern.ops.public import declare, torch_names
 from pykern.autograd.keyword import accepts_requires_grad
-from pykern.autograd.layout_backward import triangle
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.core.tensor import Tensor, _like_dtype, empty, shape_args
@@ -258,8 +259,6 @@ def _triangle(x: pk.Array, out: pk.Array, k: int, lower: pk.constexpr):
 
 def _tri(x: Tensor, k: int, lower: bool) -> Tensor:
     x = ew.as_tensor(x)
-    if needs_grad(x, complex_ok=True):  # the backward masks g as the forward masks x
-        return triangle(lambda t: _tri(t, k, lower), x, "tril" if lower else "triu")
     if x.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'} needs at least 2 dimensions, got "
                          f"shape {x.shape}")
@@ -281,3 +280,40 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
     return _tri(x, k, False)
 
 
+def _triangle_backward(forward: Callable[..., Tensor], x: Tensor, /, *, k: int = 0) -> Tensor:
+    """tril or triu recorded: the op is linear and its own adjoint, so the gradient is the
+    same triangle of g (any float or complex dtype)."""
+    x = ew.as_tensor(x)
+    with no_grad():
+        out = forward(x, k=k)
+    if not (out.dtype.is_float or out.dtype.is_complex):
+        return out
+    return record(forward.__name__, out, (x,), lambda g: (forward(g, k=k),))
+
+
+tril = declare(tril, "creation", grad="rule", backward=_triangle_backward, complex_grad=True,
+               exports=("pk", "array_api"),
+               aliases=torch_names("tril", "aten::tril", numpy="tril", array_api="tril"))
+triu = declare(triu, "creation", grad="rule", backward=_triangle_backward, complex_grad=True,
+               exports=("pk", "array_api"),
+               aliases=torch_names("triu", "aten::triu", numpy="triu", array_api="triu"))
+
+
+def _created(fn: Callable[..., Tensor], torch: str, *aten: str, array_api: bool = True
+             ) -> Callable[..., Tensor]:
+    """A creation op declared: no tensor operand to differentiate."""
+    name = fn.__name__
+    return declare(fn, "creation", exports=("pk", "array_api") if array_api else ("pk",),
+                   aliases=torch_names(torch, *aten, numpy=name,
+                                       array_api=name if array_api else None))
+
+
+zeros = _created(zeros, "zeros", "aten::zeros")
+ones = _created(ones, "ones", "aten::ones")
+full = _created(full, "full", "aten::full")
+zeros_like = _created(zeros_like, "zeros_like", "aten::zeros_like")
+ones_like = _created(ones_like, "ones_like", "aten::ones_like")
+full_like = _created(full_like, "full_like", "aten::full_like")
+eye = _created(eye, "eye", "aten::eye")
+arange = _created(arange, "arange", "aten::arange", "aten::arange.start_step")
+linspace = _created(linspace, "linspace", "aten::linspace")

@@ -28,12 +28,15 @@ import operator
 import os
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pykern as pk
 
 from pykern.autograd.keyword import accepts_requires_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.ops.public import declare as _declare
+from pykern.ops.public import torch_names as _torch_names
 from pykern.tensor.core.tensor import Tensor, _shape, empty
 from pykern.tensor.elementwise import functions as ew
 
@@ -277,3 +280,20 @@ def normal(mean: float = 0.0, std: float = 1.0, shape: int | Sequence[int] = (),
     """Normal random floats with the given mean and standard deviation."""
     z = randn(_shape(shape), dtype=dtype)
     return ew.add(ew.multiply(z, std, out=z), mean, out=z)
+
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _random(fn: Callable[..., Tensor], torch: str, *aten: str) -> Callable[..., Tensor]:
+    """A random op declared (`pk.random.<name>`): nothing to differentiate."""
+    return _declare(fn, "random", exports=("random",),
+                    aliases=_torch_names(torch, *aten, numpy=f"random.{fn.__name__}"))
+
+
+rand = _random(rand, "rand", "aten::rand")
+randn = _random(randn, "randn", "aten::randn")
+randint = _random(randint, "randint", "aten::randint.low")
+uniform = _random(uniform, "Tensor.uniform_", "aten::uniform_")
+normal = _random(normal, "normal", "aten::normal.float_float")

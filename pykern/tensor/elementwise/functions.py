@@ -25,16 +25,17 @@ import numpy as np
 
 import pykern as pk
 
-from pykern.autograd import composite
+from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
 from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
-from pykern.autograd.gelu_tanh import gelu_tanh
 from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
+from pykern.autograd.graph import record
 from pykern.autograd.records import record_binary, record_cast, record_unary
+from pykern.ops.public import declare, torch_names
 from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
@@ -46,8 +47,9 @@ from pykern.tensor.core import promotion as pr
 from pykern.tensor.core import strided
 from pykern.tensor.core.device_limits import is_host_device
 from pykern.tensor.core.fuse_traced import Traced, traced_operand
+from pykern.ops.registry import bind
 from pykern.tensor.elementwise.binary_ops import (
-    BINARY, MAXIMUM, MINIMUM, POW, BinaryOp, beyond_range)
+    BINARY, GELU_GRAD, MAXIMUM, MINIMUM, POW, SILU_GRAD, BinaryOp, beyond_range)
 from pykern.tensor.elementwise.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
 __all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
@@ -268,7 +270,7 @@ def unary(op: UnaryOp | str, x: object, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return _unary_into(op, x, out)
     result = dispatch((op, STRICT_BLOCK.get()), (x,), lambda: _unary(op, x, None))
-    return record_unary(op.name, result, x) if needs_grad(x) else result
+    return record_unary(op.name, result, x, op.backward) if needs_grad(x) else result
 
 
 def _unary_into(op: UnaryOp, x: Tensor, out: Tensor) -> Tensor:
@@ -339,7 +341,8 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
         result = _with_constant(op, scalar_constant(a, b.dtype), b, b.dtype)  # 2.0 * t
     else:
         result = _binary_with_scalars(op, a, b)
-    return record_binary(op.name, result, a, b) if needs_grad(a, b) else result
+    return record_binary(op.name, result, a, b, op.backward) if needs_grad(a, b) \
+        else result
 
 
 def _binary_into(op: BinaryOp, a: object, b: object, out: Tensor) -> Tensor:
@@ -485,8 +488,6 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
     dtype promotes `x1` and `x2`)."""
     if (traced := traced_operand(condition, x1, x2)) is not None:  # pk.fuse is tracing
         return traced.fuse_where(condition, x1, x2)
-    if needs_grad(x1, x2, complex_ok=True):  # (g is chosen as the values are: any dtype)
-        return composite.where(where, condition, x1, x2)
     c = as_tensor(condition)
     p = pr.result_type(*(v for v in (x1, x2)))
     if p.is_complex:  # both parts chosen by the same condition
@@ -500,6 +501,26 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
     launch(ternary_kernel, [c.broadcast_to(shape), t1.broadcast_to(shape),
                             t2.broadcast_to(shape)], out, where_f, dt.bool_, pr.compute_dtype(p))
     return out
+
+
+def _where_backward(forward: Callable[..., Tensor], condition: object, x1: object,
+                    x2: object) -> Tensor:
+    """where recorded: g goes to x1 where the condition holds, to x2 elsewhere (any dtype: g
+    is chosen as the values are)."""
+    if not needs_grad(x1, x2, complex_ok=True) or \
+            traced_operand(condition, x1, x2) is not None:
+        return forward(condition, x1, x2)
+    c, a, b = condition, x1, x2
+    with no_grad():
+        out = forward(c, a, b)
+    return record("where", out, (c, a, b),
+                  lambda g: (None, where(c, g, 0.0), where(c, 0.0, g)))
+
+
+where = declare(where, "ternary", grad="rule", backward=_where_backward, complex_grad=True,
+                builtin=bi.select, exports=("pk", "array_api"),
+                aliases=torch_names("where", "aten::where.self", numpy="where",
+                                    array_api="where"))
 
 
 def as_strong(x: object) -> object:
@@ -524,8 +545,6 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     min > max the result is max, as numpy."""
     if (traced := traced_operand(x, min, max)) is not None:  # pk.fuse is tracing
         return traced.fuse_clip(x, min, max)
-    if needs_grad(x, min, max):
-        return composite.clip(x, min, max)
     x = as_tensor(x)
     if any(pr.is_complex_operand(v) for v in (x, min, max)):
         raise complex_elementwise.not_defined("clip", x.dtype if x.dtype.is_complex
@@ -548,6 +567,24 @@ def clip(x: object, min: object = None, max: object = None) -> Tensor:  # noqa: 
     launch(ternary_kernel, [x.broadcast_to(shape), lo.broadcast_to(shape),
                             hi.broadcast_to(shape)], out, clip_f, ct, ct)
     return out
+
+
+def _clip_composite(forward: Callable[..., Tensor], x: object, min: object = None,  # noqa: A002
+                    max: object = None) -> Tensor:  # noqa: A002
+    """clip differentiated as maximum and minimum."""
+    if traced_operand(x, min, max) is not None:
+        return forward(x, min, max)
+    out = x
+    if min is not None:
+        out = maximum(out, min)
+    if max is not None:
+        out = minimum(out, max)
+    return out  # type: ignore[return-value]
+
+
+clip = declare(clip, "ternary", grad="composite", backward=_clip_composite, builtin=bi.clamp,
+               exports=("pk", "array_api"), aliases=torch_names(
+                   "clamp", "aten::clamp", "aten::clamp.Tensor", numpy="clip", array_api="clip"))
 
 
 # ---------------------------------------------------------------- copies and assignment
@@ -577,6 +614,10 @@ def _astype(x: Tensor, d: DType) -> Tensor:
     out = empty(x.shape, d)
     launch(unary_kernel, [x], out, copy_f, d)
     return out
+
+
+astype = declare(astype, "unary", grad="linear", exports=("pk",),
+                 aliases=torch_names("Tensor.to", "aten::_to_copy", numpy="astype"))
 
 
 def assign(target: Tensor, value: object) -> None:
@@ -617,7 +658,7 @@ def _unary_function(op: UnaryOp) -> Callable[..., Tensor]:
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.doc} (a new tensor, or `out`)."
-    return fn
+    return bind(op.name, fn)
 
 
 def _binary_function(op: BinaryOp) -> Callable[..., Tensor]:
@@ -626,7 +667,7 @@ def _binary_function(op: BinaryOp) -> Callable[..., Tensor]:
 
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = op.doc
-    return fn
+    return bind(op.name, fn)
 
 
 negative = _unary_function(UNARY["negative"])
@@ -677,9 +718,10 @@ def gelu(x: object, /, *, approximate: str = "none", out: Tensor | None = None) 
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    if approximate == "tanh" and out is None and needs_grad(x):
-        return gelu_tanh(lambda t: unary(GELU_TANH, t), as_tensor(x))
     return unary(UNARY["gelu"] if approximate == "none" else GELU_TANH, x, out)
+
+
+bind("gelu", gelu)
 
 
 add = _binary_function(BINARY["add"])
@@ -709,4 +751,6 @@ nextafter = _binary_function(BINARY["nextafter"])
 logaddexp = _binary_function(BINARY["logaddexp"])
 logical_and = _binary_function(BINARY["logical_and"])
 logical_or = _binary_function(BINARY["logical_or"])
+gelu_backward = _binary_function(GELU_GRAD)
+silu_backward = _binary_function(SILU_GRAD)
 logical_xor = _binary_function(BINARY["logical_xor"])

@@ -10,15 +10,16 @@ broadcast operands are used in place.
 """
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pykern as pk
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
-from pykern.autograd.records import record_matmul
+from pykern.tensor.gemm.matmul_backward import record_matmul
+from pykern.ops.public import declare, torch_names
 from pykern.tensor.gemm import gemm_f32, gemm_host
 from pykern.tensor.core.autocast import low_precision
 from pykern.tensor.gemm.gemm_coop import coop_matmul
@@ -33,6 +34,8 @@ from pykern.tensor.gemm.gemm_tile import (accumulate_outer, multiply_tiles, step
 from pykern.tensor.core.promotion import accumulator, promote
 from pykern.tensor.core.strided import (
     batch_pieces, broadcast_shapes, broadcast_strides, cdiv, prod, view)
+from pykern.tensor.elementwise.functions import assign
+from pykern.tensor.reduce.reduction import sum as reduce_sum
 
 MATMUL_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                  dt.f32, dt.f64, dt.bf16)
@@ -109,11 +112,29 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
     low = low_precision(a, b) if dtype is None else None
     if low is not None:  # pk.autocast: 16-bit operands, an f32 result
         return matmul(low[0], low[1], dt.f32)
-    if needs_grad(a, b):
-        with no_grad():
-            out = matmul(a, b, dtype)
-        return record_matmul(out, a, b)
     return dispatch(("matmul", dtype), (a, b), lambda: _matmul(a, b, dtype))
+
+
+def _matmul_backward(forward: Callable[..., Tensor], a: object, b: object,
+                     dtype: object = None) -> Tensor:
+    """matmul recorded (`record_matmul`); complex operands take the complex path, which
+    records its real products, and `pk.autocast` converts f32 operands first (recorded)."""
+    a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
+    if a.dtype.is_complex or b.dtype.is_complex or \
+            (dtype is not None and dt.as_dtype(dtype).is_complex):
+        return complex_layout.matmul(a, b, dtype)
+    low = low_precision(a, b) if dtype is None else None
+    if low is not None:  # pk.autocast: 16-bit operands, an f32 result
+        return _matmul_backward(forward, low[0], low[1], dt.f32)
+    with no_grad():
+        out = forward(a, b, dtype)
+    return record_matmul(out, a, b)
+
+
+matmul = declare(matmul, "gemm", grad="rule", backward=_matmul_backward, complex_grad=True,
+                 autocast="lower_f32_result", exports=("pk", "array_api"),
+                 aliases=torch_names("matmul", "aten::matmul", "aten::mm", "aten::bmm",
+                                     numpy="matmul", array_api="matmul"))
 
 
 def _matmul(a: Tensor, b: Tensor, dtype: object) -> Tensor:
@@ -226,8 +247,6 @@ def _split_k_matmul(a: Tensor, b: Tensor, c: Tensor, split: int) -> None:
     acc = dt.f64 if dt.f64 in (a.dtype, b.dtype, c.dtype) else dt.f32
     partial = empty((split, m, n), acc)
     _matmul_into(av, bv, partial, (split,))
-    from pykern.tensor.elementwise.functions import assign
-    from pykern.tensor.reduce.reduction import sum as reduce_sum
 
     assign(c, reduce_sum(partial, axis=0))
 

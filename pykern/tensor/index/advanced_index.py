@@ -18,18 +18,23 @@ targets finds the winners instead.
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import pykern as pk
 
+from pykern.autograd import inplace
+from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
 from pykern.autograd.version import bump
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.index.advanced_key import Selection, select
 from pykern.tensor.create.creation import arange, full
-from pykern.tensor.elementwise.functions import assign
+from pykern.tensor.elementwise.functions import as_tensor, assign
 from pykern.tensor.core.strided import collapse, has_internal_overlap, prod, view
 from pykern.tensor.core.tensor import Tensor, _index, empty
+from pykern.tensor.reduce.sort import argsort
+from pykern.tensor.index.indexing import take
 
 # past this many claim slots (the size of the indexed dimensions), winners of repeated
 # indices are found by a stable sort of the targets instead of a claim table
@@ -54,12 +59,10 @@ class Layout:
 
 def getitem(x: Tensor, key: object) -> Tensor:
     """`x[key]` for a key with integer arrays or boolean masks: a new tensor of x's dtype."""
-    from pykern.autograd.graph import needs_grad
     if needs_grad(x, complex_ok=True):
-        from pykern.autograd import index_backward
         with no_grad():
             sel = select(x, key)
-        return index_backward.gathered(x, sel, gather(x, sel))
+        return gathered(x, sel, gather(x, sel))
     return gather(x, select(x, key))
 
 
@@ -79,13 +82,11 @@ def setitem(x: Tensor, key: object, value: object) -> None:
     """`x[key] = value` for an advanced key: `value` (a scalar, tensor or array) broadcast to
     the shape `x[key]` has and converted to x's dtype. Everything is checked before anything
     is written."""
-    from pykern.autograd import inplace
     if inplace.records_write(x, value):
-        from pykern.autograd import index_backward
         inplace.refuse_leaf("t[key] = value", x)
         with no_grad():
             sel = select(x, key)
-        inplace.assign("setitem", x, index_backward.put(x, sel, value), from_target=True)
+        inplace.assign("setitem", x, put(x, sel, value), from_target=True)
         return
     scatter(x, select(x, key), value)
 
@@ -191,8 +192,6 @@ def winners(sel: Selection) -> Tensor:
         _claim[n](keys, table)
         _won_claim[n](keys, table, won)
     else:
-        from pykern.tensor.reduce.sort import argsort
-        from pykern.tensor.index.indexing import take
         order = argsort(keys, 0)  # stable: ties keep entry order
         _won_sorted[n](take(keys, order), order, won)
     return won
@@ -264,3 +263,70 @@ def _scatter_last_kernel(x_dt: DType, workgroup: tuple[int, int, int]) -> pk.Ker
             span[pre[p] + lin[b] + post[q]] = vals[p, b, q]
 
     return advanced_scatter_last
+
+
+# ---------------------------------------------------------------- backward
+# Reading is a gather, so its gradient is a scatter-add of `g` into zeros, where repeated
+# indices accumulate (as PyTorch's `index` backward). A write is recorded as an out-of-place
+# "put" (x with the selected elements replaced) that `inplace.assign` then copies into x: x's
+# gradient is `g` with zeros at the written elements, the value's the gather of `g` there,
+# zero for entries that lost to a later repeat of their index (they do not reach the result).
+
+
+def gathered(x: Any, sel: Any, out: Any) -> Any:
+    """`out` (= x[sel], computed without recording) with its backward recorded (any float or
+    complex dtype: the scatter-add moves g as the gather moved x)."""
+    if not (out.dtype.is_float or out.dtype.is_complex):
+        return out
+    shape = tuple(x.shape)
+    return record("getitem", out, (x,), lambda g: (scatter_add_into_zeros(shape, sel, g),),
+                  saved=())
+
+
+def scatter_add_into_zeros(shape: tuple[int, ...], sel: Any, g: Any) -> Any:
+    """Zeros of `shape` with `g` (shaped as x[sel]) added at the elements `sel` picks."""
+    narrow = g.dtype in (dt.f16, dt.bf16)  # summed in f32, rounded once
+    acc = dt.f32 if narrow else g.dtype
+    size = prod(shape)
+    with no_grad():
+        lay = layout(pk.zeros(shape, acc), sel)  # a row-major stand-in: offsets only
+        p, b, q = lay.pbq
+        where = (lay.pre.reshape(p, 1, 1) + lay.lin.reshape(1, b, 1)
+                 + lay.post.reshape(1, 1, q)).reshape(-1) + lay.span.offset
+        flat = pk.scatter_add(pk.zeros((size,), acc), 0, where, g.astype(acc).reshape(-1))
+        return flat.reshape(shape).astype(g.dtype, copy=False)
+
+
+def put(x: Any, sel: Any, value: Any) -> Any:
+    """x with the elements `sel` picks replaced by `value`, as a new tensor, recorded."""
+    v = as_tensor(value, "t[key] = value: value")
+    with no_grad():
+        out = x.copy()
+        scatter(out, sel, v)
+    if not out.dtype.is_float:
+        return out
+
+    def back(g: Any) -> tuple[Any, Any]:
+        gx = g.copy()
+        scatter(gx, sel, 0)
+        gv = None
+        if getattr(v, "requires_grad", False):
+            gv = gather(g, sel)
+            if not sel.unique:
+                w = winners(sel).astype(gv.dtype)
+                gv = (gv.reshape(_pbq(gv.shape, sel)) * w.reshape(1, -1, 1)).reshape(gv.shape)
+            if v.dtype.is_float:
+                gv = gv.astype(v.dtype, copy=False)
+        return gx, gv
+
+    return record("index_put", out, (x, v), back, saved=())  # reads no values
+
+
+def _pbq(result_shape: tuple[int, ...], sel: Any) -> tuple[int, int, int]:
+    """The result's shape as (P, B, Q): sliced dims before the broadcast ones, those, after
+    (adjacent index arrays sit where their first dimension was; others go first)."""
+    lead = sel.dims[0] if sel.adjacent else 0
+    n = len(sel.shape)
+    return (prod(result_shape[:lead]), prod(result_shape[lead:lead + n]),
+            prod(result_shape[lead + n:]))
+

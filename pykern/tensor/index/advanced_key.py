@@ -27,6 +27,10 @@ import numpy as np
 from pykern.lang import dtypes as dt
 from pykern.tensor.core.tensor import Tensor, asarray
 from pykern.tensor.core.strided import broadcast_shapes, prod
+from pykern.tensor.elementwise.functions import minimum
+from pykern.tensor.index.indexing import concat
+from pykern.tensor.reduce.searching import nonzero
+from pykern.tensor.elementwise.functions import where
 
 INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and integer or boolean "
                  "arrays are valid indices")
@@ -256,8 +260,6 @@ def _device_bounds(tensors: list[Tensor], sizes: list[int]) -> list[tuple[int, i
     the axis size first, so that they fit i64 (the real value is read again for an error)."""
     if not tensors:
         return []
-    from pykern.tensor.elementwise.functions import minimum
-    from pykern.tensor.index.indexing import concat
     parts = []
     for t, n in zip(tensors, sizes):
         hi = minimum(t.max(), n) if t.dtype.kind == "u" else t.max()
@@ -275,7 +277,6 @@ def _max_of(value: object) -> int:
 
 def _mask_indices(mask: object, axis: int, x_shape: tuple[int, ...]) -> list[Tensor]:
     """The integer arrays a boolean mask stands for (its nonzero(), on the device)."""
-    from pykern.tensor.reduce.searching import nonzero
     shape = tuple(mask.shape)  # type: ignore[attr-defined]
     for d, m in enumerate(shape):
         # a mask axis of size 0 selects nothing whatever the indexed axis's size, as numpy
@@ -299,5 +300,4 @@ def _broadcast(arrays: list[Tensor | int]) -> tuple[int, ...]:
 
 def _wrapped(a: Tensor, n: int) -> Tensor:
     """Negative indices counted from the end (on the device)."""
-    from pykern.tensor.elementwise.functions import where
     return where(a < 0, a + n, a).astype(dt.i64, copy=False)

@@ -9,14 +9,17 @@ device), so out-of-range values there are clipped (`take`, `take_along_axis`) or
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 import pykern as pk
 
-from pykern.autograd.graph import needs_grad
-from pykern.autograd import composite, gather_backward
+from pykern.autograd.graph import record
+from pykern.autograd.mode import no_grad
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.index import gather_backward
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.core.tensor import Tensor, empty
@@ -28,6 +31,7 @@ from pykern.tensor.core.promotion import INTS as INDEX_DTYPES, accumulator, prom
 from pykern.tensor.core.strided import (batch_pieces, broadcast_shapes, broadcast_strides, collapse,
                                    prod, view)
 from pykern.tensor.core.tensor import normalize_axis
+from pykern.tensor.core.tensor import asarray
 
 ATOMIC_ADD_DTYPES = (dt.i32, dt.u32, dt.i64, dt.u64, dt.f32)
 
@@ -52,8 +56,6 @@ def concat(tensors: Sequence[object], axis: int | None = 0) -> Tensor:
     op = "concat"
     if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
         return complex_layout.concat(_tensor_list(tensors, op), axis)
-    if needs_grad(*tensors):
-        return composite.concat(lambda ts, a: concat(ts, a), tensors, axis)
     ts = _tensor_list(tensors, op)
     out_dtype = promote(*(t.dtype for t in ts))
     if axis is None:
@@ -96,8 +98,6 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
     op = "stack"
     if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
         return complex_layout.stack(_tensor_list(tensors, op), axis)
-    if needs_grad(*tensors):
-        return concat([as_tensor(t).unsqueeze(axis) for t in tensors], axis)
     ts = _tensor_list(tensors, op)
     shape = ts[0].shape
     for i, t in enumerate(ts):
@@ -112,6 +112,45 @@ def stack(tensors: Sequence[object], axis: int = 0) -> Tensor:
     for i, t in enumerate(ts):
         assign(view(out, shape, sub, out.offset + i * st[axis]), t)
     return out
+
+
+def _concat_backward(forward: Callable[..., Tensor], tensors: Sequence[object],
+                     axis: int | None = 0) -> Tensor:
+    """concat recorded: g cut back into the inputs' pieces along the axis."""
+    if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
+        return forward(tensors, axis)
+    if axis is None:
+        return _concat_backward(forward, [as_tensor(t).reshape(-1) for t in tensors], 0)
+    ts = [as_tensor(t) for t in tensors]
+    with no_grad():
+        out = forward(ts, axis)
+    ax = axis + out.ndim if axis < 0 else axis
+
+    def back(g: Any) -> tuple[Any, ...]:
+        grads, start = [], 0
+        for t in ts:
+            key = (slice(None),) * ax + (slice(start, start + t.shape[ax]),)
+            grads.append(g[key])
+            start += t.shape[ax]
+        return tuple(grads)
+
+    return record("concat", out, ts, back)
+
+
+def _stack_composite(forward: Callable[..., Tensor], tensors: Sequence[object],
+                     axis: int = 0) -> Tensor:
+    """stack differentiated as the concat of the tensors each with a new axis."""
+    if complex_layout.any_complex(*tensors):  # real ops on part views (they differentiate)
+        return forward(tensors, axis)
+    return concat([as_tensor(t).unsqueeze(axis) for t in tensors], axis)
+
+
+concat = declare(concat, "index", grad="rule", backward=_concat_backward, complex_grad=True,
+                 exports=("pk", "array_api"), aliases=torch_names(
+                     "cat", "aten::cat", numpy=("concatenate", "concat"), array_api="concat"))
+stack = declare(stack, "index", grad="composite", backward=_stack_composite, complex_grad=True,
+                exports=("pk", "array_api"), aliases=torch_names(
+                    "stack", "aten::stack", numpy="stack", array_api="stack"))
 
 
 def _row_major(shape: Sequence[int]) -> tuple[int, ...]:
@@ -143,7 +182,6 @@ def _index_tensor(indices: object, op: str, bound: int | None, what: str = "indi
             raise IndexError(f"{op}: index {bad} is out of bounds for an axis of size {bound}")
     if arr.dtype == np.int64 and arr.size and arr.min() >= -2**31 and arr.max() < 2**31:
         arr = arr.astype(np.int32)
-    from pykern.tensor.core.tensor import asarray
     t = asarray(arr)
     return t if t.shape == arr.shape else view(t, arr.shape, _row_major(arr.shape))
 
@@ -161,8 +199,6 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real take of the part view (it differentiates)
         return complex_layout.take(x, indices, axis)
-    if needs_grad(x):
-        return composite.take(lambda t, i, a: take(t, i, a), x, indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -202,6 +238,37 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     return out
 
 
+def _take_backward(forward: Callable[..., Tensor], x: object, indices: object,
+                   axis: int | None = None) -> Tensor:
+    """take recorded: its gradient adds `g` back at the indices taken (scatter_add), so
+    repeated indices accumulate."""
+    x = as_tensor(x, "take: x")
+    if x.dtype.is_complex:  # a real take of the part view (it differentiates)
+        return forward(x, indices, axis)
+    if axis is None:
+        return _take_backward(forward, x.reshape(-1), indices, 0)
+    with no_grad():
+        out = forward(x, indices, axis)  # host indices are range-checked there
+    idx = pk.asarray(indices)
+    ax = axis + x.ndim if axis < 0 else axis
+
+    def back(g: Any) -> tuple[Any, None]:
+        # g has x's shape with axis `ax` replaced by idx's shape: gather it as one axis
+        g2 = g.reshape(g.shape[:ax] + (idx.size,) + g.shape[ax + idx.ndim:])
+        shape = [1] * g2.ndim
+        shape[ax] = idx.size
+        index = gather_backward.forward_index(idx.reshape(-1), x.shape[ax])
+        index = index.reshape(tuple(shape)).broadcast_to(g2.shape)
+        return pk.scatter_add(pk.zeros(x.shape, g.dtype), ax, index, g2), None
+
+    return record("take", out, (x, idx), back)
+
+
+take = declare(take, "index", grad="rule", backward=_take_backward, complex_grad=True,
+               exports=("pk", "array_api"),
+               aliases=torch_names("take", "aten::index_select", numpy="take", array_api="take"))
+
+
 def _signed_index(d: DType) -> DType:
     """A signed type holding every index value of dtype `d` (for the negative-index wrap)."""
     return dt.i64 if d in (dt.u32, dt.i64, dt.u64) else dt.i32
@@ -236,9 +303,6 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
         return complex_layout.take_along_axis(x, indices, axis)
-    if needs_grad(x):
-        return gather_backward.take_along_axis(lambda t, i, a: take_along_axis(t, i, a), x,
-                                               indices, axis)
     if axis is None:
         x = x.contiguous()
         x = view(x, (x.size,), (1,))
@@ -280,6 +344,13 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     return out
 
 
+take_along_axis = declare(
+    take_along_axis, "index", grad="rule", backward=gather_backward.take_along_axis,
+    complex_grad=True, exports=("pk", "array_api"), aliases=torch_names(
+        "take_along_dim", "aten::gather", numpy="take_along_axis",
+        array_api="take_along_axis"))
+
+
 @functools.lru_cache(maxsize=None)
 def _along_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
     IT = _signed_index(i_dt)  # noqa: N806
@@ -317,9 +388,6 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real scatter of the part views (it differentiates)
         return complex_layout.scatter_add(x, axis, index, src)
-    if needs_grad(x, src):
-        return gather_backward.scatter_add(lambda t, a, i, s: scatter_add(t, a, i, s), x, axis,
-                                           index, src)
     src = as_tensor(src, f"{op}: src")
     if x.ndim == 0:
         raise ValueError(f"{op}: x is 0-d")
@@ -362,6 +430,10 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
             else:
                 _scatter_gather_kernel(x.dtype, ind.dtype, src.dtype)[n, rows](ov, iv, sv)
     return out
+
+
+scatter_add = declare(scatter_add, "index", grad="rule", backward=gather_backward.scatter_add,
+                      complex_grad=True, aliases=torch_names("scatter_add", "aten::scatter_add"))
 
 
 @functools.lru_cache(maxsize=None)

@@ -5,13 +5,16 @@ through the elementwise copy kernel (strided assignment), so nothing is computed
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pykern.lang import dtypes as dt
 from pykern.tensor.core.tensor import Tensor, normalize_axis
 from pykern.tensor.elementwise import functions as ew
 from pykern.tensor.core import strided
 from pykern.tensor.index.indexing import concat, take
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.reduce.searching import repeat_indices
 
 
 def _axes(axis: int | Sequence[int] | None, ndim: int) -> list[int]:
@@ -166,7 +169,6 @@ def repeat(x: object, repeats: int | Tensor | Sequence[int], /, *, axis: int | N
         shape = x.shape
         inter = x.unsqueeze(axis + 1).broadcast_to(shape[:axis + 1] + (r,) + shape[axis + 1:])
         return inter.copy().reshape(shape[:axis] + (shape[axis] * r,) + shape[axis + 1:])
-    from pykern.tensor.reduce.searching import repeat_indices
     reps = ew.as_tensor(repeats)
     if reps.ndim != 1 or reps.shape[0] not in (1, x.shape[axis]):
         raise ValueError(f"repeat: repeats has shape {reps.shape}, expected ({x.shape[axis]},) "
@@ -200,3 +202,28 @@ def meshgrid(*arrays: object, indexing: str = "xy") -> list[Tensor]:
         view_shape[pos] = t.shape[0]
         out.append(t.reshape(view_shape).broadcast_to(tuple(shape)).copy())
     return out
+
+
+def _shape_op(fn: Callable[..., Any], torch: str | None, *aten: str, grad: str = "linear",
+              numpy: str | None = None) -> Callable[..., Any]:
+    """A shape op declared: a view or a composition of ops that record themselves."""
+    name = fn.__name__
+    return declare(fn, "shape", grad=grad, exports=("array_api",), aliases=torch_names(
+        torch, *aten, numpy=numpy or name, array_api=name))
+
+
+reshape = _shape_op(reshape, "reshape", "aten::reshape", "aten::view")
+permute_dims = _shape_op(permute_dims, "permute", "aten::permute", numpy="transpose")
+expand_dims = _shape_op(expand_dims, "unsqueeze", "aten::unsqueeze")
+squeeze = _shape_op(squeeze, "squeeze", "aten::squeeze.dims")
+flip = _shape_op(flip, "flip", "aten::flip")
+broadcast_to = _shape_op(broadcast_to, "broadcast_to", "aten::expand")
+broadcast_arrays = _shape_op(broadcast_arrays, "broadcast_tensors", "aten::broadcast_tensors")
+moveaxis = _shape_op(moveaxis, "movedim", "aten::movedim.int")
+matrix_transpose = _shape_op(matrix_transpose, None, numpy="matrix_transpose")
+unstack = _shape_op(unstack, "unbind", "aten::unbind.int")
+roll = _shape_op(roll, "roll", "aten::roll", grad="composite")
+tile = _shape_op(tile, "tile", "aten::tile", grad="composite")
+repeat = _shape_op(repeat, "repeat_interleave", "aten::repeat_interleave.self_Tensor",
+                   grad="composite")
+meshgrid = _shape_op(meshgrid, "meshgrid", "aten::meshgrid.indexing", grad="composite")

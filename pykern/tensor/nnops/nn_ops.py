@@ -20,12 +20,16 @@ also saves each row's log-sum-exp and records the fused backward of
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
 
 import pykern as pk
 
-from pykern.autograd.graph import needs_grad, record
-from pykern.autograd import composite
+from pykern.autograd.graph import record
+from pykern.autograd.mode import no_grad
+from pykern.ops.public import declare, torch_names
 from pykern.tensor.nnops import layer_norm_backward
 from pykern.tensor.core.stand_in import stand_in
 from pykern.tensor.core.autocast import low_precision
@@ -57,17 +61,36 @@ def softmax(x: object, axis: int = -1) -> Tensor:
 
         p = pk.softmax(logits, axis=-1)
     """
-    if needs_grad(x):
-        return composite.softmax(lambda t, a: softmax(t, a), x, axis)
     return _softmax_op(x, axis, log=False, op="softmax")
 
 
 def log_softmax(x: object, axis: int = -1) -> Tensor:
     """x - max - log(sum(exp(x - max))) along `axis` (f16, f32, f64), without forming
     softmax's quotient, so large negative values stay finite."""
-    if needs_grad(x):
-        return composite.log_softmax(lambda t, a: log_softmax(t, a), x, axis)
     return _softmax_op(x, axis, log=True, op="log_softmax")
+
+
+def _softmax_backward(forward: Callable[..., Tensor], x: Any, axis: int = -1) -> Tensor:
+    """softmax's gradient, y ⊙ (g - Σ g ⊙ y) along the axis, from the forward's y."""
+    with no_grad():
+        out = forward(x, axis)
+    return record("softmax", out, (x,),
+                  lambda g: (out * (g - pk.sum(g * out, axis=axis, keepdims=True)),))
+
+
+def _log_softmax_backward(forward: Callable[..., Tensor], x: Any, axis: int = -1) -> Tensor:
+    """log_softmax's gradient, g - exp(y) Σ g along the axis, from the forward's y."""
+    with no_grad():
+        out = forward(x, axis)
+    return record("log_softmax", out, (x,),
+                  lambda g: (g - pk.exp(out) * pk.sum(g, axis=axis, keepdims=True),))
+
+
+softmax = declare(softmax, "nn", grad="rule", backward=_softmax_backward,
+                  aliases=torch_names("softmax", "aten::_softmax", "aten::softmax.int"))
+log_softmax = declare(log_softmax, "nn", grad="rule", backward=_log_softmax_backward,
+                      aliases=torch_names("log_softmax", "aten::_log_softmax",
+                                          "aten::log_softmax.int"))
 
 
 def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
@@ -245,10 +268,6 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
 
         y = pk.layer_norm(x, x.shape[-1], gamma, beta)
     """
-    if needs_grad(x, weight, bias):
-        shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) \
-            else (normalized_shape,)
-        return layer_norm_backward.layer_norm(layer_norm, x, shape, weight, bias, eps)
     params = (weight, bias)
     if type(x) is Tensor and all(p is None or type(p) is Tensor for p in params) and \
             type(eps) is float and type(normalized_shape) in (int, tuple):
@@ -256,6 +275,20 @@ def layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object 
         return dispatch(("layer_norm", normalized_shape, eps, weight is None, bias is None),
                         operands, lambda: _layer_norm(x, normalized_shape, weight, bias, eps))
     return _layer_norm(x, normalized_shape, weight, bias, eps)
+
+
+def _layer_norm_backward(forward: Callable[..., Tensor], x: Any,
+                         normalized_shape: int | Sequence[int], weight: Any = None,
+                         bias: Any = None, eps: float = 1e-5) -> Tensor:
+    """layer_norm recorded with its own backward kernel (`layer_norm_backward`)."""
+    shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) \
+        else (normalized_shape,)
+    return layer_norm_backward.layer_norm(forward, x, shape, weight, bias, eps)
+
+
+layer_norm = declare(layer_norm, "nn", grad="rule", backward=_layer_norm_backward,
+                     aliases=torch_names("layer_norm", "aten::layer_norm",
+                                         "aten::native_layer_norm"))
 
 
 def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object,
@@ -424,9 +457,6 @@ def attention(q: object, k: object, v: object, causal: bool = False,
     low = low_precision(q, k, v)
     if low is not None:  # pk.autocast: 16-bit operands and result
         q, k, v = low
-    if needs_grad(q, k, v):
-        recorded = _attention_recorded(q, k, v, batch, causal, scale)
-        return composite.attention(q, k, v, causal, scale) if recorded is None else recorded
     lq, dv = q.shape[-2], v.shape[-1]
     out = empty(batch + (lq, dv), promote(q.dtype, k.dtype, v.dtype))
     if out.size == 0:
@@ -441,6 +471,35 @@ def attention(q: object, k: object, v: object, causal: bool = False,
         return out
     _attention_composed(q, k, v, out, batch, causal, scale)
     return out
+
+
+def _attention_backward(forward: Callable[..., Tensor], q: object, k: object, v: object,
+                        causal: bool = False, scale: float | None = None) -> Tensor:
+    """attention recorded: the fused forward with the fused backward where one runs
+    (`_attention_recorded`), else the composition of ops (`_attention_composite`)."""
+    q, k, v, scale, batch = _attention_operands(q, k, v, causal, scale)
+    causal = bool(causal)
+    low = low_precision(q, k, v)
+    if low is not None:  # pk.autocast: 16-bit operands and result (the casts are recorded)
+        q, k, v = low
+    recorded = _attention_recorded(q, k, v, batch, causal, scale)
+    return _attention_composite(q, k, v, causal, scale) if recorded is None else recorded
+
+
+def _attention_composite(q: Any, k: Any, v: Any, causal: bool, scale: float) -> Any:
+    """attention as a composition of differentiable ops, recorded as they run."""
+    scores = (q @ k.mT) * scale
+    if causal:
+        lq, lk = q.shape[-2], k.shape[-2]
+        keep = pk.asarray(np.tril(np.ones((lq, lk), bool)))
+        scores = pk.where(keep, scores, -math.inf)
+    return pk.softmax(scores, axis=-1) @ v
+
+
+attention = declare(attention, "nn", grad="rule", backward=_attention_backward,
+                    autocast="lower", aliases=torch_names(
+                        "scaled_dot_product_attention",
+                        "aten::scaled_dot_product_attention"))
 
 
 def _attention_operands(q: object, k: object, v: object, causal: object, scale: object
@@ -728,3 +787,7 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
         out[i0, i1, i2, cls] = 1 if hit else 0
 
     return one_hot4
+
+
+one_hot = declare(one_hot, "nn", aliases=torch_names("nn.functional.one_hot",
+                                                      "aten::one_hot"))

@@ -25,13 +25,19 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pykern as pk
-from pykern.autograd import composite, prod_backward
-from pykern.autograd.graph import needs_grad
-from pykern.autograd.records import record_reduction
+from pykern.autograd.graph import record
+from pykern.autograd.mode import no_grad
+from pykern.lang import builtins as bi
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.reduce import reduction_backward
+from pykern.tensor.reduce.reduction_backward import (record_reduction, reduced_axes,
+                                                    with_reduced_axes)
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
@@ -44,6 +50,7 @@ from pykern.tensor.core import promotion as pr
 from pykern.tensor.reduce import reduction_host
 from pykern.tensor.core import strided
 from pykern.tensor.core.device_limits import is_host_device
+from pykern.tensor.create.creation import fill
 
 WG = 64  # invocations per workgroup in group mode
 CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
@@ -381,7 +388,6 @@ def _sum_like_run(op: str, x: Tensor, axis: Axis, keepdims: bool, dtype: object)
     if prob.n_out == 0:
         return out
     if prob.n_red == 0:
-        from pykern.tensor.create.creation import fill
         return fill(out, 0 if op == "sum" else 1)
     run(op, prob, pr.accumulator(rdtype), out.reshape(-1))
     return out
@@ -392,19 +398,39 @@ def sum(x: object, /, axis: Axis = None, *, keepdims: bool = False,  # noqa: A00
     """Sum over `axis` (None: all; an int or a tuple, negative counts from the end). bool and
     signed ints give i32 (i64 stays i64), unsigned u32 (u64 stays u64), floats their own dtype
     (`sum_dtype`); integer sums wrap; the sum of nothing is 0."""
-    out = _sum_like("sum", x, axis, keepdims, dtype)
-    if getattr(x, "requires_grad", False):
-        return record_reduction("sum", out, x, axis, keepdims, 1.0)
-    return out
+    return _sum_like("sum", x, axis, keepdims, dtype)
+
+
+def _sum_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                  keepdims: bool = False, dtype: object = None) -> Tensor:
+    """sum recorded: the gradient broadcast back over the reduced axes."""
+    return record_reduction("sum", forward(x, axis, keepdims=keepdims, dtype=dtype), x, axis,
+                            keepdims, 1.0)
+
+
+sum = declare(sum, "reduction", grad="rule", backward=_sum_backward,  # noqa: A001
+              complex_grad=True, builtin=None, exports=("pk", "array_api"),
+              aliases=torch_names("sum", "aten::sum", "aten::sum.dim_IntList", numpy="sum",
+                                  array_api="sum"))
 
 
 def prod(x: object, /, axis: Axis = None, *, keepdims: bool = False,
          dtype: object = None) -> Tensor:
     """Product over `axis`; dtypes as `sum`; the product of nothing is 1."""
-    if needs_grad(x, complex_ok=True):  # (complex: the conjugate share, prod_backward)
-        return prod_backward.prod(lambda t: _sum_like("prod", t, axis, keepdims, dtype), x,
-                                  axis, keepdims)
     return _sum_like("prod", x, axis, keepdims, dtype)
+
+
+def _prod_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                   keepdims: bool = False, dtype: object = None) -> Tensor:
+    """prod recorded (complex too: the conjugate share, `reduction_backward`)."""
+    return reduction_backward.prod(lambda t: forward(t, axis, keepdims=keepdims, dtype=dtype), x,
+                              axis, keepdims)
+
+
+prod = declare(prod, "reduction", grad="rule", backward=_prod_backward, complex_grad=True,
+               exports=("pk", "array_api"),
+               aliases=torch_names("prod", "aten::prod", "aten::prod.dim_int", numpy="prod",
+                                   array_api="prod"))
 
 
 def _float_result(dtype: DType) -> DType:
@@ -417,10 +443,23 @@ def mean(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:
     x = ew.as_tensor(x)
     if x.dtype.is_complex:
         return complex_reduction.mean(x, axis, keepdims)
-    out = _mean(x, axis, keepdims)
-    if x.requires_grad and out.size:
-        return record_reduction("mean", out, x, axis, keepdims, out.size / builtins.max(x.size, 1))
-    return out
+    return _mean(x, axis, keepdims)
+
+
+def _mean_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                   keepdims: bool = False) -> Tensor:
+    """mean recorded: the gradient broadcast back, divided by the count."""
+    x = ew.as_tensor(x)
+    out = forward(x, axis, keepdims=keepdims)
+    if x.dtype.is_complex or not out.size:  # (complex: the parts' means record themselves)
+        return out
+    return record_reduction("mean", out, x, axis, keepdims, out.size / builtins.max(x.size, 1))
+
+
+mean = declare(mean, "reduction", grad="rule", backward=_mean_backward, complex_grad=True,
+               exports=("pk", "array_api"),
+               aliases=torch_names("mean", "aten::mean", "aten::mean.dim", numpy="mean",
+                                   array_api="mean"))
 
 
 def _mean(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
@@ -435,7 +474,6 @@ def _mean_run(x: Tensor, axis: Axis, keepdims: bool) -> Tensor:
     if prob.n_out == 0:
         return out
     if prob.n_red == 0:
-        from pykern.tensor.create.creation import fill
         return fill(out, float("nan"))
     if x.dtype in (dt.i64, dt.u64):
         _mean_64(x, axis, keepdims, prob.n_red, out)
@@ -483,7 +521,6 @@ def _var(x: object, axis: Axis, keepdims: bool, correction: float, ddof: float |
     if prob.n_out == 0:
         return out
     if prob.n_red == 0:
-        from pykern.tensor.create.creation import fill
         return fill(out, float("nan"))
     means = empty((prob.n_out,), acc)
     run("sum", prob, acc, means, fin="mean", den=prob.n_red)
@@ -497,26 +534,54 @@ def var(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: b
     """Variance over `axis`: the mean squared deviation, divided by n - correction (numpy's
     `ddof` is accepted as an alias). Two passes (mean, then squared deviations), so it stays
     accurate for data far from 0."""
-    if needs_grad(x) if not pr.is_complex_operand(x) else False:  # (complex: real ops of parts)
-        return composite.var(x, axis, correction if ddof is None else ddof, keepdims)
     return _var(x, axis, keepdims, correction, ddof, "var")
 
 
 def std(x: object, /, axis: Axis = None, *, correction: float = 0.0, keepdims: bool = False,
         ddof: float | None = None) -> Tensor:
     """Standard deviation over `axis`: sqrt(var)."""
-    if needs_grad(x) if not pr.is_complex_operand(x) else False:  # (complex: real ops of parts)
-        return pk.sqrt(composite.var(x, axis, correction if ddof is None else ddof, keepdims))
     return _var(x, axis, keepdims, correction, ddof, "std")
+
+
+def _var_composite(x: Any, axis: Axis, correction: float, keepdims: bool) -> Any:
+    """The variance as a composition of differentiable ops (mean, subtract, sum)."""
+    n = math.prod(x.shape[a] for a in reduced_axes(axis, x.ndim))
+    d = x - pk.mean(x, axis=axis, keepdims=True)
+    dof = n - correction
+    total = pk.sum(d * d, axis=axis, keepdims=keepdims)
+    return total / dof if dof > 0 else total * math.nan
+
+
+def _var_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                  correction: float = 0.0, keepdims: bool = False,
+                  ddof: float | None = None) -> Tensor:
+    """var differentiated as its composition (complex: the parts' ops record themselves)."""
+    if pr.is_complex_operand(x):
+        return forward(x, axis, correction=correction, keepdims=keepdims, ddof=ddof)
+    return _var_composite(x, axis, correction if ddof is None else ddof, keepdims)
+
+
+def _std_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                  correction: float = 0.0, keepdims: bool = False,
+                  ddof: float | None = None) -> Tensor:
+    """std differentiated as sqrt of var's composition."""
+    if pr.is_complex_operand(x):
+        return forward(x, axis, correction=correction, keepdims=keepdims, ddof=ddof)
+    return pk.sqrt(_var_composite(x, axis, correction if ddof is None else ddof, keepdims))
+
+
+var = declare(var, "reduction", grad="composite", backward=_var_backward, complex_grad=True,
+              exports=("pk", "array_api"),
+              aliases=torch_names("var", "aten::var.correction", numpy="var", array_api="var"))
+std = declare(std, "reduction", grad="composite", backward=_std_backward, complex_grad=True,
+              exports=("pk", "array_api"),
+              aliases=torch_names("std", "aten::std.correction", numpy="std", array_api="std"))
 
 
 def _extremum(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     x = ew.as_tensor(x)
     if x.dtype.is_complex:
         raise not_defined(op, x.dtype)
-    if needs_grad(x) and x.dtype.is_float:
-        return composite.extremum(op, lambda t, axis, keepdims: _extremum(op, t, axis, keepdims),
-                                  x, axis, keepdims)
     return dispatch((op, axis_key(axis), keepdims), (x,),
                     lambda: _extremum_run(op, x, axis, keepdims))
 
@@ -543,6 +608,36 @@ def max(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  
 def min(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Smallest element over `axis` (nan if any is nan). ValueError when reducing nothing."""
     return _extremum("min", x, axis, keepdims)
+
+
+def _extremum_backward(forward: Callable[..., Tensor], x: Any, axis: Axis = None, *,
+                       keepdims: bool = False) -> Tensor:
+    """max/min over `axis` recorded: the gradient goes to the elements equal to the result,
+    shared equally among ties. Not for complex tensors (TypeError from the forward) or
+    non-float ones (nothing to differentiate)."""
+    x = ew.as_tensor(x)
+    if not x.dtype.is_float:
+        return forward(x, axis, keepdims=keepdims)
+    with no_grad():
+        out = forward(x, axis, keepdims=keepdims)
+
+    def back(g: Any) -> tuple[Any]:
+        m = out if keepdims else with_reduced_axes(out, axis, x.ndim)
+        gk = g if keepdims else with_reduced_axes(g, axis, x.ndim)
+        hit = (x == m).astype(x.dtype)
+        return (gk * hit / pk.sum(hit, axis=axis, keepdims=True),)
+
+    return record(forward.__name__, out, (x,), back)
+
+
+max = declare(max, "reduction", grad="rule", backward=_extremum_backward,  # noqa: A001
+              complex_grad=True, builtin=bi.max, exports=("pk", "array_api"),
+              aliases=torch_names("amax", "aten::amax", "aten::max", numpy=("max", "amax"),
+                                  array_api="max"))
+min = declare(min, "reduction", grad="rule", backward=_extremum_backward,  # noqa: A001
+              complex_grad=True, builtin=bi.min, exports=("pk", "array_api"),
+              aliases=torch_names("amin", "aten::amin", "aten::min", numpy=("min", "amin"),
+                                  array_api="min"))
 
 
 def _arg(op: str, x: object, axis: int | None, keepdims: bool) -> Tensor:
@@ -584,7 +679,6 @@ def _logical(op: str, x: object, axis: Axis, keepdims: bool) -> Tensor:
     if prob.n_out == 0:
         return out
     if prob.n_red == 0:
-        from pykern.tensor.create.creation import fill
         return fill(out, op == "all")
     run(op, prob, dt.u32, out.reshape(-1))
     return out
@@ -598,3 +692,13 @@ def any(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  
 def all(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  # noqa: A001
     """Whether every element over `axis` is nonzero (bool); True for nothing."""
     return _logical("all", x, axis, keepdims)
+
+
+argmax = declare(argmax, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+    "argmax", "aten::argmax", numpy="argmax", array_api="argmax"))
+argmin = declare(argmin, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+    "argmin", "aten::argmin", numpy="argmin", array_api="argmin"))
+any = declare(any, "reduction", exports=("pk", "array_api"), aliases=torch_names(  # noqa: A001
+    "any", "aten::any", "aten::any.dim", numpy="any", array_api="any"))
+all = declare(all, "reduction", exports=("pk", "array_api"), aliases=torch_names(  # noqa: A001
+    "all", "aten::all", "aten::all.dim", numpy="all", array_api="all"))

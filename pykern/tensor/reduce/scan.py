@@ -10,11 +10,14 @@ invocations' totals in shared memory) starting from the carry of the blocks befo
 """
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import pykern as pk
 
-from pykern.autograd.graph import needs_grad
-from pykern.autograd import composite
+from pykern.autograd.graph import record
+from pykern.autograd.mode import no_grad
+from pykern.ops.public import declare, torch_names
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
@@ -49,8 +52,6 @@ def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex or (dtype is not None and dt.as_dtype(dtype).is_complex):
         return complex_layout.cumsum(x, axis, dtype)  # a real scan of the part view
-    if needs_grad(x):
-        return composite.cumsum(lambda t, a, d: cumsum(t, a, d), x, axis, dtype)
     if x.dtype not in SCAN_DTYPES:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
@@ -78,7 +79,6 @@ def cumprod(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     """
     op = "cumprod"
     x = as_tensor(x, f"{op}: x")
-    composite.refuse_grad(op, x)
     if x.dtype not in SCAN_DTYPES and not x.dtype.is_complex:
         raise TypeError(f"{op}: unsupported dtype {x.dtype.name}")
     out_dtype = sum_dtype(x.dtype) if dtype is None else dt.as_dtype(dtype)
@@ -92,6 +92,31 @@ def cumprod(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
     if out.size:
         _scan(x, out, axis, multiply_f)
     return out
+
+
+def _cumsum_backward(forward: Callable[..., Tensor], x: Any, axis: int | None = None,
+                     dtype: object = None) -> Tensor:
+    """cumsum recorded: the gradient is the reversed cumulative sum of g (axis=None: of the
+    flattened tensor, reshaped by the recorded reshape)."""
+    x = as_tensor(x, "cumsum: x")
+    if x.dtype.is_complex or (dtype is not None and dt.as_dtype(dtype).is_complex):
+        return forward(x, axis, dtype)  # a real scan of the part view, recorded there
+    if axis is None:
+        return _cumsum_backward(forward, x.reshape(-1), 0, dtype)
+    with no_grad():
+        out = forward(x, axis, dtype)
+    if not out.dtype.is_float:  # dtype= an integer type: nothing to differentiate
+        return out
+    return record("cumsum", out, (x,),
+                  lambda g: (cumsum(g.flip(axis), axis=axis).flip(axis),))
+
+
+cumsum = declare(cumsum, "scan", grad="rule", backward=_cumsum_backward, complex_grad=True,
+                 aliases=torch_names("cumsum", "aten::cumsum", numpy="cumsum",
+                                     array_api="cumulative_sum"))
+cumprod = declare(cumprod, "scan", grad="refused",
+                  aliases=torch_names("cumprod", "aten::cumprod", numpy="cumprod",
+                                      array_api="cumulative_prod"))
 
 
 def _identity(op: Func) -> int:

@@ -16,6 +16,10 @@ from pykern.tensor.core import strided
 from pykern.tensor.complex.complex_elementwise import not_defined
 from pykern.tensor.index.indexing import take
 from pykern.tensor.reduce.scan import cumsum
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.reduce.reduction import sum as _sum
+from pykern.tensor.create.creation import arange
+from pykern.tensor.create.creation import fill
 
 
 @pk.func
@@ -75,7 +79,6 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
     v = x2 if isinstance(x2, Tensor) else ew.constant(x2, p)
     out = empty(v.shape, dt.i64)
     if x1.shape[0] == 0:
-        from pykern.tensor.create.creation import fill
         return fill(out, 0)
     kernel = search_kernel(pr.compute_dtype(p))
     for job in strided.plan(out.shape, [v, out]):
@@ -85,7 +88,6 @@ def searchsorted(x1: object, x2: object, /, *, side: str = "left", sorter: objec
 
 def count_nonzero(x: object, /, axis: object = None, *, keepdims: bool = False) -> Tensor:
     """The number of nonzero elements (i64, the standard's index dtype) over `axis`."""
-    from pykern.tensor.reduce.reduction import sum as _sum
     return _sum(ew.not_equal(ew.as_tensor(x), 0), axis=axis, keepdims=keepdims,
                 dtype=dt.i64)
 
@@ -126,9 +128,17 @@ def nonzero(x: object, /) -> tuple[Tensor, ...]:
 def repeat_indices(repeats: Tensor) -> Tensor:
     """For per-element repeat counts r: the source index of each output element (i64), i.e.
     k repeated r[k] times, computed as searchsorted(cumsum(r), arange(total), 'right')."""
-    from pykern.tensor.create.creation import arange
     ends = cumsum(repeats.astype(dt.i64), axis=0)
     total = int(ends[ends.shape[0] - 1].item()) if ends.shape[0] else 0
     if total < 0:
         raise ValueError("repeat: repeats must be >= 0")
     return searchsorted(ends, arange(total, dtype=dt.i64), side="right")
+
+
+searchsorted = declare(searchsorted, "sort", exports=("array_api",), aliases=torch_names(
+    "searchsorted", "aten::searchsorted.Tensor", numpy="searchsorted", array_api="searchsorted"))
+count_nonzero = declare(count_nonzero, "reduction", exports=("pk", "array_api"),
+                        aliases=torch_names("count_nonzero", "aten::count_nonzero.dim_IntList",
+                                            numpy="count_nonzero", array_api="count_nonzero"))
+nonzero = declare(nonzero, "index", exports=("array_api",), aliases=torch_names(
+    "nonzero", "aten::nonzero", numpy="nonzero", array_api="nonzero"))

@@ -13,13 +13,13 @@ from typing import NamedTuple
 
 import pykern as pk
 
-from pykern.autograd.composite import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.elementwise import functions as ew
 from pykern.tensor.index.indexing import take
 from pykern.tensor.reduce.scan import cumsum
 from pykern.tensor.reduce.sort import argsort
+from pykern.ops.public import declare, torch_names
 
 
 class UniqueAllResult(NamedTuple):
@@ -99,13 +99,11 @@ def _unique(x: object) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
 
 def unique_values(x: object, /) -> Tensor:
     """The distinct values of `x` (flattened), sorted; each nan is distinct."""
-    refuse_grad("array_api.unique_values", x)
     return _unique(x)[0]
 
 
 def unique_counts(x: object, /) -> UniqueCountsResult:
     """The distinct values and how often each occurs (i64)."""
-    refuse_grad("array_api.unique_counts", x)
     values, _, begin, _, _ = _unique(x)
     return UniqueCountsResult(values, _run_counts(begin, ew.as_tensor(x).size))
 
@@ -113,7 +111,6 @@ def unique_counts(x: object, /) -> UniqueCountsResult:
 def unique_inverse(x: object, /) -> UniqueInverseResult:
     """The distinct values and, for each element of `x`, the index of its value among them (i64,
     of `x`'s shape)."""
-    refuse_grad("array_api.unique_inverse", x)
     x = ew.as_tensor(x)
     values, _, _, run, perm = _unique(x)
     return UniqueInverseResult(values, _inverse_of(run, perm, x.shape))
@@ -122,7 +119,6 @@ def unique_inverse(x: object, /) -> UniqueInverseResult:
 def unique_all(x: object, /) -> UniqueAllResult:
     """Distinct values, the index of each one's first occurrence in the flattened `x`, the
     inverse indices (of `x`'s shape) and the counts."""
-    refuse_grad("array_api.unique_all", x)
     x = ew.as_tensor(x)
     values, first, begin, run, perm = _unique(x)
     return UniqueAllResult(values, first, _inverse_of(run, perm, x.shape),
@@ -142,3 +138,16 @@ def _inverse_of(run: Tensor, perm: Tensor, shape: tuple[int, ...]) -> Tensor:
     if n:
         _inverse[n](perm, run, inverse)
     return inverse.reshape(shape)
+
+
+unique_values = declare(unique_values, "sort", grad="refused", exports=("array_api",),
+                        aliases=torch_names("unique", "aten::_unique2", numpy="unique_values",
+                                            array_api="unique_values"))
+unique_counts = declare(unique_counts, "sort", grad="refused", exports=("array_api",),
+                        aliases=torch_names(None, numpy="unique_counts",
+                                            array_api="unique_counts"))
+unique_inverse = declare(unique_inverse, "sort", grad="refused", exports=("array_api",),
+                         aliases=torch_names(None, numpy="unique_inverse",
+                                             array_api="unique_inverse"))
+unique_all = declare(unique_all, "sort", grad="refused", exports=("array_api",),
+                     aliases=torch_names(None, numpy="unique_all", array_api="unique_all"))

@@ -19,10 +19,12 @@ log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
 """
 
 import functools
+from collections.abc import Callable
 
 import pykern as pk
 
-from pykern.autograd import gather_backward
+from pykern.ops.public import declare, torch_names
+from pykern.tensor.index import gather_backward
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
 from pykern.tensor.core.stand_in import stand_in
@@ -52,11 +54,20 @@ def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
 
         pk.sort(scores, descending=True)
     """
-    if needs_grad(x, complex_ok=True):  # (the backward scatters g back: any dtype)
-        with no_grad():
-            values, indices = _sort_op(x, axis, descending, None, "sort")
-        return gather_backward.sorted_values(values, indices, x, axis, "sort")
     return _sort_op(x, axis, descending, None, "sort", indices=False)[0]
+
+
+def _sort_backward(forward: Callable[..., Tensor], x: object, axis: int = -1,
+                   descending: bool = False) -> Tensor:
+    """sort recorded as the gather of x at the indices it found (any dtype: the backward
+    scatters g back)."""
+    with no_grad():
+        values, indices = _sort_op(x, axis, descending, None, "sort")
+    return gather_backward.sorted_values(values, indices, x, axis, "sort")
+
+
+sort = declare(sort, "sort", grad="rule", backward=_sort_backward, complex_grad=True,
+               aliases=torch_names("sort", "aten::sort", numpy="sort"))
 
 
 def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
@@ -84,11 +95,16 @@ def topk(x: object, k: int, axis: int = -1, largest: bool = True) -> tuple[Tenso
     ax = normalize_axis(axis, xt.ndim, op=op)
     if k > xt.shape[ax]:
         raise ValueError(f"{op}: k = {k} is larger than axis {ax}'s length {xt.shape[ax]}")
-    if needs_grad(xt):
+    if needs_grad(xt):  # (its backward beside the values: indices are not differentiated)
         with no_grad():
             values, indices = _sort_op(xt, ax, bool(largest), k, op)
         return gather_backward.sorted_values(values, indices, xt, ax, op), indices
     return _sort_op(xt, ax, bool(largest), k, op)
+
+
+argsort = declare(argsort, "sort", aliases=torch_names("argsort", "aten::argsort",
+                                                       numpy="argsort"))
+topk = declare(topk, "sort", grad="inline", aliases=torch_names("topk", "aten::topk"))
 
 
 def _sort_op(x: object, axis: object, descending: bool, k: int | None, op: str,

@@ -1,5 +1,5 @@
 """Backward of the ops that move elements by index: `take_along_axis`, `scatter_add`, `sort`
-and `topk`.
+and `topk` (each declared with its op; `take` and `concat` beside theirs).
 
 Each is the adjoint of the other: the gradient of a gather along an axis is a scatter-add of
 `g` into zeros (repeated indices accumulate), and the gradient of a scatter-add's source is a
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pykern as pk
-from pykern.autograd.graph import needs_grad, record
+from pykern.autograd.graph import needs_grad, record, refuse_complex
 from pykern.autograd.mode import no_grad
 
 
@@ -23,9 +23,12 @@ def forward_index(idx: Any, n: int) -> Any:
     return pk.clip(pk.where(idx < 0, idx + n, idx), 0, max(n - 1, 0))
 
 
-def take_along_axis(fused: Any, x: Any, indices: Any, axis: int | None) -> Any:
+def take_along_axis(fused: Any, x: Any, indices: Any, axis: int | None = -1) -> Any:
     """out = x gathered along `axis`; its gradient scatter-adds `g` back. Where the indices
     broadcast over a size-1 dimension of x, the engine sums the scattered gradient back."""
+    x = pk.asarray(x)
+    if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
+        return fused(x, indices, axis)
     if axis is None:
         return take_along_axis(fused, x.reshape(-1), indices, 0)
     with no_grad():
@@ -46,6 +49,9 @@ def take_along_axis(fused: Any, x: Any, indices: Any, axis: int | None) -> Any:
 def scatter_add(fused: Any, x: Any, axis: int, index: Any, src: Any) -> Any:
     """out = x + src scattered along `axis`: x's gradient is `g`, src's the gather of `g` at
     the indices (zero where src lies outside index's shape or an index was skipped)."""
+    if pk.asarray(x).dtype.is_complex:  # a real scatter of the part views (it differentiates)
+        return fused(x, axis, index, src)
+    refuse_complex((x, src))
     with no_grad():
         out = fused(x, axis, index, src)  # checks the arguments, host indices included
     xt, st, idx = pk.asarray(x), pk.asarray(src), pk.asarray(index)

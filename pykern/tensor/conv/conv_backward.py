@@ -19,17 +19,21 @@ from typing import Any
 import pykern as pk
 from pykern.autograd.graph import record
 from pykern.autograd.mode import no_grad
+from pykern.tensor.core.autocast import low_precision
+from pykern.tensor.conv.conv_args import conv_operands, conv_padding, pair
 
 
 def _wants(t: Any) -> bool:
     return bool(getattr(t, "requires_grad", False))
 
 
-def conv2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
-           groups: int) -> Any:
-    """`fused(x, w, bias, stride, padding, dilation, groups)` is the forward kernel call."""
-    from pykern.tensor.conv.conv_args import conv_operands, conv_padding, pair
-
+def conv2d(fused: Any, x: Any, w: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """conv2d recorded; `fused(x, w, bias, stride, padding, dilation, groups)` is the forward
+    kernel call. Under `pk.autocast` on the 16-bit operands (the casts are recorded)."""
+    low = low_precision(x, w)
+    if low is not None:
+        x, w = low
     x, w = conv_operands(x, w, "conv2d", "(O, C/groups, KH, KW)")
     s, d = pair(stride, "conv2d", "stride", 1), pair(dilation, "conv2d", "dilation", 1)
     k = (w.shape[2], w.shape[3])
@@ -57,12 +61,14 @@ def conv2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dil
     return record("conv2d", out, (x, w, bias), back)
 
 
-def conv_transpose2d(fused: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any,
-                     output_padding: Any, groups: int, dilation: Any) -> Any:
-    """`fused(x, w, bias, stride, padding, output_padding, groups, dilation)` is the forward
-    kernel call."""
-    from pykern.tensor.conv.conv_args import conv_operands, pair
-
+def conv_transpose2d(fused: Any, x: Any, w: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Any:
+    """conv_transpose2d recorded; `fused(x, w, bias, stride, padding, output_padding, groups,
+    dilation)` is the forward kernel call. Under `pk.autocast` on the 16-bit operands."""
+    low = low_precision(x, w)
+    if low is not None:
+        x, w = low
     x, w = conv_operands(x, w, "conv_transpose2d", "(C, O/groups, KH, KW)")
     with no_grad():
         out = fused(x, w, bias, stride, padding, output_padding, groups, dilation)
