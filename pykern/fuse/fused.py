@@ -169,12 +169,10 @@ class Fused:
         shape = group.outputs[0].shape
         ins = [input_tensor(i, tensors).broadcast_to(shape) for i in group.inputs]
         consts = [c.value for c in group.constants]
-        host = is_host_device()
         steps = []
-        for job in strided.plan(shape, [*ins, *outs], rows=host):
+        # (on a GPU the spread pass gives the flat form several elements per invocation)
+        for job in strided.plan(shape, [*ins, *outs], rows=is_host_device()):
             form, grid = job.nd, job.grid
-            if form == 1 and not host:  # a GPU wants several elements per invocation
-                form, grid = codegen.SPREAD, strided.cdiv(job.n, codegen.SPREAD_ELEMENTS)
             kernel = self._compiled(group, form, lambda nd=form: codegen.kernel_source(
                 _kernel_name(self.__wrapped__), group, nd, _func_ids(group)))
             steps.append(Step(kernel, grid, (*job.views, *consts)))

@@ -21,11 +21,6 @@ from pykern.jit.arrays import ARRAY_TYPES
 # ones cap a one-element-per-invocation add at 29% of the H200's bandwidth)
 DEFAULT_WORKGROUPS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
 
-# logical invocations per invocation on a Vulkan device, for kernels that allow it
-# (`pykern.passes.spread`): on the H200 a one-element add runs at 0.77 of torch's bandwidth
-# with one, at 1.00 with four whose loads come first
-ITEMS_PER_INVOCATION = 4
-
 Workgroup = tuple[int, int, int]
 
 

@@ -1,13 +1,12 @@
 """Shapes and strides for the op library: broadcasting, collapsing dimensions, and cutting an
 n-d strided problem into launches of the 1-D or 4-D generic kernels.
 
-The generic kernels index their arrays either flat (`x[i]`: FLAT, or SPREAD with several
-elements per invocation) or as 4-D (`x[i0, i1, i2, i3]`: STRIDED, or ROWS over a grid of rows
-on the host), always through the tensor's own strides, so any view works. Before a launch,
-dimensions that are contiguous with their neighbour in every operand are merged (a row-major
-tensor of any shape becomes 1-D), size-1 dimensions dropped, and what is left padded to 4-D;
-more than four dimensions that cannot merge are cut into several 4-D launches along the
-leading ones.
+The generic kernels index their arrays either flat (`x[i]`: FLAT; on a GPU the spread pass gives
+each invocation several elements) or as 4-D (`x[i0, i1, i2, i3]`: STRIDED, or ROWS over a grid of
+rows on the host), always through the tensor's own strides, so any view works. Before a launch,
+dimensions that are contiguous with their neighbour in every operand are merged (a row-major tensor
+of any shape becomes 1-D), size-1 dimensions dropped, and what is left padded to 4-D; more than four
+dimensions that cannot merge are cut into several 4-D launches along the leading ones.
 """
 
 from __future__ import annotations
@@ -20,14 +19,9 @@ from dataclasses import dataclass
 from pykern.tensor.core.tensor import Tensor
 
 # the `nd` values of the generic elementwise kernels (pykern/tensor/elementwise/functions.py)
-SPREAD = 0  # flat, ELEMENTS_PER_INVOCATION elements a grid apart per invocation
 FLAT = 1  # flat, one element per invocation
 ROWS = 2  # 4-D views over a 2-D grid: the last dimension, then the rows of the other three
 STRIDED = 4  # 4-D views, one flat index unravelled per element
-
-# what one SPREAD invocation does: measured on the H200 (2^28 f32 `a + b`), one element per
-# invocation reaches 0.77 of torch's bandwidth, four a grid apart with the loads first 1.00
-ELEMENTS_PER_INVOCATION = 4
 
 
 def cdiv(a: int, b: int) -> int:
@@ -99,10 +93,9 @@ def collapse(shape: Sequence[int], strides: Sequence[Sequence[int]]
 
 @dataclass(frozen=True)
 class Launch:
-    """One launch of a generic kernel: `nd` is SPREAD, FLAT, ROWS or STRIDED, `views` the
-    operands (same order as given) shaped for it, `n` the number of elements, `grid` what to
-    launch over (`n`; for SPREAD n / ELEMENTS_PER_INVOCATION rounded up; for ROWS the last
-    dimension and the rows)."""
+    """One launch of a generic kernel: `nd` is FLAT, ROWS or STRIDED, `views` the operands
+    (same order as given) shaped for it, `n` the number of elements, `grid` what to launch
+    over (`n`; for ROWS the last dimension and the rows)."""
 
     nd: int
     views: tuple[Tensor, ...]
@@ -114,13 +107,12 @@ class Launch:
             object.__setattr__(self, "grid", self.n)
 
 
-def plan(shape: Sequence[int], tensors: Sequence[Tensor], rows: bool = False,
-         spread: bool = False) -> Iterator[Launch]:
+def plan(shape: Sequence[int], tensors: Sequence[Tensor], rows: bool = False
+         ) -> Iterator[Launch]:
     """Launches covering an elementwise problem of `shape`: every tensor in `tensors` is
     already a view of exactly `shape` (broadcast ones with stride 0). With `rows`, what does
     not collapse to 1-D launches as ROWS (a 2-D grid: the last dimension, then the rows of
-    the other three) instead of STRIDED; with `spread`, what does collapse launches as SPREAD
-    (several elements per invocation) instead of FLAT."""
+    the other three) instead of STRIDED."""
     n_total = 1
     for s in shape:
         n_total *= s
@@ -131,10 +123,7 @@ def plan(shape: Sequence[int], tensors: Sequence[Tensor], rows: bool = False,
         n = cshape[0] if cshape else 1
         views = tuple(Tensor(t.buffer, (n,), t.dtype, (st[0] if st else 0,), t.offset)
                       for t, st in zip(tensors, cstrides))
-        if spread:
-            yield Launch(SPREAD, views, n, cdiv(n, ELEMENTS_PER_INVOCATION))
-        else:
-            yield Launch(FLAT, views, n)
+        yield Launch(FLAT, views, n)
         return
     lead = max(len(cshape) - 4, 0)
     inner = (1,) * (4 - len(cshape) + lead) + cshape[lead:]

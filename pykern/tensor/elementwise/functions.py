@@ -1,19 +1,18 @@
 """Elementwise operations: three generic `@pk.kernel`s (unary, binary, ternary) run by the
 entries of the op tables (`unary_ops.UNARY`, `binary_ops.BINARY`).
 
-Each kernel takes the element function `F` (a `@pk.func` of the table entry) and the compute
-dtype `CT` (the type the operands are converted to before the op; f16 computes in f32,
-f64 in f64 — where the device has no 64-bit transcendental functions,
-`pykern.passes.decompose` supplies them) as constexpr arguments, so each compiled variant
-contains only its op. `nd` (constexpr 0, 1, 2 or 4) picks flat
-indexing — the fast path for contiguous operands, which `strided.plan` reduces to 1-D; on a
-Vulkan device four elements per invocation a grid apart (nd=0, `strided.SPREAD`), all loaded
-before any is stored, which is what keeps a GPU's memory bus full — or 4-D
-strided indexing, where broadcast operands have stride 0: one flat index unravelled per
-element (nd=4), or on the host device a 2-D grid of rows (nd=2: x walks the last dimension,
-y the rows, unravelled once per row, so the invocation loop is a plain strided loop that LLVM
-vectorises instead of three divisions per element). Python scalars become one-element
-constant tensors broadcast with stride 0, so `t + 2.0` runs the same variant as `t + u`.
+Each kernel takes the element function `F` (a `@pk.func` of the table entry) and the compute dtype
+`CT` (the type the operands are converted to before the op; f16 computes in f32, f64 in f64 — where
+the device has no 64-bit transcendental functions, `pykern.passes.decompose` supplies them) as
+constexpr arguments, so each compiled variant contains only its op. `nd` (constexpr 1, 2 or 4) picks
+flat indexing (nd=1) — the fast path for contiguous operands, which `strided.plan` reduces to 1-D,
+and on a Vulkan device several elements per invocation, all loaded before any is stored (the spread
+pass, as for every kernel whose body allows it), which is what keeps a GPU's memory bus full — or
+4-D strided indexing, where broadcast operands have stride 0: one flat index unravelled per element
+(nd=4), or on the host device a 2-D grid of rows (nd=2: x walks the last dimension, y the rows,
+unravelled once per row, so the invocation loop is a plain strided loop that LLVM vectorises instead
+of three divisions per element). Python scalars become one-element constant tensors broadcast with
+stride 0, so `t + 2.0` runs the same variant as `t + u`.
 """
 
 from __future__ import annotations
@@ -62,24 +61,7 @@ def unary_kernel(x: pk.Array, out: pk.Array, F: pk.constexpr, CT: pk.constexpr, 
                  nd: pk.constexpr):
     """out = F(CT(x)) elementwise (F an element @pk.func, CT the compute dtype)."""
     i = pk.global_id(0)
-    if nd == 0:  # strided.SPREAD: flat, four elements a grid apart, loads before stores
-        g = pk.grid(0)
-        n = out.shape[0]
-        if i + 3 * g < n:
-            x0 = x[i]
-            x1 = x[i + g]
-            x2 = x[i + 2 * g]
-            x3 = x[i + 3 * g]
-            out[i] = F(CT(x0))
-            out[i + g] = F(CT(x1))
-            out[i + 2 * g] = F(CT(x2))
-            out[i + 3 * g] = F(CT(x3))
-        else:
-            j = i
-            while j < n:
-                out[j] = F(CT(x[j]))
-                j += g
-    elif nd == 1:
+    if nd == 1:
         out[i] = F(CT(x[i]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
@@ -94,28 +76,7 @@ def binary_kernel(a: pk.Array, b: pk.Array, out: pk.Array, F: pk.constexpr,  # n
                   CT: pk.constexpr, nd: pk.constexpr):  # noqa: N803
     """out = F(CT(a), CT(b)) elementwise."""
     i = pk.global_id(0)
-    if nd == 0:  # strided.SPREAD, as in unary_kernel
-        g = pk.grid(0)
-        n = out.shape[0]
-        if i + 3 * g < n:
-            a0 = a[i]
-            a1 = a[i + g]
-            a2 = a[i + 2 * g]
-            a3 = a[i + 3 * g]
-            b0 = b[i]
-            b1 = b[i + g]
-            b2 = b[i + 2 * g]
-            b3 = b[i + 3 * g]
-            out[i] = F(CT(a0), CT(b0))
-            out[i + g] = F(CT(a1), CT(b1))
-            out[i + 2 * g] = F(CT(a2), CT(b2))
-            out[i + 3 * g] = F(CT(a3), CT(b3))
-        else:
-            j = i
-            while j < n:
-                out[j] = F(CT(a[j]), CT(b[j]))
-                j += g
-    elif nd == 1:
+    if nd == 1:
         out[i] = F(CT(a[i]), CT(b[i]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
@@ -141,32 +102,7 @@ def ternary_kernel(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array,
                    nd: pk.constexpr):
     """out = F(FIRST(a), CT(b), CT(c)) elementwise (FIRST is bool_ for where's condition)."""
     i = pk.global_id(0)
-    if nd == 0:  # strided.SPREAD, as in unary_kernel
-        g = pk.grid(0)
-        n = out.shape[0]
-        if i + 3 * g < n:
-            a0 = a[i]
-            a1 = a[i + g]
-            a2 = a[i + 2 * g]
-            a3 = a[i + 3 * g]
-            b0 = b[i]
-            b1 = b[i + g]
-            b2 = b[i + 2 * g]
-            b3 = b[i + 3 * g]
-            c0 = c[i]
-            c1 = c[i + g]
-            c2 = c[i + 2 * g]
-            c3 = c[i + 3 * g]
-            out[i] = F(FIRST(a0), CT(b0), CT(c0))
-            out[i + g] = F(FIRST(a1), CT(b1), CT(c1))
-            out[i + 2 * g] = F(FIRST(a2), CT(b2), CT(c2))
-            out[i + 3 * g] = F(FIRST(a3), CT(b3), CT(c3))
-        else:
-            j = i
-            while j < n:
-                out[j] = F(FIRST(a[j]), CT(b[j]), CT(c[j]))
-                j += g
-    elif nd == 1:
+    if nd == 1:
         out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
@@ -183,10 +119,10 @@ def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: obj
     for i, t in enumerate(inputs):
         if strided.may_overlap(out, t) and not strided.same_elements(out, t):
             inputs[i] = t.copy()  # out overwrites what a later invocation would read
-    host = is_host_device()
-    # the host vectorises its invocation loop over one element each; a GPU wants several
-    # elements per invocation (strided.SPREAD) to keep enough loads in flight
-    for job in strided.plan(out.shape, [*inputs, out], rows=host, spread=not host):
+    # the host vectorises its invocation loop over one element each; on a GPU the flat form
+    # runs several elements per invocation, as every kernel whose body allows it does (the
+    # spread pass, pykern.passes.spread)
+    for job in strided.plan(out.shape, [*inputs, out], rows=is_host_device()):
         kernel[job.grid](*job.views, *constants, job.nd)
 
 
