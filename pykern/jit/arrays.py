@@ -51,13 +51,15 @@ def register_array_type(cls: type, name: str, from_host: Callable[[np.ndarray], 
 
 
 def type_name(value: object) -> str:
-    """How errors name an array argument's type (`pk.Tensor`)."""
-    return _NAMES.get(type(value), type(value).__name__)
+    """How errors name an array argument's type (`pk.Tensor`, for its subclasses too)."""
+    return next((name for cls, name in _NAMES.items() if isinstance(value, cls)),
+                type(value).__name__)
 
 
 def is_device_array(value: object) -> bool:
-    """Whether `value` binds as a device array: an object of a registered type."""
-    return type(value) in ARRAY_TYPES
+    """Whether `value` binds as a device array: an object of a registered type (or of a
+    subclass of one, such as pk.nn.Parameter)."""
+    return type(value) in ARRAY_TYPES or isinstance(value, tuple(ARRAY_TYPES))
 
 
 def from_host(array: np.ndarray) -> Any:
