@@ -95,13 +95,61 @@ class _PropertyChain:
         )
         # the chain may only name structs the driver knows
         self.has_push = "VK_KHR_push_descriptor" in extensions
-        if self.has_push:
-            self.subgroup.pNext = self.push
+        optional = [("push", self.push if self.has_push else None)]
+        for name, struct, stype, extension in _OPTIONAL_PROPERTIES:
+            wanted = extension in extensions or (
+                extension == "VK_EXT_subgroup_size_control" and api_version_of(physical_device)
+                >= (1, 3))
+            made = ffi.new(struct, {"sType": getattr(lib, stype)}) if wanted else None
+            setattr(self, name, made)
+            optional.append((name, made))
+        tail = self.subgroup
+        for _, made in optional:
+            if made is not None:
+                tail.pNext = made
+                tail = made
         self.props2 = ffi.new(
             "VkPhysicalDeviceProperties2*",
             {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": self.ids},
         )
         lib.vkGetPhysicalDeviceProperties2(physical_device, self.props2)
+
+
+# properties read where the driver has their extension: (attribute, struct, sType, extension)
+_OPTIONAL_PROPERTIES = (
+    ("sm", "VkPhysicalDeviceShaderSMBuiltinsPropertiesNV*",
+     "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV",
+     "VK_NV_shader_sm_builtins"),
+    ("amd", "VkPhysicalDeviceShaderCorePropertiesAMD*",
+     "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD",
+     "VK_AMD_shader_core_properties"),
+    ("arm", "VkPhysicalDeviceShaderCorePropertiesARM*",
+     "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_ARM",
+     "VK_ARM_shader_core_properties"),
+    ("sizes", "VkPhysicalDeviceSubgroupSizeControlProperties*",
+     "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES",
+     "VK_EXT_subgroup_size_control"),
+)
+
+
+def api_version_of(physical_device: object) -> tuple[int, ...]:
+    """The device's Vulkan version (major, minor, patch), from its plain properties."""
+    props = ffi.new("VkPhysicalDeviceProperties*")
+    lib.vkGetPhysicalDeviceProperties(physical_device, props)
+    return _vk.split_version(props.apiVersion)
+
+
+def compute_units(queried: _PropertyChain) -> int | None:
+    """SMs, CUs or shader cores, where the driver says how many."""
+    if queried.sm is not None:
+        return int(queried.sm.shaderSMCount) or None
+    if queried.amd is not None:
+        amd = queried.amd
+        return int(amd.shaderEngineCount * amd.shaderArraysPerEngineCount
+                   * amd.computeUnitsPerShaderArray) or None
+    if queried.arm is not None:
+        return int(queried.arm.shaderCoreCount) or None
+    return None
 
 
 def _features(
@@ -164,6 +212,9 @@ def _limits(lim: object, queried: _PropertyChain) -> DeviceLimits:
         timestamp_period=lim.timestampPeriod,
         max_push_descriptors=queried.push.maxPushDescriptors if queried.has_push else 0,
         loop_iteration_cap=LOOP_ITERATION_CAPS.get(queried.driver.driverID),
+        compute_units=compute_units(queried),
+        subgroup_sizes=(queried.sizes.minSubgroupSize, queried.sizes.maxSubgroupSize)
+        if queried.sizes is not None else None,
     )
 
 

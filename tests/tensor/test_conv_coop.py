@@ -131,7 +131,7 @@ def test_lowers_to_spirv_for_a_device_with_tiles(dtype, out_dtype, words):
     kern = _kernel(getattr(pk, dtype), getattr(pk, out_dtype), words)
     out = np.zeros((1, 8, 4, 4), getattr(pk, out_dtype).numpy)
     x = np.zeros(64, np.uint64 if words else np.uint16)
-    args = (x, np.zeros((8, 9), np.uint64), out) + (0,) * 15
+    args = (x, np.zeros((1, 1, 8, 9), np.uint64), out) + (0,) * 15
     key = kern._key(kern._by_name(args, {}), 3)
     target = Target()
     words = lower(decompose(lower_bf16(kern._translate(key)), target), target).words

@@ -40,11 +40,12 @@ from dataclasses import dataclass
 
 import pykern as pk
 from pykern.lang.dtypes import DType
-from pykern.tensor.gemm.gemm_coop import _offers
+from pykern.tensor.gemm.gemm_coop import _offers, staging
 from pykern.tensor.core.strided import view
 from pykern.tensor.core.tensor import Tensor
 
 BM, BN, BK = 128, 128, 32  # the block of the output one workgroup computes; the k slice
+LANES = BM // 4  # invocations of a subgroup: the block's pixels over 4 subgroups, one each
 FAR = -(1 << 28)  # an input row offset that fails every bounds test (pixels past M, k past K)
 INDEX_LIMIT = 1 << 30  # element indices must stay clear of i32 overflow, sentinels included
 
@@ -68,11 +69,11 @@ def coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: Pair,
 
 
 def _runs_on(device: object, dtype: DType) -> bool:
-    """The device multiplies 16 x 16 x 16 tiles of `dtype` into f32, in subgroups of 32 (the
-    kernel's 4 subgroups are the rows of its 32 x 4 workgroup), and loads 16-bit words from
-    storage buffers (the element gather)."""
+    """The device multiplies 16 x 16 x 16 tiles of `dtype` into f32, in subgroups of LANES (the
+    kernel's layout: invocation t owns pixel t of the block, its 4 subgroups the rows of its
+    LANES x 4 workgroup), and loads 16-bit words from storage buffers (the element gather)."""
     f = device.info.features  # type: ignore[attr-defined]
-    return f.subgroup_size == 32 and f.int16 and f.storage16 and _offers(device, dtype)
+    return f.subgroup_size == LANES and f.int16 and f.storage16 and _offers(device, dtype)
 
 
 @dataclass(frozen=True)
@@ -120,8 +121,9 @@ def plan_coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: P
     h, wd = x.shape[2:]
     kh, kw = w.shape[2:]
     m = x.shape[0] * out.shape[2] * out.shape[3]
-    grid = (-(-w.shape[0] // BN) * 32, -(-m // BM) * 4)
-    args = (flat, words, out, *where, h, wd, kh, kw, *stride, *padding, *dilation)
+    grid = (-(-w.shape[0] // BN) * LANES, -(-m // BM) * 4)
+    words4 = view(words, (1, 1) + words.shape, (0, 0) + words.element_strides, words.offset)
+    args = (flat, words4, out, *where, h, wd, kh, kw, *stride, *padding, *dilation)
     return ConvLaunch(_kernel(dtype, out.dtype, channels_last), grid, args)
 
 
@@ -225,12 +227,17 @@ def gather_word(x, taps, kk, base, iy, ix, H, W):
 
 
 @pk.func
-def filter_word(w, o, q):
-    """Word q of filter o's row of w, zero past the filters or the row."""
-    word = pk.u64(0)
-    if o < w.shape[0] and q < w.shape[1]:
-        word = w[o, q]
-    return word
+def window_origin(gm, P, OW, M, x0, sn, sy, sx, sh, sw, ph, pw):
+    """Output pixel gm's input window: its first element's index in x, its top row and left
+    column (a row of FAR past the M pixels, so that every tap fails its bounds test)."""
+    pn = gm // P
+    p = gm % P
+    iy = (p // OW) * sh - ph
+    ix = (p % OW) * sw - pw
+    base = x0 + pn * sn + iy * sy + ix * sx
+    if gm >= M:
+        iy = FAR
+    return base, iy, ix
 
 
 @pk.func
@@ -253,217 +260,87 @@ def write_tile(stage, out, srow, m0, n0, lane, M, P, OW):
 
 @functools.lru_cache(maxsize=None)
 def _kernel(ab: DType, out: DType, channels_last: bool) -> pk.Kernel:
-    AB = ab
-    OUT = out
-    XW = pk.u64 if channels_last else pk.u16  # x's words
-    TABLE = tap_table_cl if channels_last else tap_table
-    GATHER = gather_cl if channels_last else gather_word
+    AB = ab  # noqa: N806
+    OUT = out  # noqa: N806
+    XW = pk.u64 if channels_last else pk.u16  # noqa: N806  (x's words)
+    TABLE = tap_table_cl if channels_last else tap_table  # noqa: N806
+    GATHER = gather_cl if channels_last else gather_word  # noqa: N806
+    # the B slice: 128 filters x 8 words, zero past the filters or the row
+    FETCH_B, STASH_B = staging(LANES, guarded=True)  # noqa: N806
 
-    @pk.kernel(workgroup=(32, 4, 1))
-    def conv2d_coop(x: XW[:], w: pk.u64[:, :], out: OUT[:, :, :, :], x0: int, sn: int,
+    @pk.func
+    def gather_row(x, taps, base, iy, ix, H, W):
+        """This invocation's row of the A slice: 8 words of 4 k each."""
+        words = (pk.u64(0),) * 8
+        for j in pk.static_range(8):
+            words[j] = GATHER(x, taps, 4 * j, base, iy, ix, H, W)
+        return words
+
+    # The kernel's shared arrays: sa, the A slice, row t = pixel t of the block, 8 words of 4
+    # k (rows padded by 2 words so that the tile loads spread over the memory banks); sbt, the
+    # B slice as rows of w (128 filters x 8 words), loaded transposed; taps, the next slice's
+    # table (see tap_table); stage, one 16 x 16 result tile per subgroup on its way out.
+    # Subgroup s computes the 64 x 64 part (s // 2, s % 2) of the block as 4 x 4 accumulator
+    # tiles, acc[4 r + t] at pixels 16 r, filters 16 t of the part.
+    @pk.kernel(workgroup=(LANES, 4, 1))
+    def conv2d_coop(x: XW[:], w: pk.u64[:, :, :, :], out: OUT[:, :, :, :], x0: int, sn: int,
                     sc: int, sy: int, sx: int, H: int, W: int, KH: int, KW: int,
                     sh: int, sw: int, ph: int, pw: int, dh: int, dw: int):
-        # sa: the A slice, row t = pixel t of the block, 8 words of 4 k (rows padded by 2
-        # words so that the tile loads spread over the memory banks); sbt: the B slice as
-        # rows of w (128 filters x 8 words), loaded transposed; taps: the next slice's table
-        # (see tap_table); stage: one 16 x 16 result tile per subgroup on its way out
         sa = pk.shared(pk.u64, (128, 10))
         sbt = pk.shared(pk.u64, (128, 10))
         taps = pk.shared(pk.i32, (3, BK))
         stage = pk.shared(pk.f32, (64, 16))
         s = pk.local_id(1)
         lane = pk.local_id(0)
-        tid = s * 32 + lane
+        tid = s * LANES + lane
         r0 = pk.group_id(1) * 128
         c0 = pk.group_id(0) * 128
         OH = out.shape[2]
         OW = out.shape[3]
         P = OH * OW
         M = out.shape[0] * P
-        K = w.shape[1] * 4
+        K = w.shape[3] * 4
         # this invocation's pixel: its window's origin in x (row iy, column ix, index base)
-        gm = r0 + tid
-        pn = gm // P
-        p = gm % P
-        iy = (p // OW) * sh - ph
-        ix = (p % OW) * sw - pw
-        base = x0 + pn * sn + iy * sy + ix * sx
-        if gm >= M:
-            iy = FAR
+        base, iy, ix = window_origin(r0 + tid, P, OW, M, x0, sn, sy, sx, sh, sw, ph, pw)
         wr = (s // 2) * 64
         wc = (s % 2) * 64
-        row = r0 + wr
-        col = c0 + wc
-        c00 = pk.coop_fill(pk.f32, 16, 16, pk.ACCUMULATOR, 0.0)
-        c01 = c00
-        c02 = c00
-        c03 = c00
-        c10 = c00
-        c11 = c00
-        c12 = c00
-        c13 = c00
-        c20 = c00
-        c21 = c00
-        c22 = c00
-        c23 = c00
-        c30 = c00
-        c31 = c00
-        c32 = c00
-        c33 = c00
+        acc = (pk.coop_fill(pk.f32, 16, 16, pk.ACCUMULATOR, 0.0),) * 16
         TABLE(taps, 0, K, KH, KW, dh, dw, sc, sy, sx, tid)
         pk.barrier()
         # the first slice in registers; each iteration stores the slice it holds and fetches
         # the next one while the tiles of this one are multiplied
-        xa0 = GATHER(x, taps, 0, base, iy, ix, H, W)
-        xa1 = GATHER(x, taps, 4, base, iy, ix, H, W)
-        xa2 = GATHER(x, taps, 8, base, iy, ix, H, W)
-        xa3 = GATHER(x, taps, 12, base, iy, ix, H, W)
-        xa4 = GATHER(x, taps, 16, base, iy, ix, H, W)
-        xa5 = GATHER(x, taps, 20, base, iy, ix, H, W)
-        xa6 = GATHER(x, taps, 24, base, iy, ix, H, W)
-        xa7 = GATHER(x, taps, 28, base, iy, ix, H, W)
-        wb0 = filter_word(w, c0 + (tid + 0) // 8, (tid + 0) % 8)
-        wb1 = filter_word(w, c0 + (tid + 128) // 8, (tid + 128) % 8)
-        wb2 = filter_word(w, c0 + (tid + 256) // 8, (tid + 256) % 8)
-        wb3 = filter_word(w, c0 + (tid + 384) // 8, (tid + 384) % 8)
-        wb4 = filter_word(w, c0 + (tid + 512) // 8, (tid + 512) % 8)
-        wb5 = filter_word(w, c0 + (tid + 640) // 8, (tid + 640) % 8)
-        wb6 = filter_word(w, c0 + (tid + 768) // 8, (tid + 768) % 8)
-        wb7 = filter_word(w, c0 + (tid + 896) // 8, (tid + 896) % 8)
+        xa = gather_row(x, taps, base, iy, ix, H, W)
+        wb = FETCH_B(w, 0, 0, c0, 0, tid)
         pk.barrier()  # every invocation has read the table before the loop rewrites it
         for k in range(BK, K + BK, BK):
-            sa[tid, 0] = xa0
-            sa[tid, 1] = xa1
-            sa[tid, 2] = xa2
-            sa[tid, 3] = xa3
-            sa[tid, 4] = xa4
-            sa[tid, 5] = xa5
-            sa[tid, 6] = xa6
-            sa[tid, 7] = xa7
-            sbt[(tid + 0) // 8, (tid + 0) % 8] = wb0
-            sbt[(tid + 128) // 8, (tid + 128) % 8] = wb1
-            sbt[(tid + 256) // 8, (tid + 256) % 8] = wb2
-            sbt[(tid + 384) // 8, (tid + 384) % 8] = wb3
-            sbt[(tid + 512) // 8, (tid + 512) % 8] = wb4
-            sbt[(tid + 640) // 8, (tid + 640) % 8] = wb5
-            sbt[(tid + 768) // 8, (tid + 768) % 8] = wb6
-            sbt[(tid + 896) // 8, (tid + 896) % 8] = wb7
+            for j in pk.static_range(8):
+                sa[tid, j] = xa[j]
+            STASH_B(sbt, wb, tid)
             # the table was last read before the previous iteration's second barrier
             if k < K:
                 TABLE(taps, k, K, KH, KW, dh, dw, sc, sy, sx, tid)
             pk.barrier()
             if k < K:
-                xa0 = GATHER(x, taps, 0, base, iy, ix, H, W)
-                xa1 = GATHER(x, taps, 4, base, iy, ix, H, W)
-                xa2 = GATHER(x, taps, 8, base, iy, ix, H, W)
-                xa3 = GATHER(x, taps, 12, base, iy, ix, H, W)
-                xa4 = GATHER(x, taps, 16, base, iy, ix, H, W)
-                xa5 = GATHER(x, taps, 20, base, iy, ix, H, W)
-                xa6 = GATHER(x, taps, 24, base, iy, ix, H, W)
-                xa7 = GATHER(x, taps, 28, base, iy, ix, H, W)
-                q = k // 4
-                wb0 = filter_word(w, c0 + (tid + 0) // 8, q + (tid + 0) % 8)
-                wb1 = filter_word(w, c0 + (tid + 128) // 8, q + (tid + 128) % 8)
-                wb2 = filter_word(w, c0 + (tid + 256) // 8, q + (tid + 256) % 8)
-                wb3 = filter_word(w, c0 + (tid + 384) // 8, q + (tid + 384) % 8)
-                wb4 = filter_word(w, c0 + (tid + 512) // 8, q + (tid + 512) % 8)
-                wb5 = filter_word(w, c0 + (tid + 640) // 8, q + (tid + 640) % 8)
-                wb6 = filter_word(w, c0 + (tid + 768) // 8, q + (tid + 768) % 8)
-                wb7 = filter_word(w, c0 + (tid + 896) // 8, q + (tid + 896) % 8)
+                xa = gather_row(x, taps, base, iy, ix, H, W)
+                wb = FETCH_B(w, 0, 0, c0, k // 4, tid)
             for kq in range(0, 8, 4):  # two k steps of 16 (4 words each)
-                a0 = pk.coop_load(sa, wr + 0, kq, 16, 16, pk.MATRIX_A, dtype=AB)
-                a1 = pk.coop_load(sa, wr + 16, kq, 16, 16, pk.MATRIX_A, dtype=AB)
-                a2 = pk.coop_load(sa, wr + 32, kq, 16, 16, pk.MATRIX_A, dtype=AB)
-                a3 = pk.coop_load(sa, wr + 48, kq, 16, 16, pk.MATRIX_A, dtype=AB)
-                b0 = pk.coop_load(sbt, wc + 0, kq, 16, 16, pk.MATRIX_B, dtype=AB,
-                                   transpose=True)
-                b1 = pk.coop_load(sbt, wc + 16, kq, 16, 16, pk.MATRIX_B, dtype=AB,
-                                   transpose=True)
-                b2 = pk.coop_load(sbt, wc + 32, kq, 16, 16, pk.MATRIX_B, dtype=AB,
-                                   transpose=True)
-                b3 = pk.coop_load(sbt, wc + 48, kq, 16, 16, pk.MATRIX_B, dtype=AB,
-                                   transpose=True)
-                c00 = pk.coop_mma(a0, b0, c00)
-                c01 = pk.coop_mma(a0, b1, c01)
-                c02 = pk.coop_mma(a0, b2, c02)
-                c03 = pk.coop_mma(a0, b3, c03)
-                c10 = pk.coop_mma(a1, b0, c10)
-                c11 = pk.coop_mma(a1, b1, c11)
-                c12 = pk.coop_mma(a1, b2, c12)
-                c13 = pk.coop_mma(a1, b3, c13)
-                c20 = pk.coop_mma(a2, b0, c20)
-                c21 = pk.coop_mma(a2, b1, c21)
-                c22 = pk.coop_mma(a2, b2, c22)
-                c23 = pk.coop_mma(a2, b3, c23)
-                c30 = pk.coop_mma(a3, b0, c30)
-                c31 = pk.coop_mma(a3, b1, c31)
-                c32 = pk.coop_mma(a3, b2, c32)
-                c33 = pk.coop_mma(a3, b3, c33)
+                ta = (pk.coop_load(sa, wr, kq, 16, 16, pk.MATRIX_A, dtype=AB),
+                      pk.coop_load(sa, wr + 16, kq, 16, 16, pk.MATRIX_A, dtype=AB),
+                      pk.coop_load(sa, wr + 32, kq, 16, 16, pk.MATRIX_A, dtype=AB),
+                      pk.coop_load(sa, wr + 48, kq, 16, 16, pk.MATRIX_A, dtype=AB))
+                for t in pk.static_range(4):
+                    tb = pk.coop_load(sbt, wc + 16 * t, kq, 16, 16, pk.MATRIX_B, dtype=AB,
+                                      transpose=True)
+                    for r in pk.static_range(4):
+                        acc[4 * r + t] = pk.coop_mma(ta[r], tb, acc[4 * r + t])
             pk.barrier()
         # each result tile through this subgroup's part of `stage` to the elements that exist
         sr = s * 16
-        pk.coop_store(stage, sr, 0, c00, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 0, col + 0, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c01, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 0, col + 16, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c02, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 0, col + 32, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c03, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 0, col + 48, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c10, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 16, col + 0, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c11, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 16, col + 16, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c12, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 16, col + 32, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c13, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 16, col + 48, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c20, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 32, col + 0, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c21, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 32, col + 16, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c22, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 32, col + 32, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c23, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 32, col + 48, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c30, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 48, col + 0, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c31, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 48, col + 16, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c32, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 48, col + 32, lane, M, P, OW)
-        pk.barrier()
-        pk.coop_store(stage, sr, 0, c33, transpose=True)
-        pk.barrier()
-        write_tile(stage, out, sr, row + 48, col + 48, lane, M, P, OW)
+        for r in pk.static_range(4):
+            for t in pk.static_range(4):
+                pk.coop_store(stage, sr, 0, acc[4 * r + t], transpose=True)
+                pk.barrier()
+                write_tile(stage, out, sr, r0 + wr + 16 * r, c0 + wc + 16 * t, lane, M, P, OW)
+                pk.barrier()
 
     return conv2d_coop

@@ -76,13 +76,35 @@ def _igemm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: linal
     HAS_BIAS, TRANSPOSED, CIN = has_bias, transposed, channels_inner  # noqa: N806
     SOURCE = transposed_source if transposed else forward_source  # noqa: N806
 
+    @pk.func
+    def tap_weight(w, g, gn, gk, CG, OG, KK, nkw, kh0, khs, kw0, kws):
+        """Filter gn's weight at reduction index gk (its channel and tap) of group g."""
+        ci, tap = split_reduction(gk, CG, KK, CIN)
+        kh = kh0 + (tap // nkw) * khs
+        kw = kw0 + (tap % nkw) * kws
+        if TRANSPOSED:  # w is (C, O/groups, KH, KW)
+            return ACC(w[g * CG + ci, gn, kh, kw])
+        return ACC(w[g * OG + gn, ci, kh, kw])  # w is (O, C/groups, KH, KW)
+
+    @pk.func
+    def write_pixel(out, bias, acc, i, pn, oh, ow, o0, n, OG):
+        """Row i of the invocation's block, output pixel (pn, oh, ow): its TN channels
+        o0 + n + j·WGX that exist, plus the bias."""
+        for j in range(TN):
+            gn = n + j * WGX
+            if gn < OG:
+                v = acc[i, j]
+                if HAS_BIAS:
+                    v += ACC(bias[o0 + gn])
+                out[pn, o0 + gn, oh, ow] = v
+
+    # out is one output phase: its row oh is row oh0 + oh·ohs of the whole output, reached
+    # through taps kh0 + j·khs, j < nkh (likewise for columns)
     @pk.kernel(workgroup=(WGX, WGY, 1))
     def conv2d_igemm(x: x_dt[:, :, :, :], w: w_dt[:, :, :, :], bias: b_dt[:],
                      out: o_dt[:, :, :, :], sh: int, sw: int, ph: int, pw: int, dh: int,
                      dw: int, groups: int, oh0: int, ohs: int, kh0: int, khs: int, nkh: int,
                      ow0: int, ows: int, kw0: int, kws: int, nkw: int):
-        # out is one output phase: its row oh is row oh0 + oh·ohs of the whole output, reached
-        # through taps kh0 + j·khs, j < nkh (likewise for columns)
         As = pk.shared(ACC, (BK, BM + 1))
         Bs = pk.shared(ACC, (BK, BN + 1))
         acc = pk.local(ACC, (TM, TN))
@@ -129,13 +151,7 @@ def _igemm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: linal
                     gk = k0 + kb
                     vb: ACC = 0
                     if gn < OG and gk < K:
-                        ci, tap = split_reduction(gk, CG, KK, CIN)
-                        kh = kh0 + (tap // nkw) * khs
-                        kw = kw0 + (tap % nkw) * kws
-                        if TRANSPOSED:  # w is (C, O/groups, KH, KW)
-                            vb = ACC(w[g * CG + ci, gn, kh, kw])
-                        else:  # w is (O, C/groups, KH, KW)
-                            vb = ACC(w[g * OG + gn, ci, kh, kw])
+                        vb = tap_weight(w, g, gn, gk, CG, OG, KK, nkw, kh0, khs, kw0, kws)
                     Bs[kb, col] = vb
             pk.barrier()
             multiply_tiles(As, Bs, acc, av, bv, tx, ty, WGX, WGY, STEP)
@@ -144,12 +160,6 @@ def _igemm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, o_dt: DType, cfg: linal
             gm = m0 + ty + i * WGY
             if gm < M:
                 pn, oh, ow = pk.unravel(gm, (out.shape[0], OH, OW))
-                for j in range(TN):
-                    gn = n0 + tx + j * WGX
-                    if gn < OG:
-                        v = acc[i, j]
-                        if HAS_BIAS:
-                            v += ACC(bias[g * OG + gn])
-                        out[pn, g * OG + gn, oh, ow] = v
+                write_pixel(out, bias, acc, i, pn, oh, ow, g * OG, n0 + tx, OG)
 
     return conv2d_igemm

@@ -68,6 +68,25 @@ def uniform24(w):
     return pk.f32(w >> 8) * 5.9604644775390625e-08
 
 
+@pk.func
+def philox4x32(c0, c1, k0, k1):
+    """Philox-4x32-10 of the counter (c0, c1, 0, 0) under the key (k0, k1): four words."""
+    c2: pk.u32 = 0
+    c3: pk.u32 = 0
+    for _ in range(10):
+        hi0 = mulhi(pk.u32(PHILOX_M0), c0)
+        lo0 = c0 * PHILOX_M0
+        hi1 = mulhi(pk.u32(PHILOX_M1), c2)
+        lo1 = c2 * PHILOX_M1
+        c0 = hi1 ^ c1 ^ k0
+        c1 = lo1
+        c2 = hi0 ^ c3 ^ k1
+        c3 = lo0
+        k0 += PHILOX_W0
+        k1 += PHILOX_W1
+    return c0, c1, c2, c3
+
+
 @functools.cache
 def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
     """The kernel that fills a tensor of `out_dtype` with draws of `dist` (one per dtype and
@@ -90,26 +109,12 @@ def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
         c1 = base_hi
         if c0 < base_lo:
             c1 += 1
-        c2: pk.u32 = 0
-        c3: pk.u32 = 0
-        k0 = key_lo
-        k1 = key_hi
-        for _ in range(10):
-            hi0 = mulhi(pk.u32(PHILOX_M0), c0)
-            lo0 = c0 * PHILOX_M0
-            hi1 = mulhi(pk.u32(PHILOX_M1), c2)
-            lo1 = c2 * PHILOX_M1
-            c0 = hi1 ^ c1 ^ k0
-            c1 = lo1
-            c2 = hi0 ^ c3 ^ k1
-            c3 = lo0
-            k0 += PHILOX_W0
-            k1 += PHILOX_W1
+        r0, r1, r2, r3 = philox4x32(c0, c1, key_lo, key_hi)
         words = pk.local(pk.u32, (4,))
-        words[0] = c0
-        words[1] = c1
-        words[2] = c2
-        words[3] = c3
+        words[0] = r0
+        words[1] = r1
+        words[2] = r2
+        words[3] = r3
         vals = pk.local(VT, (4,))
         if dist == "uniform":
             if WIDE:

@@ -1,12 +1,12 @@
 """Candidate f32 GEMM kernels for GPUs without f32 cooperative matrices (CUDA cores).
 
-Each candidate is one shared-memory GEMM in which every invocation computes an 8 x 8 block of
-C, held in 64 plain scalar locals (eight 8-tuples: a tuple is lowered to its elements, so no
-array is indexed at run time and the driver keeps every accumulator in a register, where the
-`pk.local` blocks of `linalg` spill at 8 x 8). The k slices of A and B are staged in shared
-memory, A's transposed (k-major) so that one k step reads 8 A values and 8 B values from two
-shared rows; the next slice is fetched from global memory into registers while the current one
-is multiplied, so there is one barrier pair per slice and the loads overlap the multiplies.
+Each candidate is one shared-memory GEMM in which every invocation computes an 8 x 8 block of C,
+held in 64 plain scalar locals (a 64-tuple, updated by loops over `pk.static_range`: a tuple is
+lowered to its elements, so no array is indexed at run time and the driver keeps every accumulator
+in a register, where the `pk.local` blocks of `linalg` spill at 8 x 8). The k slices of A and B are
+staged in shared memory, A's transposed (k-major) so that one k step reads 8 A values and 8 B values
+from two shared rows; the next slice is fetched from global memory into registers while the current
+one is multiplied, so there is one barrier pair per slice and the loads overlap the multiplies.
 
 The candidates differ in their block of C (128 x 128 from a 16 x 16 workgroup, 64 x 128 from
 16 x 8), the depth of a slice (8 or 16) and how an invocation's 8 rows and columns are laid
@@ -327,14 +327,6 @@ def fetch8(s, k, p, step, half):
 
 
 @pk.func
-def fma8(x, bv, acc):
-    """acc[j] + x * bv[j] for j < 8, one rounding each: one k of one row of the block."""
-    return (pk.fma(x, bv[0], acc[0]), pk.fma(x, bv[1], acc[1]), pk.fma(x, bv[2], acc[2]),
-            pk.fma(x, bv[3], acc[3]), pk.fma(x, bv[4], acc[4]), pk.fma(x, bv[5], acc[5]),
-            pk.fma(x, bv[6], acc[6]), pk.fma(x, bv[7], acc[7]))
-
-
-@pk.func
 def store_one(c, z1, z2, row, col, v, accumulate):
     """c[z1, z2, row, col] = v (plus the old value where `accumulate` is not 0) inside c."""
     if col < c.shape[3]:
@@ -399,14 +391,7 @@ def _kernel(t: F32Tiling, a_kfast: bool, b_nfast: bool, interpret: bool) -> pk.K
         K = a.shape[3] * PER
         rp = ty * RMUL
         cp = tx * CMUL
-        c0 = (0.0,) * 8
-        c1 = c0
-        c2 = c0
-        c3 = c0
-        c4 = c0
-        c5 = c0
-        c6 = c0
-        c7 = c0
+        acc = (0.0,) * 64  # the 8 x 8 block, acc[8 i + j] at row place i, column place j
         # the first slice into registers; each iteration stores the slice it holds and
         # fetches the next while this one is multiplied
         xa = FETCH_A(a, z1, z2, tid, NT, m0, 0, DA1, DA2, BM, BK)
@@ -422,24 +407,12 @@ def _kernel(t: F32Tiling, a_kfast: bool, b_nfast: bool, interpret: bool) -> pk.K
             for kk in range(BK):
                 av = fetch8(As, kk, rp, RSTEP, RHALF)
                 bv = fetch8(Bs, kk, cp, CSTEP, CHALF)
-                c0 = fma8(av[0], bv, c0)
-                c1 = fma8(av[1], bv, c1)
-                c2 = fma8(av[2], bv, c2)
-                c3 = fma8(av[3], bv, c3)
-                c4 = fma8(av[4], bv, c4)
-                c5 = fma8(av[5], bv, c5)
-                c6 = fma8(av[6], bv, c6)
-                c7 = fma8(av[7], bv, c7)
+                for i in pk.static_range(8):
+                    for j in pk.static_range(8):
+                        acc[8 * i + j] = pk.fma(av[i], bv[j], acc[8 * i + j])
             pk.barrier()
-        r = m0 + rp
-        n = n0 + cp
-        store8(c, z1, z2, r, n, CSTEP, CHALF, c0, accumulate)
-        store8(c, z1, z2, r + RSTEP, n, CSTEP, CHALF, c1, accumulate)
-        store8(c, z1, z2, r + 2 * RSTEP, n, CSTEP, CHALF, c2, accumulate)
-        store8(c, z1, z2, r + 3 * RSTEP, n, CSTEP, CHALF, c3, accumulate)
-        store8(c, z1, z2, r + RHALF, n, CSTEP, CHALF, c4, accumulate)
-        store8(c, z1, z2, r + RHALF + RSTEP, n, CSTEP, CHALF, c5, accumulate)
-        store8(c, z1, z2, r + RHALF + 2 * RSTEP, n, CSTEP, CHALF, c6, accumulate)
-        store8(c, z1, z2, r + RHALF + 3 * RSTEP, n, CSTEP, CHALF, c7, accumulate)
+        for i in pk.static_range(8):  # row places p + i step (i < 4) and p + half + ...
+            store8(c, z1, z2, m0 + rp + (i % 4) * RSTEP + (i // 4) * RHALF, n0 + cp, CSTEP,
+                   CHALF, acc[8 * i:8 * i + 8], accumulate)
 
     return matmul_f32

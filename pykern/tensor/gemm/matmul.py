@@ -22,11 +22,15 @@ from pykern.tensor.gemm.matmul_backward import record_matmul
 from pykern.ops.public import declare, torch_names
 from pykern.tensor.gemm import gemm_f32, gemm_host
 from pykern.tensor.core.autocast import low_precision
-from pykern.tensor.gemm.gemm_coop import coop_matmul
+from pykern.tensor.gemm import gemm_coop
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.create.creation import fill
-from pykern.tensor.core.device_limits import is_cpu_device, is_host_device, loop_budget
+from pykern.ops.choice import (compute_units, config, on_cpu, on_gpu, on_host, subgroup_lanes,
+                               tune)
+from pykern.ops.registry import Impl, always
+from pykern.runtime import get_device
+from pykern.tensor.core.device_limits import loop_budget
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.complex import complex_layout
 from pykern.tensor.gemm.gemm_tile import (accumulate_outer, multiply_tiles, step_for, store_tile,
@@ -131,7 +135,33 @@ def _matmul_backward(forward: Callable[..., Tensor], a: object, b: object,
     return record_matmul(out, a, b)
 
 
+def _small_output(info: object, a: Tensor, b: Tensor, c: Tensor) -> bool:
+    return a.shape[-2] * b.shape[-1] <= SMALL_OUTPUT
+
+
+# The kernels matmul runs, in the order they are tried, each with its predicate of
+# (device info, a, b, c): the tile kernel on the matrix engine first, for each batch piece
+# (`_matmul_into`), then the first portable one that applies (`_choose`).
+IMPLEMENTATIONS = (
+    Impl("matrix engine", gemm_coop.applies,
+         "cooperative-matrix tiles (gemm_coop) where the device has tiles of the operands' "
+         "dtype and the shapes divide into blocks; tried for each batch piece"),
+    Impl("one output per invocation", _small_output, f"outputs of at most {SMALL_OUTPUT}"),
+    Impl("host strips", on_host, "register-blocked strips of rows for LLVM (gemm_host)"),
+    Impl("register blocks", on_cpu, "blocks from registers, no shared memory (lavapipe)"),
+    Impl("gpu tiles", always, "shared-memory tiles (f32: the register-blocked gemm_f32)"),
+)
+_CONFIGS = {"one output per invocation": None, "host strips": HOST_TILE,
+            "register blocks": CPU_TILE}
+
+# how matmul sizes its work by the device: split K below `split_k_waves` output blocks per
+# compute unit (from K = `split_k_from`, in pieces of `split_k_piece`), and the 128-wide tile
+# from `large_tile_waves` tiles per unit (measured on an H200, 132 SMs)
+tune("matmul", lambda info: {"split_k_from": 2048, "split_k_waves": 2, "split_k_piece": 256,
+                             "large_tile_waves": 2})
+
 matmul = declare(matmul, "gemm", grad="rule", backward=_matmul_backward, complex_grad=True,
+                 implementations=IMPLEMENTATIONS,
                  autocast="lower_f32_result", exports=("pk", "array_api"),
                  aliases=torch_names("matmul", "aten::matmul", "aten::mm", "aten::bmm",
                                      numpy="matmul", array_api="matmul"))
@@ -174,16 +204,17 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
     """c[..., :, :] = a @ b with a, b, c views of (batch..., M, K), (..., K, N), (..., M, N)."""
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if not is_cpu_device():
+    info = get_device().info
+    if on_gpu(info):
         a, b = _row_major(a, n, True), _row_major(b, m, a.dtype == dt.f32)
-        split = _split_k(m, n, k, prod(batch), a.dtype)
+        split = _split_k(m, n, k, prod(batch), a.dtype, info)
         if split > 1:
             _split_k_matmul(a, b, c, split)
             return
     strides = [broadcast_strides(batch, a.shape[:-2], a.element_strides[:-2]),
                broadcast_strides(batch, b.shape[:-2], b.element_strides[:-2]),
                c.element_strides[:-2]]
-    cfg = _choose(m, n, k, prod(batch))
+    cfg = _choose(info, a, b, c, prod(batch))
     per_iteration = 1 if cfg is None else cfg.bk  # k values one loop iteration consumes
     k_step = k
     budget = loop_budget()
@@ -193,7 +224,8 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
         av = view(a, bshape + (m, k), sa + a.element_strides[-2:], a.offset + deltas[0])
         bv = view(b, bshape + (k, n), sb + b.element_strides[-2:], b.offset + deltas[1])
         cv = view(c, bshape + (m, n), sc + c.element_strides[-2:], c.offset + deltas[2])
-        if coop_matmul(av, bv, cv):
+        if IMPLEMENTATIONS[0].applies(info, av, bv, cv):  # the matrix engine, per batch piece
+            gemm_coop.run(av, bv, cv, subgroup_lanes(info))
             continue
         k0 = 0
         while True:
@@ -220,15 +252,18 @@ def _row_major(t: Tensor, other: int, wanted: bool) -> Tensor:
     return t.copy()
 
 
-def _split_k(m: int, n: int, k: int, nbatch: int, dtype: DType) -> int:
+def _split_k(m: int, n: int, k: int, nbatch: int, dtype: DType, info: object) -> int:
     """Into how many pieces to cut K so that a product with few output blocks (a weight
-    gradient: M and N a layer's widths, K the batch's tokens) keeps every multiprocessor busy:
+    gradient: M and N a layer's widths, K the batch's tokens) keeps every compute unit busy:
     the pieces run as a batch, their partial products summed after. 1: no split."""
+    cfg = config("matmul", info)
     blocks = cdiv(m, 128) * cdiv(n, 128) * nbatch
-    if nbatch != 1 or not dtype.is_float or blocks >= 132 or k < 2048:
+    units = compute_units(info)
+    if nbatch != 1 or not dtype.is_float or blocks >= units or k < cfg["split_k_from"]:
         return 1
     split = 1
-    while split * 2 * blocks <= 264 and k % (split * 2) == 0 and (k // (split * 2)) % 256 == 0:
+    while split * 2 * blocks <= cfg["split_k_waves"] * units and k % (split * 2) == 0 \
+            and (k // (split * 2)) % cfg["split_k_piece"] == 0:
         split *= 2
     return split
 
@@ -258,19 +293,19 @@ def _single_matrix(t: Tensor) -> Tensor:
     return view(t, tuple(t.shape[-2:]), tuple(t.element_strides[-2:]), t.offset)
 
 
-def _choose(m: int, n: int, k: int, nbatch: int) -> TileConfig | None:
-    """The kernel for one problem: None means one output per invocation."""
+def _choose(info: object, a: Tensor, b: Tensor, c: Tensor, nbatch: int
+            ) -> TileConfig | None:
+    """The portable kernel for c = a @ b: the first of matmul's implementations after the
+    matrix engine (tried per batch piece) that applies. None: one output per invocation."""
     if FORCE_CONFIG is not None:
         return FORCE_CONFIG
-    if m * n <= SMALL_OUTPUT:
-        return None
-    if is_host_device():
-        return HOST_TILE
-    if is_cpu_device():
-        return CPU_TILE
-    if cdiv(m, GPU_TILE.bm) * cdiv(n, GPU_TILE.bn) * nbatch >= 2 * 132:
-        return GPU_TILE
-    return GPU_SMALL
+    impl = next(i for i in IMPLEMENTATIONS[1:] if i.applies(info, a, b, c))
+    if impl.name == "gpu tiles":  # the larger tile where the output fills the device
+        m, n = a.shape[-2], b.shape[-1]
+        waves = config("matmul", info)["large_tile_waves"]
+        big = cdiv(m, GPU_TILE.bm) * cdiv(n, GPU_TILE.bn) * nbatch >= waves * compute_units(info)
+        return GPU_TILE if big else GPU_SMALL
+    return _CONFIGS[impl.name]
 
 
 def _launch(a: Tensor, b: Tensor, c: Tensor, cfg: TileConfig | None, accumulate: int) -> None:

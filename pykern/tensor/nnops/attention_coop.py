@@ -42,11 +42,13 @@ import numpy as np
 
 import pykern as pk
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
 from pykern.tensor.gemm.gemm_coop import TILE_DTYPES, _offers, _words
 from pykern.tensor.core.strided import batch_pieces, broadcast_strides, view
 from pykern.tensor.core.tensor import Tensor, empty
 
 BQ, BK = 64, 64  # queries per workgroup (16 per subgroup), keys per step
+LANES = 2 * BQ // 4  # invocations of a subgroup: two lanes per row of its 16 rows
 HEAD_DIMS = (64, 128)
 TAU = 8.0  # log2 of how far P may exceed 1 before the rows of O are rescaled
 LOG2E = 1.0 / math.log(2.0)
@@ -62,7 +64,9 @@ def coop_attention(q: Tensor, k: Tensor, v: Tensor, out: Tensor, causal: bool,
     k (..., Lk, D), v (..., Lk, D) with broadcasting batch dimensions; False (nothing done)
     where it does not apply (see `applies`) or the device has no such tiles. With `lse`
     (batch + (Lq,), f32), each row's log-sum-exp of its scaled scores is written there too."""
-    if applies(q, k, v, out) is not None or not (INTERPRET or _offers(out.device, q.dtype)):
+    if applies(q, k, v, out) is not None or not (INTERPRET or (
+            _offers(out.device, q.dtype)
+            and out.device.info.features.subgroup_size == LANES)):  # type: ignore[attr-defined]
         return False
     batch = out.shape[:-2]
     save = lse is not None
@@ -117,7 +121,7 @@ def launch(kern: pk.Kernel, q: object, k: object, v: object, out: object,
     if lse is None:
         lse = np.empty((1, 1, 1), np.float32) if isinstance(out, np.ndarray) \
             else empty((1, 1, 1), pk.f32)
-    kern[(lq // BQ) * 32, 4, b1 * b2](q, k, v, out, lse, scale * LOG2E)
+    kern[(lq // BQ) * LANES, 4, b1 * b2](q, k, v, out, lse, scale * LOG2E)
 
 
 @functools.lru_cache(maxsize=None)
@@ -126,100 +130,127 @@ def interpreted(kern: pk.Kernel) -> pk.Kernel:
     return pk.kernel(kern.__wrapped__, interpret=True, workgroup=kern.workgroup)
 
 
+@pk.func
+def scale_rows(ss, row, half, alpha):
+    """ss[row, :BK] *= alpha, this lane's half of the columns (the even or the odd ones)."""
+    for c in range(BK // 2):
+        ss[row, 2 * c + half] = ss[row, 2 * c + half] * alpha
+
+
+@functools.lru_cache(maxsize=None)
+def _row_steps(causal: bool, dtype: DType) -> tuple[Func, Func]:
+    """The online softmax's two walks over a lane's half of its row of S (keys kb.., scores
+    scaled to log2 units, keys past query qi masked where `causal`): the block's maximum, and
+    P = 2^(x - m) written to sp in `dtype`, added to the running sum `total`."""
+    CAUSAL, AB = causal, dtype  # noqa: N806
+
+    @pk.func
+    def block_max(ss, row, half, kb, qi, scale_log2):
+        bm: pk.f32 = -math.inf
+        for c in range(BK // 2):
+            j = 2 * c + half
+            x = ss[row, j] * scale_log2
+            if CAUSAL and kb + j > qi:
+                x = -math.inf
+            bm = max(bm, x)
+        return bm
+
+    @pk.func
+    def probabilities(ss, sp, row, half, kb, qi, scale_log2, m, total):
+        for c in range(BK // 2):
+            j = 2 * c + half
+            x = ss[row, j] * scale_log2
+            if CAUSAL and kb + j > qi:
+                x = -math.inf
+            p = AB(pk.exp2(x - m))
+            sp[row, j] = p
+            total += pk.f32(p)  # the sum of what is multiplied, rounded as it is
+        return total
+
+    return block_max, probabilities
+
+
+@functools.lru_cache(maxsize=None)
+def _stage_steps(w: int) -> tuple[Func, Func]:
+    """Moving a block of BK rows of W words between memory and the stage: each invocation
+    carries STAGE words, NT apart, through its registers (`fetched`)."""
+    W, NT = w, 4 * LANES  # noqa: N806
+    STAGE = BK * W // NT  # noqa: N806
+
+    @pk.func
+    def fetch(t, fetched, z1, z2, r0, tid):
+        for e in range(STAGE):
+            i = tid + e * NT
+            fetched[e] = t[z1, z2, r0 + i // W, i % W]
+
+    @pk.func
+    def stash(skv, fetched, tid):
+        for e in range(STAGE):
+            i = tid + e * NT
+            skv[i // W, i % W] = fetched[e]
+
+    return fetch, stash
+
+
 @functools.lru_cache(maxsize=None)
 def _kernel(dtype: DType, d: int, causal: bool, save_lse: bool = False) -> pk.Kernel:
     AB, D, CAUSAL, SAVE_LSE = dtype, d, causal, save_lse  # noqa: N806
     W = d // 4  # noqa: N806  (64-bit words per row)
-    STAGE = BK * W // 128  # noqa: N806  (words each invocation copies per block)
-    BIG = D == 128  # noqa: N806  (8 tiles across a row instead of 4)
+    STAGE = BK * W // (4 * LANES)  # noqa: N806  (words each invocation copies per block)
+    NQ = D // 16  # noqa: N806  (tiles across a row of Q and of O: 4 or 8)
+    BLOCK_MAX, PROBABILITIES = _row_steps(causal, dtype)  # noqa: N806
+    FETCH, STASH = _stage_steps(W)  # noqa: N806
 
-    @pk.kernel(workgroup=(32, 4, 1))
+    @pk.kernel(workgroup=(LANES, 4, 1))
     def attention_coop(q: pk.u64[:, :, :, :], k: pk.u64[:, :, :, :], v: pk.u64[:, :, :, :],
                        out: AB[:, :, :, :], lse: pk.f32[:, :, :], scale_log2: pk.f32):
         skv = pk.shared(pk.u64, (BK, W + 2))  # Q's block once, then each K and V block
         ss = pk.shared(pk.f32, (BQ, BK + 4))  # S; the scratch of O's rescaling and output
         sp = pk.shared(AB, (BQ, BK + 8))  # P
         sflag = pk.shared(pk.i32, 4)  # per subgroup: a row of it needs O rescaled
+        # the words this invocation copies into the stage, fetched into registers ahead of
+        # the store, so that the loads from memory overlap other work: the first K block here,
+        # V's during the softmax, the next K block's during O += P @ V
+        fetched = pk.local(pk.u64, STAGE)
         lane = pk.local_id(0)
         sg = pk.local_id(1)
-        tid = sg * 32 + lane
+        tid = sg * LANES + lane
         z1, z2 = pk.unravel(pk.group_id(2), out.shape[:2])
         q0 = (pk.num_groups(0) - 1 - pk.group_id(0)) * BQ  # causal: the longest rows first
         r0 = sg * 16  # the subgroup's rows in the block
         row = r0 + lane // 2  # two lanes per row: the even and the odd columns
         half = lane % 2
         qi = q0 + row
-        for e in range(STAGE):
-            w = tid + e * 128
-            skv[w // W, w % W] = q[z1, z2, q0 + w // W, w % W]
+        FETCH(q, fetched, z1, z2, q0, tid)
+        STASH(skv, fetched, tid)
         pk.barrier()
-        a0 = pk.coop_load(skv, r0, 0, 16, 16, pk.MATRIX_A, dtype=AB)
-        a1 = pk.coop_load(skv, r0, 4, 16, 16, pk.MATRIX_A, dtype=AB)
-        a2 = pk.coop_load(skv, r0, 8, 16, 16, pk.MATRIX_A, dtype=AB)
-        a3 = pk.coop_load(skv, r0, 12, 16, 16, pk.MATRIX_A, dtype=AB)
-        if BIG:
-            a4 = pk.coop_load(skv, r0, 16, 16, 16, pk.MATRIX_A, dtype=AB)
-            a5 = pk.coop_load(skv, r0, 20, 16, 16, pk.MATRIX_A, dtype=AB)
-            a6 = pk.coop_load(skv, r0, 24, 16, 16, pk.MATRIX_A, dtype=AB)
-            a7 = pk.coop_load(skv, r0, 28, 16, 16, pk.MATRIX_A, dtype=AB)
+        # Q's tiles across the row (qa[t]: columns 16 t) and O's (o[t]), held in registers
+        qa = (pk.coop_load(skv, r0, 0, 16, 16, pk.MATRIX_A, dtype=AB),) * NQ
+        for t in pk.static_range(1, NQ):
+            qa[t] = pk.coop_load(skv, r0, 4 * t, 16, 16, pk.MATRIX_A, dtype=AB)
         zero = pk.coop_fill(pk.f32, 16, 16, pk.ACCUMULATOR, 0.0)
-        o0 = zero
-        o1 = zero
-        o2 = zero
-        o3 = zero
-        o4 = zero
-        o5 = zero
-        o6 = zero
-        o7 = zero
+        o = (zero,) * NQ
         m: pk.f32 = -math.inf  # the row's reference maximum (log2 units), P = 2^(x - m)
         lsum: pk.f32 = 0.0  # this lane's half of the row's sum of P
         kend = k.shape[2]
         if CAUSAL:  # no key past the block's last query
             kend = min(kend, q0 + BQ)
-        # the words this invocation copies into the stage, fetched into registers ahead of
-        # the store, so that the loads from memory overlap other work: the first K block here,
-        # V's during the softmax, the next K block's during O += P @ V
-        fetched = pk.local(pk.u64, STAGE)
-        for e in range(STAGE):
-            w = tid + e * 128
-            fetched[e] = k[z1, z2, w // W, w % W]
+        FETCH(k, fetched, z1, z2, 0, tid)
         pk.barrier()  # every subgroup holds its Q tiles: the stage is free
         for kb in range(0, kend, BK):
-            for e in range(STAGE):
-                w = tid + e * 128
-                skv[w // W, w % W] = fetched[e]
+            STASH(skv, fetched, tid)
             pk.barrier()
             for j in range(4):  # S's 16 x 16 tile of keys kb + 16j ...
-                s = pk.coop_mma(a0, pk.coop_load(skv, j * 16, 0, 16, 16, pk.MATRIX_B,
-                                                 dtype=AB, transpose=True), zero)
-                s = pk.coop_mma(a1, pk.coop_load(skv, j * 16, 4, 16, 16, pk.MATRIX_B,
-                                                 dtype=AB, transpose=True), s)
-                s = pk.coop_mma(a2, pk.coop_load(skv, j * 16, 8, 16, 16, pk.MATRIX_B,
-                                                 dtype=AB, transpose=True), s)
-                s = pk.coop_mma(a3, pk.coop_load(skv, j * 16, 12, 16, 16, pk.MATRIX_B,
-                                                 dtype=AB, transpose=True), s)
-                if BIG:
-                    s = pk.coop_mma(a4, pk.coop_load(skv, j * 16, 16, 16, 16, pk.MATRIX_B,
-                                                     dtype=AB, transpose=True), s)
-                    s = pk.coop_mma(a5, pk.coop_load(skv, j * 16, 20, 16, 16, pk.MATRIX_B,
-                                                     dtype=AB, transpose=True), s)
-                    s = pk.coop_mma(a6, pk.coop_load(skv, j * 16, 24, 16, 16, pk.MATRIX_B,
-                                                     dtype=AB, transpose=True), s)
-                    s = pk.coop_mma(a7, pk.coop_load(skv, j * 16, 28, 16, 16, pk.MATRIX_B,
-                                                     dtype=AB, transpose=True), s)
+                s = zero
+                for t in pk.static_range(NQ):
+                    s = pk.coop_mma(qa[t], pk.coop_load(skv, j * 16, 4 * t, 16, 16,
+                                                        pk.MATRIX_B, dtype=AB, transpose=True),
+                                    s)
                 pk.coop_store(ss, r0, j * 16, s)
             pk.barrier()  # S is complete and K's stage is read
-            for e in range(STAGE):
-                w = tid + e * 128
-                fetched[e] = v[z1, z2, kb + w // W, w % W]
+            FETCH(v, fetched, z1, z2, kb, tid)
             # the online softmax of this lane's half of its row
-            bm: pk.f32 = -math.inf
-            for c in range(BK // 2):
-                j = 2 * c + half
-                x = ss[row, j] * scale_log2
-                if CAUSAL and kb + j > qi:
-                    x = -math.inf
-                bm = max(bm, x)
+            bm = BLOCK_MAX(ss, row, half, kb, qi, scale_log2)
             bm = max(bm, pk.subgroup_shuffle_xor(bm, 1))
             alpha: pk.f32 = 1.0
             grown = False
@@ -229,92 +260,42 @@ def _kernel(dtype: DType, d: int, causal: bool, save_lse: bool = False) -> pk.Ke
                 alpha = pk.exp2(m - bm)
                 m = bm
                 grown = True
-            lsum = lsum * alpha
-            for c in range(BK // 2):
-                j = 2 * c + half
-                x = ss[row, j] * scale_log2
-                if CAUSAL and kb + j > qi:
-                    x = -math.inf
-                p = AB(pk.exp2(x - m))
-                sp[row, j] = p
-                lsum += pk.f32(p)  # the sum of what is multiplied, rounded as it is
-            for e in range(STAGE):
-                w = tid + e * 128
-                skv[w // W, w % W] = fetched[e]
+            lsum = PROBABILITIES(ss, sp, row, half, kb, qi, scale_log2, m, lsum * alpha)
+            STASH(skv, fetched, tid)
             rescale = pk.subgroup_any(grown)
             if lane == 0:
                 sflag[sg] = 1 if rescale else 0
             pk.barrier()  # P and V are in place, the flags set
             if sflag[0] + sflag[1] + sflag[2] + sflag[3] > 0:  # the same for the workgroup
-                pk.coop_store(ss, r0, 0, o0)
-                pk.coop_store(ss, r0, 16, o1)
-                pk.coop_store(ss, r0, 32, o2)
-                pk.coop_store(ss, r0, 48, o3)
-                pk.barrier()
-                for c in range(BK // 2):
-                    ss[row, 2 * c + half] = ss[row, 2 * c + half] * alpha
-                pk.barrier()
-                o0 = pk.coop_load(ss, r0, 0, 16, 16, pk.ACCUMULATOR)
-                o1 = pk.coop_load(ss, r0, 16, 16, 16, pk.ACCUMULATOR)
-                o2 = pk.coop_load(ss, r0, 32, 16, 16, pk.ACCUMULATOR)
-                o3 = pk.coop_load(ss, r0, 48, 16, 16, pk.ACCUMULATOR)
-                if BIG:
+                for h in pk.static_range(NQ // 4):  # four of O's tiles at a time through S
+                    if h > 0:
+                        pk.barrier()
+                    for t in pk.static_range(4):
+                        pk.coop_store(ss, r0, 16 * t, o[4 * h + t])
                     pk.barrier()
-                    pk.coop_store(ss, r0, 0, o4)
-                    pk.coop_store(ss, r0, 16, o5)
-                    pk.coop_store(ss, r0, 32, o6)
-                    pk.coop_store(ss, r0, 48, o7)
+                    scale_rows(ss, row, half, alpha)
                     pk.barrier()
-                    for c in range(BK // 2):
-                        ss[row, 2 * c + half] = ss[row, 2 * c + half] * alpha
-                    pk.barrier()
-                    o4 = pk.coop_load(ss, r0, 0, 16, 16, pk.ACCUMULATOR)
-                    o5 = pk.coop_load(ss, r0, 16, 16, 16, pk.ACCUMULATOR)
-                    o6 = pk.coop_load(ss, r0, 32, 16, 16, pk.ACCUMULATOR)
-                    o7 = pk.coop_load(ss, r0, 48, 16, 16, pk.ACCUMULATOR)
+                    for t in pk.static_range(4):
+                        o[4 * h + t] = pk.coop_load(ss, r0, 16 * t, 16, 16, pk.ACCUMULATOR)
             if kb + BK < kend:
-                for e in range(STAGE):
-                    w = tid + e * 128
-                    fetched[e] = k[z1, z2, kb + BK + w // W, w % W]
+                FETCH(k, fetched, z1, z2, kb + BK, tid)
             for kk in range(4):  # O += P @ V, 16 keys a step
                 pt = pk.coop_load(sp, r0, kk * 16, 16, 16, pk.MATRIX_A)
-                o0 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 0, 16, 16, pk.MATRIX_B,
-                                                  dtype=AB), o0)
-                o1 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 4, 16, 16, pk.MATRIX_B,
-                                                  dtype=AB), o1)
-                o2 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 8, 16, 16, pk.MATRIX_B,
-                                                  dtype=AB), o2)
-                o3 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 12, 16, 16, pk.MATRIX_B,
-                                                  dtype=AB), o3)
-                if BIG:
-                    o4 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 16, 16, 16, pk.MATRIX_B,
-                                                      dtype=AB), o4)
-                    o5 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 20, 16, 16, pk.MATRIX_B,
-                                                      dtype=AB), o5)
-                    o6 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 24, 16, 16, pk.MATRIX_B,
-                                                      dtype=AB), o6)
-                    o7 = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 28, 16, 16, pk.MATRIX_B,
-                                                      dtype=AB), o7)
+                for t in pk.static_range(NQ):
+                    o[t] = pk.coop_mma(pt, pk.coop_load(skv, kk * 16, 4 * t, 16, 16,
+                                                        pk.MATRIX_B, dtype=AB), o[t])
             pk.barrier()  # the stage, S and P are free for the next block
         total = lsum + pk.subgroup_shuffle_xor(lsum, 1)
         inv = 1.0 / total
         if SAVE_LSE and half == 0:  # in natural-log units of the scaled scores
             lse[z1, z2, qi] = (m + pk.log2(total)) * LN2
-        pk.coop_store(ss, r0, 0, o0)
-        pk.coop_store(ss, r0, 16, o1)
-        pk.coop_store(ss, r0, 32, o2)
-        pk.coop_store(ss, r0, 48, o3)
-        pk.barrier()
-        for c in range(BK // 2):
-            out[z1, z2, qi, 2 * c + half] = AB(ss[row, 2 * c + half] * inv)
-        if BIG:
-            pk.barrier()
-            pk.coop_store(ss, r0, 0, o4)
-            pk.coop_store(ss, r0, 16, o5)
-            pk.coop_store(ss, r0, 32, o6)
-            pk.coop_store(ss, r0, 48, o7)
+        for h in pk.static_range(NQ // 4):  # the output, four tiles (64 columns) at a time
+            if h > 0:
+                pk.barrier()
+            for t in pk.static_range(4):
+                pk.coop_store(ss, r0, 16 * t, o[4 * h + t])
             pk.barrier()
             for c in range(BK // 2):
-                out[z1, z2, qi, 64 + 2 * c + half] = AB(ss[row, 2 * c + half] * inv)
+                out[z1, z2, qi, 64 * h + 2 * c + half] = AB(ss[row, 2 * c + half] * inv)
 
     return attention_coop

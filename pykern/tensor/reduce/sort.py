@@ -286,6 +286,20 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
     BEFORE = _before(k_dt, desc)  # noqa: N806
     KD = k_dt  # noqa: N806
 
+    @pk.func
+    def compare_exchange(sk, si, a, b, up, n):
+        """Puts the keys at a and b (and their indices) in order: ascending where `up`."""
+        ka = sk[a]
+        ia = si[a]
+        kb = sk[b]
+        ib = si[b]
+        # pairs are distinct (indices differ): "a before b" is "not b before a"
+        if BEFORE(kb, ib, ka, ia, n) == up:
+            sk[a] = kb
+            si[a] = ib
+            sk[b] = ka
+            si[b] = ia
+
     @pk.kernel(workgroup=(T, 1, 1))
     def bitonic_block(x: x_dt[:, :, :], keys: k_dt[:, :], idx: pk.i32[:, :],
                       vals: v_dt[:, :, :], inds: pk.i64[:, :, :], n: int, kmin: int, kmax: int,
@@ -330,20 +344,8 @@ def _block_kernel(x_dt: DType, k_dt: DType, v_dt: DType, block: int, threads: in
                     pr = lt + q * T
                     i = 2 * j * (pr // j) + pr % j
                     ll = i + j
-                    a = sub * BLK + i
-                    b = sub * BLK + ll
-                    ka = sk[a]
-                    ia = si[a]
-                    kb = sk[b]
-                    ib = si[b]
                     up = ((base + i) & k) == 0
-                    # pairs are distinct (indices differ): "a before b" is "not b before a"
-                    swap = BEFORE(kb, ib, ka, ia, n) == up
-                    if swap:
-                        sk[a] = kb
-                        si[a] = ib
-                        sk[b] = ka
-                        si[b] = ia
+                    compare_exchange(sk, si, sub * BLK + i, sub * BLK + ll, up, n)
                 pk.barrier()
                 j = j // 2
             k = k * 2
