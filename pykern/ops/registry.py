@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("unary", "binary", "ternary", "reduction", "scan", "sort", "index", "shape",
+KINDS = ("unary", "binary", "ternary", "cast", "reduction", "scan", "sort", "index", "shape",
          "creation", "random", "gemm", "conv", "pool", "nn", "complex", "linalg", "fft", "loss")
 """The kinds of op: what sample inputs the test matrix gives an op without samples of its own,
 and how docs/tensor.md groups the op table."""

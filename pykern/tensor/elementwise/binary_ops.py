@@ -275,14 +275,16 @@ class BinaryOp(Op):
     (numpy 2 allows such scalars there only). `grads` are the formulas of the gradients of
     the two inputs (each of `g` and, by name, the tensors it reads: `a`, `b`, `out`), run
     only for an input that requires grad; `complex_grads` those for complex operands
-    ("holomorphic": the real ones conjugated, `pykern.tensor.complex.complex_grads`)."""
+    ("holomorphic": the real ones conjugated, `pykern.tensor.complex.complex_grads`). `domain`:
+    where the test matrix's samples lie (default -2..2)."""
 
     def __init__(self, name: str, fn: Func, rule: Callable[[BinaryOp, DType], BinaryPlan], *,
                  for_bool: Func | None = None, beyond_range: tuple[bool, bool] | None = None,
                  grads: tuple[Callable[..., Any], Callable[..., Any]] | None = None,
                  complex_grads: tuple[Callable[..., Any], Callable[..., Any]] | str | None = None,
                  aliases: Aliases | None = None, exports: tuple[str, ...] = ("pk", "array_api"),
-                 builtin: Any = None, doc: str | None = None) -> None:
+                 builtin: Any = None, doc: str | None = None,
+                 domain: tuple[float, float] | None = None) -> None:
         float_result = rule in (_arith, _floor_divide, _divide, _float_math, _float)
         super().__init__(name, doc or _doc(name), "binary", exports=exports,
                          aliases=aliases if aliases is not None else _aliases(name),
@@ -290,7 +292,7 @@ class BinaryOp(Op):
                          grad=("formula" if grads is not None else
                                "refused" if float_result else "none"),
                          backward=grads, complex_grad=complex_grads is not None,
-                         builtin=builtin)
+                         builtin=builtin, samples={"domain": domain} if domain else None)
         self.fn, self.rule, self.for_bool, self.beyond_range = fn, rule, for_bool, beyond_range
         if complex_grads == HOLOMORPHIC:
             complex_grads = grads
@@ -399,7 +401,7 @@ REMAINDER = BinaryOp("remainder", remainder_f, _arith,
                      grads=(lambda g: g, lambda g, a, b: -g * pk.floor(a / b)),
                      aliases=_aliases("remainder", numpy=("remainder", "mod")))
 POW = BinaryOp("pow", pow_f, _arith, grads=(_pow_a, _pow_b), complex_grads=(_pow_a, _pow_b_complex),
-               builtin=bi.pow,
+               builtin=bi.pow, domain=(0.5, 2.0),
                aliases=_aliases("pow", numpy=("power", "pow"), aten=(
                    "aten::pow.Tensor_Tensor", "aten::pow.Tensor_Scalar", "aten::pow.Scalar")))
 MAXIMUM = BinaryOp("maximum", maximum_f, _arith, for_bool=logical_or_f,

@@ -552,7 +552,7 @@ def _astype(x: Tensor, d: DType) -> Tensor:
     return out
 
 
-astype = declare(astype, "unary", grad="linear", exports=("pk",),
+astype = declare(astype, "cast", grad="linear", exports=("pk",),
                  aliases=torch_names("Tensor.to", "aten::_to_copy", numpy="astype"))
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 import pykern as pk
 
 from pykern.autograd.records import reads
@@ -26,6 +28,9 @@ from pykern.ops.registry import Aliases, Op, get, register
 from pykern.tensor.core import promotion as pr
 
 LN2 = 0.6931471805599453
+# Vulkan's bound on atan-like and hyperbolic functions in f32 (about 4e-4 relative; lavapipe's
+# asin and acos come near it), what the test matrix holds those ops to
+VULKAN_ATAN_RTOL = 5e-4
 LN10 = 2.302585092994046
 LOG10_2 = 0.30102999566398120
 SQRT1_2 = 0.7071067811865476
@@ -381,21 +386,28 @@ class UnaryOp(Op):
     `unsigned` is the element function for unsigned ints where it differs and `constant` a
     predicate's value for non-floats. Its backward is `grad`, a formula of `g` and the tensors
     it reads by name (`x`, `out`); `complex_grad` the formula for complex tensors ("holomorphic":
-    the real formula, conjugated: see `pykern.tensor.complex.complex_grads`)."""
+    the real formula, conjugated: see `pykern.tensor.complex.complex_grads`). For the test
+    matrix: `domain`, where its samples lie (default -2..2), `reference`, a numpy function where
+    numpy has none of its name, and `f32_rtol`, its f32 accuracy where that is Vulkan's
+    (GLSL.std.450's bounds: docs/tensor.md, Precision) rather than a few ULP."""
 
     def __init__(self, name: str, fn: Func, rule: Callable[[UnaryOp, DType], UnaryPlan],
                  doc: str, *, bool_ok: bool = True, unsigned: Func | None = None,
                  constant: bool = False, grad: Callable[..., Any] | None = None,
                  complex_grad: Callable[..., Any] | str | None = None,
                  aliases: Aliases | None = None, exports: tuple[str, ...] = ("pk", "array_api"),
-                 kind: str = "unary", builtin: Any = None) -> None:
+                 kind: str = "unary", builtin: Any = None, domain: tuple[float, float] | None
+                 = None, reference: Callable[..., Any] | None = None,
+                 f32_rtol: float | None = None) -> None:
         float_result = rule not in (_predicate, _signbit, _bitwise, _logical)
         super().__init__(name, doc, kind, exports=exports,
                          aliases=aliases if aliases is not None else _aliases(name),
                          types=(rule.__doc__ or "").split("\n")[0],
                          grad=("formula" if grad is not None else
                                "refused" if float_result else "none"),
-                         backward=grad, complex_grad=complex_grad is not None, builtin=builtin)
+                         backward=grad, complex_grad=complex_grad is not None, builtin=builtin,
+                         samples={k: v for k, v in (("domain", domain), ("f32_rtol", f32_rtol))
+                                  if v is not None} or None, reference=reference)
         self.fn, self.rule, self.bool_ok = fn, rule, bool_ok
         self.unsigned, self.constant = unsigned, constant
         self.complex_backward = holomorphic(grad) if complex_grad == HOLOMORPHIC else \
@@ -489,14 +501,18 @@ _OPS = (
     UnaryOp("sign", sign_f, _same, "-1, 0 or 1 (nan stays nan, -0.0 stays -0.0)", bool_ok=False,
             unsigned=sign_unsigned_f, grad=_zero, complex_grad=_sign_complex),
     UnaryOp("relu", relu_f, _same, "max(x, 0) (nan stays nan)", grad=lambda g, x: g * (x > 0),
-            exports=("pk",), aliases=_aliases("relu", numpy=(), array_api=False)),
+            exports=("pk",), aliases=_aliases("relu", numpy=(), array_api=False),
+            reference=lambda x: np.maximum(x, 0)),
     UnaryOp("reciprocal", reciprocal_f, _float, "1 / x", grad=lambda g, out: -g * out * out,
-            complex_grad=HOLOMORPHIC),
+            complex_grad=HOLOMORPHIC,
+            domain=(0.5, 2.0)),
     UnaryOp("sqrt", sqrt_f, _float, "square root (nan below 0)",
-            grad=lambda g, out: g * 0.5 / out, complex_grad=HOLOMORPHIC, builtin=bi.sqrt),
+            grad=lambda g, out: g * 0.5 / out, complex_grad=HOLOMORPHIC, builtin=bi.sqrt,
+            domain=(0.1, 3.0)),
     UnaryOp("rsqrt", rsqrt_f, _float, "1 / sqrt(x)",
             grad=lambda g, out: g * -0.5 * out * out * out, builtin=bi.rsqrt, exports=("pk",),
-            aliases=_aliases("rsqrt", numpy=(), array_api=False)),
+            aliases=_aliases("rsqrt", numpy=(), array_api=False),
+            domain=(0.1, 3.0), reference=lambda x: 1.0 / np.sqrt(x)),
     UnaryOp("exp", exp_f, _math, "e**x", grad=lambda g, out: g * out, complex_grad=HOLOMORPHIC,
             builtin=bi.exp),
     UnaryOp("exp2", exp2_f, _math, "2**x", grad=lambda g, out: g * out * LN2,
@@ -505,55 +521,76 @@ _OPS = (
     UnaryOp("expm1", expm1_f, _math, "e**x - 1, accurate near 0",
             grad=lambda g, out: g * (out + 1.0), complex_grad=HOLOMORPHIC, builtin=bi.expm1),
     UnaryOp("log", log_f, _math, "natural logarithm (nan below 0, -inf at 0)",
-            grad=lambda g, x: g / x, complex_grad=HOLOMORPHIC, builtin=bi.log),
+            grad=lambda g, x: g / x, complex_grad=HOLOMORPHIC, builtin=bi.log,
+            domain=(0.1, 3.0)),
     UnaryOp("log2", log2_f, _math, "base-2 logarithm", grad=lambda g, x: g / (x * LN2),
-            complex_grad=HOLOMORPHIC, builtin=bi.log2),
+            complex_grad=HOLOMORPHIC, builtin=bi.log2,
+            domain=(0.1, 3.0)),
     UnaryOp("log10", log10_f, _math, "base-10 logarithm", grad=lambda g, x: g / (x * LN10),
-            complex_grad=HOLOMORPHIC, builtin=bi.log10),
+            complex_grad=HOLOMORPHIC, builtin=bi.log10,
+            domain=(0.1, 3.0)),
     UnaryOp("log1p", log1p_f, _math, "log(1 + x), accurate near 0",
-            grad=lambda g, x: g / (x + 1.0), complex_grad=HOLOMORPHIC, builtin=bi.log1p),
+            grad=lambda g, x: g / (x + 1.0), complex_grad=HOLOMORPHIC, builtin=bi.log1p,
+            domain=(-0.5, 2.0)),
     UnaryOp("sin", sin_f, _math, "sine", grad=lambda g, x: g * pk.cos(x),
             complex_grad=HOLOMORPHIC, builtin=bi.sin),
     UnaryOp("cos", cos_f, _math, "cosine", grad=lambda g, x: -g * pk.sin(x),
             complex_grad=HOLOMORPHIC, builtin=bi.cos),
     UnaryOp("tan", tan_f, _math, "tangent", grad=lambda g, out: g * (1.0 + out * out),
-            complex_grad=HOLOMORPHIC, builtin=bi.tan),
+            complex_grad=HOLOMORPHIC, builtin=bi.tan,
+            domain=(-1.2, 1.2)),
     UnaryOp("asin", asin_f, _math, "arcsine", grad=lambda g, x: g / pk.sqrt(1.0 - x * x),
             complex_grad=HOLOMORPHIC, builtin=bi.asin,
-            aliases=_aliases("asin", numpy=("asin", "arcsin"))),
+            aliases=_aliases("asin", numpy=("asin", "arcsin")),
+            domain=(-0.9, 0.9),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("acos", acos_f, _math, "arccosine", grad=lambda g, x: -g / pk.sqrt(1.0 - x * x),
             complex_grad=HOLOMORPHIC, builtin=bi.acos,
-            aliases=_aliases("acos", numpy=("acos", "arccos"))),
+            aliases=_aliases("acos", numpy=("acos", "arccos")),
+            domain=(-0.9, 0.9),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("atan", atan_f, _math, "arctangent", grad=lambda g, x: g / (1.0 + x * x),
             complex_grad=HOLOMORPHIC, builtin=bi.atan,
-            aliases=_aliases("atan", numpy=("atan", "arctan"))),
+            aliases=_aliases("atan", numpy=("atan", "arctan")),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("sinh", sinh_f, _math, "hyperbolic sine", grad=lambda g, x: g * pk.cosh(x),
-            complex_grad=HOLOMORPHIC, builtin=bi.sinh),
+            complex_grad=HOLOMORPHIC, builtin=bi.sinh,
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("cosh", cosh_f, _math, "hyperbolic cosine", grad=lambda g, x: g * pk.sinh(x),
-            complex_grad=HOLOMORPHIC, builtin=bi.cosh),
+            complex_grad=HOLOMORPHIC, builtin=bi.cosh,
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("tanh", tanh_f, _math, "hyperbolic tangent",
             grad=lambda g, out: g * (1.0 - out * out), complex_grad=HOLOMORPHIC,
             builtin=bi.tanh),
     UnaryOp("asinh", asinh_f, _math, "inverse hyperbolic sine",
             grad=lambda g, x: g / pk.sqrt(x * x + 1.0), complex_grad=HOLOMORPHIC,
-            builtin=bi.asinh, aliases=_aliases("asinh", numpy=("asinh", "arcsinh"))),
+            builtin=bi.asinh, aliases=_aliases("asinh", numpy=("asinh", "arcsinh")),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("acosh", acosh_f, _math, "inverse hyperbolic cosine",
             grad=lambda g, x: g / pk.sqrt(x * x - 1.0), complex_grad=holomorphic(_acosh_complex),
-            builtin=bi.acosh, aliases=_aliases("acosh", numpy=("acosh", "arccosh"))),
+            builtin=bi.acosh, aliases=_aliases("acosh", numpy=("acosh", "arccosh")),
+            domain=(1.1, 3.0),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("atanh", atanh_f, _math, "inverse hyperbolic tangent",
             grad=lambda g, x: g / (1.0 - x * x), complex_grad=HOLOMORPHIC, builtin=bi.atanh,
-            aliases=_aliases("atanh", numpy=("atanh", "arctanh"))),
+            aliases=_aliases("atanh", numpy=("atanh", "arctanh")),
+            domain=(-0.9, 0.9),
+            f32_rtol=VULKAN_ATAN_RTOL),
     UnaryOp("erf", erf_f, _math, "the error function",
             grad=lambda g, x: g * (2.0 / math.sqrt(math.pi)) * pk.exp(-x * x),
-            builtin=bi.erf, exports=("pk",), aliases=_aliases("erf", numpy=(), array_api=False)),
+            builtin=bi.erf, exports=("pk",), aliases=_aliases("erf", numpy=(), array_api=False),
+            reference=np.vectorize(math.erf)),
     UnaryOp("sigmoid", sigmoid_f, _math, "1 / (1 + e**-x)",
             grad=lambda g, out: g * out * (1.0 - out), exports=("pk",),
-            aliases=_aliases("sigmoid", numpy=(), array_api=False)),
+            aliases=_aliases("sigmoid", numpy=(), array_api=False),
+            reference=lambda x: 1.0 / (1.0 + np.exp(-x))),
     UnaryOp("silu", silu_f, _math, "x * sigmoid(x)", grad=_silu_grad, exports=("pk",),
-            aliases=_aliases("silu", numpy=(), array_api=False)),
+            aliases=_aliases("silu", numpy=(), array_api=False),
+            reference=lambda x: x / (1.0 + np.exp(-x))),
     UnaryOp("gelu", gelu_f, _math, "x * Phi(x), with erf (approximate='tanh': the tanh form)",
             grad=_gelu_grad, exports=("pk",),
-            aliases=_aliases("gelu", numpy=(), array_api=False)),
+            aliases=_aliases("gelu", numpy=(), array_api=False),
+            reference=lambda x: 0.5 * x * (1.0 + np.vectorize(math.erf)(x * SQRT1_2))),
     UnaryOp("floor", floor_f, _round, "largest integer <= x", grad=_zero, builtin=bi.floor),
     UnaryOp("ceil", ceil_f, _round, "smallest integer >= x", grad=_zero, builtin=bi.ceil),
     UnaryOp("trunc", trunc_f, _round, "integer part, toward 0", grad=_zero, builtin=bi.trunc),
