@@ -122,6 +122,12 @@ class Batch:
         fn.vkDestroyCommandPool(vk_device, self.pool, ffi.NULL)
 
 
+def _memory_barrier(dst_access: int) -> object:
+    """A VkMemoryBarrier from compute and transfer writes to the accesses `dst_access`."""
+    return ffi.new("VkMemoryBarrier*", {"sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                        "srcAccessMask": WRITES, "dstAccessMask": dst_access})
+
+
 class BatchQueue:
     """Records into one open batch, submits batches, waits for and retires them."""
 
@@ -172,22 +178,8 @@ class BatchQueue:
         )
         # the barrier recorded where a hazard exists: compute/transfer writes before any later
         # compute/transfer access (and, through its stage masks, reads before later writes)
-        self.barrier = ffi.new(
-            "VkMemoryBarrier*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                "srcAccessMask": WRITES,
-                "dstAccessMask": ACCESSES,
-            },
-        )
-        self._host_barrier = ffi.new(
-            "VkMemoryBarrier*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                "srcAccessMask": WRITES,
-                "dstAccessMask": lib.VK_ACCESS_HOST_READ_BIT,
-            },
-        )
+        self.barrier = _memory_barrier(ACCESSES)
+        self._host_barrier = _memory_barrier(lib.VK_ACCESS_HOST_READ_BIT)
 
     # ---- recording ----
 

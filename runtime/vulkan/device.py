@@ -146,22 +146,19 @@ class Device(DescribedDevice):
         self._uniforms = UniformArena(self._maker, info.limits.min_uniform_buffer_offset_alignment)
         self._batches = self._create_batches()
         self._set_cache = DescriptorSetCache(self.handle, fn, lambda: self._batches.completed)
-        self._launcher = Launcher(
-            self,
-            fn,
-            self.handle,
-            self._batches,
-            self._descriptors,
-            self._set_cache,
-            self._uniforms,
-            info.limits.max_workgroup_count,
-        )
+        self._launcher = Launcher(self, fn, self.handle, self._batches, self._descriptors,
+                                  self._set_cache, self._uniforms,
+                                  info.limits.max_workgroup_count)
         self._copy_region = ffi.new("VkBufferCopy*")
-        # recorded graphs (runtime/submit/graph.py): the one recording, all of them, what they hold
+        self._graph_state()
+        self._transfers = self._create_transfers(physical_device)
+
+    def _graph_state(self) -> None:
+        """Recorded graphs (runtime/submit/graph.py): the one recording, all of them, what they
+        hold."""
         self._graph: VulkanGraph | None = None
         self._graphs: weakref.WeakSet[VulkanGraph] = weakref.WeakSet()
         self._pins = GraphPins()
-        self._transfers = self._create_transfers(physical_device)
 
     def _get_queue(self, family: int, index: int) -> object:
         queue = ffi.new("VkQueue*")
