@@ -30,7 +30,7 @@ demo: venv
 VULKAN ?= 1
 VALIDATE ?= 1
 GPU_AV ?= 1
-VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io
+VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io tests/ops
 VALIDATED_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
 SYNC_VALIDATION := VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 GPU_ASSISTED := VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT
@@ -152,7 +152,7 @@ $(VENV)/.installed: pyproject.toml
 
 # Regenerate the SPIR-V enum module from the Khronos grammar (Debian spirv-headers).
 grammar: venv
-	$(PY) -m pykern.spirv.generate_grammar
+	$(PY) -m pykern.spirv.encoding.generate_grammar
 
 clean:
 	rm -rf $(VENV) .venvs build dist *.egg-info .pytest_cache

@@ -20,7 +20,7 @@ from pykern.autograd.mode import no_grad
 def fit(g: Any, to: Edge) -> Any:
     """`g` summed over the dimensions the input of `to` was broadcast along and converted to
     its dtype (the real part for a real input of a complex result)."""
-    import pykern as pk
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
 
     shape = to.shape
     if tuple(g.shape) != shape:
@@ -123,8 +123,8 @@ def _accumulate(leaf: Any, g: Any) -> None:
     sees the sum. Any other (a broadcast view, another shape or dtype the user assigned) is
     replaced by the sum. The first gradient is a copy, so `.grad` never shares memory with a
     tensor of the graph."""
-    import pykern as pk
-    from pykern.tensor.strided import has_internal_overlap
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
+    from pykern.tensor.core.strided import has_internal_overlap  # (as above)
 
     old = leaf.grad
     if old is None:
@@ -195,7 +195,7 @@ def _is_complex_value(x: Any) -> bool:
 
 
 def _root_gradient(t: Any, gradient: Any) -> Any:
-    import pykern as pk
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
 
     if not getattr(t, "requires_grad", False):
         raise RuntimeError("backward of a tensor that does not require grad: no input of the "

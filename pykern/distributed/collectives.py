@@ -26,8 +26,8 @@ from pykern.distributed.reduce_op import ReduceOp
 from pykern.distributed.staging import Staged, read, wire_dtype, write_all
 from pykern.distributed.waiting import wait_for
 from pykern.errors import GraphError
-from pykern.tensor.elementwise import assign
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import assign
+from pykern.tensor.core.tensor import Tensor
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: ProcessGroup | None = None,

@@ -18,7 +18,7 @@ import pykern as pk
 from pykern.autograd.version import bump
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.tensor.elementwise import assign
+from pykern.tensor.elementwise.functions import assign
 
 PIECE_BYTES = 8 << 20  # the staging pieces of a large tensor
 WIDENED = {"f16": np.dtype(np.float32), "bf16": np.dtype(np.float32)}

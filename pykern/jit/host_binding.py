@@ -30,7 +30,7 @@ from pykern.llvm.compiled import HostKernel
 from pykern.llvm.layout import LENGTH, array_slots
 from pykern.llvm.pool import LaunchTimedOut, StopWord, run_workgroups
 from pykern.runtime.errors import DeviceError
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 # a scalar's bytes at the start of its 8-byte slot (little endian), as struct formats
 _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
@@ -63,7 +63,7 @@ class HostProgram:
         self.pointer_slots = pointer_slots
         arrays = [p for p in k.params if isinstance(p.type, ArrayType)]
         # which of the launch's buffers (the array parameters, in order) the kernel writes: a
-        # recorded graph refuses host reads of those (runtime/host_graph.py)
+        # recorded graph refuses host reads of those (runtime/host/host_graph.py)
         self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in arrays)
         # the bytes of one element of each, as the kernel indexes it (a complex array's part,
         # a bf16 array's 16-bit word)

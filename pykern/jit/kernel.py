@@ -38,7 +38,7 @@ from pykern.runtime.selection import running_on
 from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import disassemble
+from pykern.spirv.encoding.validate import disassemble
 
 __all__ = ["DEFAULT_WORKGROUPS", "CompiledVariant", "Kernel", "StrictFloatWarning",
            "disk_cache", "kernel", "strict_float", "target_for"]
@@ -305,7 +305,7 @@ class Kernel:
 
 
 def _plain_ints(grid: object) -> object:
-    """`grid` with int subclasses (a tensor's `t.size` is one: `pykern.tensor.size`) as plain
+    """`grid` with int subclasses (a tensor's `t.size` is one: `pykern.tensor.core.size`) as plain
     ints, so that the launcher made for it is kept for the next launch over the same grid."""
     if isinstance(grid, int) and type(grid) is not int and not isinstance(grid, bool):
         return int(grid)

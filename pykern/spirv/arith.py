@@ -13,13 +13,13 @@ from pykern.lang.dtypes import DType
 from pykern.ir import BinOpKind as B
 from pykern.ir import UnaryOpKind as U
 
-from pykern.spirv import pysemantics as py
-from pykern.spirv import strict
+from pykern.spirv.numerics import pysemantics as py
+from pykern.spirv.numerics import strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
-from pykern.spirv.grammar import GLSL
-from pykern.spirv.mathfns import is_nan
-from pykern.spirv.types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import GLSL
+from pykern.spirv.numerics.mathfns import is_nan
+from pykern.spirv.encoding.types import BOOL, U32, FloatType, IntType, ScalarType
 from pykern.spirv.typemap import unsigned
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]

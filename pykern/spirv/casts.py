@@ -15,11 +15,11 @@ import numpy as np
 
 from pykern.lang.dtypes import DType
 
-from pykern.spirv import strict
+from pykern.spirv.numerics import strict
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import GLSL
-from pykern.spirv.half_rounding import narrow_to_f16
-from pykern.spirv.types import BOOL, F32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import GLSL
+from pykern.spirv.numerics.half_rounding import narrow_to_f16
+from pykern.spirv.encoding.types import BOOL, F32, FloatType, IntType, ScalarType
 
 F16 = FloatType(16)
 

@@ -454,7 +454,7 @@ METHODS: dict[str, Case] = {
     "std": Case(_method("std"), lambda a: a.std()),
     "max": Case(_method("max", axis=1), lambda a: a.max(1)),
     "min": Case(_method("min", axis=0, keepdims=True), lambda a: a.min(0, keepdims=True)),
-    # PyTorch's methods (pykern.tensor.torch_style)
+    # PyTorch's methods (pykern.tensor.api.torch_style)
     "view": Case(_method("view", 2, 6), lambda a: a.reshape(2, 6)),
     "view_as": Case(lambda t: t.view_as(pk.zeros((4, 3))), lambda a: a.reshape(4, 3)),
     "reshape_as": Case(lambda t: t.T.reshape_as(pk.zeros(2, 6)), lambda a: a.T.reshape(2, 6)),

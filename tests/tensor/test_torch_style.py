@@ -1,4 +1,4 @@
-"""PyTorch's Tensor methods and functions that numpy lacks (pykern.tensor.torch_style,
+"""PyTorch's Tensor methods and functions that numpy lacks (pykern.tensor.api.torch_style,
 torch_functions, size): each compared with torch (CPU) on the same values; `t.size` is
 numpy's int and PyTorch's method at once."""
 
