@@ -1,6 +1,6 @@
 # Two commands get a fresh Debian/Ubuntu machine running:  make demo  and  make test.
 # Each installs what is missing: the system packages (with apt when root), a .venv, and
-# `pip install -e '.[test]'`.
+# `pip install -e '.[test,distributed]'`.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 SYSTEM_PACKAGES := mesa-vulkan-drivers libvulkan1 spirv-tools spirv-headers vulkan-validationlayers
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-pythons bench system venv grammar shaders clean
+.PHONY: demo test test-distributed test-pythons bench system venv grammar shaders clean
 
 demo: venv
 	$(PY) examples/quickstart.py
@@ -31,7 +31,7 @@ demo: venv
 VULKAN ?= 1
 VALIDATE ?= 1
 GPU_AV ?= 1
-VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io tests/torch
+VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io tests/ops tests/torch
 VALIDATED_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
 SYNC_VALIDATION := VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 GPU_ASSISTED := VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT
@@ -56,16 +56,45 @@ vulkan_chain = $(call vulkan_pass,tensor tests again on the Vulkan device,,$(VUL
 	if [ "$(GPU_AV)" != 1 ]; then exit 0; fi; \
 	$(call vulkan_pass,kernel tests again under GPU-assisted validation,PYKERN_VALIDATE=1 VK_LAYER_ENABLES=$(GPU_ASSISTED),$(VALIDATED_TESTS))
 
+# The distributed tests (tests/distributed/spmd) run as MPI jobs, every rank running every test
+# (alone, outside mpiexec, they skip): with 2 and 3 ranks on the host device, then 2 on the
+# Vulkan device (lavapipe where no GPU is found), twice: the second time with host-device
+# copies on the DMA path (as a GPU's transfer queue takes them, while MPI moves other pieces
+# of the tensor), through the mpiexec of the MPICH wheel that
+# the 'distributed' extra installs into the venv. The ranks share one compile cache. These
+# passes run after the others: each job keeps every core busy. DISTRIBUTED=0 skips them.
+DISTRIBUTED ?= 1
+MPIEXEC := $(VENV)/bin/mpiexec
+DISTRIBUTED_TESTS := tests/distributed/spmd
+distributed_pass = echo "make test: $(1)"; \
+	$(2) PYKERN_TIMEOUT=120 PYKERN_CACHE_DIR=$$cache $(MPIEXEC) -n $(3) \
+	  $(PY) -m pytest -q -p no:cacheprovider $(DISTRIBUTED_TESTS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: the pass ($(1)) collected no tests"; exit 1; fi; \
+	if [ $$rc -ne 0 ]; then exit $$rc; fi
+distributed_chain = if [ "$(DISTRIBUTED)" != 1 ]; then exit 0; fi; \
+	cache=$$(mktemp -d); trap 'rm -rf $$cache' EXIT; \
+	$(call distributed_pass,distributed tests: 2 ranks on the host device,,2); \
+	$(call distributed_pass,distributed tests: 3 ranks on the host device,,3); \
+	if [ "$(VULKAN)" != 1 ]; then exit 0; fi; \
+	$(call distributed_pass,distributed tests: 2 ranks on the Vulkan device,PYKERN_DEVICE=vulkan,2); \
+	$(call distributed_pass,distributed tests: 2 ranks on the Vulkan device with copies on the DMA path,PYKERN_DEVICE=vulkan PYKERN_TRANSFER_QUEUE=compute,2)
+
 test: venv
 	@main_pass() { $(PY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): treating as failure"; return 1; fi; \
 	  return $$rc; }; \
-	if [ "$(VULKAN)" != 1 ]; then main_pass; exit $$?; fi; \
-	if [ "$(JOBS)" -le 1 ]; then main_pass || exit $$?; ( $(vulkan_chain) ); exit $$?; fi; \
+	if [ "$(VULKAN)" != 1 ]; then main_pass || exit $$?; ( $(distributed_chain) ); exit $$?; fi; \
+	if [ "$(JOBS)" -le 1 ]; then main_pass || exit $$?; ( $(vulkan_chain) ) || exit $$?; \
+	  ( $(distributed_chain) ); exit $$?; fi; \
 	log=$$(mktemp); ( $(vulkan_chain) ) > $$log 2>&1 & chain=$$!; \
 	main_pass; rc=$$?; wait $$chain; vrc=$$?; \
 	echo "make test: the Vulkan passes (run alongside the main pass):"; cat $$log; rm -f $$log; \
-	if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$vrc
+	if [ $$rc -ne 0 ]; then exit $$rc; fi; if [ $$vrc -ne 0 ]; then exit $$vrc; fi; \
+	( $(distributed_chain) ); exit $$?
+
+# The distributed passes of `make test` alone.
+test-distributed: venv
+	@( $(distributed_chain) )
 
 # A smoke subset of the suite on every Python this machine has that pyproject.toml supports
 # (pyenv's 3.x, or PYTHONS="..." by hand), each in its own venv under .venvs/ (kept between
@@ -119,12 +148,12 @@ $(VENV)/.installed: pyproject.toml
 	@# this project was once installed under the name pykern, which is another project's: the
 	@# old entry would shadow the new one (both provide `import pykern`)
 	$(PY) -m pip uninstall -q -y pykern 2>/dev/null || true
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,distributed]'
 	touch $@
 
 # Regenerate the SPIR-V enum module from the Khronos grammar (Debian spirv-headers).
 grammar: venv
-	$(PY) -m pykern.spirv.generate_grammar
+	$(PY) -m pykern.spirv.encoding.generate_grammar
 
 clean:
 	rm -rf $(VENV) .venvs build dist *.egg-info .pytest_cache

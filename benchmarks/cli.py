@@ -23,7 +23,7 @@ from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
               "train", "host", "graph", "fusion", "linalg", "linalg_spectral", "fft",
-              "torchdev")
+              "distributed", "torchdev")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, only: list[str]) -> int:
     import pykern as pk
 
-    from . import (compile_latency, dispatch, elementwise, fft, fusion, graph, host,
-                   launch_overhead, linalg, linalg_spectral, memory_cycles, ops, torch_device,
-                   training, transfer)
+    from . import (compile_latency, dispatch, distributed, elementwise, fft, fusion, graph,
+                   host, launch_overhead, linalg, linalg_spectral, memory_cycles, ops,
+                   torch_device, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
     from .peers import find_peers
@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
                "train": training, "host": host, "graph": graph, "fusion": fusion,
                "linalg": linalg, "linalg_spectral": linalg_spectral, "fft": fft,
-               "torchdev": torch_device}
+               "distributed": distributed, "torchdev": torch_device}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -1,4 +1,4 @@
-"""Times the f32 GEMM candidates of pykern/tensor/gemm_f32.py next to today's `pk.matmul`.
+"""Times the f32 GEMM candidates of pykern/tensor/gemm/gemm_f32.py next to today's `pk.matmul`.
 
     python3 benchmarks/f32_gemm_candidates.py [--sizes 2048 4096 8192] [--only NAME ...]
 
@@ -25,8 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pykern as pk  # noqa: E402
 from benchmarks.clock import gpu_per_call, reps_for  # noqa: E402
-from pykern.tensor import gemm_f32  # noqa: E402
-from pykern.tensor.strided import view  # noqa: E402
+from pykern.tensor.gemm import gemm_f32  # noqa: E402
+from pykern.tensor.core.strided import view  # noqa: E402
 
 SAMPLE_ROWS = 64
 TIME_BUDGET_S = 1.0  # of device time per timed figure

@@ -29,6 +29,9 @@ class Plan:
     training: tuple[str, int]  # examples/train_gpt.py's size and the steps timed
     host: HostPlan  # the sizes of the `host` benchmark (benchmarks/host_plan.py)
     fusion: tuple[tuple[int, int], ...] = ()  # (elements, calls timed) of `fusion`
+    # `distributed`: f32 elements all-reduced, and DDP training steps timed per job
+    distributed_sizes: tuple[int, ...] = (2**12, 2**16, 2**20, 2**22, 2**24)
+    distributed_steps: int = 20
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -86,6 +89,8 @@ QUICK = Plan(
     training=("tiny", 2),
     host=HOST_QUICK,
     fusion=((2**16, 3),),
+    distributed_sizes=(2**10, 2**16),
+    distributed_steps=3,
 )
 
 

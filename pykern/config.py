@@ -16,8 +16,8 @@ from pathlib import Path
 from pykern.runtime.errors import ToolError
 from pykern.runtime.logs import configure as configure_logging
 from pykern.runtime.logs import level_from_env
-from pykern.spirv.validate import DEFAULT_TIMEOUT_S as DEFAULT_TOOL_TIMEOUT_S
-from pykern.spirv.validate import set_timeout as set_tool_timeout
+from pykern.spirv.encoding.validate import DEFAULT_TIMEOUT_S as DEFAULT_TOOL_TIMEOUT_S
+from pykern.spirv.encoding.validate import set_timeout as set_tool_timeout
 
 
 def _flag(env: dict[str, str], name: str, default: bool) -> bool:

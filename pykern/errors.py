@@ -26,6 +26,7 @@ __all__ = [
     "PykernError", "CompileError", "KernelTypeError", "LaunchError", "DeviceError",
     "OutOfDeviceMemory", "DeviceLost", "DeviceUnavailable", "GraphError", "ToolError",
     "InternalError", "KernelIndexError", "KernelAssertionError", "TransferGuardError",
+    "DistributedError",
 ]
 
 
@@ -76,6 +77,13 @@ class TransferGuardError(PykernError, RuntimeError):
     """An implicit copy of a tensor to host memory (`np.asarray(t)`, a numpy function pykern
     does not run on the device) inside `pk.transfer_guard("disallow")` or with
     PYKERN_TRANSFER_GUARD=disallow; raised before anything is copied."""
+
+
+class DistributedError(DeviceError):  # a RuntimeError, as DeviceError is
+    """A collective of `pykern.distributed` could not complete: a peer process died or stopped
+    taking part within PYKERN_TIMEOUT, the ranks called different collectives or passed
+    tensors of different shapes or dtypes, or the process group is not (or no longer) usable.
+    Raised on every rank that notices; the process goes on (nothing aborts it)."""
 
 
 class KernelIndexError(PykernError, IndexError):

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from .config import Config
 from .description import DeviceFeatures, DeviceInfo, DeviceLimits
 from .errors import DeviceError, DeviceLost, DeviceUnavailable, GraphError, OutOfDeviceMemory
-from .host_buffer import HostBuffer
-from .host_device import HostDevice
+from .host.host_buffer import HostBuffer
+from .host.host_device import HostDevice
 from .layout import BindingLayout, BufferSlot, Field
 from .stats import DeviceStats, MemoryStats
 from .selection import (
@@ -51,22 +51,22 @@ from .selection import (
 # The names whose modules load the Vulkan binding, and those modules: imported on first access
 # (PEP 562), so that importing the package never needs the loader.
 _LAZY = {
-    "Buffer": "buffer",
-    "Device": "device",
-    "normalize_grid": "launch",
-    "plan_dispatches": "launch",
-    "Program": "program",
-    "GpuTimer": "timing",
-    "ValidationMessage": "validation",
+    "Buffer": "memory.buffer",
+    "Device": "vulkan.device",
+    "normalize_grid": "submit.launch",
+    "plan_dispatches": "submit.launch",
+    "Program": "programs.program",
+    "GpuTimer": "submit.timing",
+    "ValidationMessage": "vulkan.validation",
 }
 
 if TYPE_CHECKING:
-    from .buffer import Buffer
-    from .device import Device
-    from .launch import normalize_grid, plan_dispatches
-    from .program import Program
-    from .timing import GpuTimer
-    from .validation import ValidationMessage
+    from .memory.buffer import Buffer
+    from .vulkan.device import Device
+    from .submit.launch import normalize_grid, plan_dispatches
+    from .programs.program import Program
+    from .submit.timing import GpuTimer
+    from .vulkan.validation import ValidationMessage
 
 
 def __getattr__(name: str) -> object:

@@ -120,6 +120,14 @@ class DeviceLimits:
     # silently ends every loop still running (None: no such cap). lavapipe has one
     # (LP_MAX_TGSI_LOOP_ITERATIONS, one counter shared by every loop of the shader).
     loop_iteration_cap: int | None = None
+    # The device's compute units (NVIDIA's SMs, AMD's CUs, Arm's shader cores; the host's CPU
+    # cores), where the driver says (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties,
+    # VK_ARM_shader_core_properties); None where it does not. Ops size their work by it
+    # (pykern.ops.choice.compute_units supplies an estimate for None).
+    compute_units: int | None = None
+    # The subgroup sizes a pipeline may ask for (VK_EXT_subgroup_size_control, core in 1.3):
+    # (min, max), both the device's one size where it cannot choose.
+    subgroup_sizes: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

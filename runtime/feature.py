@@ -41,7 +41,7 @@ class Feature(str, enum.Enum):
     DENORM_PRESERVE = "denorm_preserve"
     ROUNDING_MODE_RTE = "rounding_mode_rte"
     # VK_KHR_cooperative_matrix (cooperativeMatrix), enabled and usable: off under the
-    # validation layer (see runtime/features.py)
+    # validation layer (see runtime/vulkan/features.py)
     COOPERATIVE_MATRIX = "cooperative_matrix"
     # VK_KHR_shader_bfloat16's shaderBFloat16CooperativeMatrix, with COOPERATIVE_MATRIX
     BFLOAT16_COOPERATIVE_MATRIX = "bfloat16_cooperative_matrix"

@@ -31,19 +31,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .config import Config
-from .device_files import detach_device_files
+from .vulkan.device_files import detach_device_files
 from .errors import (FORK_ADVICE, INSTALL_DRIVER, DeviceError, DeviceUnavailable, GraphError,
                      unavailable_message)
-from .forked_exit import end_with_os_exit
+from .vulkan.forked_exit import end_with_os_exit
 from .logs import configure as configure_logging
 
-from .host_device import HostDevice, host_info
+from .host.host_device import HostDevice, host_info
 
 if TYPE_CHECKING:  # these load Vulkan: imported where a device is first needed
     from .description import DeviceInfo
-    from .device import Device
-    from .instance import Instance
-    from .validation import ValidationMessage
+    from .vulkan.device import Device
+    from .vulkan.instance import Instance
+    from .vulkan.validation import ValidationMessage
 
 # the default device: a GPU, else the host backend (native code, all cores), and only then a
 # Vulkan CPU implementation such as lavapipe (which runs a lane at a time)
@@ -77,8 +77,8 @@ class Runtime:
         """The first use of Vulkan in the process: where it has none, only the host device
         is listed and `vulkan_unavailable` says what to install."""
         try:
-            from .info import query_device_info  # these load the binding
-            from .instance import Instance
+            from .vulkan.info import query_device_info  # these load the binding
+            from .vulkan.instance import Instance
 
             self.instance = Instance(self.config)
         except DeviceUnavailable as error:
@@ -107,7 +107,7 @@ class Runtime:
         """A fresh device of index `index`: the host device, or a Vulkan device with
         `config` (a DeviceError where this process cannot use Vulkan)."""
         if index == self.host_index:
-            return HostDevice(self.infos[index])
+            return HostDevice(self.infos[index], config.timeout)
         if self.instance is None:
             assert self.vulkan_unavailable is not None
             raise DeviceError(self.vulkan_unavailable)
@@ -209,7 +209,7 @@ def _get_runtime() -> Runtime:
 
 
 def _new_device(runtime: Runtime, index: int, config: Config) -> Device:
-    from .device import Device
+    from .vulkan.device import Device  # loads the Vulkan binding: only when a device is made
 
     global _device_opened
     _device_opened = True  # before: a fork during the creation must count it too

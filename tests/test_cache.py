@@ -409,7 +409,7 @@ def test_wrong_shaped_metadata_is_a_miss_even_with_a_valid_hash(cache):
 
 
 def test_module_failing_revalidation_is_recompiled_and_replaced(tmp_path, monkeypatch):
-    from pykern.spirv.validate import validate
+    from pykern.spirv.encoding.validate import validate
     disk = DiskCache(tmp_path / "cache", validate)
     monkeypatch.setattr(jit, "disk_cache", lambda: disk)
     run_copy_triple()

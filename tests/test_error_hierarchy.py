@@ -26,14 +26,14 @@ from pykern.config import CompilerConfig
 from pykern.fuse.refusal import FuseError
 from pykern.runtime.files import UnsafePathError
 from pykern.runtime.grid import GridError
-from pykern.spirv.validate import (SpirvToolFailedError, SpirvToolMissingError,
+from pykern.spirv.encoding.validate import (SpirvToolFailedError, SpirvToolMissingError,
                                    SpirvToolTimeoutError, SpirvValidationError)
 
 config_module = importlib.import_module("pykern.config")
-validate_module = importlib.import_module("pykern.spirv.validate")
+validate_module = importlib.import_module("pykern.spirv.encoding.validate")
 
 # modules that are programs or need optional packages, not part of the library
-NOT_IMPORTED = ("pykern.__main__", "pykern.mypy_plugin", "pykern.spirv.generate_grammar")
+NOT_IMPORTED = ("pykern.__main__", "pykern.mypy_plugin", "pykern.spirv.encoding.generate_grammar")
 
 
 def pykern_exception_classes() -> set[type]:

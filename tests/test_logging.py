@@ -106,7 +106,7 @@ def test_nothing_is_formatted_when_the_level_is_off(monkeypatch, caplog):
 
 
 def test_debug_level_reports_each_op_plan_made(caplog):
-    from pykern.tensor import dispatch
+    from pykern.tensor.core import dispatch
 
     caplog.set_level(logging.DEBUG, logger="pykern.tensor")
     dispatch.clear()

@@ -223,7 +223,7 @@ def test_a_driver_that_lists_no_device_leaves_the_host():
     """Where the instance is made but lists no device, the host device is the default, and
     naming a Vulkan device raises DeviceUnavailable naming the driver to install."""
     from pykern.runtime import DeviceError, DeviceUnavailable
-    from pykern.runtime.host_device import host_info
+    from pykern.runtime.host.host_device import host_info
     from pykern.runtime.selection import choose_default, select
 
     infos = [host_info(0)]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.runtime.launch_profile import PROFILERS
-from pykern.tensor import dispatch
+from pykern.runtime.submit.launch_profile import PROFILERS
+from pykern.tensor.core import dispatch
 
 
 @pk.kernel

@@ -109,7 +109,7 @@ def expected_reveals(source: str) -> dict[int, str]:
 
 
 def short(type_name: str) -> str:
-    """`pykern.tensor.tensor.Tensor` and pyright's `Tensor` alike: the last dotted name."""
+    """`pykern.tensor.core.tensor.Tensor` and pyright's `Tensor` alike: the last dotted name."""
     return type_name.strip('"').rsplit(".", 1)[-1]
 
 

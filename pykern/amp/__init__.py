@@ -11,6 +11,6 @@
 """
 
 from pykern.amp.grad_scaler import GradScaler
-from pykern.tensor.autocast import autocast
+from pykern.tensor.core.autocast import autocast
 
 __all__ = ["GradScaler", "autocast"]

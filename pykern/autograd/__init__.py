@@ -9,7 +9,8 @@ into the leaves' `.grad`; `Function` lets a user's own kernels take part.
 
 from pykern.autograd.engine import grad
 from pykern.autograd.function import Function, FunctionCtx
+from pykern.autograd.hooks import queue_callback, register_post_accumulate_grad_hook
 from pykern.autograd.mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __all__ = ["Function", "FunctionCtx", "enable_grad", "grad", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+           "queue_callback", "register_post_accumulate_grad_hook", "set_grad_enabled"]

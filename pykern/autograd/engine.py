@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pykern.autograd import hooks
 from pykern.autograd.graph import Edge, Node, refresh_stale_views
 from pykern.autograd.mode import no_grad
 
@@ -19,7 +20,7 @@ from pykern.autograd.mode import no_grad
 def fit(g: Any, to: Edge) -> Any:
     """`g` summed over the dimensions the input of `to` was broadcast along and converted to
     its dtype (the real part for a real input of a complex result)."""
-    import pykern as pk
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
 
     shape = to.shape
     if tuple(g.shape) != shape:
@@ -81,6 +82,11 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
     wanted_at = {_key(t): i for i, t in enumerate(wanted)} if wanted is not None else None
     found: list[Any] = [None] * (len(wanted) if wanted is not None else 0)
     pending: dict[int, Any] = {}
+    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
+    order = _order([t.grad_fn for t, _ in roots if t.grad_fn is not None])
+    # the leaves' post-accumulate-grad hooks (hooks.py), counted only where some exist
+    count = hooks.AccumulationCount(order) if wanted is None and hooks.any_registered() \
+        else None
 
     def deliver(to: Edge, g: Any) -> None:
         g = fit(g, to)
@@ -93,16 +99,20 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
             pending[key] = g if key not in pending else pending[key] + g
         elif wanted_at is None:
             _accumulate(to.leaf, g)
+            if count is not None:
+                count.accumulated(to.leaf)
 
-    refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
-    with no_grad():
+    with no_grad(), hooks.backward_pass():
         for t, g in roots:
             deliver(Edge(t), g)
-        for node in _order([t.grad_fn for t, _ in roots if t.grad_fn is not None]):
+        if count is not None:
+            count.roots_delivered()
+        for node in order:
             g = pending.pop(id(node), None)
-            if g is None:
-                continue
-            _run_node(node, g, retain_graph, deliver)
+            if g is not None:
+                _run_node(node, g, retain_graph, deliver)
+            if count is not None:
+                count.node_done(node)
     return found if wanted is not None else None
 
 
@@ -113,8 +123,8 @@ def _accumulate(leaf: Any, g: Any) -> None:
     sees the sum. Any other (a broadcast view, another shape or dtype the user assigned) is
     replaced by the sum. The first gradient is a copy, so `.grad` never shares memory with a
     tensor of the graph."""
-    import pykern as pk
-    from pykern.tensor.strided import has_internal_overlap
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
+    from pykern.tensor.core.strided import has_internal_overlap  # (as above)
 
     old = leaf.grad
     if old is None:
@@ -185,7 +195,7 @@ def _is_complex_value(x: Any) -> bool:
 
 
 def _root_gradient(t: Any, gradient: Any) -> Any:
-    import pykern as pk
+    import pykern as pk  # the op library imports the engine: its ops are reached on use
 
     if not getattr(t, "requires_grad", False):
         raise RuntimeError("backward of a tensor that does not require grad: no input of the "

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from pykern.autograd.graph import record
+from pykern.autograd.library import TENSORS
 from pykern.autograd.mode import no_grad
 
 
@@ -55,12 +56,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from pykern.tensor.tensor import Tensor
-
         ctx = FunctionCtx(tuple(bool(getattr(a, "requires_grad", False)) for a in args))
         with no_grad():
             result = cls.forward(ctx, *args)
-        if not isinstance(result, Tensor):
+        if not isinstance(result, TENSORS.tensor_type):
             raise TypeError(f"{cls.__name__}.forward must return one pk.Tensor, not "
                             f"{type(result).__name__}")
         if result.requires_grad or any(result is a for a in args):

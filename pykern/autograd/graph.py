@@ -17,7 +17,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pykern.autograd.mode import is_grad_enabled
+from pykern.autograd.library import TENSORS
+from pykern.autograd.mode import is_grad_enabled, no_grad
+from pykern.autograd.region import Region
 from pykern.autograd.version import version_of
 
 Backward = Callable[[Any], Sequence[Any]]
@@ -119,6 +121,15 @@ def needs_grad(*inputs: object, complex_ok: bool = False) -> bool:
     return False
 
 
+def refuse_grad(name: str, *inputs: Any) -> None:
+    """For ops without a backward: a clear error when an input requires grad (and grad mode
+    records), instead of a result that silently cuts the graph."""
+    flat = [t for x in inputs for t in (x if isinstance(x, (list, tuple)) else (x,))]
+    if needs_grad(*flat, complex_ok=True):
+        raise NotImplementedError(f"pk.{name} has no backward yet: compute it under pk.no_grad() "
+                                  "or on .detach()ed inputs")
+
+
 def refuse_complex(inputs: Sequence[object]) -> None:
     """The error for a complex tensor that requires grad reaching an op without a complex
     backward, naming the op (the first public pykern function on the stack)."""
@@ -183,8 +194,6 @@ def refresh_stale_views(inputs: Sequence[object]) -> None:
     grad_fn: a view of its base as it is now (as PyTorch regenerates a view's grad_fn), since
     its values are the base's current ones. Ops that read it before keep the old path, as
     they read the old values."""
-    from pykern.autograd.region import Region
-
     for t in inputs:
         node = getattr(t, "grad_fn", None)
         if isinstance(node, ViewNode) and node.stale():
@@ -202,10 +211,7 @@ def _parts_scatter(base: Any, view: Any) -> Callable[[Any], Any]:
     another dtype (view_as_real, .real or .imag of a complex base; view_as_complex of a real
     one). Their element strides count different units (a complex element is two parts), so
     the region is taken between the real views of both, and the gradient moves as parts."""
-    from pykern.autograd.mode import no_grad
-    from pykern.autograd.region import Region
-    from pykern.tensor.complex_views import view_as_complex, view_as_real
-
+    view_as_complex, view_as_real = TENSORS.view_as_complex, TENSORS.view_as_real
     with no_grad():  # (layouts only)
         region = Region(view_as_real(base) if base.dtype.is_complex else base,
                         view_as_real(view) if view.dtype.is_complex else view)

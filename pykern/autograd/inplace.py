@@ -23,6 +23,7 @@ from typing import Any
 
 from pykern.autograd.graph import Edge, Node, ViewNode, edge, needs_grad, refresh_stale_views
 from pykern.autograd.mode import no_grad
+from pykern.autograd.library import TENSORS
 from pykern.autograd.region import Region, zeros_like
 
 
@@ -71,14 +72,12 @@ def assign(name: str, target: Any, value: object, from_target: bool = False) -> 
     """`target[...] = value`, recorded on `target`'s base (see the module's docstring).
     `from_target`: the value was computed from `target` (an in-place op), so where it covers
     the whole base, the base's old gradient flows through the value alone."""
-    from pykern.tensor import elementwise as ew
-
     refuse_leaf(name, target)
     refresh_stale_views((value,))
     base = base_of(target)
     before = edge(base)  # the base as it was: captured before the write
     with no_grad():
-        ew.assign(target, value)  # bumps the version
+        TENSORS.assign(target, value)  # bumps the version
     whole = target is base or (target.shape == base.shape and target.offset == base.offset
                                and target.element_strides == base.element_strides)
     region = None if whole else Region(base, target)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pykern.autograd.library import TENSORS
+
 
 def zeros_like(g: Any) -> Any:
     """Zeros of `g`'s shape and dtype."""
-    import pykern as pk
-    return pk.zeros(g.shape, g.dtype)
+    return TENSORS.zeros(g.shape, g.dtype)
 
 
 class Region:
@@ -26,36 +27,29 @@ class Region:
 
     def _laid_out(self, dtype: Any) -> tuple[Any, Any]:
         """A new buffer as (the base's layout, the view's layout) over it, zero-filled."""
-        import pykern as pk
-        from pykern.tensor.tensor import Tensor
-
-        flat = pk.zeros((self.extent,), dtype)
+        flat = TENSORS.zeros((self.extent,), dtype)
         shape, strides, offset = self.base
         vshape, vstrides, voffset = self.view
-        return (Tensor(flat.buffer, shape, dtype, strides, offset),
-                Tensor(flat.buffer, vshape, dtype, vstrides, voffset))
+        return (TENSORS.tensor(flat.buffer, shape, dtype, strides, offset),
+                TENSORS.tensor(flat.buffer, vshape, dtype, vstrides, voffset))
 
     def backward(self, to_base: bool) -> Callable[[Any], tuple[Any, Any]]:
         """The write's backward: (the base's gradient, zero in the region, when `to_base`;
         the value's, the region of the gradient)."""
-        from pykern.tensor import elementwise as ew
-
         def split(g: Any) -> tuple[Any, Any]:
             whole, part = self._laid_out(g.dtype)
-            ew.assign(whole, g)
+            TENSORS.assign(whole, g)
             taken = part.copy()
             if not to_base:
                 return None, taken
-            ew.assign(part, 0)
+            TENSORS.assign(part, 0)
             return whole, taken
 
         return split
 
     def scatter(self, g: Any) -> Any:
         """The base's gradient from the view's: `g` in the region, zeros elsewhere."""
-        from pykern.tensor import elementwise as ew
-
         whole, part = self._laid_out(g.dtype)
-        ew.assign(part, g)
+        TENSORS.assign(part, g)
         return whole
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from pykern.tensor.checks import check_int
-from pykern.tensor.tensor import normalize_axis
+from pykern.tensor.core.checks import check_int
+from pykern.tensor.core.tensor import normalize_axis
 
 NORMS = ("backward", "ortho", "forward")
 

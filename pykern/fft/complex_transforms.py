@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pykern.fft import args, gradients
 from pykern.fft.pairs import as_complex, as_pairs, input_tensor, transform_axis
 from pykern.fft.planned import planned
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def fft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"

@@ -28,9 +28,9 @@ from pykern.fft.stockham import (LO_BITS, POST, PRE, TWIDDLE, columns_per_group,
                                  padded, stockham_kernel, transforms_per_group)
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
-from pykern.tensor.elementwise import assign
-from pykern.tensor.strided import view
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.elementwise.functions import assign
+from pykern.tensor.core.strided import view
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 def shared_capacity(real: DType) -> int:

@@ -19,10 +19,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+import pykern as pk
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
 from pykern.fft.args import swap_norm
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def transform(op: str, t: Tensor, run: Callable[[], Tensor],
@@ -40,7 +41,6 @@ def transform(op: str, t: Tensor, run: Callable[[], Tensor],
 def resized(g: Tensor, axes: Sequence[int], lengths: Sequence[int]) -> Tensor:
     """`g` cropped or zero padded along each of `axes` to `lengths` (the input's): the
     adjoint of the padding or cropping a transform's `n`/`s` did."""
-    import pykern as pk
     for a, m in zip(axes, lengths):
         n = g.shape[a]
         if n > m:
@@ -54,7 +54,6 @@ def resized(g: Tensor, axes: Sequence[int], lengths: Sequence[int]) -> Tensor:
 def _hermitian_weights(g: Tensor, axis: int, n: int) -> Tensor:
     """`g` (the n//2 + 1 non-negative frequencies along `axis`) with every value but X_0 and,
     for even n, X_(n/2) doubled: how often each one is counted in a real signal of length n."""
-    import pykern as pk
     w = np.full(n // 2 + 1, 2.0)
     w[0] = 1.0
     if n % 2 == 0:
@@ -66,7 +65,6 @@ def _hermitian_weights(g: Tensor, axis: int, n: int) -> Tensor:
 def c2c(t: Tensor, lengths: Sequence[int], axes: Sequence[int], norm: str, inverse: bool
         ) -> Callable[[Tensor], Tensor]:
     """The adjoint of fft/ifft (fftn/ifftn) over `axes` at `lengths`."""
-    import pykern as pk
     back = pk.fft.fftn if inverse else pk.fft.ifftn
     sizes = [t.shape[a] for a in axes]
     return lambda g: resized(back(g, axes=list(axes), norm=swap_norm(norm)), axes, sizes)
@@ -76,7 +74,6 @@ def r2c(t: Tensor, lengths: Sequence[int], axes: Sequence[int], norm: str, conj_
         ) -> Callable[[Tensor], Tensor]:
     """The adjoint of rfft/rfftn (ihfft with `conj_out`): the half spectrum padded with zeros
     to the full lengths, transformed back, its real part."""
-    import pykern as pk
     sizes = [t.shape[a] for a in axes]
 
     def back(g: Tensor) -> Tensor:
@@ -92,7 +89,6 @@ def c2r(t: Tensor, lengths: Sequence[int], axes: Sequence[int], norm: str, conj_
         ) -> Callable[[Tensor], Tensor]:
     """The adjoint of irfft/irfftn (hfft with `conj_in`): the real gradient's half spectrum,
     weighted by how often the inverse counts each value, cropped or padded to x's lengths."""
-    import pykern as pk
     sizes = [t.shape[a] for a in axes]
     last = lengths[-1]
 

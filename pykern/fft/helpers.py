@@ -11,11 +11,11 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
-from pykern.tensor.checks import check_int
-from pykern.tensor.complex_views import view_as_complex, view_as_real
-from pykern.tensor.manipulation import roll
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor, empty, normalize_axis
+from pykern.tensor.core.checks import check_int
+from pykern.tensor.complex.complex_views import view_as_complex, view_as_real
+from pykern.tensor.index.manipulation import roll
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor, empty, normalize_axis
 
 FREQ_DTYPES = (dt.f32, dt.f64)
 

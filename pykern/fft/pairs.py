@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pykern.fft import engine
 from pykern.lang import dtypes as dt
-from pykern.tensor.complex_views import view_as_complex, view_as_real
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.strided import prod, view
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.complex.complex_views import view_as_complex, view_as_real
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.strided import prod, view
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 def complex_dtype_for(d: dt.DType) -> dt.DType:

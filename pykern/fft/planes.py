@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pykern.fft.complex_transforms import fftn, ifftn
 from pykern.fft.real_transforms import irfftn, rfftn
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 Axes = Sequence[int]
 

@@ -1,4 +1,4 @@
-"""The transforms through the op library's replayed plans (`pykern.tensor.dispatch`): a plan of
+"""The transforms through the op library's replayed plans (`pykern.tensor.core.dispatch`): a plan of
 pk.fft is several launches (the four-step's passes, Bluestein's, the real transforms' extra
 pass), views and temporaries, all fixed by the input's dtype, shape and strides and by the
 call's parameters. The first call with a signature runs the plan's Python and notes its
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from pykern.tensor.dispatch import dispatch
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.dispatch import dispatch
+from pykern.tensor.core.tensor import Tensor
 
 
 def planned(op: str, x: Tensor, params: tuple[Hashable, ...], run: Callable[[], Tensor]

@@ -10,7 +10,7 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,8 +15,8 @@ from pykern.fft.pairs import (as_complex, as_pairs, four_d, input_tensor, real_a
 from pykern.fft.planned import planned
 from pykern.fft.real_kernels import hermitian_extend, irfft_pre, rfft_post
 from pykern.runtime import get_device
-from pykern.tensor.strided import prod, view
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.core.strided import prod, view
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 def rfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"

@@ -15,7 +15,7 @@ import numpy as np
 import pykern as pk
 
 from pykern.lang.dtypes import DType
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def pairs(z: np.ndarray, real: DType) -> Tensor:

@@ -2,7 +2,7 @@
 
 The kernel reads each input once per element, computes every node of the group's graph in
 order (one local per node, a comment naming the op), and stores each output. It indexes its
-arrays as the generic elementwise kernels do (`pykern.tensor.strided.plan` decides which form
+arrays as the generic elementwise kernels do (`pykern.tensor.core.strided.plan` decides which form
 a launch gets): flat (`x[i]`, contiguous operands collapse to this), over a 2-D grid of rows
 (host device), or through one 4-D unravelled index. One source text is made per form, so the
 text of a contiguous call is just loads, arithmetic and stores.
@@ -26,11 +26,6 @@ from pykern.lang.dtypes import DType
 _SCALAR_CARRIER = {dt.f16: dt.f32, dt.bf16: dt.f32, dt.i8: dt.i32, dt.i16: dt.i32,
                    dt.u8: dt.u32, dt.u16: dt.u32}
 
-
-# the indexing form of several elements per invocation (the others are strided.plan's nd: 1
-# flat, 2 rows, 4 unravelled)
-SPREAD = 0
-SPREAD_ELEMENTS = 4
 
 # result dtypes whose element functions return exactly that type when their operands have it
 _PLAIN = (dt.f32, dt.i32, dt.bool_)
@@ -98,22 +93,20 @@ def same_input(a: Input, b: Input) -> bool:
 
 
 def kernel_source(name: str, group: Group, nd: int, func_names: dict[int, str]) -> str:
-    """The text of `group`'s kernel for indexing form `nd` (SPREAD, 1, 2 or 4); `func_names`
-    maps id(element function) to the name the text calls it by."""
+    """The text of `group`'s kernel for indexing form `nd` (strided.plan's: 1 flat, 2 rows, 4
+    unravelled; on a GPU the spread pass gives the flat form several elements per
+    invocation); `func_names` maps id(element function) to the name the text calls it by."""
     names, types, scalars = scalar_params(group)
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += [f"out{k}: pk.Array" for k in range(len(group.outputs))]
-    if nd == SPREAD:
-        body = _spread_body(group, names, types, func_names)
-    else:
-        index = {1: "i", 2: "r0, r1, r2, i", 4: "idx"}[nd]
-        body = ["i = pk.global_id(0)"]
-        if nd == 2:
-            body.append("r0, r1, r2 = pk.unravel(pk.global_id(1), "
-                        "(out0.shape[0], out0.shape[1], out0.shape[2]))")
-        elif nd == 4:
-            body.append("idx = pk.unravel(i, out0.shape)")
-        body += _element_at(group, index, names, types, func_names)
+    index = {1: "i", 2: "r0, r1, r2, i", 4: "idx"}[nd]
+    body = ["i = pk.global_id(0)"]
+    if nd == 2:
+        body.append("r0, r1, r2 = pk.unravel(pk.global_id(1), "
+                    "(out0.shape[0], out0.shape[1], out0.shape[2]))")
+    elif nd == 4:
+        body.append("idx = pk.unravel(i, out0.shape)")
+    body += _element_at(group, index, names, types, func_names)
     return function_text(name, params + scalars, f"Fused by @pk.fuse: {describe(group)}.", body)
 
 
@@ -127,27 +120,6 @@ def _element_at(group: Group, index: str, names: dict[int, str], types: dict[int
 def _stores(group: Group, index: str, names: dict[int, str]) -> list[str]:
     return [f"out{k}[{index}] = {names[id(group.canonical(out))]}"
             for k, out in enumerate(group.outputs)]
-
-
-def _spread_body(group: Group, names: dict[int, str], types: dict[int, DType],
-                 func_names: dict[int, str]) -> list[str]:
-    """SPREAD_ELEMENTS elements per invocation a grid apart, every load before any store
-    (what keeps a GPU's memory bus busy); the last invocations walk the tail one by one."""
-    loads, computes, stores = [], [], []
-    for k in range(SPREAD_ELEMENTS):
-        at = "i" if k == 0 else "i + g" if k == 1 else f"i + {k} * g"
-        k_names, k_types = dict(names), dict(types)
-        k_loads, k_computes = element_lines(group, at, k_names, k_types, func_names, f"_{k}")
-        loads += k_loads
-        computes += k_computes
-        stores += _stores(group, at, k_names)
-    body = ["i = pk.global_id(0)", "g = pk.grid(0)", "n = out0.shape[0]",
-            f"if i + {SPREAD_ELEMENTS - 1} * g < n:"]
-    body += [f"    {line}" for line in loads + computes + stores]
-    body += ["else:", "    j = i", "    while j < n:"]
-    body += [f"        {line}" for line in _element_at(group, "j", names, types, func_names)]
-    body.append("        j += g")
-    return body
 
 
 def scalar_params(group: Group) -> tuple[dict[int, str], dict[int, DType], list[str]]:

@@ -34,9 +34,10 @@ from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Apply, Input, Node, Reduce
 from pykern.fuse.trace import Plan, input_tensor, materialised, trace
 from pykern.jit.kernel import Kernel
-from pykern.tensor import reduction, strided
-from pykern.tensor.device_limits import is_host_device
-from pykern.tensor.tensor import Tensor, asarray, empty
+from pykern.tensor.reduce import reduction
+from pykern.tensor.core import strided
+from pykern.tensor.core.device_limits import is_host_device
+from pykern.tensor.core.tensor import Tensor, asarray, empty
 
 PLANS_KEPT = 128  # signatures one fused function remembers (least recently used dropped)
 
@@ -168,12 +169,10 @@ class Fused:
         shape = group.outputs[0].shape
         ins = [input_tensor(i, tensors).broadcast_to(shape) for i in group.inputs]
         consts = [c.value for c in group.constants]
-        host = is_host_device()
         steps = []
-        for job in strided.plan(shape, [*ins, *outs], rows=host):
+        # (on a GPU the spread pass gives the flat form several elements per invocation)
+        for job in strided.plan(shape, [*ins, *outs], rows=is_host_device()):
             form, grid = job.nd, job.grid
-            if form == 1 and not host:  # a GPU wants several elements per invocation
-                form, grid = codegen.SPREAD, strided.cdiv(job.n, codegen.SPREAD_ELEMENTS)
             kernel = self._compiled(group, form, lambda nd=form: codegen.kernel_source(
                 _kernel_name(self.__wrapped__), group, nd, _func_ids(group)))
             steps.append(Step(kernel, grid, (*job.views, *consts)))

@@ -17,9 +17,12 @@ from pykern.fuse.nodes import Apply, Reduce
 from pykern.fuse.reduce_codegen import CHUNK, THREAD_CHUNK, WG
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.tensor import promotion as pr
-from pykern.tensor import reduction, strided
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core import promotion as pr
+from pykern.tensor.reduce import reduction
+from pykern.tensor.core import strided
+from pykern.tensor.core.tensor import Tensor
+from pykern.fuse.trace import input_tensor
+from pykern.tensor.elementwise import functions as ew
 
 
 def fusable(node: object) -> bool:
@@ -56,7 +59,6 @@ class Spec:
 def layout(node: Reduce, group: Group, tensors: Sequence[Tensor]) -> strided.Launch | None:
     """The operands of the expression viewed flat (nd=1) or as 4-D, in row-major element
     order; None where there is nothing to reduce or more than four dimensions remain."""
-    from pykern.fuse.trace import input_tensor
     shape = node.x.shape
     if strided.prod(shape) == 0:
         return None  # empty reductions: the library's rules (0, 1, nan or an error)
@@ -87,7 +89,6 @@ def spec(node: Reduce, job: strided.Launch, mode: str) -> Spec:
 def finish(node: Reduce, s: Spec, part: Tensor) -> Tensor:
     """The result from the kernel's partials: combined per output by the library where an
     output had several chunks, divided for a mean, in the result's dtype and shape."""
-    from pykern.tensor import elementwise as ew
     result = part
     if s.n_chunks > 1:
         rows = part.reshape(s.n_out, s.n_chunks)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,7 +17,7 @@ from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Input, Node, Reduce
 from pykern.fuse.refusal import FuseError
 from pykern.fuse.tracer import Tracer
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 @dataclass(frozen=True)

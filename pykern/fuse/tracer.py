@@ -1,7 +1,7 @@
 """The symbolic tensors a `@pk.fuse` function is called with while it is traced.
 
 A `Tracer` stands for a tensor of known dtype and shape. Operators, the op library's
-elementwise functions (through the hook in `pykern.tensor.fuse_traced`), `astype` and the
+elementwise functions (through the hook in `pykern.tensor.core.fuse_traced`), `astype` and the
 reduction methods record `nodes` instead of running kernels. Each op decides its dtypes with
 the op tables' own plans (`UnaryOp.plan`, `BinaryOp.plan`) and the eager promotion rules,
 including the eager ops' special cases (`x ** 2` squares, an int scalar beyond an integer
@@ -21,12 +21,17 @@ from pykern.fuse.refusal import refuse
 from pykern.lang import dtypes as dt
 from pykern.lang.bf16_rounding import bf16_value
 from pykern.lang.dtypes import DType
-from pykern.tensor import binary_ops as bo
-from pykern.tensor import promotion as pr
-from pykern.tensor import reduction, strided
-from pykern.tensor.fuse_traced import Traced
-from pykern.tensor.tensor import Tensor
-from pykern.tensor.unary_ops import UNARY, UnaryOp, copy_f
+from pykern.tensor.elementwise import binary_ops as bo
+from pykern.tensor.core import promotion as pr
+from pykern.tensor.reduce import reduction
+from pykern.tensor.core import strided
+from pykern.tensor.core.fuse_traced import Traced
+from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.elementwise.unary_ops import UNARY, UnaryOp, copy_f
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.elementwise.functions import where_f
+from pykern.tensor.elementwise.functions import clip_f
+from pykern.tensor.api.numpy_ufuncs import array_ufunc
 
 
 class Tracer(Traced):
@@ -89,7 +94,6 @@ class Tracer(Traced):
                       shape)
 
     def fuse_where(self, condition: object, x1: object, x2: object) -> Tracer:
-        from pykern.tensor.elementwise import where_f
         c = operand_node(_strong(condition))
         x1, x2 = _strong_or_scalar(x1), _strong_or_scalar(x2)
         p = pr.result_type(x1, x2)
@@ -99,7 +103,6 @@ class Tracer(Traced):
         return _apply("where", where_f, (c, n1, n2), (dt.bool_, ct, ct), p, shape)
 
     def fuse_clip(self, x: object, lo: object, hi: object) -> Tracer:
-        from pykern.tensor.elementwise import clip_f
         x = _strong(x)
         if lo is None and hi is None:
             return Tracer(operand_node(x)).fuse_astype(x.dtype, True)  # type: ignore[attr-defined]
@@ -201,7 +204,6 @@ class Tracer(Traced):
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy's ufuncs and operators on traced values: the op library's, traced."""
-        from pykern.tensor.numpy_ufuncs import array_ufunc
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     # ------------------------------------------------------------ what needs a value
@@ -269,7 +271,6 @@ def _strong(x: object) -> Tracer | Tensor:
     """A traced value, or the tensor eager ops make of anything else (arrays, numbers)."""
     if isinstance(x, (Tracer, Tensor)):
         return x
-    from pykern.tensor.elementwise import as_tensor
     return as_tensor(x)
 
 

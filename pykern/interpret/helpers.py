@@ -5,7 +5,7 @@ globals dict it runs in. Integer values are Python ints already wrapped to their
 values are numpy scalars of their type (`np.float32` for f32), so numpy rounds every operation.
 
 Where the GPU result is undefined, these define one (the SPIR-V lowering in
-`pykern.spirv.pysemantics` defines the same where it defines anything):
+`pykern.spirv.numerics.pysemantics` defines the same where it defines anything):
 
 - integer `//` and `%` by zero give 0;
 - shift counts outside `0 <= count < bits` shift everything out: `<<` gives 0, unsigned `>>`

@@ -17,7 +17,7 @@ from pykern.io.structure import Flattened, Leaf, flatten, rebuild
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.core.tensor import Tensor, empty
 
 FORMAT_KEY = "pykern.format"
 STRUCTURE_KEY = "pykern.structure"

@@ -20,7 +20,7 @@ from typing import Any, Union
 import numpy as np
 
 from pykern.io.safetensors_format import METADATA_KEY
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 Leaf = Union[Tensor, np.ndarray]
 CONTAINERS = {"dict": dict, "list": list, "tuple": tuple}

@@ -21,12 +21,14 @@ from pykern.errors import LaunchError
 from pykern.frontend.typerules import float_overflow, int_range
 from pykern.passes.complex import real_view
 from pykern.runtime.grid import GridError, grid_dims
-from pykern.tensor.tensor import Tensor, asarray, wrapping
+from pykern.jit.arrays import (DeviceArray, from_host, is_device_array, type_name,
+                               wrap_host)
 
 
 def describe_arg(value: object) -> str:
-    if isinstance(value, Tensor):
-        return f"a pk.Tensor of dtype {value.dtype.name} with {value.ndim} dimension(s)"
+    if is_device_array(value):
+        return (f"a {type_name(value)} of dtype {value.dtype.name} "  # type: ignore[attr-defined]
+                f"with {len(value.shape)} dimension(s)")  # type: ignore[attr-defined]
     if isinstance(value, np.ndarray):
         return f"a numpy array of dtype {value.dtype} with {value.ndim} dimension(s)"
     return f"a {type(value).__name__} ({value!r:.40})"
@@ -118,7 +120,7 @@ def bind_keywords(kernel_name: str, names: list[str], args: tuple, kwargs: dict,
 _MISSING = object()
 
 
-def check_tensor(kernel_name: str, param: str, tensor: Tensor, device: object | None) -> None:
+def check_tensor(kernel_name: str, param: str, tensor: DeviceArray, device: object | None) -> None:
     """Raises LaunchError unless `tensor`'s memory exists and (when `device` is given) belongs
     to the device the kernel runs on."""
     buffer = tensor.buffer
@@ -142,7 +144,7 @@ def diagnose_buffers(kernel_name: str, params: tuple[ir.Param, ...], args: tuple
     """After the runtime refused a launch's buffers: the LaunchError naming the parameter whose
     tensor was freed or belongs to another device (returns if none is)."""
     for param, value in zip(params, args):
-        if param.is_array and isinstance(value, Tensor):
+        if param.is_array and is_device_array(value):
             check_tensor(kernel_name, param.name, value, device)
 
 
@@ -158,14 +160,14 @@ def check_writable(kernel_name: str, param: ir.Param, value: object) -> None:
 class BoundArray:
     """An array argument as the kernel sees it, and where to copy results back to."""
 
-    tensor: Tensor
+    tensor: DeviceArray
     copy_back_to: np.ndarray | None = None
 
 
 def array_kind(value: object) -> tuple[DType, int] | None:
     """The dtype and ndim of a tensor or numpy argument; None for anything else (a numpy dtype
     without a pykern equivalent too)."""
-    if isinstance(value, Tensor):
+    if is_device_array(value):
         return value.dtype, value.ndim
     if isinstance(value, np.ndarray):
         try:
@@ -183,16 +185,16 @@ def check_array(kernel_name: str, param: str, t: ArrayType, value: object) -> No
 
 
 
-def complex_fields(t: Tensor) -> list[int]:
+def complex_fields(t: DeviceArray) -> list[int]:
     """The offset, shape and strides a complex array parameter's real array (one more axis,
     the parts: `pykern.passes.complex`) has over tensor `t`: `t` itself when it is that real
     view already (how numpy arguments bind), else the view of complex tensor `t`."""
     if not t.dtype.is_complex:
-        return [t.offset, *t.shape, *t._strides]
-    return [2 * t.offset, *t.shape, 2, *(2 * s for s in t._strides), 1]
+        return [t.offset, *t.shape, *t.element_strides]
+    return [2 * t.offset, *t.shape, 2, *(2 * s for s in t.element_strides), 1]
 
 
-def check_tiles(kernel_name: str, param: str, t: Tensor) -> None:
+def check_tiles(kernel_name: str, param: str, t: DeviceArray) -> None:
     """An array that a kernel reads or writes as cooperative-matrix tiles: its last dimension
     contiguous and its rows (first element and row stride) 16-byte aligned."""
     strides, item = t.element_strides, t.dtype.itemsize
@@ -210,20 +212,20 @@ def check_tiles(kernel_name: str, param: str, t: Tensor) -> None:
                           f"of {TILE_ALIGNMENT // item} elements, e.g. by padding)")
 
 
-def bind_array(kernel_name: str, param: ir.Param, value: Tensor | np.ndarray) -> BoundArray:
+def bind_array(kernel_name: str, param: ir.Param, value: DeviceArray | np.ndarray) -> BoundArray:
     """A numpy argument is copied to a new tensor (on the host device, where its layout allows,
     wrapped instead); if the kernel writes a copy, it is copied back afterwards."""
-    if isinstance(value, Tensor):
+    if is_device_array(value):
         return BoundArray(value)
     check_writable(kernel_name, param, value)
     if isinstance(param.type, ArrayType) and param.type.dtype.is_complex:
         # the lowered kernel's real array (pykern.passes.complex) over the same memory
         value = real_view(value)
-    in_place = wrapping(value)  # the host device: the kernel works on the array itself
+    in_place = wrap_host(value)  # the host device: the kernel works on the array itself
     if in_place is not None:
         return BoundArray(in_place)
     written = bool(param.access & ir.Access.WRITE)
-    return BoundArray(asarray(value), value if written else None)
+    return BoundArray(from_host(value), value if written else None)
 
 
 def array_type_of(kernel_name: str, param: str, value: object) -> ArrayType:

@@ -22,7 +22,7 @@ from pykern.jit.arguments import (bind_array, check_array, check_tiles, complex_
 from pykern.passes.complex import lowered_param
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import HEADER_FIELDS, block_fields
-from pykern.tensor.tensor import Tensor
+from pykern.jit.arrays import ARRAY_TYPES, DeviceArray
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def scalar_values(kernel_name: str, slot: _ScalarSlot, value: object) -> tuple:
 
 
 def bound_tensor(kernel_name: str, slot: _ArraySlot, value: object,
-                 copy_back: list[tuple[np.ndarray, Tensor]]) -> Tensor:
+                 copy_back: list[tuple[np.ndarray, DeviceArray]]) -> DeviceArray:
     """The tensor an array argument off the binders' fast path (not a tensor of the slot's
     dtype and ndim) binds as: checked (a LaunchError naming the parameter), numpy arrays
     converted, and a copy back after the launch added to `copy_back` where one is needed."""
@@ -113,7 +113,7 @@ class ArgBinder:
         self.extra_buffers = [None] * (len(layout.buffers) - len(self.arrays))
         self.pack = layout.packer.pack
 
-    def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, Tensor]]]:
+    def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, DeviceArray]]]:
         """The packed block, the buffers in binding order (the debug buffer's slot left None)
         and the (numpy array, tensor) pairs to copy back after the launch."""
         values: list = [0] * _HEADER_COUNT  # grid and base: the runtime fills them in
@@ -124,10 +124,10 @@ class ArgBinder:
             else:
                 values += scalar_values(self.kernel_name, s, v)
         buffers: list = []
-        copy_back: list[tuple[np.ndarray, Tensor]] = []
+        copy_back: list[tuple[np.ndarray, DeviceArray]] = []
         for a in self.arrays:
             t = args[a.arg]
-            if not (type(t) is Tensor and t.dtype is a.dtype and len(t.shape) == a.ndim):
+            if not (type(t) in ARRAY_TYPES and t.dtype is a.dtype and len(t.shape) == a.ndim):
                 t = bound_tensor(self.kernel_name, a, t, copy_back)
             if a.param.access & ir.Access.TILES:
                 check_tiles(self.kernel_name, a.param.name, t)
@@ -137,7 +137,7 @@ class ArgBinder:
                 continue
             values.append(t.offset)
             values += t.shape
-            values += t._strides  # element strides (the property costs a call per launch)
+            values += t.element_strides
         if self.extra_buffers:
             buffers += self.extra_buffers
         return self.pack(*values), buffers, copy_back

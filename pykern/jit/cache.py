@@ -47,7 +47,8 @@ from pykern.runtime.files import PrivateDirectory
 from pykern.runtime.layout import BindingLayout
 from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.loopcap import LoopSite, sites_in_module
-from pykern.spirv.validate import SpirvValidationError
+from pykern.spirv.encoding.validate import SpirvValidationError
+from pykern import runtime
 
 FORMAT_VERSION = 3  # 3: the items per invocation (`ir.Kernel.items`)
 META_LIMIT = 64 << 10  # bytes of a .json: a few dozen parameters take under 1 KiB
@@ -184,7 +185,6 @@ def compiler_fingerprint() -> str:
     runtime's layout code), read once per process (a few milliseconds): a module compiled by
     another pykern — upgraded, or edited in a development checkout without a version bump — is
     never loaded."""
-    from pykern import runtime  # the runtime's binding layout decides the module's interface too
 
     package = Path(__file__).parent.parent  # pykern/, of which this is pykern/jit/cache.py
     return source_digest((package, Path(runtime.__file__).parent))

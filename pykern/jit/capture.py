@@ -1,6 +1,6 @@
 """Launch capture: while an op of the tensor library runs its Python for the first time with a
 given signature, the launches it makes are noted here, so that later calls with the same
-signature can make them again without that Python (`pykern.tensor.dispatch`). A launch of a
+signature can make them again without that Python (`pykern.tensor.core.dispatch`). A launch of a
 variant whose loops report cuts (lavapipe's loop budget) notes the watch it calls after each
 launch, and a replay calls it too.
 

@@ -7,8 +7,8 @@
     g.replay()                     # the same launches again, on the same tensors
     y.numpy()                      # waits for the replay, as for any launch
 
-The device records (runtime/graph.py on Vulkan: one command buffer submitted once per replay;
-runtime/host_graph.py on the host: the list of launches); this module is the user's handle on
+The device records (runtime/submit/graph.py on Vulkan: one command buffer submitted once per replay;
+runtime/host/host_graph.py on the host: the list of launches); this module is the user's handle on
 it, with the checks that need the current device (docs/performance.md, "Recorded graphs").
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from pykern.runtime import get_device
 from pykern.jit.profile import name_program
 from pykern.runtime.errors import GraphError
-from pykern.runtime.launch_profile import PROFILERS
+from pykern.runtime.submit.launch_profile import PROFILERS
 
 __all__ = ["Graph", "GraphError", "graph"]
 

@@ -3,8 +3,15 @@ block (`pykern.llvm.layout`), and the program that packs them and runs the workg
 
 `HostArgBinder.bind` has the Vulkan binder's contract (`binding.ArgBinder`): the same checks
 and fast paths, then (block, buffers, copy_back). Its block is the list of slot values with
-each array's address left 0: the device fills in the addresses of the buffers it was given
-(refusing freed ones and those of another device) and calls `HostProgram.run`.
+each array's address and buffer length left 0: the device fills them in from the buffers it
+was given (refusing freed ones and those of another device) and calls `HostProgram.run`. The
+length bounds every access of the kernel (`pykern.llvm.robust`), so it is always the bound
+buffer's own, also where a replayed plan binds another buffer than the one it recorded.
+
+A launch that runs longer than the device's timeout (PYKERN_TIMEOUT) is stopped and raises
+`pk.DeviceError`, as a Vulkan device's wait does; Ctrl-C stops it with KeyboardInterrupt
+(`pykern.llvm.pool`). Either way the device goes on working, and what the launch wrote is
+unspecified.
 """
 
 from __future__ import annotations
@@ -20,8 +27,10 @@ from pykern.jit.arguments import complex_fields
 from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor, scalar_values
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
-from pykern.llvm.pool import run_workgroups
-from pykern.tensor.tensor import Tensor
+from pykern.llvm.layout import LENGTH, array_slots
+from pykern.llvm.pool import LaunchTimedOut, StopWord, run_workgroups
+from pykern.runtime.errors import DeviceError
+from pykern.tensor.core.tensor import Tensor
 
 # a scalar's bytes at the start of its 8-byte slot (little endian), as struct formats
 _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B7x",
@@ -29,11 +38,15 @@ _SCALAR_FORMATS = {"f16": "e6x", "f32": "f4x", "f64": "d", "i8": "b7x", "u8": "B
                    "u64": "Q", "bool_": "B7x", "bf16": "f4x"}
 # launches of kernels without loops this small run on the calling thread, where handing work
 # to the pool costs more than it saves; a kernel with loops (a few long invocations, as a
-# matmul's) goes to the pool over a grid where one run on the calling thread took longer than
-# POOL_MIN_SECONDS (remembered for up to POOL_CHOICES grids per kernel)
+# matmul's) goes to all the pool's threads over a grid where one run on one thread took longer
+# than POOL_MIN_SECONDS (remembered for up to POOL_CHOICES grids per kernel), else to one of
+# them (never the calling thread, which could not stop it)
 POOL_MIN_INVOCATIONS = 1 << 14
 POOL_MIN_SECONDS = 200e-6
 POOL_CHOICES = 256
+
+
+_ADDRESS_AND_LENGTH = (0, 0)
 
 
 def _scalar_format(t: DType) -> str:
@@ -48,50 +61,77 @@ class HostProgram:
         k = host.kernel
         self.workgroup = k.workgroup
         self.pointer_slots = pointer_slots
+        arrays = [p for p in k.params if isinstance(p.type, ArrayType)]
         # which of the launch's buffers (the array parameters, in order) the kernel writes: a
-        # recorded graph refuses host reads of those (runtime/host_graph.py)
-        self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in k.params
-                                 if isinstance(p.type, ArrayType))
+        # recorded graph refuses host reads of those (runtime/host/host_graph.py)
+        self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in arrays)
+        # the bytes of one element of each, as the kernel indexes it (a complex array's part,
+        # a bf16 array's 16-bit word)
+        self.item_sizes = [p.type.dtype.itemsize for p in arrays]  # type: ignore[union-attr]
         formats = []
         for p in k.params:
             if isinstance(p.type, ArrayType):
-                formats.append("q" * (2 + 2 * p.type.ndim))
+                formats.append("q" * array_slots(p.type.ndim))
             else:
                 formats.append(_scalar_format(p.type))
         self.debug = host.layout.report_slot is not None
-        # debug mode: one more slot, the report's address, which `HostKernel.run_block` fills
-        self.struct = struct.Struct("<" + "".join(formats) + ("7q" if self.debug else "6q"))
+        # the grid, the workgroup counts and the stop word's address; in debug mode the
+        # report's address too, which `HostKernel.run_block` fills
+        self.struct = struct.Struct("<" + "".join(formats) + ("8q" if self.debug else "7q"))
         self.entry = host.native.entry
         self.loops = host.loops
         self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
 
-    def run(self, grid: tuple[int, int, int], addresses: list[int], values: list) -> None:
-        """Runs every workgroup of a launch over `grid` (called by the host device)."""
-        for slot, address in zip(self.pointer_slots, addresses):
+    def run(self, grid: tuple[int, int, int], addresses: list[int], sizes: list[int],
+            values: list, timeout: float | None = None) -> None:
+        """Runs every workgroup of a launch over `grid` (called by the host device) with the
+        buffers at `addresses`, of `sizes` bytes; a `DeviceError` where it runs longer than
+        `timeout` seconds."""
+        for slot, address, size, item in zip(self.pointer_slots, addresses, sizes,
+                                             self.item_sizes):
             values[slot] = address
+            values[slot + LENGTH] = size // item
         wx, wy, wz = self.workgroup
         groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
         total = groups[0] * groups[1] * groups[2]
         pooled = self._pooled(grid, total)
-        if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
-            packed = bytearray(self.struct.pack(*values, *grid, *groups, 0))
-            self.host.run_block(np.frombuffer(packed, np.int64), grid, None if pooled else 1)
-            return
-        block = ctypes.create_string_buffer(self.struct.pack(*values, *grid, *groups),
-                                            self.struct.size)
+        stop = StopWord()
+        try:
+            if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
+                packed = bytearray(self.struct.pack(*values, *grid, *groups, 0, 0))
+                self.host.run_block(np.frombuffer(packed, np.int64), grid,
+                                    None if pooled else 1, stop, timeout)
+                return
+            self._run(grid, total, pooled, values, groups, stop, timeout)
+        except LaunchTimedOut as e:
+            raise DeviceError(
+                f"kernel '{self.host.source_kernel.name}' did not finish within {e.seconds:g} s "
+                "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
+                "works on; what the launch wrote is unspecified, other tensors are intact"
+            ) from None
+
+    def _run(self, grid: tuple[int, int, int], total: int, pooled: bool | None, values: list,
+             groups: tuple[int, int, int], stop: StopWord, timeout: float | None) -> None:
+        block = ctypes.create_string_buffer(
+            self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
+        address = ctypes.addressof(block)
+        # a kernel with loops may run long: only the pool's threads run it, stoppable
+        inline = not self.loops
+        checked = self.host.checked_entry  # for workgroups whose proof fails
         if pooled is not None:
-            run_workgroups(self.entry, ctypes.addressof(block), total, None if pooled else 1)
+            run_workgroups(self.entry, address, total, None if pooled else 1, stop, timeout,
+                           inline, checked)
             return
-        # not known yet: run here, timed, and decide for the next launch over this grid
+        # not known yet: run on one thread, timed, and decide for the next launch over this grid
         start = time.perf_counter()
-        run_workgroups(self.entry, ctypes.addressof(block), total, 1)
+        run_workgroups(self.entry, address, total, 1, stop, timeout, inline, checked)
         if len(self.pool_choice) < POOL_CHOICES:
             self.pool_choice[grid] = time.perf_counter() - start > POOL_MIN_SECONDS
 
     def _pooled(self, grid: tuple[int, int, int], total: int) -> bool | None:
-        """Whether a launch over `grid` runs on the pool (True) or the calling thread (False),
-        or None where a timed run on the calling thread decides: handing work to the pool
-        costs tens of microseconds, so it goes there when it takes longer than that."""
+        """Whether a launch over `grid` runs on the pool (True) or one thread (False), or None
+        where a timed run on one thread decides: handing work to the pool costs tens of
+        microseconds, so it goes there when it takes longer than that."""
         if total < 2:
             return False
         if not self.loops:  # every invocation does about the same, little, work
@@ -113,7 +153,7 @@ class HostArgBinder:
             if isinstance(t, ArrayType):
                 self.plan.append(_ArraySlot(i, p, t.dtype, t.ndim))
                 self.pointer_slots.append(slot)
-                slot += 2 + 2 * (t.ndim + t.dtype.is_complex)  # complex: the parts' axis
+                slot += array_slots(t.ndim + t.dtype.is_complex)  # complex: the parts' axis
             else:
                 self.plan.append(_scalar_slot(i, p.name, t))
                 slot += 2 if t.is_complex else 1
@@ -138,7 +178,7 @@ class HostArgBinder:
             if not (type(t) is Tensor and t.dtype is s.dtype and len(t.shape) == s.ndim):
                 t = bound_tensor(self.kernel_name, s, t, copy_back)  # type: ignore[arg-type]
             buffers.append(t.buffer)
-            values.append(0)
+            values += _ADDRESS_AND_LENGTH  # filled in by HostProgram.run
             if s.parts:
                 values += complex_fields(t)
                 continue
@@ -149,5 +189,6 @@ class HostArgBinder:
 
 
 def host_program(host: HostKernel, binder: HostArgBinder) -> HostProgram:
+    """The program the host device runs for `host`, with `binder`'s argument slots."""
     assert binder.slots == host.layout.grid_slot, "host argument slots disagree"
     return HostProgram(host, binder.pointer_slots)

@@ -19,7 +19,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
 from pykern.passes import lower_bf16, lower_complex
 from pykern.passes.complex import lowered_arguments
-from pykern.tensor.tensor import Tensor
+from pykern.jit.arrays import DeviceArray, is_device_array
 
 
 def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, int, int],
@@ -32,11 +32,11 @@ def interpret_launch(kernel_name: str, kernel_ir: ir.Kernel, grid: tuple[int, in
         check_interpreted_arg(kernel_name, param, value)
     arrays: dict[str, ArrayArg] = {}
     scalars: dict[str, object] = {}
-    written: list[tuple[Tensor, np.ndarray]] = []
+    written: list[tuple[DeviceArray, np.ndarray]] = []
     for param, value in zip(params, runtime_args, strict=True):
         if not isinstance(param.type, ArrayType):
             scalars[param.name] = scalar_value(kernel_name, param.name, param.type, value)
-        elif isinstance(value, Tensor):
+        elif is_device_array(value):
             arrays[param.name], flat = _tensor_arg(value)
             if param.access & ir.Access.WRITE:
                 written.append((value, flat))
@@ -59,7 +59,7 @@ def check_interpreted_arg(kernel_name: str, param: ir.Param, value: object) -> N
     array the interpreter cannot work on in place (it writes into the caller's memory)."""
     if not isinstance(param.type, ArrayType):
         scalar_value(kernel_name, param.name, param.type, value)
-    elif isinstance(value, Tensor):
+    elif is_device_array(value):
         check_tensor(kernel_name, param.name, value, None)
     else:
         check_writable(kernel_name, param, value)
@@ -93,7 +93,7 @@ def _as_stored(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _tensor_arg(tensor: Tensor) -> tuple[ArrayArg, np.ndarray]:
+def _tensor_arg(tensor: DeviceArray) -> tuple[ArrayArg, np.ndarray]:
     """A tensor's whole buffer read to the host, and the view of it the kernel sees."""
     flat = np.empty(tensor.buffer.nbytes // tensor.dtype.itemsize, tensor.dtype.storage)
     tensor.buffer.read_into(flat)

@@ -38,7 +38,7 @@ from pykern.runtime.selection import running_on
 from pykern.passes import decompose, lower_bf16, lower_complex
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import disassemble
+from pykern.spirv.encoding.validate import disassemble
 
 __all__ = ["DEFAULT_WORKGROUPS", "CompiledVariant", "Kernel", "StrictFloatWarning",
            "disk_cache", "kernel", "strict_float", "target_for"]
@@ -221,6 +221,7 @@ class Kernel:
             return self._launchers[grid]  # launches reuse grids: skip re-checking them
         except (KeyError, TypeError):
             pass
+        grid = _plain_ints(grid)
         dims, ndim = kernel_grid(self.__name__, grid)
         launcher = functools.partial(self._launch, dims, ndim)
         exact = type(grid) is int or (type(grid) is tuple and all(type(d) is int for d in grid))
@@ -301,6 +302,18 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<pk.kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _plain_ints(grid: object) -> object:
+    """`grid` with int subclasses (a tensor's `t.size` is one: `pykern.tensor.core.size`) as plain
+    ints, so that the launcher made for it is kept for the next launch over the same grid."""
+    if isinstance(grid, int) and type(grid) is not int and not isinstance(grid, bool):
+        return int(grid)
+    if type(grid) is tuple and any(type(d) is not int and isinstance(d, int)
+                                   and not isinstance(d, bool) for d in grid):
+        return tuple(int(d) if isinstance(d, int) and not isinstance(d, bool) else d
+                     for d in grid)
+    return grid
 
 
 def _one_other_device(args: tuple, device: object) -> object:

@@ -24,13 +24,14 @@ from pykern.jit.cache import CacheEntry, DiskCache, cache_key
 from pykern.jit.limits import check_limits
 from pykern.jit.loop_status import LoopStatus
 from pykern.jit.strict_float import warn_shortfall
-from pykern.jit.variants import ITEMS_PER_INVOCATION, VariantKey
+from pykern.jit.variants import VariantKey
+from pykern.passes.spread import ITEMS_PER_INVOCATION
 from pykern.lang.dtypes import ArrayType
 from pykern.passes import (decompose, first_missing, lower_bf16, lower_complex,
                            required_features, spread_for)
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of, float_controls_of
-from pykern.spirv.validate import validate
+from pykern.spirv.encoding.validate import validate
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@
             y = pk.softmax(x @ w, axis=-1)
     prof.stats()                      # the rows, as KernelTime tuples
 
-Every launch made inside is timed by its device (`runtime/launch_profile.py`): GPU timestamps
+Every launch made inside is timed by its device (`runtime/submit/launch_profile.py`): GPU timestamps
 around it on a Vulkan device, the wall time of the launch on the host device. That covers the
 kernels users launch, the op library's (also the launches an op replays without its Python)
 and `@pk.fuse`'s; a `g.replay()` of a `pk.graph()` is one row of its own, timed as a whole.
@@ -23,7 +23,7 @@ import sys
 import weakref
 from typing import Any, NamedTuple, TextIO
 
-from pykern.runtime.launch_profile import PROFILERS
+from pykern.runtime.submit.launch_profile import PROFILERS
 
 __all__ = ["KernelTime", "Profile", "name_program", "profile"]
 

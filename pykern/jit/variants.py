@@ -14,17 +14,12 @@ from typing import NamedTuple
 
 from pykern.jit.arguments import constexpr_kind, specialize
 from pykern.lang.dtypes import Array, ArrayType, DType, constexpr
-from pykern.tensor.tensor import Tensor
+from pykern.jit.arrays import ARRAY_TYPES
 
 # workgroup shapes by number of grid dimensions, when the kernel does not name one: 256
 # invocations, as NVIDIA launches small workgroups too slowly to fill its memory bus (64-wide
 # ones cap a one-element-per-invocation add at 29% of the H200's bandwidth)
 DEFAULT_WORKGROUPS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
-
-# logical invocations per invocation on a Vulkan device, for kernels that allow it
-# (`pykern.passes.spread`): on the H200 a one-element add runs at 0.77 of torch's bandwidth
-# with one, at 1.00 with four whose loads come first
-ITEMS_PER_INVOCATION = 4
 
 Workgroup = tuple[int, int, int]
 
@@ -83,7 +78,7 @@ def fast_signature(specs: tuple, args: tuple) -> tuple | None:
                 return None  # a tuple, say: the thorough path
             sig.append((type(a), a))  # the type too: 1, 1.0 and True are equal keys
         elif spec is Array:
-            if type(a) is not Tensor:
+            if type(a) not in ARRAY_TYPES:
                 return None
             sig.append((a.dtype, len(a.shape)))
     return tuple(sig)

@@ -4,7 +4,7 @@ These are real Python objects so that the frontend can resolve `pk.sqrt`, `from 
 sqrt` or any alias to the same thing by identity. Called from ordinary Python (outside a kernel)
 they raise, except the math functions. A math name that is also a tensor function of the op
 library (`pk.exp`, `pk.abs`, `pk.max`, ...) is one object for both: `import pykern` registers
-that function through the hook `serve_tensors` (the table is pykern.tensor.kernel_names),
+that function through the hook `serve_tensors` (the table is pykern.tensor.api.kernel_names),
 which it runs on tensors, arrays and scalars alike (scalars give a 0-d tensor, computed by the
 same kernel as a tensor's elements), so every elementwise function takes Python and numpy
 scalars the same way. The others (`fma`) compute on numbers on

@@ -21,7 +21,7 @@ import numpy as np
 
 from pykern.lang.builtins import KernelBuiltin
 from pykern.lang.dtypes import ArrayType
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 class KernelValue(Any):  # type: ignore[misc]
     """A value inside a kernel body (a parameter, a local, an element): typed by the frontend,

@@ -1,7 +1,7 @@
 """Real math functions that no device instruction computes, as device functions of the kernel
 language: `pk.log1p`, `pk.expm1`, `pk.asinh`, `pk.acosh`, `pk.atanh` of a real argument call
 these (typed at each call, so for f16, f32 and f64 alike); the complex functions of
-`pykern.passes.complex_functions` use them too.
+`pykern.mathlib.complex_functions` use them too.
 
 Each is straight-line code over exp, log and sqrt, accurate where the naive formula cancels:
 - log1p: Goldberg's log(u) * x / (u - 1) with u = 1 + x rounded, exact to a few ULP;

@@ -12,9 +12,9 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
-from pykern.tensor.linalg import matmul
-from pykern.tensor.strided import view
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.gemm.matmul import matmul
+from pykern.tensor.core.strided import view
+from pykern.tensor.core.tensor import Tensor
 
 PANEL = 32  # columns per panel; also the largest matrix the one-workgroup kernels take whole
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pykern.autograd.composite import refuse_grad
+from pykern.autograd.graph import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import transposed
-from pykern.tensor.complex_elementwise import conj
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.strided import prod
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.complex.complex_elementwise import conj
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.strided import prod
+from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.elementwise.functions import exp2, floor, isfinite, log2, where
+from pykern.tensor.reduce.reduction import max as pk_max
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,6 @@ def power_of_two_scale(mag: Tensor) -> tuple[Tensor, Tensor]:
     squares neither underflow nor overflow (exactly: no rounding, results as unscaled ones
     wherever those did not underflow or overflow); 1 for a zero matrix or one holding an inf or
     nan. Also whether that largest magnitude is finite, (B, 1, 1)."""
-    from pykern.tensor.elementwise import exp2, floor, isfinite, log2, where
-    from pykern.tensor.reduction import max as pk_max
 
     largest = pk_max(mag, axis=(-2, -1), keepdims=True)
     finite = isfinite(largest)
@@ -130,7 +130,5 @@ def power_of_two_scale(mag: Tensor) -> tuple[Tensor, Tensor]:
 def unscaled(values: Tensor, scale: Tensor, finite: Tensor) -> Tensor:
     """The (B, k) singular values or eigenvalues of matrices that `power_of_two_scale`'s
     `scale` divided, multiplied back; nan for the matrices that held an inf or a nan."""
-    from pykern.tensor.elementwise import where
-
     return where(finite[:, :, 0], values * scale[:, :, 0], float("nan")).astype(
         values.dtype, copy=False)

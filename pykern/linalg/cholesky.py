@@ -21,9 +21,9 @@ from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.triangular import solve_diagonal_block
-from pykern.tensor.creation import tril, zeros
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.create.creation import tril, zeros
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 THREADS = 64
 

@@ -14,8 +14,8 @@ from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import finish, matrices
 from pykern.linalg.lu import lu_factor
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 class SlogdetResult(NamedTuple):

@@ -21,10 +21,10 @@ from pykern.linalg import jacobi
 from pykern.linalg.checks import power_of_two_scale, unscaled
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
 from pykern.linalg import jacobi_kernels as jk
-from pykern.tensor.creation import fill, tril
-from pykern.tensor.elementwise import abs as pk_abs
-from pykern.tensor.elementwise import where
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.create.creation import fill, tril
+from pykern.tensor.elementwise.functions import abs as pk_abs
+from pykern.tensor.elementwise.functions import where
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 class EighResult(NamedTuple):

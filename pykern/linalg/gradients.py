@@ -32,7 +32,9 @@ import pykern as pk
 
 from pykern.autograd.graph import needs_grad, record
 from pykern.autograd.mode import no_grad
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.elementwise.functions import assign
+from pykern.tensor.core.strided import view
 
 Backward = Callable[[Tensor], tuple[Tensor | None, ...]]
 
@@ -286,8 +288,6 @@ def svd(a: Tensor, u: Tensor, s: Tensor, vh: Tensor) -> list[Backward]:
 
 def diagonal(x: Tensor, offset: int, out: Tensor) -> list[Backward]:
     """The diagonal's gradient goes back onto the diagonal, zeros elsewhere."""
-    from pykern.tensor.elementwise import assign
-    from pykern.tensor.strided import view
 
     def back(g: Tensor) -> tuple[Tensor]:
         z = pk.zeros(x.shape, g.dtype)

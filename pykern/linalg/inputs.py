@@ -6,9 +6,9 @@ from __future__ import annotations
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime import get_device
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.promotion import DEFAULT_FLOAT
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.promotion import DEFAULT_FLOAT
+from pykern.tensor.core.tensor import Tensor
 
 
 def compute_dtype(d: DType, op: str) -> DType:

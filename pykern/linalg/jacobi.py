@@ -16,11 +16,13 @@ import math
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg import jacobi_kernels as jk
-from pykern.tensor.creation import eye, fill, zeros
-from pykern.tensor.device_limits import is_cpu_device, loop_budget
-from pykern.tensor.stand_in import stand_in
-from pykern.tensor.strided import cdiv
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.create.creation import eye, fill, zeros
+from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.core.stand_in import stand_in
+from pykern.tensor.core.strided import cdiv
+from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.complex.complex_elementwise import conj
+from pykern.tensor.gemm.matmul import matmul
 
 MAX_SWEEPS = 30  # Jacobi converges quadratically: 5 to 10 sweeps in practice
 
@@ -134,8 +136,6 @@ def complete_rows(values: Tensor, long: Tensor, rows: int) -> None:
     others come from the one-sided Jacobi of the projector I - QᵀQ onto what Q (the first k
     rows) leaves out, whose nonzero rows span exactly that (I - QᴴQ for complex rows: its rows
     are the projections of the unit vectors, orthogonal to Q's rows under x·conj(y))."""
-    from pykern.tensor.complex_elementwise import conj
-    from pykern.tensor.linalg import matmul
 
     batch, _, length = long.shape
     k = values.shape[1]

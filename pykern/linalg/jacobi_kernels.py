@@ -91,6 +91,16 @@ def phase_rotation(alpha, beta, gamma, tol):
     return c, s, ph
 
 
+@pk.func
+def rotate(sm, p0, q0, n, c, s, ph):
+    """The rotation (c, s, phase ph) of the n-element rows at p0 and q0 of sm, in place."""
+    for i in range(n):
+        x = sm[p0 + i]
+        y = ph * sm[q0 + i]
+        sm[p0 + i] = c * x - s * y
+        sm[q0 + i] = s * x + c * y
+
+
 def rotation_for(dtype: DType) -> object:
     """The (c, s, ph) rotation device function for rows of `dtype`."""
     return phase_rotation if dtype.is_complex else unit_rotation
@@ -153,19 +163,9 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
                     c, s, ph = ROT(alpha, beta, gamma, tol)
                     if s != 0:
                         pk.atomic_add(busy, 0, 1)
-                        for i in range(ln):
-                            x = sm[wp + i]
-                            y = ph * sm[wq + i]
-                            sm[wp + i] = c * x - s * y
-                            sm[wq + i] = s * x + c * y
+                        rotate(sm, wp, wq, ln, c, s, ph)
                         if WITH_V:
-                            vp = bv + p * r
-                            vq = bv + q * r
-                            for i in range(r):
-                                x = sm[vp + i]
-                                y = ph * sm[vq + i]
-                                sm[vp + i] = c * x - s * y
-                                sm[vq + i] = s * x + c * y
+                            rotate(sm, bv + p * r, bv + q * r, r, c, s, ph)
                 pk.barrier()
             rotated = busy[0]
             pk.barrier()

@@ -19,9 +19,9 @@ from pykern.linalg.lu_panel import factor_panel
 from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST, factor_small
 from pykern.linalg.pivots import swap_rows
 from pykern.linalg.triangular import solve_diagonal_block
-from pykern.tensor.creation import zeros
-from pykern.tensor.device_limits import is_cpu_device
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.create.creation import zeros
+from pykern.tensor.core.device_limits import is_cpu_device
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
 from pykern.linalg.pivots import pivot_size
-from pykern.tensor.device_limits import is_cpu_device, loop_budget
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.core.tensor import Tensor
 
 
 def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
@@ -35,6 +35,22 @@ def factor_panel(a: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
         few = rows <= 32 or (is_cpu_device() and (budget is None or rows * (w + 8) < budget))
         threads = 32 if few else 256
     _panel_kernel(a.dtype, threads)[threads, a.shape[0]](a, pivots, info, k0, w)
+
+
+@pk.func
+def largest_of_rows(a, b, k, first, m, step, none):
+    """The largest pivot size in column k among rows first, first + step, ... < m, and its
+    row (m, and `none`, where there is none)."""
+    bv = none
+    bi: pk.i32 = m
+    for i in range(first, m, step):
+        v = pivot_size(a[b, i, k])
+        if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
+            v = math.inf
+        if v > bv:
+            bv = v
+            bi = i
+    return bv, bi
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,15 +74,7 @@ def _panel_kernel(dtype: DType, threads: int) -> pk.Kernel:
         for kk in range(w):
             k = k0 + kk
             first = k + (t - k % T + T) % T  # this invocation's first row from k on
-            bv: RT = -1.0
-            bi: pk.i32 = m
-            for i in range(first, m, T):
-                v = pivot_size(a[b, i, k])
-                if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
-                    v = math.inf
-                if v > bv:
-                    bv = v
-                    bi = i
+            bv, bi = largest_of_rows(a, b, k, first, m, T, RT(-1.0))
             best[t] = bv
             where[t] = bi
             pk.barrier()

@@ -9,7 +9,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.pivots import pivot_size
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
 CPU_LARGEST = 32  # CPU devices: up to the panel width

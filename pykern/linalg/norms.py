@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from pykern.autograd.graph import needs_grad
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.svd import svdvals
-from pykern.tensor import elementwise as ew
-from pykern.tensor import reduction as red
-from pykern.tensor.creation import zeros_like
-from pykern.tensor.manipulation import moveaxis
-from pykern.tensor.promotion import DEFAULT_FLOAT
-from pykern.tensor.tensor import Tensor, normalize_axis
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.reduce import reduction as red
+from pykern.tensor.create.creation import zeros_like
+from pykern.tensor.index.manipulation import moveaxis
+from pykern.tensor.core.promotion import DEFAULT_FLOAT
+from pykern.tensor.core.tensor import Tensor, normalize_axis
+from pykern.tensor.create.creation import zeros
+from pykern.tensor.create.creation import full
 
 MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
@@ -138,7 +140,6 @@ def _empty_matrix_norm(values: Tensor, kind: str | float, shape: tuple[int, ...]
     if kind in (-1, -2, -math.inf):
         raise ValueError(f"linalg.matrix_norm: ord={kind!r} is the smallest of no values for "
                          f"the empty matrices of shape {shape}")
-    from pykern.tensor.creation import zeros
 
     return zeros(values.shape[:-1], dtype=values.dtype)
 
@@ -200,7 +201,6 @@ def _degenerate(mag: Tensor, axes: tuple[int, ...], keepdims: bool, p: float) ->
     value = math.inf if p < 0 else 0.0
     shape = tuple(1 if i in axes else n for i, n in enumerate(mag.shape)) if keepdims else \
         tuple(n for i, n in enumerate(mag.shape) if i not in axes)
-    from pykern.tensor.creation import full
 
     return full(shape, value, dtype=mag.dtype)
 

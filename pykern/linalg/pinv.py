@@ -10,12 +10,12 @@ from pykern.linalg.checks import batch_index
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.inputs import result_dtype, stack_of_matrices
 from pykern.linalg.svd import svd, svdvals
-from pykern.tensor import elementwise as ew
-from pykern.tensor import reduction as red
-from pykern.tensor.complex_elementwise import conj
-from pykern.tensor.linalg import matmul
-from pykern.tensor.promotion import DEFAULT_INT
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.reduce import reduction as red
+from pykern.tensor.complex.complex_elementwise import conj
+from pykern.tensor.gemm.matmul import matmul
+from pykern.tensor.core.promotion import DEFAULT_INT
+from pykern.tensor.core.tensor import Tensor
 
 EPS = {dt.f16: 2.0 ** -10, dt.bf16: 2.0 ** -7, dt.f32: 2.0 ** -23, dt.f64: 2.0 ** -52}
 

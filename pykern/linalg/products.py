@@ -12,20 +12,20 @@ from typing import Any
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.solve import inv
-from pykern.tensor import elementwise as ew
-from pykern.tensor import reduction as red
-from pykern.tensor.creation import eye, zeros_like
-from pykern.tensor.indexing import stack
-from pykern.tensor.linalg import matmul as _matmul
-from pykern.tensor.manipulation import matrix_transpose as _matrix_transpose
-from pykern.tensor.manipulation import moveaxis
-from pykern.tensor.strided import broadcast_shapes, view
-from pykern.tensor.tensor import Tensor, normalize_axis
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.reduce import reduction as red
+from pykern.tensor.create.creation import eye, zeros_like
+from pykern.tensor.index.indexing import stack
+from pykern.tensor.gemm.matmul import matmul as _matmul
+from pykern.tensor.index.manipulation import matrix_transpose as _matrix_transpose
+from pykern.tensor.index.manipulation import moveaxis
+from pykern.tensor.core.strided import broadcast_shapes, view
+from pykern.tensor.core.tensor import Tensor, normalize_axis
+from pykern.tensor.api import namespace
 
 
 def _namespace() -> Any:
     # imported when called: the namespace imports this package while it loads
-    from pykern.tensor import namespace
 
     return namespace
 

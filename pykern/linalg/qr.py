@@ -19,11 +19,11 @@ from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import adjoint, finish, matrices, power_of_two_scale
 from pykern.linalg.qr_panel import factor_panel, triangular_factor
-from pykern.tensor.creation import eye, triu
-from pykern.tensor.linalg import matmul
-from pykern.tensor.elementwise import abs as pk_abs
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.create.creation import eye, triu
+from pykern.tensor.gemm.matmul import matmul
+from pykern.tensor.elementwise.functions import abs as pk_abs
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor, empty
 
 
 class QRResult(NamedTuple):

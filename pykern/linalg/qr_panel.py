@@ -20,9 +20,9 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL
-from pykern.tensor.device_limits import loop_budget
-from pykern.tensor.strided import cdiv
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.tensor.core.strided import cdiv
+from pykern.tensor.core.tensor import Tensor, empty
 
 THREADS = 32  # also the panel width: invocation j reduces column j
 
@@ -78,6 +78,16 @@ def triangular_factor(gram: Tensor, taus: Tensor, c0: int) -> Tensor:
     return t
 
 
+@pk.func
+def squares_below(a, b, k, first, m, zero):
+    """The sum of |a[b, i, k]|² over the rows first, first + THREADS, ... < m."""
+    ss = zero
+    for i in range(first, m, THREADS):
+        x = a[b, i, k]
+        ss += x.real * x.real + x.imag * x.imag
+    return ss
+
+
 @functools.lru_cache(maxsize=None)
 def _panel_kernel(dtype: DType) -> pk.Kernel:
     T = THREADS  # noqa: N806
@@ -85,6 +95,20 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
     LEVELS = THREADS.bit_length() - 1  # noqa: N806
     DT = dtype  # noqa: N806
     RT = dtype.real_dtype  # noqa: N806
+
+    @pk.func
+    def write_vectors(a, v, b, c0, w, t):
+        """The panel's Householder vectors into v (their leading 1s, zeros above), the rows of
+        invocation t."""
+        m = a.shape[1]
+        for i in range(c0 + (t - c0 % T + T) % T, m, T):
+            for j in range(w):
+                x: DT = 0.0
+                if i > c0 + j:
+                    x = a[b, i, c0 + j]
+                elif i == c0 + j:
+                    x = 1.0
+                v[b, i - c0, j] = x
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_qr_panel(a: dtype[:, :, :], taus: dtype[:, :], v: dtype[:, :, :], c0: int,
@@ -99,11 +123,7 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
         for kk in range(k_lo, k_hi):  # every row k and column is re-read from `a`
             k = c0 + kk
             first = k + 1 + (t - (k + 1) % T + T) % T  # this invocation's first row below k
-            ss: RT = 0.0
-            for i in range(first, m, T):
-                x = a[b, i, k]
-                ss += x.real * x.real + x.imag * x.imag
-            red[t] = ss
+            red[t] = squares_below(a, b, k, first, m, RT(0.0))
             if t == k % T:
                 for j in range(w):
                     krow[j] = a[b, k, c0 + j]
@@ -148,16 +168,8 @@ def _panel_kernel(dtype: DType) -> pk.Kernel:
             if t == 0:
                 taus[b, k] = tau
             pk.barrier()
-        if write_v == 0:
-            return
-        for i in range(c0 + (t - c0 % T + T) % T, m, T):
-            for j in range(w):
-                x: DT = 0.0
-                if i > c0 + j:
-                    x = a[b, i, c0 + j]
-                elif i == c0 + j:
-                    x = 1.0
-                v[b, i - c0, j] = x
+        if write_v != 0:
+            write_vectors(a, v, b, c0, w, t)
 
     return linalg_qr_panel
 

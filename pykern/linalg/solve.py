@@ -12,11 +12,11 @@ from pykern.linalg.errors import LinAlgError
 from pykern.linalg.lu import LUFactors, lu_factor
 from pykern.linalg.pivots import swap_rows
 from pykern.linalg.triangular import solve_triangular
-from pykern.tensor.creation import eye
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.promotion import promote
-from pykern.tensor.strided import broadcast_shapes
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.create.creation import eye
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.promotion import promote
+from pykern.tensor.core.strided import broadcast_shapes
+from pykern.tensor.core.tensor import Tensor
 
 
 def solve(x1: object, x2: object, /) -> Tensor:

@@ -14,10 +14,12 @@ from pykern.linalg.gradients import differentiable
 from pykern.linalg import jacobi
 from pykern.linalg.checks import power_of_two_scale, unscaled
 from pykern.linalg.inputs import as_batch, compute_dtype, result_dtype, stack_of_matrices
-from pykern.tensor.creation import zeros
-from pykern.tensor.elementwise import abs as pk_abs
-from pykern.tensor.elementwise import where
-from pykern.tensor.tensor import Tensor, empty
+from pykern.tensor.create.creation import zeros
+from pykern.tensor.elementwise.functions import abs as pk_abs
+from pykern.tensor.elementwise.functions import where
+from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.reduce.reduction import min as reduce_min
+from pykern.tensor.create.creation import eye
 
 
 class SVDResult(NamedTuple):
@@ -124,14 +126,12 @@ def _jacobi_svd(a: Tensor, u: Tensor | None, vh: Tensor | None, full: bool) -> T
 
 def _has_zero(s: Tensor) -> bool:
     """Whether any singular value is exactly zero (its vector then needs completing)."""
-    from pykern.tensor.reduction import min as reduce_min
 
     return bool(reduce_min(s).item() <= 0)
 
 
 def _empty_vectors(u: Tensor, vh: Tensor) -> None:
     """U and Vh of matrices with a zero dimension: identities (any orthonormal basis does)."""
-    from pykern.tensor.creation import eye
 
     for t in (u, vh):
         if t.size:

@@ -14,7 +14,7 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import PANEL, block, subtract_product
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def solve_triangular(tri: Tensor, y: Tensor, lower: bool, unit: bool) -> None:

@@ -21,6 +21,14 @@ locals and `pk.local`/`pk.shared` arrays start at zero; f16 is computed in f32 a
 back; no fast-math, so `+ - * /` give numpy's bits. Math uses LLVM intrinsics and the C
 library (`mathfns`), whose results agree with numpy's within the documented ULP bounds.
 
+Vulkan's safety promises hold (`robust`, `stopping`): outside debug mode no access touches
+memory outside its array's buffer (a store there is dropped, a load gives 0), checked where
+it runs unless it was proved inside (`bound_analysis` bounds the indices symbolically,
+`proofs` evaluates the bounds per launch, and per workgroup in a second version of the
+module compiled for launches that need it: `module`, `compiled`); and a launch can be stopped
+(PYKERN_TIMEOUT, Ctrl-C) through a stop word that the code polls at loop back-edges, between
+chunks of long loops and before each workgroup.
+
 Debug mode (`debug`, `reports`): every array access is bounds-checked (each index against its
 dimension, unsigned, as on Vulkan) and asserts are evaluated; a failure writes a site id, the
 invocation's global id, the indices and the shape to a report whose address is in the
@@ -29,7 +37,7 @@ touches no memory and the launch runs on. `HostKernel.run` then raises the first
 launch order (the same on any number of threads) as `pk.KernelIndexError` /
 `pk.KernelAssertionError`, with the Vulkan debug path's message; the site table lives on the
 `HostKernel` (debug kernels skip the disk cache). Without debug mode the frontend drops
-asserts and nothing is checked.
+asserts.
 
 Subgroups (`lanes`, `subgroups`): `lanes.SUBGROUP_SIZE` (8) lanes of consecutive local linear
 ids, a last partial subgroup where the workgroup's size is no multiple of 8. An exchange runs
@@ -49,7 +57,8 @@ expression, a `while` condition).
 Compiled variants are kept in memory per kernel object and on disk (`diskcache`: object code
 plus JSON, keyed like the SPIR-V cache, in PYKERN_CACHE_DIR), so another process loads them
 instead of compiling. Workgroups run on a pool of threads, one per core (`pool`;
-`launch(..., threads=1)` runs them all on the calling thread).
+`launch(..., threads=1)` runs them all on one thread: the calling thread for a kernel without
+loops, else one of the pool's, so that it can be stopped).
 """
 
 from pykern.llvm.compiled import HostKernel, compile_host

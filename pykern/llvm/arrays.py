@@ -2,9 +2,10 @@
 pykern backend uses), loads, stores and atomics.
 
 Addresses are computed in i64 (indices are sign-extended), so no large array overflows them.
-Nothing here is bounds-checked: in debug mode `exprs.element_access` checks the indices
-before it asks for an element (`pykern.llvm.debug`); outside it an index outside the array
-reads or writes outside it.
+Nothing here is bounds-checked: `exprs.element_access` checks the element's address against
+the buffer before it asks for an element (`pykern.llvm.robust`; in debug mode each index
+against its dimension, `pykern.llvm.debug`), unless the workgroup's proof made that check
+needless.
 """
 
 from __future__ import annotations
@@ -23,12 +24,21 @@ ORDERING = "seq_cst"
 
 
 def element_pointer(em: Emitter, view: ArrayView, indices: list[ll.Value]) -> ll.Value:
+    return pointer_at(em, view, element_address(em, view, indices))
+
+
+def element_address(em: Emitter, view: ArrayView, indices: list[ll.Value]) -> ll.Value:
+    """The element `indices` of `view` as an i64 count of elements from its pointer."""
     bld = em.builder
     address = view.offset
     for index, stride in zip(indices, view.strides, strict=True):
         term = bld.mul(em.i64(index), stride)
         address = bld.add(address, term)
-    return bld.gep(view.pointer, [address], source_etype=view.element)
+    return address
+
+
+def pointer_at(em: Emitter, view: ArrayView, address: ll.Value) -> ll.Value:
+    return em.builder.gep(view.pointer, [address], source_etype=view.element)
 
 
 def load(em: Emitter, view: ArrayView, pointer: ll.Value) -> ll.Value:

@@ -36,12 +36,14 @@ def inline_call(em: Emitter, e: ir.Call, args: list[ll.Value]) -> ll.Value:
     exit_block = em.block(f"{fn.name}.exit")
     em.returns.append(ReturnTarget(exit_block, slot))
     em.loops = []
+    saved_path, em.call_path = em.call_path, em.call_path + (id(e),)  # names its accesses
     try:
         stmts.block(em, fn.body)
         em.branch_if_open(exit_block)
     finally:
         em.returns.pop()
         em.locals, em.loops = saved
+        em.call_path = saved_path
     em.builder.position_at_end(exit_block)
     if slot is None:
         return ll.Constant(ll.IntType(1), 0)  # only ever discarded (ir.Eval)

@@ -6,7 +6,9 @@ the values of the names it reads, the variant, pykern's version and source), wit
 LLVM version, triple, CPU and features as the target (`engine.host_target`). An entry is
 `<key>.o` (the object code) and `<key>.host.json`: the format, each parameter's access (the one
 thing the key does not determine), whether the kernel has loops (how launches spread over the
-threads), the optimised IR (for `HostKernel.llvm_ir`) and a SHA-256
+threads), whether its entry bails out of workgroups whose proof fails (then a launch that
+meets one compiles the checked copy from the kernel's IR: `HostKernel.checked_entry`), the
+optimised IR (for `HostKernel.llvm_ir`) and a SHA-256
 over the key, the rest of the JSON and the object code. Parameter names and types come from
 the variant. An entry is a miss, never an error, when a file is absent, refused (checked as
 the SPIR-V cache checks its files: `pykern.runtime.files`), of the wrong shape, does not match
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from pykern import __version__, ir
@@ -27,7 +30,7 @@ from pykern.llvm.compiled import HostKernel
 from pykern.llvm.engine import host_target
 from pykern.runtime.files import PrivateDirectory
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: buffer lengths and the stop word in the argument block
 META_LIMIT = 16 << 20  # the optimised IR of a large kernel is a few hundred KiB
 OBJECT_LIMIT = 256 << 20
 _ACCESS = {v: ir.Access(v) for v in range(2 * ir.Access.TILES.value)}
@@ -62,9 +65,11 @@ class HostDiskCache:
                          host_target(), __version__)
 
     def load(self, key: str, name: str, signature: tuple[tuple[str, object], ...],
-             workgroup: tuple[int, int, int]) -> HostKernel | None:
+             workgroup: tuple[int, int, int],
+             source: Callable[[], ir.Kernel]) -> HostKernel | None:
         """The kernel stored under `key` for a variant whose parameters are `signature` (names
-        and types, in order), or None."""
+        and types, in order), or None; `source()` gives its typed IR, should a launch need
+        the copy of its body that checks every access (`HostKernel.checked_entry`)."""
         raw = self._files.read(f"{key}.host.json", META_LIMIT)
         if raw is None:
             return None
@@ -79,7 +84,8 @@ class HostDiskCache:
         if obj is None or doc["sha256"] != entry_digest(key, doc, obj):
             return None
         try:
-            return HostKernel.from_object(name, params, workgroup, obj, doc["ir"], doc["loops"])
+            return HostKernel.from_object(name, params, workgroup, obj, doc["ir"], doc["loops"],
+                                          doc["bails"], source)
         except RuntimeError:  # hashed as written but not linkable here
             return None
 
@@ -90,7 +96,7 @@ class HostDiskCache:
             return
         meta: dict[str, object] = {
             "format": FORMAT_VERSION, "ir": host.llvm_ir, "loops": host.loops,
-            "access": [p.access.value for p in host.source_kernel.params]}
+            "bails": host.bails, "access": [p.access.value for p in host.source_kernel.params]}
         meta["sha256"] = entry_digest(key, meta, host.object_code)
         if self._files.write(f"{key}.o", host.object_code):
             self._files.write(f"{key}.host.json", json.dumps(meta).encode())
@@ -98,8 +104,9 @@ class HostDiskCache:
 
 def _params_from(doc: object, signature: tuple[tuple[str, object], ...]) -> tuple | None:
     """The parameters a well-formed document gives `signature`, or None for any other shape."""
-    if type(doc) is not dict or doc.keys() != {"format", "ir", "loops", "access", "sha256"} \
-            or type(doc["loops"]) is not bool:
+    if type(doc) is not dict or \
+            doc.keys() != {"format", "ir", "loops", "bails", "access", "sha256"} \
+            or type(doc["loops"]) is not bool or type(doc["bails"]) is not bool:
         return None
     access = doc["access"]
     if type(doc["format"]) is not int or doc["format"] != FORMAT_VERSION \

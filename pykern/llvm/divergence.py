@@ -28,7 +28,7 @@ from llvmlite import ir as ll
 from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.llvm import exprs
+from pykern.llvm import exprs, stopping
 from pykern.llvm.invocations import zero_fill
 from pykern.llvm.stmts import counter_type
 from pykern.llvm.types import value_type
@@ -86,6 +86,7 @@ def _masked_loop(wg: Workgroup, condition: Callable[[], ll.Value], body: tuple[i
         em.block("divergent_done")
     bld.branch(head)
     bld.position_at_end(head)
+    stopping.poll(em)
     wg.masks.append(loop_mask)
     wg.each_invocation(lambda: wg.set_flag(loop_mask, condition()))
     bld.cbranch(wg.any_active(), body_block, done)

@@ -1,7 +1,9 @@
 """The state of lowering one kernel: the LLVM module and builder, where each local variable
 and array lives for the invocation being emitted, the enclosing loops, where `return` goes,
-and in debug mode the checks' report (`pykern.llvm.debug`). Expression and statement lowering
-(`exprs`, `stmts`) take an `Emitter` and add code at its builder's position."""
+the launch's stop word (`pykern.llvm.stopping`), which array accesses need no check in the
+code being emitted (`pykern.llvm.robust`), and in debug mode the checks' report
+(`pykern.llvm.debug`). Expression and statement lowering (`exprs`, `stmts`) take an `Emitter`
+and add code at its builder's position."""
 
 from __future__ import annotations
 
@@ -23,13 +25,15 @@ if TYPE_CHECKING:
 class ArrayView:
     """Where an array's elements are: element `index` of it is at `pointer` plus `offset +
     sum(index[k] * strides[k])` elements of `element` type (offset and strides i64, shape i32
-    values)."""
+    values); the memory at `pointer` holds `length` elements (i64), and no access outside
+    them is made."""
 
     dtype: DType
     pointer: ll.Value
     offset: ll.Value
     shape: tuple[ll.Value, ...]
     strides: tuple[ll.Value, ...]
+    length: ll.Value
 
     @property
     def element(self) -> ll.Type:
@@ -79,6 +83,12 @@ class Emitter:
     returns: list[ReturnTarget] = field(default_factory=list)
     helpers: dict[str, ll.Function] = field(default_factory=dict)
     debug: DebugChecks | None = None  # set when the kernel is compiled in debug mode
+    stop: ll.Value | None = None  # the address of the launch's stop word (an i32)
+    stopped: ll.Block | None = None  # where a poll that finds it set goes (the entry returns)
+    # the array accesses that need no check in the code being emitted, by `site_key`: those
+    # the workgroup's proof covers (`pykern.llvm.robust`)
+    proven: frozenset[tuple[tuple[int, ...], int]] = frozenset()
+    call_path: tuple[int, ...] = ()  # the calls being inlined, outermost first (their ids)
 
     # ------------------------------------------------------------ blocks
 
@@ -108,6 +118,11 @@ class Emitter:
 
     def local_slot(self, t: DType, name: str) -> ll.Value:
         return self.alloca(value_type(t), name)
+
+    def site_key(self, node: ir.Node) -> tuple[tuple[int, ...], int]:
+        """What names the array access `node` at the place being emitted: a device function's
+        body is emitted once per call, so the calls it is inlined through are part of it."""
+        return self.call_path, id(node)
 
     # ------------------------------------------------------------ functions
 

@@ -83,7 +83,9 @@ class NativeModule:
     ir_text: str  # the optimised LLVM IR, for inspection
 
 
-ENTRY_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+# i64 pk_entry(ptr args, i64 first, i64 end): the first workgroup it did not run
+ENTRY_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                                   ctypes.c_int64)
 _names = itertools.count()
 _link_lock = threading.Lock()
 
@@ -101,7 +103,7 @@ def compile_object(ir_text: str) -> tuple[bytes, str]:
 
 def load_object(obj: bytes, entry_name: str, ir_text: str) -> NativeModule:
     """Object code linked into the JIT; `entry_name` is a function
-    `void (ptr args, i64 first_group, i64 end_group)`. A RuntimeError if linking fails (an
+    `i64 (ptr args, i64 first_group, i64 end_group)`. A RuntimeError if linking fails (an
     object that is not one, or lacks the entry)."""
     with _link_lock:  # library names are unique per JIT
         library = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process() \

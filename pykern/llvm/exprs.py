@@ -1,6 +1,7 @@
 """IR expressions to LLVM values: one function per node class, dispatched by a table;
 operators, conversions and math come from the tables of `arith` and `mathfns`; array
-accesses go through `element_access`, which bounds-checks them in debug mode (`debug`)."""
+accesses go through `element_access`, which keeps them inside the array's buffer (`robust`)
+or bounds-checks them in debug mode (`debug`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from pykern import ir
-from pykern.llvm import arith, arrays, calls, debug, lanes, mathfns
+from pykern.llvm import arith, arrays, calls, debug, lanes, mathfns, robust
 from pykern.llvm.emitter import Emitter
 from pykern.llvm.types import I1, const, value_type
 
@@ -27,15 +28,19 @@ def indices_of(em: Emitter, indices: tuple[ir.Expr, ...]) -> list[ll.Value]:
 
 def element_access(em: Emitter, node: ir.Node, array: str, indices: list[ll.Value],
                    access: Callable[[ll.Value], ll.Value | None]) -> ll.Value | None:
-    """`access(pointer)` on the element `array[indices]` (evaluated already); in debug mode
-    only when every index is inside its dimension, else reported (the value is then 0)."""
+    """`access(pointer)` on the element `array[indices]` (evaluated already): only where the
+    element lies inside the array's buffer (else nothing is touched and the value is 0),
+    checked unless the workgroup's proof covers this access (`robust`); in debug mode only
+    when every index is inside its dimension, else reported (the value is then 0)."""
     view = em.arrays[array]
+    if em.debug is None:
+        if em.site_key(node) in em.proven:
+            return access(arrays.element_pointer(em, view, indices))
+        return robust.guarded_access(em, view, indices, access)
 
     def run() -> ll.Value | None:
         return access(arrays.element_pointer(em, view, indices))
 
-    if em.debug is None:
-        return run()
     return debug.checked_access(em, node, array, view, indices, run)
 
 

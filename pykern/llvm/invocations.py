@@ -102,39 +102,50 @@ def invocation_ids(em: Emitter, group: tuple[ll.Value, ...], local: tuple[ll.Val
     return Ids(global_id, local, group, grid, num_groups)  # type: ignore[arg-type]
 
 
-def run_invocations(em: Emitter, group: tuple[ll.Value, ...], grid: tuple[ll.Value, ...],
-                    num_groups: tuple[ll.Value, ...]) -> None:
-    """Every invocation of the workgroup `group`, one after the other, x fastest."""
-    kernel = em.kernel
-    body = kernel.body
-    dims = grid_mask_dims(body[0]) if kernel.masked and body else None
-    bounds = [em.i32(w) for w in kernel.workgroup]
-    if dims is not None:
-        body = body[1:]
-        bld = em.builder
-        for d in dims:  # the invocations left in this workgroup before the grid ends
-            left = bld.sub(grid[d], bld.mul(group[d], em.i32(kernel.workgroup[d])))
-            bounds[d] = bld.select(bld.icmp_signed("<", left, bounds[d]), left, bounds[d])
-    slots = {local.name: em.local_slot(local.type, local.name) for local in kernel.locals}
-    privates = {a.name: em.alloca(memory_type(a.dtype), a.name, count=max(1, math.prod(a.shape)))
-                for a in kernel.arrays if a.space is ir.MemorySpace.LOCAL}
+class Invocations:
+    """Every invocation of the workgroup `group`, one after the other, x fastest: their
+    stack slots (made once), and the loops that run them (`run`, emitted once per copy of
+    the workgroup's code: `pykern.llvm.robust`)."""
 
-    def invocation(local: tuple[ll.Value, ...], latch: ll.Block) -> None:
-        em.ids = invocation_ids(em, group, local, grid, num_groups)
-        em.locals = dict(slots)
-        for local_var in kernel.locals:
-            t = value_type(local_var.type)
-            em.builder.store(ll.Constant(t, None), slots[local_var.name])
-        for decl in kernel.arrays:
-            if decl.space is ir.MemorySpace.LOCAL:
-                zero_fill(em, privates[decl.name], decl.nbytes)
-                em.arrays[decl.name] = constant_view(em, decl, privates[decl.name])
-        em.returns = [ReturnTarget(latch)]
-        stmts.block(em, body)
+    def __init__(self, em: Emitter, group: tuple[ll.Value, ...], grid: tuple[ll.Value, ...],
+                 num_groups: tuple[ll.Value, ...]) -> None:
+        self.em, self.group, self.grid, self.num_groups = em, group, grid, num_groups
+        kernel = em.kernel
+        self.body = kernel.body
+        dims = grid_mask_dims(self.body[0]) if kernel.masked and self.body else None
+        self.bounds = [em.i32(w) for w in kernel.workgroup]
+        if dims is not None:
+            self.body = self.body[1:]
+            bld = em.builder
+            for d in dims:  # the invocations left in this workgroup before the grid ends
+                left = bld.sub(grid[d], bld.mul(group[d], em.i32(kernel.workgroup[d])))
+                self.bounds[d] = bld.select(bld.icmp_signed("<", left, self.bounds[d]), left,
+                                            self.bounds[d])
+        self.slots = {local.name: em.local_slot(local.type, local.name)
+                      for local in kernel.locals}
+        self.privates = {a.name: em.alloca(memory_type(a.dtype), a.name,
+                                           count=max(1, math.prod(a.shape)))
+                         for a in kernel.arrays if a.space is ir.MemorySpace.LOCAL}
 
-    counted_loop(em, "lz", bounds[2], lambda z, _: counted_loop(
-        em, "ly", bounds[1], lambda y, _: counted_loop(
-            em, "lx", bounds[0], lambda x, latch: invocation((x, y, z), latch))))
+    def run(self) -> None:
+        em, kernel, bounds = self.em, self.em.kernel, self.bounds
+
+        def invocation(local: tuple[ll.Value, ...], latch: ll.Block) -> None:
+            em.ids = invocation_ids(em, self.group, local, self.grid, self.num_groups)
+            em.locals = dict(self.slots)
+            for local_var in kernel.locals:
+                t = value_type(local_var.type)
+                em.builder.store(ll.Constant(t, None), self.slots[local_var.name])
+            for decl in kernel.arrays:
+                if decl.space is ir.MemorySpace.LOCAL:
+                    zero_fill(em, self.privates[decl.name], decl.nbytes)
+                    em.arrays[decl.name] = constant_view(em, decl, self.privates[decl.name])
+            em.returns = [ReturnTarget(latch)]
+            stmts.block(em, self.body)
+
+        counted_loop(em, "lz", bounds[2], lambda z, _: counted_loop(
+            em, "ly", bounds[1], lambda y, _: counted_loop(
+                em, "lx", bounds[0], lambda x, latch: invocation((x, y, z), latch))))
 
 
 def constant_view(em: Emitter, decl: ir.ArrayDecl, pointer: ll.Value) -> ArrayView:
@@ -145,4 +156,5 @@ def constant_view(em: Emitter, decl: ir.ArrayDecl, pointer: ll.Value) -> ArrayVi
         step *= s
     return ArrayView(decl.dtype, pointer, ll.Constant(I64, 0),
                      tuple(em.i32(s) for s in decl.shape),
-                     tuple(ll.Constant(I64, s) for s in reversed(strides)))
+                     tuple(ll.Constant(I64, s) for s in reversed(strides)),
+                     ll.Constant(I64, math.prod(decl.shape)))

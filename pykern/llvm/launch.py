@@ -28,10 +28,10 @@ from pykern.runtime.grid import GridError, grid_dims
 
 
 def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
-           threads: int | None = None) -> None:
+           threads: int | None = None, timeout: float | None = None) -> None:
     """Runs `kernel[grid](*args)` on the host: numpy arrays (any strides, read and written
     in place) and Python or numpy scalars; the workgroups on `threads` threads (default: one
-    per core).
+    per core). A launch longer than `timeout` seconds is stopped (`pool.LaunchTimedOut`).
 
     >>> launch(saxpy, x.size, 2.0, x, y, out)  # doctest: +SKIP
     """
@@ -45,7 +45,7 @@ def launch(kernel: object, grid: int | tuple[int, ...], *args: object,
             arrays[param.name] = _array_arg(kernel, param, value)
         else:
             scalars[param.name] = _scalar_arg(kernel, param, value)
-    host.run(dims, arrays, scalars, threads)
+    host.run(dims, arrays, scalars, threads, timeout)
 
 
 def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> HostKernel:
@@ -74,8 +74,8 @@ def load_or_compile(kernel: object, key: Any) -> HostKernel:
     stored there); a located CompileError for what the backend does not lower."""
     disk = host_disk_cache() if not kernel.debug else None  # type: ignore[attr-defined]
     disk_key = HostDiskCache.key(kernel, key) if disk is not None else ""
-    host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup) \
-        if disk is not None else None  # type: ignore[attr-defined]
+    host = disk.load(disk_key, kernel.__name__, key.types, key.workgroup,  # type: ignore
+                     lambda: checked_ir(kernel, key)) if disk is not None else None
     if host is None:
         host = compile_host(checked_ir(kernel, key))
         if disk is not None:

@@ -1,25 +1,74 @@
-"""The threads that run a launch's workgroups: one pool per process, sized to the cores this
-process may run on, created on first use.
+"""The threads that run a launch's workgroups: one pool per process, a thread per core this
+process may run on, created on first use; and the launch's stop word, which ends a launch
+that runs past its time or is interrupted (`pykern.llvm.stopping`).
 
 A launch's workgroups are cut into contiguous chunks, a few per thread so that a thread slowed
-by the rest of the machine does not hold the launch up; the calling thread and the pool's
-threads take the next chunk until none is left. The native entry is a ctypes `CFUNCTYPE` function,
-whose calls release the GIL, so the chunks run in parallel. Workgroups are independent (each
-has its own `pk.shared` memory and barriers, on the stack of the thread running it), so any
-split gives the same results, except where workgroups race through atomics on one location:
-then the order of the updates (old values returned, float sums) is the threads' order, as on
-a GPU.
+by the rest of the machine does not hold the launch up; the pool's threads take the next chunk
+until none is left. The native entry is a ctypes `CFUNCTYPE` function, whose calls release the
+GIL, so the chunks run in parallel. Workgroups are independent (each has its own `pk.shared`
+memory and barriers, on the stack of the thread running it), so any split gives the same
+results, except where workgroups race through atomics on one location: then the order of the
+updates (old values returned, float sums) is the threads' order, as on a GPU.
+
+The calling thread takes chunks too only where they cannot run long (a kernel without loops);
+else the pool's threads run the launch while the caller waits for them in short slices, so
+that Python runs its signal handlers meanwhile: Ctrl-C raises KeyboardInterrupt in the caller
+within a slice (the pool's threads block SIGINT, so it is delivered to a thread that can take
+it). Then, or when the launch's time (PYKERN_TIMEOUT) is up, the caller sets the stop word: the
+native code polls it and returns, the threads take no further chunk, and once every one has
+returned the caller raises (KeyboardInterrupt, or `LaunchTimedOut`). Nothing of the launch
+runs after that, so the memory it used may be reused at once.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import queue
+import signal
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import NamedTuple
+
+from pykern.runtime.errors import PykernError
 
 CHUNKS_PER_THREAD = 4
+WAIT_SLICE_S = 0.05  # how long the caller waits between two looks at signals and the clock
+# what the stop word holds: 0 while the launch runs
+RUNNING, TIMED_OUT, INTERRUPTED = 0, 1, 2
+
+
+class LaunchTimedOut(PykernError):
+    """A launch ran longer than its timeout and was stopped (the launcher names it to the
+    user as a `pk.DeviceError`)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the launch did not finish within {seconds:g} s")
+        self.seconds = seconds
+
+
+class StopWord:
+    """A launch's stop word: an i32 the native code polls (its address goes into the argument
+    block); nonzero stops the launch."""
+
+    __slots__ = ("word", "address")
+
+    def __init__(self) -> None:
+        self.word = ctypes.c_int32(RUNNING)
+        self.address = ctypes.addressof(self.word)
+
+    def set(self, reason: int) -> None:
+        """Stops the launch (`TIMED_OUT` or `INTERRUPTED`)."""
+        # an aligned 4-byte store, which the native side's atomic loads see whole
+        self.word.value = reason
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the launch was stopped."""
+        return self.word.value != RUNNING
 
 
 def core_count() -> int:
@@ -30,11 +79,16 @@ def core_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _block_interrupts() -> None:
+    """In a pool thread: SIGINT goes to another thread (one that runs Python's handlers)."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 @functools.lru_cache(maxsize=1)
 def _executor() -> ThreadPoolExecutor:
-    # the caller runs one chunk itself, so one thread fewer than the cores
-    return ThreadPoolExecutor(max_workers=max(1, core_count() - 1),
-                              thread_name_prefix="pykern-host")
+    return ThreadPoolExecutor(max_workers=core_count(), thread_name_prefix="pykern-host",
+                              initializer=_block_interrupts)
 
 
 def chunks(total: int, threads: int) -> list[tuple[int, int]]:
@@ -60,30 +114,112 @@ def chunks(total: int, threads: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def run_workgroups(entry: Callable[[int, int, int], None], block: int, total: int,
-                   threads: int | None = None) -> None:
+Entry = Callable[[int, int, int], int]
+
+
+def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = None,
+                   stop: StopWord | None = None, timeout: float | None = None,
+                   inline: bool = True, fallback: Callable[[], Entry] | None = None) -> None:
     """Runs workgroups 0 to `total - 1` through `entry(block, first, end)`, on `threads`
-    threads (default: one per core): the caller and `threads - 1` pool threads take the next
-    chunk until none is left."""
+    threads (default: one per core). With `inline` (only for work that cannot run long: the
+    calling thread cannot be stopped while it runs a chunk), the calling thread takes chunks
+    too, and a launch of one chunk runs there alone; else the pool's threads run it while the
+    caller waits. A launch is stopped (through `stop`, whose address the block holds) on
+    KeyboardInterrupt or after `timeout` seconds (`LaunchTimedOut`).
+
+    `entry` returns the first workgroup of its range it did not run (`pykern.llvm.module`:
+    one whose proof failed); what is left of each range then runs through `fallback()`, an
+    entry that runs every workgroup."""
     threads = core_count() if threads is None else threads
-    ranges = chunks(total, threads)
-    if len(ranges) <= 1:
+    deadline = None if timeout is None else _Deadline(time.monotonic() + timeout, timeout)
+    left = _run(entry, block, chunks(total, threads), threads, stop, deadline, inline)
+    if left and not (stop is not None and stop.stopped):
+        assert fallback is not None, "an entry without a fallback left workgroups"
+        rest = _run(fallback(), block, left, threads, stop, deadline, inline)
+        assert not rest, "the fallback entry left workgroups"
+
+
+class _Deadline(NamedTuple):
+    at: float  # time.monotonic()
+    seconds: float  # the launch's timeout
+
+
+def _run(entry: Entry, block: int, ranges: list[tuple[int, int]], threads: int,
+         stop: StopWord | None, deadline: _Deadline | None,
+         inline: bool) -> list[tuple[int, int]]:
+    """Runs `ranges` of workgroups through `entry`; what it left of them."""
+    left: list[tuple[int, int]] = []
+    if not ranges:
+        return left
+    if (inline and len(ranges) <= 1) or stop is None:
         for first, end in ranges:
-            entry(block, first, end)
-        return
+            rest = entry(block, first, end)
+            if rest < end:
+                left.append((rest, end))
+        return left
     todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
     for r in ranges:
         todo.put(r)
 
     def drain() -> None:
-        while True:
+        while not stop.stopped:
             try:
                 first, end = todo.get_nowait()
             except queue.Empty:
                 return
-            entry(block, first, end)
+            rest = entry(block, first, end)
+            if rest < end:
+                left.append((rest, end))  # list.append is atomic
 
-    helpers = [_executor().submit(drain) for _ in range(min(threads, len(ranges)) - 1)]
-    drain()
-    for f in helpers:
-        f.result()
+    # the calling thread takes chunks too where they cannot run long; else it only waits,
+    # ready for Ctrl-C and the deadline
+    helpers = min(threads, len(ranges)) - (1 if inline else 0)
+    workers = [_executor().submit(drain) for _ in range(helpers)]
+    if inline:
+        try:
+            drain()
+        except BaseException:  # KeyboardInterrupt between two chunks
+            stop.set(INTERRUPTED)
+            _finish(workers)
+            raise
+    _wait(workers, stop, deadline)
+    return sorted(left)
+
+
+def _wait(workers: list[Future], stop: StopWord, deadline: _Deadline | None) -> None:
+    """Waits for `workers` in slices; stops them on an interrupt or at the deadline."""
+    try:
+        for worker in workers:
+            while True:
+                try:
+                    worker.result(timeout=WAIT_SLICE_S)
+                    break
+                except FutureTimeout:
+                    if deadline is not None and time.monotonic() >= deadline.at:
+                        stop.set(TIMED_OUT)
+                        _finish(workers)
+                        raise LaunchTimedOut(deadline.seconds) from None
+    except BaseException as e:  # KeyboardInterrupt, or what a signal handler raised
+        if not isinstance(e, LaunchTimedOut):
+            stop.set(INTERRUPTED)
+            _finish(workers)
+        raise
+
+
+def _finish(workers: list[Future]) -> None:
+    """Waits until every worker has returned (each does within a poll of the stop word): the
+    launch's memory must outlive them. A second Ctrl-C meanwhile is raised after."""
+    interrupted: BaseException | None = None
+    for worker in workers:
+        while True:
+            try:
+                worker.result(timeout=WAIT_SLICE_S)
+                break
+            except FutureTimeout:
+                continue
+            except KeyboardInterrupt as e:
+                interrupted = e
+            except Exception:  # noqa: BLE001 - the worker's own error: it has returned
+                break
+    if interrupted is not None:
+        raise interrupted

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from llvmlite import ir as ll
 
 from pykern import ir
-from pykern.llvm import divergence, exprs, stmts, subgroups
+from pykern.llvm import divergence, exprs, stmts, stopping, subgroups
 from pykern.llvm.emitter import Emitter, Loop, ReturnTarget
 from pykern.llvm.hoist import contains_exchange, exchange_of, is_exchange
 from pykern.llvm.lanes import SUBGROUP_SIZE
@@ -293,11 +293,13 @@ class Workgroup:
                 self.each_invocation(lambda: em.builder.store(counter, em.locals[s.var]))
                 self.block(s.body)
 
-            stmts.range_loop(em, s.start.type, start, stop, step, body)
+            stmts.range_loop(em, s.start.type, start, stop, step, body,
+                             stopping.EVERY_ITERATION)
         elif isinstance(s, ir.While):
             head, body_block, done = em.block("u_while"), em.block("u_body"), em.block("u_end")
             bld.branch(head)
             bld.position_at_end(head)
+            stopping.poll(em)
             (cond,) = self.uniform_values((s.cond,))
             bld.cbranch(cond, body_block, done)
             bld.position_at_end(body_block)

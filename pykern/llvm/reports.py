@@ -23,7 +23,7 @@ from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_h
 from pykern.llvm.debug import (ASSERT, INDEX_WORDS, INVOCATION_WORDS, REPORT_WORDS,
                                SHAPE_WORDS, DebugSite)
 
-Entry = Callable[[int, int, int], None]
+Entry = Callable[[int, int, int], int]
 
 
 class LaunchReports:
@@ -36,12 +36,12 @@ class LaunchReports:
 
     def entry(self, native: Entry) -> Entry:
         """`native` behind a wrapper that hands each call its own block and report."""
-        def call(_block: int, first: int, end: int) -> None:
+        def call(_block: int, first: int, end: int) -> int:
             block = self.block.copy()
             report = np.zeros(REPORT_WORDS, np.int32)
             block[self.slot] = report.ctypes.data
             self.calls.append((first, block, report))  # both alive until the launch ends
-            native(block.ctypes.data, first, end)
+            return native(block.ctypes.data, first, end)
         return call
 
     def first_failure(self) -> np.ndarray | None:

@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.llvm import arrays, debug, exprs
+from pykern.llvm import arrays, debug, exprs, stopping
 from pykern.llvm.emitter import Emitter, Loop
 from pykern.llvm.types import value_type
 
@@ -73,10 +73,14 @@ def counter_type(t: DType) -> ll.IntType:
 
 
 def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.Value,
-               body: Callable[[ll.Value], None]) -> None:
+               body: Callable[[ll.Value], None],
+               polls: stopping.RangePolls = stopping.NO_POLLS) -> None:
     """`for c in range(start, stop, step): body(c)` with Python's semantics: bounds evaluated
     once (here: already), counting up for a positive step, down for a negative one, nothing
-    for a zero step. `body` gets the counter as a value of `t`; break and continue work."""
+    for a zero step. `body` gets the counter as a value of `t`; break and continue work.
+    `polls` says where the loop polls the launch's stop word (`pykern.llvm.stopping`): at
+    every iteration, or between chunks of iterations (an outer loop around the counted one),
+    or nowhere."""
     bld = em.builder
     wide = counter_type(t)
     signed = t.kind == dt.INT
@@ -95,17 +99,17 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     bld.store(start, narrow)
     head, body_block, latch, done = (em.block(n) for n in ("for_head", "for_body",
                                                            "for_latch", "for_done"))
+    limit, chunk_end = stop_w, done
+    if polls.chunk is not None:  # an outer loop over chunks, polled between two of them
+        chunk_start, chunk_end = em.block("for_chunk"), em.block("for_chunk_end")
+        bld.branch(chunk_start)
+        bld.position_at_end(chunk_start)
+        limit = _chunk_limit(bld, signed, bld.load(counter, typ=wide), stop_w, step_w,
+                             polls.chunk)
     bld.branch(head)
     bld.position_at_end(head)
-    c = bld.load(counter, typ=wide)
-    zero = ll.Constant(wide, 0)
-    up = bld.and_(bld.icmp_signed(">", step_w, zero), bld.icmp_signed("<", c, stop_w))
-    if signed:
-        down = bld.and_(bld.icmp_signed("<", step_w, zero), bld.icmp_signed(">", c, stop_w))
-        go = bld.or_(up, down)
-    else:
-        go = bld.and_(bld.icmp_unsigned("!=", step_w, zero), bld.icmp_unsigned("<", c, stop_w))
-    bld.cbranch(go, body_block, done)
+    bld.cbranch(_continues(bld, signed, bld.load(counter, typ=wide), limit, step_w),
+                body_block, chunk_end)
     bld.position_at_end(body_block)
     em.loops.append(Loop(done, latch))
     body(bld.load(narrow, typ=value_type(t)))
@@ -115,8 +119,41 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     bld.store(bld.add(bld.load(counter, typ=wide), step_w, flags=("nsw",)), counter)
     no_wrap = ("nsw",) if signed else ("nuw",)
     bld.store(bld.add(bld.load(narrow, typ=value_type(t)), step, flags=no_wrap), narrow)
+    if polls.every:
+        stopping.poll(em)
     bld.branch(head)
+    if polls.chunk is not None:
+        bld.position_at_end(chunk_end)
+        more = em.block("for_next_chunk")
+        bld.cbranch(_continues(bld, signed, bld.load(counter, typ=wide), stop_w, step_w),
+                    more, done)
+        bld.position_at_end(more)
+        stopping.poll(em)
+        bld.branch(chunk_start)
     bld.position_at_end(done)
+
+
+def _continues(bld: ll.IRBuilder, signed: bool, c: ll.Value, stop: ll.Value,
+               step: ll.Value) -> ll.Value:
+    """i1: a loop at (wide) counter `c` runs another iteration before `stop`."""
+    zero = ll.Constant(c.type, 0)
+    if not signed:
+        return bld.and_(bld.icmp_unsigned("!=", step, zero), bld.icmp_unsigned("<", c, stop))
+    up = bld.and_(bld.icmp_signed(">", step, zero), bld.icmp_signed("<", c, stop))
+    down = bld.and_(bld.icmp_signed("<", step, zero), bld.icmp_signed(">", c, stop))
+    return bld.or_(up, down)
+
+
+def _chunk_limit(bld: ll.IRBuilder, signed: bool, c: ll.Value, stop: ll.Value,
+                 step: ll.Value, chunk: int) -> ll.Value:
+    """Where the chunk that starts at counter `c` ends: `chunk` steps on, or `stop` where that
+    comes first (the wide counter holds both without wrapping)."""
+    reach = bld.add(c, bld.mul(step, ll.Constant(c.type, chunk)))
+    if not signed:
+        return bld.select(bld.icmp_unsigned("<", reach, stop), reach, stop)
+    up = bld.select(bld.icmp_signed("<", reach, stop), reach, stop)
+    down = bld.select(bld.icmp_signed(">", reach, stop), reach, stop)
+    return bld.select(bld.icmp_signed(">", step, ll.Constant(c.type, 0)), up, down)
 
 
 def _for_range(em: Emitter, s: ir.ForRange) -> None:
@@ -126,7 +163,7 @@ def _for_range(em: Emitter, s: ir.ForRange) -> None:
         em.builder.store(c, em.locals[s.var])
         block(em, s.body)
 
-    range_loop(em, s.start.type, start, stop, step, body)
+    range_loop(em, s.start.type, start, stop, step, body, stopping.range_polls(em.kernel, s))
 
 
 def _while(em: Emitter, s: ir.While) -> None:
@@ -135,6 +172,7 @@ def _while(em: Emitter, s: ir.While) -> None:
         em.block("while_done")
     bld.branch(head)
     bld.position_at_end(head)
+    stopping.poll(em)  # a `while` loop may never end
     bld.cbranch(exprs.expr(em, s.cond), body_block, done)
     bld.position_at_end(body_block)
     em.loops.append(Loop(done, head))

@@ -25,6 +25,17 @@ from pykern.nn.parameter import Parameter
 from pykern.nn.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from pykern.nn.sparse import Embedding
 
+
+
+def __getattr__(name: str) -> object:
+    """`pk.nn.parallel` (DistributedDataParallel), imported on first use: it belongs to the
+    distributed layer above pk.nn, which `import pykern` leaves unloaded."""
+    if name == "parallel":
+        import importlib
+        return importlib.import_module("pykern.nn.parallel")
+    raise AttributeError(f"module 'pykern.nn' has no attribute {name!r}")
+
+
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "IncompatibleKeys", "Linear",
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
            "ConvTranspose1d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d",

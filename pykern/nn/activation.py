@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pykern.nn import functional as F
 from pykern.nn.module import Module
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class ReLU(Module):

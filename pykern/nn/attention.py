@@ -9,8 +9,8 @@ from pykern.nn import functional as F
 from pykern.nn.linear import Linear
 from pykern.nn.module import Module
 from pykern.nn.parameter import Parameter
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class MultiheadAttention(Module):

@@ -11,7 +11,7 @@ from pykern.nn import functional as F
 from pykern.nn.linear import reset_weight_and_bias
 from pykern.nn.module import Module
 from pykern.nn.parameter import Parameter
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 SizeArg = int | Sequence[int]
 

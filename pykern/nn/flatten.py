@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 
 from pykern.nn.module import Module
-from pykern.tensor.tensor import Tensor, normalize_axis
+from pykern.tensor.core.tensor import Tensor, normalize_axis
 
 
 class Flatten(Module):

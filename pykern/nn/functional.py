@@ -14,8 +14,8 @@ from pykern.nn.functional_conv import (adaptive_avg_pool2d, avg_pool2d, conv1d, 
                                        conv_transpose1d, conv_transpose2d, max_pool2d)
 from pykern.nn.functional_loss import cross_entropy, mse_loss, nll_loss
 from pykern.nn.functional_norm import batch_norm
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 __all__ = ["linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
            "layer_norm", "batch_norm", "dropout", "dropout1d", "dropout2d", "embedding",

@@ -1,5 +1,5 @@
 """The convolutions and poolings of `pk.nn.functional`, with PyTorch's names and arguments,
-over the op library's `pk.conv2d`, `pk.conv_transpose2d` and `pykern.tensor.pool`.
+over the op library's `pk.conv2d`, `pk.conv_transpose2d` and `pykern.tensor.conv.pool`.
 
 The 1-D forms are the 2-D ops on a unit height: (N, C, L) becomes (N, C, 1, L) and a
 (O, C/groups, K) weight (O, C/groups, 1, K), so they share the 2-D kernels and backward.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pykern as pk
-from pykern.tensor import pool
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.conv import pool
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 PairArg = int | Sequence[int]
 
@@ -71,7 +71,7 @@ def conv_transpose1d(input: object, weight: object, bias: object = None,  # noqa
 def max_pool2d(input: object, kernel_size: PairArg, stride: PairArg | None = None,  # noqa: A002
                padding: PairArg = 0, dilation: PairArg = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
-    """The largest element of each window (see `pykern.tensor.pool.max_pool2d`); with
+    """The largest element of each window (see `pykern.tensor.conv.pool.max_pool2d`); with
     `return_indices`, also each maximum's flat index in its input plane."""
     return pool.max_pool2d(input, _pair(kernel_size), _pair(stride), _pair(padding),
                            _pair(dilation), ceil_mode, return_indices)
@@ -80,14 +80,14 @@ def max_pool2d(input: object, kernel_size: PairArg, stride: PairArg | None = Non
 def avg_pool2d(input: object, kernel_size: PairArg, stride: PairArg | None = None,  # noqa: A002
                padding: PairArg = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
-    """The mean of each window (see `pykern.tensor.pool.avg_pool2d`)."""
+    """The mean of each window (see `pykern.tensor.conv.pool.avg_pool2d`)."""
     return pool.avg_pool2d(input, _pair(kernel_size), _pair(stride), _pair(padding), ceil_mode,
                            count_include_pad, divisor_override)
 
 
 def adaptive_avg_pool2d(input: object, output_size: object) -> Tensor:  # noqa: A002
     """The mean over windows that make the output (OH, OW) (see
-    `pykern.tensor.pool.adaptive_avg_pool2d`)."""
+    `pykern.tensor.conv.pool.adaptive_avg_pool2d`)."""
     return pool.adaptive_avg_pool2d(input, output_size)  # type: ignore[arg-type]
 
 

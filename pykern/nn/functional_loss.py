@@ -10,8 +10,8 @@ flows into the picked entries only.
 from __future__ import annotations
 
 import pykern as pk
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 

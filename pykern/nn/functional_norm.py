@@ -5,8 +5,8 @@ theirs; the running statistics are updated in place, outside the graph."""
 from __future__ import annotations
 
 import pykern as pk
-from pykern.tensor.elementwise import as_tensor, assign
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor, assign
+from pykern.tensor.core.tensor import Tensor
 
 
 def batch_norm(input: object, running_mean: Tensor | None,  # noqa: A002

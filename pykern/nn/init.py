@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import pykern as pk
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

@@ -9,7 +9,7 @@ from pykern.nn import functional as F
 from pykern.nn import init
 from pykern.nn.module import Module
 from pykern.nn.parameter import Parameter
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class Linear(Module):

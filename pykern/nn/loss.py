@@ -7,8 +7,8 @@ from __future__ import annotations
 from pykern.nn import functional as F
 from pykern.nn.functional_loss import REDUCTIONS, legacy_reduction
 from pykern.nn.module import Module
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class _Loss(Module):

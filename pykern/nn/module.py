@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.nn.parameter import Parameter
-from pykern.tensor.elementwise import as_tensor, assign
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor, assign
+from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.core.strided import has_internal_overlap
 
 
 class IncompatibleKeys(NamedTuple):
@@ -231,7 +232,6 @@ class Module:
         """Clears every parameter's .grad: to None, or with set_to_none=False to zeros written
         in place, as PyTorch (a reference to the gradient, such as an optimizer's flat
         buffer, sees them)."""
-        from pykern.tensor.strided import has_internal_overlap
         for p in self.parameters():
             if set_to_none:
                 p.grad = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pykern.tensor.elementwise import as_tensor
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.elementwise.functions import as_tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class Parameter(Tensor):

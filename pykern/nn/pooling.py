@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pykern.nn import functional as F
 from pykern.nn.module import Module
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 SizeArg = int | Sequence[int]
 

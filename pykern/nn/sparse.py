@@ -6,7 +6,7 @@ import pykern as pk
 from pykern.nn import functional as F
 from pykern.nn.module import Module
 from pykern.nn.parameter import Parameter
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class Embedding(Module):

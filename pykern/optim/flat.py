@@ -30,7 +30,8 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.optim.kernels import CHUNK, compute_dtype, has_master
-from pykern.tensor.tensor import Tensor, contiguous_strides
+from pykern.tensor.core.tensor import Tensor, contiguous_strides
+from pykern.tensor.core.promotion import complex_of
 
 
 class FlatStore:
@@ -88,7 +89,6 @@ class FlatStore:
         complex store's real state: seen as complex)."""
         p = self.params[k]
         if self.dtype.is_complex and not flat.dtype.is_complex:
-            from pykern.tensor.promotion import complex_of
 
             return Tensor(flat.buffer, p.shape, complex_of(flat.dtype), None, self.starts[k])
         return Tensor(flat.buffer, p.shape, flat.dtype, None, self.starts[k])

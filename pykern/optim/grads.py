@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 # id(parameter) -> its gradient, only for Tensors that cannot hold a `.grad` themselves
 _kept: dict[int, Tensor] = {}

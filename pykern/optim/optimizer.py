@@ -29,7 +29,7 @@ from pykern.optim.flat import FlatStore
 from pykern.optim.grads import get_grad, set_grad
 from pykern.optim.no_grad import enable_grad, no_grad
 from pykern.optim.params import check_distinct, groups_of
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 class Optimizer:

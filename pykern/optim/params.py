@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def check_number(name: str, value: object, optimizer: str, *, low: float = 0.0,

@@ -2,7 +2,7 @@
 the target lacks into what it has (`lower_complex`: complex values as pairs of reals, for every
 backend; `lower_bf16`: bfloat16 as f32 arithmetic on 16-bit words,
 for every backend; `decompose`: a math call it cannot lower becomes a call of a prelude
-`@pk.func`, `pykern.passes.prelude_f64`), and one lists the device features a kernel
+`@pk.func`, `pykern.mathlib.prelude_f64`), and one lists the device features a kernel
 needs, with the locations that need them (`required_features`), for the JIT layer to check
 against the device; `spread` makes a kernel run several logical invocations per invocation
 where the target asks for it (GPUs: more loads in flight).

@@ -9,7 +9,7 @@ No device needs bf16 support for this (lavapipe has none; VK_KHR_shader_bfloat16
 - every operation that may leave the bf16 grid (`+ - * / // % **`, math functions, subgroup
   sums, conversions to bf16) computes in f32 and rounds to bf16, to nearest even (NaN stays a
   quiet NaN, infinity infinity, overflow gives infinity) by `pk_prelude_bf16_round`, a function
-  on the f32 bits added to the kernel (`pykern.passes.bf16_functions`). f32 has 24 >= 2 * 8 + 2
+  on the f32 bits added to the kernel (`pykern.mathlib.bf16_functions`). f32 has 24 >= 2 * 8 + 2
   bits, so rounding the correctly rounded f32 result once more gives the correctly rounded bf16
   one for `+ - * /`: the bits of ml_dtypes and torch's CPU bf16;
 - conversions from types that f32 does not hold exactly (i32, u32, i64, u64, f64) round to
@@ -30,7 +30,7 @@ from pykern import ir
 from pykern.ir.identity_cache import IdentityCache
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
-from pykern.passes.bf16_functions import ROUND, odd_function, odd_name, round_function
+from pykern.mathlib.bf16_functions import ROUND, odd_function, odd_name, round_function
 from pykern.passes.rewrite import rewrite
 
 # the types whose conversion to f32 may round: they go to bf16 through a round to odd

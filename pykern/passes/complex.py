@@ -12,7 +12,7 @@ No backend knows complex types; this pass removes every one of them:
 - `+ - ==  !=`, negation, the parts, `complex(a, b)`, conjugates and conversions are written out
   in real arithmetic; `*` is numpy's (ac - bd) + (ad + bc)i; everything else (`/`, `**`, abs,
   exp, log, sqrt, the trigonometric and hyperbolic functions and their inverses) calls a
-  prelude function of the parts (`pykern.passes.complex_functions`), translated for the part
+  prelude function of the parts (`pykern.mathlib.complex_functions`), translated for the part
   type and added to the kernel; one that returns a complex value returns it through two
   one-element `pk.local` arrays, as tuple-returning device functions do;
 - a device function with complex parameters takes both parts of each; one returning a complex
@@ -40,7 +40,7 @@ from pykern import ir
 from pykern.ir.identity_cache import IdentityCache
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType, DType
-from pykern.passes.complex_prelude import ComplexPrelude
+from pykern.mathlib.complex_prelude import ComplexPrelude
 
 Pair = tuple[ir.Expr, ir.Expr]
 _CACHE_SIZE = 256

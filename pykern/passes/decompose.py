@@ -2,7 +2,7 @@
 
 The target states what it lowers (`lowers_math(fn, dtype)`); every `ir.MathCall` it does not
 (and every float `**`, which is `MathFn.POW`) is replaced by an `ir.Call` of the prelude
-`@pk.func` for it (`pykern.passes.prelude_f64`), translated by the frontend for the argument
+`@pk.func` for it (`pykern.mathlib.prelude_f64`), translated by the frontend for the argument
 types and added to the kernel's functions ahead of their callers. Today that is f64 exp, log,
 sin, ..., pow and erf on Vulkan, whose GLSL.std.450 has them in 16 and 32 bits only.
 
@@ -17,7 +17,7 @@ from typing import Protocol
 
 from pykern import ir
 from pykern.lang.dtypes import DType
-from pykern.passes.prelude import translate_prelude
+from pykern.mathlib.prelude import translate_prelude
 from pykern.passes.rewrite import rename_calls, rewrite
 
 
@@ -98,7 +98,7 @@ def _lacking_math(node: ir.Node) -> ir.MathFn | None:
 def _prelude_group(fn: ir.MathFn, types: tuple[DType, ...]) -> tuple[ir.Function, ...]:
     """The prelude function for `fn` on `types` and the functions it calls, callees first
     (translated once per process)."""
-    from pykern.passes.prelude_f64 import IMPLEMENTATIONS  # its @pk.func needs pykern loaded
+    from pykern.mathlib.prelude_f64 import IMPLEMENTATIONS  # its @pk.func needs pykern loaded
 
     implementation = IMPLEMENTATIONS.get(fn)
     assert implementation is not None, f"no prelude function for {fn.py_name} on {types}"

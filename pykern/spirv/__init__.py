@@ -21,7 +21,7 @@ Layers, bottom up:
 from pykern.spirv.binding_plan import plan_layout
 from pykern.spirv.lower import SpirvModule, lower
 from pykern.spirv.target import Target, features_of
-from pykern.spirv.validate import (SpirvToolFailedError, SpirvToolMissingError,
+from pykern.spirv.encoding.validate import (SpirvToolFailedError, SpirvToolMissingError,
                                    SpirvToolTimeoutError, SpirvValidationError, disassemble,
                                    validate)
 

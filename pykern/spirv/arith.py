@@ -13,13 +13,13 @@ from pykern.lang.dtypes import DType
 from pykern.ir import BinOpKind as B
 from pykern.ir import UnaryOpKind as U
 
-from pykern.spirv import pysemantics as py
-from pykern.spirv import strict
+from pykern.spirv.numerics import pysemantics as py
+from pykern.spirv.numerics import strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
-from pykern.spirv.grammar import GLSL
-from pykern.spirv.mathfns import is_nan
-from pykern.spirv.types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import GLSL
+from pykern.spirv.numerics.mathfns import is_nan
+from pykern.spirv.encoding.types import BOOL, U32, FloatType, IntType, ScalarType
 from pykern.spirv.typemap import unsigned
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]
@@ -55,10 +55,6 @@ def _test(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
     return lambda ctx, ty, a, b: method(ctx.fn, BOOL, a, b)
 
 
-def _glsl(instruction: GLSL) -> Binary:
-    return lambda ctx, ty, a, b: ctx.fn.glsl(ty, instruction, a, b)
-
-
 def _divide(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
     # Vulkan allows 2.5 ULP; strict floating point promises numpy's correctly rounded quotient
     if ctx.target.strict_float:
@@ -86,6 +82,15 @@ def _nan_or_pick(better: Callable[[FB, ScalarType, int, int], int]) -> Binary:
         result = fn.select(ty, better(fn, BOOL, a, b), a, b)
         result = fn.select(ty, is_nan(ctx, ty, b), b, result)
         return fn.select(ty, is_nan(ctx, ty, a), a, result)
+    return lower
+
+
+def _int_pick(better: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+    """Integer min/max as a compare and a select: NVIDIA (driver 580) folded GLSL's SMax/SMin
+    nested in another of a shared operand, `max(x % -5, max(b, x))`, into its first operand
+    (-2 for max(-2, 3)); the select form it computes right."""
+    def lower(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+        return ctx.fn.select(ty, better(ctx.fn, BOOL, a, b), a, b)
     return lower
 
 
@@ -140,12 +145,12 @@ BINARY: dict[tuple[B, str], Binary] = {
     (B.BIT_XOR, "b"): _same(FB.logical_not_equal),
     **{(B.LSHIFT, k): py.shift_left for k in INTS},
     **{(B.RSHIFT, k): py.shift_right for k in INTS},
-    (B.MIN, "i"): _glsl(GLSL.SMin),
-    (B.MIN, "u"): _glsl(GLSL.UMin),
+    (B.MIN, "i"): _int_pick(FB.s_less_than),
+    (B.MIN, "u"): _int_pick(FB.u_less_than),
     (B.MIN, "f"): _nan_or_pick(FB.f_ord_less_than),
     (B.MIN, "b"): _same(FB.logical_and),
-    (B.MAX, "i"): _glsl(GLSL.SMax),
-    (B.MAX, "u"): _glsl(GLSL.UMax),
+    (B.MAX, "i"): _int_pick(FB.s_greater_than),
+    (B.MAX, "u"): _int_pick(FB.u_greater_than),
     (B.MAX, "f"): _nan_or_pick(FB.f_ord_greater_than),
     (B.MAX, "b"): _same(FB.logical_or),
     **{(B.EQ, k): _test(FB.i_equal) for k in INTS},

@@ -18,15 +18,15 @@ from pykern.lang.dtypes import BOOL as BOOL_KIND
 from pykern.lang.dtypes import DType
 
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.grammar import Scope, StorageClass
+from pykern.spirv.encoding.grammar import Scope, StorageClass
 from pykern.spirv.binding_plan import offset_field, shape_field, stride_field
-from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.encoding.module import ModuleBuilder
 from pykern.spirv.resources import Resources
 from pykern.runtime.feature import Feature
 from pykern.spirv.target import Target
 from pykern.spirv.typemap import BOOL_ELEMENT, value_type
-from pykern.spirv.types import (BOOL, I32, U32, FixedArrayType, FloatType, IntType, PointerType,
-                                ScalarType)
+from pykern.spirv.encoding.types import (
+    BOOL, I32, U32, FixedArrayType, FloatType, IntType, PointerType, ScalarType)
 
 # ---------------------------------------------------------------- encodings
 

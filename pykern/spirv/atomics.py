@@ -19,8 +19,8 @@ from pykern.spirv.arrays import ArrayAccess, FloatAsBits
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, selection, while_loop
 from pykern.spirv.function import FunctionBuilder as FB
-from pykern.spirv.grammar import GLSL, Capability, MemorySemantics
-from pykern.spirv.types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import GLSL, Capability, MemorySemantics
+from pykern.spirv.encoding.types import BOOL, U32, FloatType, IntType, ScalarType
 
 AtomicRMW = Callable[[FB, ScalarType, int, int, int, int], int]
 

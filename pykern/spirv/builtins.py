@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pykern.ir import BuiltinKind
 
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import BuiltIn
+from pykern.spirv.encoding.grammar import BuiltIn
 from pykern.spirv.binding_plan import BASE_FIELDS, GRID_FIELDS
-from pykern.spirv.types import BOOL, I32, U32
+from pykern.spirv.encoding.types import BOOL, I32, U32
 
 BuiltinLowering = Callable[[LoweringContext, int], int]
 

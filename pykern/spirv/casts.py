@@ -15,10 +15,13 @@ import numpy as np
 
 from pykern.lang.dtypes import DType
 
-from pykern.spirv import strict
+from pykern.spirv.numerics import strict
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import GLSL
-from pykern.spirv.types import BOOL, F32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import GLSL
+from pykern.spirv.numerics.half_rounding import narrow_to_f16
+from pykern.spirv.encoding.types import BOOL, F32, FloatType, IntType, ScalarType
+
+F16 = FloatType(16)
 
 Convert = Callable[[LoweringContext, ScalarType, ScalarType, int], int]
 
@@ -138,6 +141,8 @@ def _unsigned_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value
 
 
 def _float_to_float(ctx: LoweringContext, src: FloatType, dst: FloatType, value: int) -> int:
+    if dst == F16 and src.bits > 16:
+        return narrow_to_f16(ctx, src, value)  # NVIDIA drops OpFConvert round trips to f16
     if dst.bits < src.bits and _rounds_in_code(ctx, dst):
         return strict.narrow_float(ctx, src, dst, value)
     return ctx.fn.f_convert(dst, value)

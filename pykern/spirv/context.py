@@ -10,11 +10,11 @@ from pykern.lang.dtypes import DType
 
 from pykern.spirv.arrays import ArrayAccess
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.encoding.module import ModuleBuilder
 from pykern.spirv.resources import Resources
 from pykern.spirv.target import Target
 from pykern.spirv.typemap import value_capabilities, value_type
-from pykern.spirv.types import I32, ScalarType, SpirvType, VoidType
+from pykern.spirv.encoding.types import I32, ScalarType, SpirvType, VoidType
 
 if TYPE_CHECKING:
     from pykern.spirv.debug import DebugReporter

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.loopcap import LoopSite
-from pykern.spirv.types import BOOL, IntType
+from pykern.spirv.encoding.types import BOOL, IntType
 
 Emit = Callable[[], None]
 

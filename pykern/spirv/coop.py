@@ -12,9 +12,10 @@ from __future__ import annotations
 from pykern import ir
 from pykern.lang.coop import CoopType
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import Op
-from pykern.spirv.grammar_ext import CoopOp, CooperativeMatrixLayout, CooperativeMatrixOperands
-from pykern.spirv.types import U32
+from pykern.spirv.encoding.grammar import Op
+from pykern.spirv.encoding.grammar_ext import (
+    CoopOp, CooperativeMatrixLayout, CooperativeMatrixOperands)
+from pykern.spirv.encoding.types import U32
 
 _FLOAT_OPS = {ir.BinOpKind.ADD: Op.FAdd, ir.BinOpKind.SUB: Op.FSub, ir.BinOpKind.MUL: Op.FMul,
               ir.BinOpKind.DIV: Op.FDiv}

@@ -25,9 +25,9 @@ from pykern.spirv.arrays import ArrayAccess
 from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import selection
-from pykern.spirv.grammar import MemorySemantics, Scope, StorageClass
+from pykern.spirv.encoding.grammar import MemorySemantics, Scope, StorageClass
 from pykern.spirv.binding_plan import DEBUG_BUFFER
-from pykern.spirv.types import BOOL, I32, U32, PointerType, ScalarType
+from pykern.spirv.encoding.types import BOOL, I32, U32, PointerType, ScalarType
 
 DEBUG_WORDS = 16
 DEBUG_BYTES = 4 * DEBUG_WORDS

@@ -8,14 +8,15 @@ from pykern import ir
 from pykern.ir import BinOpKind, LogicalKind
 
 from pykern.lang.coop import CoopType
-from pykern.spirv import arith, arrays, casts, coop, strict
+from pykern.spirv import arith, arrays, casts, coop
+from pykern.spirv.numerics import strict
 from pykern.spirv.atomics import atomic
 from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import selection
-from pykern.spirv.mathfns import math_call
+from pykern.spirv.numerics.mathfns import math_call
 from pykern.spirv.subgroups import subgroup
-from pykern.spirv.types import BOOL, FloatType
+from pykern.spirv.encoding.types import BOOL, FloatType
 
 
 class ExpressionLowering:

@@ -1,7 +1,7 @@
 """Builds one function body: blocks, Function-storage variables, one method per opcode.
 
-Methods take result types as keys (`pykern.spirv.types`) and operands as ids, and return the
-result id. A block ends with a terminator (branch, return, unreachable); after it the builder
+Methods take result types as keys (`pykern.spirv.encoding.types`) and operands as ids, and return
+the result id. A block ends with a terminator (branch, return, unreachable); after it the builder
 has no open block until `begin_block`, and emitting into a closed block is a bug (AssertionError).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pykern.spirv.grammar import (
+from pykern.spirv.encoding.grammar import (
     GLSL,
     Decoration,
     FunctionControl,
@@ -19,9 +19,9 @@ from pykern.spirv.grammar import (
     SelectionControl,
     StorageClass,
 )
-from pykern.spirv.instruction import Instruction
-from pykern.spirv.module import ModuleBuilder
-from pykern.spirv.types import (VOID, CoopMatrixType, FloatType, FunctionType, IntType,
+from pykern.spirv.encoding.instruction import Instruction
+from pykern.spirv.encoding.module import ModuleBuilder
+from pykern.spirv.encoding.types import (VOID, CoopMatrixType, FloatType, FunctionType, IntType,
                                 PointerType, SpirvType, StructType)
 
 GLSL_STD_450 = "GLSL.std.450"

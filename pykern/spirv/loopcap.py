@@ -51,10 +51,10 @@ from dataclasses import dataclass
 
 from pykern import ir
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import MemorySemantics, Op, Scope, StorageClass
-from pykern.spirv.instruction import decode_string, instructions
+from pykern.spirv.encoding.grammar import MemorySemantics, Op, Scope, StorageClass
+from pykern.spirv.encoding.instruction import decode_string, instructions
 from pykern.spirv.binding_plan import LOOP_STATUS_BUFFER
-from pykern.spirv.types import BOOL, I32, U32, PointerType
+from pykern.spirv.encoding.types import BOOL, I32, U32, PointerType
 
 TOKEN_WORD, FIRST_SITE_WORD = 0, 1
 _SITE_KEY = "pykern_loop_site"

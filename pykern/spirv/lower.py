@@ -16,17 +16,17 @@ from pykern.spirv.arrays import kernel_arrays
 from pykern.spirv.context import FunctionRef, LoweringContext
 from pykern.spirv.debug import DebugReporter, DebugSite
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.grammar import Capability, ExecutionMode, ExecutionModel, Op
-from pykern.spirv.instruction import instructions
+from pykern.spirv.encoding.grammar import Capability, ExecutionMode, ExecutionModel, Op
+from pykern.spirv.encoding.instruction import instructions
 from pykern.spirv.binding_plan import plan_layout, without_loop_status
 from pykern.spirv.loopcap import LoopGuard, LoopSite
-from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.encoding.module import ModuleBuilder
 from pykern.spirv.resources import Resources
 from pykern.spirv.statements import StatementLowering
 from pykern.spirv.target import Target, required_features
 from pykern.spirv.typemap import value_type
-from pykern.spirv.types import VOID, CoopMatrixType
-from pykern.spirv.validate import validate
+from pykern.spirv.encoding.types import VOID, CoopMatrixType
+from pykern.spirv.encoding.validate import validate
 
 ENTRY_POINT = "main"
 DEFAULT_TARGET = Target()

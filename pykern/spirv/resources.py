@@ -10,10 +10,10 @@ from pykern import ir
 from pykern.runtime.layout import PUSH_CONSTANT, BindingLayout, BufferSlot
 
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.grammar import BuiltIn, Decoration, StorageClass
-from pykern.spirv.module import ModuleBuilder
+from pykern.spirv.encoding.grammar import BuiltIn, Decoration, StorageClass
+from pykern.spirv.encoding.module import ModuleBuilder
 from pykern.spirv.typemap import FIELD_TYPES, storage_capabilities, value_type
-from pykern.spirv.types import (
+from pykern.spirv.encoding.types import (
     BOOL,
     I32,
     U32,

@@ -11,10 +11,10 @@ from pykern.spirv import arrays, coop, loopcap
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, counted_loop, selection, while_loop
 from pykern.spirv.expressions import ExpressionLowering
-from pykern.spirv.grammar import MemorySemantics, Scope
-from pykern.spirv.pysemantics import range_length
+from pykern.spirv.encoding.grammar import MemorySemantics, Scope
+from pykern.spirv.numerics.pysemantics import range_length
 from pykern.spirv.typemap import unsigned
-from pykern.spirv.types import U32, IntType
+from pykern.spirv.encoding.types import U32, IntType
 
 
 class StatementLowering:

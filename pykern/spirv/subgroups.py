@@ -8,8 +8,8 @@ from pykern import ir
 from pykern.ir import SubgroupOp as S
 
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.grammar import BuiltIn, Capability, GroupOperation, Op, Scope
-from pykern.spirv.types import BOOL, I32, U32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.grammar import BuiltIn, Capability, GroupOperation, Op, Scope
+from pykern.spirv.encoding.types import BOOL, I32, U32, FloatType, IntType, ScalarType
 
 SubgroupLowering = Callable[[LoweringContext, ScalarType, Sequence[int]], int]
 

@@ -9,8 +9,8 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.runtime.feature import Feature
 from pykern.lang.coop import CoopType
-from pykern.spirv.grammar import Capability
-from pykern.spirv.grammar_ext import CoopCapability
+from pykern.spirv.encoding.grammar import Capability
+from pykern.spirv.encoding.grammar_ext import CoopCapability
 
 # the device feature each capability needs; capabilities not listed are core Vulkan 1.2 compute
 CAPABILITY_FEATURES: dict[Capability, Feature] = {
@@ -134,7 +134,8 @@ class Target:
     absence selects another way (a compare-and-swap loop; fast math) instead of a refusal.
 
     `strict_float` is not the device's but the kernel's: IEEE results for `+ - * / sqrt fma`
-    and conversions (`pykern.spirv.strict`), with every float control `float_controls` allows.
+    and conversions (`pykern.spirv.numerics.strict`), with every float control
+    `float_controls` allows.
     `loop_iteration_cap` is the number of loop iterations after which the device's driver
     ends every loop of an invocation without a word (`DeviceLimits.loop_iteration_cap`); where
     it is set, every loop reports being cut short (`pykern.spirv.loopcap`).

@@ -7,9 +7,9 @@ from pykern.lang.dtypes import BOOL as BOOL_KIND
 from pykern.lang.dtypes import FLOAT, DType
 
 from pykern.lang.coop import CoopType, CoopUse
-from pykern.spirv.grammar import Capability, StorageClass
-from pykern.spirv.grammar_ext import CooperativeMatrixUse
-from pykern.spirv.types import (BOOL, VOID, BoolType, CoopMatrixType, FloatType, IntType,
+from pykern.spirv.encoding.grammar import Capability, StorageClass
+from pykern.spirv.encoding.grammar_ext import CooperativeMatrixUse
+from pykern.spirv.encoding.types import (BOOL, VOID, BoolType, CoopMatrixType, FloatType, IntType,
                                 ScalarType, VoidType)
 
 VOID_KIND = "v"  # the kind of `dtypes.void`

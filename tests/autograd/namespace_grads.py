@@ -28,6 +28,7 @@ F = pk.nn.functional
 
 _erf = np.vectorize(math.erf)
 _IDX = np.array([[2, 0, 0], [1, 3, -1], [0, 0, 2]])
+_MASK = np.array([[True, False, False, True], [False] * 4, [True, True, False, False]])
 _SCATTER = np.array([[0, 2, 2, 1], [2, 0, 1, 1]])
 
 
@@ -93,6 +94,42 @@ def np_cross_entropy(a: np.ndarray) -> np.ndarray:
     return -logp[np.arange(3), [0, 3, 1]].mean()
 
 
+def np_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Cross-correlation of (N, C, *spatial) with (O, C, *kernel), stride 1, no padding."""
+    spatial = x.shape[2:]
+    kernel = w.shape[2:]
+    out_shape = tuple(s - k + 1 for s, k in zip(spatial, kernel))
+    out = np.zeros((x.shape[0], w.shape[0], *out_shape))
+    for pos in np.ndindex(out_shape):
+        window = x[(slice(None), slice(None),
+                    *(slice(p, p + k) for p, k in zip(pos, kernel)))]
+        out[(slice(None), slice(None), *pos)] = np.tensordot(window, w, axes=(
+            list(range(1, window.ndim)), list(range(1, w.ndim))))
+    return out
+
+
+def np_conv_transpose(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The adjoint of np_conv: (N, C, *spatial) with (C, O, *kernel), stride 1."""
+    kernel = w.shape[2:]
+    out_shape = tuple(s + k - 1 for s, k in zip(x.shape[2:], kernel))
+    out = np.zeros((x.shape[0], w.shape[1], *out_shape))
+    for pos in np.ndindex(x.shape[2:]):
+        contribution = np.tensordot(x[(slice(None), slice(None), *pos)], w, axes=([1], [0]))
+        out[(slice(None), slice(None), *(slice(p, p + k) for p, k in zip(pos, kernel)))] += \
+            contribution
+    return out
+
+
+def np_pool2(a: np.ndarray, reduce: Callable[..., np.ndarray]) -> np.ndarray:
+    """2 x 2 pooling with stride 2 of (N, C, H, W), H and W even."""
+    n, c, h, w = a.shape
+    return reduce(a.reshape(n, c, h // 2, 2, w // 2, 2), axis=(3, 5))
+
+
+def np_batch_norm(a: np.ndarray) -> np.ndarray:
+    return (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5)
+
+
 _DIFF = [
     _unary("abs", np.abs), _unary("acos", np.arccos, -0.8, 0.8),
     _unary("acosh", np.arccosh, 1.2, 3.0), _unary("asin", np.arcsin, -0.8, 0.8),
@@ -146,6 +183,9 @@ _DIFF = [
                                  lambda a, b: np_conv_transpose2d(a, b, None, (2, 2), (0, 0),
                                                                   (0, 0), (1, 1), 2),
                                  ((1, 2, 3, 2), (2, 2, 2, 2)))),
+    ("pk.cat", Case(lambda t, u: pk.cat((t, u), dim=1), lambda a, b: np.concatenate([a, b], 1),
+                    ((3, 4), (3, 2)))),
+    ("pk.flatten", Case(lambda t: pk.flatten(t, 1), lambda a: a.reshape(2, 12), ((2, 3, 4),))),
     ("pk.concat", Case(lambda t, u: pk.concat([t, u], axis=0), lambda a, b: np.concatenate([a, b]),
                        ((3, 4), (1, 4)))),
     ("pk.stack", Case(lambda t, u: pk.stack([t, u], axis=1), lambda a, b: np.stack([a, b], 1),
@@ -225,6 +265,27 @@ _DIFF = [
     ("F.cross_entropy", Case(lambda t: F.cross_entropy(t, pk.asarray([0, 3, 1])),
                              np_cross_entropy)),
     ("F.mse_loss", Case(F.mse_loss, lambda a, b: ((a - b) ** 2).mean(), ((3, 4), (3, 4)))),
+    ("F.tanh", Case(F.tanh, np.tanh)),
+    ("F.sigmoid", Case(F.sigmoid, lambda a: 1 / (1 + np.exp(-a)))),
+    ("F.batch_norm", Case(lambda t: F.batch_norm(t, None, None, training=True), np_batch_norm)),
+    ("F.dropout1d", Case(lambda t: F.dropout1d(t, 0.5, training=False), lambda a: a.copy(),
+                         ((2, 3, 4),))),
+    ("F.dropout2d", Case(lambda t: F.dropout2d(t, 0.5, training=False), lambda a: a.copy(),
+                         ((2, 3, 2, 2),))),
+    ("F.conv1d", Case(F.conv1d, np_conv, ((2, 2, 5), (3, 2, 2)))),
+    ("F.conv2d", Case(F.conv2d, np_conv, ((1, 2, 4, 3), (3, 2, 2, 2)))),
+    ("F.conv_transpose1d", Case(F.conv_transpose1d, np_conv_transpose, ((2, 2, 4), (2, 3, 2)))),
+    ("F.conv_transpose2d", Case(F.conv_transpose2d, np_conv_transpose,
+                                ((1, 2, 3, 2), (2, 3, 2, 2)))),
+    ("F.max_pool2d", Case(lambda t: F.max_pool2d(t, 2), lambda a: np_pool2(a, np.max),
+                          ((1, 2, 4, 4),))),
+    ("F.avg_pool2d", Case(lambda t: F.avg_pool2d(t, 2), lambda a: np_pool2(a, np.mean),
+                          ((1, 2, 4, 4),))),
+    ("F.adaptive_avg_pool2d", Case(lambda t: F.adaptive_avg_pool2d(t, 1),
+                                   lambda a: a.mean(axis=(2, 3), keepdims=True),
+                                   ((1, 2, 3, 4),))),
+    ("F.nll_loss", Case(lambda t: F.nll_loss(t, pk.asarray([0, 3, 1])),
+                        lambda a: -a[np.arange(3), [0, 3, 1]].mean())),
     ("F.scaled_dot_product_attention",
      Case(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
           lambda q, k, v: np_softmax(np.where(np.tril(np.ones((3, 3), bool)),
@@ -314,6 +375,7 @@ INTEGER_RESULTS: dict[str, Callable[[object], object]] = dict([
     ("pk.bitwise_invert", pk.bitwise_invert),
     ("xp.argsort", xp.argsort), ("xp.nonzero", xp.nonzero),
     ("xp.searchsorted", lambda t: xp.searchsorted(pk.asarray([0.0, 1.0]), t)),
+    ("pk.multinomial", lambda t: pk.multinomial(pk.abs(t) + 0.1, 2)),
     ("pk.view_as_real", pk.view_as_real),  # a TypeError: it takes complex tensors only
     ("L.matrix_rank", L.matrix_rank),
 ])
@@ -339,8 +401,8 @@ NOT_TENSOR_OPS = {
     # tensors take complex dtypes
     "pk.real", "pk.imag", "pk.conj", "pk.angle",
     # compiling, devices, files
-    "pk.func", "pk.kernel", "pk.fuse", "pk.strict_float", "pk.transfer_guard", "pk.devices",
-    "pk.get_device",
+    "pk.func", "pk.kernel", "pk.static_range", "pk.fuse", "pk.strict_float",
+    "pk.transfer_guard", "pk.devices", "pk.get_device",
     "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
@@ -392,6 +454,36 @@ METHODS: dict[str, Case] = {
     "std": Case(_method("std"), lambda a: a.std()),
     "max": Case(_method("max", axis=1), lambda a: a.max(1)),
     "min": Case(_method("min", axis=0, keepdims=True), lambda a: a.min(0, keepdims=True)),
+    # PyTorch's methods (pykern.tensor.api.torch_style)
+    "view": Case(_method("view", 2, 6), lambda a: a.reshape(2, 6)),
+    "view_as": Case(lambda t: t.view_as(pk.zeros((4, 3))), lambda a: a.reshape(4, 3)),
+    "reshape_as": Case(lambda t: t.T.reshape_as(pk.zeros(2, 6)), lambda a: a.T.reshape(2, 6)),
+    "expand_as": Case(lambda t: t.expand_as(pk.zeros((2, 3, 4))),
+                      lambda a: np.broadcast_to(a, (2, 3, 4)), ((3, 1),)),
+    "t": Case(_method("t"), lambda a: a.T),
+    "split": Case(lambda t: pk.concat(t.split([1, 3], dim=1)[::-1], axis=1),
+                  lambda a: np.concatenate([a[:, 1:], a[:, :1]], axis=1)),
+    "chunk": Case(lambda t: pk.concat(t.chunk(2)[::-1]), lambda a: np.concatenate([a[2:], a[:2]])),
+    "unbind": Case(lambda t: pk.stack(t.unbind(1)[::-1]), lambda a: a.T[::-1]),
+    "masked_fill": Case(lambda t: t.masked_fill(pk.asarray(_MASK), -0.5),
+                        lambda a: np.where(_MASK, -0.5, a)),
+    "masked_select": Case(lambda t: t.masked_select(pk.asarray(_MASK)), lambda a: a[_MASK]),
+    "softmax": Case(_method("softmax", 0), lambda a: np_softmax(a, 0)),
+    "log_softmax": Case(_method("log_softmax", -1), lambda a: np.log(np_softmax(a))),
+    "topk": Case(lambda t: t.topk(2, dim=1).values, np_topk),
+    "clamp": Case(_method("clamp", -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    "type_as": Case(lambda t: t.type_as(pk.zeros(1, dtype=pk.f64)), lambda a: a.copy()),
+    "double": Case(_method("double"), lambda a: a.copy()),
+    "abs": Case(_method("abs"), np.abs), "neg": Case(_method("neg"), np.negative),
+    "exp": Case(_method("exp"), np.exp), "log": Case(_method("log"), np.log, ((3, 4),), 0.3),
+    "sqrt": Case(_method("sqrt"), np.sqrt, ((3, 4),), 0.3),
+    "rsqrt": Case(_method("rsqrt"), lambda a: 1 / np.sqrt(a), ((3, 4),), 0.3),
+    "sin": Case(_method("sin"), np.sin), "cos": Case(_method("cos"), np.cos),
+    "tanh": Case(_method("tanh"), np.tanh),
+    "sigmoid": Case(_method("sigmoid"), lambda a: 1 / (1 + np.exp(-a))),
+    "relu": Case(_method("relu"), lambda a: np.maximum(a, 0)),
+    "square": Case(_method("square"), np.square),
+    "pow": Case(_method("pow", 3), lambda a: a ** 3),
     "__add__": Case(lambda t, u: t + u, np.add, ((3, 4), (4,))),
     "__radd__": Case(lambda t: 2.0 + t, lambda a: 2.0 + a),
     "__sub__": Case(lambda t, u: t - u, np.subtract, ((3, 4), (4,))),
@@ -420,7 +512,8 @@ METHODS: dict[str, Case] = {
 METHODS_WITHOUT_GRADIENT = {
     # integer or bool results, host values, and autograd's own methods
     "all", "any", "argmax", "argmin", "item", "numel", "numpy", "tolist", "backward", "detach",
-    "requires_grad_", "to_device", "to", "nonzero", "argsort", "searchsorted",
+    "requires_grad_", "register_post_accumulate_grad_hook", "to_device", "to", "nonzero",
+    "argsort", "searchsorted",
     # in place (fill, sort) or without a backward yet (cumprod)
     "fill", "sort", "cumprod", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
     "__rshift__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__", "__bool__",
@@ -428,6 +521,14 @@ METHODS_WITHOUT_GRADIENT = {
     "__array_namespace__", "__dlpack__", "__dlpack_device__",
     # copies are new leaves (copy.copy, copy.deepcopy), cut from the graph as detach() is
     "__copy__", "__deepcopy__",
+    # PyTorch's methods: integer or bool results, new tensors, host answers, a device move
+    "dim", "long", "int", "short", "char", "byte", "bool", "eq", "ne", "lt", "le", "gt", "ge",
+    "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "cpu",
+    # conversions to narrower floats: astype's gradient (test_torch_style.py), which central
+    # differences in f64 cannot check
+    "float", "half", "bfloat16",
+    # in place, recorded as the operators are (test_torch_style.py)
+    "zero_", "fill_", "copy_", "add_", "sub_", "mul_", "div_", "clamp_", "masked_fill_",
     # in place: refused with RuntimeError while grad mode records (test_autograd_core.py)
     "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
     "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__", "__ilshift__",

@@ -1,4 +1,4 @@
-"""pk.attention's fused backward (pykern/tensor/attention_backward.py): gradients against
+"""pk.attention's fused backward (pykern/tensor/nnops/attention_backward.py): gradients against
 central differences in float64 on small sizes, and on larger ones (partial blocks, head
 dimension 64) against float64 formulas and against the gradients of the composition of ops
 (the fallback), for f32, f16 and bf16 inputs. On lavapipe pk.attention picks the composition
@@ -13,7 +13,7 @@ import pytest
 
 import pykern as pk
 from pykern.nn import functional as F
-from pykern.tensor import attention_backward, attention_coop, nn
+from pykern.tensor.nnops import attention_backward, attention_coop, nn_ops as nn
 
 from gradcheck import check_grad
 

@@ -77,7 +77,7 @@ def test_other_dtypes_and_ops_are_left_alone():
 
 
 def test_the_mode_is_scoped_nested_and_per_thread():
-    from pykern.tensor.autocast import autocast_dtype
+    from pykern.tensor.core.autocast import autocast_dtype
 
     assert autocast_dtype() is None
     with pk.autocast("cuda", dtype=pk.f16):  # PyTorch's signature; the device type is ignored

@@ -293,8 +293,8 @@ def test_unique_refuses_tensors_that_require_grad():
 
 def _public(ns: object, prefix: str) -> dict[str, object]:
     """The public functions of a namespace, a kernel builtin replaced by the tensor function
-    it runs outside kernels (pk.exp is pykern.tensor.elementwise.exp there)."""
-    from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
+    it runs outside kernels (pk.exp is pykern.tensor.elementwise.functions.exp there)."""
+    from pykern.tensor.api.kernel_names import tensor_functions
 
     names = getattr(ns, "__all__", None) or [n for n in dir(ns) if not n.startswith("_")]
     found = {}
@@ -302,7 +302,7 @@ def _public(ns: object, prefix: str) -> dict[str, object]:
         obj = getattr(ns, n)
         if callable(obj) and not isinstance(obj, (type, types.ModuleType, pk.DType)):
             found[f"{prefix}.{n}"] = inspect.unwrap(
-                next((fn for b, fn in TENSOR_FUNCTIONS if b is obj), obj))
+                next((fn for b, fn in tensor_functions() if b is obj), obj))
     return found
 
 

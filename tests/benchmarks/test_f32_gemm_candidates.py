@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pykern.tensor import gemm_f32
+from pykern.tensor.gemm import gemm_f32
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 
 import pykern as pk
 from pykern.fft import engine
-from pykern.tensor import dispatch
+from pykern.tensor.core import dispatch
 
 from fft_support import assert_close, random_complex, random_real
 

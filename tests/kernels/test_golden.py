@@ -17,7 +17,7 @@ import pytest
 import pykern as pk
 from pykern.spirv.lower import DEFAULT_TARGET, lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import disassemble
+from pykern.spirv.encoding.validate import disassemble
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 THIS_FILE = "tests/kernels/test_golden.py"

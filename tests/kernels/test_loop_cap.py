@@ -20,7 +20,7 @@ from pykern.spirv.binding_plan import LOOP_STATUS_BUFFER
 from pykern.spirv.loopcap import FOR, WHILE, sites_in_module
 from pykern.spirv.lower import lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import disassemble
+from pykern.spirv.encoding.validate import disassemble
 
 CAP = pk.get_device().info.limits.loop_iteration_cap
 capped = pytest.mark.skipif(CAP is None, reason="the device does not cut loops short")

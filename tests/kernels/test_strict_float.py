@@ -28,8 +28,8 @@ import pytest
 import pykern as pk
 import pykern.jit.kernel as jit
 from pykern.config import CompilerConfig
-from pykern.spirv import strict
-from pykern.spirv.types import IntType
+from pykern.spirv.numerics import strict
+from pykern.spirv.encoding.types import IntType
 
 FEATURES = pk.get_device().info.features
 FLOATS = [np.float32] + ([np.float16] if FEATURES.fp16 else []) + \

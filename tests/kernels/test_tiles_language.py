@@ -134,7 +134,7 @@ def generic_module(kernel: pk.Kernel, *args: object) -> bytes:
 def test_modules_declare_the_extension_and_pass_spirv_val():
     a16 = np.zeros((32, 32), np.float16)
     words = generic_module(gemm, a16, a16, np.zeros((32, 32), np.float32))
-    from pykern.spirv.validate import disassemble
+    from pykern.spirv.encoding.validate import disassemble
     try:
         text = disassemble(words)
     except RuntimeError as e:  # a spirv-dis older than the extension

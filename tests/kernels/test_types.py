@@ -268,32 +268,123 @@ def test_abs_wraps_and_its_result_can_be_negative(dtype):
     np.testing.assert_array_equal(out, np.array(expected, dtype=object).astype(dtype.numpy))
 
 
-@pytest.mark.parametrize("dtype", SIGNED, ids=lambda d: d.name)
-def test_floor_mod_and_div_results_are_signed_for_a_later_max(dtype):
-    """A negative `a % b` or `a // b` compared by a signed `max` with a value the driver knows
-    is non-negative: NVIDIA (driver 580) took the floor-mod result, whose sign pykern applied
-    in the unsigned type, to be non-negative and made the `max` unsigned, so
-    `max(3 % -5, max(b, -b)) - 6` gave -8 instead of -3 for b = -3 (found by a random kernel,
-    as the abs bug was)."""
-    @pk.kernel
-    def signed_max(b: pk.Array, out: pk.Array):
-        i = pk.global_id(0)
-        v = b[i] * 3 - 1
-        v -= v + 0
-        v -= b[i]  # -b, written so the driver sees max(b, v) >= 0
-        out[3 * i] = max(v % -5, max(b[i], v)) - 6
-        out[3 * i + 1] = max(v // -5, max(b[i], v)) - 6
-        out[3 * i + 2] = max(b[i] % -7, max(b[i], v)) - 6
+# Integer min/max nested with a shared operand: NVIDIA (driver 580) folded each of these into
+# its first operand (found by a random kernel; each was wrong there as its own kernel). `x` is
+# -b, computed so that the driver sees through it.
+@pk.kernel
+def max_of_mod(b: pk.i32[:], out: pk.i32[:]):
+    i = pk.global_id(0)
+    x = b[i] * 3 - 1
+    x -= ((x + (1 >> 2)) + 0)
+    x -= b[i]
+    out[i] = max(x % -5, max(b[i], x)) - 6
 
-    b = np.arange(-40, 41, dtype=dtype.numpy)
-    out = np.zeros(3 * b.size, dtype.numpy)
-    signed_max[b.size](b, out)
-    expected = []
-    for x in b.tolist():
-        v = -x
-        expected += [max(v % -5, max(x, v)) - 6, max(v // -5, max(x, v)) - 6,
-                     max(x % -7, max(x, v)) - 6]
-    np.testing.assert_array_equal(out, np.array(expected, dtype=dtype.numpy))
+
+@pk.kernel
+def max_of_positive_mod(b: pk.i32[:], out: pk.i32[:]):
+    i = pk.global_id(0)
+    x = b[i] * 3 - 1
+    x -= ((x + (1 >> 2)) + 0)
+    x -= b[i]
+    out[i] = max(x % 5, max(b[i], x))
+
+
+@pk.kernel
+def min_of_mod(b: pk.i32[:], out: pk.i32[:]):
+    i = pk.global_id(0)
+    x = b[i] * 3 - 1
+    x -= ((x + (1 >> 2)) + 0)
+    x -= b[i]
+    out[i] = min(x % -5, min(b[i], x))
+
+
+@pk.kernel
+def max_of_negation(b: pk.i32[:], out: pk.i32[:]):
+    i = pk.global_id(0)
+    x = b[i] * 3 - 1
+    x -= ((x + (1 >> 2)) + 0)
+    x -= b[i]
+    out[i] = max(-x, max(b[i], x))
+
+
+@pk.kernel
+def max_of_floordiv(b: pk.i32[:], out: pk.i32[:]):
+    i = pk.global_id(0)
+    x = b[i] * 3 - 1
+    x -= ((x + (1 >> 2)) + 0)
+    x -= b[i]
+    out[i] = max(x // -5, max(b[i], x))
+
+
+@pytest.mark.parametrize("kernel, reference", [
+    (max_of_mod, lambda v, x: max(x % -5, max(v, x)) - 6),
+    (max_of_positive_mod, lambda v, x: max(x % 5, max(v, x))),
+    (min_of_mod, lambda v, x: min(x % -5, min(v, x))),
+    (max_of_negation, lambda v, x: max(-x, max(v, x))),
+    (max_of_floordiv, lambda v, x: max(x // -5, max(v, x))),
+], ids=lambda k: getattr(k, "__name__", ""))
+def test_nested_integer_min_max_with_a_shared_operand(kernel, reference):
+    b = np.arange(-40, 41, dtype=np.int32)
+    out = np.zeros_like(b)
+    kernel[b.size](b, out)
+    np.testing.assert_array_equal(out, [reference(v, -v) for v in b.tolist()])
+
+
+@pk.kernel
+def f16_round_trip(x: pk.f32[:], d: pk.f64[:], out: pk.f32[:, :]):
+    i = pk.global_id(0)
+    out[0, i] = float(pk.f16(x[i]))
+    out[1, i] = float(pk.f16(d[i]))
+    out[2, i] = float(pk.f16(x[i]) * pk.f16(2.0))
+
+
+def test_conversions_to_f16_round_even_when_converted_back():
+    """NVIDIA (driver 580) dropped a conversion to f16 whose result went back to f32: the f32
+    value came out unrounded. f64 -> f16 rounds once (not through f32)."""
+    rng = np.random.default_rng(12)
+    x = np.concatenate([[78.312775, 65519.0, 65520.0, 1e-6, 2.98e-8, 2.9802322e-08, -0.0, np.inf,
+                         np.nan, 1.00048828125, 1.00146484375],
+                        rng.standard_normal(500) * np.exp2(rng.integers(-26, 17, 500))])
+    x = x.astype(np.float32)
+    d = np.concatenate([x.astype(np.float64), [1 + 2.0 ** -11 + 2.0 ** -40, 2.0 ** -25 + 2.0 ** -60,
+                                               2.0 ** -25, 65519.999999]])
+    x = np.resize(x, d.size)
+    out = np.zeros((3, d.size), np.float32)
+    f16_round_trip[d.size](x, d, out)
+    with np.errstate(all="ignore"):
+        expected = np.stack([x.astype(np.float16), d.astype(np.float16),
+                             x.astype(np.float16) * np.float16(2.0)]).astype(np.float32)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pk.kernel
+def trips_from_64_bit_remainders(b: pk.i64[:], a: pk.u64[:], out: pk.i32[:, :]):
+    i = pk.global_id(0)
+    count = 0
+    for _j in range(1, (b[i] % 10) % 8 - 4, -1):
+        count += 1
+        if count > 100:
+            break
+    out[0, i] = count
+    count = 0
+    for _k in range(a[i] % 4, pk.u64(b[i]) % 6):
+        count += 1
+        if count > 100:
+            break
+    out[1, i] = count
+
+
+def test_loops_bounded_by_64_bit_remainders():
+    """A known open NVIDIA (driver 580) bug: these loops never ended there (the count reached
+    the guard's 101), though each remainder alone and a 64-bit loop alone are right."""
+    b = np.array([15, 6652078620, 5352009260481, 0, -845547413, -9, 4, -5706011683783979187],
+                 np.int64)
+    a = np.array([0, 1, 2, 3, 7, 2**64 - 1, 5, 6], np.uint64)
+    out = np.zeros((2, b.size), np.int32)
+    trips_from_64_bit_remainders[b.size](b, a, out)
+    assert out[0].tolist() == [len(range(1, (v % 10) % 8 - 4, -1)) for v in b.tolist()]
+    assert out[1].tolist() == [len(range(int(u) % 4, (v % 2**64) % 6))
+                               for u, v in zip(a.tolist(), b.tolist())]
 
 
 # (wider, narrower): the narrower operand converts to the wider type; both fit in it, so

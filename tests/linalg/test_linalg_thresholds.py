@@ -15,22 +15,27 @@ Thresholds:
   rotations) fit in 16 KiB and a sweep fits the loop-iteration budget, over global memory
   beyond; the boundary is computed for the current device.
 
-The GPU-only choices are reached here by making the module's `is_cpu_device` answer False:
+The GPU-only choices are reached here by making the modules' device predicates answer GPU:
 the kernels then chosen run for real on the CPU device and are checked as any other.
 Bounds: residuals below BACKWARD_BOUND · n · ε relative to the data (see linalg_matrices).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import pykern as pk
-import pykern.tensor.linalg as tensor_linalg
+import pykern.tensor.gemm.matmul as tensor_linalg
 from pykern.linalg import jacobi, lu, lu_panel, qr_panel
 from pykern.linalg.blocks import PANEL
 from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST
 from linalg_matrices import BACKWARD_BOUND, norm, ratio, spd, with_condition
+
+# a GPU of 132 compute units (an H100's SMs), for matmul's sizing
+H100 = SimpleNamespace(kind="discrete", limits=SimpleNamespace(compute_units=132))
 
 AROUND_PANEL = [PANEL - 1, PANEL, PANEL + 1, 2 * PANEL, 2 * PANEL + 1]
 
@@ -111,14 +116,14 @@ def test_lu_around_the_one_invocation_threshold(gpu, monkeypatch):
 
 def test_split_k_is_taken_by_the_products_below():
     """The products of the next tests would split K on a GPU (else they prove nothing)."""
-    assert tensor_linalg._split_k(PANEL, PANEL, 2048, 1, pk.f32) > 1
-    assert tensor_linalg._split_k(PANEL, 40 - PANEL, 2560, 1, pk.f32) > 1
-    assert tensor_linalg._split_k(PANEL, PANEL, 2047, 1, pk.f32) == 1
+    assert tensor_linalg._split_k(PANEL, PANEL, 2048, 1, pk.f32, H100) > 1
+    assert tensor_linalg._split_k(PANEL, 40 - PANEL, 2560, 1, pk.f32, H100) > 1
+    assert tensor_linalg._split_k(PANEL, PANEL, 2047, 1, pk.f32, H100) == 1
 
 
 @pytest.mark.parametrize("rows", [2047, 2048, 2560])
 def test_qr_with_the_gpus_split_k_products(rows, monkeypatch):
-    monkeypatch.setattr(tensor_linalg, "is_cpu_device", lambda: False)
+    monkeypatch.setattr(tensor_linalg, "on_gpu", lambda info: True)
     a = np.random.default_rng(rows).standard_normal((rows, 40)).astype(np.float32)
     check_qr(a)
 
@@ -128,7 +133,7 @@ def test_qr_with_the_gpus_split_k_products(rows, monkeypatch):
                                               ((1, 1, 24, 2048), (2048, 40)),
                                               ((1, 24, 2048), (2048,))])
 def test_matmul_split_k_of_a_batch_of_one(a_shape, b_shape, monkeypatch):
-    monkeypatch.setattr(tensor_linalg, "is_cpu_device", lambda: False)
+    monkeypatch.setattr(tensor_linalg, "on_gpu", lambda info: True)
     rng = np.random.default_rng(7)
     a = rng.standard_normal(a_shape).astype(np.float32)
     b = rng.standard_normal(b_shape).astype(np.float32)

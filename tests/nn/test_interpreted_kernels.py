@@ -12,7 +12,7 @@ import pykern.jit.kernel as jit_kernel
 from pykern import config
 from pykern.nn import functional as F
 from pykern.optim import kernels as optim_kernels
-from pykern.tensor import pool_kernels
+from pykern.tensor.conv import pool_kernels
 
 # the factories of the kernels under test: a kernel reads PYKERN_INTERPRET once, so the test
 # makes new ones (and forgets them after, so that later tests get device kernels again)

@@ -1,8 +1,10 @@
 """PyTorch's MNIST example network, written with pk.nn, trained step by step beside the same
 network in PyTorch from the same weights: two convolutions, max pooling, dropout, two linear
-layers, log_softmax + nll_loss, Adadelta(lr=1.0) and StepLR(gamma=0.7) per epoch. On a few
-small batches of made-up 28x28 images (a fast stand-in for MNIST), the losses match torch's
-at every step and fall.
+layers, log_softmax + nll_loss, Adadelta(lr=1.0) and StepLR(gamma=0.7) per epoch, and the
+example's evaluation (summed loss, argmax, eq, view_as). The network's code is the example's
+with only the imports changed (`torch.flatten` is `pk.flatten`). On a few small batches of
+made-up 28x28 images (a fast stand-in for MNIST), the losses match torch's at every step and
+fall.
 
 The comparison runs with dropout off (eval mode: this network has no other mode-dependent
 layer), since the two libraries draw different masks; a last check trains with dropout on.
@@ -35,14 +37,33 @@ class Net(nn.Module):
         self.fc2 = nn.Linear(128, 10)
 
     def forward(self, x):
-        x = F.relu(self.conv1(x))
-        x = F.relu(self.conv2(x))
+        x = self.conv1(x)
+        x = F.relu(x)
+        x = self.conv2(x)
+        x = F.relu(x)
         x = F.max_pool2d(x, 2)
         x = self.dropout1(x)
-        x = nn.Flatten()(x)
-        x = F.relu(self.fc1(x))
+        x = pk.flatten(x, 1)
+        x = self.fc1(x)
+        x = F.relu(x)
         x = self.dropout2(x)
-        return F.log_softmax(self.fc2(x), dim=1)
+        x = self.fc2(x)
+        output = F.log_softmax(x, dim=1)
+        return output
+
+
+def evaluate(model, batches):
+    """The example's test(): the summed loss and the correct predictions (the one change from
+    PyTorch's: argmax takes numpy's axis= and keepdims=)."""
+    model.eval()
+    test_loss, correct = 0, 0
+    with pk.no_grad():
+        for data, target in batches:
+            output = model(data)
+            test_loss += F.nll_loss(output, target, reduction="sum").item()
+            pred = output.argmax(axis=1, keepdims=True)
+            correct += pred.eq(target.view_as(pred)).sum().item()
+    return test_loss, correct
 
 
 def torch_net() -> object:
@@ -66,6 +87,19 @@ def torch_net() -> object:
             return tF.log_softmax(self.fc2(x), dim=1)
 
     return TorchNet()
+
+
+def torch_evaluate(model, batches):
+    """The example's test() in PyTorch."""
+    model.eval()
+    test_loss, correct = 0, 0
+    with torch.no_grad():
+        for data, target in batches:
+            output = model(data)
+            test_loss += torch.nn.functional.nll_loss(output, target, reduction="sum").item()
+            pred = output.argmax(dim=1, keepdim=True)
+            correct += pred.eq(target.view_as(pred)).sum().item()
+    return test_loss, correct
 
 
 def fake_batches() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -114,6 +148,10 @@ def test_mnist_example_net_trains_as_in_torch():
     for name, p in mine.named_parameters():
         t = dict(theirs.named_parameters())[name].detach().numpy()
         np.testing.assert_allclose(p.numpy(), t, rtol=1e-4, atol=2e-5, err_msg=name)
+    loss, correct = evaluate(mine, [(pk.asarray(x), pk.asarray(y)) for x, y in batches])
+    tloss, tcorrect = torch_evaluate(theirs, [(torch.tensor(x), torch.tensor(y))
+                                              for x, y in batches])
+    assert loss == pytest.approx(tloss, rel=1e-4) and correct == tcorrect
 
 
 def test_with_dropout_on_training_lowers_the_loss():

@@ -9,10 +9,10 @@ from pykern import frontend, ir
 from pykern.ir.verify import verify
 from pykern.lang import dtypes as dt
 from pykern.passes import decompose, lower_bf16
-from pykern.passes.bf16_functions import ROUND, odd_name
+from pykern.mathlib.bf16_functions import ROUND, odd_name
 from pykern.spirv import Target
 from pykern.spirv.lower import lower
-from pykern.spirv.validate import validate
+from pykern.spirv.encoding.validate import validate
 
 
 def translated(body) -> ir.Kernel:

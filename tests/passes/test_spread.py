@@ -11,7 +11,7 @@ import pytest
 
 import pykern as pk
 from pykern.jit.cache import DiskCache
-from pykern.jit.variants import ITEMS_PER_INVOCATION
+from pykern.passes.spread import ITEMS_PER_INVOCATION
 from pykern.passes import spread
 from pykern.passes.spread import spreadable
 from pykern.spirv.lower import lower

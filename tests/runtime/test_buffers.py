@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pykern.runtime as rt
-import pykern.runtime.device as device_module
-from pykern.runtime._vk import ffi, lib
-from pykern.runtime.memory import (
+import pykern.runtime.vulkan.device as device_module
+from pykern.runtime.vulkan._vk import ffi, lib
+from pykern.runtime.memory.device_memory import (
     DEVICE_LOCAL,
     HOST_CACHED,
     HOST_COHERENT,

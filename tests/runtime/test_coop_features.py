@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import pykern as pk
 import pykern.runtime as rt
-from pykern.runtime._vk import ffi, lib
-from pykern.runtime.coop_shapes import COMPONENT_TYPE_BFLOAT16, coop_shapes_of
+from pykern.runtime.vulkan._vk import ffi, lib
+from pykern.runtime.vulkan.coop_shapes import COMPONENT_TYPE_BFLOAT16, coop_shapes_of
 from pykern.runtime.feature import COMPONENT_DTYPES, CoopShape, Feature, component_name
-from pykern.runtime.features import (CORE_MEMBERS, FEATURE_STRUCTS,
+from pykern.runtime.vulkan.features import (CORE_MEMBERS, FEATURE_STRUCTS,
                                      SHADER_BFLOAT16_FEATURES_STYPE, build_enable_chain)
-from pykern.runtime.raw_struct import RawFeatures
+from pykern.runtime.vulkan.raw_struct import RawFeatures
 from rt_helpers import run_python
 
 COOP = "VK_KHR_cooperative_matrix"

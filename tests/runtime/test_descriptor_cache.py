@@ -54,7 +54,7 @@ def test_sets_of_a_destroyed_buffer_are_freed(device):
     run(keep)
     run(gone)
     assert len(device._set_cache) == 2
-    gone.free()  # kept whole for reuse, its set with it (runtime/recycle.py) ...
+    gone.free()  # kept whole for reuse, its set with it (runtime/memory/recycle.py) ...
     assert len(device._set_cache) == 2
     device._reclaim()  # ... until memory runs short: then destroyed once its launch is done
     assert len(device._set_cache) == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from pykern.runtime import device_files
+from pykern.runtime.vulkan import device_files
 
 
 def test_device_descriptors_are_pointed_at_dev_null(tmp_path, monkeypatch):

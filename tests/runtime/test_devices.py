@@ -128,7 +128,7 @@ def test_cache_directory_follows_the_compile_cache_rules():
 
 def test_validation_layer_records_errors():
     """The messenger really hears the layer: an invalid call is reported as an error."""
-    from pykern.runtime._vk import ffi, lib
+    from pykern.runtime.vulkan._vk import ffi, lib
 
     device = rt.get_device()
     info = ffi.new(

@@ -10,7 +10,7 @@ from rt_helpers import run_python
 
 CHILD = """
 import atexit, os, sys
-from pykern.runtime.forked_exit import end_with_os_exit
+from pykern.runtime.vulkan.forked_exit import end_with_os_exit
 
 atexit.register(lambda: print("handler of the parent's ran", flush=True))
 pid = os.fork()

@@ -1,4 +1,4 @@
-"""Recorded graphs on the Vulkan runtime (runtime/graph.py), under synchronisation validation
+"""Recorded graphs on the Vulkan runtime (runtime/submit/graph.py), under synchronisation validation
 (tests/runtime/conftest.py): a chain of dependent launches recorded once and replayed back to
 back, between eager launches and host reads, with push constants and uniform blocks, push
 descriptors and descriptor sets, split dispatches and a recorded upload; every hazard the

@@ -7,8 +7,8 @@ import pykern.runtime as rt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pykern.runtime.memory import default_block_size
-from pykern.runtime.ranges import RangeAllocator
+from pykern.runtime.memory.device_memory import default_block_size
+from pykern.runtime.memory.ranges import RangeAllocator
 from rt_helpers import args_for, layout_of, slots, spv
 
 MIB = 2**20
@@ -162,7 +162,7 @@ def test_large_buffers_get_a_dedicated_allocation(device):
 
 
 def big_rounded(size: int) -> int:
-    from pykern.runtime.memory import DEDICATED_GRANULE
+    from pykern.runtime.memory.device_memory import DEDICATED_GRANULE
     return -(-size // DEDICATED_GRANULE) * DEDICATED_GRANULE
 
 

@@ -8,7 +8,7 @@ import stat
 import numpy as np
 import pykern.runtime as rt
 import pytest
-from pykern.runtime.pipeline_cache import HEADER, file_name, header_matches, unwrap, wrap
+from pykern.runtime.programs.pipeline_cache import HEADER, file_name, header_matches, unwrap, wrap
 from rt_helpers import args_for, layout_of, slots, spv
 
 

@@ -14,7 +14,7 @@ import pykern.runtime as rt
 import pytest
 from pykern.runtime import BufferSlot
 from pykern.runtime.config import Config
-from pykern.runtime.transfer_queue import TimestampTrace
+from pykern.runtime.transfer.transfer_queue import TimestampTrace
 from rt_helpers import args_for, layout_of, slots, spin_result, spv
 
 MIB = 2**20

@@ -1,14 +1,14 @@
-"""The constants of pykern.spirv.mathf32 against their derivation (pykern.spirv.mathf32_derive):
-the bits of 2/pi and pi/2 from pi in integer arithmetic, and each polynomial's relative error
-on its interval, well below an f32 ULP (2^-23)."""
+"""The constants of pykern.spirv.numerics.mathf32 against their derivation
+(pykern.spirv.numerics.mathf32_derive): the bits of 2/pi and pi/2 from pi in integer arithmetic, and
+each polynomial's relative error on its interval, well below an f32 ULP (2^-23)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from pykern.spirv import mathf32
-from pykern.spirv import mathf32_derive as derive
+from pykern.spirv.numerics import mathf32
+from pykern.spirv.numerics import mathf32_derive as derive
 
 
 def test_pi_from_integers():

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pykern.spirv import generate_grammar
-from pykern.spirv.grammar import (
+from pykern.spirv.encoding import generate_grammar
+from pykern.spirv.encoding.grammar import (
     GLSL,
     MAGIC_NUMBER,
     Capability,
@@ -32,7 +32,8 @@ def test_regenerating_changes_nothing(tmp_path):
     assert generate_grammar.main(["--out", str(out)]) == 0
     committed = generate_grammar.DEFAULT_OUT.read_bytes()
     assert out.read_bytes() == committed, (
-        "pykern/spirv/grammar.py is stale: run `python -m pykern.spirv.generate_grammar`")
+        "pykern/spirv/encoding/grammar.py is stale: run "
+        "`python -m pykern.spirv.encoding.generate_grammar`")
 
 
 @needs_grammar

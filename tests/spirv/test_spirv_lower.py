@@ -129,13 +129,21 @@ def test_float_min_max_test_nan_on_the_bits(op):
 
 @pytest.mark.parametrize(("op", "dtype", "instruction"), [
     (B.RSHIFT, I32, "OpShiftRightArithmetic"), (B.RSHIFT, U32, "OpShiftRightLogical"),
-    (B.LT, I32, "OpSLessThan"), (B.LT, U32, "OpULessThan"), (B.MIN, I32, "SMin"),
-    (B.MIN, U32, "UMin"), (B.FLOORDIV, U32, "OpUDiv"), (B.MOD, U32, "OpUMod"),
+    (B.LT, I32, "OpSLessThan"), (B.LT, U32, "OpULessThan"), (B.MIN, I32, "OpSLessThan"),
+    (B.MIN, U32, "OpULessThan"), (B.FLOORDIV, U32, "OpUDiv"), (B.MOD, U32, "OpUMod"),
     (B.BIT_XOR, BOOL, "OpLogicalNotEqual"), (B.BIT_AND, BOOL, "OpLogicalAnd"),
     (B.POW, I32, "OpLoopMerge"),
 ])
 def test_int_and_bool_instruction_choice(op, dtype, instruction):
     assert instruction in compile_ok(binop_kernel(op, dtype))[1]
+
+
+@pytest.mark.parametrize("op", [B.MIN, B.MAX])
+@pytest.mark.parametrize("dtype", [I32, U32], ids=lambda d: d.name)
+def test_int_min_max_are_a_compare_and_a_select(op, dtype):
+    # NVIDIA folded GLSL's SMax nested in another with a shared operand into its first operand
+    asm = compile_ok(binop_kernel(op, dtype))[1]
+    assert not re.search(r"[SU]M(in|ax)", asm) and "OpSelect" in asm
 
 
 def test_float_square_is_a_multiply():

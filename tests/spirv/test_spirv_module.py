@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.grammar import (
+from pykern.spirv.encoding.grammar import (
     GLSL,
     MAGIC_NUMBER,
     Capability,
@@ -17,14 +17,14 @@ from pykern.spirv.grammar import (
     Op,
     StorageClass,
 )
-from pykern.spirv.instruction import (
+from pykern.spirv.encoding.instruction import (
     Instruction,
     encode_string,
     float_bits,
     literal_words,
 )
-from pykern.spirv.module import ModuleBuilder
-from pykern.spirv.types import (
+from pykern.spirv.encoding.module import ModuleBuilder
+from pykern.spirv.encoding.types import (
     BOOL,
     F32,
     I32,
@@ -35,7 +35,7 @@ from pykern.spirv.types import (
     RuntimeArrayType,
     StructType,
 )
-from pykern.spirv.validate import disassemble, validate
+from pykern.spirv.encoding.validate import disassemble, validate
 
 
 def words_of(module: bytes) -> list[int]:

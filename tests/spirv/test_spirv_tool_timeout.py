@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-# the module, not the function `pykern.spirv.validate` that the package exports
-validate_module = importlib.import_module("pykern.spirv.validate")
+# the module, not the function `pykern.spirv.encoding.validate` that the package exports
+validate_module = importlib.import_module("pykern.spirv.encoding.validate")
 
 # any bytes do: the fake tools never read them
 MODULE = b"\x03\x02\x23\x07" + bytes(16)

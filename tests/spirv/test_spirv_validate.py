@@ -9,12 +9,12 @@ import subprocess
 import pytest
 
 from pykern.spirv.function import FunctionBuilder
-from pykern.spirv.grammar import Capability, ExecutionMode, ExecutionModel
-from pykern.spirv.module import ModuleBuilder
-from pykern.spirv.types import I32
+from pykern.spirv.encoding.grammar import Capability, ExecutionMode, ExecutionModel
+from pykern.spirv.encoding.module import ModuleBuilder
+from pykern.spirv.encoding.types import I32
 
-# the module, not the function `pykern.spirv.validate` that the package exports
-validate_module = importlib.import_module("pykern.spirv.validate")
+# the module, not the function `pykern.spirv.encoding.validate` that the package exports
+validate_module = importlib.import_module("pykern.spirv.encoding.validate")
 
 pytestmark = pytest.mark.skipif(shutil.which("spirv-val") is None,
                                 reason="spirv-val not installed (package spirv-tools)")

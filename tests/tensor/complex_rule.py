@@ -3,7 +3,7 @@ IEEE arithmetic on the parts (numpy float32 for c64, float64 for c128), so that 
 pykern to its rule (signs of zero included) whatever numpy's own complex functions do in the
 installed version.
 
-The rules (pykern/tensor/complex_funcs.py `z_reciprocal`, complex_elementwise.py
+The rules (pykern/tensor/complex/complex_funcs.py `z_reciprocal`, complex_elementwise.py
 `_power_by_scalar`, passes/complex_functions.py `complex_divide` and `_mul`):
 
 - reciprocal (and z ** -1): conj(z) / |z|**2 by Smith's scaling: with r = y/x, d = x + y·r,

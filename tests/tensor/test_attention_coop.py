@@ -1,7 +1,7 @@
-"""`pk.attention` on cooperative-matrix tiles (pykern/tensor/attention_coop.py): the tile kernel
-runs in the interpreter (in CI) and, where the device multiplies tiles, through `pk.attention`
-on the device; both are compared with softmax(q kᵀ · scale) v in float64 within the bound of
-f16 inputs, f16 probabilities and f32 accumulation (`error_bound`)."""
+"""`pk.attention` on cooperative-matrix tiles (pykern/tensor/nnops/attention_coop.py): the tile
+kernel runs in the interpreter (in CI) and, where the device multiplies tiles, through
+`pk.attention` on the device; both are compared with softmax(q kᵀ · scale) v in float64 within the
+bound of f16 inputs, f16 probabilities and f32 accumulation (`error_bound`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pykern.passes.decompose import decompose
 from pykern.runtime.feature import Feature
 from pykern.spirv.lower import lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import validate
-from pykern.tensor import attention_coop as ac
+from pykern.spirv.encoding.validate import validate
+from pykern.tensor.nnops import attention_coop as ac
 
 RNG = np.random.default_rng(10)
 U16 = 2.0 ** -11  # f16's unit roundoff

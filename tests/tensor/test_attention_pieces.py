@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import nn
+from pykern.tensor.nnops import nn_ops as nn
 
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import sort as sort_module
+from pykern.tensor.reduce import sort as sort_module
 
 from ops_inputs import as_layout, seeds
 

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import conv_direct, conv_igemm
-from pykern.tensor.conv_args import ConvGeometry
-from pykern.tensor.conv_phases import output_phases
-from pykern.tensor.device_limits import loop_budget
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.conv import conv_direct, conv_igemm
+from pykern.tensor.conv.conv_args import ConvGeometry
+from pykern.tensor.conv.conv_phases import output_phases
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.tensor.core.tensor import Tensor
 
 from ops_inputs import EPS, as_layout, sample, seeds
 

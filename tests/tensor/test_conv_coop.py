@@ -1,4 +1,4 @@
-"""conv2d on cooperative-matrix tiles (`pykern.tensor.conv_coop`): the tile kernel run in the
+"""conv2d on cooperative-matrix tiles (`pykern.tensor.conv.conv_coop`): the tile kernel run in the
 interpreter (every machine) against a direct float64 reference, within the bound of f32
 accumulation; the operands it declines; and, where the device multiplies tiles, the ResNet-sized
 check of `check_on_device` on the device itself."""
@@ -13,8 +13,8 @@ from pykern.passes import decompose, lower_bf16
 from pykern.runtime.feature import Feature
 from pykern.spirv.lower import lower
 from pykern.spirv.target import Target
-from pykern.spirv.validate import validate
-from pykern.tensor.conv_coop import _kernel, coop_conv2d, plan_coop_conv2d
+from pykern.spirv.encoding.validate import validate
+from pykern.tensor.conv.conv_coop import _kernel, coop_conv2d, plan_coop_conv2d
 
 RNG = np.random.default_rng(10)
 EPS = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f32": 0.0}  # the output's rounding, relative
@@ -131,7 +131,7 @@ def test_lowers_to_spirv_for_a_device_with_tiles(dtype, out_dtype, words):
     kern = _kernel(getattr(pk, dtype), getattr(pk, out_dtype), words)
     out = np.zeros((1, 8, 4, 4), getattr(pk, out_dtype).numpy)
     x = np.zeros(64, np.uint64 if words else np.uint16)
-    args = (x, np.zeros((8, 9), np.uint64), out) + (0,) * 15
+    args = (x, np.zeros((1, 1, 8, 9), np.uint64), out) + (0,) * 15
     key = kern._key(kern._by_name(args, {}), 3)
     target = Target()
     words = lower(decompose(lower_bf16(kern._translate(key)), target), target).words

@@ -1,4 +1,4 @@
-"""Op dispatch by replayed plans (pykern/tensor/dispatch.py): the second call of an op with a
+"""Op dispatch by replayed plans (pykern/tensor/core/dispatch.py): the second call of an op with a
 signature replays the launches the first one made. Every call, captured or replayed, must give
 numpy's answer, whatever operands' values, buffers and sharing."""
 
@@ -9,7 +9,7 @@ import pykern as pk
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pykern.tensor import dispatch
+from pykern.tensor.core import dispatch
 
 SHAPES = [(5,), (3, 4), (2, 3, 4), (1, 6), (0, 3)]
 

@@ -17,7 +17,7 @@ from tensor_support import ALL, INTS, assert_close, sample, shapes, views
 
 import pykern as pk
 from pykern.lang import dtypes
-from pykern.tensor import elementwise as ew
+from pykern.tensor.elementwise import functions as ew
 
 rng = np.random.default_rng(3)
 erf64 = np.vectorize(math.erf, otypes=[np.float64])
@@ -111,13 +111,13 @@ def test_unary_f16_and_f64(name, dtype):
         return
     assert out.dtype == dtype
     exact64 = name in ("negative", "abs", "square", "sqrt", "floor")
-    if dtype == pk.f64 and not exact64:  # f64 math in f64 (pykern.passes.prelude_f64)
+    if dtype == pk.f64 and not exact64:  # f64 math in f64 (pykern.mathlib.prelude_f64)
         np.testing.assert_allclose(out.numpy(), expected, rtol=5e-15, atol=1e-300)
         return
     assert_close(out, expected, dtype, "div" if name == "sqrt" else kind)
 
 
-F64_CASES = {  # f64 math (pykern.passes.prelude_f64): wide ranges and special values
+F64_CASES = {  # f64 math (pykern.mathlib.prelude_f64): wide ranges and special values
     "exp": (-745, 709), "exp2": (-1074, 1023), "expm1": (-40, 40), "log": (0, 1e300),
     "log2": (1e-300, 10), "log10": (0, 1e5), "log1p": (-1, 5), "sinh": (-700, 700),
     "cosh": (-700, 700), "tanh": (-30, 30), "asinh": (-1e200, 1e200), "acosh": (1, 1e10),
@@ -645,7 +645,7 @@ def test_more_than_four_dimensions():
 
 
 def test_contiguous_same_shape_uses_the_flat_kernel():
-    from pykern.tensor import strided
+    from pykern.tensor.core import strided
     t = pk.zeros((8, 16, 4))
     jobs = list(strided.plan(t.shape, [t, t]))
     assert len(jobs) == 1 and jobs[0].nd == 1 and jobs[0].n == t.size

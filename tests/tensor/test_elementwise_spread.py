@@ -1,8 +1,10 @@
-"""The flat elementwise path with several elements per invocation (`strided.SPREAD`): the
-generic kernels launched with it on the current device and, through the tensor ops, on a
-Vulkan device (where the ops take it), against numpy. Sizes that are not multiples of the
-elements per invocation, views whose offset breaks 16-byte alignment, steps, broadcast
-operands and the narrow and wide dtypes."""
+"""The flat elementwise path, which a GPU runs with several elements per invocation through the
+spread pass (`pykern.passes.spread`, the one mechanism for the op library's kernels, users'
+and `@pk.fuse`'s): the pass applies to the generic kernels' and a fused kernel's flat form,
+and they give numpy's results on the current device and, through the tensor ops, on a Vulkan
+device (which spreads them). Sizes that are not multiples of the elements per invocation,
+views whose offset breaks 16-byte alignment, steps, broadcast operands and the narrow and wide
+dtypes."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ import pytest
 
 import pykern as pk
 from pykern.lang import dtypes as dt
-from pykern.tensor import elementwise as ew
-from pykern.tensor import strided
-from pykern.tensor.unary_ops import copy_f
+from pykern.passes import lower_bf16, lower_complex
+from pykern.passes.spread import ITEMS_PER_INVOCATION, spread, spreadable
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.core import strided
+from pykern.tensor.elementwise.unary_ops import copy_f
 
 rng = np.random.default_rng(13)
-EVERY = strided.ELEMENTS_PER_INVOCATION
+EVERY = ITEMS_PER_INVOCATION
 # around multiples of the elements per invocation and of a 256-wide workgroup of them
 SIZES = [1, 2, 3, EVERY, EVERY + 1, 7, 1023, 1024, 1025, 4 * 256 * 3 + 3]
 DTYPES = [pk.bool_, pk.i8, pk.f16, pk.f32, pk.f64, pk.i64]
@@ -32,20 +36,58 @@ def _values(dtype: pk.DType, n: int) -> np.ndarray:
 
 def _spread(kernel: pk.Kernel, inputs: list[pk.Tensor], out: pk.Tensor, *constants: object
             ) -> None:
-    """Launches `kernel` with the SPREAD path over `inputs` (1-D views of out's length)."""
-    (job,) = strided.plan(out.shape, [*inputs, out], spread=True)
-    assert job.nd == strided.SPREAD and job.grid == strided.cdiv(out.size, EVERY)
+    """Launches `kernel` with the flat path over `inputs` (1-D views of out's length)."""
+    (job,) = strided.plan(out.shape, [*inputs, out])
+    assert job.nd == strided.FLAT and job.grid == out.size
     kernel[job.grid](*job.views, *constants, job.nd)
 
 
-def test_plan_spreads_flat_problems_only():
+def test_plan_collapses_flat_problems_only():
     t = pk.zeros((8, 16, 3))
-    (job,) = strided.plan(t.shape, [t, t], spread=True)
-    assert (job.nd, job.n, job.grid) == (strided.SPREAD, t.size, strided.cdiv(t.size, EVERY))
-    (job,) = strided.plan((16, 8), [t[:, :, 0].T, t[:, :, 1].T], spread=True)
-    assert job.nd == strided.STRIDED  # transposed views do not collapse: no spreading
     (job,) = strided.plan(t.shape, [t, t])
-    assert job.nd == strided.FLAT and job.grid == t.size
+    assert (job.nd, job.n, job.grid) == (strided.FLAT, t.size, t.size)
+    (job,) = strided.plan((16, 8), [t[:, :, 0].T, t[:, :, 1].T])
+    assert job.nd == strided.STRIDED  # transposed views do not collapse
+
+
+def _lowered(kernel: pk.Kernel, *args: object):
+    """The IR the backend gets of `kernel`'s variant for `args`, before spreading."""
+    return lower_bf16(lower_complex(kernel.ir(*args)))
+
+
+@pytest.mark.parametrize("dtype", [pk.f32, pk.f16, pk.bf16, pk.i64], ids=lambda d: d.name)
+def test_the_pass_spreads_the_generic_kernels_flat_form(dtype: pk.DType):
+    x, out, b = pk.zeros(8, dtype), pk.zeros(8, dtype), pk.zeros(8, pk.bool_)
+    add = ew.BINARY["add"].plan(dtype)
+    for kernel_ir in (_lowered(ew.unary_kernel, x, out, copy_f, dtype, strided.FLAT),
+                      _lowered(ew.binary_kernel, x, x, out, add.fn, add.compute, strided.FLAT),
+                      _lowered(ew.ternary_kernel, b, x, x, out, ew.where_f, dt.bool_, dtype,
+                               strided.FLAT)):
+        assert spreadable(kernel_ir), kernel_ir.name
+        assert spread(kernel_ir, EVERY).items == EVERY
+
+
+@pk.fuse
+def _fused(a, b):
+    return pk.exp(a) * b + 1.0
+
+
+def test_the_pass_spreads_a_fused_kernel():
+    a, b = pk.asarray(_values(pk.f32, 64)), pk.asarray(_values(pk.f32, 64))
+    np.testing.assert_allclose(_fused(a, b).numpy(),
+                               np.exp(a.numpy().astype(np.float64)) * b.numpy() + 1.0,
+                               rtol=2e-6)
+    (kernel,) = _fused._kernels.values()
+    out = pk.empty(64)
+    assert spreadable(_lowered(kernel, a, b, out, 1.0))  # (the constant 1.0 is an argument)
+
+
+@pytest.mark.usefixtures("on_vulkan")
+def test_a_vulkan_device_runs_the_ops_spread():
+    x = pk.zeros(8)
+    op = ew.BINARY["add"].plan(pk.f32)
+    module = ew.binary_kernel.compile(x, x, x, op.fn, op.compute, strided.FLAT).module
+    assert module.items == EVERY
 
 
 @pytest.mark.parametrize("n", SIZES)

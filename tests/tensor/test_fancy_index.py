@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import advanced_index
-from pykern.tensor.advanced_key import is_advanced
+from pykern.tensor.index import advanced_index
+from pykern.tensor.index.advanced_key import is_advanced
 
 from ops_inputs import ALL, as_layout, make, seeds
 

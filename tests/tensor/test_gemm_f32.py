@@ -1,4 +1,4 @@
-"""The f32 GEMM candidates of pykern/tensor/gemm_f32.py against numpy in float64: every
+"""The f32 GEMM candidates of pykern/tensor/gemm/gemm_f32.py against numpy in float64: every
 candidate on the device (shapes that fill their blocks and shapes that do not, transposed and
 strided operands, batches with broadcast batch strides, accumulation into C; the u64 ones
 with rows of f32 pairs and without) and in the interpreter (dividing and ragged shapes)."""
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import gemm_f32
-from pykern.tensor.strided import view
+from pykern.tensor.gemm import gemm_f32
+from pykern.tensor.core.strided import view
 
 from ops_inputs import EPS, make
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import gemm_host, reduction_host
+from pykern.tensor.gemm import gemm_host
+from pykern.tensor.reduce import reduction_host
 from tensor_support import sample
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy on NaN rows

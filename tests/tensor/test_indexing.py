@@ -218,7 +218,7 @@ def test_scatter_add_device_indices_out_of_range_are_skipped():
 
 
 def test_scatter_add_long_index_axis_in_chunks(monkeypatch):
-    from pykern.tensor import indexing
+    from pykern.tensor.index import indexing
     monkeypatch.setattr(indexing, "loop_budget", lambda: 6)  # chunks of 3 along the index axis
     rng = np.random.default_rng(12)
     x = sample(rng, pk.f64, (5, 3))

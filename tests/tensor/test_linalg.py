@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import linalg
+from pykern.tensor.gemm import matmul as linalg
 
 from ops_inputs import ALL, EPS, layouts, make, seeds
 

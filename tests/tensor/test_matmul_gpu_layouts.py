@@ -4,11 +4,16 @@ transposed operand row-major (`_row_major`) give numpy's product."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import linalg
+from pykern.tensor.gemm import matmul as linalg
+
+# the description matmul sizes its work by: a GPU of 132 compute units (an H100's SMs)
+H100 = SimpleNamespace(kind="discrete", limits=SimpleNamespace(compute_units=132))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -25,12 +30,12 @@ def test_split_k_sums_the_partial_products(dtype, split):
 
 
 def test_split_k_chooses_pieces_only_for_few_blocks_and_long_k():
-    assert linalg._split_k(384, 1152, 8192, 1, pk.f32) == 8  # a weight gradient
-    assert linalg._split_k(8192, 1152, 384, 1, pk.f32) == 1  # many output blocks
-    assert linalg._split_k(384, 384, 1024, 1, pk.f32) == 1  # short K
-    assert linalg._split_k(384, 384, 8192, 4, pk.f32) == 1  # batched already
-    assert linalg._split_k(384, 384, 8192, 1, pk.i32) == 1  # integer products stay exact
-    assert linalg._split_k(384, 384, 8191, 1, pk.f32) == 1  # K not divisible
+    assert linalg._split_k(384, 1152, 8192, 1, pk.f32, H100) == 8  # a weight gradient
+    assert linalg._split_k(8192, 1152, 384, 1, pk.f32, H100) == 1  # many output blocks
+    assert linalg._split_k(384, 384, 1024, 1, pk.f32, H100) == 1  # short K
+    assert linalg._split_k(384, 384, 8192, 4, pk.f32, H100) == 1  # batched already
+    assert linalg._split_k(384, 384, 8192, 1, pk.i32, H100) == 1  # integer products stay exact
+    assert linalg._split_k(384, 384, 8191, 1, pk.f32, H100) == 1  # K not divisible
 
 
 def test_row_major_copies_transposed_operands_only():

@@ -235,7 +235,7 @@ def test_attention_longer_sequences_causal():
     ((2, 40, 8), (2, 40, 8), (2, 40, 8), True, pk.f16),
 ])
 def test_attention_fused_and_composed_kernels(fused, qs, ks, vs, causal, dtype, monkeypatch):
-    from pykern.tensor import nn
+    from pykern.tensor.nnops import nn_ops as nn
     monkeypatch.setattr(nn, "FUSED_ATTENTION", fused)
     rng = np.random.default_rng(len(qs) + qs[-2])
     q, k, v = (sample(rng, dtype, s, -2, 2) for s in (qs, ks, vs))

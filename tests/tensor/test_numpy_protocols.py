@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor.numpy_functions import FUNCTIONS
+from pykern.tensor.api.numpy_functions import FUNCTIONS
 
 X = np.array([[1.5, -8.0, 27.0], [0.25, -0.0, 64.0]], np.float32)
 

@@ -8,9 +8,9 @@ import pytest
 
 import pykern as pk
 from pykern.lang import builtins as bi
-from pykern.tensor import binary_ops as bo
-from pykern.tensor import elementwise as ew
-from pykern.tensor.kernel_names import TENSOR_FUNCTIONS
+from pykern.tensor.elementwise import binary_ops as bo
+from pykern.tensor.elementwise import functions as ew
+from pykern.tensor.api.kernel_names import tensor_functions
 
 
 @pytest.mark.parametrize("name", sorted(ew.UNARY) + sorted(ew.BINARY))
@@ -53,7 +53,7 @@ def test_a_refused_dtype_is_refused_every_time():
 
 
 def test_every_kernel_math_name_but_fma_serves_tensors():
-    served = {builtin for builtin, _ in TENSOR_FUNCTIONS}
+    served = {builtin for builtin, _ in tensor_functions()}
     math_names = [v for v in vars(bi).values() if isinstance(v, bi.KernelBuiltin)
                   and v.name in {"fma"} | {b.name for b in served}]
     for builtin in math_names:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tensor_support import sample, shapes, views
 
 import pykern as pk
-from pykern.tensor import reduction
+from pykern.tensor.reduce import reduction
 
 rng = np.random.default_rng(17)
 

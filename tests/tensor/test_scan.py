@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor import scan
+from pykern.tensor.reduce import scan
 
 from ops_inputs import ALL, EPS, layouts, make, seeds
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
-from pykern.tensor import elementwise as ew
+from pykern.tensor.elementwise import functions as ew
 
 FEATURES = pk.get_device().info.features
 FLOATS = [pk.f32] + ([pk.f16] if FEATURES.fp16 else []) + \

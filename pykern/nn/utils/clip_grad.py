@@ -20,7 +20,7 @@ import pykern as pk
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.nn.utils import grad_kernels as gk
-from pykern.tensor.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor
 
 
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,

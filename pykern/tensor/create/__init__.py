@@ -1,0 +1,2 @@
+"""Creating tensors: filled, ranges, identity and triangles (`creation`), random ones (`random`).
+"""

@@ -1,0 +1,312 @@
+"""The backward of fused attention, flash-attention style: the probabilities are recomputed
+from q, k and the forward's per-row log-sum-exp (LSE), block by block, and never stored.
+
+With s_ij = scale · q_i·k_j, p_ij = exp(s_ij - LSE_i), o_i = Σ_j p_ij v_j and g = dL/do:
+
+    dv_j = Σ_i p_ij g_i        dp_ij = g_i·v_j        ds_ij = p_ij (dp_ij - δ_i)
+    dq_i = scale · Σ_j ds_ij k_j                       dk_j = scale · Σ_i ds_ij q_i
+
+where δ_i = g_i·o_i (= Σ_j p_ij dp_ij). Two passes, so that no gradient is summed by more than
+one invocation (f32 atomic adds are not on every device):
+
+1. `attention_grad_q`, per query: its q row, g row and dq accumulator in registers, keys and
+   values staged in shared memory GRAD_KEYS at a time; it also computes δ_i and writes it for
+   the second pass;
+2. `attention_grad_kv`, per key: its k and v rows and the dk, dv accumulators in registers,
+   queries, g rows, LSE and δ staged GRAD_KV_QUERIES at a time.
+
+A row (of a query, or a key) is held by `lanes` adjacent invocations of a subgroup, each with
+every lanes-th column, so that no invocation holds more than 32 columns of a row: pass 2 holds
+four rows' worth (k, v, dk, dv), which at head dimension 64 would pass the 255 registers an
+NVIDIA invocation has. The lanes' partial dot products are added with subgroup shuffles.
+
+Causal attention skips, in pass 1, the keys past the workgroup's last query and, in pass 2, the
+queries before the workgroup's first key. Arithmetic is f32 (f64 for f64 inputs).
+"""
+
+import functools
+
+import pykern as pk
+from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.tensor.core.promotion import compute_float
+from pykern.tensor.core.strided import batch_pieces, broadcast_strides, cdiv, prod, view
+from pykern.tensor.core.tensor import Tensor, empty
+
+GRAD_QUERIES = 64  # pass 1: queries per workgroup
+GRAD_KEYS = 16  # pass 1: keys staged per step
+GRAD_KV_KEYS = 64  # pass 2: keys per workgroup
+GRAD_KV_QUERIES = 16  # pass 2: queries staged per step
+LANE_COLUMNS = 32  # columns of a row one invocation holds at most (where the subgroup allows)
+MAX_LANES = 4
+
+
+def attention_grads(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, g: Tensor,
+                    causal: bool, scale: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(dq, dk, dv) of fused attention for the gradient `g` of its result `out` (the forward's
+    operands q (..., Lq, D), k (..., Lk, D), v (..., Lk, Dv), broadcasting batch dimensions,
+    D, Dv, Lq, Lk >= 1, and its log-sum-exp `lse` (batch + (Lq,))). Each gradient has the full
+    batch shape (the caller sums it back over what was broadcast); it has its input's dtype
+    where that input spans the whole batch, else the compute dtype (f32, f64 for f64), so that
+    the sum is not rounded to f16. The caller checks `fits_loop_budget` first."""
+    batch = out.shape[:-2]
+    lq, d = q.shape[-2:]
+    lk, dv = v.shape[-2:]
+    cf = compute_float(out.dtype)
+
+    def grad_like(t: Tensor) -> Tensor:
+        full = tuple(t.shape[:-2]) == tuple(batch)
+        return empty(batch + t.shape[-2:], t.dtype if full else cf)
+
+    dq, dk, dval = grad_like(q), grad_like(k), grad_like(v)
+    delta = empty(batch + (lq,), cf)
+    rows = [q, k, v, out, g, dq, dk, dval]
+    vectors = [lse, delta]
+    strides = [broadcast_strides(batch, t.shape[:-2], t.element_strides[:-2]) for t in rows] + \
+        [broadcast_strides(batch, t.shape[:-1], t.element_strides[:-1]) for t in vectors]
+    lanes = lanes_per_row(d, dv)
+    kq = _grad_q_kernel(q.dtype, k.dtype, v.dtype, out.dtype, g.dtype, dq.dtype, cf, d, dv,
+                        causal, lanes)
+    kkv = _grad_kv_kernel(q.dtype, k.dtype, v.dtype, g.dtype, dk.dtype, dval.dtype, cf, d, dv,
+                          causal, lanes)
+    for deltas, bshape, bstrides in batch_pieces(batch or (1,), strides if batch else
+                                                 [(0,)] * 10, 2):
+        m = [view(t, bshape + t.shape[-2:], st + t.element_strides[-2:], t.offset + dl)
+             for t, st, dl in zip(rows, bstrides, deltas)]
+        ls, de = (view(t, bshape + t.shape[-1:], st + t.element_strides[-1:], t.offset + dl)
+                  for t, st, dl in zip(vectors, bstrides[8:], deltas[8:]))
+        zs = prod(bshape)
+        kq[cdiv(lq, GRAD_QUERIES) * GRAD_QUERIES * lanes, zs](m[0], m[1], m[2], m[3], m[4],
+                                                              ls, m[5], de, scale)
+        kkv[cdiv(lk, GRAD_KV_KEYS) * GRAD_KV_KEYS * lanes, zs](m[0], m[1], m[2], m[4], ls, de,
+                                                               m[6], m[7], scale)
+    return dq, dk, dval
+
+
+def lanes_per_row(d: int, dv: int) -> int:
+    """Invocations per row: 1, 2 or 4, so that each holds at most LANE_COLUMNS columns where
+    the device's subgroups are that large."""
+    lanes = 1
+    while cdiv(max(d, dv), lanes) > LANE_COLUMNS and lanes < MAX_LANES:
+        lanes *= 2
+    return min(lanes, get_device().info.features.subgroup_size)
+
+
+def fits_loop_budget(lq: int, lk: int, d: int, dv: int) -> bool:
+    """Whether each invocation's loop iterations stay within the device's cap (lavapipe cuts
+    an invocation short after 65,535 in all). Counted as if the driver unrolled nothing: each
+    block of keys (pass 1) or queries (pass 2) runs its staging loops and, per key or query,
+    the loops over the invocation's columns."""
+    budget = loop_budget()
+    if budget is None:
+        return True
+    lanes = lanes_per_row(d, dv)
+    dl, dvl = cdiv(d, lanes), cdiv(dv, lanes)
+    per_key = cdiv(GRAD_KEYS * d, GRAD_QUERIES) + cdiv(GRAD_KEYS * dv, GRAD_QUERIES) \
+        + GRAD_KEYS * (1 + 2 * dl + dvl)
+    per_query = cdiv(GRAD_KV_QUERIES * d, GRAD_KV_KEYS) \
+        + cdiv(GRAD_KV_QUERIES * dv, GRAD_KV_KEYS) + GRAD_KV_QUERIES * (1 + 2 * dl + 2 * dvl)
+    setup = 2 * (dl + dvl)
+    return max(cdiv(lk, GRAD_KEYS) * per_key, cdiv(lq, GRAD_KV_QUERIES) * per_query) + setup \
+        <= budget
+
+
+@functools.lru_cache(maxsize=None)
+def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DType,
+                   dq_dt: DType, cf: DType, d: int, dv: int, causal: bool,
+                   lanes: int) -> pk.Kernel:
+    CF, D, DV, CAUSAL, P = cf, d, dv, causal, lanes  # noqa: N806
+    DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806  (columns per invocation)
+    BQ, BK, WG = GRAD_QUERIES, GRAD_KEYS, GRAD_QUERIES * lanes  # noqa: N806
+    PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
+    LOADS_K = cdiv(BK * d, WG)  # noqa: N806
+    LOADS_V = cdiv(BK * dv, WG)  # noqa: N806
+
+    @pk.kernel(workgroup=(WG, 1, 1))
+    def attention_grad_q(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
+                         o: o_dt[:, :, :, :], g: g_dt[:, :, :, :], lse: CF[:, :, :],
+                         dq: dq_dt[:, :, :, :], delta: CF[:, :, :], scale: CF):
+        Ks = pk.shared(CF, (BK, DL * P))  # columns past D are zeros
+        Vs = pk.shared(CF, (BK, DVL * P))
+        qr = pk.local(CF, DL)  # columns h, h + P, h + 2P, ... of the row
+        gr = pk.local(CF, DVL)
+        acc = pk.local(CF, DL)
+        t = pk.local_id(0)
+        h = t % P
+        qi = pk.group_id(0) * BQ + t // P
+        z1, z2 = pk.unravel(pk.global_id(1), dq.shape[:2])
+        lq = q.shape[2]
+        lk = k.shape[2]
+        row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
+        for cc in range(DL):
+            x: CF = 0.0
+            if h + cc * P < D:
+                x = CF(q[z1, z2, row, h + cc * P]) * scale
+            qr[cc] = x
+            acc[cc] = 0.0
+        di: CF = 0.0
+        for cc in range(DVL):
+            y: CF = 0.0
+            if h + cc * P < DV:
+                y = CF(g[z1, z2, row, h + cc * P])
+                di = pk.fma(y, CF(o[z1, z2, row, h + cc * P]), di)
+            gr[cc] = y
+        if P >= 2:
+            di += pk.subgroup_shuffle_xor(di, 1)
+        if P >= 4:
+            di += pk.subgroup_shuffle_xor(di, 2)
+        li = lse[z1, z2, row]
+        # the stage's columns past D (Dv) stay zero; written once, before the first barrier
+        # (fewer than BK * P of them: one per invocation at most)
+        if PAD > 0 and t < BK * PAD:
+            Ks[t // max(PAD, 1), D + t % max(PAD, 1)] = 0.0
+        if PADV > 0 and t < BK * PADV:
+            Vs[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
+        kend = lk
+        if CAUSAL:  # no key beyond this workgroup's last query (a uniform bound)
+            kend = min(lk, (pk.group_id(0) + 1) * BQ)
+        for k0 in range(0, kend, BK):
+            for r in range(LOADS_K):
+                e = t + r * WG
+                if e < BK * D:
+                    Ks[e // D, e % D] = CF(k[z1, z2, min(k0 + e // D, lk - 1), e % D])
+            for r in range(LOADS_V):
+                e = t + r * WG
+                if e < BK * DV:
+                    Vs[e // DV, e % DV] = CF(v[z1, z2, min(k0 + e // DV, lk - 1), e % DV])
+            pk.barrier()
+            for j in range(BK):
+                s: CF = 0.0
+                for cc in range(DL):
+                    s = pk.fma(qr[cc], Ks[j, h + cc * P], s)
+                dp: CF = 0.0
+                for cc in range(DVL):
+                    dp = pk.fma(gr[cc], Vs[j, h + cc * P], dp)
+                if P >= 2:
+                    s += pk.subgroup_shuffle_xor(s, 1)
+                    dp += pk.subgroup_shuffle_xor(dp, 1)
+                if P >= 4:
+                    s += pk.subgroup_shuffle_xor(s, 2)
+                    dp += pk.subgroup_shuffle_xor(dp, 2)
+                ok = k0 + j < lk
+                if CAUSAL:
+                    ok = ok and k0 + j <= qi
+                if ok:
+                    ds = pk.exp(s - li) * (dp - di)
+                    for cc in range(DL):
+                        acc[cc] = pk.fma(ds, Ks[j, h + cc * P], acc[cc])
+            pk.barrier()
+        if qi < lq:
+            for cc in range(DL):
+                if h + cc * P < D:
+                    dq[z1, z2, qi, h + cc * P] = acc[cc] * scale
+            if h == 0:
+                delta[z1, z2, qi] = di
+
+    return attention_grad_q
+
+
+@functools.lru_cache(maxsize=None)
+def _grad_kv_kernel(q_dt: DType, k_dt: DType, v_dt: DType, g_dt: DType, dk_dt: DType,
+                    dv_dt: DType, cf: DType, d: int, dv: int, causal: bool,
+                    lanes: int) -> pk.Kernel:
+    CF, D, DV, CAUSAL, P = cf, d, dv, causal, lanes  # noqa: N806
+    DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806  (columns per invocation)
+    BK, BQ, WG = GRAD_KV_KEYS, GRAD_KV_QUERIES, GRAD_KV_KEYS * lanes  # noqa: N806
+    PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
+    LOADS_Q = cdiv(BQ * d, WG)  # noqa: N806
+    LOADS_G = cdiv(BQ * dv, WG)  # noqa: N806
+
+    @pk.kernel(workgroup=(WG, 1, 1))
+    def attention_grad_kv(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
+                          g: g_dt[:, :, :, :], lse: CF[:, :, :], delta: CF[:, :, :],
+                          dk: dk_dt[:, :, :, :], dval: dv_dt[:, :, :, :], scale: CF):
+        Qs = pk.shared(CF, (BQ, DL * P))  # columns past D are zeros
+        Gs = pk.shared(CF, (BQ, DVL * P))
+        Ls = pk.shared(CF, BQ)
+        Es = pk.shared(CF, BQ)
+        kr = pk.local(CF, DL)  # columns h, h + P, h + 2P, ... of the row
+        vr = pk.local(CF, DVL)
+        ak = pk.local(CF, DL)
+        av = pk.local(CF, DVL)
+        t = pk.local_id(0)
+        h = t % P
+        kj = pk.group_id(0) * BK + t // P
+        z1, z2 = pk.unravel(pk.global_id(1), dk.shape[:2])
+        lq = q.shape[2]
+        lk = k.shape[2]
+        col = min(kj, lk - 1)  # invocations past the last key compute, but do not store
+        for cc in range(DL):
+            x: CF = 0.0
+            if h + cc * P < D:
+                x = CF(k[z1, z2, col, h + cc * P]) * scale
+            kr[cc] = x
+            ak[cc] = 0.0
+        for cc in range(DVL):
+            y: CF = 0.0
+            if h + cc * P < DV:
+                y = CF(v[z1, z2, col, h + cc * P])
+            vr[cc] = y
+            av[cc] = 0.0
+        # the stage's columns past D (Dv) stay zero; written once, before the first barrier
+        # (fewer than BQ * P of them: one per invocation at most)
+        if PAD > 0 and t < BQ * PAD:
+            Qs[t // max(PAD, 1), D + t % max(PAD, 1)] = 0.0
+        if PADV > 0 and t < BQ * PADV:
+            Gs[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
+        qstart = 0
+        if CAUSAL:  # no query before this workgroup's first key sees any of its keys
+            qstart = pk.group_id(0) * BK
+        for q0 in range(qstart, lq, BQ):
+            for r in range(LOADS_Q):
+                e = t + r * WG
+                if e < BQ * D:
+                    Qs[e // D, e % D] = CF(q[z1, z2, min(q0 + e // D, lq - 1), e % D])
+            for r in range(LOADS_G):
+                e = t + r * WG
+                if e < BQ * DV:
+                    Gs[e // DV, e % DV] = CF(g[z1, z2, min(q0 + e // DV, lq - 1), e % DV])
+            if t < BQ:
+                Ls[t] = lse[z1, z2, min(q0 + t, lq - 1)]
+                Es[t] = delta[z1, z2, min(q0 + t, lq - 1)]
+            pk.barrier()
+            for i in range(BQ):
+                s: CF = 0.0
+                for cc in range(DL):
+                    s = pk.fma(Qs[i, h + cc * P], kr[cc], s)
+                dp: CF = 0.0
+                for cc in range(DVL):
+                    dp = pk.fma(Gs[i, h + cc * P], vr[cc], dp)
+                if P >= 2:
+                    s += pk.subgroup_shuffle_xor(s, 1)
+                    dp += pk.subgroup_shuffle_xor(dp, 1)
+                if P >= 4:
+                    s += pk.subgroup_shuffle_xor(s, 2)
+                    dp += pk.subgroup_shuffle_xor(dp, 2)
+                ok = q0 + i < lq
+                if CAUSAL:
+                    ok = ok and kj <= q0 + i
+                if ok:
+                    p = pk.exp(s - Ls[i])
+                    ds = p * (dp - Es[i])
+                    for cc in range(DVL):
+                        av[cc] = pk.fma(p, Gs[i, h + cc * P], av[cc])
+                    for cc in range(DL):
+                        ak[cc] = pk.fma(ds, Qs[i, h + cc * P], ak[cc])
+            pk.barrier()
+        if kj < lk:
+            for cc in range(DL):
+                if h + cc * P < D:
+                    dk[z1, z2, kj, h + cc * P] = ak[cc] * scale
+            for cc in range(DVL):
+                if h + cc * P < DV:
+                    dval[z1, z2, kj, h + cc * P] = av[cc]
+
+    return attention_grad_kv
+
+
+def lse_like(out: Tensor) -> Tensor:
+    """The forward's log-sum-exp buffer for `out` (batch + (Lq, Dv)): batch + (Lq,), f32
+    (f64 for f64)."""
+    return empty(out.shape[:-1], compute_float(out.dtype))

@@ -1,0 +1,2 @@
+"""The host device: `HostDevice`, its buffers (`HostBuffer`) and recorded graphs.
+"""

@@ -1,0 +1,3 @@
+"""Submitting work: command batches, launches and their descriptors, recorded graphs, GPU
+timestamps and per-launch profiles.
+"""

@@ -1,0 +1,2 @@
+"""Transfers between host and device: the DMA queue, imported host memory, parallel host copies.
+"""
