@@ -12,11 +12,12 @@ op runs, and its result is written into the output.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
 import pykern as pk
+from pykern.ops import Op, all_ops
 from pykern.torch.args import new, operand, write
 from pykern.torch.memory import pk_view, unallocated
 
@@ -58,18 +59,17 @@ def opmath(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in _LOW else dtype
 
 
-# pykern functions that take `out=` and give the operands' dtype (bool for comparisons):
-# computed straight into the output tensor, without a copy
-WRITES_OUT = frozenset({
-    pk.add, pk.subtract, pk.multiply, pk.divide, pk.maximum, pk.minimum, pk.remainder,
-    pk.floor_divide, pk.pow, pk.atan2, pk.hypot, pk.copysign, pk.nextafter, pk.logaddexp,
-    pk.bitwise_and, pk.bitwise_or, pk.bitwise_xor, pk.bitwise_left_shift,
-    pk.bitwise_right_shift, pk.equal, pk.not_equal, pk.less, pk.less_equal, pk.greater,
-    pk.greater_equal, pk.logical_and, pk.logical_or, pk.logical_xor, pk.logical_not,
-    pk.abs, pk.negative, pk.exp, pk.exp2, pk.expm1, pk.log, pk.log2, pk.log10, pk.log1p,
-    pk.sqrt, pk.rsqrt, pk.sin, pk.cos, pk.tan, pk.asin, pk.acos, pk.atan, pk.sinh, pk.cosh,
-    pk.tanh, pk.asinh, pk.acosh, pk.atanh, pk.erf, pk.sigmoid, pk.reciprocal, pk.silu,
-    pk.relu, pk.sign, pk.bitwise_invert})
+def elementwise_ops() -> Iterator[Op]:
+    """The op registry's elementwise ops (rows of pykern's unary and binary tables) that `pk`
+    exports under their own name."""
+    for op in all_ops():
+        if op.kind in ("unary", "binary") and "pk" in op.exports and hasattr(pk, op.name):
+            yield op
+
+
+# pykern's elementwise functions take `out=` and give the operands' dtype (bool for
+# comparisons): computed straight into the output tensor, without a copy
+WRITES_OUT = frozenset(getattr(pk, op.name) for op in elementwise_ops())
 
 
 def apply(fn: Fn, ops: list, out: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -173,11 +173,6 @@ def predicate(fn: Fn) -> Fn:
     return impl
 
 
-def comparison(fn: Fn) -> Fn:
-    """`eq.Tensor_out` and kin: compared in the operands' promoted dtype, a bool result."""
-    def impl(self: object, other: object, *, out: torch.Tensor) -> torch.Tensor:
-        return _run(fn, "promote", (self, other), out)
-    return impl
 
 
 # ---------------------------------------------------------------- pykern compositions
@@ -268,9 +263,6 @@ def frac(x: object) -> object:
     return pk.subtract(x, pk.trunc(x))
 
 
-def pow_(a: object, b: object) -> object:
-    """a ** b."""
-    return pk.pow(a, b)
 
 
 def sgn(x: object) -> object:
@@ -288,17 +280,8 @@ def sign(x: object) -> object:
     return pk.sign(x)
 
 
-def signbit(x: object) -> object:
-    """Whether the sign bit is set (x < 0 for integers)."""
-    d = getattr(x, "dtype", None)
-    if d is not None and not d.is_float:
-        return pk.less(x, 0)
-    return pk.signbit(x)
 
 
-def bitwise_not(x: object) -> object:
-    """~x (logical not for bool)."""
-    return pk.bitwise_invert(x)
 
 
 def rsub(a: object, b: object) -> object:
@@ -306,17 +289,8 @@ def rsub(a: object, b: object) -> object:
     return pk.subtract(b, a)
 
 
-def copy(x: object) -> object:
-    """x itself (round/floor/ceil/trunc of an integer)."""
-    return x
 
 
-def rounding(fn: Fn) -> Fn:
-    """floor/ceil/trunc/round: integers pass through unchanged, as PyTorch."""
-    def run(x: object) -> object:
-        d = getattr(x, "dtype", None)
-        return x if d is not None and not d.is_float else fn(x)
-    return run
 
 
 def round_decimals(self: torch.Tensor, *, decimals: int, out: torch.Tensor) -> torch.Tensor:

@@ -2,9 +2,10 @@
 op it maps to and the adapter that takes ATen's arguments.
 
 The `pk` column is the name of the pykern op (or "views", "memory", "decomposed" for what is
-not one op) and is what a registry of ops with ATen aliases would generate this table from.
-Structured ATen operators list only their `.out` overload: PyTorch derives the functional and
-in-place overloads from it for every backend (docs/pytorch.md, "How it works").
+not one op). The entries of pykern's elementwise ops are not written here: each op declares its
+ATen operators in the op registry (`pykern.ops`), and `pykern.torch.from_registry` makes their
+entries. Structured ATen operators list only their `.out` overload: PyTorch derives the
+functional and in-place overloads from it for every backend (docs/pytorch.md, "How it works").
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import torch
 
 import pykern as pk
 from pykern.torch import (attention_ops, conv_ops, copies, distances, extra_ops, fft_ops, foreach,
-                          indexing, linalg_ops, memory, more_ops, nn_ops, polynomials, pooling,
-                          products, random_ops, reductions, shapes, special, views)
+                          from_registry, indexing, linalg_ops, memory, more_ops, nn_ops,
+                          polynomials, pooling, products, random_ops, reductions, shapes, special,
+                          views)
 from pykern.torch import elementwise as ew
 from pykern.torch.decomposed import (decomposed, decomposed_inplace, decomposed_out,
                                      grid_sampler_2d_backward, loss_backward, pad_backward,
@@ -74,57 +76,27 @@ VIEWS = tuple(Aten(name, "views", views.metadata_only(overload)) for name, overl
 
 _F = "float"  # integers computed as the default float dtype
 
-UNARY = tuple(Aten(f"{name}.out", f"pk.{op.__name__}", ew.unary(op, rule))
-              for name, op, rule in (
-    ("abs", pk.abs, "promote"), ("neg", pk.negative, "promote"),
-    ("exp", pk.exp, _F), ("exp2", pk.exp2, _F), ("expm1", pk.expm1, _F),
-    ("log", pk.log, _F), ("log2", pk.log2, _F), ("log10", pk.log10, _F),
-    ("log1p", pk.log1p, _F), ("sqrt", pk.sqrt, _F), ("rsqrt", pk.rsqrt, _F),
-    ("sin", pk.sin, _F), ("cos", pk.cos, _F), ("tan", pk.tan, _F),
-    ("asin", ew.precise(pk.asin), _F), ("acos", ew.precise(pk.acos), _F),
-    ("atan", ew.precise(pk.atan), _F), ("sinh", pk.sinh, _F),
-    ("cosh", pk.cosh, _F), ("tanh", pk.tanh, _F), ("asinh", pk.asinh, _F),
-    ("acosh", pk.acosh, _F), ("atanh", pk.atanh, _F), ("erf", pk.erf, _F),
-    ("sigmoid", pk.sigmoid, _F), ("reciprocal", pk.reciprocal, _F),
-    ("floor", ew.rounding(pk.floor), "promote"), ("ceil", ew.rounding(pk.ceil), "promote"),
-    ("trunc", ew.rounding(pk.trunc), "promote"), ("round", ew.rounding(pk.round), "promote"),
-    ("frac", ew.frac, "promote"), ("sign", ew.sign, "promote"), ("sgn", ew.sgn, "promote"),
-    ("signbit", ew.signbit, "promote"), ("bitwise_not", ew.bitwise_not, "promote"),
-    ("silu", pk.silu, "promote"), ("conj_physical", pk.conj, "promote"),
+# The elementwise operators that are rows of pykern's unary and binary tables come from the
+# op registry (`pykern.torch.from_registry`, appended to the table below); these are the
+# elementwise ATen operators that are not one of those rows.
+UNARY = tuple(Aten(f"{name}.out", label, ew.unary(fn, "promote")) for name, label, fn in (
+    ("frac", "pk.trunc", ew.frac), ("sgn", "pk.sign", ew.sgn),
+    ("conj_physical", "pk.conj", pk.conj),
 ))
 
-_STEPS = {"xlogy.OutTensor", "logaddexp2.out", "logaddexp.out", "hypot.out"}  # compound ops
+_STEPS = {"xlogy.OutTensor", "logaddexp2.out"}  # compound ops
 
-BINARY = tuple(Aten(name, f"pk.{op.__name__}", ew.binary(op, rule, name in _STEPS))
-               for name, op, rule in (
-    ("mul.out", pk.multiply, "promote"), ("div.out", pk.divide, _F),
-    ("remainder.Tensor_out", pk.remainder, "promote"),
-    ("remainder.Scalar_out", pk.remainder, "promote"),
-    ("fmod.Tensor_out", ew.fmod, "promote"), ("fmod.Scalar_out", ew.fmod, "promote"),
-    ("pow.Tensor_Tensor_out", ew.pow_, "promote"), ("pow.Tensor_Scalar_out", ew.pow_, "promote"),
-    ("pow.Scalar_out", ew.pow_, "promote"), ("atan2.out", ew.precise(pk.atan2), _F),
-    ("hypot.out", pk.hypot, "promote"), ("copysign.out", pk.copysign, _F),
-    ("nextafter.out", pk.nextafter, "promote"), ("logaddexp.out", pk.logaddexp, "promote"),
-    ("logaddexp2.out", ew.logaddexp2, "promote"), ("maximum.out", pk.maximum, "promote"),
-    ("minimum.out", pk.minimum, "promote"), ("fmax.out", ew.fmax, "promote"),
-    ("fmin.out", ew.fmin, "promote"),
-    ("bitwise_and.Tensor_out", pk.bitwise_and, "promote"),
-    ("bitwise_or.Tensor_out", pk.bitwise_or, "promote"),
-    ("bitwise_xor.Tensor_out", pk.bitwise_xor, "promote"),
-    ("bitwise_left_shift.Tensor_out", pk.bitwise_left_shift, "promote"),
-    ("bitwise_right_shift.Tensor_out", pk.bitwise_right_shift, "promote"),
-    ("xlogy.OutTensor", ew.xlogy, _F), ("heaviside.out", ew.heaviside, "promote"),
-    ("floor_divide.out", ew.floor_divide, "promote"),
+BINARY = tuple(Aten(name, label, ew.binary(fn, rule, name in _STEPS))
+               for name, label, fn, rule in (
+    ("remainder.Scalar_out", "pk.remainder", pk.remainder, "promote"),
+    ("fmod.Tensor_out", "pk.remainder", ew.fmod, "promote"),
+    ("fmod.Scalar_out", "pk.remainder", ew.fmod, "promote"),
+    ("logaddexp2.out", "pk.logaddexp", ew.logaddexp2, "promote"),
+    ("fmax.out", "pk.maximum", ew.fmax, "promote"),
+    ("fmin.out", "pk.minimum", ew.fmin, "promote"),
+    ("xlogy.OutTensor", "pk.log", ew.xlogy, _F),
+    ("heaviside.out", "pk.where", ew.heaviside, "promote"),
 ))
-
-COMPARISONS = tuple(Aten(f"{name}.{kind}_out", f"pk.{op.__name__}", ew.comparison(op))
-                    for name, op in (("eq", pk.equal), ("ne", pk.not_equal), ("lt", pk.less),
-                                     ("le", pk.less_equal), ("gt", pk.greater),
-                                     ("ge", pk.greater_equal))
-                    for kind in ("Tensor", "Scalar")) + tuple(
-    Aten(f"{name}.out", f"pk.{op.__name__}", ew.comparison(op))
-    for name, op in (("logical_and", pk.logical_and), ("logical_or", pk.logical_or),
-                     ("logical_xor", pk.logical_xor)))
 
 POINTWISE = (
     Aten("add.out", "pk.add", ew.binary_alpha(pk.add)),
@@ -149,7 +121,6 @@ POINTWISE = (
     Aten("lerp.Tensor_out", "pk.add", ew.lerp),
     Aten("addcmul.out", "pk.multiply", ew.addcmul),
     Aten("addcdiv.out", "pk.divide", ew.addcdiv),
-    Aten("logical_not.out", "pk.logical_not", ew.unary(pk.logical_not)),
     Aten("isnan", "pk.isnan", ew.predicate(pk.isnan)),
     Aten("relu", "pk.relu", ew.unary_functional(pk.relu)),
     Aten("floor_divide", "pk.floor_divide", ew.binary_functional(ew.floor_divide)),
@@ -607,7 +578,11 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     Aten("unfold_backward", "decomposed", decomposed(aten.unfold_backward.default)),
 )
 
-TABLE: tuple[Aten, ...] = (*MEMORY, *VIEWS, *UNARY, *BINARY, *COMPARISONS, *POINTWISE,
-                          *REDUCTIONS, *PRODUCTS, *SHAPES, *INDEXING, *RANDOM, *NN,
-                          *LINALG, *FFT, *COMPOSED, *SPECIAL, *FOREACH,
-                          *DECOMPOSED)
+_BY_HAND = (*MEMORY, *VIEWS, *UNARY, *BINARY, *POINTWISE, *REDUCTIONS, *PRODUCTS, *SHAPES,
+            *INDEXING, *RANDOM, *NN, *LINALG, *FFT, *COMPOSED, *SPECIAL, *FOREACH, *DECOMPOSED)
+
+# the elementwise ops of pykern's registry, under the ATen names they declare
+FROM_REGISTRY = tuple(Aten(*entry) for entry in from_registry.entries(
+    frozenset(e.overload for e in _BY_HAND)))
+
+TABLE: tuple[Aten, ...] = (*_BY_HAND, *FROM_REGISTRY)
