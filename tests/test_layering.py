@@ -16,6 +16,8 @@ the import of the front layers is tried in a Python where the `vulkan` package i
   backward with their declaration), and the op registry imports nothing of pykern;
 - the tensor library does not import the layers above it (`linalg`, `fft`, `nn`, `optim`, `io`)
   but for its array API face, which exports `xp.linalg` and `xp.fft`;
+- the PyTorch device (`pykern/torch`) is imported by nothing else of pykern, which never imports
+  torch; it uses pykern's public API, the op registry and a few named insides only;
 - at most 30 imports of pykern sit inside functions (a cycle held apart at run time), each
   with its reason in a comment.
 
@@ -118,6 +120,24 @@ def test_nothing_below_the_pytorch_device_imports_it_or_torch(path):
     (an optional extra)."""
     def allowed(name: str) -> bool:
         return not within(name, "pykern.torch") and not within(name, "torch")
+
+    assert not violations(path, allowed)
+
+
+# what of pykern the PyTorch device uses: the public API (`import pykern as pk`), the op
+# registry (the ATen names of the elementwise ops), the op device's context
+# (runtime.selection), and the LU and triangular-solve kernels that pk.linalg uses inside
+# (the array API's linalg names neither)
+TORCH_DEVICE_USES = ("pykern.torch", "pykern.ops", "pykern.runtime.selection",
+                     "pykern.linalg.lu", "pykern.linalg.pivots", "pykern.linalg.triangular")
+TORCH_DEVICE = sources("pykern/torch")
+
+
+@pytest.mark.parametrize("path", TORCH_DEVICE, ids=ids(TORCH_DEVICE))
+def test_the_pytorch_device_uses_the_public_api_and_named_insides(path):
+    def allowed(name: str) -> bool:
+        return not within(name, "pykern") or name == "pykern" or \
+            any(within(name, m) for m in TORCH_DEVICE_USES)
 
     assert not violations(path, allowed)
 

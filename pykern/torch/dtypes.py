@@ -5,19 +5,18 @@ from __future__ import annotations
 import torch
 
 import pykern as pk
-from pykern.lang.dtypes import DType
 
-_TO_PK: dict[torch.dtype, DType] = {
+_TO_PK: dict[torch.dtype, pk.DType] = {
     torch.bool: pk.bool_,
     torch.int8: pk.i8, torch.int16: pk.i16, torch.int32: pk.i32, torch.int64: pk.i64,
     torch.uint8: pk.u8, torch.uint16: pk.u16, torch.uint32: pk.u32, torch.uint64: pk.u64,
     torch.float16: pk.f16, torch.bfloat16: pk.bf16, torch.float32: pk.f32,
     torch.float64: pk.f64, torch.complex64: pk.c64, torch.complex128: pk.c128,
 }
-_TO_TORCH: dict[DType, torch.dtype] = {v: k for k, v in _TO_PK.items()}
+_TO_TORCH: dict[pk.DType, torch.dtype] = {v: k for k, v in _TO_PK.items()}
 
 
-def to_pk(dtype: torch.dtype) -> DType:
+def to_pk(dtype: torch.dtype) -> pk.DType:
     """pykern's dtype for a PyTorch dtype; NotImplementedError for one pykern lacks (float8
     types, complex32, quantized types)."""
     try:
@@ -26,7 +25,7 @@ def to_pk(dtype: torch.dtype) -> DType:
         raise NotImplementedError(f"the pykern device has no dtype {dtype}") from None
 
 
-def to_torch(dtype: DType) -> torch.dtype:
+def to_torch(dtype: pk.DType) -> torch.dtype:
     """PyTorch's dtype for a pykern dtype."""
     return _TO_TORCH[dtype]
 

@@ -325,16 +325,10 @@ def nan_to_num(self: torch.Tensor, nan: float | None = None, posinf: float | Non
 
 def clamp(self: torch.Tensor, min: object = None, max: object = None, *,  # noqa: A002
           out: torch.Tensor) -> torch.Tensor:
-    """`clamp.out` / `clamp.Tensor_out`: NaN propagates (also from the bounds); where
-    min > max the result is max."""
+    """`clamp.out` / `clamp.Tensor_out`: `pk.clip`, which has PyTorch's meaning (NaN
+    propagates, also from the bounds; where min > max the result is max)."""
     d = compute_dtype("promote", (self, min, max), out)
-    x, lo, hi = operand(self, d), operand(min, d), operand(max, d)
-    y = x
-    if lo is not None:
-        y = pk.where(pk.isnan(lo), lo, pk.maximum(y, lo)) if _is_float(y) else pk.maximum(y, lo)
-    if hi is not None:
-        y = pk.where(pk.isnan(hi), hi, pk.minimum(y, hi)) if _is_float(y) else pk.minimum(y, hi)
-    return write(out, y)
+    return write(out, pk.clip(operand(self, d), operand(min, d), operand(max, d)))
 
 
 def clamp_min(self: torch.Tensor, min: object, *, out: torch.Tensor  # noqa: A002

@@ -36,9 +36,11 @@ COMPOUND = frozenset({"hypot", "logaddexp"})
 def out_overload(alias: str) -> str | None:
     """ATen's `out=` overload of the functional overload `alias` ("aten::add.Tensor" ->
     "add.out", "aten::eq.Scalar" -> "eq.Scalar_out"): the overload with the same arguments
-    and an output; None where there is none."""
+    and an output; None where there is none, or no such operator."""
     name, _, overload = alias.removeprefix("aten::").partition(".")
-    packet = getattr(aten, name)
+    packet = getattr(aten, name, None)
+    if packet is None or not hasattr(packet, overload or "default"):
+        return None  # not an ATen operator of this PyTorch (tests/torch checks pykern's)
     functional = getattr(packet, overload or "default")._schema
     wanted = [(a.name, str(a.type)) for a in functional.arguments]
     for candidate in packet.overloads():
@@ -75,10 +77,11 @@ def entries(taken: frozenset[str]) -> Iterator[tuple[str, str, Callable[..., obj
     seen: set[str] = set()
     for op in ew.elementwise_ops():
         for alias in op.aliases.aten:
-            if torch._C._dispatch_has_kernel_for_dispatch_key(alias, "CompositeImplicitAutograd"):
-                continue  # PyTorch decomposes it before it reaches a device (square)
             overload = out_overload(alias)
-            if overload is None or overload in taken or overload in seen:
+            if overload is None or torch._C._dispatch_has_kernel_for_dispatch_key(
+                    alias, "CompositeImplicitAutograd"):  # decomposed before a device (square)
+                continue
+            if overload in taken or overload in seen:
                 continue
             seen.add(overload)
             yield overload, f"pk.{op.name}", _adapter(op, overload)

@@ -159,20 +159,17 @@ def index_select(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Ten
 
 
 def masked_fill_(self: torch.Tensor, mask: torch.Tensor, value: object) -> torch.Tensor:
-    """`masked_fill_.Scalar` / `.Tensor`: value where mask is true."""
+    """`masked_fill_.Scalar` / `.Tensor`: value where mask is true (`pk.Tensor.masked_fill`)."""
     if isinstance(value, torch.Tensor):
         value = value.item()
-    x = operand(self)
-    return write(self, pk.where(operand(mask, torch.bool), operand(value, self.dtype), x))
+    filled = operand(self).masked_fill(operand(mask, torch.bool), value)  # type: ignore
+    return write(self, filled)
 
 
 def masked_select(self: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """`masked_select`: the elements where mask (broadcast with self) is true, as 1-d."""
-    x, m = operand(self), operand(mask, torch.bool)
-    shape = torch.broadcast_shapes(self.shape, mask.shape)
-    xb = x.broadcast_to(tuple(shape))  # type: ignore[union-attr]
-    mb = m.broadcast_to(tuple(shape))  # type: ignore[union-attr]
-    return new(xb[mb])  # type: ignore[index]
+    """`masked_select`: the elements where mask (broadcast with self) is true, as 1-d
+    (`pk.Tensor.masked_select`)."""
+    return new(operand(self).masked_select(operand(mask, torch.bool)))  # type: ignore
 
 
 def nonzero(self: torch.Tensor) -> torch.Tensor:

@@ -325,7 +325,7 @@ def topk_out(self: torch.Tensor, k: int, dim: int = -1, largest: bool = True,
         return values, indices
     if x.dtype == pk.bool_:  # type: ignore[union-attr]
         x = x.astype(pk.u8)  # type: ignore[union-attr]
-    v, i = pk.topk(x, k, axis=dim % x.ndim, largest=largest)  # type: ignore[union-attr]
+    v, i = pk.topk(x, k, dim=dim % x.ndim, largest=largest)  # type: ignore[union-attr]
     write(values, v)
     write(indices, i)
     return values, indices

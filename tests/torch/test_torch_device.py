@@ -202,3 +202,23 @@ def test_tied_weights_stay_tied_through_moves():
     assert model["emb"].weight.device.type == DEV
     model.cpu()
     assert model["emb"].weight is model["head"].weight
+
+
+def test_torch_compile_with_an_ahead_of_time_backend_runs_on_the_device():
+    """`torch.compile(backend="aot_eager")` runs the captured forward and backward graphs'
+    ATen operators on "pykern" (docs/pytorch.md, "torch.compile")."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))
+    x = torch.randn(16, 4)
+    reference = model(x).square().mean()
+    reference.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    on_device = model.to(DEV)
+    on_device.zero_grad()
+    loss = torch.compile(on_device, backend="aot_eager")(x.to(DEV)).square().mean()
+    loss.backward()
+    assert loss.device.type == DEV
+    torch.testing.assert_close(loss.cpu(), reference.detach(), rtol=1e-4, atol=1e-6)
+    for p, g in zip(on_device.parameters(), grads):
+        assert p.grad.device.type == DEV
+        torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-6)
