@@ -60,54 +60,64 @@ def opmath(dtype: torch.dtype) -> torch.dtype:
 
 
 def elementwise_ops() -> Iterator[Op]:
-    """The op registry's elementwise ops (rows of pykern's unary and binary tables) that `pk`
-    exports under their own name."""
+    """The op registry's elementwise ops (rows of pykern's unary and binary tables)."""
     for op in all_ops():
-        if op.kind in ("unary", "binary") and "pk" in op.exports and hasattr(pk, op.name):
+        if op.kind in ("unary", "binary") and op.function is not None:
             yield op
+
+
+def function_of(op: Op) -> Fn:
+    """The function that runs an elementwise op: `pk.<name>` where `pk` exports it (the
+    builtin that is also a tensor function, `pk.exp`), else the op's own (the fused
+    backward formulas, `gelu_backward`)."""
+    return getattr(pk, op.name) if "pk" in op.exports else op.function  # type: ignore
 
 
 # pykern's elementwise functions take `out=` and give the operands' dtype (bool for
 # comparisons): computed straight into the output tensor, without a copy
-WRITES_OUT = frozenset(getattr(pk, op.name) for op in elementwise_ops())
+WRITES_OUT = frozenset(function_of(op) for op in elementwise_ops())
 
 
-def apply(fn: Fn, ops: list, out: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """fn(*ops) into out: a fresh output takes the result's memory; an existing one (an
-    in-place op) is computed into directly where fn can and out has the dtype fn gives (the
-    operands' `dtype`, or bool); else the result is copied."""
+def apply(fn: Fn, ops: list, out: torch.Tensor, dtype: torch.dtype,
+          options: dict | None = None) -> torch.Tensor:
+    """fn(*ops, **options) into out: a fresh output takes the result's memory; an existing
+    one (an in-place op) is computed into directly where fn can and out has the dtype fn gives
+    (the operands' `dtype`, or bool); else the result is copied."""
+    options = options or {}
     if fn in WRITES_OUT and (out.dtype == dtype or out.dtype == torch.bool) and \
             out.is_contiguous() and not out.is_conj() and out.numel() and not unallocated(out):
         target = pk_view(out)
         try:
-            fn(*ops, out=target)
+            fn(*ops, out=target, **options)
             return out
         except (TypeError, ValueError):
             pass  # (a dtype or shape pykern's out= refuses: computed below, then written)
-    return write(out, fn(*ops))
+    return write(out, fn(*ops, **options))
 
 
 def _run(fn: Fn, rule: str, values: tuple, out: torch.Tensor,
-         steps: bool = False) -> torch.Tensor:
+         steps: bool = False, options: dict | None = None) -> torch.Tensor:
     d = compute_dtype(rule, values, out)
     if steps:
         d = opmath(d)
     ops = [operand(v, d) if v is not None else None for v in values]
-    return apply(fn, ops, out, d)
+    return apply(fn, ops, out, d, options)
 
 
 def unary(fn: Fn, rule: str = "promote") -> Fn:
-    """`op.out(self, *, out)`."""
-    def impl(self: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
-        return _run(fn, rule, (self,), out)
+    """`op.out(self, *, out)`; keyword options of the operator (gelu's `approximate`) are
+    passed on to fn."""
+    def impl(self: torch.Tensor, *, out: torch.Tensor, **options: object) -> torch.Tensor:
+        return _run(fn, rule, (self,), out, options=options)
     return impl
 
 
 def binary(fn: Fn, rule: str = "promote", steps: bool = False) -> Fn:
     """`op.out(self, other, *, out)` (other a tensor or a number); `steps`: fn is several
-    operations, computed in float32 for 16-bit floats."""
-    def impl(self: object, other: object, *, out: torch.Tensor) -> torch.Tensor:
-        return _run(fn, rule, (self, other), out, steps)
+    operations, computed in float32 for 16-bit floats. Keyword options are passed on."""
+    def impl(self: object, other: object, *, out: torch.Tensor,
+             **options: object) -> torch.Tensor:
+        return _run(fn, rule, (self, other), out, steps, options)
     return impl
 
 
@@ -189,6 +199,22 @@ def precise(fn: Fn) -> Fn:
         wide = [x.astype(pk.f64) if isinstance(x, pk.Tensor) else x for x in xs]
         return fn(*wide).astype(pk.f32)
     run.__name__ = fn.__name__
+    return run
+
+
+def gelu_backward(fn: Fn) -> Fn:
+    """`gelu_backward`: pykern's fused erf-form gradient `fn(g, x)`, and for
+    approximate="tanh" the derivative of 0.5 x (1 + tanh(k (x + c x³))) from pykern ops."""
+    def run(g: object, x: object, approximate: str = "none") -> object:
+        if approximate == "none":
+            return fn(g, x)
+        k, c = math.sqrt(2.0 / math.pi), 0.044715
+        x2 = pk.multiply(x, x)
+        t = pk.tanh(pk.multiply(pk.multiply(x, pk.add(pk.multiply(x2, c), 1.0)), k))
+        slope = pk.multiply(pk.subtract(1.0, pk.multiply(t, t)),
+                            pk.multiply(pk.add(pk.multiply(x2, 3.0 * c), 1.0), k))
+        grad = pk.multiply(pk.add(pk.add(t, 1.0), pk.multiply(x, slope)), 0.5)
+        return pk.multiply(g, grad)
     return run
 
 

@@ -1,7 +1,8 @@
 """The ATen entries that pykern's op registry gives: every elementwise op (a row of pykern's
 unary or binary table) declares the ATen operators it is (`Aliases.aten`: "aten::exp",
 "aten::add.Tensor"), and each of those with an `out=` overload becomes an entry of the ATen
-table here, run by the op's public function (`pk.exp`, `pk.add`).
+table here, run by the op's public function (`pk.exp`, `pk.add`; for the fused backward
+formulas, which pk does not export, the op's own: `gelu_backward`, `silu_backward`).
 
 What the registry cannot say is PyTorch's side of the contract, so it is listed here: where an
 ATen operator means something pykern's op does not (`ADAPTED`), and which ops PyTorch computes
@@ -27,6 +28,7 @@ ADAPTED: dict[str, Callable[[Callable[..., object]], Callable[..., object]]] = {
     # Vulkan allows these 4096 ULP: computed in float64 where the device has it
     "asin": ew.precise, "acos": ew.precise, "atan": ew.precise, "atan2": ew.precise,
     "sign": lambda fn: ew.sign,  # PyTorch's sign of a bool is the bool; numpy refuses one
+    "gelu_backward": ew.gelu_backward,  # pykern's fused one is the erf form only
 }
 
 # ops of several steps: PyTorch computes them in float32 for 16-bit floats (`ew.opmath`)
@@ -58,17 +60,27 @@ def _computes_in_float(op: Op) -> bool:
 
 def _adapter(op: Op, overload: str) -> Callable[..., object]:
     """The ATen kernel of `overload` (an `out=` overload of `op`)."""
-    name = overload.partition(".")[0]
-    fn = getattr(pk, op.name)
+    name, _, variant = overload.partition(".")
+    fn = ew.function_of(op)
     if name in ADAPTED:
         fn = ADAPTED[name](fn)
     rule = "float" if _computes_in_float(op) else "promote"
+    arguments = getattr(getattr(aten, name), variant)._schema.arguments
     if op.kind == "unary":
-        return ew.unary(fn, rule)
-    schema = getattr(getattr(aten, name), overload.partition(".")[2])._schema
-    if any(a.name == "alpha" for a in schema.arguments):
-        return ew.binary_alpha(fn)
-    return ew.binary(fn, rule, steps=op.name in COMPOUND)
+        impl = ew.unary(fn, rule)
+    elif any(a.name == "alpha" for a in arguments):
+        impl = ew.binary_alpha(fn)
+    else:
+        impl = ew.binary(fn, rule, steps=op.name in COMPOUND)
+    output = next(a.name for a in arguments if a.is_out)
+    return impl if output == "out" else _renamed_output(impl, output)
+
+
+def _renamed_output(impl: Callable[..., object], output: str) -> Callable[..., object]:
+    """`impl` for an overload whose output argument is called `output` ("grad_input")."""
+    def kernel(*args: object, **kwargs: object) -> object:
+        return impl(*args, out=kwargs.pop(output), **kwargs)
+    return kernel
 
 
 def entries(taken: frozenset[str]) -> Iterator[tuple[str, str, Callable[..., object]]]:
@@ -79,8 +91,8 @@ def entries(taken: frozenset[str]) -> Iterator[tuple[str, str, Callable[..., obj
         for alias in op.aliases.aten:
             overload = out_overload(alias)
             if overload is None or torch._C._dispatch_has_kernel_for_dispatch_key(
-                    alias, "CompositeImplicitAutograd"):  # decomposed before a device (square)
-                continue
+                    f"aten::{overload}", "CompositeImplicitAutograd"):
+                continue  # PyTorch decomposes it before it reaches a device (square.out)
             if overload in taken or overload in seen:
                 continue
             seen.add(overload)

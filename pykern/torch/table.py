@@ -473,7 +473,6 @@ def _decomposed_out(out_name: str, functional: torch._ops.OpOverload) -> Aten:
 # operators: their `.out` (and so functional and in-place) overloads run that decomposition
 DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("elu.out", aten.elu.default), ("elu_backward.grad_input", aten.elu_backward.default),
-    ("gelu.out", aten.gelu.default), ("gelu_backward.grad_input", aten.gelu_backward.default),
     ("glu.out", aten.glu.default), ("hardshrink.out", aten.hardshrink.default),
     ("hardsigmoid.out", aten.hardsigmoid.default),
     ("hardsigmoid_backward.grad_input", aten.hardsigmoid_backward.default),
@@ -482,7 +481,6 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
     ("logit_backward.grad_input", aten.logit_backward.default),
     ("mish.out", aten.mish.default), ("mse_loss.out", aten.mse_loss.default),
     ("sigmoid_backward.grad_input", aten.sigmoid_backward.default),
-    ("silu_backward.grad_input", aten.silu_backward.default),
     ("tanh_backward.grad_input", aten.tanh_backward.default),
     ("threshold.out", aten.threshold.default),
     ("threshold_backward.grad_input", aten.threshold_backward.default),

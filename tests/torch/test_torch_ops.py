@@ -381,3 +381,19 @@ def test_linear_algebra_and_fft():
     _compare(lambda t: torch.fft.irfft(torch.fft.rfft(t, dim=-1) * 2, n=4, dim=-1), [b],
              torch.float32, grad=True)
     _compare(lambda t: torch.fft.fft(t).abs(), [b], torch.float32, grad=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "silu"])
+def test_activation_gradients(activation, dtype):
+    """The fused backward formulas of the registry (gelu's erf form, silu) and gelu's tanh
+    form, through PyTorch's autograd, against the CPU's in each float dtype."""
+    fn = {"gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+          "silu": F.silu}[activation]
+    x, g = _inputs([(5, 7), (5, 7)], dtype, seed=3)
+    xc = x.clone().requires_grad_()
+    expected = torch.autograd.grad(fn(xc), xc, g)[0]
+    xd = x.detach().to(DEV).requires_grad_()
+    actual = torch.autograd.grad(fn(xd), xd, g.to(DEV))[0]
+    assert actual.device.type == DEV and actual.dtype == dtype
+    torch.testing.assert_close(actual.cpu(), expected, **TOL[dtype])
