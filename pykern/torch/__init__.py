@@ -7,7 +7,9 @@
     x = torch.randn(32, 784, device="pykern")
     loss = model(x).sum(); loss.backward()    # PyTorch's autograd, pykern's kernels
 
-"pykern:N" is the device `pk.devices()[N]`; "pykern" alone is pykern's current device. Every
+"pykern" is "pykern:0", pykern's current device (PyTorch gives an index-less device index 0);
+the others are "pykern:1", ... in the order of `pk.devices()`, so "pykern:N" is
+`pk.devices()[N]` where pykern's choice is `pk.devices()[0]` (docs/pytorch.md, Devices). Every
 ATen operator on "pykern" tensors runs as pykern ops (see `pykern.torch.table`); one without a
 pykern implementation raises NotImplementedError naming it. `to_pk(t)` and `from_pk(p)` share
 memory between "pykern" torch tensors and `pk.Tensor`s. docs/pytorch.md tells the rest.
