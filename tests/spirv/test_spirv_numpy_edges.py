@@ -84,7 +84,17 @@ def test_atan2_of_zeros_and_subnormals_has_numpys_value_and_sign(device, dtype):
     x = np.array([1.0, -1.0, tiny, -tiny, -0.0, 0.0, 0.0, -0.0, -0.0, 0.0, -0.0, np.inf], nt)
     out = run(k, len(x), y, x, np.zeros(len(x), nt))
     expected = np.arctan2(y, x)
-    assert key(out) == key(expected)
+    # a kernel that is not strict may see subnormal operands as zeros of their sign (NVIDIA
+    # does in f32, docs/language.md): then numpy's value of the flushed operands is right too
+    flushed = np.arctan2(_flushed(y), _flushed(x))
+    assert all(got in (want, alt) for got, want, alt in
+               zip(key(out), key(expected), key(flushed), strict=True)), (key(out), key(expected))
+
+
+def _flushed(v: np.ndarray) -> np.ndarray:
+    """`v` with its subnormals replaced by zeros of the same sign."""
+    tiny = np.abs(v) < np.finfo(v.dtype).tiny
+    return np.where(tiny, np.copysign(np.zeros_like(v), v), v)
 
 def test_f16_literals_beyond_range_are_inf(device):
     def k(x: pk.f16[:], out: pk.f16[:]):
