@@ -387,6 +387,37 @@ def test_loops_bounded_by_64_bit_remainders():
                                for u, v in zip(a.tolist(), b.tolist())]
 
 
+@pytest.mark.parametrize("t", [pk.i8, pk.u8, pk.i16, pk.u16], ids=lambda d: d.name)
+def test_loops_over_narrow_ranges_with_run_time_bounds(t):
+    """NVIDIA (driver 580) ran loops over 16-bit ranges with run-time bounds past their end;
+    they are counted in 32 bits. Steps up and down, the type's extremes, empty ranges."""
+    @pk.kernel
+    def narrow_trips(a: t[:], b: t[:], c: t[:], out: pk.i32[:, :]):
+        i = pk.global_id(0)
+        n = 0
+        total = 0
+        for j in range(a[i], b[i], c[i]):
+            n += 1
+            total += pk.i32(j)
+            if n > 300:
+                break
+        out[0, i] = n
+        out[1, i] = total
+
+    info = np.iinfo(t.numpy)
+    triples = [(0, 5, 1), (3, 3, 1), (info.max - 6, info.max, 2), (info.min, info.min + 20, 7),
+               (10, 100, 9), (100, 10, 1)]
+    if info.min < 0:
+        triples += [(-5, 5, 1), (3, -3, -1), (info.max, info.min + 1, -1), (7, -7, -3),
+                    (-3, 100, 50)]
+    a, b, c = (np.array(col, t.numpy) for col in zip(*triples))
+    out = np.zeros((2, a.size), np.int32)
+    narrow_trips[a.size](a, b, c, out)
+    ranges = [list(range(x, y, z))[:301] for x, y, z in triples]
+    assert out[0].tolist() == [len(r) for r in ranges]
+    assert out[1].tolist() == [sum(r) for r in ranges]
+
+
 # (wider, narrower): the narrower operand converts to the wider type; both fit in it, so
 # Python's // and % on the values are the answer
 MIXED_WIDTHS = [(pk.i64, pk.i32), (pk.i64, pk.i16), (pk.i64, pk.i8), (pk.i64, pk.u32),
