@@ -3,6 +3,8 @@
 and subnormals, f16 literals beyond range."""
 
 
+import math
+
 import numpy as np
 import pytest
 
@@ -224,3 +226,21 @@ def test_small_integral_powers_are_products(name):
     got = run(k, sx.size, sx, sy, np.zeros_like(sx))
     with np.errstate(all="ignore"):
         assert key(got) == key(np.power(sx, sy))
+
+
+def test_f16_functions_of_computed_f16_values(device):
+    """A known open NVIDIA (driver 580) bug: atan of an f16 computed in the kernel
+    (`atan(sqrt(abs(x)))`) gave NaN or far-off values, though atan of a loaded f16 and the
+    sqrt alone were right."""
+    def k(x: pk.f16[:], out: pk.f16[:]):
+        i = pk.global_id(0)
+        out[2 * i] = math.atan(math.sqrt(abs(x[i])))
+        out[2 * i + 1] = math.atan(x[i] * 0.5)
+
+    x = np.array([3.0, 5.0, 10.0, 1.0, 0.5, 65504, -65504, 1000, -2.0, 0.0, 7.7], np.float16)
+    out = run(k, len(x), x, np.zeros(2 * len(x), np.float16))
+    wide = x.astype(np.float32)
+    sqrt16 = np.sqrt(np.abs(wide)).astype(np.float16).astype(np.float32)
+    half16 = (wide * np.float32(0.5)).astype(np.float16).astype(np.float32)
+    expected = np.stack([np.arctan(sqrt16), np.arctan(half16)], 1).ravel()
+    np.testing.assert_allclose(out.astype(np.float32), expected, rtol=2e-3, atol=1e-3)
