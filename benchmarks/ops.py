@@ -39,6 +39,7 @@ def cases(plan: OpsPlan) -> Iterator[OpCase]:
     yield from bandwidth_cases(plan)
 
 
+ONLY_GROUPS: set[str] = set()  # `--ops-groups`: the groups of GROUPS to run (empty: all)
 WARM_UP_S = 1.0  # device time spent untimed before the first figure
 _warm = False
 
@@ -49,6 +50,8 @@ def run(plan: Plan, results: Results, peers: Peers) -> None:
         results.note("ops: no torch CUDA device to compare with; pykern figures only")
     skipped: dict[str, str | None] = {}
     for case in cases(plan.ops):
+        if ONLY_GROUPS and case.group not in ONLY_GROUPS:
+            continue
         if case.dtype not in skipped:
             skipped[case.dtype] = unusable(case.dtype)
             if skipped[case.dtype]:

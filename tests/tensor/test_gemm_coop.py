@@ -197,3 +197,50 @@ def test_pk_matmul_takes_a_transposed_weight(interpreted_matmul):
     w = RNG.standard_normal((65, 48)).astype(np.float16)
     got = pk.matmul(pk.asarray(x), pk.asarray(w).mT)
     assert_f32_accumulated(got.numpy(), x, w.T, np.float16)
+
+
+def test_grouped_block_order_covers_every_block_once():
+    """group_m: workgroups walk C in groups of block rows; with 5 block rows in groups of 3
+    (the last group short) and 3 block columns every block of C is computed."""
+    a, b = operands(pk.f16, 1, 1, 5 * 64 - 3, 40, 2 * 64 + 5)
+    tiling = CoopTiling(2, 2, 2, 2, group_m=3)
+    assert_f32_accumulated(run_interpreted(a, b, pk.f32, False, 8, tiling), a, b)
+
+
+def has_f16_tiles() -> bool:
+    return gc.offers(pk.get_device().info, pk.f16)
+
+
+@pytest.mark.skipif(not has_f16_tiles(), reason="the device has no 16x16x16 f16->f32 tiles")
+@pytest.mark.parametrize("tiling", CANDIDATES, ids=lambda t: t.name)
+def test_every_candidate_on_the_device(tiling, monkeypatch):
+    """pk.matmul on the device's tiles with each tiling a table may choose: ragged, whole,
+    batched and broadcast shapes, a transposed weight, f16 and f32 results."""
+    monkeypatch.setattr(gc, "FORCE_TILING", tiling)
+    for sa, sb in (((37, 45), (45, 70)), ((300, 264), (264, 520)), ((2, 1, 130, 64), (3, 64, 129)),
+                   ((512, 256), (256, 256)), ((1000, 784), (784, 4096 // 8))):
+        a = RNG.standard_normal(sa).astype(np.float16)
+        b = RNG.standard_normal(sb).astype(np.float16)
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        ab = np.broadcast_to(a, batch + a.shape[-2:])
+        bb = np.broadcast_to(b, batch + b.shape[-2:])
+        assert_f32_accumulated(pk.matmul(pk.asarray(a), pk.asarray(b)).numpy(), ab, bb,
+                               np.float16)
+        assert_f32_accumulated(pk.matmul(pk.asarray(a), pk.asarray(b), dtype=pk.f32).numpy(),
+                               ab, bb)
+    x = RNG.standard_normal((257, 384)).astype(np.float16)
+    w = RNG.standard_normal((65, 384)).astype(np.float16)
+    assert_f32_accumulated(pk.matmul(pk.asarray(x), pk.asarray(w).mT).numpy(), x, w.T,
+                           np.float16)
+
+
+@pytest.mark.skipif(BF16 is None or not has_f16_tiles() or not gc.offers(pk.get_device().info,
+                                                                         BF16),
+                    reason="no bf16 tiles on the device")
+def test_bf16_ragged_on_the_device():
+    a = RNG.standard_normal((301, 77)).astype(np.float32)
+    b = RNG.standard_normal((77, 203)).astype(np.float32)
+    ta, tb = pk.asarray(a, dtype=BF16), pk.asarray(b, dtype=BF16)
+    got = pk.matmul(ta, tb).astype(pk.f32).numpy()
+    a16, b16 = ta.astype(pk.f32).numpy(), tb.astype(pk.f32).numpy()
+    assert_f32_accumulated(got, a16, b16, "bf16")

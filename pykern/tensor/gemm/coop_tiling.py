@@ -25,7 +25,10 @@ class CoopTiling:
     A fragments of a k step are reused across a subgroup's tiles_n columns). Each k slice is
     `k_words` 64-bit words of every operand row (32 f16 or bf16 for 8, 64 for 16), staged in
     shared memory through registers one slice ahead; with `stages` 2 the shared arrays are
-    doubled, so one barrier per slice separates the multiplies from the next slice's stores."""
+    doubled, so one barrier per slice separates the multiplies from the next slice's stores.
+    With `group_m` > 1 the workgroups walk C in groups of that many block rows, column by
+    column, so that the blocks running at once share their operands' slices in the L2
+    cache."""
 
     sg_m: int
     sg_n: int
@@ -33,12 +36,14 @@ class CoopTiling:
     tiles_n: int
     k_words: int = 8
     stages: int = 1
+    group_m: int = 1
 
     @property
     def name(self) -> str:
-        """`BMxBN-kW-MxN-sS`: the block, the slice's words, the subgroup grid, the stages."""
+        """`BMxBN-kW-MxN-sS[-gG]`: the block, the slice's words, the subgroup grid, the
+        stages, the block rows grouped."""
         return (f"{self.bm}x{self.bn}-k{self.k_words}-{self.sg_m}x{self.sg_n}"
-                f"-s{self.stages}")
+                f"-s{self.stages}" + (f"-g{self.group_m}" if self.group_m > 1 else ""))
 
     @property
     def bm(self) -> int:
@@ -80,12 +85,14 @@ DEFAULT = CoopTiling(2, 2, 4, 4)
 
 CANDIDATES = (
     DEFAULT,
-    CoopTiling(2, 2, 4, 4, stages=2),
-    CoopTiling(2, 2, 4, 4, k_words=16),
-    CoopTiling(2, 4, 4, 4),  # 128 x 256, 8 subgroups
-    CoopTiling(4, 2, 4, 4),  # 256 x 128, 8 subgroups
-    CoopTiling(4, 2, 2, 4),  # 128 x 128, 8 subgroups of 2 x 4 tiles
-    CoopTiling(2, 4, 4, 2, stages=2),  # 128 x 128, 8 subgroups of 4 x 2, double-buffered
+    CoopTiling(2, 2, 4, 4, group_m=8),
+    CoopTiling(2, 2, 4, 4, stages=2, group_m=8),
+    CoopTiling(2, 2, 4, 4, k_words=16, group_m=8),
+    CoopTiling(2, 4, 4, 4, group_m=8),  # 128 x 256, 8 subgroups
+    CoopTiling(4, 2, 4, 4, group_m=8),  # 256 x 128, 8 subgroups
+    CoopTiling(4, 2, 2, 4, group_m=8),  # 128 x 128, 8 subgroups of 2 x 4 tiles
+    CoopTiling(2, 4, 4, 2, stages=2, group_m=8),  # 128 x 128, 8 subgroups, double-buffered
+    CoopTiling(4, 2, 2, 4, k_words=16, group_m=8),  # 128 x 128, 8 subgroups, slices of 64
     CoopTiling(2, 2, 2, 4),  # 64 x 128: more blocks for outputs that do not fill the device
     CoopTiling(2, 2, 2, 2, stages=2),  # 64 x 64
 )

@@ -87,6 +87,7 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
     SG, NSG = lanes, tiling.subgroups  # noqa: N806
     SGN, TM, TN = tiling.sg_n, tiling.tiles_m, tiling.tiles_n  # noqa: N806
     ST = tiling.stages  # noqa: N806
+    GROUP = tiling.group_m  # noqa: N806
     NT = SG * NSG  # noqa: N806
     FETCH_A, STASH_A = rect_staging(BM, KW, NT, ragged)  # noqa: N806
     if TB:
@@ -115,6 +116,22 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
         return pk.coop_load(sb, stage * BK + kw * EPW, col // EPW, TK, 16, pk.MATRIX_B,
                             dtype=AB)
 
+    @pk.func
+    def block_origin():
+        """The first row and column of this workgroup's block of C: workgroups in order of
+        their index walk the blocks a column of GROUP block rows at a time (GROUP 1: row by
+        row)."""
+        if GROUP == 1:
+            return pk.group_id(1) * BM, pk.group_id(0) * BN
+        nbx = pk.num_groups(0)
+        nby = pk.num_groups(1)
+        pid = pk.group_id(1) * nbx + pk.group_id(0)
+        per_group = GROUP * nbx
+        first = (pid // per_group) * GROUP
+        rows = min(nby - first, GROUP)
+        within = pid % per_group
+        return (first + within % rows) * BM, (within // rows) * BN
+
     @pk.kernel(workgroup=(SG, NSG, 1))
     def matmul_coop(a: pk.u64[:, :, :, :], b: pk.u64[:, :, :, :], c: out[:, :, :, :],
                     nb2: pk.i32):
@@ -128,8 +145,7 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
         s = pk.local_id(1)
         lane = pk.local_id(0)
         tid = s * SG + lane
-        r0 = pk.group_id(1) * BM
-        c0 = pk.group_id(0) * BN
+        r0, c0 = block_origin()
         z1 = pk.group_id(2) // nb2
         z2 = pk.group_id(2) % nb2
         wr = (s // SGN) * (TM * 16)
