@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pykern as pk
+from pykern import ir
 from pykern.passes.decompose import decompose
 from pykern.runtime.feature import CoopShape
 from pykern.spirv.encoding.validate import validate
@@ -244,3 +245,15 @@ def test_bf16_ragged_on_the_device():
     got = pk.matmul(ta, tb).astype(pk.f32).numpy()
     a16, b16 = ta.astype(pk.f32).numpy(), tb.astype(pk.f32).numpy()
     assert_f32_accumulated(got, a16, b16, "bf16")
+
+
+@pytest.mark.parametrize("c_aligned", [False, True])
+def test_a_result_with_unaligned_rows_is_never_a_tile_operand(c_aligned):
+    """A launch checks the alignment of every array a kernel accesses as tiles: the kernel for
+    an unaligned C (N = 65 f16) must leave C to plain stores, the aligned one store tiles."""
+    kern = build(pk.f16, pk.f16, False, 32, DEFAULT, True, c_aligned)
+    words = np.zeros((1, 1, 40, 12), np.uint64)
+    args = (words, words, np.zeros((1, 1, 40, 65), np.float16), 1)
+    module = kern._translate(kern._key(kern._by_name(args, {}), 3))
+    access = {p.name: p.access for p in module.params if hasattr(p, "access")}
+    assert bool(access["c"] & ir.Access.TILES) == c_aligned

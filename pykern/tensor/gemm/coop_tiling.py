@@ -28,7 +28,8 @@ class CoopTiling:
     doubled, so one barrier per slice separates the multiplies from the next slice's stores.
     With `group_m` > 1 the workgroups walk C in groups of that many block rows, column by
     column, so that the blocks running at once share their operands' slices in the L2
-    cache."""
+    cache. `word_bits` is the width of the shared arrays' elements the slices are stored as
+    and the tiles loaded from (64, or 32: each 64-bit word stored as two halves)."""
 
     sg_m: int
     sg_n: int
@@ -37,13 +38,15 @@ class CoopTiling:
     k_words: int = 8
     stages: int = 1
     group_m: int = 1
+    word_bits: int = 64
 
     @property
     def name(self) -> str:
-        """`BMxBN-kW-MxN-sS[-gG]`: the block, the slice's words, the subgroup grid, the
-        stages, the block rows grouped."""
+        """`BMxBN-kW-MxN-sS[-gG][-w32]`: the block, the slice's words, the subgroup grid, the
+        stages, the block rows grouped, the shared words' width."""
         return (f"{self.bm}x{self.bn}-k{self.k_words}-{self.sg_m}x{self.sg_n}"
-                f"-s{self.stages}" + (f"-g{self.group_m}" if self.group_m > 1 else ""))
+                f"-s{self.stages}" + (f"-g{self.group_m}" if self.group_m > 1 else "")
+                + (f"-w{self.word_bits}" if self.word_bits != 64 else ""))
 
     @property
     def bm(self) -> int:
@@ -93,6 +96,10 @@ CANDIDATES = (
     CoopTiling(4, 2, 2, 4, group_m=8),  # 128 x 128, 8 subgroups of 2 x 4 tiles
     CoopTiling(2, 4, 4, 2, stages=2, group_m=8),  # 128 x 128, 8 subgroups, double-buffered
     CoopTiling(4, 2, 2, 4, k_words=16, group_m=8),  # 128 x 128, 8 subgroups, slices of 64
+    CoopTiling(2, 2, 4, 4, word_bits=32),  # the shared slices as 32-bit words
+    CoopTiling(2, 2, 4, 4, stages=2, group_m=8, word_bits=32),
+    CoopTiling(4, 2, 2, 4, k_words=16, group_m=8, word_bits=32),
+    CoopTiling(2, 4, 4, 4, group_m=8, word_bits=32),
     CoopTiling(2, 2, 2, 4),  # 64 x 128: more blocks for outputs that do not fill the device
     CoopTiling(2, 2, 2, 2, stages=2),  # 64 x 64
 )

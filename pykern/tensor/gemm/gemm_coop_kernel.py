@@ -19,35 +19,46 @@ from pykern.tensor.gemm.coop_tiling import PAD_WORDS, CoopTiling
 
 
 @functools.lru_cache(maxsize=None)
-def rect_staging(rows: int, words: int, threads: int, guarded: bool) -> tuple[Func, Func]:
+def rect_staging(rows: int, words: int, threads: int, guarded: bool, split: bool
+                 ) -> tuple[Func, Func]:
     """The @pk.funcs that move a rows x words rectangle of 64-bit words between a 4-d word
     array and a shared array, split over `threads` invocations (each carries every
     threads-th word, so neighbouring invocations read neighbouring words).
-    `fetch(t, z1, z2, r0, w0, tid)` reads rows r0.. and words w0.. of t into a tuple
-    (`guarded`: zeros past t's rows or words); `stash(s, s0, values, tid)` stores the tuple into
-    rows s0.. of the shared array s."""
+    `fetch(t, z1, z2, r0, w0, tid, check)` reads rows r0.. and words w0.. of t into a tuple
+    (`guarded` kernels, where `check` is true: zeros past t's rows or words);
+    `stash(s, s0, values, tid)` stores the tuple into rows s0.. of the shared array s, of
+    64-bit words, or with `split` of 32-bit ones (two per word, low half first)."""
     LOADS = rows * words // threads  # noqa: N806
-    NT, W, GUARDED = threads, words, guarded  # noqa: N806
+    NT, W, GUARDED, SPLIT = threads, words, guarded, split  # noqa: N806
 
     @pk.func
-    def fetch(t, z1, z2, r0, w0, tid):
+    def fetch(t, z1, z2, r0, w0, tid, check):
         values = (pk.u64(0),) * LOADS
-        for j in pk.static_range(LOADS):
-            e = tid + j * NT
-            row = r0 + e // W
-            word = w0 + e % W
-            if GUARDED:
+        guard = False
+        if GUARDED:
+            guard = check  # a block at an edge of t, or the last slice of K
+        if guard:
+            for j in pk.static_range(LOADS):
+                e = tid + j * NT
+                row = r0 + e // W
+                word = w0 + e % W
                 if row < t.shape[2] and word < t.shape[3]:
                     values[j] = t[z1, z2, row, word]
-            else:
-                values[j] = t[z1, z2, row, word]
+        else:
+            for j in pk.static_range(LOADS):
+                e = tid + j * NT
+                values[j] = t[z1, z2, r0 + e // W, w0 + e % W]
         return values
 
     @pk.func
     def stash(s, s0, values, tid):
         for j in pk.static_range(LOADS):
             e = tid + j * NT
-            s[s0 + e // W, e % W] = values[j]
+            if SPLIT:
+                s[s0 + e // W, 2 * (e % W)] = pk.u32(values[j] & 0xFFFFFFFF)
+                s[s0 + e // W, 2 * (e % W) + 1] = pk.u32(values[j] >> 32)
+            else:
+                s[s0 + e // W, e % W] = values[j]
 
     return fetch, stash
 
@@ -72,12 +83,32 @@ def edge_store(lanes: int, out: DType) -> Func:
 
 
 @functools.lru_cache(maxsize=None)
+def store_tile(out: DType) -> Func:
+    """`store(c, z1, z2, row, col, tile)`: the tile, converted to `out`, stored into c at
+    (row, col) straight from the registers (c's rows 16-byte aligned)."""
+    OUT = out  # noqa: N806
+
+    @pk.func
+    def store(c, z1, z2, row, col, tile):
+        pk.coop_store(c, (z1, z2, row), col, pk.coop_convert(tile, OUT))
+
+    return store
+
+
+@pk.func
+def store_nothing(c, z1, z2, row, col, tile):
+    """The direct store of a kernel whose C rows are not aligned (never called there): it
+    leaves c free of tile accesses, which a launch would check for alignment."""
+    return
+
+
+@functools.lru_cache(maxsize=None)
 def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTiling,
           ragged: bool, c_aligned: bool) -> pk.Kernel:
     """The kernel for operands of `ab` into results of `out`, B transposed or not, subgroups
     of `lanes`; `ragged` adds the zero-filling guards to the loads (shapes that are not
     multiples of the block), `c_aligned` False sends every result through shared memory."""
-    AB, OUT, TB = ab, out, b_transposed  # noqa: N806
+    AB, TB = ab, b_transposed  # noqa: N806
     ACC = pk.f32 if ab.is_float else (pk.i32 if ab.is_signed else pk.u32)  # noqa: N806
     EPW = 8 // ab.itemsize  # noqa: N806  (elements per 64-bit word)
     TK = 4 * EPW  # noqa: N806  (the k of one tile multiply: 4 words)
@@ -89,31 +120,36 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
     ST = tiling.stages  # noqa: N806
     GROUP = tiling.group_m  # noqa: N806
     NT = SG * NSG  # noqa: N806
-    FETCH_A, STASH_A = rect_staging(BM, KW, NT, ragged)  # noqa: N806
+    SPLIT = tiling.word_bits == 32  # noqa: N806
+    X = 2 if SPLIT else 1  # noqa: N806  (shared words per 64-bit word)
+    WORD = pk.u32 if SPLIT else pk.u64  # noqa: N806
+    FETCH_A, STASH_A = rect_staging(BM, KW, NT, ragged, SPLIT)  # noqa: N806
     if TB:
-        FETCH_B, STASH_B = rect_staging(BN, KW, NT, ragged)  # noqa: N806
+        FETCH_B, STASH_B = rect_staging(BN, KW, NT, ragged, SPLIT)  # noqa: N806
         B_ROWS, B_WORDS = BN, KW  # noqa: N806
     else:
-        FETCH_B, STASH_B = rect_staging(BK, BW, NT, ragged)  # noqa: N806
+        FETCH_B, STASH_B = rect_staging(BK, BW, NT, ragged, SPLIT)  # noqa: N806
         B_ROWS, B_WORDS = BK, BW  # noqa: N806
     PUT = edge_store(lanes, out)  # noqa: N806
     EDGES = ragged or not c_aligned  # noqa: N806
     DIRECT = c_aligned  # noqa: N806
+    STORE = store_tile(out) if c_aligned else store_nothing  # noqa: N806
 
     @pk.func
-    def fetch_b(b, z1, z2, k, c0, tid):
-        """B's slice at word k of the k dimension for the columns c0.."""
+    def fetch_b(b, z1, z2, k, c0, tid, last):
+        """B's slice at word k of the k dimension for the columns c0.. (`last`: K's last)."""
         if TB:
-            return FETCH_B(b, z1, z2, c0, k, tid)
-        return FETCH_B(b, z1, z2, k * EPW, c0 // EPW, tid)
+            return FETCH_B(b, z1, z2, c0, k, tid, last or c0 + BN > b.shape[2])
+        return FETCH_B(b, z1, z2, k * EPW, c0 // EPW, tid,
+                       last or (c0 + BN) // EPW > b.shape[3])
 
     @pk.func
     def b_tile(sb, stage, col, kw):
         """B's k-step tile (k words kw.., columns col..) of shared stage `stage`."""
         if TB:
-            return pk.coop_load(sb, stage * BN + col, kw, TK, 16, pk.MATRIX_B, dtype=AB,
+            return pk.coop_load(sb, stage * BN + col, kw * X, TK, 16, pk.MATRIX_B, dtype=AB,
                                 transpose=True)
-        return pk.coop_load(sb, stage * BK + kw * EPW, col // EPW, TK, 16, pk.MATRIX_B,
+        return pk.coop_load(sb, stage * BK + kw * EPW, (col // EPW) * X, TK, 16, pk.MATRIX_B,
                             dtype=AB)
 
     @pk.func
@@ -139,8 +175,8 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
         # B is transposed); rows padded against bank conflicts. edge: one result tile per
         # subgroup on its way to C at the edges. Subgroup s computes the (TM x TN)-tile part
         # (s // SGN, s % SGN) of the block, acc[TN * r + t] at its rows 16 r, columns 16 t.
-        sa = pk.shared(pk.u64, (ST * BM, KW + PAD_WORDS))
-        sb = pk.shared(pk.u64, (ST * B_ROWS, B_WORDS + PAD_WORDS))
+        sa = pk.shared(WORD, (ST * BM, (KW + PAD_WORDS) * X))
+        sb = pk.shared(WORD, (ST * B_ROWS, (B_WORDS + PAD_WORDS) * X))
         edge = pk.shared(ACC, (NSG * 16, 16))
         s = pk.local_id(1)
         lane = pk.local_id(0)
@@ -153,8 +189,9 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
         nk = a.shape[3]
         acc = (pk.coop_fill(ACC, 16, 16, pk.ACCUMULATOR, 0),) * (TM * TN)
         ta = (pk.coop_fill(AB, 16, TK, pk.MATRIX_A, 0),) * TM
-        xa = FETCH_A(a, z1, z2, r0, 0, tid)
-        xb = fetch_b(b, z1, z2, 0, c0, tid)
+        edge_a = r0 + BM > a.shape[2]
+        xa = FETCH_A(a, z1, z2, r0, 0, tid, edge_a or KW >= nk)
+        xb = fetch_b(b, z1, z2, 0, c0, tid, KW >= nk)
         if ST == 2:
             STASH_A(sa, 0, xa, tid)
             STASH_B(sb, 0, xb, tid)
@@ -168,12 +205,12 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
                 STASH_B(sb, 0, xb, tid)
                 pk.barrier()
             if k < nk:  # the next slice, in registers while this one is multiplied
-                xa = FETCH_A(a, z1, z2, r0, k, tid)
-                xb = fetch_b(b, z1, z2, k, c0, tid)
+                xa = FETCH_A(a, z1, z2, r0, k, tid, edge_a or k + KW >= nk)
+                xb = fetch_b(b, z1, z2, k, c0, tid, k + KW >= nk)
             for kw in pk.static_range(0, KW, 4):  # k steps of TK elements (4 words)
                 for r in pk.static_range(TM):
-                    ta[r] = pk.coop_load(sa, cur * BM + wr + 16 * r, kw, 16, TK, pk.MATRIX_A,
-                                         dtype=AB)
+                    ta[r] = pk.coop_load(sa, cur * BM + wr + 16 * r, kw * X, 16, TK,
+                                         pk.MATRIX_A, dtype=AB)
                 for t in pk.static_range(TN):
                     tb = b_tile(sb, cur, wc + 16 * t, kw)
                     for r in pk.static_range(TM):
@@ -187,8 +224,7 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
         if DIRECT and (not EDGES or inside):
             for r in pk.static_range(TM):
                 for t in pk.static_range(TN):
-                    pk.coop_store(c, (z1, z2, r0 + wr + 16 * r), c0 + wc + 16 * t,
-                                  pk.coop_convert(acc[TN * r + t], OUT))
+                    STORE(c, z1, z2, r0 + wr + 16 * r, c0 + wc + 16 * t, acc[TN * r + t])
         elif EDGES:  # the same branch for the whole workgroup: its barriers are reached
             for r in pk.static_range(TM):
                 for t in pk.static_range(TN):
