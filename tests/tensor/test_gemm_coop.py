@@ -257,3 +257,18 @@ def test_a_result_with_unaligned_rows_is_never_a_tile_operand(c_aligned):
     module = kern._translate(kern._key(kern._by_name(args, {}), 3))
     access = {p.name: p.access for p in module.params if hasattr(p, "access")}
     assert bool(access["c"] & ir.Access.TILES) == c_aligned
+
+
+def test_a_forced_tiling_is_not_replayed_from_another_tilings_plan(monkeypatch):
+    """pk.matmul replays the launches of its first call per operand signature; the tiling a
+    test or the tuning sweep forces is part of that signature, so each tiling launches its own
+    kernel (the sweep measured one tiling under every name before)."""
+    seen = []
+    monkeypatch.setattr(gc, "offers", lambda info, dtype: True)
+    monkeypatch.setattr(gc, "run", lambda a, b, c, lanes, tiling=DEFAULT: seen.append(tiling))
+    a, b = pk.zeros((64, 32), pk.f16), pk.zeros((32, 64), pk.f16)
+    for tiling in CANDIDATES[:3]:
+        monkeypatch.setattr(gc, "FORCE_TILING", tiling)
+        pk.matmul(a, b)
+        pk.matmul(a, b)
+    assert seen == list(CANDIDATES[:3])  # the second call of each replays its own plan
