@@ -272,3 +272,11 @@ def test_a_forced_tiling_is_not_replayed_from_another_tilings_plan(monkeypatch):
         pk.matmul(a, b)
         pk.matmul(a, b)
     assert seen == list(CANDIDATES[:3])  # the second call of each replays its own plan
+
+
+def test_copies_whose_threads_are_not_whole_rows():
+    """4 subgroups of 8 (32 invocations) staging B's 256-column block (64 words a row): each
+    invocation's elements fall in different words, worked out per element."""
+    a, b = operands(pk.f16, 1, 1, 37, 45, 300)
+    tiling = CoopTiling(1, 4, 2, 4)
+    assert_f32_accumulated(run_interpreted(a, b, pk.f32, False, 8, tiling), a, b)

@@ -30,6 +30,20 @@ def rect_staging(rows: int, words: int, threads: int, guarded: bool, split: bool
     64-bit words, or with `split` of 32-bit ones (two per word, low half first)."""
     LOADS = rows * words // threads  # noqa: N806
     NT, W, GUARDED, SPLIT = threads, words, guarded, split  # noqa: N806
+    # where the threads are a whole number of rows, invocation tid carries the same word of
+    # every row it touches: its row and word are worked out once per slice (a division and a
+    # remainder), not once per element (Python's floor semantics on signed integers cost
+    # several instructions each, and the copies are the kernel's integer work)
+    WHOLE = threads % words == 0  # noqa: N806
+    RSTEP = threads // words  # noqa: N806  (rows between one invocation's elements)
+
+    @pk.func
+    def place(tid, j):
+        """(row, word) of element j of invocation tid's share, from the rectangle's corner."""
+        if WHOLE:
+            return tid // W + j * RSTEP, tid % W
+        e = tid + j * NT
+        return e // W, e % W
 
     @pk.func
     def fetch(t, z1, z2, r0, w0, tid, check):
@@ -39,26 +53,26 @@ def rect_staging(rows: int, words: int, threads: int, guarded: bool, split: bool
             guard = check  # a block at an edge of t, or the last slice of K
         if guard:
             for j in pk.static_range(LOADS):
-                e = tid + j * NT
-                row = r0 + e // W
-                word = w0 + e % W
+                dr, dw = place(tid, j)
+                row = r0 + dr
+                word = w0 + dw
                 if row < t.shape[2] and word < t.shape[3]:
                     values[j] = t[z1, z2, row, word]
         else:
             for j in pk.static_range(LOADS):
-                e = tid + j * NT
-                values[j] = t[z1, z2, r0 + e // W, w0 + e % W]
+                dr, dw = place(tid, j)
+                values[j] = t[z1, z2, r0 + dr, w0 + dw]
         return values
 
     @pk.func
     def stash(s, s0, values, tid):
         for j in pk.static_range(LOADS):
-            e = tid + j * NT
+            dr, dw = place(tid, j)
             if SPLIT:
-                s[s0 + e // W, 2 * (e % W)] = pk.u32(values[j] & 0xFFFFFFFF)
-                s[s0 + e // W, 2 * (e % W) + 1] = pk.u32(values[j] >> 32)
+                s[s0 + dr, 2 * dw] = pk.u32(values[j] & 0xFFFFFFFF)
+                s[s0 + dr, 2 * dw + 1] = pk.u32(values[j] >> 32)
             else:
-                s[s0 + e // W, e % W] = values[j]
+                s[s0 + dr, dw] = values[j]
 
     return fetch, stash
 

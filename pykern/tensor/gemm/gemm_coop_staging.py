@@ -33,14 +33,16 @@ def staging(lanes: int, guarded: bool = False) -> tuple[Func, Func]:
     NT = 4 * lanes  # noqa: N806
     LOADS = SLICE_WORDS // NT  # noqa: N806
     GUARDED = guarded  # noqa: N806
+    RSTEP = NT // 8  # noqa: N806  (NT is a multiple of 8: each invocation keeps one word)
 
     @pk.func
     def fetch(t, z1, z2, r0, w0, tid):
+        # the invocation's row and word, once: not a floor division per element
+        row0 = r0 + tid // 8
+        word = w0 + tid % 8
         words = (pk.u64(0),) * LOADS
         for j in pk.static_range(LOADS):
-            e = tid + j * NT
-            row = r0 + e // 8
-            word = w0 + e % 8
+            row = row0 + j * RSTEP
             if GUARDED:
                 if row < t.shape[2] and word < t.shape[3]:
                     words[j] = t[z1, z2, row, word]
@@ -50,9 +52,10 @@ def staging(lanes: int, guarded: bool = False) -> tuple[Func, Func]:
 
     @pk.func
     def stash(s, words, tid):
+        row0 = tid // 8
+        word = tid % 8
         for j in pk.static_range(LOADS):
-            e = tid + j * NT
-            s[e // 8, e % 8] = words[j]
+            s[row0 + j * RSTEP, word] = words[j]
 
     return fetch, stash
 
