@@ -6,7 +6,8 @@ Each candidate that fits the device (its subgroup size, its shared memory) runs 
 f16 operands of the large shapes (the table's `coop_tiling`) and of the small ones, whose
 blocks do not fill the device (`coop_tiling_small`); every result is checked against float64
 on blocks of rows first, and a candidate with a wrong one is never chosen. The fastest by the
-geometric mean of its TFLOP/s over each group of shapes is chosen. A device without f16 tiles
+geometric mean of its TFLOP/s over each group of shapes is chosen where it beats the default
+tiling by 3% or more (less is within a run's noise). A device without f16 tiles
 gets no table (matmul does not use tiles there).
 """
 
@@ -38,6 +39,7 @@ QUICK_LARGE: tuple[Shape, ...] = ((64, 32, 64),)
 QUICK_SMALL: tuple[Shape, ...] = ((37, 45, 70),)
 BUDGET_S = 0.15  # device time per timed figure
 CHECK_ROWS = 16
+MARGIN = 1.03  # how much faster than the default a tiling must be to be chosen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,15 +142,19 @@ def references(a: np.ndarray, b: np.ndarray) -> list[Reference]:
 
 def fastest(measured: dict[str, list[float | None]], start: int, count: int) -> str:
     """The candidate with the highest geometric mean over the columns start..start + count of
-    `measured`, among those right at every one of them (the default where none is)."""
-    best, best_mean = coop_tiling.DEFAULT.name, 0.0
+    `measured`, among those right at every one of them; the default unless another beats it
+    by MARGIN (differences within a run's noise choose nothing)."""
+    means = {}
     for name, row in measured.items():
         values = row[start:start + count]
-        if any(v is None or v <= 0 for v in values):
-            continue
-        mean = math.exp(sum(math.log(v) for v in values) / count)  # type: ignore[arg-type]
-        if mean > best_mean:
-            best, best_mean = name, mean
+        if all(v is not None and v > 0 for v in values):
+            means[name] = math.exp(sum(math.log(v) for v in values) / count)  # type: ignore
+    default = coop_tiling.DEFAULT.name
+    if not means:
+        return default
+    best = max(means, key=lambda name: means[name])
+    if default in means and means[best] < MARGIN * means[default]:
+        return default
     return best
 
 

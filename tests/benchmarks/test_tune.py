@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pykern as pk
+from benchmarks import tune
 from benchmarks.cli import main
 from pykern.ops import choice
 from pykern.tensor.gemm import coop_tiling, gemm_coop
@@ -41,3 +42,12 @@ def test_every_table_in_the_repository_names_candidates():
         values = table["ops"]["matmul"]
         assert {values["coop_tiling"], values["coop_tiling_small"]} <= names, path.name
         assert {"vendor_id", "device_id"} <= set(table["match"]), path.name
+
+
+def test_a_tiling_must_beat_the_default_by_the_margin():
+    default, other = coop_tiling.DEFAULT.name, coop_tiling.CANDIDATES[1].name
+    close = {default: [100.0, 50.0], other: [102.0, 51.0]}
+    assert tune.fastest(close, 0, 2) == default
+    clear = {default: [100.0, 50.0], other: [110.0, 55.0], "wrong": [200.0, None]}
+    assert tune.fastest(clear, 0, 2) == other
+    assert tune.fastest(clear, 1, 1) == other
