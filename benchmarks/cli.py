@@ -1,5 +1,6 @@
 """The command line: `python -m benchmarks [--json PATH] [--quick] [--only GROUPS]
-[--write-docs [PATH]]`.
+[--write-docs [PATH]]`, and `python -m benchmarks tune [--quick] [--out DIR]` (the per-device
+tuning sweep, benchmarks/tune.py).
 
 The environment is set before pykern is imported: a fresh temporary PYKERN_CACHE_DIR (so that
 "cold" means cold, and the developer's cache is left alone) and no validation layer.
@@ -32,6 +33,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     parser.add_argument("--only", default=",".join(BENCHMARKS),
                         help=f"comma-separated subset of {','.join(BENCHMARKS)}")
+    parser.add_argument("--ops-groups", default="", metavar="GROUPS",
+                        help="the ops benchmark's groups to run, comma-separated (matmul, "
+                             "attention, conv2d, ...; default: all)")
     parser.add_argument("--no-peers", action="store_true", help="numpy only, no torch/Taichi")
     parser.add_argument("--write-docs", type=Path, nargs="?", const=DOCS, metavar="PATH",
                         help="write the ops table into docs/performance.md (or PATH) between "
@@ -44,6 +48,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["tune"]:  # the tuning sweep: benchmarks/tune.py
+        from . import tune
+
+        return tune.main(argv[1:])
     args = parse(argv)
     only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = set(only) - set(BENCHMARKS)
@@ -93,6 +102,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
                "train": training, "host": host, "graph": graph, "fusion": fusion,
                "linalg": linalg, "linalg_spectral": linalg_spectral, "fft": fft,
                "distributed": distributed, "torchdev": torch_device}
+    ops.ONLY_GROUPS = {g.strip() for g in args.ops_groups.split(",") if g.strip()}
     seconds: dict[str, float] = {}
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -70,7 +70,9 @@ def _job(launcher: str, results: Results, ranks: int, args: list[str]) -> dict |
     """Runs the child as an MPI job of `ranks`; rank 0's report, or None (a failure, noted)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        env = {**os.environ, "PYKERN_DEVICE": "host", "PYKERN_TIMEOUT": "300"}
+        # (Open MPI refuses to start as root unless told; MPICH ignores these)
+        env = {**os.environ, "PYKERN_DEVICE": "host", "PYKERN_TIMEOUT": "300",
+               "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
         done = subprocess.run([launcher, "-n", str(ranks), sys.executable, "-m",
                                "benchmarks.distributed_child", *args, "--json", str(out)],
                               cwd=ROOT, env=env, text=True, capture_output=True, timeout=1800)

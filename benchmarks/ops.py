@@ -13,6 +13,7 @@ A dtype this pykern or this device lacks skips its cases with a note.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Iterator, Sequence
 
 import pykern as pk
@@ -39,6 +40,7 @@ def cases(plan: OpsPlan) -> Iterator[OpCase]:
     yield from bandwidth_cases(plan)
 
 
+ONLY_GROUPS: set[str] = set()  # `--ops-groups`: the groups of GROUPS to run (empty: all)
 WARM_UP_S = 1.0  # device time spent untimed before the first figure
 _warm = False
 
@@ -49,6 +51,8 @@ def run(plan: Plan, results: Results, peers: Peers) -> None:
         results.note("ops: no torch CUDA device to compare with; pykern figures only")
     skipped: dict[str, str | None] = {}
     for case in cases(plan.ops):
+        if ONLY_GROUPS and case.group not in ONLY_GROUPS:
+            continue
         if case.dtype not in skipped:
             skipped[case.dtype] = unusable(case.dtype)
             if skipped[case.dtype]:
@@ -81,7 +85,10 @@ def _pykern(plan: OpsPlan, results: Results, case: OpCase,
         first, _ = gpu_per_call(pk.get_device(), work, 1)
         global _warm
         if not _warm:  # an idle GPU runs its first second or so at lower clocks
-            gpu_per_call(pk.get_device(), work, reps_for(first, WARM_UP_S, plan.most_reps))
+            # by the clock: a fast case's capped repetitions would not fill WARM_UP_S
+            warm_until = time.perf_counter() + WARM_UP_S
+            while time.perf_counter() < warm_until:
+                gpu_per_call(pk.get_device(), work, reps_for(first, 0.05, plan.most_reps))
             _warm = True
         reps = reps_for(first, plan.budget_s, plan.most_reps)
         seconds, result = gpu_per_call(pk.get_device(), work, reps)

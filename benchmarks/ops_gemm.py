@@ -28,6 +28,8 @@ def gemm_cases(plan: OpsPlan) -> Iterator[OpCase]:
     """Every GEMM-class case of the plan, in the order they run."""
     for dtype, n in plan.matmul:
         yield matmul_case(dtype, n, plan.check_rows)
+    for dtype, m, k, n in plan.matmul_ragged:
+        yield matmul_case(dtype, (m, k, n), plan.check_rows)
     for dtype in plan.attention_dtypes:
         for shape in plan.attention:
             for causal in (False, True):
@@ -45,23 +47,26 @@ def gemm_cases(plan: OpsPlan) -> Iterator[OpCase]:
 # ---- matmul ----
 
 
-def matmul_case(dtype: str, n: int, check_rows: int) -> OpCase:
-    """c = a @ b for n×n operands; i8 into i32 (`pk.matmul(a, b, dtype=pk.i32)`) against
+def matmul_case(dtype: str, size: int | tuple[int, int, int], check_rows: int) -> OpCase:
+    """c = a @ b for n×n operands (`size` n, the case `n^3`) or (M×K)·(K×N) ones (`size`
+    (M, K, N), the case `MxK@KxN`); i8 into i32 (`pk.matmul(a, b, dtype=pk.i32)`) against
     torch's `_int_mm` (i8 × i8 → i32)."""
+    m, k, n = (size,) * 3 if isinstance(size, int) else size
 
     def inputs() -> Sequence[np.ndarray]:
         rng = np.random.default_rng(SEED)
-        return host_random(rng, (n, n), dtype), host_random(rng, (n, n), dtype)
+        return host_random(rng, (m, k), dtype), host_random(rng, (k, n), dtype)
 
     def check(host: Sequence[np.ndarray], c: pk.Tensor) -> Check:
         a, b = host
-        blocks = row_blocks(n, check_rows)
+        blocks = row_blocks(m, check_rows)
         b64 = b.astype(np.float64)
         pieces = [(to_host(c[rows]), _as_result(a[rows].astype(np.float64) @ b64, c))
                   for rows in blocks]
-        return compare(pieces, c.dtype.name, describe(blocks, n))
+        return compare(pieces, c.dtype.name, describe(blocks, m))
 
-    return OpCase("matmul", f"{n}^3 {dtype}", dtype, "TFLOP/s", 2.0 * n**3, inputs,
+    label = f"{n}^3 {dtype}" if isinstance(size, int) else f"{m}x{k}@{k}x{n} {dtype}"
+    return OpCase("matmul", label, dtype, "TFLOP/s", 2.0 * m * n * k, inputs,
                   _pykern_matmul(dtype), _torch_matmul(dtype), check)
 
 

@@ -34,6 +34,7 @@ class ConvShape:
 @dataclass(frozen=True)
 class OpsPlan:
     matmul: tuple[tuple[str, int], ...]  # (dtype, n): an n×n×n product
+    matmul_ragged: tuple[tuple[str, int, int, int], ...]  # (dtype, M, K, N): (M×K)·(K×N)
     attention: tuple[tuple[int, int, int, int], ...]  # (batch, heads, length, head dim)
     attention_dtypes: tuple[str, ...]
     conv: tuple[ConvShape, ...]
@@ -54,8 +55,12 @@ RESNET50 = (  # the 3×3 layers of ResNet-50's four stages, and a 1×1 reduction
 )
 
 GPU_OPS = OpsPlan(
-    matmul=(("f16", 4096), ("f16", 8192), ("bf16", 4096), ("bf16", 8192), ("f32", 2048),
-            ("f32", 4096), ("f32", 8192), ("i8", 4096)),
+    matmul=(("f16", 2048), ("f16", 4096), ("f16", 8192), ("bf16", 4096), ("bf16", 8192),
+            ("f32", 2048), ("f32", 4096), ("f32", 8192), ("i8", 4096)),
+    # shapes that are not multiples of a block: 4000³, an MNIST-sized layer, the GPT head
+    # (tokens × width)·(width × a vocabulary of 65)
+    matmul_ragged=(("f16", 4000, 4000, 4000), ("f16", 1000, 784, 4096),
+                   ("f16", 8192, 384, 65)),
     attention=((4, 16, 4096, 64), (4, 16, 4096, 128)),
     attention_dtypes=("f16", "f32"),
     conv=RESNET50,
@@ -70,6 +75,7 @@ GPU_OPS = OpsPlan(
 CPU_OPS = OpsPlan(
     matmul=(("f16", 256), ("f16", 512), ("bf16", 256), ("f32", 256), ("f32", 512),
             ("i8", 256)),
+    matmul_ragged=(("f16", 250, 250, 250), ("f16", 100, 784, 409), ("f16", 1024, 384, 65)),
     attention=((1, 2, 256, 64), (1, 2, 256, 128)),
     attention_dtypes=("f16", "f32"),
     conv=(ConvShape(1, 64, 56, 64, 3), ConvShape(1, 128, 28, 128, 3),
@@ -85,6 +91,7 @@ CPU_OPS = OpsPlan(
 
 QUICK_OPS = OpsPlan(
     matmul=(("f16", 64), ("bf16", 64), ("f32", 64), ("f32", 96), ("i8", 64)),
+    matmul_ragged=(("f16", 37, 45, 70),),
     attention=((1, 2, 64, 64), (1, 2, 64, 128)),
     attention_dtypes=("f16", "f32"),
     conv=(ConvShape(2, 8, 14, 8, 3), ConvShape(2, 16, 7, 8, 1)),

@@ -143,6 +143,7 @@ def test_the_checker_view_covers_every_dtype_and_builtin():
     top of pykern/lang/builtins.py list them all."""
     import ast
 
+    pytest.importorskip("mypy")  # the plugin imports mypy (a test extra; not on every machine)
     from pykern import mypy_plugin
     from pykern.lang import builtins, dtypes
 

@@ -91,10 +91,12 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     start_w, stop_w, step_w = widen(start), widen(stop), widen(step)
     counter = em.alloca(wide, "range_counter")
     bld.store(start_w, counter)
-    # the counter again in `t`, stepped without wrapping (nsw/nuw: inside the body it equals
-    # the wide counter, so only the step after the last iteration may overflow, and that value
-    # is never used): indices made of it are affine to LLVM, so the loop vectoriser can
-    # speculate a run-time unit stride and load whole vectors
+    # the counter again in `t`. Stepped by a constant 1 (-1 down), it never wraps (the last
+    # value it takes is `stop`), and says so (nsw/nuw): indices made of it are affine to LLVM,
+    # so the loop vectoriser can speculate a run-time unit stride and load whole vectors. Any
+    # other step may wrap after the last iteration, and a flag would let LLVM assume it does
+    # not: it then tested the wrapped value for the exit (range(-3, 100, 50) over i8 never
+    # ended)
     narrow = em.alloca(value_type(t), "range_value")
     bld.store(start, narrow)
     head, body_block, latch, done = (em.block(n) for n in ("for_head", "for_body",
@@ -117,8 +119,8 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     em.branch_if_open(latch)
     bld.position_at_end(latch)
     bld.store(bld.add(bld.load(counter, typ=wide), step_w, flags=("nsw",)), counter)
-    no_wrap = ("nsw",) if signed else ("nuw",)
-    bld.store(bld.add(bld.load(narrow, typ=value_type(t)), step, flags=no_wrap), narrow)
+    bld.store(bld.add(bld.load(narrow, typ=value_type(t)), step, flags=_no_wrap(step, signed)),
+              narrow)
     if polls.every:
         stopping.poll(em)
     bld.branch(head)
@@ -131,6 +133,17 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
         stopping.poll(em)
         bld.branch(chunk_start)
     bld.position_at_end(done)
+
+
+def _no_wrap(step: ll.Value, signed: bool) -> tuple[str, ...]:
+    """The no-wrap flag of a range's value stepped by `step`: only for a constant unit step
+    towards `stop` (1, or -1 for a signed range), which cannot step past the type."""
+    if not isinstance(step, ll.Constant):
+        return ()
+    value = step.constant
+    if signed and value in (1, -1, 2 ** step.type.width - 1):
+        return ("nsw",)
+    return ("nuw",) if not signed and value == 1 else ()
 
 
 def _continues(bld: ll.IRBuilder, signed: bool, c: ll.Value, stop: ll.Value,
@@ -147,13 +160,22 @@ def _continues(bld: ll.IRBuilder, signed: bool, c: ll.Value, stop: ll.Value,
 def _chunk_limit(bld: ll.IRBuilder, signed: bool, c: ll.Value, stop: ll.Value,
                  step: ll.Value, chunk: int) -> ll.Value:
     """Where the chunk that starts at counter `c` ends: `chunk` steps on, or `stop` where that
-    comes first (the wide counter holds both without wrapping)."""
-    reach = bld.add(c, bld.mul(step, ll.Constant(c.type, chunk)))
+    comes first. `chunk` steps may pass the wide counter's range (the steps of an i8 range
+    times a chunk overflowed its i16 counter, and the loop never ended), so they are taken
+    in 64 bits more than the counter's, where the largest step times `chunk` fits; the limit,
+    between `c` and `stop`, fits the counter again."""
+    wide = c.type
+    roomy = ll.IntType(wide.width + 64)
+    grow = bld.sext if signed else bld.zext
+    c64, stop64, step64 = grow(c, roomy), grow(stop, roomy), grow(step, roomy)
+    reach = bld.add(c64, bld.mul(step64, ll.Constant(roomy, chunk)))
     if not signed:
-        return bld.select(bld.icmp_unsigned("<", reach, stop), reach, stop)
-    up = bld.select(bld.icmp_signed("<", reach, stop), reach, stop)
-    down = bld.select(bld.icmp_signed(">", reach, stop), reach, stop)
-    return bld.select(bld.icmp_signed(">", step, ll.Constant(c.type, 0)), up, down)
+        limit = bld.select(bld.icmp_unsigned("<", reach, stop64), reach, stop64)
+    else:
+        up = bld.select(bld.icmp_signed("<", reach, stop64), reach, stop64)
+        down = bld.select(bld.icmp_signed(">", reach, stop64), reach, stop64)
+        limit = bld.select(bld.icmp_signed(">", step64, ll.Constant(roomy, 0)), up, down)
+    return bld.trunc(limit, wide)
 
 
 def _for_range(em: Emitter, s: ir.ForRange) -> None:

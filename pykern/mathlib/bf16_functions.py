@@ -13,6 +13,8 @@ device changes it.
 
 from __future__ import annotations
 
+import functools
+
 from pykern import ir
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
@@ -59,25 +61,59 @@ def odd_function(source: DType) -> ir.Function:
 
 
 def _odd_from_f64() -> ir.Function:
-    """From f64:
+    """From f64, on its bits alone (NVIDIA's driver drops an f64 -> f32 -> f64 round trip, so
+    a float test of exactness is always true there):
 
-        f = f32(v); bits = bitcast_u32(f); back = f64(f)
-        if back != v and bits & 1 == 0 and v == v:      # inexact and even (NaN stays)
-            bits += -1 if abs(back) > abs(v) else 1    # towards v in magnitude
-        return bitcast_f32(bits)"""
-    v, f, bits, back = (_local("v", dt.f64), _local("f", dt.f32), _local("bits", dt.u32),
-                        _local("back", dt.f64))
-    inexact = ir.Logical(op=ir.LogicalKind.AND, lhs=_cmp(B.NE, back, v),
-                         rhs=_cmp(B.EQ, v, v), type=dt.bool_, loc=_LOC)
-    above = _cmp(B.GT, _abs(back), _abs(v))
+        b = bitcast_u64(v); sign = (b >> 32) & 0x80000000
+        exp = (b >> 52) & 0x7FF; man = b & (2**52 - 1)
+        if exp == 0x7FF:                                  # inf, or NaN kept quiet
+            return bitcast_f32(sign | 0x7F800000 | (0x400000 | man >> 29 if man else 0))
+        e = exp - 896                                     # the f32 exponent field
+        if e >= 255: return bitcast_f32(sign | 0x7F7FFFFF)   # beyond f32: odd, inexact
+        if e >= 1: kept, drop = e << 23 | man >> 29, 29     # f32 normal
+        else: man |= 2**52 if exp else 0; drop = min(30 - e, 63); kept = man >> drop
+        return bitcast_f32(sign | kept | (man & (2**drop - 1) != 0))   # odd where inexact"""
+    v, b, man, e, drop, kept = (_local("v", dt.f64), _local("b", dt.u64), _local("man", dt.u64),
+                                _local("e", dt.i64), _local("drop", dt.u64),
+                                _local("kept", dt.u64))
+    u64 = functools.partial(_const, t=dt.u64)
+    exp = _op(B.BIT_AND, _op(B.RSHIFT, b, u64(52)), u64(0x7FF))
+    sign = _op(B.BIT_AND, _op(B.RSHIFT, b, u64(32)), u64(0x80000000))
+    quiet = ir.Select(cond=_cmp(B.NE, man, u64(0)),
+                      then=_op(B.BIT_OR, u64(0x400000), _op(B.RSHIFT, man, u64(29))),
+                      orelse=u64(0), type=dt.u64, loc=_LOC)
+    normal = (_assign(kept, _op(B.BIT_OR, _op(B.LSHIFT, ir.Cast(value=e, type=dt.u64, loc=_LOC),
+                                                  u64(23)), _op(B.RSHIFT, man, u64(29)))),
+              _assign(drop, u64(29)))
+    shift = ir.Cast(value=_op(B.SUB, _const(30, dt.i64), e), type=dt.u64, loc=_LOC)
+    hidden = ir.Select(cond=_cmp(B.NE, exp, u64(0)), then=u64(1 << 52), orelse=u64(0),
+                       type=dt.u64, loc=_LOC)
+    subnormal = (_assign(man, _op(B.BIT_OR, man, hidden)),
+                 _assign(drop, ir.Select(cond=_cmp(B.LT, shift, u64(63)), then=shift,
+                                         orelse=u64(63), type=dt.u64, loc=_LOC)),
+                 _assign(kept, _op(B.RSHIFT, man, drop)))
+    dropped = _op(B.BIT_AND, man, _op(B.SUB, _op(B.LSHIFT, u64(1), drop), u64(1)))
+    inexact = ir.Select(cond=_cmp(B.NE, dropped, u64(0)), then=u64(1), orelse=u64(0),
+                        type=dt.u64, loc=_LOC)
     body = (
-        _assign(f, ir.Cast(value=v, type=dt.f32, loc=_LOC)),
-        _assign(bits, ir.Bitcast(value=f, type=dt.u32, loc=_LOC)),
-        _assign(back, ir.Cast(value=f, type=dt.f64, loc=_LOC)),
-        ir.If(cond=_both(inexact, _is_even(bits)), body=(_step(bits, above),), loc=_LOC),
-        ir.Return(value=ir.Bitcast(value=bits, type=dt.f32, loc=_LOC), loc=_LOC),
+        _assign(b, ir.Bitcast(value=v, type=dt.u64, loc=_LOC)),
+        _assign(man, _op(B.BIT_AND, b, u64((1 << 52) - 1))),
+        ir.If(cond=_cmp(B.EQ, exp, u64(0x7FF)),
+              body=(_return_bits(_op(B.BIT_OR, sign, _op(B.BIT_OR, u64(0x7F800000), quiet))),),
+              loc=_LOC),
+        _assign(e, _op(B.SUB, ir.Cast(value=exp, type=dt.i64, loc=_LOC), _const(896, dt.i64))),
+        ir.If(cond=_cmp(B.GE, e, _const(255, dt.i64)),
+              body=(_return_bits(_op(B.BIT_OR, sign, u64(0x7F7FFFFF))),), loc=_LOC),
+        ir.If(cond=_cmp(B.GE, e, _const(1, dt.i64)), body=normal, orelse=subnormal, loc=_LOC),
+        _return_bits(_op(B.BIT_OR, sign, _op(B.BIT_OR, kept, inexact))),
     )
-    return _function(odd_name(dt.f64), ("v", dt.f64), (f, bits, back), body)
+    return _function(odd_name(dt.f64), ("v", dt.f64), (b, man, e, drop, kept), body)
+
+
+def _return_bits(bits: ir.Expr) -> ir.Stmt:
+    """Returns the f32 whose bits are the low 32 of the u64 `bits`."""
+    word = ir.Cast(value=bits, type=dt.u32, loc=_LOC)
+    return ir.Return(value=ir.Bitcast(value=word, type=dt.f32, loc=_LOC), loc=_LOC)
 
 
 def _odd_from_int(source: DType) -> ir.Function:

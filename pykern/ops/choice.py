@@ -7,7 +7,8 @@ An op declares its implementations in order with the predicate that says where e
 Sizes that depend on the device (tile shapes, workgroups per compute unit, how far to split a
 product's K) come from `config(op, info)`: the first entry of `TUNING[op]` whose `match` the
 device satisfies, else the op's heuristic. A sweep that measures candidates on a device adds
-an entry keyed by its vendor, device id and driver; until then the heuristics hold.
+an entry keyed by its vendor and device id (a JSON table in pykern/ops/tuning/, which also
+records the driver it was measured with); until then the heuristics hold.
 
     cfg = config("matmul", info)      # {'split_below_waves': 1.0, ...}
     units = compute_units(info)       # SMs, CUs or cores; an estimate where the driver is silent
@@ -15,9 +16,11 @@ an entry keyed by its vendor, device id and driver; until then the heuristics ho
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # an estimate of a GPU's compute units where its driver does not say (VK_NV_shader_sm_builtins,
@@ -69,7 +72,10 @@ class Entry:
 
     def fits(self, info: Any) -> bool:
         for key, want in self.match.items():
-            have = _property(info, key)
+            try:
+                have = _property(info, key)
+            except KeyError:  # a description without it (a test's stand-in): no match
+                return False
             if not (want(have) if callable(want) else have == want):
                 return False
         return True
@@ -77,8 +83,8 @@ class Entry:
 
 def _property(info: Any, key: str) -> Any:
     """A property of the device by name: of the info itself, its limits or its features."""
-    for holder in (info, info.limits, info.features):
-        if hasattr(holder, key):
+    for holder in (info, getattr(info, "limits", None), getattr(info, "features", None)):
+        if holder is not None and hasattr(holder, key):
             return getattr(holder, key)
     raise KeyError(f"a device has no property {key!r}")
 
@@ -102,11 +108,41 @@ def tune(op: str, heuristic: Callable[[Any], dict[str, Any]], *entries: Entry) -
 
 
 def config(op: str, info: Any) -> dict[str, Any]:
-    """The configuration of `op`'s kernels on the device `info` describes."""
+    """The configuration of `op`'s kernels on the device `info` describes: the heuristic's
+    values, overridden by the first device table (pykern/ops/tuning/*.json) whose device
+    matches and that has values for `op`, else by the first matching entry registered in code."""
     tuning = TUNING[op]
     values = dict(tuning.heuristic(info))
-    for entry in tuning.entries:
+    for entry in device_tables().get(op, []) + tuning.entries:
         if entry.fits(info):
             values.update(entry.config)
             break
     return values
+
+
+TABLES = Path(__file__).parent / "tuning"
+"""Where the device tables are: one JSON file per device, written by `python -m benchmarks
+tune` (`{"device": name, "driver": ..., "match": {"vendor_id": .., "device_id": ..},
+"ops": {op: {key: value}}, "measured": {...}}`)."""
+
+_tables: dict[str, list[Entry]] | None = None
+
+
+def device_tables() -> dict[str, list[Entry]]:
+    """op name -> the entries of the device tables that have values for it (read once)."""
+    global _tables
+    if _tables is None:
+        _tables = {}
+        for path in sorted(TABLES.glob("*.json")):
+            table = json.loads(path.read_text())
+            for op, values in table["ops"].items():
+                _tables.setdefault(op, []).append(
+                    Entry(dict(table["match"]), dict(values), f"{path.name}: {table['device']}"))
+    return _tables
+
+
+def reload_tables() -> None:
+    """Reads the device tables again at the next `config` (after `benchmarks tune` wrote
+    one)."""
+    global _tables
+    _tables = None

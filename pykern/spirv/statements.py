@@ -101,10 +101,12 @@ class StatementLowering:
         uty = unsigned(ty)
         start, stop, step = (self.expr.lower(e) for e in (s.start, s.stop, s.step))
         known_step = s.step.value if isinstance(s.step, ir.Const) else None
-        trips = range_length(ctx, ty, start, stop, step, known_step)
+        counter, trips = self._trip_count(ty, start, stop, step, known_step)
         var = ctx.locals[s.var]
 
         def body(loop: Loop, k: int) -> None:
+            if counter != uty:  # the narrow type's k: its low bits (the value wraps the same)
+                k = fn.u_convert(uty, k)
             done = k if ty == uty else fn.bitcast(ty, k)
             if known_step == 1:
                 value = fn.i_add(ty, start, done)
@@ -116,7 +118,21 @@ class StatementLowering:
             self._loop_body(loop, s.body)
 
         with self._local_indices_hidden(_leaves_early(s.body)):
-            counted_loop(ctx, uty, trips, body, f"{s.var}.k", loopcap.FOR)
+            counted_loop(ctx, counter, trips, body, f"{s.var}.k", loopcap.FOR)
+
+    def _trip_count(self, ty: IntType, start: int, stop: int, step: int,
+                    known_step: int | None) -> tuple[IntType, int]:
+        """(the counter's type, the number of iterations) of a range over `ty`. A range over
+        8- or 16-bit integers is counted in 32 bits, its bounds widened (exactly, keeping their
+        sign): NVIDIA's driver (580) ran counted loops of 16-bit counters with run-time bounds
+        past their end, and every device counts in 32 bits at least anyway."""
+        fn, ctx = self.fn, self.ctx
+        if ty.bits < 32:
+            wide = IntType(32, ty.signed)
+            widen = fn.s_convert if ty.signed else fn.u_convert
+            start, stop, step = (widen(wide, v) for v in (start, stop, step))
+            ty = wide
+        return unsigned(ty), range_length(ctx, ty, start, stop, step, known_step)
 
     @contextmanager
     def _local_indices_hidden(self, needed: bool = True) -> Iterator[None]:

@@ -43,4 +43,8 @@ def run_job(script: str, ranks: int, timeout: float, env: dict[str, str] | None 
     flags = ["-disable-auto-cleanup"] if keep_going else []
     return subprocess.run([launcher, *flags, "-n", str(ranks), sys.executable, "-c", script],
                           cwd=ROOT, text=True, capture_output=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **OPEN_MPI_AS_ROOT, **(env or {})})
+
+
+# Open MPI refuses to start as root unless told (containers run as root); MPICH ignores these
+OPEN_MPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.distributed.launch import ROOT, has_mpi4py, mpiexec
+from tests.distributed.launch import OPEN_MPI_AS_ROOT, ROOT, has_mpi4py, mpiexec
 
 pytest.importorskip("sklearn")
 pytestmark = pytest.mark.skipif(not has_mpi4py() or mpiexec() is None,
@@ -22,7 +22,7 @@ def test_train_ddp_example_learns_and_matches_one_process():
     done = subprocess.run([mpiexec(), "-n", "2", sys.executable, "examples/train_ddp.py",
                            "--epochs", "3", "--check"], cwd=ROOT, text=True,
                           capture_output=True, timeout=300,
-                          env={**os.environ, "PYKERN_TIMEOUT": "120"})
+                          env={**os.environ, **OPEN_MPI_AS_ROOT, "PYKERN_TIMEOUT": "120"})
     assert done.returncode == 0, done.stdout + done.stderr
     accuracy = float(re.search(r"test accuracy ([\d.]+) \(.* on 2 processes", done.stdout)[1])
     assert accuracy > 0.85, done.stdout

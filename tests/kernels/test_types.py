@@ -387,6 +387,61 @@ def test_loops_bounded_by_64_bit_remainders():
                                for u, v in zip(a.tolist(), b.tolist())]
 
 
+@pk.kernel
+def guarded_differences(a: pk.u64[:], b: pk.u64[:], x: pk.i64[:], y: pk.i64[:],
+                        out: pk.i64[:, :]):
+    i = pk.global_id(0)
+    ua = a[i] % 9
+    ub = b[i] % 11
+    out[0, i] = pk.i64(ub - ua if ua < ub else pk.u64(0))
+    out[1, i] = y[i] % 17 - x[i] % 13 if x[i] % 13 < y[i] % 17 else 0
+
+
+def test_a_difference_guarded_by_its_comparison():
+    """A known open NVIDIA (driver 580) bug: `b - a if a < b else 0` on u64 gave the right
+    low word and a high word of all ones (3 - 2**32 for 3), as if the comparison's borrow were
+    the subtraction's; the same form sizes 64-bit `range` loops."""
+    a = np.array([0, 1, 2, 3, 7, 2**64 - 1, 5, 6], np.uint64)
+    b = np.array([3, 2**64 - 40, 77, 12, 5, 2**63, 2**40 + 3, 2**62], np.uint64)
+    x = a.astype(np.int64)
+    y = np.array([3, -40, 77, 12, 5, -1, 2**40 + 3, -2**62], np.int64)
+    out = np.zeros((2, a.size), np.int64)
+    guarded_differences[a.size](a, b, x, y, out)
+    assert out[0].tolist() == [max(int(v) % 11 - int(u) % 9, 0) for u, v in zip(a, b)]
+    assert out[1].tolist() == [max(int(w) % 17 - int(v) % 13, 0) for v, w in zip(x, y)]
+
+
+@pytest.mark.parametrize("t", [pk.i8, pk.u8, pk.i16, pk.u16], ids=lambda d: d.name)
+def test_loops_over_narrow_ranges_with_run_time_bounds(t):
+    """NVIDIA (driver 580) ran loops over 16-bit ranges with run-time bounds past their end;
+    they are counted in 32 bits. Steps up and down, the type's extremes, empty ranges."""
+    @pk.kernel
+    def narrow_trips(a: t[:], b: t[:], c: t[:], out: pk.i32[:, :]):
+        i = pk.global_id(0)
+        n = 0
+        total = 0
+        for j in range(a[i], b[i], c[i]):
+            n += 1
+            total += pk.i32(j)
+            if n > 300:
+                break
+        out[0, i] = n
+        out[1, i] = total
+
+    info = np.iinfo(t.numpy)
+    triples = [(0, 5, 1), (3, 3, 1), (info.max - 6, info.max, 2), (info.min, info.min + 20, 7),
+               (10, 100, 9), (100, 10, 1)]
+    if info.min < 0:
+        triples += [(-5, 5, 1), (3, -3, -1), (info.max, info.min + 1, -1), (7, -7, -3),
+                    (-3, 100, 50)]
+    a, b, c = (np.array(col, t.numpy) for col in zip(*triples))
+    out = np.zeros((2, a.size), np.int32)
+    narrow_trips[a.size](a, b, c, out)
+    ranges = [list(range(x, y, z))[:301] for x, y, z in triples]
+    assert out[0].tolist() == [len(r) for r in ranges]
+    assert out[1].tolist() == [sum(r) for r in ranges]
+
+
 # (wider, narrower): the narrower operand converts to the wider type; both fit in it, so
 # Python's // and % on the values are the answer
 MIXED_WIDTHS = [(pk.i64, pk.i32), (pk.i64, pk.i16), (pk.i64, pk.i8), (pk.i64, pk.u32),

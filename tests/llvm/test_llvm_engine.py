@@ -43,7 +43,7 @@ def test_evicted_kernels_leave_later_compilations_working(tmp_path: Path):
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
 
 
-def test_object_code_loads_and_runs_and_garbage_is_refused():
+def test_object_code_loads_and_runs_and_garbage_is_refused(monkeypatch):
     import numpy as np
     from bench_add import add
 
@@ -51,8 +51,12 @@ def test_object_code_loads_and_runs_and_garbage_is_refused():
     from pykern.llvm import engine
     from pykern.llvm.module import ENTRY
 
+    launch = sys.modules["pykern.llvm.launch"]  # the module (pykern.llvm.launch is a function)
+
     x = np.arange(100, dtype=np.float32)
-    host = pykern.llvm.compile_for(add, x.size, x, x, x.copy())
+    # compiled here, not loaded from the disk cache (whose kernels keep no unoptimised IR)
+    monkeypatch.setattr(launch, "host_disk_cache", lambda: None)
+    host = launch.load_or_compile(add, add._key((x, x, x.copy()), 1))
     obj, optimised = engine.compile_object(host.unoptimised_ir)
     assert obj[:4] == b"\x7fELF" and "pk_entry" in optimised
     twin = pykern.llvm.HostKernel.__new__(pykern.llvm.HostKernel)

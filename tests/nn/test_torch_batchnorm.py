@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from torch_reference import assert_close, compare_forward_backward, load_from_torch
+from torch_reference import assert_close, compare_forward_backward, load_from_torch, torch_repr
 
 import pykern as pk
 from pykern import nn
@@ -36,7 +36,7 @@ def assert_same_state(mine: nn.Module, theirs: object, dtype: type) -> None:
 def test_batch_norm_2d_train_then_eval_matches_torch(kwargs, dtype):
     theirs = torch.nn.BatchNorm2d(3, **kwargs).to(TORCH_DTYPE[dtype])
     mine = nn.BatchNorm2d(3, **kwargs, dtype=PK_DTYPE[dtype])
-    assert repr(mine) == repr(theirs)
+    assert torch_repr(mine) == torch_repr(theirs)
     rng = np.random.default_rng(1)
     if theirs.affine:  # weights other than the ones and zeros they start from
         with torch.no_grad():
@@ -102,7 +102,8 @@ def test_state_dict_buffers_and_to_dtype(tmp_path):
     for kwargs in ({"track_running_stats": False}, {"bias": False}, {"affine": False}):
         assert list(nn.BatchNorm1d(3, **kwargs).state_dict()) == \
             list(torch.nn.BatchNorm1d(3, **kwargs).state_dict())
-        assert repr(nn.BatchNorm1d(3, **kwargs)) == repr(torch.nn.BatchNorm1d(3, **kwargs))
+        assert torch_repr(nn.BatchNorm1d(3, **kwargs)) == \
+            torch_repr(torch.nn.BatchNorm1d(3, **kwargs))
     bn(pk.random.randn(2, 3, 4, 4))
     pk.save(bn.state_dict(), tmp_path / "bn.safetensors")  # the i64 count too
     again = nn.BatchNorm2d(3)

@@ -43,3 +43,9 @@ def compare_forward_backward(torch: object, mine: pk.nn.Module, theirs: object,
     tparams = dict(theirs.named_parameters())
     for name, p in mine.named_parameters():
         assert_close(p.grad.numpy(), tparams[name].grad.numpy(), dtype, f"{name} gradient")
+
+
+def torch_repr(module: object) -> str:
+    """`repr(module)` of a module (torch's or pykern's) without what only some torch versions
+    print: the normalisation layers' `bias=True` (their default, shown by some releases)."""
+    return repr(module).replace(", bias=True, track_running_stats", ", track_running_stats")

@@ -74,6 +74,11 @@ def test_block_size_follows_the_heap():
 
 
 def test_ten_thousand_buffers_use_a_handful_of_allocations(device):
+    # one round trip first: a discrete GPU keeps the staging memory of its first transfer
+    warm = device.create_buffer(64)
+    warm.upload(np.zeros(16, np.int32))
+    warm.read_into(np.empty(16, np.int32))
+    warm.free()
     device.sync()
     before = device.memory_stats()
     buffers = [device.create_buffer(64 + (i % 7) * 1000) for i in range(10_000)]

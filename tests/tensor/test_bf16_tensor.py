@@ -84,7 +84,10 @@ def test_host_data_round_once_to_bf16(source):
     rng = np.random.default_rng(7)
     data = {
         "f64": np.concatenate([near_ties(rng, 300), [1 + 2**-8 + 2**-30, 2.0**-134,
-                                                     -1.5 * 2**-134, 3.3961e38, 1e39, -0.0]]),
+                                                     -1.5 * 2**-134, 3.3961e38, 1e39, -0.0,
+                                                     np.inf, -np.inf, np.nan, 5e-324, -1e-310,
+                                                     2.0**-149, 3 * 2.0**-150, 3.4028235e38,
+                                                     -2.0**128]]),
         "f16": rng.standard_normal(300).astype(np.float16),
         "i64": np.concatenate([rng.integers(-2**63, 2**63, 300, dtype=np.int64),
                                [-2**63, 2**63 - 1, 16842753, -16973823, 2**40 + 2**32 + 1]]),

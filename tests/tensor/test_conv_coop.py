@@ -78,6 +78,8 @@ CASES = [
     ((1, 16, 9, 8), (24, 3, 3), (2, 1), (1, 0), (1, 1)),   # stride 2 by 1, padding 1 by 0
     ((2, 12, 8, 8), (20, 3, 3), (1, 1), (2, 2), (2, 2)),   # dilation 2
     ((1, 6, 5, 5), (8, 2, 2), (1, 1), (1, 0), (1, 1)),     # C = 6: no words of 4 channels
+    ((2, 3, 9, 9), (8, 3, 3), (2, 2), (1, 1), (1, 1)),     # C = 3, K = 27: w padded to 28
+    ((1, 3, 9, 8), (5, 7, 7), (2, 2), (3, 3), (1, 1)),     # ResNet's stem: 7x7, K = 147
 ]
 
 
@@ -131,7 +133,7 @@ def test_lowers_to_spirv_for_a_device_with_tiles(dtype, out_dtype, words):
     kern = _kernel(getattr(pk, dtype), getattr(pk, out_dtype), words)
     out = np.zeros((1, 8, 4, 4), getattr(pk, out_dtype).numpy)
     x = np.zeros(64, np.uint64 if words else np.uint16)
-    args = (x, np.zeros((1, 1, 8, 9), np.uint64), out) + (0,) * 15
+    args = (x, np.zeros((1, 1, 8, 9), np.uint64), out) + (0,) * 16
     key = kern._key(kern._by_name(args, {}), 3)
     target = Target()
     words = lower(decompose(lower_bf16(kern._translate(key)), target), target).words
@@ -149,12 +151,10 @@ def test_operands_it_does_not_apply_to():
     assert _declined(pk.ones((1, 4, 4, 4)), pk.ones((8, 4, 1, 1)), pk.empty((1, 8, 4, 4)))
     assert _declined(f16, pk.ones((8, 4, 1, 1)), pk.empty((1, 8, 4, 4)))  # mixed dtypes
     assert _declined(f16, pk.ones((8, 4, 1, 1), pk.f16), pk.empty((1, 8, 4, 4), pk.i32))
-    # K = 3·3·3 = 27: not whole 8-byte words of w
-    assert _declined(pk.ones((1, 3, 4, 4), pk.f16), pk.ones((8, 3, 3, 3), pk.f16),
-                     pk.empty((1, 8, 2, 2)))
-    # w's rows not contiguous over (C, KH, KW)
+    # (w's rows not contiguous over (C, KH, KW), or not whole words: taken, w copied)
     strided_w = pk.ones((4, 8, 1, 1), pk.f16).permute(1, 0, 2, 3)
-    assert _declined(f16, strided_w, pk.empty((1, 8, 4, 4)))
+    assert plan_coop_conv2d(f16, strided_w, pk.empty((1, 8, 4, 4)), (1, 1), (0, 0),
+                            (1, 1)) is not None
     # groups (w with fewer channels than x)
     assert _declined(pk.ones((1, 8, 4, 4), pk.f16), pk.ones((8, 4, 1, 1), pk.f16),
                      pk.empty((1, 8, 4, 4)))
@@ -176,6 +176,15 @@ def test_on_the_device(dtype, layout):
     result = check_on_device(dtype, layout)
     if result is None:
         pytest.skip(f"the device has no 16x16x16 {dtype} tiles into f32")
+    assert result["worst_over_bound"] <= 0, result
+
+
+@pytest.mark.skipif(not has_tiles(), reason="the device has no cooperative matrices")
+def test_three_channels_on_the_device():
+    """C = 3 (K = 27, the filters copied into padded rows), as ResNet's first layer."""
+    result = check_on_device("f16", "nchw", size=(4, 3, 32, 32, 64, 3))
+    if result is None:
+        pytest.skip("the device has no 16x16x16 f16 tiles into f32")
     assert result["worst_over_bound"] <= 0, result
 
 

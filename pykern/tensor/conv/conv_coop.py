@@ -30,9 +30,10 @@ subgroup at a time) to plain stores of the elements that exist.
 
 `coop_conv2d` applies to f16 and bf16 x and w of one dtype, groups 1, an out of that dtype or
 f32, where the device multiplies 16 x 16 x 16 tiles of the dtype into f32, w's rows are
-contiguous (over (C, KH, KW), or (KH, KW, C) for the channels-last variant) with K a multiple
-of 4 (the 8-byte copies of B), and every index fits in 32 bits; elsewhere it returns False and
-does nothing. The bias is the caller's to add.
+contiguous (over (C, KH, KW), or (KH, KW, C) for the channels-last variant), and every index
+fits in 32 bits (a w whose rows are not whole 8-byte words, K = C·KH·KW not a multiple of 4 as
+in ResNet's first layer with C = 3, is first copied into rows padded with zeros); elsewhere it
+returns False and does nothing. The bias is the caller's to add.
 """
 
 import functools
@@ -42,7 +43,9 @@ import pykern as pk
 from pykern.lang.dtypes import DType
 from pykern.tensor.gemm.gemm_coop import _offers, staging
 from pykern.tensor.core.strided import view
-from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.create.creation import fill
+from pykern.tensor.elementwise.functions import assign
 
 BM, BN, BK = 128, 128, 32  # the block of the output one workgroup computes; the k slice
 LANES = BM // 4  # invocations of a subgroup: the block's pixels over 4 subgroups, one each
@@ -107,8 +110,8 @@ def plan_coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: P
         return None
     channels_last = _channels_last(x)
     words = _filter_words(w.permute(0, 2, 3, 1) if channels_last else w)
-    if channels_last and words is None:
-        words = _filter_words(w.permute(0, 2, 3, 1).contiguous())
+    if words is None:  # a reordered or zero-padded copy of w (K = C·KH·KW = 27, say)
+        words = _padded_filter_words(w.permute(0, 2, 3, 1) if channels_last else w)
     length = x.buffer.nbytes // dtype.itemsize
     if words is None or length >= INDEX_LIMIT or out.offset + _extent(out) >= INDEX_LIMIT \
             or x.shape[0] * out.shape[2] * out.shape[3] + BM >= INDEX_LIMIT:
@@ -123,7 +126,8 @@ def plan_coop_conv2d(x: Tensor, w: Tensor, out: Tensor, stride: Pair, padding: P
     m = x.shape[0] * out.shape[2] * out.shape[3]
     grid = (-(-w.shape[0] // BN) * LANES, -(-m // BM) * 4)
     words4 = view(words, (1, 1) + words.shape, (0, 0) + words.element_strides, words.offset)
-    args = (flat, words4, out, *where, h, wd, kh, kw, *stride, *padding, *dilation)
+    k = x.shape[1] * kh * kw
+    args = (flat, words4, out, *where, h, wd, kh, kw, *stride, *padding, *dilation, k)
     return ConvLaunch(_kernel(dtype, out.dtype, channels_last), grid, args)
 
 
@@ -149,6 +153,20 @@ def _filter_words(w: Tensor) -> Tensor | None:
         return None
     words = Tensor(w.buffer, (o, k), pk.u64, (row, 1), 0)  # the same memory
     return view(words, (o, k // 4), (row // 4, 1), w.offset // 4)
+
+
+def _padded_filter_words(w: Tensor) -> Tensor:
+    """w (O, A, B, C) copied into an (O, K') matrix of whole 8-byte words, K = A·B·C elements
+    of each row in that order and zeros up to K' (a multiple of 4), as its words."""
+    o = w.shape[0]
+    k = w.shape[1] * w.shape[2] * w.shape[3]
+    kp = -(-k // 4) * 4
+    padded = empty((o, kp), w.dtype)
+    fill(padded, 0)
+    assign(view(padded, w.shape, (kp, w.shape[2] * w.shape[3], w.shape[3], 1), 0), w)
+    words = _filter_words(view(padded, (o, kp, 1, 1), (kp, 1, 1, 1), 0))
+    assert words is not None  # a fresh row-major matrix of whole words
+    return words
 
 
 def _extent(t: Tensor) -> int:
@@ -285,7 +303,7 @@ def _kernel(ab: DType, out: DType, channels_last: bool) -> pk.Kernel:
     @pk.kernel(workgroup=(LANES, 4, 1))
     def conv2d_coop(x: XW[:], w: pk.u64[:, :, :, :], out: OUT[:, :, :, :], x0: int, sn: int,
                     sc: int, sy: int, sx: int, H: int, W: int, KH: int, KW: int,
-                    sh: int, sw: int, ph: int, pw: int, dh: int, dw: int):
+                    sh: int, sw: int, ph: int, pw: int, dh: int, dw: int, kreal: int):
         sa = pk.shared(pk.u64, (128, 10))
         sbt = pk.shared(pk.u64, (128, 10))
         taps = pk.shared(pk.i32, (3, BK))
@@ -305,7 +323,7 @@ def _kernel(ab: DType, out: DType, channels_last: bool) -> pk.Kernel:
         wr = (s // 2) * 64
         wc = (s % 2) * 64
         acc = (pk.coop_fill(pk.f32, 16, 16, pk.ACCUMULATOR, 0.0),) * 16
-        TABLE(taps, 0, K, KH, KW, dh, dw, sc, sy, sx, tid)
+        TABLE(taps, 0, kreal, KH, KW, dh, dw, sc, sy, sx, tid)
         pk.barrier()
         # the first slice in registers; each iteration stores the slice it holds and fetches
         # the next one while the tiles of this one are multiplied
@@ -318,7 +336,7 @@ def _kernel(ab: DType, out: DType, channels_last: bool) -> pk.Kernel:
             STASH_B(sbt, wb, tid)
             # the table was last read before the previous iteration's second barrier
             if k < K:
-                TABLE(taps, k, K, KH, KW, dh, dw, sc, sy, sx, tid)
+                TABLE(taps, k, kreal, KH, KW, dh, dw, sc, sy, sx, tid)
             pk.barrier()
             if k < K:
                 xa = gather_row(x, taps, base, iy, ix, H, W)

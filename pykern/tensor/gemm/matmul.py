@@ -22,7 +22,7 @@ from pykern.tensor.gemm.matmul_backward import record_matmul
 from pykern.ops.public import declare, torch_names
 from pykern.tensor.gemm import gemm_f32, gemm_host
 from pykern.tensor.core.autocast import low_precision
-from pykern.tensor.gemm import gemm_coop
+from pykern.tensor.gemm import coop_tiling, gemm_coop
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.create.creation import fill
@@ -116,7 +116,10 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
     low = low_precision(a, b) if dtype is None else None
     if low is not None:  # pk.autocast: 16-bit operands, an f32 result
         return matmul(low[0], low[1], dt.f32)
-    return dispatch(("matmul", dtype), (a, b), lambda: _matmul(a, b, dtype))
+    # the plan's key holds what picks the kernels besides the operands: a forced tiling (tests,
+    # `benchmarks tune`) must not replay the launches another tiling recorded
+    return dispatch(("matmul", dtype, gemm_coop.FORCE_TILING), (a, b),
+                    lambda: _matmul(a, b, dtype))
 
 
 def _matmul_backward(forward: Callable[..., Tensor], a: object, b: object,
@@ -145,7 +148,8 @@ def _small_output(info: object, a: Tensor, b: Tensor, c: Tensor) -> bool:
 IMPLEMENTATIONS = (
     Impl("matrix engine", gemm_coop.applies,
          "cooperative-matrix tiles (gemm_coop) where the device has tiles of the operands' "
-         "dtype and the shapes divide into blocks; tried for each batch piece"),
+         "dtype, any shapes (edge blocks masked), the tiling from the device's table; tried "
+         "for each batch piece"),
     Impl("one output per invocation", _small_output, f"outputs of at most {SMALL_OUTPUT}"),
     Impl("host strips", on_host, "register-blocked strips of rows for LLVM (gemm_host)"),
     Impl("register blocks", on_cpu, "blocks from registers, no shared memory (lavapipe)"),
@@ -156,9 +160,14 @@ _CONFIGS = {"one output per invocation": None, "host strips": HOST_TILE,
 
 # how matmul sizes its work by the device: split K below `split_k_waves` output blocks per
 # compute unit (from K = `split_k_from`, in pieces of `split_k_piece`), and the 128-wide tile
-# from `large_tile_waves` tiles per unit (measured on an H200, 132 SMs)
+# from `large_tile_waves` tiles per unit (measured on an H200, 132 SMs); the matrix engine's
+# tiling (gemm_coop.tiling_for: a name of coop_tiling.CANDIDATES), and the one for products
+# with fewer than `coop_small_below` blocks of it per compute unit. Devices measured by
+# `python -m benchmarks tune` override these in pykern/ops/tuning/.
 tune("matmul", lambda info: {"split_k_from": 2048, "split_k_waves": 2, "split_k_piece": 256,
-                             "large_tile_waves": 2})
+                             "large_tile_waves": 2, "coop_tiling": coop_tiling.DEFAULT.name,
+                             "coop_tiling_small": coop_tiling.DEFAULT.name,
+                             "coop_small_below": 1})
 
 matmul = declare(matmul, "gemm", grad="rule", backward=_matmul_backward, complex_grad=True,
                  implementations=IMPLEMENTATIONS,
@@ -225,7 +234,8 @@ def _matmul_into(a: Tensor, b: Tensor, c: Tensor, batch: tuple[int, ...]) -> Non
         bv = view(b, bshape + (k, n), sb + b.element_strides[-2:], b.offset + deltas[1])
         cv = view(c, bshape + (m, n), sc + c.element_strides[-2:], c.offset + deltas[2])
         if IMPLEMENTATIONS[0].applies(info, av, bv, cv):  # the matrix engine, per batch piece
-            gemm_coop.run(av, bv, cv, subgroup_lanes(info))
+            tiling = gemm_coop.tiling_for(info, m, n, prod(bshape), a.dtype)
+            gemm_coop.run(av, bv, cv, subgroup_lanes(info), tiling)
             continue
         k0 = 0
         while True:
