@@ -17,7 +17,8 @@ demo: venv
 # PYKERN_DEVICE names), then the same kernel, op and tensor tests on a Vulkan device
 # (PYKERN_DEVICE=vulkan: lavapipe where no GPU is found), so that both CPU paths run them:
 #   - the tensor library's tests (the random-kernel differential test runs each kernel on the
-#     host, the Vulkan device and the interpreter in the main pass already);
+#     host, the Vulkan device and the interpreter in the main pass already), and those of the
+#     "pykern" PyTorch device (tests/torch: PyTorch programs on the Vulkan device);
 #   - the kernel tests in two passes under the Vulkan validation layer, where any validation
 #     error fails the test that caused it (lavapipe hides both kinds of bug): with
 #     synchronisation validation (missing or wrong barriers, misuse of the API), then with
@@ -30,7 +31,7 @@ demo: venv
 VULKAN ?= 1
 VALIDATE ?= 1
 GPU_AV ?= 1
-VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io tests/ops
+VULKAN_TESTS := tests/tensor tests/linalg tests/fft tests/autograd tests/nn tests/optim tests/io tests/ops tests/torch
 VALIDATED_TESTS := tests/kernels --deselect tests/kernels/test_random_kernels.py
 SYNC_VALIDATION := VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
 GPU_ASSISTED := VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT

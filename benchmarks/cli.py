@@ -24,7 +24,7 @@ from .results import Results
 
 BENCHMARKS = ("elementwise", "launch", "dispatch", "transfer", "compile", "memory", "ops",
               "train", "host", "graph", "fusion", "linalg", "linalg_spectral", "fft",
-              "distributed")
+              "distributed", "torchdev")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -79,7 +79,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
 
     from . import (compile_latency, dispatch, distributed, elementwise, fft, fusion, graph,
                    host, launch_overhead, linalg, linalg_spectral, memory_cycles, ops,
-                   training, transfer)
+                   torch_device, training, transfer)
     from .ops_docs import write_docs
     from .ops_table import ops_table
     from .peers import find_peers
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, only: list[str]) -> int:
                "compile": compile_latency, "memory": memory_cycles, "ops": ops,
                "train": training, "host": host, "graph": graph, "fusion": fusion,
                "linalg": linalg, "linalg_spectral": linalg_spectral, "fft": fft,
-               "distributed": distributed}
+               "distributed": distributed, "torchdev": torch_device}
     ops.ONLY_GROUPS = {g.strip() for g in args.ops_groups.split(",") if g.strip()}
     seconds: dict[str, float] = {}
     meta = {

@@ -16,6 +16,8 @@ the import of the front layers is tried in a Python where the `vulkan` package i
   backward with their declaration), and the op registry imports nothing of pykern;
 - the tensor library does not import the layers above it (`linalg`, `fft`, `nn`, `optim`, `io`)
   but for its array API face, which exports `xp.linalg` and `xp.fft`;
+- the PyTorch device (`pykern/torch`) is imported by nothing else of pykern, which never imports
+  torch; it uses pykern's public API, the op registry and a few named insides only;
 - at most 30 imports of pykern sit inside functions (a cycle held apart at run time), each
   with its reason in a comment.
 
@@ -104,6 +106,45 @@ def test_front_layers_import_no_backend_and_no_runtime(path):
         return not any(within(name, p) for p in (*BACKENDS, RUNTIME))
 
     assert not violations(path, allowed)
+
+
+# ------------------------------------------------------------------ the PyTorch device
+
+BELOW_TORCH = [p for p in sources("pykern") + sources("runtime")
+               if "pykern/torch/" not in p.as_posix()]
+
+
+@pytest.mark.parametrize("path", BELOW_TORCH, ids=ids(BELOW_TORCH))
+def test_nothing_below_the_pytorch_device_imports_it_or_torch(path):
+    """pykern.torch is a layer on top: no other module imports it, and none imports PyTorch
+    (an optional extra)."""
+    def allowed(name: str) -> bool:
+        return not within(name, "pykern.torch") and not within(name, "torch")
+
+    assert not violations(path, allowed)
+
+
+# what of pykern the PyTorch device uses: the public API (`import pykern as pk`), the op
+# registry (the ATen names of the elementwise ops), the op device's context
+# (runtime.selection), and the LU and triangular-solve kernels that pk.linalg uses inside
+# (the array API's linalg names neither)
+TORCH_DEVICE_USES = ("pykern.torch", "pykern.ops", "pykern.runtime.selection",
+                     "pykern.linalg.lu", "pykern.linalg.pivots", "pykern.linalg.triangular")
+TORCH_DEVICE = sources("pykern/torch")
+
+
+@pytest.mark.parametrize("path", TORCH_DEVICE, ids=ids(TORCH_DEVICE))
+def test_the_pytorch_device_uses_the_public_api_and_named_insides(path):
+    def allowed(name: str) -> bool:
+        return not within(name, "pykern") or name == "pykern" or \
+            any(within(name, m) for m in TORCH_DEVICE_USES)
+
+    assert not violations(path, allowed)
+
+
+def test_import_pykern_loads_no_torch():
+    code = "import sys, pykern; sys.exit('torch' in sys.modules or 'pykern.torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
 
 # ------------------------------------------------------------------ the runtime

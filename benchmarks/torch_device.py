@@ -1,0 +1,120 @@
+"""`--only torchdev`: one training step (forward, backward, AdamW) of a GPT written in PyTorch,
+on the "pykern" PyTorch device (`import pykern.torch`) against torch eager on CUDA where the
+process has it (else on PyTorch's CPU backend, for scale), with the same weights and batch.
+
+The model is examples/train_gpt.py's GPT written with torch.nn (benchmarks/training_torch.py),
+of the size the plan gives (the "large" one on a GPU: 6 layers, d_model 384, context 256). Two
+modes: float32, and bfloat16 autocast (`torch.autocast(device_type="pykern")`). Both devices
+start from the same CPU-made weights, so their first losses must agree (a WRONG result
+otherwise), and the losses must go down over the timed steps. The figure is wall-clock time per
+step, the device drained at the end: it includes the per-operator host cost of each side.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .ops_torch import like_for_like
+from .results import Results, Row
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+
+MODES = (("f32", None, 2e-4), ("bf16 autocast", "bf16", 3e-2))  # name, amp dtype, loss rtol
+WARMUP = 2
+
+
+def run(plan: Any, results: Results, peers: Any) -> None:
+    """Times the step on "pykern", then on CUDA where torch has it."""
+    if peers.torch is None:
+        results.note("torchdev: PyTorch is not installed (pip install 'pykern-vulkan[torch]')")
+        return
+    torch = peers.torch
+    import pykern.torch  # noqa: F401  (registers the device)
+    from gpt_model import GPTConfig
+    from train_gpt import ALPHABET, SIZES
+
+    size, steps = plan.training
+    context, layers, d_model, heads, batch = SIZES[size]
+    cfg = GPTConfig(len(ALPHABET), context, layers, d_model, heads)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, cfg.vocab, (batch, context)).astype(np.int64)
+    data = (x, np.roll(x, -1, axis=1))  # a fixed batch: the loss must fall on it
+    for mode, amp, rtol in MODES:
+        case = f"gpt {size} {mode}"
+        mine = _steps(torch, "pykern", cfg, data, amp, steps)
+        results.add(Row("torchdev", case, "pykern (torch device)", mine["ms"], "ms/step",
+                        False, "wall clock",
+                        {"tokens_per_s": batch * context / mine["ms"] * 1e3}))
+        _check(results, case, "pykern", mine["losses"])
+        peer = "cuda" if peers.cuda else "cpu"
+        results.attempt(f"torch {peer} {case}", functools.partial(
+            _peer_row, torch, peer, cfg, data, amp, steps, results, case, mine, rtol))
+
+
+def _model(torch: Any, cfg: Any, device: str) -> Any:
+    from .training_torch import torch_gpt
+
+    torch.manual_seed(0)
+    model = torch_gpt(torch, cfg)  # made on the CPU: the same weights for every device
+    for name, p in model.named_parameters():
+        if p.dim() >= 2 and "in_proj" in name:
+            torch.nn.init.xavier_uniform_(p)
+    return model.to(device)
+
+
+def _steps(torch: Any, device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray],
+           amp: str | None, steps: int) -> dict[str, Any]:
+    from .training_torch import torch_loss
+
+    model = _model(torch, cfg, device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, y = (torch.from_numpy(a).to(device) for a in data)
+    kind = device.split(":")[0]
+    sync = {"pykern": torch.pykern.synchronize, "cuda": torch.cuda.synchronize}.get(
+        kind, lambda: None)
+    losses: list[Any] = []
+
+    def step() -> None:
+        with torch.autocast(kind, dtype=torch.bfloat16, enabled=amp is not None):
+            loss = torch_loss(torch, model, x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+
+    with like_for_like(torch):
+        for _ in range(WARMUP):
+            step()
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+    ms = (time.perf_counter() - start) / steps * 1e3
+    return {"ms": ms, "losses": [float(v) for v in losses]}
+
+
+def _peer_row(torch: Any, peer: str, cfg: Any, data: tuple[np.ndarray, np.ndarray],
+              amp: str | None, steps: int, results: Results, case: str, mine: dict[str, Any],
+              rtol: float) -> None:
+    theirs = _steps(torch, peer, cfg, data, amp, steps)
+    row = results.add(Row("torchdev", case, f"torch {peer}", theirs["ms"], "ms/step", False,
+                          "wall clock"))
+    print(f"  {'':<10} {case:<22} pykern/torch-{peer} speed {results.ratio(row):.2f}",
+          flush=True)
+    first, ref = mine["losses"][0], theirs["losses"][0]
+    if abs(first - ref) > rtol * abs(ref):
+        results.fail(f"torchdev {case}: the first loss on pykern is {first:.5f}, on {peer} "
+                     f"{ref:.5f}, from the same weights and batch")
+
+
+def _check(results: Results, case: str, who: str, losses: list[float]) -> None:
+    if not all(np.isfinite(losses)) or losses[-1] >= losses[0]:
+        results.fail(f"torchdev {case}: {who}'s loss did not go down: {losses[0]:.4f} -> "
+                     f"{losses[-1]:.4f}")
