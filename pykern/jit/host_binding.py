@@ -65,6 +65,9 @@ class HostProgram:
         # which of the launch's buffers (the array parameters, in order) the kernel writes: a
         # recorded graph refuses host reads of those (runtime/host/host_graph.py)
         self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in arrays)
+        # and which it reads (an array neither read nor written counts as read, as on Vulkan)
+        self.reads_mask = tuple(bool(p.access & ir.Access.READ) or not p.access & ir.Access.WRITE
+                                for p in arrays)
         # the bytes of one element of each, as the kernel indexes it (a complex array's part,
         # a bf16 array's 16-bit word)
         self.item_sizes = [p.type.dtype.itemsize for p in arrays]  # type: ignore[union-attr]

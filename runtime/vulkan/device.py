@@ -72,6 +72,7 @@ DEVICE_FUNCTIONS = [
     "vkCmdPushConstants",
     "vkCmdDispatch",
     "vkCmdCopyBuffer",
+    "vkCmdExecuteCommands",
     "vkCreateFence",
     "vkDestroyFence",
     "vkWaitForFences",
