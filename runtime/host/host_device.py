@@ -171,6 +171,9 @@ class HostDevice(DescribedDevice):
                 f"the host cannot allocate {nbytes} bytes ({self._live_bytes} bytes are held by "
                 f"{self._live_buffers} buffers)") from None
         self._counted(nbytes)
+        graph = self._graph
+        if graph is not None and graph.created is not None:
+            graph.created.add(id(buffer))  # made while a logging graph records
         return buffer
 
     def wrap(self, array: object) -> HostBuffer:

@@ -40,6 +40,7 @@ class HostGraph:
         self.released = False
         self.locate: Callable[[], object] | None = None
         self.refuse_all_reads = False  # refuse every host read, not only of recorded writes
+        self.created: set[int] | None = None  # ids of the buffers made meanwhile, if asked
         # (program, grid, buffers, block, where) for a launch; (UPLOAD, offset, (buffer,),
         # bytes, where) for an upload; (COPY, (src offset, dst offset, nbytes), (src, dst),
         # b"", where) for a copy

@@ -21,9 +21,11 @@ A replay belongs to the batch that executes it: the buffers its commands use get
 serial as their use / write serial, so host reads and later launches wait for it exactly as
 for eager work, and the graph lets go of its Vulkan objects only after the last such batch.
 
-A graph may keep a log of what it records (`log`: program, grid, argument block and buffers
-of each launch, the bytes of each upload) with, for each entry, where it was made
-(`locate`, a callable the layer above supplies); `pk.compile` compares the logs of two calls.
+A graph may keep a log of what it records (`log`: (program, grid, buffers, argument block,
+where) per launch; ("upload", offset, (buffer,), bytes, where) per upload; ("copy", (source
+offset, destination offset, bytes), (source, destination), b"", where) per copy), where
+`where` is what `locate` (a callable the layer above supplies) said at the time; `pk.compile`
+compares the logs of two calls.
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ class VulkanGraph:
         self.log: list[tuple] | None = None
         self.locate: Callable[[], object] | None = None
         self.refuse_all_reads = False  # refuse every host read, not only of recorded writes
+        self.created: set[int] | None = None  # ids of the buffers made meanwhile, if asked
         self._pool, self._cmd_array = self._begin_command_buffer()
         self.cmd = self._cmd_array[0]
         self._barrier = ffi.new(
@@ -177,8 +180,9 @@ class VulkanGraph:
         grid = normalize_grid(grid)
         dispatches = plan_dispatches(grid, program.workgroup, self.device._launcher.max_groups)
         if self.log is not None:
-            self.log.append((program, grid, bytes(memoryview(args).cast("B")[:program.block_size]),
-                             tuple(buffers), self.locate() if self.locate else None))
+            block = bytes(memoryview(args).cast("B")[:program.block_size])
+            self.log.append((program, grid, tuple(buffers), block,
+                             self.locate() if self.locate else None))
         if not dispatches:
             return
         block = self._block(program, args, grid)
@@ -203,7 +207,7 @@ class VulkanGraph:
     def record_upload(self, buf: Buffer, data: memoryview, offset: int) -> None:
         """Records the copy of `data` (kept in a staging buffer of the graph) into `buf`."""
         if self.log is not None:
-            self.log.append((None, offset, bytes(data), (buf,),
+            self.log.append(("upload", offset, (buf,), bytes(data),
                              self.locate() if self.locate else None))
         staging = self.device._maker.make(max(MIN_SIZE, data.nbytes), STAGING_USAGE, STAGING)
         self._staging.append(staging)
@@ -219,7 +223,7 @@ class VulkanGraph:
                     nbytes: int) -> None:
         """Records a copy of `nbytes` bytes between two buffers."""
         if self.log is not None:
-            self.log.append((None, (src_offset, dst_offset, nbytes), b"", (src, dst),
+            self.log.append(("copy", (src_offset, dst_offset, nbytes), (src, dst), b"",
                              self.locate() if self.locate else None))
         raws = [src._raw, dst._raw]
         self._order(raws, (False, True))

@@ -230,6 +230,13 @@ class Device(DescribedDevice):
         heap next to what is allocated already; DeviceError when it exceeds the device's
         maxStorageBufferRange (a kernel could not address it).
         """
+        buffer = self._create_buffer(nbytes)
+        graph = self._graph
+        if graph is not None and graph.created is not None:
+            graph.created.add(id(buffer))  # made while a logging graph records
+        return buffer
+
+    def _create_buffer(self, nbytes: int) -> Buffer:
         nbytes = operator.index(nbytes)
         if nbytes < 0:
             raise ValueError(f"a buffer cannot have {nbytes} bytes")
