@@ -35,15 +35,17 @@ from pykern.tensor.core.tensor import Tensor
 LOG = logging.getLogger("pykern.jit")
 SIGNATURES_MAX = 8  # signatures recorded per function; past them, new ones run eagerly
 UNSTABLE_MAX = 3  # recordings in a row that each differ from the one before: refused
+PENDING_MAX = 4  # states of the guards with a recording waiting to be confirmed
 
 
 class Entry:
-    """The recordings of one signature: those confirmed, and the last one not yet."""
+    """The recordings of one signature: those confirmed, and per state of the guards (the
+    modules' modes, the `.grad` a backward meets) the last one not confirmed yet."""
 
     def __init__(self) -> None:
         self.ready: list[Recorded] = []
-        self.pending: Recorded | None = None
-        self.unstable = 0  # recordings in a row that differed from the one before
+        # guards -> (the last recording, how many in a row differed from the one before)
+        self.pending: dict[tuple, tuple[Recorded, int]] = {}
 
     def find(self) -> Recorded | None:
         for recorded in self.ready:
@@ -52,32 +54,39 @@ class Entry:
         return None
 
     def add(self, new: Recorded, name: str) -> None:
-        """Keeps `new`: confirmed where it agrees with the pending recording."""
-        old, self.pending = self.pending, None
+        """Keeps `new`: confirmed where it agrees with the last recording made with the same
+        guards; a GraphError where UNSTABLE_MAX in a row each differed from the one before."""
+        guards = _guards(new)
+        old, unstable = self.pending.pop(guards, (None, 0))
         if old is not None and _agree(old, new):
             old.release()
             self.ready = [r for r in self.ready if not r.device.closed]
             self.ready.append(new)
-            self.unstable = 0
             return
-        self.unstable += 1
-        if old is not None and self.unstable >= UNSTABLE_MAX:
+        if old is not None:
             why = _disagreement(old, new)
             old.release()
-            new.release()
-            self.unstable = 0
-            raise GraphError(f"pk.compile: {name} does something different on every call, "
-                             f"which a replay would not: {why}")
-        if old is not None:
-            old.release()
-        self.pending = new
+            unstable += 1
+            if unstable + 1 >= UNSTABLE_MAX:
+                new.release()
+                raise GraphError(f"pk.compile: {name} does something different on every "
+                                 f"call, which a replay would not: {why}")
+        if len(self.pending) >= PENDING_MAX:  # the oldest state goes
+            dropped, _ = self.pending.pop(next(iter(self.pending)))
+            dropped.release()
+        self.pending[guards] = (new, unstable)
 
     def release(self) -> None:
         for recorded in self.ready:
             recorded.release()
-        if self.pending is not None:
-            self.pending.release()
-        self.ready, self.pending = [], None
+        for recorded, _ in self.pending.values():
+            recorded.release()
+        self.ready, self.pending = [], {}
+
+
+def _guards(r: Recorded) -> tuple:
+    return (tuple((id(m), t) for m, t in r.modules),
+            tuple((id(g), s) for g, s in r.grads_met))
 
 
 def _agree(a: Recorded, b: Recorded) -> bool:
