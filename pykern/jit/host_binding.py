@@ -28,7 +28,7 @@ from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tens
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.layout import LENGTH, array_slots
-from pykern.llvm.pool import LaunchTimedOut, StopWord, run_workgroups
+from pykern.llvm.pool import LaunchTimedOut, StopWord, run_watched, run_workgroups
 from pykern.runtime.errors import DeviceError
 from pykern.tensor.core.tensor import Tensor
 
@@ -118,9 +118,13 @@ class HostProgram:
         block = ctypes.create_string_buffer(
             self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
         address = ctypes.addressof(block)
-        # a kernel with loops may run long: only the pool's threads run it, stoppable
+        # a kernel with loops may run long: only the pool's threads run it, stoppable, unless
+        # it ran briefly over this grid before (`run_watched`: on this thread, watched)
         inline = not self.loops
         checked = self.host.checked_entry  # for workgroups whose proof fails
+        if pooled is False and not inline:
+            run_watched(self.entry, address, total, stop, timeout, checked)
+            return
         if pooled is not None:
             run_workgroups(self.entry, address, total, None if pooled else 1, stop, timeout,
                            inline, checked)
@@ -135,11 +139,10 @@ class HostProgram:
         """Whether a launch over `grid` runs on the pool (True) or one thread (False), or None
         where a timed run on one thread decides: handing work to the pool costs tens of
         microseconds, so it goes there when it takes longer than that."""
-        if total < 2:
-            return False
         if not self.loops:  # every invocation does about the same, little, work
-            return grid[0] * grid[1] * grid[2] >= POOL_MIN_INVOCATIONS
-        return self.pool_choice.get(grid)
+            return total >= 2 and grid[0] * grid[1] * grid[2] >= POOL_MIN_INVOCATIONS
+        choice = self.pool_choice.get(grid)
+        return choice if choice is None or total >= 2 else False
 
 
 class HostArgBinder:
