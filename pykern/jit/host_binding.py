@@ -28,7 +28,8 @@ from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tens
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.layout import LENGTH, array_slots
-from pykern.llvm.pool import LaunchTimedOut, StopWord, run_watched, run_workgroups
+from pykern.llvm.pool import (LaunchTimedOut, StopWord, run_watched, run_workgroups,
+                              thread_stop_word)
 from pykern.runtime.errors import DeviceError
 from pykern.tensor.core.tensor import Tensor
 
@@ -84,6 +85,12 @@ class HostProgram:
         self.entry = host.native.entry
         self.loops = host.loops
         self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
+        self._groups: dict[tuple[int, int, int], tuple[tuple[int, int, int], int]] = {}
+        # the argument block, packed in place launch after launch (a launch nested in another
+        # thread's, which finds it busy, packs into one of its own)
+        self._block = ctypes.create_string_buffer(self.struct.size)
+        self._block_address = ctypes.addressof(self._block)
+        self._busy = False
 
     def run(self, grid: tuple[int, int, int], addresses: list[int], sizes: list[int],
             values: list, timeout: float | None = None) -> None:
@@ -94,11 +101,16 @@ class HostProgram:
                                              self.item_sizes):
             values[slot] = address
             values[slot + LENGTH] = size // item
-        wx, wy, wz = self.workgroup
-        groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
-        total = groups[0] * groups[1] * groups[2]
+        known = self._groups.get(grid)
+        if known is None:
+            wx, wy, wz = self.workgroup
+            groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+            known = (groups, groups[0] * groups[1] * groups[2])
+            if len(self._groups) < POOL_CHOICES:
+                self._groups[grid] = known
+        groups, total = known
         pooled = self._pooled(grid, total)
-        stop = StopWord()
+        stop = thread_stop_word()
         try:
             if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
                 packed = bytearray(self.struct.pack(*values, *grid, *groups, 0, 0))
@@ -115,9 +127,20 @@ class HostProgram:
 
     def _run(self, grid: tuple[int, int, int], total: int, pooled: bool | None, values: list,
              groups: tuple[int, int, int], stop: StopWord, timeout: float | None) -> None:
-        block = ctypes.create_string_buffer(
-            self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
-        address = ctypes.addressof(block)
+        if self._busy:  # another thread's launch of this program: a block of its own
+            block = ctypes.create_string_buffer(
+                self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
+            self._launch(grid, total, pooled, ctypes.addressof(block), stop, timeout)
+            return
+        self._busy = True
+        try:
+            self.struct.pack_into(self._block, 0, *values, *grid, *groups, stop.address)
+            self._launch(grid, total, pooled, self._block_address, stop, timeout)
+        finally:
+            self._busy = False
+
+    def _launch(self, grid: tuple[int, int, int], total: int, pooled: bool | None,
+                address: int, stop: StopWord, timeout: float | None) -> None:
         # a kernel with loops may run long: only the pool's threads run it, stoppable, unless
         # it ran briefly over this grid before (`run_watched`: on this thread, watched)
         inline = not self.loops

@@ -77,6 +77,20 @@ class StopWord:
         return self.word.value != RUNNING
 
 
+_STOP_WORDS = threading.local()
+
+
+def thread_stop_word() -> StopWord:
+    """This thread's stop word, running again: launches on one thread follow each other (a
+    launch returns once nothing of it runs any more), so they share one."""
+    stop = getattr(_STOP_WORDS, "word", None)
+    if stop is None:
+        stop = _STOP_WORDS.word = StopWord()
+    else:
+        stop.word.value = RUNNING
+    return stop
+
+
 def core_count() -> int:
     """The cores this process may run on (its affinity mask where the OS has one)."""
     try:
