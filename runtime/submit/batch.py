@@ -163,6 +163,7 @@ class BatchQueue:
         self.barriers = 0  # barriers recorded so far
         self._checks: deque[Callable[[], None]] = deque()  # see `after`
         self.hold_checks = False  # while a graph records: checks wait until it has ended
+        self._checking = False  # a check is running (see _run_checks)
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
         # the VkSubmitInfo of a batch, where semaphores join it (the DMA queue's, transfer.py);
@@ -327,11 +328,17 @@ class BatchQueue:
         self.defer(serial, lambda: self._checks.append(check))
 
     def _run_checks(self) -> None:
-        if self.hold_checks:
+        # not inside a check: its own reads wait, and must not run the others one level
+        # deeper each (thousands of checks due at one wait would pass the recursion limit)
+        if self.hold_checks or self._checking:
             return
         checks = self._checks
-        while checks:
-            checks.popleft()()
+        self._checking = True
+        try:
+            while checks:
+                checks.popleft()()
+        finally:
+            self._checking = False
 
     def defer(self, serial: int, release: Callable[[], None]) -> None:
         """Runs `release` once batch `serial` has finished (at once if it has)."""
