@@ -12,6 +12,7 @@ as the Vulkan graph does (runtime/submit/graph.py); here the log is the list of 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,10 @@ class HostGraph:
         self._written: set[int] = set()  # ids of buffers a recorded step writes (held below)
         self._held: list[HostBuffer] = []  # every buffer once, for the check at replay
         self._seen: set[int] = set()
+        # the steps as replays make them: a launch prepared once where its program can
+        # (`prepare`: its block packed with the buffers' addresses), per thread
+        self._prepared: list[tuple[object, object]] | None = None
+        self._prepared_on = 0
 
     @property
     def log(self) -> list[tuple[object, object, tuple, object, object]]:
@@ -114,24 +119,41 @@ class HostGraph:
                                  "graph cannot be replayed")
         device = self.device
         timeout = device.timeout
-        for program, grid, buffers, block, _ in self._steps:
-            if program is UPLOAD:
-                buffers[0].memory[grid:grid + len(block)] = memoryview(block)  # type: ignore
-                continue
-            if program is COPY:
-                copy_bytes(buffers[0], grid[0], buffers[1], grid[1], grid[2])  # type: ignore
-                continue
-            addresses, sizes = [], []
-            for buf in buffers:
-                if buf is None:
-                    addresses.append(0)
-                    sizes.append(0)
-                else:
-                    addresses.append(buf.address)
-                    sizes.append(buf.nbytes)
-            device._commands += 1
-            program.run(grid, addresses, sizes, list(block),  # type: ignore[attr-defined]
-                        timeout)
+        if self._prepared is None or self._prepared_on != threading.get_ident():
+            self._prepare()
+        for step, prepared in self._prepared:  # type: ignore[union-attr]
+            if prepared is not None:
+                device._commands += 1
+                step[0].run_prepared(prepared, timeout)  # type: ignore[index, union-attr]
+            else:
+                self._replay_step(step, timeout)
+
+    def _prepare(self) -> None:
+        """Each step with its prepared launch (None where it has none), for this thread."""
+        prepared = []
+        for step in self._steps:
+            program, grid, buffers, block, _ = step
+            launch = None
+            if not isinstance(program, str) and hasattr(program, "prepare"):
+                addresses = [0 if b is None else b.address for b in buffers]
+                sizes = [0 if b is None else b.nbytes for b in buffers]
+                launch = program.prepare(grid, addresses, sizes, block)  # type: ignore
+            prepared.append((step, launch))
+        self._prepared = prepared
+        self._prepared_on = threading.get_ident()
+
+    def _replay_step(self, step: tuple, timeout: float) -> None:
+        """An upload, a copy, or a launch without a prepared form (a debug kernel's)."""
+        program, grid, buffers, block, _ = step
+        if program is UPLOAD:
+            buffers[0].memory[grid:grid + len(block)] = memoryview(block)
+        elif program is COPY:
+            copy_bytes(buffers[0], grid[0], buffers[1], grid[1], grid[2])
+        else:
+            addresses = [0 if b is None else b.address for b in buffers]
+            sizes = [0 if b is None else b.nbytes for b in buffers]
+            self.device._commands += 1
+            program.run(grid, addresses, sizes, list(block), timeout)
 
     def release(self) -> None:
         """Lets go of the buffers and blocks (their memory is freed as usual)."""
@@ -141,3 +163,4 @@ class HostGraph:
         self._written.clear()
         self._held.clear()
         self._seen.clear()
+        self._prepared = None
