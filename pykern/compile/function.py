@@ -24,7 +24,7 @@ from pykern.autograd.mode import is_grad_enabled
 from pykern.compile.fingerprint import difference
 from pykern.compile.record import record
 from pykern.compile.recorded import Recorded
-from pykern.compile.structure import fill, flatten
+from pykern.compile.structure import Leaf, fill, flatten, tensor_key
 from pykern.jit import compiling
 from pykern.runtime import get_device
 from pykern.runtime.errors import GraphError
@@ -127,7 +127,13 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)  # inside a recording: part of the outer one
         tensors: list[Tensor] = []
         key: list = []
-        template = flatten((args, kwargs), tensors, key, f"an argument of {self.name}")
+        if not kwargs and all(type(a) is Tensor and not a.requires_grad for a in args) \
+                and len({id(a) for a in args}) == len(args):
+            tensors = list(args)  # the common call: distinct tensors only, keyed as flatten
+            key = [tensor_key(a) for a in args]  # would key them (a shorter key, same cases)
+            template = (tuple(Leaf(i) for i in range(len(args))), {})
+        else:
+            template = flatten((args, kwargs), tensors, key, f"an argument of {self.name}")
         devices = {id(t.device): t.device for t in tensors}
         if len(devices) == 1:
             (device,) = devices.values()

@@ -52,6 +52,9 @@ class Recorded:
         self.bumped = bumped
         self.fingerprint = fingerprint  # what two recordings must share (fingerprint.py)
         self.result_key = result_key
+        # how each argument is copied into its slot: (index, slot buffer, bytes, itemsize) for
+        # a contiguous one (a plain buffer copy; contiguity is part of the signature)
+        self._copies: list[tuple[int, Any, int, int]] | None = None
 
     # ---------------------------------------------------------------- replaying
 
@@ -69,15 +72,32 @@ class Recorded:
     def replay(self, tensors: list[Tensor]) -> list[Any]:
         """The result tensors of one call on `tensors` (the flattened arguments)."""
         device = self.device
-        for slot, t in zip(self.slots, tensors):
-            if slot is not None:
-                copy_into(slot, t)
+        copies = self._copies
+        if copies is None:
+            copies = self._copies = self._copy_plan(tensors)
+        copy = device.copy_buffer
+        for i, buffer, nbytes, size in copies:
+            if buffer is None:
+                copy_into(self.slots[i], tensors[i])  # type: ignore[arg-type]
+            else:
+                t = tensors[i]
+                copy(t.buffer, t.offset * size, buffer, 0, nbytes)
         for hook in self.hooks:
             hook()
         self.graph.replay_queued()
         out = self.finish(tensors)
         device.flush()
         return out
+
+    def _copy_plan(self, tensors: list[Tensor]) -> list[tuple[int, Any, int, int]]:
+        """How `replay` copies each argument into its slot (see __init__)."""
+        plan = []
+        for i, slot in enumerate(self.slots):
+            if slot is None:
+                continue
+            plain = tensors[i].is_contiguous
+            plan.append((i, slot.buffer if plain else None, slot.nbytes, slot.dtype.itemsize))
+        return plan
 
     def finish(self, tensors: list[Tensor]) -> list[Any]:
         """Steps 4 and 5 of the module docstring (also after the recording itself)."""
