@@ -329,3 +329,25 @@ def test_a_result_that_needs_autograd_is_refused(device):
         f(pk.ones(4))
     with pk.no_grad():  # without gradients it is a plain forward pass
         assert float(f(pk.ones(4))) == 4.0
+
+
+def test_python_values_among_the_results_must_stay_the_same(device):
+    calls = [0]
+
+    @pk.compile
+    def constant(x):
+        return x * 2.0, "doubled", 2
+
+    for _ in range(4):
+        out, what, factor = constant(pk.ones(3))
+        assert (what, factor) == ("doubled", 2)
+        np.testing.assert_array_equal(out.numpy(), np.full(3, 2.0))
+
+    @pk.compile
+    def counting(x):
+        calls[0] += 1
+        return x * 2.0, calls[0]  # a value a replay could not give
+
+    with pytest.raises(pk.GraphError, match="returns besides tensors"):
+        for _ in range(3):
+            counting(pk.ones(3))
