@@ -3,8 +3,10 @@ digits, or random images of their shape at --quick) on the host device and on la
 numpy's version of the same training (benchmarks/numpy_mlp.py), in ms per step.
 
 Each side starts from the weights of `pk.random.seed(0); make_model()` (the same on every
-device), trains one untimed epoch (compiling), then `plan.train_epochs` timed epochs, by the
-wall clock: the example reads every step's loss back (`float(loss)`), so each step ends drained.
+device), trains one untimed epoch (compiling, and recording the `@pk.compile`d step), then
+`plan.train_epochs` timed epochs, by the wall clock: the example reads every step's loss back
+(`float(loss)`), so each step ends drained. Each device trains with the example's compiled step
+(`who` the device) and with its eager step (`who` "<device> eager").
 Every loss of both calls must agree with numpy's within LOSS_RTOL (else WRONG), and go down.
 """
 
@@ -43,13 +45,16 @@ def run(hp: Any, results: Results, devices: dict[str, int]) -> None:
     reference = _numpy(hp, results, case, state, x, y)
     for name, index in devices.items():
         pk.set_device(index)
-        pk.random.seed(0)
-        model = train_mlp.make_model()
-        losses = train_mlp.train(model, x, y, 1, BATCH, LR, log=False)
-        start = time.perf_counter()
-        timed = train_mlp.train(model, x, y, hp.train_epochs, BATCH, LR, log=False)
-        ms = (time.perf_counter() - start) / len(timed) * 1e3
-        _add(results, case, f"pykern {name}", name, ms, losses + timed, reference)
+        for eager in (False, True):
+            pk.random.seed(0)
+            model = train_mlp.make_model()
+            losses = train_mlp.train(model, x, y, 1, BATCH, LR, log=False, eager=eager)
+            start = time.perf_counter()
+            timed = train_mlp.train(model, x, y, hp.train_epochs, BATCH, LR, log=False,
+                                    eager=eager)
+            ms = (time.perf_counter() - start) / len(timed) * 1e3
+            who = f"{name} eager" if eager else name
+            _add(results, case, f"pykern {who}", who, ms, losses + timed, reference)
 
 
 def _data(results: Results, train_mlp: Any,

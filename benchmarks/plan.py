@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from .host_plan import HOST_FULL, HOST_QUICK, HostPlan
 from .ops_plan import CPU_OPS, GPU_OPS, QUICK_OPS, OpsPlan
+from .training_cases import CPU_TRAINING, GPU_TRAINING, QUICK_TRAINING, TrainCase
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Plan:
     memory_cycles: int  # create/free cycles of 1 MiB buffers
     peer_memory_cycles: int  # the same for each peer (they only give the scale)
     ops: OpsPlan  # the sizes of the `ops` benchmark (benchmarks/ops_plan.py)
-    training: tuple[str, int]  # examples/train_gpt.py's size and the steps timed
+    training: tuple[tuple[TrainCase, ...], int]  # the `train` cases and the steps timed
     host: HostPlan  # the sizes of the `host` benchmark (benchmarks/host_plan.py)
     fusion: tuple[tuple[int, int], ...] = ()  # (elements, calls timed) of `fusion`
     # `distributed`: f32 elements all-reduced, and DDP training steps timed per job
@@ -49,7 +50,7 @@ GPU = Plan(
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
     ops=GPU_OPS,
-    training=("large", 10),
+    training=(GPU_TRAINING, 10),
     host=HOST_FULL,
     fusion=((2**24, 50), (2**26, 30), (2**28, 20)),
 )
@@ -69,7 +70,7 @@ CPU = Plan(
     memory_cycles=100_000,
     peer_memory_cycles=20_000,
     ops=CPU_OPS,
-    training=("tiny", 5),
+    training=(CPU_TRAINING, 5),
     host=HOST_FULL,
     fusion=((2**20, 10), (2**22, 5)),
 )
@@ -86,7 +87,7 @@ QUICK = Plan(
     memory_cycles=2_000,
     peer_memory_cycles=500,
     ops=QUICK_OPS,
-    training=("tiny", 2),
+    training=(QUICK_TRAINING, 2),
     host=HOST_QUICK,
     fusion=((2**16, 3),),
     distributed_sizes=(2**10, 2**16),

@@ -1,6 +1,7 @@
-"""The torch twin of examples/gpt_model.py's GPT for the training benchmark: the same layers,
-the same parameter names and shapes (so pykern's initial weights are loaded into it and both
-start from the same loss), attention through torch's fused scaled_dot_product_attention."""
+"""The torch twins of the training benchmark's models: examples/gpt_model.py's GPT (the same
+layers, the same parameter names and shapes, so pykern's initial weights are loaded into it and
+both start from the same loss; attention through torch's fused scaled_dot_product_attention)
+and the MLP."""
 
 from __future__ import annotations
 
@@ -61,3 +62,9 @@ def torch_loss(torch: Any, model: Any, x: Any, y: Any) -> Any:
     logits = model(x)
     b, t, v = logits.shape
     return torch.nn.functional.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
+
+
+def torch_mlp(torch: Any, n_in: int, hidden: int, classes: int) -> Any:
+    """The MLP of the training benchmark: pk.nn.Sequential's parameter names."""
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, classes))

@@ -9,6 +9,9 @@ The size defaults to `tiny` (one layer of width 32) where the device is a CPU (t
 device, or a Vulkan CPU implementation such as lavapipe) and to `large` (6 layers of width 384
 over 256 characters, batches of 32) on a GPU; `--size small` is in between. `--amp bf16` runs
 the matrix products in bf16 on the matrix engine (pk.autocast) with the weights kept in f32.
+The training step (forward, backward, AdamW) is `@pk.compile`d: recorded on its first calls,
+then replayed with each batch in one submit; `--eager` runs its Python every step instead.
+The progress lines show the steady-state time per step, tokens per second and the time left.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import argparse
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ import numpy as np
 import pykern as pk
 from cli import parser_for
 from gpt_model import GPT, GPTConfig, loss_of
+from step_timer import StepTimer
 
 SIZES = {  # context, layers, d_model, heads, batch
     "tiny": (32, 1, 32, 2, 8),
@@ -113,6 +116,9 @@ def parse() -> argparse.Namespace:
                         help="print the loss every this many steps")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the weights, the batches and the sample")
+    parser.add_argument("--eager", action="store_true",
+                        help="run the training step's Python every step instead of replaying "
+                        "the step recorded by pk.compile")
     parser.add_argument("--device", default=None,
                         help="the device, as pk.set_device takes it: an index or a name "
                         "(default: pykern's default device)")
@@ -137,19 +143,24 @@ def main() -> list[float]:
     n_params = sum(p.size for p in model.parameters())
     print(f"the {args.size} model, {n_params / 1e6:.2f}M parameters, {len(data):,} characters "
           f"of the standard library, on {pk.get_device().info.name}", flush=True)
-    losses: list[float] = []
-    start = time.perf_counter()
-    for step in range(1, args.steps + 1):
-        x, y = batch(train, context, size, rng)
+    def train_step(x: pk.Tensor, y: pk.Tensor) -> pk.Tensor:
         with pk.autocast(dtype=args.amp or pk.bf16, enabled=args.amp is not None):
             loss = loss_of(model, x, y)
         opt.zero_grad()
         loss.backward()
         opt.step()
+        return loss
+
+    run = train_step if args.eager else pk.compile(train_step)
+    losses: list[float] = []
+    timer = StepTimer(args.steps)
+    for step in range(1, args.steps + 1):
+        loss = run(*batch(train, context, size, rng))
         losses.append(float(loss))
+        timer.tick()
         if step % args.log_every == 0 or step in (1, args.steps):
             print(f"step {step:5d}  loss {losses[-1]:.4f}  "
-                  f"({(time.perf_counter() - start) / step * 1e3:.0f} ms/step)", flush=True)
+                  f"({timer.summary(size * context)})", flush=True)
     print(f"validation loss {evaluate(model, val, 4, size, rng):.4f}")
     print("sample:\n" + sample(model, "def ", args.sample, rng))
     if args.plot:

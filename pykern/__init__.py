@@ -63,6 +63,7 @@ from pykern.lang.dtype_names import (bfloat16, bool, complex64, complex128, doub
                                      short, uint8, uint16, uint32, uint64)
 from pykern.io import load, save
 from pykern.fuse import fuse
+from pykern.compile import compile
 from pykern import amp, fft, linalg, nn, optim
 from pykern import ops
 from pykern.lang.builtins import serve_tensors as _serve_tensors

@@ -162,6 +162,9 @@ def check(source: str, value: object, printed: str, ns: dict) -> bool:
         assert "@pk.kernel" in ns["scaled"].source(ns["u"], ns["w"])
     elif source.startswith("x = pk.zeros(4)\nwith pk.graph()"):
         np.testing.assert_array_equal(value, 3 * np.arange(4) + 1)
+    elif source.startswith("@pk.compile"):
+        results, replayed = value
+        assert results == [[max(i - 1.0, 0.0) * 2 + 1] * 3 for i in range(5)] and replayed
     elif source.startswith("on_device = bool(pk.get_device().info.coop_shapes)"):
         exact = ns["A"].astype(np.float64) @ ns["B"].astype(np.float64)
         assert value == float(np.abs(ns["C"] - exact).max()) and value < 32 * 2.0 ** -23 * 32

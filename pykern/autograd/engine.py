@@ -15,6 +15,7 @@ from typing import Any
 from pykern.autograd import hooks
 from pykern.autograd.graph import Edge, Node, refresh_stale_views
 from pykern.autograd.mode import no_grad
+from pykern.jit import compiling
 
 
 def fit(g: Any, to: Edge) -> Any:
@@ -80,6 +81,8 @@ def run(roots: Sequence[tuple[Any, Any]], retain_graph: bool,
     `.grad` accumulate; with it, their gradients (None for one nothing reached) are returned
     and no `.grad` changes. A wanted tensor is matched by its leaf or its current grad_fn."""
     wanted_at = {_key(t): i for i, t in enumerate(wanted)} if wanted is not None else None
+    if wanted is None and compiling.ACTIVE[0] is not None:
+        compiling.note_backward()  # a pk.compile recording: the results' graph was used
     found: list[Any] = [None] * (len(wanted) if wanted is not None else 0)
     pending: dict[int, Any] = {}
     refresh_stale_views([t for t, _ in roots])  # a root may be a view written since
@@ -126,6 +129,8 @@ def _accumulate(leaf: Any, g: Any) -> None:
     import pykern as pk  # the op library imports the engine: its ops are reached on use
     from pykern.tensor.core.strided import has_internal_overlap  # (as above)
 
+    if compiling.ACTIVE[0] is not None:
+        compiling.note_accumulate(leaf)  # a replay must find the .grad this one finds
     old = leaf.grad
     if old is None:
         leaf.grad = g.copy()

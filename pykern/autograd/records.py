@@ -22,9 +22,21 @@ def _alias(t: Any) -> Any:
     return t.detach() if hasattr(t, "detach") else t
 
 
+_READS: dict[Any, tuple[str, ...]] = {}  # formula -> reads(formula), for the declared ones
+
+
 def reads(formula: Callable[..., Any]) -> tuple[str, ...]:
     """The names of the tensors a backward formula reads: its parameters after `g` (what its
     op must save for it), or those a wrapper declares in its `reads` attribute."""
+    found = _READS.get(formula)
+    if found is None:
+        found = _reads(formula)
+        if len(_READS) < 4096:  # the formulas declared with ops: a bounded set
+            _READS[formula] = found
+    return found
+
+
+def _reads(formula: Callable[..., Any]) -> tuple[str, ...]:
     declared = getattr(formula, "reads", None)
     if declared is not None:
         return tuple(declared)
@@ -71,17 +83,24 @@ def record_pair(name: str, out: Any, a: Any, b: Any, pair: tuple[Any, Any],
     gradients (each run only for an input that requires grad); `operand(t)` is what a
     formula reads of a, b or out (an alias without the graph, or a converted copy)."""
     tensors = {"a": a, "b": b, "out": out}
-    wanted = [fn if getattr(t, "requires_grad", False) else None for fn, t in zip(pair, (a, b))]
-    read = {n for fn in wanted if fn is not None for n in reads(fn)}
-    values = {n: operand(tensors[n]) for n in read}
-    calls = [(fn, {n: values[n] for n in reads(fn)}) if fn is not None else None
-             for fn in wanted]
+    values: dict[str, Any] = {}  # each tensor read, as `operand` gives it, once
+    calls: list[tuple[Any, dict[str, Any]] | None] = []
+    for fn, t in zip(pair, (a, b)):
+        if not getattr(t, "requires_grad", False):
+            calls.append(None)
+            continue
+        kw = {}
+        for n in reads(fn):
+            if n not in values:
+                values[n] = operand(tensors[n])
+            kw[n] = values[n]
+        calls.append((fn, kw))
 
     def backward(g: Any) -> tuple[Any, Any]:
         return tuple(c[0](g, **c[1]) if c is not None else None  # type: ignore[return-value]
                      for c in calls)
 
-    saved = [tensors[n] for n in sorted(read) if hasattr(tensors[n], "buffer")]
+    saved = [tensors[n] for n in sorted(values) if hasattr(tensors[n], "buffer")]
     return record(name, out, (a, b), backward, saved=saved)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from pykern.jit import compiling
+
 # buffer -> writes so far; an entry goes when its buffer does (buffers are never copied)
 _versions: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
@@ -27,4 +29,11 @@ def bump(t: Any) -> None:
     if t.size == 0:
         return
     buf = t.buffer
+    _versions[buf] = _versions.get(buf, 0) + 1
+    if compiling.ACTIVE[0] is not None:
+        compiling.note_bump(buf)  # a pk.compile replay bumps it again
+
+
+def bump_buffer(buf: Any) -> None:
+    """Counts one write into `buf` (a replay of recorded writes)."""
     _versions[buf] = _versions.get(buf, 0) + 1

@@ -112,6 +112,9 @@ class ArgBinder:
                                  "binder expects")
         self.extra_buffers = [None] * (len(layout.buffers) - len(self.arrays))
         self.pack = layout.packer.pack
+        # what `bind` asks of each array parameter, computed once (enum flags are slow to test)
+        self._array_plan = [(a, a.arg, a.dtype, a.ndim, bool(a.param.access & ir.Access.TILES),
+                             a.parts) for a in self.arrays]
 
     def bind(self, args: list) -> tuple[bytes, list, list[tuple[np.ndarray, DeviceArray]]]:
         """The packed block, the buffers in binding order (the debug buffer's slot left None)
@@ -125,14 +128,14 @@ class ArgBinder:
                 values += scalar_values(self.kernel_name, s, v)
         buffers: list = []
         copy_back: list[tuple[np.ndarray, DeviceArray]] = []
-        for a in self.arrays:
-            t = args[a.arg]
-            if not (type(t) in ARRAY_TYPES and t.dtype is a.dtype and len(t.shape) == a.ndim):
+        for a, arg, dtype, ndim, tiles, parts in self._array_plan:
+            t = args[arg]
+            if not (type(t) in ARRAY_TYPES and t.dtype is dtype and len(t.shape) == ndim):
                 t = bound_tensor(self.kernel_name, a, t, copy_back)
-            if a.param.access & ir.Access.TILES:
+            if tiles:
                 check_tiles(self.kernel_name, a.param.name, t)
             buffers.append(t.buffer)
-            if a.parts:
+            if parts:
                 values += complex_fields(t)
                 continue
             values.append(t.offset)

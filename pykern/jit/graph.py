@@ -14,6 +14,7 @@ it, with the checks that need the current device (docs/performance.md, "Recorded
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pykern.runtime import get_device
@@ -31,10 +32,15 @@ class Graph:
     arguments: the Python of the block (its shapes, branches, host-computed scalars) is not
     run again. The graph holds every buffer its launches use until it is deleted."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False, locate: Callable[[], object] | None = None
+                 ) -> None:
+        """`strict` (for `pk.compile`): every host read inside is refused, not only of what the
+        block wrote, and the graph keeps a log of its launches, each with `locate()`."""
         self._device: Any = None
         self._recorded: Any = None
         self._state = "new"  # new -> recording -> ready | failed
+        self._strict = strict
+        self._locate = locate
 
     def __enter__(self) -> Graph:
         if self._state != "new":
@@ -42,6 +48,13 @@ class Graph:
         device = get_device()
         self._recorded = device.record_graph()
         self._device = device
+        if self._strict:
+            recorded = self._recorded
+            recorded.refuse_all_reads = True
+            recorded.locate = self._locate
+            recorded.created = set()
+            if getattr(recorded, "log", None) is None:
+                recorded.log = []
         self._state = "recording"
         return self
 
@@ -58,6 +71,18 @@ class Graph:
     def launches(self) -> int:
         """How many launches were recorded."""
         return 0 if self._recorded is None else self._recorded.launches
+
+    @property
+    def log(self) -> list[tuple]:
+        """What a strict graph recorded: (program, grid, buffers, block, where) per launch;
+        an upload or copy has "upload" or "copy" in place of the program (see
+        runtime/submit/graph.py)."""
+        return [] if self._recorded is None else list(self._recorded.log or ())
+
+    @property
+    def created(self) -> set[int]:
+        """The ids of the buffers made while a strict graph recorded."""
+        return set() if self._recorded is None else set(self._recorded.created or ())
 
     @property
     def device(self) -> Any:
@@ -87,6 +112,16 @@ class Graph:
             self._profiled_replay()
             return
         device._replay_graph(self._recorded)
+
+    def replay_queued(self) -> None:
+        """`replay()` left in the device's open batch, for commands that follow it to join
+        the same submit (the caller flushes the device); under `pk.profile()` it is
+        submitted and timed on its own."""
+        if PROFILERS or self._state != "ready" or self._device.closed \
+                or get_device() is not self._device:
+            self.replay()
+            return
+        self._device._replay_graph(self._recorded, submit=False)
 
     def _profiled_replay(self) -> None:
         name_program(self._recorded, f"pk.graph replay ({self.launches} launches)")

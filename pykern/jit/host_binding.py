@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 import time
 
 import numpy as np
@@ -28,7 +29,8 @@ from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tens
 from pykern.lang.dtypes import ArrayType, DType
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.layout import LENGTH, array_slots
-from pykern.llvm.pool import LaunchTimedOut, StopWord, run_workgroups
+from pykern.llvm.pool import (RUNNING, LaunchTimedOut, StopWord, run_watched, run_workgroups,
+                              thread_stop_word)
 from pykern.runtime.errors import DeviceError
 from pykern.tensor.core.tensor import Tensor
 
@@ -65,6 +67,9 @@ class HostProgram:
         # which of the launch's buffers (the array parameters, in order) the kernel writes: a
         # recorded graph refuses host reads of those (runtime/host/host_graph.py)
         self.writes_mask = tuple(bool(p.access & ir.Access.WRITE) for p in arrays)
+        # and which it reads (an array neither read nor written counts as read, as on Vulkan)
+        self.reads_mask = tuple(bool(p.access & ir.Access.READ) or not p.access & ir.Access.WRITE
+                                for p in arrays)
         # the bytes of one element of each, as the kernel indexes it (a complex array's part,
         # a bf16 array's 16-bit word)
         self.item_sizes = [p.type.dtype.itemsize for p in arrays]  # type: ignore[union-attr]
@@ -81,6 +86,13 @@ class HostProgram:
         self.entry = host.native.entry
         self.loops = host.loops
         self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
+        self._first_times: dict[tuple[int, int, int], float] = {}  # grid -> its first run
+        self._groups: dict[tuple[int, int, int], tuple[tuple[int, int, int], int]] = {}
+        # the argument block, packed in place launch after launch (a launch nested in another
+        # thread's, which finds it busy, packs into one of its own)
+        self._block = ctypes.create_string_buffer(self.struct.size)
+        self._block_address = ctypes.addressof(self._block)
+        self._busy = False
 
     def run(self, grid: tuple[int, int, int], addresses: list[int], sizes: list[int],
             values: list, timeout: float | None = None) -> None:
@@ -91,11 +103,16 @@ class HostProgram:
                                              self.item_sizes):
             values[slot] = address
             values[slot + LENGTH] = size // item
-        wx, wy, wz = self.workgroup
-        groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
-        total = groups[0] * groups[1] * groups[2]
+        known = self._groups.get(grid)
+        if known is None:
+            wx, wy, wz = self.workgroup
+            groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+            known = (groups, groups[0] * groups[1] * groups[2])
+            if len(self._groups) < POOL_CHOICES:
+                self._groups[grid] = known
+        groups, total = known
         pooled = self._pooled(grid, total)
-        stop = StopWord()
+        stop = thread_stop_word()
         try:
             if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
                 packed = bytearray(self.struct.pack(*values, *grid, *groups, 0, 0))
@@ -110,33 +127,100 @@ class HostProgram:
                 "works on; what the launch wrote is unspecified, other tensors are intact"
             ) from None
 
-    def _run(self, grid: tuple[int, int, int], total: int, pooled: bool | None, values: list,
-             groups: tuple[int, int, int], stop: StopWord, timeout: float | None) -> None:
+    def prepare(self, grid: tuple[int, int, int], addresses: list[int], sizes: list[int],
+                values: list) -> PreparedLaunch | None:
+        """The launch `run` would make, packed once to be made again and again with
+        `run_prepared` (a recorded graph's replays); None for a debug kernel, whose reports
+        need `run`."""
+        if self.debug:
+            return None
+        values = list(values)
+        for slot, address, size, item in zip(self.pointer_slots, addresses, sizes,
+                                             self.item_sizes):
+            values[slot] = address
+            values[slot + LENGTH] = size // item
+        wx, wy, wz = self.workgroup
+        groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+        stop = thread_stop_word()
         block = ctypes.create_string_buffer(
             self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
-        address = ctypes.addressof(block)
-        # a kernel with loops may run long: only the pool's threads run it, stoppable
+        return PreparedLaunch(self, grid, groups[0] * groups[1] * groups[2], block, stop)
+
+    def run_prepared(self, launch: PreparedLaunch, timeout: float | None = None) -> None:
+        """Makes a launch `prepare` packed, on the thread that prepared it (its stop word's)."""
+        launch.stop.word.value = RUNNING
+        try:
+            self._launch(launch.grid, launch.total, self._pooled(launch.grid, launch.total),
+                         launch.address, launch.stop, timeout)
+        except LaunchTimedOut as e:
+            raise DeviceError(
+                f"kernel '{self.host.source_kernel.name}' did not finish within {e.seconds:g} s "
+                "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
+                "works on; what the launch wrote is unspecified, other tensors are intact"
+            ) from None
+
+    def _run(self, grid: tuple[int, int, int], total: int, pooled: bool | None, values: list,
+             groups: tuple[int, int, int], stop: StopWord, timeout: float | None) -> None:
+        if self._busy:  # another thread's launch of this program: a block of its own
+            block = ctypes.create_string_buffer(
+                self.struct.pack(*values, *grid, *groups, stop.address), self.struct.size)
+            self._launch(grid, total, pooled, ctypes.addressof(block), stop, timeout)
+            return
+        self._busy = True
+        try:
+            self.struct.pack_into(self._block, 0, *values, *grid, *groups, stop.address)
+            self._launch(grid, total, pooled, self._block_address, stop, timeout)
+        finally:
+            self._busy = False
+
+    def _launch(self, grid: tuple[int, int, int], total: int, pooled: bool | None,
+                address: int, stop: StopWord, timeout: float | None) -> None:
+        # a kernel with loops may run long: only the pool's threads run it, stoppable, unless
+        # it ran briefly over this grid before (`run_watched`: on this thread, watched)
         inline = not self.loops
         checked = self.host.checked_entry  # for workgroups whose proof fails
+        if pooled is False and not inline:
+            run_watched(self.entry, address, total, stop, timeout, checked)
+            return
         if pooled is not None:
             run_workgroups(self.entry, address, total, None if pooled else 1, stop, timeout,
                            inline, checked)
             return
-        # not known yet: run on one thread, timed, and decide for the next launch over this grid
+        # not known yet: run on one thread, timed; the second such run decides for the next
+        # launches over this grid (the first may pay for what happens once: pages touched)
         start = time.perf_counter()
         run_workgroups(self.entry, address, total, 1, stop, timeout, inline, checked)
-        if len(self.pool_choice) < POOL_CHOICES:
-            self.pool_choice[grid] = time.perf_counter() - start > POOL_MIN_SECONDS
+        seconds = time.perf_counter() - start
+        first = self._first_times.pop(grid, None)
+        if first is None and len(self._first_times) < POOL_CHOICES:
+            self._first_times[grid] = seconds
+        elif len(self.pool_choice) < POOL_CHOICES:
+            self.pool_choice[grid] = min(seconds, first or seconds) > POOL_MIN_SECONDS
 
     def _pooled(self, grid: tuple[int, int, int], total: int) -> bool | None:
         """Whether a launch over `grid` runs on the pool (True) or one thread (False), or None
         where a timed run on one thread decides: handing work to the pool costs tens of
         microseconds, so it goes there when it takes longer than that."""
-        if total < 2:
-            return False
         if not self.loops:  # every invocation does about the same, little, work
-            return grid[0] * grid[1] * grid[2] >= POOL_MIN_INVOCATIONS
-        return self.pool_choice.get(grid)
+            return total >= 2 and grid[0] * grid[1] * grid[2] >= POOL_MIN_INVOCATIONS
+        choice = self.pool_choice.get(grid)
+        return choice if choice is None or total >= 2 else False
+
+
+class PreparedLaunch:
+    """A launch of a `HostProgram` with its argument block packed (`HostProgram.prepare`)."""
+
+    __slots__ = ("program", "grid", "total", "block", "address", "stop", "thread")
+
+    def __init__(self, program: HostProgram, grid: tuple[int, int, int], total: int,
+                 block: object, stop: StopWord) -> None:
+        self.program = program
+        self.grid = grid
+        self.total = total
+        self.block = block  # kept: the native code reads it at `address`
+        self.address = ctypes.addressof(block)  # type: ignore[arg-type]
+        self.stop = stop
+        self.thread = threading.get_ident()  # whose stop word the block names
 
 
 class HostArgBinder:

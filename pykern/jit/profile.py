@@ -39,6 +39,14 @@ def name_program(program: Any, name: str) -> None:
         pass
 
 
+def program_name(program: Any) -> str | None:
+    """The name `name_program` gave `program`, or None."""
+    try:
+        return _NAMES.get(program)
+    except TypeError:
+        return None
+
+
 class KernelTime(NamedTuple):
     """One row of a profile: a kernel, its launches, and their device time in seconds."""
 

@@ -10,9 +10,14 @@ memory and barriers, on the stack of the thread running it), so any split gives 
 results, except where workgroups race through atomics on one location: then the order of the
 updates (old values returned, float sums) is the threads' order, as on a GPU.
 
-The calling thread takes chunks too only where they cannot run long (a kernel without loops);
-else the pool's threads run the launch while the caller waits for them in short slices, so
-that Python runs its signal handlers meanwhile: Ctrl-C raises KeyboardInterrupt in the caller
+The calling thread takes chunks too only where they cannot run long (a kernel without loops),
+or runs a launch whole where the same kernel over the same grid ran briefly on one thread
+before (`watched`): handing a short launch to a pool thread costs more than it runs, above
+all on a loaded machine. A watchdog thread stops such a launch at its deadline; Ctrl-C there
+is raised once it returns (the native code cannot be interrupted by Python, and runs only as
+long as it did before unless its loops depend on the data). Else the pool's threads run the
+launch while the caller waits for them in short slices, so that Python runs its signal
+handlers meanwhile: Ctrl-C raises KeyboardInterrupt in the caller
 within a slice (the pool's threads block SIGINT, so it is delivered to a thread that can take
 it). Then, or when the launch's time (PYKERN_TIMEOUT) is up, the caller sets the stop word: the
 native code polls it and returns, the threads take no further chunk, and once every one has
@@ -27,6 +32,7 @@ import functools
 import os
 import queue
 import signal
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -69,6 +75,20 @@ class StopWord:
     def stopped(self) -> bool:
         """Whether the launch was stopped."""
         return self.word.value != RUNNING
+
+
+_STOP_WORDS = threading.local()
+
+
+def thread_stop_word() -> StopWord:
+    """This thread's stop word, running again: launches on one thread follow each other (a
+    launch returns once nothing of it runs any more), so they share one."""
+    stop = getattr(_STOP_WORDS, "word", None)
+    if stop is None:
+        stop = _STOP_WORDS.word = StopWord()
+    else:
+        stop.word.value = RUNNING
+    return stop
 
 
 def core_count() -> int:
@@ -115,6 +135,58 @@ def chunks(total: int, threads: int) -> list[tuple[int, int]]:
 
 
 Entry = Callable[[int, int, int], int]
+
+
+def run_watched(entry: Entry, block: int, total: int, stop: StopWord, timeout: float | None,
+                fallback: Callable[[], Entry]) -> None:
+    """Runs workgroups 0 to `total - 1` on the calling thread (see the module docstring),
+    stopped by the watchdog after `timeout` seconds (`LaunchTimedOut`)."""
+    me = threading.get_ident()
+    if timeout is not None:
+        _WATCHDOG.arm(me, stop, time.monotonic() + timeout)
+    try:
+        rest = entry(block, 0, total)
+        if rest < total and not stop.stopped:
+            rest = fallback()(block, rest, total)
+            assert rest >= total or stop.stopped, "the fallback entry left workgroups"
+    finally:
+        if timeout is not None:
+            _WATCHDOG.disarm(me)
+    if stop.word.value == TIMED_OUT:
+        raise LaunchTimedOut(timeout)  # type: ignore[arg-type]
+
+
+class _Watchdog:
+    """One daemon thread, started on first use, that looks every WAIT_SLICE_S and sets the
+    stop word of a watched launch past its deadline."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: dict[int, tuple[StopWord, float]] = {}  # thread -> (stop, deadline)
+        self._started = False
+
+    def arm(self, thread: int, stop: StopWord, deadline: float) -> None:
+        self._watched[thread] = (stop, deadline)
+        if not self._started:
+            with self._lock:
+                if not self._started:
+                    threading.Thread(target=self._watch, daemon=True,
+                                     name="pykern-host-watchdog").start()
+                    self._started = True
+
+    def disarm(self, thread: int) -> None:
+        self._watched.pop(thread, None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(WAIT_SLICE_S)
+            now = time.monotonic()
+            for stop, deadline in list(self._watched.values()):
+                if now >= deadline:
+                    stop.set(TIMED_OUT)
+
+
+_WATCHDOG = _Watchdog()
 
 
 def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = None,

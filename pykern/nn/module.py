@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import pykern as pk
+from pykern.jit import compiling
 from pykern.lang import dtypes as dt
 from pykern.nn.parameter import Parameter
 from pykern.tensor.elementwise.functions import as_tensor, assign
@@ -140,6 +141,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} defines no forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if compiling.ACTIVE[0] is not None:
+            compiling.note_module(self)  # a pk.compile replay checks `training` is the same
         return self.forward(*args, **kwargs)
 
     # ------------------------------------------------------------ traversal
@@ -233,6 +236,8 @@ class Module:
         in place, as PyTorch (a reference to the gradient, such as an optimizer's flat
         buffer, sees them)."""
         for p in self.parameters():
+            if compiling.ACTIVE[0] is not None:
+                compiling.note_grad_set(p)  # (see set_grad in pykern.optim.grads)
             if set_to_none:
                 p.grad = None
             elif p.grad is not None and has_internal_overlap(p.grad):

@@ -65,6 +65,16 @@ class FlatStore:
         self.chunk_segment, self.segment_end = self._tables()
         self.unused = pk.zeros((1,), self.compute)  # bound where a kernel's buffer is not used
         self._state: dict[str, Tensor] = {}
+        self._hyper: Tensor | None = None
+
+    def hyper(self, columns: int) -> Tensor:
+        """The hyperparameter table the step kernel reads (a row per parameter, `columns`
+        wide, in the compute dtype): made once, its rows written before each step."""
+        t = self._hyper
+        if t is None or t.shape[1] != columns:
+            # uninitialised: nothing to launch (inside a recording, nothing to record)
+            t = self._hyper = pk.empty((max(len(self.params), 1), columns), self.compute)
+        return t
 
     def _tables(self) -> tuple[Tensor, Tensor]:
         """Each lane chunk's segment, and each segment's end, in lanes."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+from pykern.jit import compiling
 from pykern.tensor.core.tensor import Tensor
 
 # id(parameter) -> its gradient, only for Tensors that cannot hold a `.grad` themselves
@@ -25,6 +26,8 @@ def get_grad(p: Tensor) -> Tensor | None:
 
 def set_grad(p: Tensor, grad: Tensor | None) -> None:
     """`p.grad = grad` (None removes it)."""
+    if compiling.ACTIVE[0] is not None:
+        compiling.note_grad_set(p)  # a pk.compile recording: no longer the entry's .grad
     try:
         p.grad = grad  # type: ignore[attr-defined]
         return

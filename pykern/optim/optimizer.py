@@ -23,6 +23,7 @@ import numpy as np
 import pykern as pk
 
 from pykern.autograd.version import bump
+from pykern.jit import compiling
 from pykern.lang.dtypes import DType
 from pykern.optim import kernels as ks
 from pykern.optim.flat import FlatStore
@@ -124,11 +125,24 @@ class Optimizer:
         active = store.gather([get_grad(self._params[i]) for i in indices])
         if not any(active):
             return
+        hyper = store.hyper(self.row_columns)
+        self._advance(store, active, hyper)
+        # a pk.compile replay repeats the host's part of the step: the counts, the rows
+        compiling.on_replay(lambda: self._advance(store, active, hyper))
+        self._launch(store, hyper)
+        bump(store.values)  # the parameters were written: autograd's version counter
+
+    def _advance(self, store: FlatStore, active: list[bool], hyper: Tensor) -> None:
+        """The host's part of a step of `store`: the step counts of the parameters with a
+        gradient (`active`), their rows written into `hyper` in queue order (the launch
+        after reads them; the one before has read the previous rows), the bookkeeping
+        after. The rows are host data, as PyTorch's scalars are: a learning rate changed
+        between steps (a scheduler) takes effect at the next one."""
+        indices = store.indices
         for i, on in zip(indices, active):
             self._steps[i] += on
         rows = np.stack([self._full_row(i, on) for i, on in zip(indices, active)])
-        self._launch(store, pk.asarray(rows.astype(store.compute.numpy)))
-        bump(store.values)  # the parameters were written: autograd's version counter
+        compiling.write_unrecorded(hyper.buffer, rows.astype(store.compute.numpy))
         self._after_step(indices, active)
 
     def _full_row(self, index: int, active: bool) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pykern.jit import compiling
 from pykern.optim.optimizer import Optimizer
 
 # what a state dict leaves out: the optimizer, and what cannot be saved as data
@@ -65,8 +66,10 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Moves to the next epoch (or to `epoch`, with the closed form where the schedule has
         one: a deprecated form in PyTorch) and sets every group's `lr` for it."""
-        self._step_count += 1
-        self._update_lr(epoch)
+        # a pk.compile replay repeats the step (the rate is host data the optimizer reads)
+        with compiling.replayed(lambda: self.step(epoch)):
+            self._step_count += 1
+            self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:

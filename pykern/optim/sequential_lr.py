@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
+from pykern.jit import compiling
 from pykern.optim.optimizer import Optimizer
 from pykern.optim.scheduler_base import LRScheduler
 
@@ -55,6 +56,10 @@ class SequentialLR(LRScheduler):
         (its closed form), the others step."""
         if epoch is not None:
             raise TypeError("SequentialLR.step takes no epoch")
+        with compiling.replayed(self.step):  # (see LRScheduler.step)
+            self._step()
+
+    def _step(self) -> None:
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]

@@ -80,6 +80,9 @@ class HostBuffer(BufferAccess):
         if graph is not None:  # a recorded graph (host_graph.py) does it again on replay
             graph.record_upload(self, view, offset)
 
+    def _write_queued(self, view: memoryview, offset: int) -> None:
+        self._write_bytes(view, offset)  # host launches never pend: in order as it is
+
     def _read_bytes(self, out: memoryview, offset: int) -> None:
         graph = self.device._graph
         if graph is not None:

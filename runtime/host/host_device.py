@@ -22,7 +22,7 @@ from ..description import DescribedDevice, DeviceFeatures, DeviceInfo, DeviceLim
 from ..errors import DeviceError, GraphError, OutOfDeviceMemory
 from ..grid import normalize_grid
 from .host_buffer import HostBuffer
-from .host_graph import HostGraph
+from .host_graph import HostGraph, copy_bytes
 from ..submit.launch_profile import PROFILERS, profiled_launch
 from ..stats import DeviceStats, MemoryStats
 
@@ -171,6 +171,9 @@ class HostDevice(DescribedDevice):
                 f"the host cannot allocate {nbytes} bytes ({self._live_bytes} bytes are held by "
                 f"{self._live_buffers} buffers)") from None
         self._counted(nbytes)
+        graph = self._graph
+        if graph is not None and graph.created is not None:
+            graph.created.add(id(buffer))  # made while a logging graph records
         return buffer
 
     def wrap(self, array: object) -> HostBuffer:
@@ -282,9 +285,39 @@ class HostDevice(DescribedDevice):
             self._graph = None
         graph.end()
 
-    def _replay_graph(self, graph: HostGraph) -> None:
+    def _replay_graph(self, graph: HostGraph, submit: bool = True) -> None:
         self._check_open()
         graph.replay()
+
+    def flush(self) -> None:
+        """Nothing to submit: every launch has run when it returns."""
+
+    def pause_graph(self) -> HostGraph | None:
+        """Stops recording into the graph that records now (returned; None if none) until
+        `resume_graph`: what is launched meanwhile runs, unrecorded."""
+        graph, self._graph = self._graph, None
+        return graph
+
+    def resume_graph(self, graph: HostGraph | None) -> None:
+        """Records into `graph` again (what `pause_graph` returned)."""
+        if graph is not None and not graph.released and graph.recording:
+            self._graph = graph
+
+    def copy_buffer(self, src: HostBuffer, src_offset: int, dst: HostBuffer, dst_offset: int,
+                    nbytes: int) -> None:
+        """Copies `nbytes` bytes from `src` (at byte `src_offset`) into `dst`, as a launch
+        would (launches before it have run, later ones see the copy)."""
+        self._check_open()
+        for buf, at in ((src, src_offset), (dst, dst_offset)):
+            if buf.device is not self or buf.freed:
+                raise ValueError(f"{buf!r} is freed or belongs to another device")
+            if at < 0 or nbytes < 0 or at + nbytes > buf.nbytes:
+                raise ValueError(f"a copy of {nbytes} bytes at {at} passes the end of {buf!r}")
+        if not nbytes:
+            return
+        copy_bytes(src, src_offset, dst, dst_offset, nbytes)
+        if self._graph is not None:
+            self._graph.record_copy(src, src_offset, dst, dst_offset, nbytes)
 
     def _release_graph(self, graph: HostGraph) -> None:
         self._end_graph(graph)

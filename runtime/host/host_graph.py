@@ -1,15 +1,19 @@
-"""Recorded graphs on the host device: the launches and uploads made while a graph records,
-kept as a list and run again in order by `replay`.
+"""Recorded graphs on the host device: the launches, uploads and copies made while a graph
+records, kept as a list and run again in order by `replay`.
 
 Launches on the host run to completion as they are made, so while recording each one runs as
 usual and is then noted: its program, grid, buffers and a copy of its argument block. The
 graph holds the buffers (a temporary that an op let go of keeps its memory, so nothing made
 later can share it), and an upload keeps a copy of its bytes. Vulkan-free.
+
+A graph may keep a log of what it records (`log`, with where each entry was made: `locate`),
+as the Vulkan graph does (runtime/submit/graph.py); here the log is the list of steps itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import GraphError
@@ -17,6 +21,14 @@ from ..errors import GraphError
 if TYPE_CHECKING:
     from .host_buffer import HostBuffer
     from .host_device import HostDevice
+
+UPLOAD, COPY = "upload", "copy"  # the program slot of a step that is not a launch
+
+
+def copy_bytes(src: HostBuffer, src_offset: int, dst: HostBuffer, dst_offset: int,
+               nbytes: int) -> None:
+    """Copies `nbytes` bytes between two host buffers (overlapping ranges too)."""
+    dst.memory[dst_offset:dst_offset + nbytes] = src.memory[src_offset:src_offset + nbytes]
 
 
 class HostGraph:
@@ -27,16 +39,42 @@ class HostGraph:
         self.launches = 0
         self.recording = True
         self.released = False
-        # (program, grid, buffers, block) for a launch; (None, offset, (buffer,), bytes) for
-        # an upload
-        self._steps: list[tuple[object, object, tuple, object]] = []
+        self.locate: Callable[[], object] | None = None
+        self.refuse_all_reads = False  # refuse every host read, not only of recorded writes
+        self.created: set[int] | None = None  # ids of the buffers made meanwhile, if asked
+        # (program, grid, buffers, block, where) for a launch; (UPLOAD, offset, (buffer,),
+        # bytes, where) for an upload; (COPY, (src offset, dst offset, nbytes), (src, dst),
+        # b"", where) for a copy
+        self._steps: list[tuple[object, object, tuple, object, object]] = []
         self._written: set[int] = set()  # ids of buffers a recorded step writes (held below)
+        self._held: list[HostBuffer] = []  # every buffer once, for the check at replay
+        self._seen: set[int] = set()
+        # the steps as replays make them: a launch prepared once where its program can
+        # (`prepare`: its block packed with the buffers' addresses), per thread
+        self._prepared: list[tuple[object, object]] | None = None
+        self._prepared_on = 0
+
+    @property
+    def log(self) -> list[tuple[object, object, tuple, object, object]]:
+        """The steps recorded, in order (see the module docstring)."""
+        return self._steps
+
+    def _hold(self, buffers: Sequence[HostBuffer | None]) -> None:
+        for buf in buffers:
+            if buf is not None and id(buf) not in self._seen:
+                self._seen.add(id(buf))
+                self._held.append(buf)
+
+    def _where(self) -> object:
+        return self.locate() if self.locate is not None else None
 
     def record_launch(self, program: object, grid: tuple[int, int, int],
                       buffers: Sequence[HostBuffer | None], block: object) -> None:
         """Notes a launch that has just run."""
         held = tuple(buffers)
-        self._steps.append((program, grid, held, list(block)))  # type: ignore[call-overload]
+        self._steps.append((program, grid, held, list(block),  # type: ignore[call-overload]
+                            self._where()))
+        self._hold(held)
         # a program that says which buffers it writes (the host backend's do); else all
         writes = getattr(program, "writes_mask", ())
         for i, buf in enumerate(held):
@@ -46,11 +84,23 @@ class HostGraph:
 
     def record_upload(self, buf: HostBuffer, data: memoryview, offset: int) -> None:
         """Notes an upload of `data` (copied) into `buf` at byte `offset`."""
-        self._steps.append((None, offset, (buf,), bytes(data)))
+        self._steps.append((UPLOAD, offset, (buf,), bytes(data), self._where()))
+        self._hold((buf,))
         self._written.add(id(buf))
+
+    def record_copy(self, src: HostBuffer, src_offset: int, dst: HostBuffer, dst_offset: int,
+                    nbytes: int) -> None:
+        """Notes a copy of `nbytes` bytes between two buffers."""
+        self._steps.append((COPY, (src_offset, dst_offset, nbytes), (src, dst), b"",
+                            self._where()))
+        self._hold((src, dst))
+        self._written.add(id(dst))
 
     def check_read(self, buf: HostBuffer, what: str) -> None:
         """Refuses a host read of a buffer that a recorded step wrote (see graph.py)."""
+        if self.refuse_all_reads:
+            raise GraphError(f"{what} inside a recorded function: a replay runs the kernels "
+                             "again, not the Python that reads values and decides on them")
         if id(buf) in self._written:
             raise GraphError(
                 f"{what} inside pk.graph(): it reads a result of the launches being recorded, "
@@ -63,24 +113,47 @@ class HostGraph:
 
     def replay(self) -> None:
         """Runs the recorded steps again, in order."""
-        for program, grid, buffers, block in self._steps:
-            if program is None:
-                buffers[0].memory[grid:grid + len(block)] = memoryview(block)  # type: ignore
-                continue
-            addresses, sizes = [], []
-            for buf in buffers:
-                if buf is None:
-                    addresses.append(0)
-                    sizes.append(0)
-                elif buf.freed:
-                    raise GraphError("a buffer that the graph's launches use was freed: the "
-                                     "graph cannot be replayed")
-                else:
-                    addresses.append(buf.address)
-                    sizes.append(buf.nbytes)
+        for buf in self._held:
+            if buf.freed:
+                raise GraphError("a buffer that the graph's launches use was freed: the "
+                                 "graph cannot be replayed")
+        device = self.device
+        timeout = device.timeout
+        if self._prepared is None or self._prepared_on != threading.get_ident():
+            self._prepare()
+        for step, prepared in self._prepared:  # type: ignore[union-attr]
+            if prepared is not None:
+                device._commands += 1
+                step[0].run_prepared(prepared, timeout)  # type: ignore[index, union-attr]
+            else:
+                self._replay_step(step, timeout)
+
+    def _prepare(self) -> None:
+        """Each step with its prepared launch (None where it has none), for this thread."""
+        prepared = []
+        for step in self._steps:
+            program, grid, buffers, block, _ = step
+            launch = None
+            if not isinstance(program, str) and hasattr(program, "prepare"):
+                addresses = [0 if b is None else b.address for b in buffers]
+                sizes = [0 if b is None else b.nbytes for b in buffers]
+                launch = program.prepare(grid, addresses, sizes, block)  # type: ignore
+            prepared.append((step, launch))
+        self._prepared = prepared
+        self._prepared_on = threading.get_ident()
+
+    def _replay_step(self, step: tuple, timeout: float) -> None:
+        """An upload, a copy, or a launch without a prepared form (a debug kernel's)."""
+        program, grid, buffers, block, _ = step
+        if program is UPLOAD:
+            buffers[0].memory[grid:grid + len(block)] = memoryview(block)
+        elif program is COPY:
+            copy_bytes(buffers[0], grid[0], buffers[1], grid[1], grid[2])
+        else:
+            addresses = [0 if b is None else b.address for b in buffers]
+            sizes = [0 if b is None else b.nbytes for b in buffers]
             self.device._commands += 1
-            program.run(grid, addresses, sizes, list(block),  # type: ignore[attr-defined]
-                        self.device.timeout)
+            program.run(grid, addresses, sizes, list(block), timeout)
 
     def release(self) -> None:
         """Lets go of the buffers and blocks (their memory is freed as usual)."""
@@ -88,3 +161,6 @@ class HostGraph:
         self.recording = False
         self._steps.clear()
         self._written.clear()
+        self._held.clear()
+        self._seen.clear()
+        self._prepared = None

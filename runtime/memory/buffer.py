@@ -153,6 +153,9 @@ class Buffer(BufferAccess):
     def _write_bytes(self, view: memoryview, offset: int, non_blocking: bool = False) -> None:
         self.device._upload(self, view, offset, non_blocking)
 
+    def _write_queued(self, view: memoryview, offset: int) -> None:
+        self.device._upload(self, view, offset, queued=True)
+
     def _read_bytes(self, out: memoryview, offset: int) -> None:
         self.device._download(self, out, offset)
 

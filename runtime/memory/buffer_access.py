@@ -26,6 +26,11 @@ class BufferAccess:
         change), and with `non_blocking` as soon as the bytes are in staging memory."""
         raise NotImplementedError
 
+    def _write_queued(self, view: memoryview, offset: int) -> None:
+        """As `_write_bytes`, ordered after the launches recorded so far and before the later
+        ones without waiting for any of them."""
+        raise NotImplementedError
+
     def _read_bytes(self, out: memoryview, offset: int) -> None:
         """Fills `out` (bytes, non-empty) from byte `offset` of the buffer (checked)."""
         raise NotImplementedError
@@ -48,6 +53,18 @@ class BufferAccess:
         self._check_range(offset, view.nbytes, "upload")
         if view.nbytes:
             self._write_bytes(view, offset, non_blocking)
+
+    def upload_queued(self, data: np.ndarray | bytes | bytearray | memoryview,
+                      offset: int = 0) -> None:
+        """Writes `data` at byte `offset` in queue order: launches recorded before read the
+        old contents, later ones the new, and the host never waits for either (a small
+        write that changes per step, such as an optimizer's hyperparameters)."""
+        if isinstance(data, np.ndarray):
+            data = np.ascontiguousarray(data)
+        view = memoryview(data).cast("B")
+        self._check_range(offset, view.nbytes, "upload")
+        if view.nbytes:
+            self._write_queued(view, offset)
 
     def download(self, nbytes: int | None = None, offset: int = 0) -> bytes:
         """The buffer's bytes from `offset` (`nbytes` of them; all the rest when None), after

@@ -63,7 +63,6 @@ class Batch:
         "pipeline",
         "bound",
     )
-    pooled = True  # returns to the queue's idle batches once retired (a replay's does not)
 
     def __init__(self, vk_device: object, fn: object, family: int) -> None:
         info = ffi.new(
@@ -164,6 +163,7 @@ class BatchQueue:
         self.barriers = 0  # barriers recorded so far
         self._checks: deque[Callable[[], None]] = deque()  # see `after`
         self.hold_checks = False  # while a graph records: checks wait until it has ended
+        self._checking = False  # a check is running (see _run_checks)
         self.commands = 0  # commands (launches, copies) recorded so far
         self.submits = 0
         # the VkSubmitInfo of a batch, where semaphores join it (the DMA queue's, transfer.py);
@@ -277,31 +277,6 @@ class BatchQueue:
         while len(self.in_flight) > self.max_in_flight:
             self._retire(self.in_flight[0])
 
-    def submit_recorded(self, batch: Batch) -> int:
-        """Submits a batch recorded elsewhere (a graph's replay, `runtime/submit/graph.py`) after
-        the open batch, tracks it as in flight and returns its serial. An open batch that holds
-        nothing (and so was not submitted) is renumbered after it: serials stay in queue
-        order."""
-        self.submit()
-        batch.serial = self.next_serial
-        self.next_serial += 1
-        if self.recording is not None:
-            self.recording.serial = self.next_serial
-            self.next_serial += 1
-        try:
-            self._queue_submit(batch)
-        except DeviceError:
-            self._recycle(batch)
-            raise
-        self.in_flight.append(batch)
-        self.submits += 1
-        # the recording ends with a barrier against everything after it: a new epoch
-        self.epoch += 1
-        self._retire_finished()
-        while len(self.in_flight) > self.max_in_flight:
-            self._retire(self.in_flight[0])
-        return batch.serial
-
     def _queue_submit(self, batch: Batch) -> None:
         make_info = self.submit_info_for
         info = batch.submit_info if make_info is None else make_info(batch)
@@ -353,11 +328,17 @@ class BatchQueue:
         self.defer(serial, lambda: self._checks.append(check))
 
     def _run_checks(self) -> None:
-        if self.hold_checks:
+        # not inside a check: its own reads wait, and must not run the others one level
+        # deeper each (thousands of checks due at one wait would pass the recursion limit)
+        if self.hold_checks or self._checking:
             return
         checks = self._checks
-        while checks:
-            checks.popleft()()
+        self._checking = True
+        try:
+            while checks:
+                checks.popleft()()
+        finally:
+            self._checking = False
 
     def defer(self, serial: int, release: Callable[[], None]) -> None:
         """Runs `release` once batch `serial` has finished (at once if it has)."""
@@ -433,8 +414,7 @@ class BatchQueue:
         garbage, batch.garbage = batch.garbage, []
         for release in garbage:
             release()
-        if batch.pooled:
-            self._idle.append(batch)
+        self._idle.append(batch)
 
     def _new_batch(self) -> Batch:
         batch = Batch(self._dev, self._fn, self._family)

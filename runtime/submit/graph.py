@@ -1,13 +1,14 @@
 """Recorded graphs on a Vulkan device: the launches (and uploads) made while a graph records
-are recorded a second time into a command buffer the graph owns, which `replay` submits again
-with one vkQueueSubmit.
+are recorded a second time into a secondary command buffer the graph owns, which `replay`
+executes again from the device's open batch (`vkCmdExecuteCommands`), so that a replay and
+the commands queued around it (a `pk.compile`d call's argument copies) go in one submit.
 
 While a graph records, every launch still runs eagerly through the device's batches (the
 block's results are ready after it, as without a graph); `VulkanGraph.record_launch` then
 records the same launch into the graph's own command buffer, with its own copy of the argument
 block, its own descriptor sets and uniform memory (the device's are recycled per batch), and
 barriers from its own hazard tracking (the rule of batch.py, with epochs counted inside the
-graph). The recording opens with a barrier against everything submitted before it and closes
+graph). The recording opens with a barrier against everything recorded before it and closes
 with one against everything after it (and one making its writes visible to the host), so a
 replay is ordered on its own wherever it lands in the queue: the device's hazard tracking only
 opens a new epoch after it.
@@ -16,10 +17,15 @@ Every buffer a recorded command binds is pinned (`GraphPins`): a buffer freed me
 temporary of an op) keeps its memory until the last graph holding it is released, so that no
 later allocation can alias what a replay writes.
 
-A replay is put in flight as a `ReplayBatch` (a fence of the graph's, the graph's command
-buffer): it gets the next batch serial and retires in order like any batch, and the buffers
-its commands use get that serial as their use / write serial, so host reads and later launches
-wait for it exactly as for eager work.
+A replay belongs to the batch that executes it: the buffers its commands use get that batch's
+serial as their use / write serial, so host reads and later launches wait for it exactly as
+for eager work, and the graph lets go of its Vulkan objects only after the last such batch.
+
+A graph may keep a log of what it records (`log`: (program, grid, buffers, argument block,
+where) per launch; ("upload", offset, (buffer,), bytes, where) per upload; ("copy", (source
+offset, destination offset, bytes), (source, destination), b"", where) per copy), where
+`where` is what `locate` (a callable the layer above supplies) said at the time; `pk.compile`
+compares the logs of two calls.
 """
 
 from __future__ import annotations
@@ -77,42 +83,12 @@ class GraphPins:
         return self._orphans.pop(raw, None)
 
 
-class ReplayBatch:
-    """One replay in flight: shaped as a `Batch` for the queue (serial, fence, garbage), with
-    the graph's command buffer and nothing of the device's pools to recycle."""
-
-    __slots__ = (
-        "serial", "fence", "fence_array", "cmd_array", "submit_info", "descriptor_pools",
-        "uniform_chunks", "garbage", "commands",
-    )
-    pooled = False  # it returns to its graph, not to the queue's idle batches
-
-    def __init__(self, vk_device: object, fn: object, cmd_array: object) -> None:
-        self.fence_array = ffi.new("VkFence[1]")
-        info = ffi.new("VkFenceCreateInfo*", {"sType": lib.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO})
-        _vk.check(fn.vkCreateFence(vk_device, info, ffi.NULL, self.fence_array), "vkCreateFence")
-        self.fence = self.fence_array[0]
-        self.cmd_array = cmd_array  # (the DMA path submits it with its semaphores: transfer.py)
-        self.submit_info = ffi.new(
-            "VkSubmitInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                "commandBufferCount": 1,
-                "pCommandBuffers": cmd_array,
-            },
-        )
-        self.serial = 0
-        self.descriptor_pools: list[DescriptorPool] = []
-        self.uniform_chunks: list[UniformChunk] = []
-        self.garbage: list[Callable[[], None]] = []
-        self.commands = 1
-
-
 class VulkanGraph:
     """The command buffer of one `pk.graph()` block on a Vulkan device and what it holds.
 
     Made by `Device.record_graph`, which records into it until `end`; the device calls
-    `record_launch` / `record_upload` / `check_read` meanwhile (holding its lock)."""
+    `record_launch` / `record_upload` / `record_copy` / `check_read` meanwhile (holding its
+    lock)."""
 
     def __init__(self, device: Device) -> None:
         self.device = device
@@ -121,6 +97,11 @@ class VulkanGraph:
         self.last_serial = 0  # the batch serial of the last replay
         self.recording = True
         self.released = False
+        # set by the layer above before the first launch (see the module docstring)
+        self.log: list[tuple] | None = None
+        self.locate: Callable[[], object] | None = None
+        self.refuse_all_reads = False  # refuse every host read, not only of recorded writes
+        self.created: set[int] | None = None  # ids of the buffers made meanwhile, if asked
         self._pool, self._cmd_array = self._begin_command_buffer()
         self.cmd = self._cmd_array[0]
         self._barrier = ffi.new(
@@ -146,13 +127,11 @@ class VulkanGraph:
         self._uses: weakref.WeakKeyDictionary[Buffer, bool] = weakref.WeakKeyDictionary()
         self._marks: list[tuple[weakref.ref, bool]] = []
         self._pipeline: object = None
-        self._batches: list[ReplayBatch] = []
-        self._idle: list[ReplayBatch] = []
         self._record_barrier()  # against everything submitted before a replay
 
     def _begin_command_buffer(self) -> tuple[object, object]:
-        """A command pool of the graph's and its one command buffer, begun for submitting
-        again and again (also while an earlier replay still runs)."""
+        """A command pool of the graph's and its one secondary command buffer, begun for
+        executing again and again (also while an earlier replay still runs)."""
         fn, dev = self._fn, self._dev
         info = ffi.new(
             "VkCommandPoolCreateInfo*",
@@ -167,17 +146,23 @@ class VulkanGraph:
             {
                 "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                 "commandPool": pool[0],
-                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                "level": lib.VK_COMMAND_BUFFER_LEVEL_SECONDARY,
                 "commandBufferCount": 1,
             },
         )
         try:
             _vk.check(fn.vkAllocateCommandBuffers(dev, alloc, cmd_array),
                       "vkAllocateCommandBuffers")
+            # a compute-only secondary inherits nothing (no render pass), but must say so
+            inheritance = ffi.new(
+                "VkCommandBufferInheritanceInfo*",
+                {"sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO},
+            )
             begin = ffi.new(
                 "VkCommandBufferBeginInfo*",
                 {"sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                 "flags": lib.VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT},
+                 "flags": lib.VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
+                 "pInheritanceInfo": inheritance},
             )
             _vk.check(fn.vkBeginCommandBuffer(cmd_array[0], begin), "vkBeginCommandBuffer")
         except BaseException:
@@ -194,6 +179,10 @@ class VulkanGraph:
         """Records a launch that the device has just checked and run eagerly."""
         grid = normalize_grid(grid)
         dispatches = plan_dispatches(grid, program.workgroup, self.device._launcher.max_groups)
+        if self.log is not None:
+            block = bytes(memoryview(args).cast("B")[:program.block_size])
+            self.log.append((program, grid, tuple(buffers), block,
+                             self.locate() if self.locate else None))
         if not dispatches:
             return
         block = self._block(program, args, grid)
@@ -217,6 +206,9 @@ class VulkanGraph:
 
     def record_upload(self, buf: Buffer, data: memoryview, offset: int) -> None:
         """Records the copy of `data` (kept in a staging buffer of the graph) into `buf`."""
+        if self.log is not None:
+            self.log.append(("upload", offset, (buf,), bytes(data),
+                             self.locate() if self.locate else None))
         staging = self.device._maker.make(max(MIN_SIZE, data.nbytes), STAGING_USAGE, STAGING)
         self._staging.append(staging)
         ffi.memmove(staging.mapped, data, data.nbytes)
@@ -227,9 +219,25 @@ class VulkanGraph:
         self._fn.vkCmdCopyBuffer(self.cmd, staging.handle, raw.handle, 1, region)
         self._note_uses([buf], [raw], (False,), (True,))
 
+    def record_copy(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
+                    nbytes: int) -> None:
+        """Records a copy of `nbytes` bytes between two buffers."""
+        if self.log is not None:
+            self.log.append(("copy", (src_offset, dst_offset, nbytes), (src, dst), b"",
+                             self.locate() if self.locate else None))
+        raws = [src._raw, dst._raw]
+        self._order(raws, (False, True))
+        region = self._region
+        region.srcOffset, region.dstOffset, region.size = src_offset, dst_offset, nbytes
+        self._fn.vkCmdCopyBuffer(self.cmd, raws[0].handle, raws[1].handle, 1, region)
+        self._note_uses([src, dst], raws, (True, False), (False, True))
+
     def check_read(self, buf: Buffer, what: str) -> None:
         """Refuses a host read of a buffer that a recorded command wrote: a replay would not
         read it again, and what the block decides from it would not be replayed."""
+        if self.refuse_all_reads:
+            raise GraphError(f"{what} inside a recorded function: a replay runs the kernels "
+                             "again, not the Python that reads values and decides on them")
         if buf._raw in self._written:
             raise GraphError(
                 f"{what} inside pk.graph(): it reads a result of the launches being recorded, "
@@ -370,23 +378,24 @@ class VulkanGraph:
     # ---- replaying and letting go ----
 
     def replay(self) -> None:
-        """Submits the recording once more, after everything recorded on the device so far;
-        the buffers it uses get its serial (the device holds its lock)."""
-        batch = self._idle.pop() if self._idle else self._new_batch()
-        batch.garbage.append(lambda: self._idle.append(batch))
-        serial = self.device._batches.submit_recorded(batch)
-        self.last_serial = serial
+        """Executes the recording once more from the device's open batch, after everything
+        recorded so far; the buffers it uses get the batch's serial (the device holds its
+        lock). The caller submits the batch."""
+        queue = self.device._batches
+        batch = queue.current()
+        queue.command_begun(batch)
+        self._fn.vkCmdExecuteCommands(batch.cmd, 1, self._cmd_array)
+        # a secondary leaves the primary's bindings undefined: the next launch binds anew
+        batch.pipeline = batch.bound = None
+        # the recording ends with a barrier against everything after it: a new epoch
+        queue.epoch += 1
+        serial = self.last_serial = batch.serial
         for ref, writes in self._marks:
             buf = ref()
             if buf is not None:
                 buf.use_serial = serial
                 if writes:
                     buf.write_serial = serial
-
-    def _new_batch(self) -> ReplayBatch:
-        batch = ReplayBatch(self._dev, self._fn, self._cmd_array)
-        self._batches.append(batch)
-        return batch
 
     def release(self) -> None:
         """Lets go of everything the graph holds once its last replay has run (the device
@@ -409,10 +418,6 @@ class VulkanGraph:
         if self._pool is None:
             return
         fn, dev = self._fn, self._dev
-        for batch in self._batches:
-            fn.vkDestroyFence(dev, batch.fence, ffi.NULL)
-        self._batches.clear()
-        self._idle.clear()
         fn.vkDestroyCommandPool(dev, self._pool, ffi.NULL)
         self._pool = None
         self._descriptors.destroy()

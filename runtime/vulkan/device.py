@@ -72,6 +72,7 @@ DEVICE_FUNCTIONS = [
     "vkCmdPushConstants",
     "vkCmdDispatch",
     "vkCmdCopyBuffer",
+    "vkCmdExecuteCommands",
     "vkCreateFence",
     "vkDestroyFence",
     "vkWaitForFences",
@@ -229,6 +230,13 @@ class Device(DescribedDevice):
         heap next to what is allocated already; DeviceError when it exceeds the device's
         maxStorageBufferRange (a kernel could not address it).
         """
+        buffer = self._create_buffer(nbytes)
+        graph = self._graph
+        if graph is not None and graph.created is not None:
+            graph.created.add(id(buffer))  # made while a logging graph records
+        return buffer
+
+    def _create_buffer(self, nbytes: int) -> Buffer:
         nbytes = operator.index(nbytes)
         if nbytes < 0:
             raise ValueError(f"a buffer cannot have {nbytes} bytes")
@@ -346,10 +354,53 @@ class Device(DescribedDevice):
             if not self._closed:
                 graph.end()
 
-    def _replay_graph(self, graph: VulkanGraph) -> None:
+    def _replay_graph(self, graph: VulkanGraph, submit: bool = True) -> None:
+        """Executes `graph` again from the open batch, and submits the batch unless `submit`
+        is False (more commands follow: `flush` submits them together)."""
         with self._lock:
             self._check_open()
             graph.replay()
+            if submit:
+                self._batches.submit()
+
+    def flush(self) -> None:
+        """Submits the commands recorded so far, without waiting for them."""
+        with self._lock:
+            self._check_open()
+            self._batches.submit()
+
+    def pause_graph(self) -> VulkanGraph | None:
+        """Stops recording into the graph that records now (returned; None if none) until
+        `resume_graph`: what is launched meanwhile runs, unrecorded."""
+        with self._lock:
+            graph, self._graph = self._graph, None
+            return graph
+
+    def resume_graph(self, graph: VulkanGraph | None) -> None:
+        """Records into `graph` again (what `pause_graph` returned)."""
+        with self._lock:
+            if graph is not None and not graph.released and graph.recording:
+                self._graph = graph
+
+    def copy_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int,
+                    nbytes: int) -> None:
+        """Queues a copy of `nbytes` bytes from `src` (at byte `src_offset`) into `dst`, ordered
+        after the launches recorded before it and before those after it, like a launch."""
+        for buf, at in ((src, src_offset), (dst, dst_offset)):
+            if buf.device is not self or buf.freed:
+                raise ValueError(f"{buf!r} is freed or belongs to another device")
+            if at < 0 or nbytes < 0 or at + nbytes > buf.nbytes:
+                raise ValueError(f"a copy of {nbytes} bytes at {at} passes the end of {buf!r}")
+        if not nbytes:
+            return
+        with self._lock:
+            self._check_open()
+            if self._graph is not None:
+                self._graph.record_copy(src, src_offset, dst, dst_offset, nbytes)
+            batch = self._batches.current()
+            src.use_serial = dst.use_serial = dst.write_serial = batch.serial
+            self._record_copy(batch, src._raw, src_offset, dst._raw, dst_offset, nbytes)
+            self._batches.submit_if_full(batch)
 
     def _release_graph(self, graph: VulkanGraph) -> None:
         with self._lock:
@@ -477,19 +528,22 @@ class Device(DescribedDevice):
     # ---- used by Buffer ----
 
     def _upload(
-        self, buf: Buffer, data: memoryview, offset: int, non_blocking: bool = False
+        self, buf: Buffer, data: memoryview, offset: int, non_blocking: bool = False,
+        queued: bool = False,
     ) -> None:
+        """`queued`: always through a staged copy in the open batch (ordered like a launch,
+        nothing waits), also where the memory is mapped."""
         with self._lock:
             self._check_open()
             if self._graph is not None:
                 self._graph.record_upload(buf, data, offset)  # recorded, and done below
             raw = buf._raw
             transfers = self._transfers
-            if transfers is not None and transfers.takes(data.nbytes):
+            if not queued and transfers is not None and transfers.takes(data.nbytes):
                 self._batches.submit()  # the kernels recorded so far run while it copies
                 transfers.upload(buf, raw, data, offset, non_blocking)
                 return
-            if raw.mapped is not None:
+            if not queued and raw.mapped is not None:
                 if transfers is not None:
                     transfers.wait_use(raw)  # a DMA copy may still write it
                 # a launch recorded or running may still read the old contents

@@ -403,7 +403,8 @@ NOT_TENSOR_OPS = {
     # compiling, devices, files
     "pk.func", "pk.kernel", "pk.static_range", "pk.fuse", "pk.strict_float",
     "pk.transfer_guard", "pk.devices", "pk.get_device",
-    "pk.set_device", "pk.sync", "pk.graph", "pk.load", "pk.save", "xp.get_device",
+    "pk.set_device", "pk.sync", "pk.graph", "pk.compile", "pk.load", "pk.save",
+    "xp.get_device",
     "pk.profile",
     # new tensors from shapes or host data, and dtype queries
     "pk.arange", "pk.asarray", "pk.empty", "pk.eye", "pk.full", "pk.linspace", "pk.ones",

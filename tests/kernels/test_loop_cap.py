@@ -271,3 +271,24 @@ def test_with_a_cap_a_kernel_without_loops_has_no_status_buffer():
 
     module = compiled(no_loop, Target(loop_iteration_cap=65535), *ARGS)
     assert [s.name for s in module.layout.buffers] == ["out"]
+
+
+@capped
+def test_thousands_of_launches_with_loops_are_checked_at_one_wait():
+    """Every batch with a launch of a kernel with loops leaves a check for the next wait; a
+    wait that finds thousands due runs them one after the other (each reads its report, which
+    waits itself), not one inside the other (a RecursionError once)."""
+    import pykern.runtime as rt
+    from pykern.runtime.selection import running_on
+
+    own = rt.open_device(pk.get_device().info.index, batch_launches=1)  # a batch per launch
+    try:
+        kernel = pk.kernel(counting_for)
+        with running_on(own):
+            out = pk.zeros(1, dtype=pk.i32)
+            for _ in range(1500):
+                kernel[1](out, 3)
+            own.sync()
+            assert out.numpy()[0] == 3
+    finally:
+        own.close()

@@ -135,6 +135,29 @@ def test_pykern_timeout_stops_a_runaway_kernel_with_a_device_error(tmp_path, cas
     assert out.count("next launch ok") == 2, out
 
 
+def test_a_kernel_quick_before_and_runaway_now_is_stopped_on_the_calling_thread(tmp_path):
+    """A kernel that ran briefly over a grid runs there on the calling thread next time (no
+    hand-off to the pool); the watchdog still stops it at PYKERN_TIMEOUT."""
+    result = run(tmp_path, """
+        for _ in range(3):  # the flag set: the loop ends at once, and the grid is known fast
+            flag[...] = 1
+            spin[64](flag, pk.zeros(64))
+        flag[...] = 0
+        start = time.monotonic()
+        try:
+            spin[64](flag, pk.zeros(64))
+            print("finished?", flush=True)
+        except pk.DeviceError:
+            print("device error after", round(time.monotonic() - start, 2), flush=True)
+        next_launch_works()
+    """, PYKERN_TIMEOUT="1")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "device error after" in out, out
+    assert 0.9 <= float(out.split("device error after")[1].split()[0]) < 10, out
+    assert "next launch ok" in out, out
+
+
 @pytest.mark.parametrize("case", ["one invocation", "many workgroups", "barriers"])
 def test_ctrl_c_stops_a_runaway_kernel_within_a_second(tmp_path, case):
     """SIGINT raised from another thread (as a terminal's Ctrl-C reaches some thread)."""

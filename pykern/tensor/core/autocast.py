@@ -8,6 +8,13 @@ accumulate in f32. matmul gives f32 results, the others the 16-bit dtype, as PyT
 every other op runs in the dtype it is given, so normalisations, softmax and losses stay in
 f32. Operands of other dtypes are left alone.
 The mode is per thread, like grad mode.
+
+Inside a block, the conversion of a weight (a leaf tensor that requires grad) is made once and
+kept until the block ends, as PyTorch's autocast cache does: a weight used by several matrix
+products (the forward pass and its backward, tied embeddings) is converted once. An entry is
+used only while the weight's memory is at the version it was converted from, so a weight
+written in place meanwhile (an optimizer's step inside the block) is converted again. Not
+inside a `pk.compile` recording, whose replays must convert the weight each call.
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ import contextlib
 import threading
 from typing import Any
 
+from pykern.autograd.mode import is_grad_enabled
+from pykern.autograd.version import version_of
+from pykern.jit import compiling
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 
@@ -50,6 +60,31 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's name)
 
     def __exit__(self, *exc: object) -> None:
         _state.dtype = self._previous.pop()
+        if _state.dtype is None:  # the outermost block ended: its conversions go
+            _cache().clear()
+
+
+def _cache() -> dict[int, tuple[Any, int, DType, Any]]:
+    """This thread's converted weights: id -> (weight, version, dtype, conversion)."""
+    cache = getattr(_state, "cache", None)
+    if cache is None:
+        cache = _state.cache = {}
+    return cache
+
+
+def _converted(t: Any, low: DType) -> Any:
+    """`t.astype(low)`, from the cache for a weight (see the module docstring)."""
+    if not (t.requires_grad and t.grad_fn is None and is_grad_enabled()) \
+            or compiling.ACTIVE[0] is not None:
+        return t.astype(low)
+    cache = _cache()
+    version = version_of(t.buffer)
+    hit = cache.get(id(t))
+    if hit is not None and hit[0] is t and hit[1] == version and hit[2] is low:
+        return hit[3]
+    out = t.astype(low)
+    cache[id(t)] = (t, version, low, out)
+    return out
 
 
 def low_precision(*tensors: Any) -> tuple[Any, ...] | None:
@@ -62,4 +97,4 @@ def low_precision(*tensors: Any) -> tuple[Any, ...] | None:
     dtypes = [getattr(t, "dtype", None) for t in tensors]
     if dt.f32 not in dtypes or not all(d in (dt.f32, low) for d in dtypes):
         return None
-    return tuple(t.astype(low) if t.dtype == dt.f32 else t for t in tensors)
+    return tuple(_converted(t, low) if t.dtype == dt.f32 else t for t in tensors)

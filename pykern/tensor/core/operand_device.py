@@ -55,6 +55,13 @@ def follows_operands(fn: Callable) -> Callable:
 def _wrap(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def on_operands_device(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == 2:  # a binary op's common case, asked cheaply
+            a, b = args
+            tensor = TENSOR_TYPES[0]
+            if type(a) is tensor and type(b) is tensor:
+                device = a.buffer.device
+                if b.buffer.device is device and device is get_device():
+                    return fn(*args)
         if kwargs:
             if "dim" in kwargs:
                 _check_dim(fn, kwargs)

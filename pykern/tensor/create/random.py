@@ -27,12 +27,15 @@ import math
 import operator
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import pykern as pk
+import numpy as np
 
+import pykern as pk
 from pykern.autograd.keyword import accepts_requires_grad
+from pykern.jit import compiling
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.ops.public import declare as _declare
@@ -88,9 +91,12 @@ def philox4x32(c0, c1, k0, k1):
 
 
 @functools.cache
-def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
+def random_kernel(out_dtype: DType, dist: str, live: bool = False) -> pk.Kernel:
     """The kernel that fills a tensor of `out_dtype` with draws of `dist` (one per dtype and
-    distribution, made on first use)."""
+    distribution, made on first use). With `live`, the key and position are read from the
+    u32 array `state` (key low, key high, position low, position high) instead of the scalar
+    arguments: inside a `pk.compile` recording, whose replays write each call's there."""
+    LIVE = live  # noqa: N806
     WIDE = out_dtype.bits == 64  # noqa: N806  (two words per element)
     PER = 2 if WIDE else 4  # noqa: N806  (elements per counter)
     HALF = out_dtype in (dt.f16, dt.bf16)  # noqa: N806
@@ -102,8 +108,14 @@ def random_kernel(out_dtype: DType, dist: str) -> pk.Kernel:
 
     @pk.kernel
     def philox(out: pk.Array, n: int, key_lo: pk.u32, key_hi: pk.u32, base_lo: pk.u32,
-               base_hi: pk.u32, low: VT, span_lo: pk.u32, span_hi: pk.u32):
+               base_hi: pk.u32, low: VT, span_lo: pk.u32, span_hi: pk.u32,
+               state: pk.u32[:]):
         j = pk.global_id(0)
+        if LIVE:
+            key_lo = state[0]
+            key_hi = state[1]
+            base_lo = state[2]
+            base_hi = state[3]
         # the counter: the 64-bit position base + j in c0 (low word) and c1
         c0 = base_lo + pk.u32(j)
         c1 = base_hi
@@ -220,12 +232,46 @@ def _generate(shape: tuple[int, ...], dtype: DType, dist: str, low: object = 0,
         return out
     per = 2 if dtype.bits == 64 else 4
     counters = -(-n // per)
+    if compiling.active() is not None:
+        _generate_live(out, n, counters, dtype, dist, low, span)
+        return out
     start = _state.take(counters)
     key = _state.key
     random_kernel(dtype, dist)[counters](
         out.reshape(-1), n, key & MASK32, key >> 32, start & MASK32, start >> 32, low,
-        span & MASK32, (span >> 32) & MASK32)
+        span & MASK32, (span >> 32) & MASK32, _placeholder())
     return out
+
+
+def _generate_live(out: Tensor, n: int, counters: int, dtype: DType, dist: str, low: object,
+                   span: int) -> None:
+    """`_generate` inside a `pk.compile` recording: the key and position go into a small
+    tensor the kernel reads, written before each replay with that call's (the generator
+    moves on exactly as eager calls move it)."""
+    state = empty((4,), dt.u32)
+
+    def draw() -> None:
+        start = _state.take(counters)
+        key = _state.key
+        words = np.array([key & MASK32, key >> 32, start & MASK32, start >> 32], np.uint32)
+        compiling.write_unrecorded(state.buffer, words)
+
+    draw()
+    compiling.on_replay(draw)
+    random_kernel(dtype, dist, True)[counters](
+        out.reshape(-1), n, 0, 0, 0, 0, low, span & MASK32, (span >> 32) & MASK32, state)
+
+
+def _placeholder() -> Tensor:
+    """A u32 array bound where the kernel reads no state (one per device)."""
+    device = pk.get_device()
+    t = _placeholders.get(device)
+    if t is None:
+        t = _placeholders[device] = pk.zeros((4,), dt.u32)
+    return t
+
+
+_placeholders: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _float_dtype(dtype: object, what: str) -> DType:

@@ -262,6 +262,14 @@ def binary(op: BinaryOp | str, a: object, b: object, out: Tensor | None = None) 
     left operand)."""
     if isinstance(op, str):
         op = BINARY[op]
+    if type(a) is Tensor and type(b) is Tensor and out is None \
+            and a.dtype.kind != "c" and b.dtype.kind != "c":
+        # the common case first (two real tensors, a new result): no other test applies
+        result = dispatch((op, STRICT_BLOCK.get()), (a, b), lambda: _binary(op, a, b, None))
+        if a.requires_grad or b.requires_grad:
+            if needs_grad(a, b):
+                return record_binary(op.name, result, a, b, op.backward)
+        return result
     if isinstance(a, Traced) or isinstance(b, Traced):  # pk.fuse is tracing
         return traced_operand(a, b).fuse_binary(op, a, b, out)  # type: ignore[union-attr]
     if pr.is_complex_operand(a) or pr.is_complex_operand(b) or \
