@@ -6,8 +6,8 @@ memory), a batch of transforms that fit in shared memory (one pass: 4096 points,
 10·10·10 without Bluestein), a prime length (Bluestein) and a 2-D real-input transform (rfft2:
 the rows as half-length complex transforms with the real post-processing in the same launch,
 then the columns in place). pykern is timed with GPU timestamps around back-to-back calls,
-torch on CUDA with CUDA events, CPU peers by the wall clock. Every pykern result is checked against numpy's
-float64 transform at the tests' bound (5·ε·log2(L)·‖x‖₂ per value).
+torch on CUDA with CUDA events, CPU peers by the wall clock. Every pykern result is checked
+against numpy's float64 transform at the tests' bound (5·ε·log2(L)·‖x‖₂ per value).
 """
 
 from __future__ import annotations
