@@ -111,11 +111,12 @@ def _smooth(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float)
     if one_pass(n, x.dtype):
         _shared_pass(_as4(x), _as4(out), conj_in, conj_out, scale)
         return
-    if x.shape[1] != n:  # the strided pass reads whole rows: pad or crop first
+    scratch = x.shape[1] != n
+    if scratch:  # the strided pass reads whole rows: pad or crop first
         padded = empty(out.shape, x.dtype)
         multiply(x, _ones(x.dtype, n), padded, min(n, x.shape[1]))
         x = padded
-    _four_step(x, out, conj_in, conj_out, scale, shared_capacity(x.dtype))
+    _four_step(x, out, conj_in, conj_out, scale, shared_capacity(x.dtype), scratch)
 
 
 # Every four-step pass moves several adjacent transforms per workgroup, loaded or stored across
@@ -150,31 +151,33 @@ def column_length(n: int, cap: int) -> int:
 
 
 def _four_step(x: Tensor, out: Tensor, conj_in: bool, conj_out: bool, scale: float,
-               cap: int) -> None:
+               cap: int, scratch: bool = False) -> None:
     """out (B, n, 2) = FFT of x's rows (B, n, 2), n smooth and above `cap`: the columns
-    short (column_length), the rows recursing until they fit in a workgroup."""
+    short (column_length), the rows recursing until they fit in a workgroup. `scratch`: x is
+    a contiguous temporary of this transform, which the column pass overwrites (each
+    workgroup reads its columns whole before it writes them), saving a temporary."""
     rows, n = out.shape[0], out.shape[1]
     n1 = column_length(n, cap)
     n2 = n // n1
     sb, sn = x.element_strides[0], x.element_strides[1]
     # pass 1: column i2 is x[b, i1·n2 + i2] for i1 < n1, written in the same layout, twiddled
     cols = view(x, (rows, n2, n1, 2), (sb, sn, n2 * sn, 1), x.offset)
-    mid = empty((rows, n, 2), x.dtype)
-    mid_cols = view(mid, (rows, n2, n1, 2), (2 * n, 2, 2 * n2, 1), 0)
+    mid = x if scratch else empty((rows, n, 2), x.dtype)
+    mid_cols = view(mid, (rows, n2, n1, 2), (2 * n, 2, 2 * n2, 1), mid.offset)
     _shared_pass(cols, mid_cols, conj_in, False, 1.0, twiddle_length=n, columns=True)
     # pass 2: row k1 is mid[b, k1·n2 + k2], its output k2 goes to out[b, k1 + n1·k2]
     so = out.element_strides
     dest = view(out, (rows, n1, n2, 2), (so[0], so[1], n1 * so[1], 1), out.offset)
     if n2 <= cap:
-        _last_rows(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0), dest, conj_out,
-                   scale)
+        _last_rows(view(mid, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), mid.offset), dest,
+                   conj_out, scale)
         return
     # rows still too long: four-step again, straight into the transposed output where it
     # collapses to (rows·n1, n2) (a single transform), else through a copy
     direct = _rows(dest, copy=False)
     inner = direct if direct is not None else empty((rows * n1, n2, 2), x.dtype)
-    _four_step(view(mid, (rows * n1, n2, 2), (2 * n2, 2, 1), 0), inner, False, conj_out, scale,
-               cap)
+    _four_step(view(mid, (rows * n1, n2, 2), (2 * n2, 2, 1), mid.offset), inner, False,
+               conj_out, scale, cap, scratch=True)
     if direct is None:
         assign(dest, view(inner, (rows, n1, n2, 2), (2 * n, 2 * n2, 2, 1), 0))
 

@@ -94,7 +94,8 @@ def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
         p = _rfft_axis(t.astype(real_dtype_for(t.dtype)), ax[-1], lengths[-1],
                        args.scale_for(norm, lengths[-1], False), False)
         for length, a in reversed(list(zip(lengths[:-1], ax[:-1]))):
-            p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
+            p = transform_axis(p, a, length, False, args.scale_for(norm, length, False),
+                               in_place=True)
         return as_complex(p)
 
     gradients.distinct_axes(op, t, ax)
@@ -126,8 +127,9 @@ def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] 
 
     def run() -> Tensor:
         p = as_pairs(t)
-        for length, a in reversed(list(zip(lengths, ax[:-1]))):
-            p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
+        for i, (length, a) in enumerate(reversed(list(zip(lengths, ax[:-1])))):
+            p = transform_axis(p, a, length, True, args.scale_for(norm, length, True),
+                               in_place=i > 0)  # (the first reads the caller's x)
         return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
 
     gradients.distinct_axes(op, t, ax)
