@@ -32,6 +32,7 @@ MAX_VALUES = 32  # complex values per invocation at most (registers)
 MAX_RADIX = 8  # the largest composite radix the plans use (measured on an H100: radix 8
 # with more invocations per transform beat radix 16 on 1000, 256 and 1024 points, tied on 4096)
 PAD = True  # pad shared memory (row layout: value i at i + i/32) where it fits
+PRIME_FACTORS_SLOW = (11, 13)  # radices a Bluestein length avoids (slower butterflies)
 
 
 @dataclass(frozen=True)
@@ -156,4 +157,3 @@ def launch_shape(n: int, itemsize: int, limit: int, max_invocations: int,
     if stage_constants(shape).values > MAX_VALUES:
         return None
     return shape
-PRIME_FACTORS_SLOW = (11, 13)  # radices a Bluestein length avoids (slower butterflies)
