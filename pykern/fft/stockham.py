@@ -1,7 +1,7 @@
 """The shared-memory FFT kernel: batched complex FFTs of any length N whose prime factors are
 2, 3, 5, 7, 11 or 13 and that fits in one workgroup's shared memory, in one launch (one pass
 over global memory). Stockham autosort, mixed radix (radix_plan.py picks the radices: 4096 is
-16·16·16, 1000 is 10·10·10), every butterfly in registers (butterflies.py).
+8·8·8·8, 1000 is 8·5·5·5), every butterfly in registers (butterflies.py).
 
 Stage s of radix R runs N/R butterflies; with Ns the product of the radices before it,
 butterfly j takes the inputs j + r·N/R (r < R), multiplies input r by w_(Ns·R)^(r·(j mod Ns)),

@@ -44,7 +44,7 @@ def test_every_radix_has_a_butterfly(monkeypatch):
     for r in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16):
         assert radix_plan.radices_for(r, 16) == (r,)
     x = random_complex((5, 9), np.complex64, 2)
-    for n in (11, 13, 10 * 9, 16 * 12):  # (2..8 run in the other tests' plans)
+    for n in (11, 13, 12, 16, 10 * 9):  # (2..8 run in the other tests' plans)
         got = pk.fft.fft(pk.asarray(x), n=n)  # cropped or zero padded to n
         assert_close(got, np.fft.fft(x.astype(np.complex128), n=n), x, np.complex64, n)
 
