@@ -1,10 +1,10 @@
-"""`python benchmarks/fft_probe.py [device]`: GPU time of `pk.fft` plans, whole and per launch,
-under variants of the plan's tuning knobs (engine.LAST_GROUP, engine.COLUMN_GROUP,
-stockham.PAD, stockham.MAX_INVOCATIONS, stockham.COLUMN_INVOCATIONS), against a plain copy
-of the same bytes (the bandwidth a pass in and out could reach).
-Every result is checked against numpy.
+"""`python benchmarks/fft_probe.py [device] [case,...]`: GPU time of `pk.fft` plans, whole and
+per launch, under variants of the plans' tuning constants (pykern/fft/radix_plan.py:
+ROW_INVOCATIONS, COLUMN_GROUP, COLUMN_INVOCATIONS, PAD, MAX_RADIX; pykern/fft/engine.py:
+LAST_GROUP), against a plain copy of the same bytes (the bandwidth a pass in and out could
+reach). Every result is checked against numpy.
 
-Per launch: the plan's Stockham launches are recorded during one call, then each is replayed
+Per launch: the plan's kernel launches are recorded during one call, then each is replayed
 alone with GPU timestamps; "other" is the rest of the call (copies, pointwise launches).
 """
 
@@ -20,28 +20,28 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pykern as pk  # noqa: E402
-from pykern.fft import engine, stockham  # noqa: E402
+from pykern.fft import engine, radix_plan  # noqa: E402
+from pykern.tensor.core import dispatch  # noqa: E402
 
 from benchmarks.clock import gpu_per_call  # noqa: E402
 
 REPS = 20
 CASES: tuple[tuple[str, tuple[int, ...], bool], ...] = (
     ("fft 2^24", (2**24,), False),
-    ("fft 2^22", (2**22,), False),
     ("fft 1024x4096", (1024, 4096), False),
+    ("fft 4096x1000", (4096, 1000), False),
     ("fft 4096x1024", (4096, 1024), False),
     ("fft 64x10007", (64, 10007), False),
     ("rfft2 2048x2048", (2048, 2048), True),
 )
 VARIANTS: tuple[tuple[str, dict[tuple[object, str], object]], ...] = (
     ("default", {}),
-    ("max invocations 512", {(stockham, "MAX_INVOCATIONS"): 512}),
-    ("max invocations 256", {(stockham, "MAX_INVOCATIONS"): 256}),
-    ("column invocations 128", {(stockham, "COLUMN_INVOCATIONS"): 128}),
-    ("no pad", {(stockham, "PAD"): False}),
+    ("max radix 8", {(radix_plan, "MAX_RADIX"): 8}),
+    ("row invocations 256", {(radix_plan, "ROW_INVOCATIONS"): 256}),
+    ("row invocations 512", {(radix_plan, "ROW_INVOCATIONS"): 512}),
+    ("no pad", {(radix_plan, "PAD"): False}),
     ("last group 8", {(engine, "LAST_GROUP"): 8}),
-    ("last group 8, max invocations 512", {(engine, "LAST_GROUP"): 8,
-                                           (stockham, "MAX_INVOCATIONS"): 512}),
+    ("column invocations 512", {(radix_plan, "COLUMN_INVOCATIONS"): 512}),
 )
 _REFERENCES: dict[str, np.ndarray] = {}  # numpy's f64 transform of each case, computed once
 
@@ -55,38 +55,36 @@ def data(shape: tuple[int, ...], real: bool) -> np.ndarray:
 
 
 def recorded_launches(work: Callable[[], object]) -> list[tuple[tuple, dict]]:
-    """The arguments of every Stockham launch of one call of `work`."""
+    """The arguments of every kernel launch of `engine.launch` during one call of `work`."""
     calls: list[tuple[tuple, dict]] = []
-    original = engine._launch
+    original = engine.launch
 
     def record(*args: object, **kwargs: object) -> None:
         calls.append((args, kwargs))
         original(*args, **kwargs)
 
-    engine._launch = record  # type: ignore[assignment]
+    engine.launch = record  # type: ignore[assignment]
     try:
+        dispatch.clear()
         work()
     finally:
-        engine._launch = original  # type: ignore[assignment]
+        engine.launch = original  # type: ignore[assignment]
+        dispatch.clear()
     return calls
 
 
-def describe(args: tuple, kwargs: dict) -> str:
-    x, out, n = args[0], args[1], args[2]
-    columns = args[10] if len(args) > 10 else kwargs.get("columns", False)
-    across = args[11] if len(args) > 11 else kwargs.get("stores_across", False)
-    cap = engine.shared_capacity(out.dtype)
-    group = (stockham.columns_per_group(n, cap) if columns or across
-             else stockham.transforms_per_group(n, cap))
-    return (f"n={n} batch={out.shape[0]}x{out.shape[1]} group={group} "
-            f"threads={stockham.threads_for(n)} cols={columns} stores_across={across} "
+def describe(args: tuple) -> str:
+    shape, x, out = args[0], args[1], args[2]
+    return (f"n={shape.n} radices={shape.radices} threads={shape.threads} "
+            f"group={shape.groups} cols={shape.columns} across={shape.stores_across} "
+            f"pad={shape.pad} mode={shape.mode} batch={out.shape[0]}x{out.shape[1]} "
             f"in_strides={x.element_strides} out_strides={out.element_strides}")
 
 
 def probe_case(dev: object, name: str, shape: tuple[int, ...], real: bool) -> None:
     x = data(shape, real)
     t = pk.asarray(x)
-    work: Callable[[], pk.Tensor] = ((lambda: pk.fft.rfftn(t, axes=(-2, -1))) if real
+    work: Callable[[], pk.Tensor] = ((lambda: pk.fft.rfft2(t)) if real
                                      else (lambda: pk.fft.fft(t)))
     seconds, out = gpu_per_call(dev, work, REPS)
     start = time.perf_counter()
@@ -99,15 +97,15 @@ def probe_case(dev: object, name: str, shape: tuple[int, ...], real: bool) -> No
                              else np.fft.fft(x.astype(np.complex128)))
     want = _REFERENCES[name]
     err = float(np.max(np.abs(out.numpy() - want)) / np.max(np.abs(want)))
-    print(f"  {name:18s} {seconds * 1e6:10.1f} us   rel err {err:.2e}   "
-          f"(the host records a call in {host * 1e6:.1f} us)")
-    launches = recorded_launches(work)
+    gbs = 2 * x.nbytes / seconds / 1e9
+    print(f"  {name:18s} {seconds * 1e6:10.1f} us  {gbs:7.0f} GB/s  rel err {err:.2e}   "
+          f"(the host records a call in {host * 1e6:.1f} us)", flush=True)
     total = 0.0
-    for args, kwargs in launches:
-        each, _ = gpu_per_call(dev, lambda a=args, k=kwargs: engine._launch(*a, **k), REPS)
+    for args, kwargs in recorded_launches(work):
+        each, _ = gpu_per_call(dev, lambda a=args, k=kwargs: engine.launch(*a, **k), REPS)
         total += each
-        print(f"      {each * 1e6:9.1f} us  {describe(args, kwargs)}")
-    print(f"      {(seconds - total) * 1e6:9.1f} us  other")
+        print(f"      {each * 1e6:9.1f} us  {describe(args)}", flush=True)
+    print(f"      {(seconds - total) * 1e6:9.1f} us  other", flush=True)
 
 
 def copy_reference(dev: object) -> None:
@@ -138,11 +136,15 @@ def main() -> None:
     warm_up(dev)
     copy_reference(dev)
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
+    variants = sys.argv[3].split(",") if len(sys.argv) > 3 else None
     for label, knobs in VARIANTS:
+        if variants is not None and label not in variants:
+            continue
         saved = {key: getattr(*key) for key in knobs}
         for (module, attr), value in knobs.items():
             setattr(module, attr, value)
-        print(f"== {label}")
+        dispatch.clear()
+        print(f"== {label}", flush=True)
         try:
             for name, shape, real in CASES:
                 if only is None or any(o in name for o in only):
@@ -150,6 +152,7 @@ def main() -> None:
         finally:
             for (module, attr), value in saved.items():
                 setattr(module, attr, value)
+            dispatch.clear()
 
 
 if __name__ == "__main__":

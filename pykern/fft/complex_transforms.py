@@ -71,8 +71,9 @@ def _c2cn(op: str, x: object, s: object, axes: object, norm: object, inverse: bo
 
     def run() -> Tensor:
         p = as_pairs(t)
-        for length, a in reversed(list(zip(lengths, ax))):
-            p = transform_axis(p, a, length, inverse, args.scale_for(norm, length, inverse))
+        for i, (length, a) in enumerate(reversed(list(zip(lengths, ax)))):
+            p = transform_axis(p, a, length, inverse, args.scale_for(norm, length, inverse),
+                               in_place=i > 0)  # (the first reads the caller's x)
         return as_complex(p)
 
     gradients.distinct_axes(op, t, ax)

@@ -59,12 +59,19 @@ def four_d(p: Tensor, axis: int) -> Tensor:
     return view(p, (before, after, length, 2), (2 * length * after, 2, 2 * after, 1), p.offset)
 
 
-def transform_axis(p: Tensor, axis: int, n: int, inverse: bool, scale: float) -> Tensor:
+def transform_axis(p: Tensor, axis: int, n: int, inverse: bool, scale: float,
+                   in_place: bool = False) -> Tensor:
     """The complex FFT of length n along `axis` of the pair tensor p (padded or cropped to n),
-    times `scale`; inverse: the unnormalised inverse. A new contiguous pair tensor."""
+    times `scale`; inverse: the unnormalised inverse. A new contiguous pair tensor, or, with
+    `in_place` (p is a contiguous temporary of the caller's) where n is p's length, p itself
+    overwritten: every launch reads its transforms whole before it writes them."""
     if not p.is_contiguous:
         p = p.contiguous()
     shape = p.shape[:-1]
+    if in_place and shape[axis] == n:
+        if p.size:
+            engine.transform(four_d(p, axis), four_d(p, axis), inverse, scale)
+        return p
     out = empty(shape[:axis] + (n,) + shape[axis + 1:] + (2,), p.dtype)
     if out.size:
         engine.transform(four_d(p, axis), four_d(out, axis), inverse, scale)

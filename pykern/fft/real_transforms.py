@@ -1,8 +1,12 @@
 """The transforms with a real side: `rfft`, `irfft`, `rfftn`, `irfftn`, `hfft`, `ihfft`.
 
-Along the last axis at an even length, a real signal is transformed as half as many complex
-numbers (its own memory seen as pairs) plus one elementwise pass (real_kernels.py); other axes
-and odd lengths go through the complex transform of the full signal or spectrum.
+Along the last axis at an even length n, a real signal is transformed as n/2 complex numbers
+(its own memory seen as pairs), the spectrum's post-processing (irfft: pre-processing) fused
+into the same launch (stockham.py's RFFT and IRFFT modes): one pass over memory. Other axes and
+odd lengths take one launch of the full length that reads the real signal (the imaginary parts
+zero) and stores only the non-negative frequencies, or reads the half spectrum, extends it by
+symmetry as it loads and stores only real parts. Lengths beyond one launch go through the
+multi-pass complex transforms (with real_kernels.py's separate passes).
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from pykern.fft import args, engine, gradients, tables
 from pykern.fft.pairs import (as_complex, as_pairs, four_d, input_tensor, real_as_pairs,
                               real_dtype_for, transform_axis)
 from pykern.fft.planned import planned
+from pykern.fft.radix_plan import HERMITIAN_IN, IRFFT, REAL_IN, RFFT
 from pykern.fft.real_kernels import hermitian_extend, irfft_pre, rfft_post
 from pykern.runtime import get_device
 from pykern.tensor.core.strided import prod, view
+from pykern.tensor.elementwise.functions import assign
 from pykern.tensor.core.tensor import Tensor, empty
 
 
@@ -88,7 +94,8 @@ def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
         p = _rfft_axis(t.astype(real_dtype_for(t.dtype)), ax[-1], lengths[-1],
                        args.scale_for(norm, lengths[-1], False), False)
         for length, a in reversed(list(zip(lengths[:-1], ax[:-1]))):
-            p = transform_axis(p, a, length, False, args.scale_for(norm, length, False))
+            p = transform_axis(p, a, length, False, args.scale_for(norm, length, False),
+                               in_place=True)
         return as_complex(p)
 
     gradients.distinct_axes(op, t, ax)
@@ -120,8 +127,9 @@ def irfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] 
 
     def run() -> Tensor:
         p = as_pairs(t)
-        for length, a in reversed(list(zip(lengths, ax[:-1]))):
-            p = transform_axis(p, a, length, True, args.scale_for(norm, length, True))
+        for i, (length, a) in enumerate(reversed(list(zip(lengths, ax[:-1])))):
+            p = transform_axis(p, a, length, True, args.scale_for(norm, length, True),
+                               in_place=i > 0)  # (the first reads the caller's x)
         return _irfft_axis(p, ax[-1], last, args.scale_for(norm, last, True), False)
 
     gradients.distinct_axes(op, t, ax)
@@ -171,45 +179,86 @@ def _half_spectrum(op: str, x: object, n: object, axis: object, norm: object
 
 def _rfft_axis(t: Tensor, axis: int, n: int, scale: float, conj_out: bool) -> Tensor:
     """The n//2 + 1 first values of the FFT of length n of the real tensor t along `axis`,
-    times `scale` (conjugated for `conj_out`), as a pair tensor."""
-    shape = t.shape
-    half = n // 2 + 1
-    if axis != t.ndim - 1 or n % 2 or n > shape[axis]:
-        full = transform_axis(real_as_pairs(t), axis, n, conj_out, scale)
-        key = (slice(None),) * axis + (slice(0, half),)
-        return full[key].contiguous()
+    times `scale` (conjugated for `conj_out`), as a pair tensor: one launch where n/2 (the last
+    axis, n even) or n (any axis) is a one-pass length."""
     if not t.is_contiguous:
         t = t.contiguous()
-    rows, h, length = prod(shape[:-1]), n // 2, shape[-1]
-    z = empty((rows, h, 2), t.dtype)
+    shape, real = t.shape, t.dtype
+    half = n // 2 + 1
+    out = empty(shape[:axis] + (half,) + shape[axis + 1:] + (2,), real)
+    if out.size == 0:
+        return out
+    length = shape[axis]
+    last = axis == t.ndim - 1
+    rows = prod(shape[:-1])
+    fused = last and n % 2 == 0 and n <= length and engine.shape_for(n // 2, real, mode=RFFT)
+    if fused:
+        h = n // 2
+        engine.launch(fused, view(t, (1, rows, h, 2), (0, length, 2, 1), t.offset),
+                      view(out, (1, rows, half, 2), (0, 2 * half, 2, 1), 0), False, False,
+                      scale, post=tables.half_twiddles(get_device(), real, n),
+                      conj_real=conj_out)
+        return out
+    before, after = prod(shape[:axis]), prod(shape[axis + 1:])
+    x4 = view(t, (before, after, length, 1), (length * after, 1, after, 1), t.offset)
+    columns = after > 1
+    full = engine.shape_for(n, real, columns=columns, mode=REAL_IN)
+    if full:
+        engine.launch(full, x4, four_d(out, axis), False, conj_out, scale)
+        return out
+    if not last or n % 2 or n > length:
+        spectrum = transform_axis(real_as_pairs(t), axis, n, conj_out, scale)
+        key = (slice(None),) * axis + (slice(0, half),)
+        assign(out, spectrum[key])
+        return out
+    h = n // 2
+    z = empty((rows, h, 2), real)
     engine.transform(view(t, (1, rows, h, 2), (0, length, 2, 1), t.offset),
                      view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0), False, 1.0)
-    out = empty(shape[:-1] + (half, 2), t.dtype)
-    if rows:
-        tw = tables.twiddles(get_device(), t.dtype, n)
-        rfft_post(t.dtype)[half, rows](z, tw, view(out, (rows, half, 2), (2 * half, 2, 1), 0),
-                                       scale, -1.0 if conj_out else 1.0)
+    tw = tables.twiddles(get_device(), real, n)
+    rfft_post(real)[half, rows](z, tw, view(out, (rows, half, 2), (2 * half, 2, 1), 0),
+                                scale, -1.0 if conj_out else 1.0)
     return out
 
 
 def _irfft_axis(p: Tensor, axis: int, n: int, scale: float, conj_in: bool) -> Tensor:
     """The real signal of length n along `axis` whose spectrum's first half is the pair
-    tensor p (conjugated for `conj_in`), times `scale`."""
+    tensor p (conjugated for `conj_in`), times `scale`: one launch where n/2 (the last axis,
+    n even) or n (any axis) is a one-pass length."""
     shape = p.shape[:-1]
     real = p.dtype
-    if axis != len(shape) - 1 or n % 2:
-        full = empty(shape[:axis] + (n,) + shape[axis + 1:] + (2,), real)
-        f4, p4 = four_d(full, axis), four_d(p, axis)
-        if full.size:
-            hermitian_extend(real)[n, f4.shape[0] * f4.shape[1]](p4, f4, -1.0 if conj_in else 1.0)
-        return transform_axis(full, axis, n, True, scale)[..., 0].contiguous()
-    rows, h, m = prod(shape[:-1]), n // 2, shape[-1]
+    out = empty(shape[:axis] + (n,) + shape[axis + 1:], real)
+    if out.size == 0:
+        return out
+    m = shape[axis]
+    last = axis == len(shape) - 1
+    rows = prod(shape[:-1])
+    fused = last and n % 2 == 0 and engine.shape_for(n // 2, real, mode=IRFFT)
+    if fused:
+        h = n // 2
+        engine.launch(fused, view(p, (1, rows, m, 2), (0, 2 * m, 2, 1), p.offset),
+                      view(out, (1, rows, h, 2), (0, n, 2, 1), 0), True, True, 2.0 * scale,
+                      pre=tables.half_twiddles(get_device(), real, n), conj_real=conj_in)
+        return out
+    before, after = prod(shape[:axis]), prod(shape[axis + 1:])
+    full = engine.shape_for(n, real, columns=after > 1, mode=HERMITIAN_IN)
+    if full:
+        out4 = view(out, (before, after, n, 1), (n * after, 1, after, 1), 0)
+        # Re(conj(FFT(conj Y))) = Re(FFT(conj Y)): one conjugation, undone by conj_in
+        engine.launch(full, four_d(p, axis), out4, not conj_in, False, scale)
+        return out
+    if not last or n % 2:
+        spectrum = empty(shape[:axis] + (n,) + shape[axis + 1:] + (2,), real)
+        f4, p4 = four_d(spectrum, axis), four_d(p, axis)
+        hermitian_extend(real)[n, f4.shape[0] * f4.shape[1]](p4, f4,
+                                                            -1.0 if conj_in else 1.0)
+        assign(out, transform_axis(spectrum, axis, n, True, scale)[..., 0])
+        return out
+    h = n // 2
     z = empty((rows, h, 2), real)
-    out = empty(shape[:-1] + (n,), real)
-    if rows:
-        tw = tables.twiddles(get_device(), real, n)
-        irfft_pre(real)[h, rows](view(p, (rows, m, 2), (2 * m, 2, 1), p.offset), tw, z,
-                                 -1.0 if conj_in else 1.0)
-        engine.transform(view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0),
-                         view(out, (1, rows, h, 2), (0, n, 2, 1), 0), True, 2.0 * scale)
+    tw = tables.twiddles(get_device(), real, n)
+    irfft_pre(real)[h, rows](view(p, (rows, m, 2), (2 * m, 2, 1), p.offset), tw, z,
+                             -1.0 if conj_in else 1.0)
+    engine.transform(view(z, (1, rows, h, 2), (0, 2 * h, 2, 1), 0),
+                     view(out, (1, rows, h, 2), (0, n, 2, 1), 0), True, 2.0 * scale)
     return out

@@ -1,13 +1,20 @@
-"""The shared-memory FFT kernel: batched complex FFTs of a power-of-two length N that fits in one
-workgroup's shared memory, Stockham autosort (no bit reversal), radix 8 in registers.
+"""The shared-memory FFT kernel: batched complex FFTs of any length N whose prime factors are
+2, 3, 5, 7, 11 or 13 and that fits in one workgroup's shared memory, in one launch (one pass
+over global memory). Stockham autosort, mixed radix (radix_plan.py picks the radices: 4096 is
+8·8·8·8, 1000 is 8·5·5·5), every butterfly in registers (butterflies.py).
 
-Each of the T = N/V invocations of a transform holds V = min(8, N) values in registers: value m
-of invocation t is element t + m·T. Every stage reads those V values, twiddles them and runs
-its butterflies in registers: the first stage one radix-8 (or 2 or 4 radix-4, or 4 radix-2,
-for lengths that are not a power of 8) butterfly, every later stage one radix-8 butterfly. In
-Stockham order, the first stage's inputs and the last stage's outputs are both elements
-t + m·T, so the values come from global memory straight into registers and go back from
-there; shared memory only carries them between stages (N = 512: three stages, two exchanges).
+Stage s of radix R runs N/R butterflies; with Ns the product of the radices before it,
+butterfly j takes the inputs j + r·N/R (r < R), multiplies input r by w_(Ns·R)^(r·(j mod Ns)),
+runs the R-point DFT and writes output r to (j div Ns)·Ns·R + (j mod Ns) + r·Ns. Each of the T
+invocations of a transform runs butterflies t, t + T, ... of every stage, holding their values
+in registers (a tuple: no array in memory); shared memory carries them between stages. The
+first stage's inputs and the last stage's outputs are both elements j + r·N/R: they come
+straight from global memory and go straight back to it, consecutive invocations on
+consecutive elements.
+
+The stage twiddles come from a host-computed table (tables.stage_twiddles, computed in f64 and
+rounded once): stage s's w^(r·k) at offset + (r - 1)·Ns + k, real parts first and imaginary parts
+M values later, so that consecutive invocations read consecutive values.
 
 Complex numbers travel as interleaved (re, im) pairs of a real dtype (f32 for c64, f64 for c128):
 every array is 4-D `(A, B, length, 2)` with any strides, and one transform runs along the third
@@ -15,20 +22,27 @@ dimension for each (a, b). A workgroup holds G transforms. In the row layout its
 are (t, g), t fastest: consecutive invocations move consecutive elements of one transform. In
 the column layout (`columns`) they are (g, t), g fastest: consecutive invocations move one
 element of consecutive transforms, which is a contiguous run where adjacent transforms are
-adjacent in memory (the strided columns of a four-step pass). `stores_across` keeps the row
-layout for the loads and stores across the transforms through shared memory (rows in,
+adjacent in memory (a strided axis, the columns of a four-step pass). `stores_across` keeps the
+row layout for the loads and stores across the transforms through shared memory (rows in,
 transposed out: the last pass of a four-step).
-
-Twiddles come from a host-computed table `tw` of w_N^m = exp(-2πi m/N), computed in f64 and
-rounded once to the working dtype, rather than from sin/cos in the kernel.
 
 Options: the input may be shorter than N (zero padded) or longer (cropped); the imaginary parts
 are multiplied by `ci` as they are loaded and by `co` as they are stored (±1: an inverse FFT is
 conj(FFT(conj(x))), so one variant serves both directions); the output is multiplied by
-`scale`; the output may be shorter than N (cropped). Run-time flags add: in the first pass of
+`scale`; the output may be shorter than N (cropped). Flags (compiled in) add: in the first pass of
 a four-step FFT, output k of transform b multiplied by w_L^(k·b), looked up as the product of
 two short tables (`hi[m >> 12] · lo[m & 4095]`); input i multiplied by `pre[i]` after the
 load's conjugation, output k by `post[k]` before the store's (Bluestein in two launches).
+
+Real transforms (`mode`): RFFT reads a real row of length 2N as N pairs z_j = x_2j + i·x_2j+1,
+transforms them and turns the result Z into the spectrum X_0..X_N of the real row before the
+store, X_k = E_k + w_2N^k·O_k with E_k = (Z_k + conj Z_(N-k))/2, O_k = (Z_k - conj Z_(N-k))/(2i)
+(`post` holds w_2N^k); IRFFT builds Z_k = E_k + i·O_k from X_k and X_(N-k) as it loads (`pre`
+holds w_2N^k) and stores the inverse transform's pairs as the real row. Their own conjugation
+of X (hfft, ihfft) is `cr`. Other real transforms take the full length: REAL_IN reads a real
+input (x's last dimension has length 1; zero imaginary parts) and its output may be cropped to
+the non-negative frequencies; HERMITIAN_IN reads a half spectrum, extended by X_(N-k) =
+conj X_k as it is loaded, and stores only the real parts (out's last dimension has length 1).
 """
 
 from __future__ import annotations
@@ -37,122 +51,57 @@ import functools
 
 import pykern as pk
 
+from pykern.fft.butterflies import (dft2, dft3, dft4, dft5, dft6, dft7, dft8, dft9, dft10,
+                                    dft11, dft12, dft13, dft16)
+from pykern.fft.radix_plan import (COMPLEX, HERMITIAN_IN, IRFFT, REAL_IN, RFFT, LaunchShape,
+                                   stage_constants)
 from pykern.lang.dtypes import DType
 
-VALUES = 8  # values per invocation: one radix-8 butterfly per stage
-MIN_GROUP = 64  # invocations per workgroup we aim for (several short transforms per workgroup)
-COLUMN_INVOCATIONS = 256  # invocations per workgroup we aim for in the strided column passes
-MAX_INVOCATIONS = 512  # invocations per workgroup of the column passes, at most
-PAD = True  # pad shared memory (row layout: value i at i + i/32) where it fits
 LO_BITS = 12  # the four-step twiddle w_L^m = hi[m >> LO_BITS] * lo[m & (2^LO_BITS - 1)]
-# the kernel's `flags` (run-time, uniform: one compiled variant serves every use)
+# the kernel's extra steps (LaunchShape.flags: compiled in where asked for)
 TWIDDLE = 1  # output k of transform b times w_L^(k·b) (four-step)
 PRE = 2  # input i times pre[i] (Bluestein's chirp)
 POST = 4  # output k times post[k] (Bluestein's kernel spectrum, its unchirp)
-H = 0.7071067811865476  # cos(π/4)
+
+__all__ = ["COMPLEX", "HERMITIAN_IN", "IRFFT", "LO_BITS", "POST", "PRE", "REAL_IN", "RFFT",
+           "TWIDDLE", "fft_kernel", "grid_for"]
 
 
-def threads_for(n: int) -> int:
-    """Invocations per transform of length n: VALUES values each."""
-    return max(1, n // VALUES)
-
-
-def columns_per_group(n: int, capacity: int) -> int:
-    """How many strided columns of length n one workgroup transforms: as many as fill
-    COLUMN_INVOCATIONS invocations, and up to 16 (128 bytes of c64 per row, read together),
-    within `capacity` and MAX_INVOCATIONS. Short columns get many: the columns of 2 of a
-    four-step take 256 per workgroup, each load a 2 KiB contiguous run."""
-    t = threads_for(n)
-    g = 1
-    while (2 * g * n <= capacity and 2 * g * t <= MAX_INVOCATIONS
-           and (2 * g * t <= COLUMN_INVOCATIONS or 2 * g <= 16)):
-        g *= 2
-    return g
-
-
-def padded(n: int, groups: int, itemsize: int, limit: int) -> bool:
-    """Whether `groups` transforms of length n get padded shared memory: PAD, and it fits
-    (with the one more slot per transform that `stores_across` takes)."""
-    return PAD and 2 * groups * (n + (n >> 5) + 1) * itemsize <= limit
-
-
-def transforms_per_group(n: int, capacity: int) -> int:
-    """How many transforms of length n one workgroup holds: enough for MIN_GROUP invocations,
-    within `capacity` complex values of shared memory."""
-    g = max(1, MIN_GROUP // threads_for(n))
-    while g > 1 and g * n > capacity:
-        g //= 2
-    return g
-
-
-def grid_for(n: int, count: int, columns: bool) -> tuple[int, int]:
-    """The launch grid of `count` transforms of length n: (transforms, invocations per
-    transform) in the column layout, else the other way round."""
-    return (count, threads_for(n)) if columns else (threads_for(n), count)
-
-
-@pk.func
-def minus_i(z):
-    """z · (-i)."""
-    return complex(z.imag, -z.real)
-
-
-@pk.func
-def dft2(a, b):
-    return a + b, a - b
-
-
-@pk.func
-def dft4(a, b, c, d):
-    """The forward 4-point DFT of (a, b, c, d)."""
-    s0 = a + c
-    s1 = a - c
-    s2 = b + d
-    s3 = minus_i(b - d)
-    return s0 + s2, s1 + s3, s0 - s2, s1 - s3
-
-
-@pk.func
-def dft8(x0, x1, x2, x3, x4, x5, x6, x7, h):
-    """The forward 8-point DFT: two 4-point DFTs of the even and odd inputs, the odd ones
-    twiddled by w_8^k (w_8 = h·(1 - i), h = cos(π/4) in the working dtype)."""
-    e0, e1, e2, e3 = dft4(x0, x2, x4, x6)
-    o0, o1, o2, o3 = dft4(x1, x3, x5, x7)
-    o1 = complex(h * (o1.real + o1.imag), h * (o1.imag - o1.real))
-    o2 = minus_i(o2)
-    o3 = complex(h * (o3.imag - o3.real), -h * (o3.real + o3.imag))
-    return e0 + o0, e1 + o1, e2 + o2, e3 + o3, e0 - o0, e1 - o1, e2 - o2, e3 - o3
+def grid_for(shape: LaunchShape, count: int) -> tuple[int, int]:
+    """The launch grid of `count` transforms: (transforms, invocations per transform) in the
+    column layout, else the other way round."""
+    t = shape.threads
+    return (count, t) if shape.columns else (t, count)
 
 
 @functools.lru_cache(maxsize=None)
-def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
-                    pad: bool = False, stores_across: bool = False) -> pk.Kernel:
-    """The kernel for transforms of length n (a power of two), `groups` (a power of two) per
-    workgroup, launched on `grid_for(n, count, columns)`; `columns`: the column layout (loads
-    and stores across the transforms); `stores_across`: the row layout, stored across the
-    transforms through shared memory; `pad`: in the row layout, shared value i lives at
-    i + i/32, so that the first stage's stores (stride 8) spread over the banks."""
+def fft_kernel(real: DType, shape: LaunchShape) -> pk.Kernel:
+    """The kernel of `shape` (radix_plan.launch_shape) for the part dtype `real`, launched on
+    `grid_for(shape, count)`; see the module docstring."""
     F = real  # noqa: N806
-    N = n  # noqa: N806
-    V = min(VALUES, n)  # noqa: N806 - values per invocation
-    T = threads_for(n)  # noqa: N806
-    G = groups  # noqa: N806
-    LOG_G = groups.bit_length() - 1  # noqa: N806
-    COLS = columns  # noqa: N806 - the column layout
-    ACROSS = stores_across and groups > 1 and not columns  # noqa: N806
-    LOG = n.bit_length() - 1  # noqa: N806
-    # the first stage's radix: what makes the rest radix 8
-    LOG0 = min(LOG, 3) if LOG % 3 == 0 else LOG % 3  # noqa: N806
-    R0 = 1 << LOG0  # noqa: N806
-    S8 = (LOG - LOG0) // 3  # noqa: N806 - radix-8 stages after the first
-    Q0 = V // R0  # noqa: N806 - first-stage butterflies per invocation
-    P = 1 if pad and not columns else 0  # noqa: N806 - row layout: i stored at i + P·(i >> 5)
+    N = shape.n  # noqa: N806
+    RAD = shape.radices  # noqa: N806
+    S = len(RAD)  # noqa: N806
+    T = shape.threads  # noqa: N806
+    G = shape.groups  # noqa: N806
+    COLS = shape.columns  # noqa: N806
+    ACROSS = shape.stores_across  # noqa: N806
+    MODE = shape.mode  # noqa: N806
+    FLAGS = shape.flags  # noqa: N806
+    k = stage_constants(shape)
+    NS, BF, QS, GUARD, LOGNS, TOFF, TWM = (k.ns, k.butterflies, k.per_thread, k.guarded,  # noqa: N806
+                                           k.log_ns, k.table_offset, k.table_size)
+    MAXV = k.values  # noqa: N806
+    LOG_G = G.bit_length() - 1  # noqa: N806
+    P = 1 if shape.pad and not COLS else 0  # noqa: N806 - row layout: i stored at i + P·(i >> 5)
     # a transform's slots; stored across, an odd count, so that the transforms' values read
     # together for one store (same i, consecutive c) lie in different banks
     NP = N + P * ((N >> 5) + (1 if ACROSS else 0))  # noqa: N806
+    SHARED = G * NP if (S > 1 or ACROSS or MODE == RFFT) else 1  # noqa: N806
+    OUTS = -(-(N + 1) // T) if MODE == RFFT else -(-N // T)  # noqa: N806 - values stored per t
+    RL, BL, QL = RAD[-1], BF[-1], QS[-1]  # noqa: N806 - the last stage's
     LO = LO_BITS  # noqa: N806
     MASK = (1 << LO_BITS) - 1  # noqa: N806
-    C = pk.c64 if real == pk.f32 else pk.c128  # noqa: N806
 
     @pk.func
     def slot(c, i):
@@ -161,13 +110,110 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
             return i * G + c
         return c * NP + i + P * (i >> 5)
 
+    @pk.func
+    def loaded(x, pre, a, b, e, ok, ci):
+        """Input e of transform (a, b), conjugated by ci, times pre[e] under PRE; 0 if not ok."""
+        re = F(0.0)
+        im = F(0.0)
+        if MODE == HERMITIAN_IN:  # X_e, or conj X_(N-e) past N/2
+            src = e
+            sign = ci
+            if 2 * e > N:
+                src = N - e
+                sign = -ci
+            if ok and src < x.shape[2]:
+                re = x[a, b, src, 0]
+                im = sign * x[a, b, src, 1]
+        elif ok:
+            re = x[a, b, e, 0]
+            if MODE != REAL_IN:
+                im = ci * x[a, b, e, 1]
+            if (FLAGS & PRE) != 0:
+                pr = pre[2 * e]
+                pj = pre[2 * e + 1]
+                re2 = re * pr - im * pj
+                im = re * pj + im * pr
+                re = re2
+        return complex(re, im)
+
+    @pk.func
+    def spectrum_pair(x, pre, a, b, e, live, n_in, ci, cr):
+        """IRFFT: Z_e = E_e + i·O_e of the half spectrum x (X_e, X_(N-e); zero past n_in; the
+        imaginary parts of X_0 and X_N ignored), halved, conjugated by ci."""
+        e2 = N - e
+        ar = F(0.0)
+        ai = F(0.0)
+        br = F(0.0)
+        bi = F(0.0)
+        if live and e < n_in:
+            ar = x[a, b, e, 0]
+            ai = cr * x[a, b, e, 1]
+        if live and e2 < n_in:
+            br = x[a, b, e2, 0]
+            bi = cr * x[a, b, e2, 1]
+        if e == 0:
+            ai = F(0.0)
+            bi = F(0.0)
+        # E = (a + conj b)/2, D = (a - conj b)/2, O = D · conj(w^e), Z = E + i·O
+        er = (ar + br) * 0.5
+        ei = (ai - bi) * 0.5
+        dr = (ar - br) * 0.5
+        di = (ai + bi) * 0.5
+        wr = pre[2 * e]
+        wi = -pre[2 * e + 1]
+        o_r = dr * wr - di * wi
+        o_i = dr * wi + di * wr
+        return complex(er - o_i, ci * (ei + o_r))
+
+    @pk.func
+    def real_spectrum(sr, si, at, mirror, post, i):
+        """RFFT: X_i of the real row from Z_i (slot `at`) and Z_(N-i) (slot `mirror`)."""
+        zr = sr[at]
+        zi = si[at]
+        cr2 = sr[mirror]
+        ci2 = si[mirror]
+        er = (zr + cr2) * 0.5
+        ei = (zi - ci2) * 0.5
+        o_r = (zi + ci2) * 0.5
+        o_i = (cr2 - zr) * 0.5
+        wr = post[2 * i]
+        wi = post[2 * i + 1]
+        return complex(er + wr * o_r - wi * o_i, ei + wr * o_i + wi * o_r)
+
+    @pk.func
+    def store(out, a, b, i, z, scale, co, hi, lo, post):
+        """out[a, b, i] = z · scale (· w_L^(i·b) under TWIDDLE, · post[i] under POST),
+        its imaginary part times co."""
+        re = z.real * scale
+        im = z.imag * scale
+        if (FLAGS & TWIDDLE) != 0:
+            mm = i * b
+            hh = mm >> LO
+            lw = mm & MASK
+            hr = hi[2 * hh]
+            hj = hi[2 * hh + 1]
+            lr = lo[2 * lw]
+            lj = lo[2 * lw + 1]
+            wr = hr * lr - hj * lj
+            wi = hr * lj + hj * lr
+            re2 = re * wr - im * wi
+            im = re * wi + im * wr
+            re = re2
+        if (FLAGS & POST) != 0:
+            qr = post[2 * i]
+            qj = post[2 * i + 1]
+            re3 = re * qr - im * qj
+            im = re * qj + im * qr
+            re = re3
+        out[a, b, i, 0] = re
+        if MODE != HERMITIAN_IN:  # (a real output: its real part only)
+            out[a, b, i, 1] = co * im
+
     @pk.kernel(workgroup=(G, T, 1) if COLS else (T, G, 1))
     def fft_stockham(x: F[:, :, :, :], out: F[:, :, :, :], tw: F[:], hi: F[:], lo: F[:],
-                     pre: F[:], post: F[:], scale: F, ci: F, co: F, flags: int):
-        sr = pk.shared(F, G * NP)
-        si = pk.shared(F, G * NP)
-        v = pk.local(C, VALUES)  # (V of them used; dead branches name up to 8)
-        h = F(H)
+                     pre: F[:], post: F[:], scale: F, ci: F, co: F, cr: F):
+        sr = pk.shared(F, SHARED)
+        si = pk.shared(F, SHARED)
         t = pk.local_id(0)
         g = pk.local_id(1)
         first = pk.group_id(1) * G
@@ -178,89 +224,115 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
             first = pk.group_id(0) * G
             count = pk.grid(0)
         nb = out.shape[1]
-        # the workgroup's transforms share one a where nb is a multiple of G (no division
-        # per value when storing across them)
-        a_first = first // nb
-        b_first = first - a_first * nb
-        whole = (nb & (G - 1)) == 0
         a = (first + g) // nb
         b = first + g - a * nb
         live = first + g < count
         n_in = x.shape[2]
-        for m in range(V):
-            i = t + m * T
-            re = F(0.0)
-            im = F(0.0)
-            if live and i < n_in:
-                re = x[a, b, i, 0]
-                im = ci * x[a, b, i, 1]
-                if (flags & PRE) != 0:
-                    pr = pre[2 * i]
-                    pj = pre[2 * i + 1]
-                    re2 = re * pr - im * pj
-                    im = re * pj + im * pr
-                    re = re2
-            v[m] = complex(re, im)
-        # the first stage (Ns = 1: no twiddles)
-        if R0 == 2:
-            for q in range(Q0):
-                v[q], v[q + Q0] = dft2(v[q], v[q + Q0])
-        if R0 == 4:
-            for q in range(Q0):
-                v[q], v[q + Q0], v[q + 2 * Q0], v[q + 3 * Q0] = dft4(
-                    v[q], v[q + Q0], v[q + 2 * Q0], v[q + 3 * Q0])
-        if R0 == 8:
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] = dft8(
-                v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], h)
-        for s in range(S8):
-            # the previous stage's outputs to shared memory: input r of its butterfly
-            # j = t + q·T (sub-transforms of ns) goes to (j / ns)·ns·R + j % ns + r·ns
-            log_ns = LOG0 + 3 * s  # of the previous stage's output sub-transforms
-            if s == 0:
-                for q in range(Q0):
-                    for r in range(R0):
-                        j = t + q * T
-                        e = (j << LOG0) + r
-                        sr[slot(g, e)] = v[q + r * Q0].real
-                        si[slot(g, e)] = v[q + r * Q0].imag
-            else:
-                pk.barrier()  # every read of the stage before is done
-                ns = 1 << (log_ns - 3)
-                k = t & (ns - 1)
-                base = ((t >> (log_ns - 3)) << log_ns) + k
-                for r in range(8):
-                    e = base + r * ns
-                    sr[slot(g, e)] = v[r].real
-                    si[slot(g, e)] = v[r].imag
+        zero = F(0.0)
+        vals = (complex(zero, zero),) * MAXV
+        for s in pk.static_range(S):
+            if s > 0:
+                pk.barrier()  # the previous stage's stores are done
+            for q in pk.static_range(QS[s]):
+                j = t + q * T
+                if GUARD[s]:  # the last butterflies of a stage: a copy of one that exists
+                    j = min(j, BF[s] - 1)
+                for r in pk.static_range(RAD[s]):
+                    e = j + r * BF[s]
+                    if s > 0:
+                        vals[q * RAD[s] + r] = complex(sr[slot(g, e)], si[slot(g, e)])
+                    elif MODE == IRFFT:
+                        vals[q * RAD[s] + r] = spectrum_pair(x, pre, a, b, e, live, n_in, ci,
+                                                             cr)
+                    elif MODE == HERMITIAN_IN:
+                        vals[q * RAD[s] + r] = loaded(x, pre, a, b, e, live, ci)
+                    else:
+                        vals[q * RAD[s] + r] = loaded(x, pre, a, b, e, live and e < n_in, ci)
+                if s > 0:
+                    if LOGNS[s] >= 0:  # j mod Ns
+                        kk = j & (NS[s] - 1)
+                    else:
+                        kk = j % NS[s]
+                    for r in pk.static_range(1, RAD[s]):
+                        at = TOFF[s] + (r - 1) * NS[s] + kk
+                        vals[q * RAD[s] + r] = vals[q * RAD[s] + r] * complex(tw[at], tw[TWM + at])
+                if RAD[s] == 2:
+                    seg2 = dft2(vals[q * 2:q * 2 + 2])
+                    vals = vals[:q * 2] + seg2 + vals[q * 2 + 2:]
+                elif RAD[s] == 3:
+                    seg3 = dft3(vals[q * 3:q * 3 + 3])
+                    vals = vals[:q * 3] + seg3 + vals[q * 3 + 3:]
+                elif RAD[s] == 4:
+                    seg4 = dft4(vals[q * 4:q * 4 + 4])
+                    vals = vals[:q * 4] + seg4 + vals[q * 4 + 4:]
+                elif RAD[s] == 5:
+                    seg5 = dft5(vals[q * 5:q * 5 + 5])
+                    vals = vals[:q * 5] + seg5 + vals[q * 5 + 5:]
+                elif RAD[s] == 6:
+                    seg6 = dft6(vals[q * 6:q * 6 + 6])
+                    vals = vals[:q * 6] + seg6 + vals[q * 6 + 6:]
+                elif RAD[s] == 7:
+                    seg7 = dft7(vals[q * 7:q * 7 + 7])
+                    vals = vals[:q * 7] + seg7 + vals[q * 7 + 7:]
+                elif RAD[s] == 8:
+                    seg8 = dft8(vals[q * 8:q * 8 + 8])
+                    vals = vals[:q * 8] + seg8 + vals[q * 8 + 8:]
+                elif RAD[s] == 9:
+                    seg9 = dft9(vals[q * 9:q * 9 + 9])
+                    vals = vals[:q * 9] + seg9 + vals[q * 9 + 9:]
+                elif RAD[s] == 10:
+                    seg10 = dft10(vals[q * 10:q * 10 + 10])
+                    vals = vals[:q * 10] + seg10 + vals[q * 10 + 10:]
+                elif RAD[s] == 11:
+                    seg11 = dft11(vals[q * 11:q * 11 + 11])
+                    vals = vals[:q * 11] + seg11 + vals[q * 11 + 11:]
+                elif RAD[s] == 12:
+                    seg12 = dft12(vals[q * 12:q * 12 + 12])
+                    vals = vals[:q * 12] + seg12 + vals[q * 12 + 12:]
+                elif RAD[s] == 13:
+                    seg13 = dft13(vals[q * 13:q * 13 + 13])
+                    vals = vals[:q * 13] + seg13 + vals[q * 13 + 13:]
+                elif RAD[s] == 16:
+                    seg16 = dft16(vals[q * 16:q * 16 + 16])
+                    vals = vals[:q * 16] + seg16 + vals[q * 16 + 16:]
+            if s < S - 1:
+                if s > 0:
+                    pk.barrier()  # every read of this stage is done
+                for q in pk.static_range(QS[s]):
+                    j = t + q * T
+                    if LOGNS[s] >= 0:
+                        kk = j & (NS[s] - 1)
+                    else:
+                        kk = j % NS[s]
+                    base = (j - kk) * RAD[s] + kk  # (j div Ns)·Ns·R + j mod Ns
+                    if j < BF[s]:
+                        for r in pk.static_range(RAD[s]):
+                            sr[slot(g, base + r * NS[s])] = vals[q * RAD[s] + r].real
+                            si[slot(g, base + r * NS[s])] = vals[q * RAD[s] + r].imag
+        # the last stage's value q·R + r is output element j + r·N/R (j = t + q·T)
+        if ACROSS or MODE == RFFT:
+            if S > 1:
+                pk.barrier()  # every read of the last stage is done
+            for q in pk.static_range(QL):
+                j = t + q * T
+                if j < BL:
+                    for r in pk.static_range(RL):
+                        sr[slot(g, j + r * BL)] = vals[q * RL + r].real
+                        si[slot(g, j + r * BL)] = vals[q * RL + r].imag
             pk.barrier()
-            # this stage: radix 8 over sub-transforms of ns = 2^log_ns, inputs t + r·T
-            ns = 1 << log_ns
-            k = t & (ns - 1)
-            step = N >> (log_ns + 3)  # w_{8 ns}^(k r) = w_N^(k r step)
-            for r in range(8):
-                e = t + r * T
-                z = complex(sr[slot(g, e)], si[slot(g, e)])
-                if r > 0:
-                    w = (k * r * step) & (N - 1)
-                    z = z * complex(tw[2 * w], tw[2 * w + 1])
-                v[r] = z
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7] = dft8(
-                v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], h)
-        # value m is output element t + m·T
-        n_out = out.shape[2]
-        if ACROSS:
-            pk.barrier()  # every read of the last stage is done
-            for m in range(V):
-                sr[slot(g, t + m * T)] = v[m].real
-                si[slot(g, t + m * T)] = v[m].imag
-            pk.barrier()
-        for m in range(V):
-            c = g
-            i = t + m * T
-            ac = a
-            bc = b
-            if ACROSS:  # consecutive invocations, consecutive transforms
-                idx = g * T + t + m * (G * T)
+        if MODE == RFFT:
+            for m in pk.static_range(OUTS):
+                i = t + m * T
+                if live and i <= N and i < out.shape[2]:
+                    store(out, a, b, i, real_spectrum(sr, si, slot(g, i % N),
+                                                      slot(g, (N - i) % N), post, i),
+                          scale, cr, hi, lo, post)
+        elif ACROSS:
+            a_first = first // nb
+            b_first = first - a_first * nb
+            whole = (nb & (G - 1)) == 0
+            for m in pk.static_range(OUTS):
+                idx = g * T + t + m * (G * T)  # consecutive invocations, consecutive transforms
                 c = idx & (G - 1)
                 i = idx >> LOG_G
                 ac = a_first
@@ -268,34 +340,15 @@ def stockham_kernel(real: DType, n: int, groups: int, columns: bool = False,
                 if not whole:
                     ac = (first + c) // nb
                     bc = first + c - ac * nb
-            if first + c < count and i < n_out:
-                re = v[m].real
-                im = v[m].imag
-                if ACROSS:
-                    re = sr[slot(c, i)]
-                    im = si[slot(c, i)]
-                re = re * scale
-                im = im * scale
-                if (flags & TWIDDLE) != 0:
-                    mm = i * bc
-                    hh = mm >> LO
-                    lw = mm & MASK
-                    hr = hi[2 * hh]
-                    hj = hi[2 * hh + 1]
-                    lr = lo[2 * lw]
-                    lj = lo[2 * lw + 1]
-                    wr = hr * lr - hj * lj
-                    wi = hr * lj + hj * lr
-                    re2 = re * wr - im * wi
-                    im = re * wi + im * wr
-                    re = re2
-                if (flags & POST) != 0:
-                    qr = post[2 * i]
-                    qj = post[2 * i + 1]
-                    re3 = re * qr - im * qj
-                    im = re * qj + im * qr
-                    re = re3
-                out[ac, bc, i, 0] = re
-                out[ac, bc, i, 1] = co * im
+                if first + c < count and i < N and i < out.shape[2]:
+                    store(out, ac, bc, i, complex(sr[slot(c, i)], si[slot(c, i)]), scale, co,
+                          hi, lo, post)
+        else:
+            for q in pk.static_range(QL):
+                j = t + q * T
+                for r in pk.static_range(RL):
+                    i = j + r * BL
+                    if live and j < BL and i < out.shape[2]:
+                        store(out, a, b, i, vals[q * RL + r], scale, co, hi, lo, post)
 
     return fft_stockham

@@ -71,3 +71,31 @@ def chirp_kernel_taps(n: int, m: int) -> np.ndarray:
     b[:n] = h
     b[m - n + 1:] = h[1:][::-1]
     return b
+
+
+@functools.lru_cache(maxsize=256)
+def stage_twiddles(device: object, real: DType, radices: tuple[int, ...]) -> Tensor:
+    """The twiddles of the shared-memory kernel's stages (stockham.py): for stage s ≥ 1 of
+    radix R after stages whose radices multiply to Ns, w_(Ns·R)^(r·k) for r = 1..R-1, k < Ns at
+    offset_s + (r - 1)·Ns + k; the real parts first, then the imaginary parts (two planes of
+    M values, at least one)."""
+    n = int(np.prod(radices))
+    parts = [np.zeros(0, dtype=np.complex128)]
+    ns = 1
+    for s, r in enumerate(radices):
+        if s > 0:
+            k = np.arange(ns)
+            m = np.concatenate([j * k * (n // (ns * r)) for j in range(1, r)])
+            parts.append(unit_roots(n, m))
+        ns *= r
+    z = np.concatenate(parts)
+    if z.size == 0:
+        z = np.ones(1, dtype=np.complex128)
+    flat = np.concatenate([z.real, z.imag]).astype(real.numpy)
+    return pk.asarray(flat)
+
+
+@functools.lru_cache(maxsize=64)
+def half_twiddles(device: object, real: DType, n: int) -> Tensor:
+    """w_n^k for k ≤ n/2, as interleaved pairs (the real transforms' pre and post steps)."""
+    return pairs(unit_roots(n, np.arange(n // 2 + 1)), real)

@@ -2,9 +2,10 @@
 
 The bound: every output value is within BOUND_ULPS · ε · log2(L) · ‖x‖₂ · |factor| of numpy's
 float64 transform of the same input, where ε is the working precision's machine epsilon, L the
-length of the power-of-two transforms that compute it (Bluestein's convolution length for other
-lengths), ‖x‖₂ the largest 2-norm of a transformed row (of the whole input for n-D transforms),
-and factor the norm's scale (1, 1/√n or 1/n; their product for n-D transforms).
+length of the transforms that compute it (the length itself where its prime factors are at most
+13, a bound on Bluestein's convolution length for other lengths), ‖x‖₂ the largest 2-norm of a
+transformed row (of the whole input for n-D transforms), and factor the norm's scale (1, 1/√n
+or 1/n; their product for n-D transforms).
 """
 
 from __future__ import annotations
@@ -31,8 +32,13 @@ def random_real(shape: tuple[int, ...], dtype: type, seed: int) -> np.ndarray:
 
 
 def compute_length(n: int) -> int:
-    """The power-of-two length the transforms of length n run at."""
-    if n & (n - 1) == 0:
+    """The length the transforms of length n run at: n itself where its prime factors are
+    all at most 13 (mixed radix), else a bound on Bluestein's convolution length."""
+    rest = n
+    for p in (2, 3, 5, 7, 11, 13):
+        while rest % p == 0:
+            rest //= p
+    if rest == 1:
         return n
     return 1 << (2 * n - 2).bit_length()
 

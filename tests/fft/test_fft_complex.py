@@ -1,5 +1,6 @@
 """pk.fft.fft / ifft against numpy.fft (float64 reference) within fft_support's bound: sizes
-that are powers of two, primes and composites (Bluestein), batches, axes, n, norms, dtypes."""
+that are powers of two and composites (mixed radix), the multi-pass plans (four-step,
+Bluestein), batches, axes, n, norms, dtypes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pykern.fft import engine
 
 from fft_support import assert_close, factor, random_complex, random_real
 
-# powers of two, primes and composites; the Bluestein ones run at lengths 8, 16 and 32
+# powers of two and composites (one launch each, mixed radix)
 SIZES = [1, 4, 16, 3, 5, 12]
 DTYPES = [np.complex64, np.complex128]
 NORMS = ["backward", "ortho", "forward"]
@@ -53,29 +54,34 @@ def test_real_input_is_promoted(dtype, out):
     assert_close(got, np.fft.fft(x.astype(np.float64)), x, np.complex64, 8)
 
 
-@pytest.mark.parametrize("log_n", range(13))
-def test_every_stage_plan_of_the_shared_kernel(log_n):
-    """Every power of two up to 4096 runs one shared-memory launch whose first stage is radix
-    2, 4 or 8 and whose later stages are radix 8 (0 to 3 of them): along rows (each
-    invocation's values a stride apart in one transform), along columns (consecutive
-    invocations across adjacent transforms), c64 and c128, forward and inverse."""
-    n = 1 << log_n
-    for dtype, shape, axis in ((np.complex64, (3, n), -1), (np.complex64, (n, 5), 0),
-                               (np.complex128, (2, n), -1)):
-        x = random_complex(shape, dtype, n + len(shape))
-        for f, ref in ((pk.fft.fft, np.fft.fft), (pk.fft.ifft, np.fft.ifft)):
-            got = f(pk.asarray(x), axis=axis)
-            assert_close(got, ref(x.astype(np.complex128), axis=axis), x, dtype, n,
-                         1.0 if f is pk.fft.fft else 1.0 / n, axis=axis)
+@pytest.mark.parametrize("n,dtype,shape,axis", [
+    (1, np.complex64, (3, 1), -1), (2, np.complex64, (3, 2), -1),
+    (8, np.complex64, (3, 8), -1), (32, np.complex64, (3, 32), -1),
+    (128, np.complex64, (3, 128), -1), (512, np.complex64, (3, 512), -1),
+    (4096, np.complex64, (3, 4096), -1),
+    (4, np.complex64, (4, 5), 0), (64, np.complex64, (64, 5), 0),
+    (1024, np.complex64, (1024, 5), 0),
+    (16, np.complex128, (2, 16), -1), (256, np.complex128, (2, 256), -1),
+    (2048, np.complex128, (2, 2048), -1)])
+def test_every_stage_plan_of_the_shared_kernel(n, dtype, shape, axis):
+    """Powers of two up to 4096 run one shared-memory launch of radix-8, 4 and 2 stages (one to
+    four of them): along rows (each invocation's values a stride apart in one transform), along
+    columns (consecutive invocations across adjacent transforms), c64 and c128, forward and
+    inverse."""
+    x = random_complex(shape, dtype, n + len(shape))
+    for f, ref in ((pk.fft.fft, np.fft.fft), (pk.fft.ifft, np.fft.ifft)):
+        got = f(pk.asarray(x), axis=axis)
+        assert_close(got, ref(x.astype(np.complex128), axis=axis), x, dtype, n,
+                     1.0 if f is pk.fft.fft else 1.0 / n, axis=axis)
 
 
 @pytest.mark.parametrize("shape,cap", [((2, 96), 8), ((1, 512), 16), ((3, 512), 256)])
 def test_multi_pass_plans(monkeypatch, shape, cap):
     """With a small shared-memory capacity: 512 (cap 256) runs the two-pass four-step (columns
-    of 16, 16 per workgroup, loaded and stored across them; then rows of 32, 8 per workgroup,
+    of 16, 16 per workgroup, loaded and stored across them; then rows of 32, 16 per workgroup,
     stored across them into the transposed output); 512 (cap 16) a four-step whose rows
-    recurse (columns of 2 each time, down to rows of 2) straight into the output; 96 (cap 8)
-    runs Bluestein at 256 the same way, for two rows through a copy."""
+    recurse (columns of 2 each time, down to rows of 8) straight into the output; 96 (cap 8,
+    smooth: 2^5·3) a four-step down to rows of 3, for two rows through a copy."""
     monkeypatch.setattr(engine, "shared_capacity", lambda real: cap)
     n = shape[-1]
     x = random_complex(shape, np.complex64, n)
