@@ -37,10 +37,12 @@ def run(plan: Any, results: Results, peers: Any) -> None:
     torch = peers.torch
     import pykern.torch  # noqa: F401  (registers the device)
     from gpt_model import GPTConfig
-    from train_gpt import ALPHABET, SIZES
+    from train_gpt import ALPHABET
 
-    size, steps = plan.training
-    context, layers, d_model, heads, batch = SIZES[size]
+    cases, steps = plan.training
+    gpt = next(c for c in cases if c.kind == "gpt")  # the train benchmark's first GPT
+    context, layers, d_model, heads, batch = gpt.shape
+    size = f"{layers}x{d_model}"
     cfg = GPTConfig(len(ALPHABET), context, layers, d_model, heads)
     rng = np.random.default_rng(0)
     x = rng.integers(0, cfg.vocab, (batch, context)).astype(np.int64)
