@@ -19,10 +19,9 @@ import pykern as pk
 from pykern.autograd.graph import record
 from pykern.autograd.mode import no_grad
 from pykern.lang.dtypes import DType
+from pykern.ops.choice import config, device_info
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.tensor import Tensor, empty
-
-WORKGROUP = 64
 
 
 def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weight: Any,
@@ -44,8 +43,10 @@ def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weigh
         w = weight.contiguous().reshape(length) if weight is not None else None
         dx = empty((rows, length), x.dtype)
         xhat = empty((rows, length), compute_float(x.dtype))
-        kern = _kernel(x.dtype, g.dtype, w.dtype if w is not None else x.dtype, w is not None)
-        kern[WORKGROUP, rows](xr, gr, w if w is not None else xr.reshape(-1), dx, xhat, float(eps))
+        wg = config("layer_norm", device_info("layer_norm")).backward_workgroup
+        kern = _kernel(x.dtype, g.dtype, w.dtype if w is not None else x.dtype, w is not None,
+                       wg)
+        kern[wg, rows](xr, gr, w if w is not None else xr.reshape(-1), dx, xhat, float(eps))
         gw = gb = None
         if getattr(weight, "requires_grad", False):
             gw = pk.sum(gr * xhat, axis=0).reshape(tuple(shape))
@@ -73,10 +74,10 @@ def _workgroup_sum(s, t, wg):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
+def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
     HAS_W = has_w  # noqa: N806
-    WG = WORKGROUP  # noqa: N806
+    WG = wg  # noqa: N806
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def layer_norm_backward_rows(x: x_dt[:, :], g: g_dt[:, :], w: w_dt[:], dx: x_dt[:, :],

@@ -43,14 +43,58 @@ from pykern.tensor.nnops.attention_backward import attention_grads, fits_loop_bu
 from pykern.tensor.nnops.attention_coop import coop_attention
 from pykern.tensor.core.checks import check_dtype_in, check_int
 from pykern.tensor.create.creation import fill
-from pykern.tensor.core.device_limits import is_cpu_device, is_host_device, loop_budget
+from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.ops.choice import config, device_info, on_cpu, on_host, tune
+from pykern.ops.registry import Impl, always, get
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.promotion import (FLOATS, INTS as INDEX_DTYPES, compute_float, promote)
 from pykern.tensor.core.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.core.tensor import normalize_axis
 
-SHORT_ROW = 16  # rows up to this long: one row per invocation
+
+def _rows_config(info: object) -> dict[str, Any]:
+    """How the row ops (softmax, log_softmax, layer_norm) size their work: rows up to
+    `short_row` elements go one per invocation; longer ones get a workgroup of the first
+    `row_workgroups` entry (up to length, invocations) that takes them, a few thousand elements
+    per invocation at most, and on CPU devices few invocations, as barriers cost more there
+    than they share; the host's kernels keep `host_lanes` partial results per row."""
+    workgroups = ((64 * 4096, 64), (None, 1024)) if on_cpu(info) else \
+        ((1024, 32), (256 * 64, 256), (None, 1024))
+    return {"short_row": 16, "row_workgroups": workgroups, "host_lanes": 256}
+
+
+tune("softmax", _rows_config)
+# layer_norm's backward kernel (layer_norm_backward) takes a workgroup of `backward_workgroup`
+tune("layer_norm", lambda info: {**_rows_config(info), "backward_workgroup": 64})
+
+
+def _short(info: object, length: int, causal: bool = False) -> bool:
+    return length <= config("softmax", info).short_row and not causal
+
+
+def _host_rows(info: object, length: int, causal: bool = False) -> bool:
+    return on_host(info) and not causal
+
+
+# softmax's and log_softmax's kernels (also those of attention's composed path, masked): the
+# `kernel` of the first two makes a one-row-per-invocation kernel, the last is the workgroup's
+SOFTMAX_ROWS = (
+    Impl("one row per invocation", _short, "short rows: three walks of the row, no barrier",
+         kernel=lambda x_dt, o_dt, log, info: _softmax_short_kernel(x_dt, o_dt, log)),
+    Impl("host rows", _host_rows, "the host: a row per invocation, loops LLVM vectorises "
+         "(nn_host)", kernel=lambda x_dt, o_dt, log, info: nn_host.softmax_kernel(
+             x_dt, o_dt, log, config("softmax", info).host_lanes)),
+    Impl("a workgroup per row", always, "online max and sum per invocation, combined by a tree "
+         "of barriers in shared memory"))
+# layer_norm's: the host's kernel for rows past the short ones, else the portable kernel with
+# one invocation (short rows) or a workgroup per row
+LAYER_NORM_ROWS = (
+    Impl("host rows", lambda info, length: on_host(info) and not _short(info, length),
+         "the host: a row per invocation, loops LLVM vectorises (nn_host)"),
+    Impl("one row per invocation", _short, "short rows: Welford's update, no barrier"),
+    Impl("a workgroup per row", always, "Welford's update per invocation, combined by a tree of "
+         "barriers in shared memory"))
 
 
 # ---------------------------------------------------------------- softmax family
@@ -87,10 +131,13 @@ def _log_softmax_backward(forward: Callable[..., Tensor], x: Any, axis: int = -1
 
 
 softmax = declare(softmax, "nn", grad="rule", backward=_softmax_backward,
+                  implementations=SOFTMAX_ROWS,
                   aliases=torch_names("softmax", "aten::_softmax", "aten::softmax.int"))
 log_softmax = declare(log_softmax, "nn", grad="rule", backward=_log_softmax_backward,
+                      implementations=SOFTMAX_ROWS,
                       aliases=torch_names("log_softmax", "aten::_log_softmax",
                                           "aten::log_softmax.int"))
+SOFTMAX = get("softmax")
 
 
 def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
@@ -122,14 +169,12 @@ def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
                out.element_strides[:axis] + out.element_strides[axis + 1:]]
     xs, os_ = x.element_strides[axis], out.element_strides[axis]
     causal = causal_offset is not None
-    if length <= SHORT_ROW and not causal:
-        kern = _softmax_short_kernel(x.dtype, out.dtype, log)
-        wg = 1
-    elif is_host_device() and not causal:
-        kern = nn_host.softmax_kernel(x.dtype, out.dtype, log)
-        wg = 1
+    info = device_info("softmax")
+    impl = SOFTMAX.choose(info, length, causal)
+    if impl.kernel is not None:
+        kern, wg = impl.kernel(x.dtype, out.dtype, log, info), 1
     else:
-        wg = _row_workgroup(length, passes=2, op=op)
+        wg = _row_workgroup(config("softmax", info), length, passes=2, op=op)
         kern = _softmax_kernel(x.dtype, out.dtype, log, causal, wg)
     for deltas, shape, (sx, so) in batch_pieces(rest, strides, 3):
         xv = view(x, shape + (length,), sx + (xs,), x.offset + deltas[0])
@@ -141,13 +186,10 @@ def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
             kern[wg, rows](xv, ov, scale, causal_offset or 0, x.shape[-2] if causal else 1)
 
 
-def _row_workgroup(length: int, passes: int, op: str) -> int:
-    """Invocations per row: enough that each walks at most a few thousand elements, and on
-    CPU devices few enough that barriers stay cheap; checked against the loop budget."""
-    if is_cpu_device():
-        wg = 64 if length <= 64 * 4096 else 1024
-    else:
-        wg = 32 if length <= 1024 else 256 if length <= 256 * 64 else 1024
+def _row_workgroup(cfg: Any, length: int, passes: int, op: str) -> int:
+    """Invocations per row of `length` (the configuration's `row_workgroups`), checked
+    against the loop budget."""
+    wg = next(wg for most, wg in cfg.row_workgroups if most is None or length <= most)
     budget = loop_budget()
     if budget is not None and passes * cdiv(length, wg) > budget:
         raise ValueError(f"{op}: rows of {length} elements are longer than this device runs "
@@ -287,8 +329,10 @@ def _layer_norm_backward(forward: Callable[..., Tensor], x: Any,
 
 
 layer_norm = declare(layer_norm, "nn", grad="rule", backward=_layer_norm_backward,
+                     implementations=LAYER_NORM_ROWS,
                      aliases=torch_names("layer_norm", "aten::layer_norm",
                                          "aten::native_layer_norm"))
+LAYER_NORM = get("layer_norm")
 
 
 def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object,
@@ -342,11 +386,15 @@ def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object
 
 def _layer_norm_choice(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
                        length: int) -> tuple[pk.Kernel, int]:
-    """(kernel, invocations per row) for rows of `length`: one invocation per row for short
-    rows and on the host device, else a workgroup per row."""
-    if length > SHORT_ROW and is_host_device():
-        return nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b), 1
-    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op="layer_norm")
+    """(kernel, invocations per row) for rows of `length` (LAYER_NORM_ROWS)."""
+    info = device_info("layer_norm")
+    cfg = config("layer_norm", info)
+    impl = LAYER_NORM.choose(info, length)
+    if impl is LAYER_NORM_ROWS[0]:
+        kernel = nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, cfg.host_lanes)
+        return kernel, 1
+    wg = 1 if impl is LAYER_NORM_ROWS[1] else \
+        _row_workgroup(cfg, length, passes=2, op="layer_norm")
     return _layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, wg), wg
 
 
