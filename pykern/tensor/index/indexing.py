@@ -199,14 +199,7 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real take of the part view (it differentiates)
         return complex_layout.take(x, indices, axis)
-    if axis is None:
-        x = x.contiguous()
-        x = view(x, (x.size,), (1,))
-        axis = 0
-    else:
-        if x.ndim == 0:
-            raise ValueError(f"{op}: x is 0-d; use axis=None")
-        axis = normalize_axis(axis, x.ndim, op=op)
+    x, axis = _gather_source(x, axis, op)
     n = x.shape[axis]
     ind = _index_tensor(indices, op, n)
     pre, post = x.shape[:axis], x.shape[axis + 1:]
@@ -238,20 +231,25 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     return out
 
 
+def _gather_source(x: Tensor, axis: int | None, op: str) -> tuple[Tensor, int]:
+    """The tensor a gather along `axis` reads and that axis: for None, `x` flattened (a
+    contiguous 1-D view) and 0."""
+    if axis is None:
+        return view(x.contiguous(), (x.size,), (1,)), 0
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x is 0-d; use axis=None")
+    return x, normalize_axis(axis, x.ndim, op=op)
+
+
 def _take_backward(forward: Callable[..., Tensor], x: object, indices: object,
                    axis: int | None = None) -> Tensor:
     """take recorded: its gradient adds `g` back at the indices taken (scatter_add), so
     repeated indices accumulate."""
-    x = as_tensor(x, "take: x")
-    if x.dtype.is_complex:  # a real take of the part view (it differentiates)
-        return forward(x, indices, axis)
-    if axis is None:
-        return _take_backward(forward, x.reshape(-1), indices, 0)
-    with no_grad():
-        out = forward(x, indices, axis)  # host indices are range-checked there
-    idx = pk.asarray(indices)
-    ax = axis + x.ndim if axis < 0 else axis
+    return gather_backward.record_gather("take", forward, as_tensor(x, "take: x"), indices,
+                                         axis, _take_gradient)
 
+
+def _take_gradient(x: Tensor, idx: Tensor, ax: int) -> Callable[[Any], tuple[Any, None]]:
     def back(g: Any) -> tuple[Any, None]:
         # g has x's shape with axis `ax` replaced by idx's shape: gather it as one axis
         g2 = g.reshape(g.shape[:ax] + (idx.size,) + g.shape[ax + idx.ndim:])
@@ -261,7 +259,7 @@ def _take_backward(forward: Callable[..., Tensor], x: object, indices: object,
         index = index.reshape(tuple(shape)).broadcast_to(g2.shape)
         return pk.scatter_add(pk.zeros(x.shape, g.dtype), ax, index, g2), None
 
-    return record("take", out, (x, idx), back)
+    return back
 
 
 take = declare(take, "index", grad="rule", backward=_take_backward, complex_grad=True,
@@ -303,18 +301,11 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
         return complex_layout.take_along_axis(x, indices, axis)
-    if axis is None:
-        x = x.contiguous()
-        x = view(x, (x.size,), (1,))
-        axis = 0
-        ind = _index_tensor(indices, op, x.shape[0])
-        if ind.ndim != 1:
-            raise ValueError(f"{op}: with axis=None, indices must be 1-d, got shape {ind.shape}")
-    else:
-        if x.ndim == 0:
-            raise ValueError(f"{op}: x is 0-d")
-        axis = normalize_axis(axis, x.ndim, op=op)
-        ind = _index_tensor(indices, op, x.shape[axis])
+    flat = axis is None
+    x, axis = _gather_source(x, axis, op)
+    ind = _index_tensor(indices, op, x.shape[axis])
+    if flat and ind.ndim != 1:
+        raise ValueError(f"{op}: with axis=None, indices must be 1-d, got shape {ind.shape}")
     if ind.ndim != x.ndim:
         raise ValueError(f"{op}: indices must have as many dimensions as x ({x.ndim}), got "
                          f"shape {ind.shape}")

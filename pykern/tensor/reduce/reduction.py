@@ -135,6 +135,18 @@ def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
     ACC = acc  # noqa: N806
     WG, CHUNK = wg, chunk  # noqa: N806
 
+    @pk.func
+    def element(x, m, o, r, base, layout, op):
+        """Element r of output o as `op` reduces it: its squared deviation from the mean
+        m[o] for "sqdev", 0 or 1 for any/all, else itself (in the accumulator's type)."""
+        if op == "any" or op == "all":
+            return ACC(pk.bool_(load(x, o, r, base, layout)))
+        v = ACC(load(x, o, r, base, layout))
+        if op == "sqdev":
+            v = v - m[o]
+            v = v * v
+        return v
+
     @pk.kernel(workgroup=(WG,))
     def reduce(x: pk.Array, xi: pk.Array, m: pk.Array, out: pk.Array, outi: pk.Array,
                n_red: int, n_chunks: int, t_chunk: int, den: ACC, op: pk.constexpr,
@@ -162,12 +174,7 @@ def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
         base = o * n_red
         # every lane starts from the chunk's first element (harmless for max/min/arg*:
         # they are idempotent), or from the op's identity
-        first = ACC(load(x, o, start, base, layout))
-        if op == "sqdev":
-            first = first - m[o]
-            first = first * first
-        elif op == "any" or op == "all":
-            first = ACC(pk.bool_(load(x, o, start, base, layout)))
+        first = element(x, m, o, start, base, layout, op)
         if src == "partial":
             best_i = xi[base + start]
         else:
@@ -180,12 +187,7 @@ def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
             acc_v = first
         r = start + t
         while r < stop:
-            v = ACC(load(x, o, r, base, layout))
-            if op == "sqdev":
-                v = v - m[o]
-                v = v * v
-            elif op == "any" or op == "all":
-                v = ACC(pk.bool_(load(x, o, r, base, layout)))
+            v = element(x, m, o, r, base, layout, op)
             if op == "argmax" or op == "argmin":
                 if src == "partial":
                     vi = xi[base + r]
@@ -268,12 +270,8 @@ def problem(x: Tensor, axis: Axis, keepdims: bool) -> Problem:
     axes = normalize_axes(axis, x.ndim)
     kept = [d for d in range(x.ndim) if d not in axes]
     view = x.permute(*kept, *axes) if x.ndim else x
-    n_out = 1
-    for d in kept:
-        n_out *= x.shape[d]
-    n_red = 1
-    for d in axes:
-        n_red *= x.shape[d]
+    n_out = strided.prod([x.shape[d] for d in kept])
+    n_red = strided.prod([x.shape[d] for d in axes])
     if keepdims:
         out_shape = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
     else:
