@@ -205,6 +205,27 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
     WG = wg  # noqa: N806
     LEVELS = wg.bit_length() - 1  # noqa: N806
 
+    @pk.func
+    def merge_max_sum(sm, ss, t):
+        """The workgroup's row max and sum of exp(v - max) in sm[0] and ss[0], merged by
+        halving from one partial pair per invocation `t`."""
+        pk.barrier()
+        for level in range(LEVELS):
+            step = WG >> (level + 1)
+            if t < step:
+                m1 = sm[t]
+                m2 = sm[t + step]
+                s1 = ss[t]
+                s2 = ss[t + step]
+                mm = max(m1, m2)
+                if m1 != mm:
+                    s1 = s1 * pk.exp(m1 - mm)
+                if m2 != mm:
+                    s2 = s2 * pk.exp(m2 - mm)
+                sm[t] = mm
+                ss[t] = s1 + s2
+            pk.barrier()
+
     @pk.kernel(workgroup=(WG, 1, 1))
     def softmax_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF, offset: int,
                      lq: int):
@@ -231,22 +252,7 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 s += pk.exp(v - m)
         sm[t] = m
         ss[t] = s
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                m1 = sm[t]
-                m2 = sm[t + step]
-                s1 = ss[t]
-                s2 = ss[t + step]
-                mm = max(m1, m2)
-                if m1 != mm:
-                    s1 = s1 * pk.exp(m1 - mm)
-                if m2 != mm:
-                    s2 = s2 * pk.exp(m2 - mm)
-                sm[t] = mm
-                ss[t] = s1 + s2
-            pk.barrier()
+        merge_max_sum(sm, ss, t)
         m = sm[0]
         s = ss[0]
         ls: CF = 0.0
@@ -432,6 +438,25 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
     LEVELS = max(wg.bit_length() - 1, 0)  # noqa: N806
     SHORT = wg == 1  # noqa: N806
 
+    @pk.func
+    def merge_welford(sn, smean, sm2, t):
+        """The workgroup's count, mean and sum of squared deviations in sn[0], smean[0] and
+        sm2[0], merged by halving from one partial triple per invocation `t` (Chan et al.'s
+        combination of two partial results)."""
+        pk.barrier()
+        for level in range(LEVELS):
+            step = WG >> (level + 1)
+            if t < step:
+                na = sn[t]
+                nb = sn[t + step]
+                n = na + nb
+                if nb > 0.0:
+                    delta = smean[t + step] - smean[t]
+                    smean[t] = smean[t] + delta * (nb / n)
+                    sm2[t] = sm2[t] + sm2[t + step] + delta * delta * (na * nb / n)
+                    sn[t] = n
+            pk.barrier()
+
     @pk.kernel(workgroup=(max(WG, 64) if SHORT else WG, 1, 1))
     def layer_norm_rows(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
                         eps: CF):
@@ -459,19 +484,7 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
             sn[t] = cnt
             smean[t] = mean
             sm2[t] = m2
-            pk.barrier()
-            for level in range(LEVELS):
-                step = WG >> (level + 1)
-                if t < step:
-                    na = sn[t]
-                    nb = sn[t + step]
-                    n = na + nb
-                    if nb > 0.0:  # Chan et al.'s combination of two partial results
-                        delta = smean[t + step] - smean[t]
-                        smean[t] = smean[t] + delta * (nb / n)
-                        sm2[t] = sm2[t] + sm2[t + step] + delta * delta * (na * nb / n)
-                        sn[t] = n
-                pk.barrier()
+            merge_welford(sn, smean, sm2, t)
             mean = smean[0]
             m2 = sm2[0]
         rstd = 1.0 / pk.sqrt(m2 / CF(length) + eps)

@@ -202,6 +202,16 @@ def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
     return cumsum_rows
 
 
+@pk.func
+def block_share(x, threads, per_thread):
+    """Where this invocation's share of the blocked scan lies: row global_id(1) of `x`
+    (unravelled: i0, i1, i2), and the first of its `per_thread` elements in block
+    group_id(0) of `threads` * `per_thread` elements."""
+    i0, i1, i2 = pk.unravel(pk.global_id(1), x.shape[:3])
+    start = pk.group_id(0) * (threads * per_thread) + pk.local_id(0) * per_thread
+    return i0, i1, i2, start
+
+
 @functools.lru_cache(maxsize=None)
 def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func, threads: int, per_thread: int
                       ) -> pk.Kernel:
@@ -216,14 +226,10 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func, threads: int, per_th
     def cumsum_block_sums(x: x_dt[:, :, :, :], sums: acc_dt[:, :, :, :]):
         buf = pk.shared(ACC, T)
         t = pk.local_id(0)
-        b = pk.group_id(0)
-        r = pk.global_id(1)
-        i0, i1, i2 = pk.unravel(r, x.shape[:3])
-        length = x.shape[3]
-        start = b * (T * P) + t * P
+        i0, i1, i2, start = block_share(x, T, P)
         s: ACC = START
         for e in range(P):
-            if start + e < length:
+            if start + e < x.shape[3]:
                 s = op(s, ACC(O_DT(x[i0, i1, i2, start + e])))
         buf[t] = s
         pk.barrier()
@@ -233,7 +239,7 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func, threads: int, per_th
                 buf[t] = op(buf[t], buf[t + step])
             pk.barrier()
         if t == 0:
-            sums[i0, i1, i2, b] = buf[0]
+            sums[i0, i1, i2, pk.group_id(0)] = buf[0]
 
     return cumsum_block_sums
 
@@ -254,10 +260,8 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func, thread
         vals = pk.local(ACC, P)
         t = pk.local_id(0)
         b = pk.group_id(0)
-        r = pk.global_id(1)
-        i0, i1, i2 = pk.unravel(r, x.shape[:3])
+        i0, i1, i2, start = block_share(x, T, P)
         length = x.shape[3]
-        start = b * (T * P) + t * P
         s: ACC = START
         for e in range(P):
             v: ACC = START
