@@ -125,6 +125,13 @@ def scale2(x, n):
     return x * pow2_f64(half) * pow2_f64(n - half)
 
 
+# exponent_of's scaling steps: a is multiplied by 2**SCALE_BITS[i] (SCALE_UP) where it lies
+# below 2**-SCALE_BITS[i] (SCALE_DOWN), and by SCALE_DOWN where it lies above SCALE_UP
+SCALE_BITS = (512, 256, 128, 64)
+SCALE_UP = tuple(2.0 ** b for b in SCALE_BITS)
+SCALE_DOWN = tuple(2.0 ** -b for b in SCALE_BITS)
+
+
 @pk.func
 def exponent_of(a):
     """The e with 2**e <= a < 2**(e + 1), for a positive finite f64 (subnormals too): a is
@@ -132,30 +139,13 @@ def exponent_of(a):
     corrected by one where the estimate is off."""
     m = a
     k = 0
-    if m < 7.458340731200207e-155:
-        m = m * 1.3407807929942597e+154
-        k -= 512
-    elif m > 1.3407807929942597e+154:
-        m = m * 7.458340731200207e-155
-        k += 512
-    if m < 8.636168555094445e-78:
-        m = m * 1.157920892373162e+77
-        k -= 256
-    elif m > 1.157920892373162e+77:
-        m = m * 8.636168555094445e-78
-        k += 256
-    if m < 2.938735877055719e-39:
-        m = m * 3.402823669209385e+38
-        k -= 128
-    elif m > 3.402823669209385e+38:
-        m = m * 2.938735877055719e-39
-        k += 128
-    if m < 5.421010862427522e-20:
-        m = m * 1.8446744073709552e+19
-        k -= 64
-    elif m > 1.8446744073709552e+19:
-        m = m * 5.421010862427522e-20
-        k += 64
+    for step in pk.static_range(len(SCALE_BITS)):
+        if m < SCALE_DOWN[step]:
+            m = m * SCALE_UP[step]
+            k -= SCALE_BITS[step]
+        elif m > SCALE_UP[step]:
+            m = m * SCALE_DOWN[step]
+            k += SCALE_BITS[step]
     e = pk.i32(pk.floor(pk.log2(pk.f32(m))))
     r = m * pow2_f64(-e)  # in [1, 2) but for an estimate one off
     if r >= 2.0:

@@ -22,6 +22,7 @@ from pykern.lang.dtypes import DType
 from pykern.ops.choice import config, device_info
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.core.workgroup import add_columns, merge_halving
 
 
 def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weight: Any,
@@ -59,16 +60,10 @@ def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weigh
 
 @pk.func
 def _workgroup_sum(s, t, wg):
-    """The sum of the `wg` values in shared `s` (one per invocation `t`), by halving: every
+    """The sum of the `wg` values in row 0 of the shared `s` (one per invocation `t`): every
     invocation of the workgroup calls it, and gets the total."""
-    pk.barrier()
-    step = wg >> 1
-    while step > 0:
-        if t < step:
-            s[t] = s[t] + s[t + step]
-        pk.barrier()
-        step = step >> 1
-    total = s[0]
+    merge_halving(add_columns, s, t, wg)
+    total = s[0, 0]
     pk.barrier()  # s may be written again next
     return total
 
@@ -82,7 +77,7 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.K
     @pk.kernel(workgroup=(WG, 1, 1))
     def layer_norm_backward_rows(x: x_dt[:, :], g: g_dt[:, :], w: w_dt[:], dx: x_dt[:, :],
                                  xhat: CF[:, :], eps: CF):
-        s = pk.shared(CF, WG)
+        s = pk.shared(CF, (1, WG))
         t = pk.local_id(0)
         r = pk.global_id(1)
         length = x.shape[1]
@@ -93,7 +88,7 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.K
         acc: CF = 0.0
         for j in range(t, length, WG):
             acc += CF(x[r, j])
-        s[t] = acc
+        s[0, t] = acc
         mean = _workgroup_sum(s, t, WG) / n
         acc = 0.0
         acc2: CF = 0.0
@@ -101,9 +96,9 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.K
             d = CF(x[r, j]) - mean
             acc += d
             acc2 += d * d
-        s[t] = acc
+        s[0, t] = acc
         shift = _workgroup_sum(s, t, WG) / n
-        s[t] = acc2
+        s[0, t] = acc2
         var = pk.max(_workgroup_sum(s, t, WG) / n - shift * shift, CF(0.0))
         mean = mean + shift
         rstd = 1.0 / pk.sqrt(var + eps)
@@ -118,9 +113,9 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.K
                 gw = gw * CF(w[j])
             a1 += gw
             a2 += gw * h
-        s[t] = a1
+        s[0, t] = a1
         m1 = _workgroup_sum(s, t, WG) / n
-        s[t] = a2
+        s[0, t] = a2
         m2 = _workgroup_sum(s, t, WG) / n
         for j in range(t, length, WG):
             gw = CF(g[r, j])

@@ -51,6 +51,7 @@ from pykern.tensor.core.promotion import (FLOATS, INTS as INDEX_DTYPES, compute_
 from pykern.tensor.core.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.core.tensor import normalize_axis
+from pykern.tensor.core.workgroup import merge_halving
 
 
 def _rows_config(info: object) -> dict[str, Any]:
@@ -197,40 +198,48 @@ def _row_workgroup(cfg: Any, length: int, passes: int, op: str) -> int:
     return wg
 
 
+@pk.func
+def merge_max_sum(parts, i, j):
+    """Folds column j of `parts` (a row max and the sum of exp(v - max) over the row's
+    elements an invocation read) into column i."""
+    m1 = parts[0, i]
+    m2 = parts[0, j]
+    s1 = parts[1, i]
+    s2 = parts[1, j]
+    mm = max(m1, m2)
+    if m1 != mm:
+        s1 = s1 * pk.exp(m1 - mm)
+    if m2 != mm:
+        s2 = s2 * pk.exp(m2 - mm)
+    parts[0, i] = mm
+    parts[1, i] = s1 + s2
+
+
+@pk.func
+def merge_welford(parts, i, j):
+    """Folds column j of `parts` (a count, mean and sum of squared deviations) into column i:
+    Chan et al.'s combination of two partial results."""
+    na = parts[0, i]
+    nb = parts[0, j]
+    n = na + nb
+    if nb > 0.0:
+        delta = parts[1, j] - parts[1, i]
+        parts[1, i] = parts[1, i] + delta * (nb / n)
+        parts[2, i] = parts[2, i] + parts[2, j] + delta * delta * (na * nb / n)
+        parts[0, i] = n
+
+
 @functools.lru_cache(maxsize=None)
 def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
     LOG = log  # noqa: N806
     CAUSAL = causal  # noqa: N806
     WG = wg  # noqa: N806
-    LEVELS = wg.bit_length() - 1  # noqa: N806
-
-    @pk.func
-    def merge_max_sum(sm, ss, t):
-        """The workgroup's row max and sum of exp(v - max) in sm[0] and ss[0], merged by
-        halving from one partial pair per invocation `t`."""
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                m1 = sm[t]
-                m2 = sm[t + step]
-                s1 = ss[t]
-                s2 = ss[t + step]
-                mm = max(m1, m2)
-                if m1 != mm:
-                    s1 = s1 * pk.exp(m1 - mm)
-                if m2 != mm:
-                    s2 = s2 * pk.exp(m2 - mm)
-                sm[t] = mm
-                ss[t] = s1 + s2
-            pk.barrier()
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def softmax_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF, offset: int,
                      lq: int):
-        sm = pk.shared(CF, WG)
-        ss = pk.shared(CF, WG)
+        parts = pk.shared(CF, (2, WG))  # each invocation's max and sum
         t = pk.local_id(0)
         r = pk.global_id(1)
         i0, i1, i2 = pk.unravel(r, x.shape[:3])
@@ -250,11 +259,11 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 s += 1.0  # also when both are -inf, where v - m would be NaN
             else:
                 s += pk.exp(v - m)
-        sm[t] = m
-        ss[t] = s
-        merge_max_sum(sm, ss, t)
-        m = sm[0]
-        s = ss[0]
+        parts[0, t] = m
+        parts[1, t] = s
+        merge_halving(merge_max_sum, parts, t, WG)
+        m = parts[0, 0]
+        s = parts[1, 0]
         ls: CF = 0.0
         if LOG:
             ls = pk.log(s)
@@ -435,34 +444,12 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
     CF = compute_float(x_dt)  # noqa: N806
     HAS_W, HAS_B = has_w, has_b  # noqa: N806
     WG = wg  # noqa: N806
-    LEVELS = max(wg.bit_length() - 1, 0)  # noqa: N806
     SHORT = wg == 1  # noqa: N806
-
-    @pk.func
-    def merge_welford(sn, smean, sm2, t):
-        """The workgroup's count, mean and sum of squared deviations in sn[0], smean[0] and
-        sm2[0], merged by halving from one partial triple per invocation `t` (Chan et al.'s
-        combination of two partial results)."""
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                na = sn[t]
-                nb = sn[t + step]
-                n = na + nb
-                if nb > 0.0:
-                    delta = smean[t + step] - smean[t]
-                    smean[t] = smean[t] + delta * (nb / n)
-                    sm2[t] = sm2[t] + sm2[t + step] + delta * delta * (na * nb / n)
-                    sn[t] = n
-            pk.barrier()
 
     @pk.kernel(workgroup=(max(WG, 64) if SHORT else WG, 1, 1))
     def layer_norm_rows(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
                         eps: CF):
-        sn = pk.shared(CF, WG)
-        smean = pk.shared(CF, WG)
-        sm2 = pk.shared(CF, WG)
+        parts = pk.shared(CF, (3, WG))  # each invocation's count, mean and m2
         t = 0
         r = pk.global_id(0)
         if not SHORT:
@@ -481,12 +468,12 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
             mean += d / cnt
             m2 += d * (v - mean)
         if not SHORT:
-            sn[t] = cnt
-            smean[t] = mean
-            sm2[t] = m2
-            merge_welford(sn, smean, sm2, t)
-            mean = smean[0]
-            m2 = sm2[0]
+            parts[0, t] = cnt
+            parts[1, t] = mean
+            parts[2, t] = m2
+            merge_halving(merge_welford, parts, t, WG)
+            mean = parts[1, 0]
+            m2 = parts[2, 0]
         rstd = 1.0 / pk.sqrt(m2 / CF(length) + eps)
         for j in range(t, length, WG):
             y = (CF(x[i0, i1, i2, j]) - mean) * rstd

@@ -33,6 +33,7 @@ from pykern.tensor.complex import complex_layout
 from pykern.tensor.core.promotion import accumulator
 from pykern.tensor.core.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.core.tensor import normalize_axis
+from pykern.tensor.core.workgroup import merge_halving
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64, dt.bf16)
@@ -219,27 +220,25 @@ def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func, threads: int, per_th
     START = _identity(op)  # noqa: N806
     T = threads  # noqa: N806
     P = per_thread  # noqa: N806
-    LEVELS = threads.bit_length() - 1  # noqa: N806
     O_DT = acc_dt  # noqa: N806
+
+    @pk.func
+    def fold(parts, i, j):
+        parts[0, i] = op(parts[0, i], parts[0, j])
 
     @pk.kernel(workgroup=(T, 1, 1))
     def cumsum_block_sums(x: x_dt[:, :, :, :], sums: acc_dt[:, :, :, :]):
-        buf = pk.shared(ACC, T)
+        buf = pk.shared(ACC, (1, T))
         t = pk.local_id(0)
         i0, i1, i2, start = block_share(x, T, P)
         s: ACC = START
         for e in range(P):
             if start + e < x.shape[3]:
                 s = op(s, ACC(O_DT(x[i0, i1, i2, start + e])))
-        buf[t] = s
-        pk.barrier()
-        for level in range(LEVELS):
-            step = T >> (level + 1)
-            if t < step:
-                buf[t] = op(buf[t], buf[t + step])
-            pk.barrier()
+        buf[0, t] = s
+        merge_halving(fold, buf, t, T)
         if t == 0:
-            sums[i0, i1, i2, pk.group_id(0)] = buf[0]
+            sums[i0, i1, i2, pk.group_id(0)] = buf[0, 0]
 
     return cumsum_block_sums
 
