@@ -41,33 +41,26 @@ LOG2E = 1.44269504088896338700e+00
 SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of an f64 into two 26-bit halves
 
 
+POW_BITS = 10  # power_by_squaring takes exponents below 2**POW_BITS
+
+
+@pk.func
+def power_by_squaring(base, n):
+    """base ** n in f64 for an integer 0 <= n < 2**POW_BITS: the product of base ** (2**b)
+    over the bits b of n (exact for powers of two; straight-line code, no loop for a driver's
+    loop budget to count)."""
+    square: pk.f64 = base
+    p: pk.f64 = 1.0
+    for b in pk.static_range(POW_BITS):
+        p = pk.select((n & (1 << b)) != 0, p * square, p)
+        square = square * square
+    return p
+
+
 @pk.func
 def pow2_f64(k):
-    """2**k (f64) for an integer |k| <= 1023: the product of 2**(+-2**b) over the bits b of
-    |k|, by squaring (exact; straight-line code, no loop for a driver's loop budget to count)."""
-    n = abs(k)
-    base: pk.f64 = pk.select(k < 0, 0.5, 2.0)
-    p: pk.f64 = 1.0
-    p = pk.select((n & 1) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 2) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 4) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 8) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 16) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 32) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 64) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 128) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 256) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 512) != 0, p * base, p)
-    return p
+    """2**k (f64) for an integer |k| <= 1023, exactly."""
+    return power_by_squaring(pk.f64(pk.select(k < 0, 0.5, 2.0)), abs(k))
 
 
 @pk.func
@@ -280,22 +273,7 @@ def cosh_f64(x):
 @pk.func
 def powi_f64(x, n):
     """x ** n for an f64 x and an integer 0 <= n < 128, by squaring (straight-line code)."""
-    base = x
-    p: pk.f64 = 1.0
-    p = pk.select((n & 1) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 2) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 4) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 8) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 16) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 32) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 64) != 0, p * base, p)
-    return p
+    return power_by_squaring(x, n)
 
 
 @pk.func
