@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import operator
 import sys as _sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable as _Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -373,7 +373,7 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: object = No
     return _cumulative("cumulative_prod", _cumprod, ones, x, axis, dtype, include_initial)
 
 
-def _cumulative(op: str, scan: Callable[..., Tensor], empty_result: Callable[..., Tensor],
+def _cumulative(op: str, scan: _Callable[..., Tensor], empty_result: _Callable[..., Tensor],
                 x: object, axis: int | None, dtype: object, include_initial: bool) -> Tensor:
     """`scan` of `x` along `axis`, led by `empty_result`'s value (the scan of nothing) where
     `include_initial`."""

@@ -547,7 +547,9 @@ def _clip_composite(forward: Callable[..., Tensor], x: object, min: object = Non
 
 
 clip = declare(clip, "ternary", grad="composite", backward=_clip_composite, builtin=bi.clamp,
-               exports=("pk", "array_api"), aliases=torch_names(
+               exports=("pk", "array_api"),
+               samples={"shapes": ((3, 4),), "calls": ({"min": -0.5, "max": 0.5}, {"max": 1.0})},
+               aliases=torch_names(
                    "clamp", "aten::clamp", "aten::clamp.Tensor", numpy="clip", array_api="clip"))
 
 

@@ -146,9 +146,13 @@ def _stack_composite(forward: Callable[..., Tensor], tensors: Sequence[object],
 
 
 concat = declare(concat, "index", grad="rule", backward=_concat_backward, complex_grad=True,
+                 samples={"shapes": ((2, 3), (4, 3)), "sequence": True,
+                          "calls": ({"axis": 0}, {"axis": None})},
                  exports=("pk", "array_api"), aliases=torch_names(
                      "cat", "aten::cat", numpy=("concatenate", "concat"), array_api="concat"))
 stack = declare(stack, "index", grad="composite", backward=_stack_composite, complex_grad=True,
+                samples={"shapes": ((2, 3), (2, 3)), "sequence": True,
+                         "calls": ({"axis": 0}, {"axis": 2})},
                 exports=("pk", "array_api"), aliases=torch_names(
                     "stack", "aten::stack", numpy="stack", array_api="stack"))
 
@@ -264,6 +268,9 @@ def _take_gradient(x: Tensor, idx: Tensor, ax: int) -> Callable[[Any], tuple[Any
 
 take = declare(take, "index", grad="rule", backward=_take_backward, complex_grad=True,
                exports=("pk", "array_api"),
+               samples={"shapes": ((4, 5),), "calls": (
+                   {"indices": [3, 0, 3, -1], "axis": 1}, {"indices": [[1, 2], [0, 0]], "axis": 0},
+                   {"indices": [7, 2]})},
                aliases=torch_names("take", "aten::index_select", numpy="take", array_api="take"))
 
 
@@ -337,7 +344,11 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
 
 take_along_axis = declare(
     take_along_axis, "index", grad="rule", backward=gather_backward.take_along_axis,
-    complex_grad=True, exports=("pk", "array_api"), aliases=torch_names(
+    complex_grad=True, exports=("pk", "array_api"),
+    samples={"shapes": ((3, 4),), "calls": (
+        {"indices": np.array([[0, 3], [1, 1], [2, 0]]), "axis": 1},
+        {"indices": np.array([[2, 0, 1, 1]]), "axis": 0})},
+    aliases=torch_names(
         "take_along_dim", "aten::gather", numpy="take_along_axis",
         array_api="take_along_axis"))
 
@@ -423,8 +434,23 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
     return out
 
 
+def _scatter_add_reference(x: np.ndarray, axis: int, index: np.ndarray,
+                           src: np.ndarray) -> np.ndarray:
+    """scatter_add in numpy (the test matrix's reference): src's elements within index's shape
+    added to x at the index along `axis` (repeats accumulate)."""
+    out = x.copy()
+    where = list(np.indices(index.shape))
+    where[axis] = index
+    np.add.at(out, tuple(where), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
 scatter_add = declare(scatter_add, "index", grad="rule", backward=gather_backward.scatter_add,
-                      complex_grad=True, aliases=torch_names("scatter_add", "aten::scatter_add"))
+                      complex_grad=True, reference=_scatter_add_reference,
+                      samples={"shapes": ((3, 4), ("src", (2, 4))), "calls": (
+                          {"axis": 0, "index": np.array([[0, 2, 2, 1], [1, 1, 0, 2]])},
+                          {"axis": 1, "index": np.array([[3, 3], [0, 1]])})},
+                      aliases=torch_names("scatter_add", "aten::scatter_add"))
 
 
 @functools.lru_cache(maxsize=None)

@@ -131,11 +131,20 @@ def _log_softmax_backward(forward: Callable[..., Tensor], x: Any, axis: int = -1
                   lambda g: (g - pk.exp(out) * pk.sum(g, axis=axis, keepdims=True),))
 
 
+def _log_softmax_reference(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log_softmax in numpy (the test matrix's reference)."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+ROW_SAMPLES = {"shapes": ((3, 5),), "calls": ({"axis": -1}, {"axis": 0})}
 softmax = declare(softmax, "nn", grad="rule", backward=_softmax_backward,
-                  implementations=SOFTMAX_ROWS,
+                  implementations=SOFTMAX_ROWS, samples=ROW_SAMPLES,
+                  reference=lambda x, axis=-1: np.exp(_log_softmax_reference(x, axis)),
                   aliases=torch_names("softmax", "aten::_softmax", "aten::softmax.int"))
 log_softmax = declare(log_softmax, "nn", grad="rule", backward=_log_softmax_backward,
-                      implementations=SOFTMAX_ROWS,
+                      implementations=SOFTMAX_ROWS, samples=ROW_SAMPLES,
+                      reference=_log_softmax_reference,
                       aliases=torch_names("log_softmax", "aten::_log_softmax",
                                           "aten::log_softmax.int"))
 SOFTMAX = get("softmax")
@@ -343,8 +352,20 @@ def _layer_norm_backward(forward: Callable[..., Tensor], x: Any,
     return layer_norm_backward.layer_norm(forward, x, shape, weight, bias, eps)
 
 
+def _layer_norm_reference(x: np.ndarray, normalized_shape: Sequence[int],
+                          weight: np.ndarray | None = None, bias: np.ndarray | None = None,
+                          eps: float = 1e-5) -> np.ndarray:
+    """layer_norm in numpy (the test matrix's reference)."""
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+    return y * (1.0 if weight is None else weight) + (0.0 if bias is None else bias)
+
+
 layer_norm = declare(layer_norm, "nn", grad="rule", backward=_layer_norm_backward,
-                     implementations=LAYER_NORM_ROWS,
+                     implementations=LAYER_NORM_ROWS, reference=_layer_norm_reference,
+                     samples={"shapes": ((3, 5), ("weight", (5,)), ("bias", (5,))),
+                              "calls": ({"normalized_shape": (5,)},)},
                      aliases=torch_names("layer_norm", "aten::layer_norm",
                                          "aten::native_layer_norm"))
 LAYER_NORM = get("layer_norm")
@@ -837,5 +858,8 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
     return one_hot4
 
 
-one_hot = declare(one_hot, "nn", aliases=torch_names("nn.functional.one_hot",
+one_hot = declare(one_hot, "nn", reference=lambda x, num_classes: np.eye(num_classes)[x],
+                  samples={"shapes": ((2, 3),), "integers": (0, 4), "dtypes": ("i32", "i64"),
+                           "calls": ({"num_classes": 4},)},
+                  aliases=torch_names("nn.functional.one_hot",
                                                       "aten::one_hot"))

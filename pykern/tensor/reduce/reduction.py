@@ -722,9 +722,13 @@ def all(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  
     return _logical("all", x, axis, keepdims)
 
 
-argmax = declare(argmax, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+# argmax and argmin take one axis (or none)
+ARG_SAMPLES = {"shapes": ((3, 5),), "calls": ({}, {"axis": 1}, {"axis": 0, "keepdims": True})}
+argmax = declare(argmax, "reduction", exports=("pk", "array_api"), samples=ARG_SAMPLES,
+                 aliases=torch_names(
     "argmax", "aten::argmax", numpy="argmax", array_api="argmax"))
-argmin = declare(argmin, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+argmin = declare(argmin, "reduction", exports=("pk", "array_api"), samples=ARG_SAMPLES,
+                 aliases=torch_names(
     "argmin", "aten::argmin", numpy="argmin", array_api="argmin"))
 any = declare(any, "reduction", exports=("pk", "array_api"), aliases=torch_names(  # noqa: A001
     "any", "aten::any", "aten::any.dim", numpy="any", array_api="any"))

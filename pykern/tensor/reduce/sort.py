@@ -70,8 +70,9 @@ def _sort_backward(forward: Callable[..., Tensor], x: object, axis: int = -1,
     return gather_backward.sorted_values(values, indices, x, axis, "sort")
 
 
+ROW_SAMPLES = {"shapes": ((3, 5),), "calls": ({"axis": -1}, {"axis": 0})}
 sort = declare(sort, "sort", grad="rule", backward=_sort_backward, complex_grad=True,
-               aliases=torch_names("sort", "aten::sort", numpy="sort"))
+               samples=ROW_SAMPLES, aliases=torch_names("sort", "aten::sort", numpy="sort"))
 
 
 def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
@@ -116,8 +117,8 @@ def _topk(x: object, k: int, axis: int, largest: bool, op: str) -> tuple[Tensor,
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
-argsort = declare(argsort, "sort", aliases=torch_names("argsort", "aten::argsort",
-                                                       numpy="argsort"))
+argsort = declare(argsort, "sort", samples=ROW_SAMPLES,
+                  aliases=torch_names("argsort", "aten::argsort", numpy="argsort"))
 topk = declare(topk, "sort", grad="inline", aliases=torch_names("topk", "aten::topk"))
 
 
