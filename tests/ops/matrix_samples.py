@@ -122,6 +122,7 @@ def _attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray,
 SAMPLES_HERE: dict[str, tuple[dict[str, Any], Callable[..., Any]]] = {
     "attention": ({"shapes": ((2, 3, 4), (2, 5, 4), (2, 5, 3)),
                    "calls": ({}, {"causal": True})}, _attention_reference),
+    "matmul": ({"shapes": ((3, 4), (4, 2))}, np.matmul),
 }
 
 

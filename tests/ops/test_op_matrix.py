@@ -99,6 +99,31 @@ def _joined(result, concat, reshape):
     return result
 
 
+AUTOCAST = [op for op in ROWS if float_result(op) and pk.f32 in dtypes(op)]
+
+
+@pytest.mark.parametrize("op", AUTOCAST, ids=[op.name for op in AUTOCAST])
+def test_autocast_does_what_the_declaration_says(op):
+    """Under pk.autocast(bf16), f32 operands: an op declared "none" gives what it gives
+    outside; "lower" gives the result of its bf16 operands in bf16; "lower_f32_result" that
+    result in f32."""
+    sample = next(iter(samples(op)))
+    tensors = [pk.asarray(a.astype(np.float32)) for a in sample.arrays]
+    with pk.autocast(dtype=pk.bf16):
+        got = _joined(sample.call(op.function, tensors), pk.concat, pk.array_api.reshape)
+    if op.autocast == "none":
+        want = _joined(sample.call(op.function, tensors), pk.concat, pk.array_api.reshape)
+    else:
+        low = [t.astype(pk.bf16) for t in tensors]
+        want = _joined(sample.call(op.function, low), pk.concat, pk.array_api.reshape)
+        if op.autocast == "lower_f32_result":
+            want = want.astype(pk.f32) if want.dtype != pk.f32 else want
+    assert got.dtype == want.dtype, (op.name, op.autocast)
+    tol = 1e-6 if op.autocast == "none" else 1e-2  # bf16 results: a few of its ulp
+    np.testing.assert_allclose(got.numpy().astype(np.float64),
+                               want.numpy().astype(np.float64), rtol=tol, atol=tol)
+
+
 def test_the_matrix_covers_the_op_kinds():
     """Every float elementwise op, the reductions, the nn, index, sort and shape ops are in the
     matrix: a new one is tested by being declared (or the matrix says what it lacks)."""
@@ -116,7 +141,6 @@ NOT_IN_THE_MATRIX = {
     "random": "random values: tests/tensor/test_random*.py compare distributions",
     "linalg": "their own references and tolerances: tests/linalg",
     "fft": "their own references and tolerances: tests/fft",
-    "gemm": "matmul's layouts and kernels: tests/tensor/test_linalg.py, test_gemm_*.py",
     "conv": "tests/tensor/test_conv*.py against PyTorch",
     "pool": "tests/nn/test_torch_conv_pool.py against PyTorch",
     "cast": "astype's casting rules: tests/tensor/test_tensor.py",
