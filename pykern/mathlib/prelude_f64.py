@@ -40,6 +40,17 @@ LN2_LO = 1.90821492927058770002e-10
 LOG2E = 1.44269504088896338700e+00
 SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of an f64 into two 26-bit halves
 
+# polynomial coefficients, the highest power's first (each evaluated by Horner's scheme)
+EXP_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(13, -1, -1))  # e**y, |y| <= ln2/2
+EXPM1_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(17, 1, -1))  # (e**x - 1 - x)/x**2
+ATANH_SERIES = tuple(1.0 / (2 * k + 1) for k in range(11, -1, -1))  # atanh(s)/s in s**2
+# erf(a)/a - 1 in z = a**2, over z: (-1)**k / (k! (2k+1)) for k = 14 down to 1
+ERF_TAYLOR = (3.9554295164585257e-13, -5.9477940136376354e-12, 8.35070279514724e-11,
+              -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
+              1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684,
+              -0.0007575757575757576, 0.004629629629629629, -0.023809523809523808, 0.1,
+              -0.3333333333333333)
+
 
 POW_BITS = 10  # power_by_squaring takes exponents below 2**POW_BITS
 
@@ -76,20 +87,9 @@ def exp_f64(x):
     else:
         kf = pk.floor(x * LOG2E + 0.5)
         y = x - kf * LN2_HI - kf * LN2_LO
-        p: pk.f64 = 1.0 / 6227020800.0
-        p = p * y + 1.0 / 479001600.0
-        p = p * y + 1.0 / 39916800.0
-        p = p * y + 1.0 / 3628800.0
-        p = p * y + 1.0 / 362880.0
-        p = p * y + 1.0 / 40320.0
-        p = p * y + 1.0 / 5040.0
-        p = p * y + 1.0 / 720.0
-        p = p * y + 1.0 / 120.0
-        p = p * y + 1.0 / 24.0
-        p = p * y + 1.0 / 6.0
-        p = p * y + 0.5
-        p = p * y + 1.0
-        p = p * y + 1.0
+        p: pk.f64 = EXP_TAYLOR[0]
+        for term in pk.static_range(1, len(EXP_TAYLOR)):  # Horner's scheme
+            p = p * y + EXP_TAYLOR[term]
         r = scale2(p, pk.i32(kf))
     return r
 
@@ -176,18 +176,9 @@ def log_near_one(m):
     s**23 (|s| <= 0.172: truncation below 2**-58)."""
     s = (m - 1.0) / (m + 1.0)
     s2 = s * s
-    t: pk.f64 = 1.0 / 23.0
-    t = t * s2 + 1.0 / 21.0
-    t = t * s2 + 1.0 / 19.0
-    t = t * s2 + 1.0 / 17.0
-    t = t * s2 + 1.0 / 15.0
-    t = t * s2 + 1.0 / 13.0
-    t = t * s2 + 1.0 / 11.0
-    t = t * s2 + 1.0 / 9.0
-    t = t * s2 + 1.0 / 7.0
-    t = t * s2 + 1.0 / 5.0
-    t = t * s2 + 1.0 / 3.0
-    t = t * s2 + 1.0
+    t: pk.f64 = ATANH_SERIES[0]
+    for term in pk.static_range(1, len(ATANH_SERIES)):
+        t = t * s2 + ATANH_SERIES[term]
     return 2.0 * s * t
 
 
@@ -204,22 +195,9 @@ def expm1_f64(x):
     if x == 0.0:
         r = x  # x + x * x * p would give +0.0 for -0.0
     elif abs(x) < 0.5:
-        p: pk.f64 = 1.0 / 355687428096000.0
-        p = p * x + 1.0 / 20922789888000.0
-        p = p * x + 1.0 / 1307674368000.0
-        p = p * x + 1.0 / 87178291200.0
-        p = p * x + 1.0 / 6227020800.0
-        p = p * x + 1.0 / 479001600.0
-        p = p * x + 1.0 / 39916800.0
-        p = p * x + 1.0 / 3628800.0
-        p = p * x + 1.0 / 362880.0
-        p = p * x + 1.0 / 40320.0
-        p = p * x + 1.0 / 5040.0
-        p = p * x + 1.0 / 720.0
-        p = p * x + 1.0 / 120.0
-        p = p * x + 1.0 / 24.0
-        p = p * x + 1.0 / 6.0
-        p = p * x + 0.5
+        p: pk.f64 = EXPM1_TAYLOR[0]
+        for term in pk.static_range(1, len(EXPM1_TAYLOR)):
+            p = p * x + EXPM1_TAYLOR[term]
         r = x + x * x * p
     else:
         r = exp_f64(x) - 1.0
@@ -684,20 +662,9 @@ def erf_f64(x):
         r = a
     elif a < 0.5:  # Taylor: sum (-1)**k x**(2k+1) / (k! (2k+1))
         z = a * a
-        p: pk.f64 = 3.9554295164585257e-13
-        p = p * z - 5.9477940136376354e-12
-        p = p * z + 8.35070279514724e-11
-        p = p * z - 1.0892221037148573e-09
-        p = p * z + 1.3122532963802806e-08
-        p = p * z - 1.4503852223150468e-07
-        p = p * z + 1.4589169000933706e-06
-        p = p * z - 1.3227513227513228e-05
-        p = p * z + 0.00010683760683760684
-        p = p * z - 0.0007575757575757576
-        p = p * z + 0.004629629629629629
-        p = p * z - 0.023809523809523808
-        p = p * z + 0.1
-        p = p * z - 0.3333333333333333
+        p: pk.f64 = ERF_TAYLOR[0]
+        for term in pk.static_range(1, len(ERF_TAYLOR)):
+            p = p * z + ERF_TAYLOR[term]
         r = TWO_OVER_SQRT_PI * (a + a * (p * z))
     elif a < 2.0:  # positive terms, summed from the tail: 1 + t/3 (1 + t/5 (1 + ...)), t = 2a^2
         t = 2.0 * a * a
