@@ -333,87 +333,31 @@ def cos_kernel(x, y):
     return w + (((1.0 - w) - hz) + (z * r - x * y))
 
 
+# bits 24k + 1 to 24k + 24 of 2/pi after the binary point (k = 0..57), as integral f64s
+TWO_OVER_PI_CHUNKS = (
+    10680707.0, 7228996.0, 1387004.0, 2578385.0, 16069853.0, 12639074.0, 9804092.0,
+    4427841.0, 16666979.0, 11263675.0, 12935607.0, 2387514.0, 4345298.0, 14681673.0,
+    3074569.0, 13734428.0, 16653803.0, 1880361.0, 10960616.0, 8533493.0, 3062596.0,
+    8710556.0, 7349940.0, 6258241.0, 3772886.0, 3769171.0, 3798172.0, 8675211.0, 12450088.0,
+    3874808.0, 9961438.0, 366607.0, 15675153.0, 9132554.0, 7151469.0, 3571407.0, 2607881.0,
+    12013382.0, 4155038.0, 6285869.0, 7677882.0, 13102053.0, 15825725.0, 473591.0,
+    9065106.0, 15363067.0, 6271263.0, 9264392.0, 5636912.0, 4652155.0, 7056368.0,
+    13614112.0, 10155062.0, 1944035.0, 9527646.0, 15080200.0, 6658437.0, 6231200.0)
+HALF_CHUNKS = 29  # two_over_pi_chunk tests k against one half of the table only
+
+
 @pk.func
 def two_over_pi_chunk(k):
     """Bits 24k + 1 to 24k + 24 of 2/pi after the binary point, as an integral f64 (k in 0..57:
-    enough for every f64 argument)."""
+    enough for every f64 argument): straight-line selects over the half of the table that
+    holds k."""
     d: pk.f64 = 0.0
-    if k < 29:
-        d = two_over_pi_chunk_low(k)
+    if k < HALF_CHUNKS:
+        for low in pk.static_range(HALF_CHUNKS):
+            d = pk.select(k == low, TWO_OVER_PI_CHUNKS[low], d)
     else:
-        d = two_over_pi_chunk_high(k)
-    return d
-
-
-@pk.func
-def two_over_pi_chunk_low(k):
-    """`two_over_pi_chunk` for k in 0..28."""
-    d: pk.f64 = 0.0
-    d = pk.select(k == 0, 10680707.0, d)
-    d = pk.select(k == 1, 7228996.0, d)
-    d = pk.select(k == 2, 1387004.0, d)
-    d = pk.select(k == 3, 2578385.0, d)
-    d = pk.select(k == 4, 16069853.0, d)
-    d = pk.select(k == 5, 12639074.0, d)
-    d = pk.select(k == 6, 9804092.0, d)
-    d = pk.select(k == 7, 4427841.0, d)
-    d = pk.select(k == 8, 16666979.0, d)
-    d = pk.select(k == 9, 11263675.0, d)
-    d = pk.select(k == 10, 12935607.0, d)
-    d = pk.select(k == 11, 2387514.0, d)
-    d = pk.select(k == 12, 4345298.0, d)
-    d = pk.select(k == 13, 14681673.0, d)
-    d = pk.select(k == 14, 3074569.0, d)
-    d = pk.select(k == 15, 13734428.0, d)
-    d = pk.select(k == 16, 16653803.0, d)
-    d = pk.select(k == 17, 1880361.0, d)
-    d = pk.select(k == 18, 10960616.0, d)
-    d = pk.select(k == 19, 8533493.0, d)
-    d = pk.select(k == 20, 3062596.0, d)
-    d = pk.select(k == 21, 8710556.0, d)
-    d = pk.select(k == 22, 7349940.0, d)
-    d = pk.select(k == 23, 6258241.0, d)
-    d = pk.select(k == 24, 3772886.0, d)
-    d = pk.select(k == 25, 3769171.0, d)
-    d = pk.select(k == 26, 3798172.0, d)
-    d = pk.select(k == 27, 8675211.0, d)
-    d = pk.select(k == 28, 12450088.0, d)
-    return d
-
-
-@pk.func
-def two_over_pi_chunk_high(k):
-    """`two_over_pi_chunk` for k in 29..57."""
-    d: pk.f64 = 0.0
-    d = pk.select(k == 29, 3874808.0, d)
-    d = pk.select(k == 30, 9961438.0, d)
-    d = pk.select(k == 31, 366607.0, d)
-    d = pk.select(k == 32, 15675153.0, d)
-    d = pk.select(k == 33, 9132554.0, d)
-    d = pk.select(k == 34, 7151469.0, d)
-    d = pk.select(k == 35, 3571407.0, d)
-    d = pk.select(k == 36, 2607881.0, d)
-    d = pk.select(k == 37, 12013382.0, d)
-    d = pk.select(k == 38, 4155038.0, d)
-    d = pk.select(k == 39, 6285869.0, d)
-    d = pk.select(k == 40, 7677882.0, d)
-    d = pk.select(k == 41, 13102053.0, d)
-    d = pk.select(k == 42, 15825725.0, d)
-    d = pk.select(k == 43, 473591.0, d)
-    d = pk.select(k == 44, 9065106.0, d)
-    d = pk.select(k == 45, 15363067.0, d)
-    d = pk.select(k == 46, 6271263.0, d)
-    d = pk.select(k == 47, 9264392.0, d)
-    d = pk.select(k == 48, 5636912.0, d)
-    d = pk.select(k == 49, 4652155.0, d)
-    d = pk.select(k == 50, 7056368.0, d)
-    d = pk.select(k == 51, 13614112.0, d)
-    d = pk.select(k == 52, 10155062.0, d)
-    d = pk.select(k == 53, 1944035.0, d)
-    d = pk.select(k == 54, 9527646.0, d)
-    d = pk.select(k == 55, 15080200.0, d)
-    d = pk.select(k == 56, 6658437.0, d)
-    d = pk.select(k == 57, 6231200.0, d)
+        for high in pk.static_range(HALF_CHUNKS, len(TWO_OVER_PI_CHUNKS)):
+            d = pk.select(k == high, TWO_OVER_PI_CHUNKS[high], d)
     return d
 
 
