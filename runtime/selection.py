@@ -78,7 +78,7 @@ class Runtime:
         is listed and `vulkan_unavailable` says what to install."""
         try:
             from .vulkan.info import query_device_info  # these load the binding
-            from .vulkan.instance import Instance
+            from .vulkan.instance import Instance  # (as above)
 
             self.instance = Instance(self.config)
         except DeviceUnavailable as error:

@@ -279,7 +279,7 @@ class CallTranslator(CoopTranslator):
             raise self.error(args[0], f"{name}() needs a float argument here: convert it "
                                       f"first, as in {name}(pk.f32(x))", KernelTypeError)
         # its @pk.func needs the frontend loaded, as the f64 prelude's does
-        from pykern.lang.real_math import IMPLEMENTATIONS
+        from pykern.lang.real_math import IMPLEMENTATIONS  # (the comment above)
 
         return self.device_call(IMPLEMENTATIONS[callee], args, name, node)  # type: ignore
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import linecache
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pykern.lang import builtins as bi
@@ -433,18 +433,20 @@ class Translator(TupleTranslator):
         return out
 
     def visit_Break(self, node: ast.Break) -> ir.Stmt:
-        if not self.loop_depth:
-            raise self.error(node, "'break' outside a loop")
-        loc = self.loc(node)
-        self.flow.leave(f"the break at {loc}")
-        return ir.Break(loc=loc)
+        return self.loop_exit(node, "break", self.flow.leave, ir.Break)
 
     def visit_Continue(self, node: ast.Continue) -> ir.Stmt:
+        return self.loop_exit(node, "continue", self.flow.next_iteration, ir.Continue)
+
+    def loop_exit(self, node: ast.stmt, word: str, flow: Callable[[str], None],
+                  stmt: type[ir.Break] | type[ir.Continue]) -> ir.Stmt:
+        """`break` or `continue` (`word`), inside a loop only; `flow` records where the
+        code after it goes."""
         if not self.loop_depth:
-            raise self.error(node, "'continue' outside a loop")
+            raise self.error(node, f"'{word}' outside a loop")
         loc = self.loc(node)
-        self.flow.next_iteration(f"the continue at {loc}")
-        return ir.Continue(loc=loc)
+        flow(f"the {word} at {loc}")
+        return stmt(loc=loc)
 
     def visit_Return(self, node: ast.Return) -> ir.Stmt | list[ir.Stmt]:
         stmt = self.return_statement(node)

@@ -36,7 +36,8 @@ from pykern.fuse.trace import Plan, input_tensor, materialised, trace
 from pykern.jit.kernel import Kernel
 from pykern.tensor.reduce import reduction
 from pykern.tensor.core import strided
-from pykern.tensor.core.device_limits import is_host_device
+from pykern.ops.choice import device_info
+from pykern.tensor.elementwise.functions import row_form
 from pykern.tensor.core.tensor import Tensor, asarray, empty
 
 PLANS_KEPT = 128  # signatures one fused function remembers (least recently used dropped)
@@ -171,7 +172,7 @@ class Fused:
         consts = [c.value for c in group.constants]
         steps = []
         # (on a GPU the spread pass gives the flat form several elements per invocation)
-        for job in strided.plan(shape, [*ins, *outs], rows=is_host_device()):
+        for job in strided.plan(shape, [*ins, *outs], rows=row_form()):
             form, grid = job.nd, job.grid
             kernel = self._compiled(group, form, lambda nd=form: codegen.kernel_source(
                 _kernel_name(self.__wrapped__), group, nd, _func_ids(group)))
@@ -189,13 +190,12 @@ class Fused:
         job = fused_reduction.layout(plan.reduction, group, tensors)
         if job is None:
             return None
-        mode = "thread" if is_host_device() else "group"
-        spec = fused_reduction.spec(plan.reduction, job, mode)
+        spec = fused_reduction.spec(plan.reduction, job, device_info("fused_reduce"))
         name = f"{_kernel_name(self.__wrapped__)}_{spec.op}"
-        kernel = self._compiled(group, ("reduce", job.nd, spec.op, spec.acc, mode), lambda:
-                                reduce_codegen.reduction_source(name, group, job.nd, spec.op,
-                                                                spec.acc, _func_ids(group),
-                                                                mode), name)
+        kernel = self._compiled(group, ("reduce", job.nd, spec.op, spec.acc, spec.mode,
+                                        spec.chunk, spec.wg), lambda:
+                                reduce_codegen.reduction_source(name, group, job.nd, spec,
+                                                                _func_ids(group)), name)
         part = alloc((spec.n_out * spec.n_chunks,), spec.acc)
         consts = [c.value for c in group.constants]
         step = Step(kernel, spec.grid, (*job.views, part, spec.n_red, spec.n_chunks, *consts))

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from pykern.fuse.codegen import Group
 from pykern.fuse.nodes import Apply, Reduce
-from pykern.fuse.reduce_codegen import CHUNK, THREAD_CHUNK, WG
+from pykern.ops.choice import config, on_host, tune
+from pykern.ops.public import internal
+from pykern.ops.registry import Impl, always
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.tensor.core import promotion as pr
@@ -23,6 +25,18 @@ from pykern.tensor.core import strided
 from pykern.tensor.core.tensor import Tensor
 from pykern.fuse.trace import input_tensor
 from pykern.tensor.elementwise import functions as ew
+
+
+# where the fused reduction's kernel runs a chunk per invocation or per workgroup (the
+# implementation's `kernel` is reduce_codegen's mode), and its sizes: a workgroup of `wg`
+# invocations reduces `wg * group_share` elements at most, an invocation `thread_chunk`
+FUSED_REDUCE = internal(
+    "fused_reduce", "reduction", "A reduction fused with the expression it reduces.",
+    Impl("thread", on_host, "an invocation per chunk, no shared memory or barrier (a barrier "
+         "costs more than a loop on the host)", kernel="thread"),
+    Impl("group", always, "a workgroup per chunk, neighbouring invocations reading "
+         "neighbouring elements, a tree in shared memory", kernel="group"))
+tune("fused_reduce", lambda info: {"wg": 64, "group_share": 256, "thread_chunk": 4096})
 
 
 def fusable(node: object) -> bool:
@@ -50,10 +64,12 @@ class Spec:
     n_red: int
     n_chunks: int
     mode: str  # reduce_codegen's: "group" or "thread"
+    chunk: int  # elements of one partial at most
+    wg: int  # invocations per workgroup in "group" mode
 
     @property
     def grid(self) -> int:
-        return self.n_out * self.n_chunks * (WG if self.mode == "group" else 1)
+        return self.n_out * self.n_chunks * (self.wg if self.mode == "group" else 1)
 
 
 def layout(node: Reduce, group: Group, tensors: Sequence[Tensor]) -> strided.Launch | None:
@@ -70,7 +86,9 @@ def layout(node: Reduce, group: Group, tensors: Sequence[Tensor]) -> strided.Lau
     return strided.Launch(job.nd, job.views[:-1], job.n)
 
 
-def spec(node: Reduce, job: strided.Launch, mode: str) -> Spec:
+def spec(node: Reduce, job: strided.Launch, info: object) -> Spec:
+    """The sizes and types of the fused reduction of `node` over `job`'s operands on the
+    device `info` describes."""
     x = node.x
     axes = reduction.normalize_axes(node.axis, len(x.shape))
     n_red = strided.prod([x.shape[a] for a in axes])
@@ -82,8 +100,10 @@ def spec(node: Reduce, job: strided.Launch, mode: str) -> Spec:
     else:
         acc = pr.compute_dtype(x.dtype)
     op = "sum" if node.op == "mean" else node.op
-    chunk = CHUNK if mode == "group" else THREAD_CHUNK
-    return Spec(op, acc, n_out, n_red, strided.cdiv(n_red, chunk), mode)
+    mode = FUSED_REDUCE.choose(info).kernel
+    cfg = config("fused_reduce", info)
+    chunk = cfg.wg * cfg.group_share if mode == "group" else cfg.thread_chunk
+    return Spec(op, acc, n_out, n_red, strided.cdiv(n_red, chunk), mode, chunk, cfg.wg)
 
 
 def finish(node: Reduce, s: Spec, part: Tensor) -> Tensor:

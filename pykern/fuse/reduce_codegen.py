@@ -3,22 +3,20 @@ computed, without writing it to memory.
 
 The reduction covers a row-major problem of `n_out` outputs of `n_red` elements each (all
 elements, or the last axis): element `r` of output `o` is flat element `o * n_red + r` of the
-expression's shape. A workgroup of `WG` invocations reduces one chunk of one output (each
-invocation a strided share, then a tree in shared memory) and writes one partial; the
-library's reduction combines the partials of an output when there are several (as its own
-kernel does with its partials). The operands are indexed flat where `strided.plan` collapses
-them to 1-D, else through a 4-D unravelled index.
+expression's shape. In "group" mode a workgroup of `wg` invocations reduces one chunk of one
+output (each invocation a strided share, then a tree in shared memory); in "thread" mode one
+invocation does; either writes one partial, and the library's reduction combines the partials
+of an output when there are several (as its own kernel does with its partials). The mode and
+the sizes are `fused_reduction`'s choice for the device. The operands are indexed flat where
+`strided.plan` collapses them to 1-D, else through a 4-D unravelled index.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from pykern.fuse import codegen
 from pykern.fuse.codegen import Group
-from pykern.lang.dtypes import DType
-
-WG = 64  # invocations per workgroup
-CHUNK = WG * 256  # elements a workgroup reduces at most (256 per invocation)
-THREAD_CHUNK = 4096  # elements one invocation reduces at most in "thread" mode
 
 _COMBINE = {
     "sum": "{a} + {b}",
@@ -30,13 +28,15 @@ _COMBINE = {
 _IDENTITY = {"sum": 0, "prod": 1}
 
 
-def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
-                     func_names: dict[int, str], mode: str = "group") -> str:
-    """The text of the kernel reducing `group`'s one output with `op` ("sum", "prod", "max"
-    or "min") in the accumulator dtype `acc`, its operands indexed in form `nd` (1 or 4).
-    `mode` "group": a workgroup per chunk of CHUNK elements (GPUs: neighbouring invocations
-    read neighbouring elements); "thread": an invocation per chunk of THREAD_CHUNK elements,
-    no shared memory or barrier (the host device, where a barrier costs more than a loop)."""
+def reduction_source(name: str, group: Group, nd: int, spec: Any,
+                     func_names: dict[int, str]) -> str:
+    """The text of the kernel reducing `group`'s one output with `spec.op` ("sum", "prod",
+    "max" or "min") in the accumulator dtype `spec.acc`, its operands indexed in form `nd`
+    (1 or 4), a chunk of `spec.chunk` elements per partial. `spec.mode` "group": a workgroup
+    of `spec.wg` invocations per chunk (GPUs: neighbouring invocations read neighbouring
+    elements); "thread": an invocation per chunk, no shared memory or barrier (the host
+    device, where a barrier costs more than a loop)."""
+    op, acc, mode, chunk, wg = spec.op, spec.acc, spec.mode, spec.chunk, spec.wg
     names, types, scalars = codegen.scalar_params(group)
     params = [f"x{k}: pk.Array" for k in range(len(group.inputs))]
     params += ["part: pk.Array", "n_red: int", "n_chunks: int"]
@@ -48,7 +48,7 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
     value = f"pk.{acc.name}({names[id(group.canonical(group.outputs[0]))]})"
     ACC = f"pk.{acc.name}"  # noqa: N806
     combine = _COMBINE[op]
-    chunk, step = (CHUNK, WG) if mode == "group" else (THREAD_CHUNK, 1)
+    step = wg if mode == "group" else 1
     body = [
         "t = pk.local_id(0)" if mode == "group" else "t = 0",
         "g = pk.group_id(0)" if mode == "group" else "g = pk.global_id(0)",
@@ -68,10 +68,10 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
     if mode == "thread":
         return codegen.function_text(name, params + scalars, doc, [*body, "part[g] = acc"])
     body += [
-        f"vals = pk.shared({ACC}, ({WG},))",
+        f"vals = pk.shared({ACC}, ({wg},))",
         "vals[t] = acc",
         "pk.barrier()",
-        f"s = {WG // 2}",
+        f"s = {wg // 2}",
         "while s > 0:",
         "    if t < s:",
         f"        vals[t] = {combine.format(a='vals[t]', b='vals[t + s]')}",
@@ -81,4 +81,4 @@ def reduction_source(name: str, group: Group, nd: int, op: str, acc: DType,
         "    part[g] = vals[0]",
     ]
     return codegen.function_text(name, params + scalars, doc, body,
-                                 decorator=f"@pk.kernel(workgroup=({WG},))")
+                                 decorator=f"@pk.kernel(workgroup=({wg},))")

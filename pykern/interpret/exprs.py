@@ -7,7 +7,8 @@ expression), so callers can put it anywhere without thinking of precedence.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pykern.lang import dtypes as dt
 from pykern import ir
@@ -116,20 +117,22 @@ class ExprCodegen:
     def _binop(self, e: ir.BinOp) -> str:
         if is_tile(e.type):
             return tile_codegen.binop(self, e)
-        t = e.lhs.type
-        emit = ops.BINARY.get((e.op, t.kind))
-        if emit is None:
-            raise AssertionError(f"no interpretation of {e.op.name} on {t.name} at {e.loc}")
-        return emit(t, self.expr(e.lhs), self.expr(e.rhs))
+        return self._arithmetic(ops.BINARY, e, e.lhs, e.rhs)
 
     def _unaryop(self, e: ir.UnaryOp) -> str:
         if is_tile(e.type):
             return tile_codegen.unaryop(self, e)
-        t = e.operand.type
-        emit = ops.UNARY.get((e.op, t.kind))
+        return self._arithmetic(ops.UNARY, e, e.operand)
+
+    def _arithmetic(self, table: Mapping[tuple[Any, Any], Callable[..., str]],
+                    e: ir.BinOp | ir.UnaryOp, *operands: ir.Expr) -> str:
+        """The text of `e`'s operator on `operands` (their type its first operand's), from
+        `table`, keyed by the operator and the operands' kind of type."""
+        t = operands[0].type
+        emit = table.get((e.op, t.kind))
         if emit is None:
             raise AssertionError(f"no interpretation of {e.op.name} on {t.name} at {e.loc}")
-        return emit(t, self.expr(e.operand))
+        return emit(t, *(self.expr(x) for x in operands))
 
     def _logical(self, e: ir.Logical) -> str:
         return f"({self.expr(e.lhs)} {e.op.value} {self.expr(e.rhs)})"

@@ -74,24 +74,8 @@ def checked_access(em: Emitter, node: ir.Node, array: str, view: ArrayView,
         ok = bld.icmp_unsigned("<", index, size)  # a negative index is a huge unsigned one
         inside = ok if inside is None else bld.and_(inside, ok)
     site = em.debug.site(DebugSite(INDEX, node.loc, array=array, ndim=len(indices)))
-    in_block, out_block, done = em.block("in_bounds"), em.block("out_of_bounds"), \
-        em.block("checked")
-    bld.cbranch(inside, in_block, out_block)
-    bld.position_at_end(in_block)
-    value = access()
-    in_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(out_block)
-    _report(em, site, indices, view.shape)
-    out_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(done)
-    if value is None:
-        return None
-    result = bld.phi(value.type)
-    result.add_incoming(value, in_end)
-    result.add_incoming(ll.Constant(value.type, None), out_end)
-    return result
+    return em.either(inside, access, lambda: _report(em, site, indices, view.shape),
+                     "in_bounds")
 
 
 def check_assert(em: Emitter, s: ir.Assert, cond: ll.Value) -> None:

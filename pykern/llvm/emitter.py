@@ -104,6 +104,31 @@ class Emitter:
         if not self.builder.block.is_terminated:
             self.builder.branch(target)
 
+    def either(self, cond: ll.Value, then: Callable[[], ll.Value | None],
+               orelse: Callable[[], ll.Value | None], name: str) -> ll.Value | None:
+        """Emits `then()` where the i1 `cond` holds and `orelse()` where it does not, each in
+        a block of its own (`name`, `name`_else), and joins them: the value of the side that
+        ran (a phi; a side whose value is None gives zero of the other's type); None where
+        neither has one."""
+        bld = self.builder
+        sides = (self.block(name), then), (self.block(f"{name}_else"), orelse)
+        done = self.block(f"{name}_done")
+        bld.cbranch(cond, sides[0][0], sides[1][0])
+        values, ends = [], []
+        for block, emit in sides:
+            bld.position_at_end(block)
+            values.append(emit())
+            ends.append(bld.block)
+            bld.branch(done)
+        bld.position_at_end(done)
+        ty = next((v.type for v in values if v is not None), None)
+        if ty is None:
+            return None
+        result = bld.phi(ty)
+        for value, end in zip(values, ends):
+            result.add_incoming(value if value is not None else ll.Constant(ty, None), end)
+        return result
+
     def alloca(self, t: ll.Type, name: str = "", count: int = 1) -> ll.Value:
         """A stack slot in the entry block, which holds only these until `finish` (there
         LLVM promotes slots to registers; in a loop the stack would grow every iteration)."""

@@ -76,45 +76,17 @@ def _unaryop(em: Emitter, e: ir.UnaryOp) -> ll.Value:
 
 def _logical(em: Emitter, e: ir.Logical) -> ll.Value:
     """Short-circuit: `rhs` runs only when `lhs` does not decide."""
-    bld = em.builder
     lhs = expr(em, e.lhs)
-    decided_block = bld.block
-    rhs_block, done = em.block("logical_rhs"), em.block("logical_done")
-    if e.op is ir.LogicalKind.AND:
-        bld.cbranch(lhs, rhs_block, done)
-    else:
-        bld.cbranch(lhs, done, rhs_block)
-    bld.position_at_end(rhs_block)
-    rhs = expr(em, e.rhs)
-    rhs_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(done)
-    result = bld.phi(I1)
-    result.add_incoming(ll.Constant(I1, int(e.op is ir.LogicalKind.OR)), decided_block)
-    result.add_incoming(rhs, rhs_end)
-    return result
+    decided = ll.Constant(I1, int(e.op is ir.LogicalKind.OR))
+    sides = (lambda: expr(em, e.rhs)), (lambda: decided)
+    then, orelse = sides if e.op is ir.LogicalKind.AND else sides[::-1]
+    return em.either(lhs, then, orelse, "logical")  # type: ignore[return-value]
 
 
 def _ifexp(em: Emitter, e: ir.IfExp) -> ll.Value:
     """Only the chosen branch is evaluated."""
-    bld = em.builder
-    cond = expr(em, e.cond)
-    then_block, else_block, done = em.block("ifexp_then"), em.block("ifexp_else"), \
-        em.block("ifexp_done")
-    bld.cbranch(cond, then_block, else_block)
-    bld.position_at_end(then_block)
-    then = expr(em, e.then)
-    then_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(else_block)
-    orelse = expr(em, e.orelse)
-    else_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(done)
-    result = bld.phi(then.type)
-    result.add_incoming(then, then_end)
-    result.add_incoming(orelse, else_end)
-    return result
+    return em.either(expr(em, e.cond), lambda: expr(em, e.then),  # type: ignore[return-value]
+                     lambda: expr(em, e.orelse), "ifexp_then")
 
 
 def _select(em: Emitter, e: ir.Select) -> ll.Value:

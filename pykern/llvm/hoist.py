@@ -88,10 +88,7 @@ class _Hoister:
     new_locals: list[ir.Local] = field(default_factory=list)
 
     def block(self, body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
-        out: list[ir.Stmt] = []
-        for s in body:
-            out.extend(self.stmt(s))
-        return tuple(out)
+        return tuple(new for s in body for new in self.stmt(s))
 
     def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
         if exchange_of(s) is not None:

@@ -69,10 +69,7 @@ class _Inliner:
     count: int = 0
 
     def block(self, body: tuple[ir.Stmt, ...]) -> tuple[ir.Stmt, ...]:
-        out: list[ir.Stmt] = []
-        for s in body:
-            out.extend(self.stmt(s))
-        return tuple(out)
+        return tuple(new for s in body for new in self.stmt(s))
 
     def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
         if isinstance(s, ir.Eval) and self.is_barrier_call(s.value):

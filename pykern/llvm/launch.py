@@ -17,7 +17,7 @@ import numpy as np
 
 from pykern import ir
 from pykern.ir.identity_cache import IdentityCache
-from pykern.errors import LaunchError
+from pykern.errors import CompileError, LaunchError
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import ArrayType
 from pykern.llvm import compiled
@@ -52,8 +52,6 @@ def compile_for(kernel: object, grid: int | tuple[int, ...], *args: object) -> H
     """The host-compiled variant of `kernel` that a launch over `grid` with `args` runs (its
     `llvm_ir` shows the optimised LLVM IR): from memory, else from the disk cache, else
     compiled (and stored there)."""
-    from pykern.errors import CompileError
-
     _, ndim = _grid(kernel, grid)
     try:
         key = kernel._key(args, ndim)  # type: ignore[attr-defined]
@@ -86,8 +84,6 @@ def load_or_compile(kernel: object, key: Any) -> HostKernel:
 def checked_ir(kernel: object, key: Any) -> ir.Kernel:
     """The typed IR of variant `key`; a located CompileError where the backend lacks a
     construct it uses."""
-    from pykern.errors import CompileError
-
     try:
         kernel_ir: ir.Kernel = kernel._translate(key)  # type: ignore[attr-defined]
         missing = first_unsupported(kernel_ir)

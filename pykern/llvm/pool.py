@@ -262,15 +262,11 @@ def _wait(workers: list[Future], stop: StopWord, deadline: _Deadline | None) -> 
     """Waits for `workers` in slices; stops them on an interrupt or at the deadline."""
     try:
         for worker in workers:
-            while True:
-                try:
-                    worker.result(timeout=WAIT_SLICE_S)
-                    break
-                except FutureTimeout:
-                    if deadline is not None and time.monotonic() >= deadline.at:
-                        stop.set(TIMED_OUT)
-                        _finish(workers)
-                        raise LaunchTimedOut(deadline.seconds) from None
+            while not _returned(worker):
+                if deadline is not None and time.monotonic() >= deadline.at:
+                    stop.set(TIMED_OUT)
+                    _finish(workers)
+                    raise LaunchTimedOut(deadline.seconds) from None
     except BaseException as e:  # KeyboardInterrupt, or what a signal handler raised
         if not isinstance(e, LaunchTimedOut):
             stop.set(INTERRUPTED)
@@ -285,13 +281,21 @@ def _finish(workers: list[Future]) -> None:
     for worker in workers:
         while True:
             try:
-                worker.result(timeout=WAIT_SLICE_S)
-                break
-            except FutureTimeout:
-                continue
+                if _returned(worker):
+                    break
             except KeyboardInterrupt as e:
                 interrupted = e
             except Exception:  # noqa: BLE001 - the worker's own error: it has returned
                 break
     if interrupted is not None:
         raise interrupted
+
+
+def _returned(worker: Future) -> bool:
+    """Whether `worker` has returned, waiting a slice of time for it (its error, if it
+    raised one, is raised here)."""
+    try:
+        worker.result(timeout=WAIT_SLICE_S)
+    except FutureTimeout:
+        return False
+    return True

@@ -37,20 +37,8 @@ def guarded_access(em: Emitter, view: ArrayView, indices: Sequence[ll.Value],
     address = arrays.element_address(em, view, list(indices))
     # unsigned: a negative address is a huge one, outside every buffer
     inside = bld.icmp_unsigned("<", address, view.length)
-    before = bld.block
-    in_block, done = em.block("in_buffer"), em.block("buffer_checked")
-    bld.cbranch(inside, in_block, done)
-    bld.position_at_end(in_block)
-    value = access(arrays.pointer_at(em, view, address))
-    in_end = bld.block
-    bld.branch(done)
-    bld.position_at_end(done)
-    if value is None:
-        return None
-    result = bld.phi(value.type)
-    result.add_incoming(value, in_end)
-    result.add_incoming(ll.Constant(value.type, None), before)
-    return result
+    return em.either(inside, lambda: access(arrays.pointer_at(em, view, address)),
+                     lambda: None, "in_buffer")
 
 
 # a stride this large (in elements) with more than one index along it puts the view's far end

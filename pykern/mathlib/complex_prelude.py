@@ -86,7 +86,7 @@ class ComplexPrelude:
 def _translated(name: str, part: DType) -> _Group:
     """Prelude function `name` translated for parts of type `part` (once per process)."""
     from pykern.frontend.translator import KernelContext, Translator  # needs pykern loaded
-    from pykern.mathlib.complex_functions import IMPLEMENTATIONS
+    from pykern.mathlib.complex_functions import IMPLEMENTATIONS  # (as above)
 
     func, arity = IMPLEMENTATIONS[name]
     src = func.source

@@ -40,34 +40,38 @@ LN2_LO = 1.90821492927058770002e-10
 LOG2E = 1.44269504088896338700e+00
 SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of an f64 into two 26-bit halves
 
+# polynomial coefficients, the highest power's first (each evaluated by Horner's scheme)
+EXP_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(13, -1, -1))  # e**y, |y| <= ln2/2
+EXPM1_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(17, 1, -1))  # (e**x - 1 - x)/x**2
+ATANH_SERIES = tuple(1.0 / (2 * k + 1) for k in range(11, -1, -1))  # atanh(s)/s in s**2
+# erf(a)/a - 1 in z = a**2, over z: (-1)**k / (k! (2k+1)) for k = 14 down to 1
+ERF_TAYLOR = (3.9554295164585257e-13, -5.9477940136376354e-12, 8.35070279514724e-11,
+              -1.0892221037148573e-09, 1.3122532963802806e-08, -1.4503852223150468e-07,
+              1.4589169000933706e-06, -1.3227513227513228e-05, 0.00010683760683760684,
+              -0.0007575757575757576, 0.004629629629629629, -0.023809523809523808, 0.1,
+              -0.3333333333333333)
+
+
+POW_BITS = 10  # power_by_squaring takes exponents below 2**POW_BITS
+
+
+@pk.func
+def power_by_squaring(base, n):
+    """base ** n in f64 for an integer 0 <= n < 2**POW_BITS: the product of base ** (2**b)
+    over the bits b of n (exact for powers of two; straight-line code, no loop for a driver's
+    loop budget to count)."""
+    square: pk.f64 = base
+    p: pk.f64 = 1.0
+    for b in pk.static_range(POW_BITS):
+        p = pk.select((n & (1 << b)) != 0, p * square, p)
+        square = square * square
+    return p
+
 
 @pk.func
 def pow2_f64(k):
-    """2**k (f64) for an integer |k| <= 1023: the product of 2**(+-2**b) over the bits b of
-    |k|, by squaring (exact; straight-line code, no loop for a driver's loop budget to count)."""
-    n = abs(k)
-    base: pk.f64 = pk.select(k < 0, 0.5, 2.0)
-    p: pk.f64 = 1.0
-    p = pk.select((n & 1) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 2) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 4) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 8) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 16) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 32) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 64) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 128) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 256) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 512) != 0, p * base, p)
-    return p
+    """2**k (f64) for an integer |k| <= 1023, exactly."""
+    return power_by_squaring(pk.f64(pk.select(k < 0, 0.5, 2.0)), abs(k))
 
 
 @pk.func
@@ -83,20 +87,9 @@ def exp_f64(x):
     else:
         kf = pk.floor(x * LOG2E + 0.5)
         y = x - kf * LN2_HI - kf * LN2_LO
-        p: pk.f64 = 1.0 / 6227020800.0
-        p = p * y + 1.0 / 479001600.0
-        p = p * y + 1.0 / 39916800.0
-        p = p * y + 1.0 / 3628800.0
-        p = p * y + 1.0 / 362880.0
-        p = p * y + 1.0 / 40320.0
-        p = p * y + 1.0 / 5040.0
-        p = p * y + 1.0 / 720.0
-        p = p * y + 1.0 / 120.0
-        p = p * y + 1.0 / 24.0
-        p = p * y + 1.0 / 6.0
-        p = p * y + 0.5
-        p = p * y + 1.0
-        p = p * y + 1.0
+        p: pk.f64 = EXP_TAYLOR[0]
+        for term in pk.static_range(1, len(EXP_TAYLOR)):  # Horner's scheme
+            p = p * y + EXP_TAYLOR[term]
         r = scale2(p, pk.i32(kf))
     return r
 
@@ -125,6 +118,13 @@ def scale2(x, n):
     return x * pow2_f64(half) * pow2_f64(n - half)
 
 
+# exponent_of's scaling steps: a is multiplied by 2**SCALE_BITS[i] (SCALE_UP) where it lies
+# below 2**-SCALE_BITS[i] (SCALE_DOWN), and by SCALE_DOWN where it lies above SCALE_UP
+SCALE_BITS = (512, 256, 128, 64)
+SCALE_UP = tuple(2.0 ** b for b in SCALE_BITS)
+SCALE_DOWN = tuple(2.0 ** -b for b in SCALE_BITS)
+
+
 @pk.func
 def exponent_of(a):
     """The e with 2**e <= a < 2**(e + 1), for a positive finite f64 (subnormals too): a is
@@ -132,30 +132,13 @@ def exponent_of(a):
     corrected by one where the estimate is off."""
     m = a
     k = 0
-    if m < 7.458340731200207e-155:
-        m = m * 1.3407807929942597e+154
-        k -= 512
-    elif m > 1.3407807929942597e+154:
-        m = m * 7.458340731200207e-155
-        k += 512
-    if m < 8.636168555094445e-78:
-        m = m * 1.157920892373162e+77
-        k -= 256
-    elif m > 1.157920892373162e+77:
-        m = m * 8.636168555094445e-78
-        k += 256
-    if m < 2.938735877055719e-39:
-        m = m * 3.402823669209385e+38
-        k -= 128
-    elif m > 3.402823669209385e+38:
-        m = m * 2.938735877055719e-39
-        k += 128
-    if m < 5.421010862427522e-20:
-        m = m * 1.8446744073709552e+19
-        k -= 64
-    elif m > 1.8446744073709552e+19:
-        m = m * 5.421010862427522e-20
-        k += 64
+    for step in pk.static_range(len(SCALE_BITS)):
+        if m < SCALE_DOWN[step]:
+            m = m * SCALE_UP[step]
+            k -= SCALE_BITS[step]
+        elif m > SCALE_UP[step]:
+            m = m * SCALE_DOWN[step]
+            k += SCALE_BITS[step]
     e = pk.i32(pk.floor(pk.log2(pk.f32(m))))
     r = m * pow2_f64(-e)  # in [1, 2) but for an estimate one off
     if r >= 2.0:
@@ -193,18 +176,9 @@ def log_near_one(m):
     s**23 (|s| <= 0.172: truncation below 2**-58)."""
     s = (m - 1.0) / (m + 1.0)
     s2 = s * s
-    t: pk.f64 = 1.0 / 23.0
-    t = t * s2 + 1.0 / 21.0
-    t = t * s2 + 1.0 / 19.0
-    t = t * s2 + 1.0 / 17.0
-    t = t * s2 + 1.0 / 15.0
-    t = t * s2 + 1.0 / 13.0
-    t = t * s2 + 1.0 / 11.0
-    t = t * s2 + 1.0 / 9.0
-    t = t * s2 + 1.0 / 7.0
-    t = t * s2 + 1.0 / 5.0
-    t = t * s2 + 1.0 / 3.0
-    t = t * s2 + 1.0
+    t: pk.f64 = ATANH_SERIES[0]
+    for term in pk.static_range(1, len(ATANH_SERIES)):
+        t = t * s2 + ATANH_SERIES[term]
     return 2.0 * s * t
 
 
@@ -221,22 +195,9 @@ def expm1_f64(x):
     if x == 0.0:
         r = x  # x + x * x * p would give +0.0 for -0.0
     elif abs(x) < 0.5:
-        p: pk.f64 = 1.0 / 355687428096000.0
-        p = p * x + 1.0 / 20922789888000.0
-        p = p * x + 1.0 / 1307674368000.0
-        p = p * x + 1.0 / 87178291200.0
-        p = p * x + 1.0 / 6227020800.0
-        p = p * x + 1.0 / 479001600.0
-        p = p * x + 1.0 / 39916800.0
-        p = p * x + 1.0 / 3628800.0
-        p = p * x + 1.0 / 362880.0
-        p = p * x + 1.0 / 40320.0
-        p = p * x + 1.0 / 5040.0
-        p = p * x + 1.0 / 720.0
-        p = p * x + 1.0 / 120.0
-        p = p * x + 1.0 / 24.0
-        p = p * x + 1.0 / 6.0
-        p = p * x + 0.5
+        p: pk.f64 = EXPM1_TAYLOR[0]
+        for term in pk.static_range(1, len(EXPM1_TAYLOR)):
+            p = p * x + EXPM1_TAYLOR[term]
         r = x + x * x * p
     else:
         r = exp_f64(x) - 1.0
@@ -290,22 +251,7 @@ def cosh_f64(x):
 @pk.func
 def powi_f64(x, n):
     """x ** n for an f64 x and an integer 0 <= n < 128, by squaring (straight-line code)."""
-    base = x
-    p: pk.f64 = 1.0
-    p = pk.select((n & 1) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 2) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 4) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 8) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 16) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 32) != 0, p * base, p)
-    base = base * base
-    p = pk.select((n & 64) != 0, p * base, p)
-    return p
+    return power_by_squaring(x, n)
 
 
 @pk.func
@@ -387,87 +333,31 @@ def cos_kernel(x, y):
     return w + (((1.0 - w) - hz) + (z * r - x * y))
 
 
+# bits 24k + 1 to 24k + 24 of 2/pi after the binary point (k = 0..57), as integral f64s
+TWO_OVER_PI_CHUNKS = (
+    10680707.0, 7228996.0, 1387004.0, 2578385.0, 16069853.0, 12639074.0, 9804092.0,
+    4427841.0, 16666979.0, 11263675.0, 12935607.0, 2387514.0, 4345298.0, 14681673.0,
+    3074569.0, 13734428.0, 16653803.0, 1880361.0, 10960616.0, 8533493.0, 3062596.0,
+    8710556.0, 7349940.0, 6258241.0, 3772886.0, 3769171.0, 3798172.0, 8675211.0, 12450088.0,
+    3874808.0, 9961438.0, 366607.0, 15675153.0, 9132554.0, 7151469.0, 3571407.0, 2607881.0,
+    12013382.0, 4155038.0, 6285869.0, 7677882.0, 13102053.0, 15825725.0, 473591.0,
+    9065106.0, 15363067.0, 6271263.0, 9264392.0, 5636912.0, 4652155.0, 7056368.0,
+    13614112.0, 10155062.0, 1944035.0, 9527646.0, 15080200.0, 6658437.0, 6231200.0)
+HALF_CHUNKS = 29  # two_over_pi_chunk tests k against one half of the table only
+
+
 @pk.func
 def two_over_pi_chunk(k):
     """Bits 24k + 1 to 24k + 24 of 2/pi after the binary point, as an integral f64 (k in 0..57:
-    enough for every f64 argument)."""
+    enough for every f64 argument): straight-line selects over the half of the table that
+    holds k."""
     d: pk.f64 = 0.0
-    if k < 29:
-        d = two_over_pi_chunk_low(k)
+    if k < HALF_CHUNKS:
+        for low in pk.static_range(HALF_CHUNKS):
+            d = pk.select(k == low, TWO_OVER_PI_CHUNKS[low], d)
     else:
-        d = two_over_pi_chunk_high(k)
-    return d
-
-
-@pk.func
-def two_over_pi_chunk_low(k):
-    """`two_over_pi_chunk` for k in 0..28."""
-    d: pk.f64 = 0.0
-    d = pk.select(k == 0, 10680707.0, d)
-    d = pk.select(k == 1, 7228996.0, d)
-    d = pk.select(k == 2, 1387004.0, d)
-    d = pk.select(k == 3, 2578385.0, d)
-    d = pk.select(k == 4, 16069853.0, d)
-    d = pk.select(k == 5, 12639074.0, d)
-    d = pk.select(k == 6, 9804092.0, d)
-    d = pk.select(k == 7, 4427841.0, d)
-    d = pk.select(k == 8, 16666979.0, d)
-    d = pk.select(k == 9, 11263675.0, d)
-    d = pk.select(k == 10, 12935607.0, d)
-    d = pk.select(k == 11, 2387514.0, d)
-    d = pk.select(k == 12, 4345298.0, d)
-    d = pk.select(k == 13, 14681673.0, d)
-    d = pk.select(k == 14, 3074569.0, d)
-    d = pk.select(k == 15, 13734428.0, d)
-    d = pk.select(k == 16, 16653803.0, d)
-    d = pk.select(k == 17, 1880361.0, d)
-    d = pk.select(k == 18, 10960616.0, d)
-    d = pk.select(k == 19, 8533493.0, d)
-    d = pk.select(k == 20, 3062596.0, d)
-    d = pk.select(k == 21, 8710556.0, d)
-    d = pk.select(k == 22, 7349940.0, d)
-    d = pk.select(k == 23, 6258241.0, d)
-    d = pk.select(k == 24, 3772886.0, d)
-    d = pk.select(k == 25, 3769171.0, d)
-    d = pk.select(k == 26, 3798172.0, d)
-    d = pk.select(k == 27, 8675211.0, d)
-    d = pk.select(k == 28, 12450088.0, d)
-    return d
-
-
-@pk.func
-def two_over_pi_chunk_high(k):
-    """`two_over_pi_chunk` for k in 29..57."""
-    d: pk.f64 = 0.0
-    d = pk.select(k == 29, 3874808.0, d)
-    d = pk.select(k == 30, 9961438.0, d)
-    d = pk.select(k == 31, 366607.0, d)
-    d = pk.select(k == 32, 15675153.0, d)
-    d = pk.select(k == 33, 9132554.0, d)
-    d = pk.select(k == 34, 7151469.0, d)
-    d = pk.select(k == 35, 3571407.0, d)
-    d = pk.select(k == 36, 2607881.0, d)
-    d = pk.select(k == 37, 12013382.0, d)
-    d = pk.select(k == 38, 4155038.0, d)
-    d = pk.select(k == 39, 6285869.0, d)
-    d = pk.select(k == 40, 7677882.0, d)
-    d = pk.select(k == 41, 13102053.0, d)
-    d = pk.select(k == 42, 15825725.0, d)
-    d = pk.select(k == 43, 473591.0, d)
-    d = pk.select(k == 44, 9065106.0, d)
-    d = pk.select(k == 45, 15363067.0, d)
-    d = pk.select(k == 46, 6271263.0, d)
-    d = pk.select(k == 47, 9264392.0, d)
-    d = pk.select(k == 48, 5636912.0, d)
-    d = pk.select(k == 49, 4652155.0, d)
-    d = pk.select(k == 50, 7056368.0, d)
-    d = pk.select(k == 51, 13614112.0, d)
-    d = pk.select(k == 52, 10155062.0, d)
-    d = pk.select(k == 53, 1944035.0, d)
-    d = pk.select(k == 54, 9527646.0, d)
-    d = pk.select(k == 55, 15080200.0, d)
-    d = pk.select(k == 56, 6658437.0, d)
-    d = pk.select(k == 57, 6231200.0, d)
+        for high in pk.static_range(HALF_CHUNKS, len(TWO_OVER_PI_CHUNKS)):
+            d = pk.select(k == high, TWO_OVER_PI_CHUNKS[high], d)
     return d
 
 
@@ -716,20 +606,9 @@ def erf_f64(x):
         r = a
     elif a < 0.5:  # Taylor: sum (-1)**k x**(2k+1) / (k! (2k+1))
         z = a * a
-        p: pk.f64 = 3.9554295164585257e-13
-        p = p * z - 5.9477940136376354e-12
-        p = p * z + 8.35070279514724e-11
-        p = p * z - 1.0892221037148573e-09
-        p = p * z + 1.3122532963802806e-08
-        p = p * z - 1.4503852223150468e-07
-        p = p * z + 1.4589169000933706e-06
-        p = p * z - 1.3227513227513228e-05
-        p = p * z + 0.00010683760683760684
-        p = p * z - 0.0007575757575757576
-        p = p * z + 0.004629629629629629
-        p = p * z - 0.023809523809523808
-        p = p * z + 0.1
-        p = p * z - 0.3333333333333333
+        p: pk.f64 = ERF_TAYLOR[0]
+        for term in pk.static_range(1, len(ERF_TAYLOR)):
+            p = p * z + ERF_TAYLOR[term]
         r = TWO_OVER_SQRT_PI * (a + a * (p * z))
     elif a < 2.0:  # positive terms, summed from the tail: 1 + t/3 (1 + t/5 (1 + ...)), t = 2a^2
         t = 2.0 * a * a

@@ -4,13 +4,13 @@ layers, their arguments, weight layouts, initialisation, `state_dict()` keys (`w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 import pykern as pk
 from pykern.nn import functional as F
-from pykern.nn.linear import reset_weight_and_bias
+from pykern.nn.linear import add_weight_and_bias, reset_weight_and_bias
 from pykern.nn.module import Module
-from pykern.nn.parameter import Parameter
 from pykern.tensor.core.tensor import Tensor
 
 SizeArg = int | Sequence[int]
@@ -63,12 +63,7 @@ class _ConvNd(Module):
             shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
         else:
             shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        self.weight = Parameter(pk.empty(shape, dtype))
-        if bias:
-            self.bias = Parameter(pk.empty((self.out_channels,), dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, shape, self.out_channels if bias else None, dtype)
 
     def reset_parameters(self) -> None:
         """Draws the weight and bias again: PyTorch's kaiming_uniform_(a=sqrt(5)) and a bias
@@ -92,11 +87,11 @@ class _ConvNd(Module):
         return text
 
 
-class Conv1d(_ConvNd):
-    """1-D convolution over (N, C_in, L) (or (C_in, L)): weight (out, in/groups, K), bias
-    (out,)."""
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: PyTorch's arguments in its order; `function` is the functional
+    form the layer runs."""
 
-    dims = 1
+    function: ClassVar[Callable[..., Tensor]]
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: SizeArg,
                  stride: SizeArg = 1, padding: SizeArg | str = 0, dilation: SizeArg = 1,
@@ -106,27 +101,26 @@ class Conv1d(_ConvNd):
                          groups, bias, padding_mode, dtype)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        return self.function(input, self.weight, self.bias, self.stride, self.padding,
+                             self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
+class Conv1d(_Conv):
+    """1-D convolution over (N, C_in, L) (or (C_in, L)): weight (out, in/groups, K), bias
+    (out,)."""
+
+    dims = 1
+    function = staticmethod(F.conv1d)
+
+
+class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) (or (C_in, H, W)): weight
     (out, in/groups, KH, KW), bias (out,).
 
         conv = pk.nn.Conv2d(1, 32, 3)          # 3x3, stride 1, no padding
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: SizeArg,
-                 stride: SizeArg = 1, padding: SizeArg | str = 0, dilation: SizeArg = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 dtype: object = pk.f32) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0,
-                         groups, bias, padding_mode, dtype)
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+    function = staticmethod(F.conv2d)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -154,10 +148,11 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(result)
 
 
-class ConvTranspose1d(_ConvTransposeNd):
-    """Transposed 1-D convolution: weight (in, out/groups, K), bias (out,)."""
+class _ConvTranspose(_ConvTransposeNd):
+    """ConvTranspose1d and ConvTranspose2d: PyTorch's arguments in its order; `function` is
+    the functional form the layer runs."""
 
-    dims = 1
+    function: ClassVar[Callable[..., Tensor]]
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: SizeArg,
                  stride: SizeArg = 1, padding: SizeArg = 0, output_padding: SizeArg = 0,
@@ -168,25 +163,21 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None  # noqa: A002
                 ) -> Tensor:
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+        return self.function(input, self.weight, self.bias, self.stride, self.padding,
+                             self._output_padding(input, output_size), self.groups,
+                             self.dilation)
 
 
-class ConvTranspose2d(_ConvTransposeNd):
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-D convolution: weight (in, out/groups, K), bias (out,)."""
+
+    dims = 1
+    function = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
     """Transposed 2-D convolution (the gradient of Conv2d with respect to its input, an
     "upsampling" convolution): weight (in, out/groups, KH, KW), bias (out,).
     `forward(input, output_size=None)`: `output_size` picks the output_padding."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: SizeArg,
-                 stride: SizeArg = 1, padding: SizeArg = 0, output_padding: SizeArg = 0,
-                 groups: int = 1, bias: bool = True, dilation: SizeArg = 1,
-                 padding_mode: str = "zeros", dtype: object = pk.f32) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         output_padding, groups, bias, padding_mode, dtype)
-
-    def forward(self, input: Tensor, output_size: Sequence[int] | None = None  # noqa: A002
-                ) -> Tensor:
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+    function = staticmethod(F.conv_transpose2d)

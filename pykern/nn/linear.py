@@ -20,12 +20,8 @@ class Linear(Module):
                  dtype: object = pk.f32) -> None:
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
-        self.weight = Parameter(pk.empty((self.out_features, self.in_features), dtype))
-        if bias:
-            self.bias = Parameter(pk.empty((self.out_features,), dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        add_weight_and_bias(self, (self.out_features, self.in_features),
+                            self.out_features if bias else None, dtype)
 
     def reset_parameters(self) -> None:
         """Draws the weight and bias again (PyTorch's default initialisation)."""
@@ -37,6 +33,19 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+def add_weight_and_bias(module: Module, shape: tuple[int, ...], bias_size: int | None,
+                        dtype: object) -> None:
+    """Gives `module` its parameters `weight` (of `shape`) and `bias` (of `bias_size`
+    elements; None: no bias, registered as None as PyTorch's layers do), drawn by its
+    `reset_parameters`."""
+    module.weight = Parameter(pk.empty(shape, dtype))
+    if bias_size is not None:
+        module.bias = Parameter(pk.empty((bias_size,), dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
 
 
 def reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:

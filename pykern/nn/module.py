@@ -180,13 +180,7 @@ class Module:
     def named_parameters(self, prefix: str = "", recurse: bool = True
                          ) -> Iterator[tuple[str, Parameter]]:
         """(dotted name, parameter) pairs, each parameter once, in registration order."""
-        seen: set[int] = set()
-        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
-        for mname, m in mods:
-            for pname, p in m._parameters.items():
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
-                    yield (f"{mname}.{pname}" if mname else pname), p
+        return self._named_members("_parameters", prefix, recurse)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
@@ -195,13 +189,19 @@ class Module:
     def named_buffers(self, prefix: str = "", recurse: bool = True
                       ) -> Iterator[tuple[str, Tensor]]:
         """(dotted name, buffer) pairs, persistent or not, each buffer once."""
+        return self._named_members("_buffers", prefix, recurse)
+
+    def _named_members(self, table: str, prefix: str, recurse: bool
+                       ) -> Iterator[tuple[str, Any]]:
+        """(dotted name, member) pairs of the modules' `table` (`_parameters` or
+        `_buffers`), each member once, in registration order."""
         seen: set[int] = set()
         mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
         for mname, m in mods:
-            for bname, b in m._buffers.items():
-                if b is not None and id(b) not in seen:
-                    seen.add(id(b))
-                    yield (f"{mname}.{bname}" if mname else bname), b
+            for name, member in getattr(m, table).items():
+                if member is not None and id(member) not in seen:
+                    seen.add(id(member))
+                    yield (f"{mname}.{name}" if mname else name), member
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):

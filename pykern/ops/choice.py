@@ -3,25 +3,33 @@
 table keyed by device properties, with a heuristic for the devices the table does not name.
 
 An op declares its implementations in order with the predicate that says where each applies
-(`Impl(name, applies)`, see `pykern.ops.registry`); the predicates here are the common ones.
-Sizes that depend on the device (tile shapes, workgroups per compute unit, how far to split a
-product's K) come from `config(op, info)`: the first entry of `TUNING[op]` whose `match` the
-device satisfies, else the op's heuristic. A sweep that measures candidates on a device adds
-an entry keyed by its vendor and device id (a JSON table in pykern/ops/tuning/, which also
-records the driver it was measured with); until then the heuristics hold.
+(`Impl(name, applies)`, see `pykern.ops.registry`); the predicates here are the common ones, and
+`Op.choose(info, *operands)` is the one mechanism that picks. The device an op chooses by is
+`device_info(op)`: the current device's description (tests may make one op choose as on another
+kind of device, `choose_as`). Sizes that depend on the device (tile shapes, workgroup sizes,
+chunks, thresholds between kernels) come from `config(op, info)`: the op's heuristic, overridden
+by the first entry of its table whose `match` the device satisfies. A sweep that measures
+candidates on a device (`python -m benchmarks tune`) writes a JSON table in pykern/ops/tuning/
+keyed by its vendor and device id (recording the driver it was measured with); until then the
+heuristics hold.
 
-    cfg = config("matmul", info)      # {'split_below_waves': 1.0, ...}
+    info = device_info("cumsum")
+    cfg = config("cumsum", info)      # cfg.threads, cfg["threads"]
     units = compute_units(info)       # SMs, CUs or cores; an estimate where the driver is silent
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pykern.runtime import get_device
 
 # an estimate of a GPU's compute units where its driver does not say (VK_NV_shader_sm_builtins,
 # VK_AMD_shader_core_properties and VK_ARM_shader_core_properties do): a mid-sized GPU's
@@ -89,36 +97,83 @@ def _property(info: Any, key: str) -> Any:
     raise KeyError(f"a device has no property {key!r}")
 
 
+class Config(dict):
+    """An op's configuration on one device: a dict whose keys also read as attributes
+    (`cfg.threads`; a value never takes the name of a dict method, such as `keys`). Shared by
+    every call on that device: read it, never change it."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"a configuration has no value {name!r}") from None
+
+
 @dataclass
 class Tuning:
     """An op's configurations: `heuristic(info)` gives the values for any device, `entries`
     override them for the devices they match (the first that matches)."""
 
-    heuristic: Callable[[Any], dict[str, Any]]
+    heuristic: Callable[[Any], Mapping[str, Any]]
     entries: list[Entry] = field(default_factory=list)
 
 
 TUNING: dict[str, Tuning] = {}
 """op name -> its tuning (registered by the op's module, `tune`)."""
 
+# (op, id(info)) -> (info, its configuration): an op asks on every call that is not replayed
+_CONFIGS: dict[tuple[str, int], tuple[Any, Config]] = {}
 
-def tune(op: str, heuristic: Callable[[Any], dict[str, Any]], *entries: Entry) -> None:
+
+def tune(op: str, heuristic: Callable[[Any], Mapping[str, Any]], *entries: Entry) -> None:
     """Registers `op`'s heuristic and its table entries."""
     TUNING[op] = Tuning(heuristic, list(entries))
+    forget()
 
 
-def config(op: str, info: Any) -> dict[str, Any]:
+def config(op: str, info: Any) -> Config:
     """The configuration of `op`'s kernels on the device `info` describes: the heuristic's
-    values, overridden by the first device table (pykern/ops/tuning/*.json) whose device
-    matches and that has values for `op`, else by the first matching entry registered in code."""
+    values, overridden by the first matching entry of a test's override (`configured`), else of
+    the device tables (pykern/ops/tuning/*.json), else of the entries registered in code."""
+    hit = _CONFIGS.get((op, id(info)))
+    if hit is not None and hit[0] is info:
+        return hit[1]
     tuning = TUNING[op]
-    values = dict(tuning.heuristic(info))
-    for entry in device_tables().get(op, []) + tuning.entries:
+    values = Config(tuning.heuristic(info))
+    for entry in _OVERRIDES.get(op, []) + device_tables().get(op, []) + tuning.entries:
         if entry.fits(info):
             values.update(entry.config)
             break
+    _CONFIGS[(op, id(info))] = (info, values)
     return values
 
+
+def forget() -> None:
+    """Drops the configurations worked out so far (after a table changes)."""
+    _CONFIGS.clear()
+
+
+@contextlib.contextmanager
+def configured(op: str, **values: Any) -> Iterator[None]:
+    """Inside the block, `op`'s configuration on every device has `values` in place of its
+    own (a table entry that matches any device, first): tests run one kernel on shapes that
+    would otherwise take another.
+
+        with configured("sort", block=128):   # rows of 4096: five merge stages in memory
+            pk.sort(x)
+    """
+    entry = Entry({}, values, "a test's override")
+    _OVERRIDES.setdefault(op, []).insert(0, entry)
+    forget()
+    try:
+        yield
+    finally:
+        _OVERRIDES[op].remove(entry)
+        forget()
+
+
+# op name -> the overrides `configured` put in place, newest first
+_OVERRIDES: dict[str, list[Entry]] = {}
 
 TABLES = Path(__file__).parent / "tuning"
 """Where the device tables are: one JSON file per device, written by `python -m benchmarks
@@ -146,3 +201,49 @@ def reload_tables() -> None:
     one)."""
     global _tables
     _tables = None
+    forget()
+
+
+# op name -> the DeviceInfo fields it chooses by in place of the device's own (`choose_as`)
+_PRETEND: dict[str, dict[str, Any]] = {}
+_PRETENDED: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+
+def device_info(op: str) -> Any:
+    """The description of the device that `op` chooses its kernels and configuration by: the
+    current device's, unless a test made `op` choose as on another (`choose_as`)."""
+    info = get_device().info
+    if not _PRETEND or op not in _PRETEND:
+        return info
+    hit = _PRETENDED.get((op, id(info)))
+    if hit is None or hit[0] is not info:
+        hit = (info, dataclasses.replace(info, **_PRETEND[op]))
+        _PRETENDED[(op, id(info))] = hit
+    return hit[1]
+
+
+@contextlib.contextmanager
+def choose_as(ops: str | tuple[str, ...], **changes: Any) -> Iterator[None]:
+    """Inside the block, `ops` choose their kernels and configurations as on a device that
+    differs from the current one by `changes` (fields of its DeviceInfo): tests reach the
+    kernels a GPU would run, which then run for real on the current device.
+
+        with choose_as("cumsum", kind="discrete"):   # the GPUs' blocked scan
+            pk.cumsum(x)
+    """
+    names = (ops,) if isinstance(ops, str) else ops
+    saved = {name: _PRETEND.get(name) for name in names}
+    for name in names:
+        _PRETEND[name] = changes
+    _PRETENDED.clear()
+    forget()
+    try:
+        yield
+    finally:
+        for name, before in saved.items():
+            if before is None:
+                _PRETEND.pop(name, None)
+            else:
+                _PRETEND[name] = before
+        _PRETENDED.clear()
+        forget()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykern.autograd.graph import needs_grad, refuse_grad
-from pykern.ops.registry import Aliases, Op, bind, register
+from pykern.ops.registry import Aliases, Impl, Op, bind, register
 
 
 def _requires_grad(args: tuple, kwargs: dict) -> bool:
@@ -87,6 +87,15 @@ def declare(forward: Callable[..., Any], kind: str, *, name: str | None = None,
     """
     line = doc if doc is not None else first_sentence(forward.__doc__ or "")
     return public(register(Op(name or forward.__name__, line, kind, **fields)), forward)
+
+
+def internal(name: str, kind: str, doc: str, *implementations: Impl, **fields: Any) -> Op:
+    """Declares a step that several ops share (the elementwise launch, a reduction stage, an
+    LU factorisation): not exported and without a public function, but in the registry with
+    its implementations and where each applies, so that its kernel choice is data as an op's
+    is. Returns the `Op`; its code asks `.choose(info, *operands)`."""
+    return register(Op(name, doc, kind, exports=(), implementations=implementations,
+                       **fields))
 
 
 def torch_names(torch: str | None, *aten: str, numpy: str | tuple[str, ...] | None = None,

@@ -58,13 +58,27 @@ NO_ALIASES = Aliases()
 @dataclass(frozen=True)
 class Impl:
     """One implementation of an op: `name` (its kernel or path), `applies(info, *operands)`
-    whether it runs on the device `info` describes (the first that applies runs), and a doc
-    line. The declaration lists them so that a reader, the docs and the tests see every kernel
-    an op may run and where; the op's code asks `Op.choose`."""
+    whether it runs on the device `info` describes (the first that applies runs), a doc line,
+    and `kernel`, what the op's code runs when it is chosen (a kernel factory, a launcher, or
+    the parameter that selects a kernel's form; None where the name says enough). The
+    declaration lists them so that a reader, the docs and the tests see every kernel an op may
+    run and where; the op's code asks `Op.choose`."""
 
     name: str
     applies: Callable[..., bool]
     doc: str = ""
+    kernel: Any = None
+
+
+def choose(implementations: tuple[Impl, ...], info: Any, *operands: Any, op: str = "") -> Impl:
+    """The first of `implementations` that applies to `operands` on the device `info`
+    describes: the one mechanism of kernel choice (`Op.choose`; an op that tries a kernel and
+    falls back where the operands' layout turns out not to fit it chooses again among the
+    rest)."""
+    for impl in implementations:
+        if impl.applies(info, *operands):
+            return impl
+    raise LookupError(f"{op or 'an op'}: no implementation applies")  # the last is portable
 
 
 def always(info: Any = None, *operands: Any) -> bool:
@@ -101,10 +115,7 @@ class Op:
     def choose(self, info: Any, *operands: Any) -> Impl:
         """The first implementation that applies to `operands` on the device `info`
         describes."""
-        for impl in self.implementations:
-            if impl.applies(info, *operands):
-                return impl
-        raise LookupError(f"{self.name}: no implementation applies")  # the last is portable
+        return choose(self.implementations, info, *operands, op=self.name)
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor.reduce import sort as sort_module
+from pykern.ops.choice import configured
 
 from ops_inputs import as_layout, seeds
 
@@ -103,12 +103,12 @@ def test_row_lengths_across_the_block_size(dtype, length, descending):
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
-def test_long_rows_several_merge_stages(monkeypatch, dtype):
-    monkeypatch.setattr(sort_module, "BLOCK", 64)  # 1024 = 16 blocks: four global stages
+def test_long_rows_several_merge_stages(dtype):
     rng = np.random.default_rng(3)
     x = values(rng, dtype, (3, 1000), 0.1)
-    check(x, pk.asarray(x), 1, False)
-    check(x, pk.asarray(x), 1, True)
+    with configured("sort", block=64):  # 1024 = 16 blocks: four global stages
+        check(x, pk.asarray(x), 1, False)
+        check(x, pk.asarray(x), 1, True)
 
 
 def test_every_route_to_the_sort():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tensor_support import sample, shapes, views
 
 import pykern as pk
-from pykern.tensor.reduce import reduction
+from pykern.ops.choice import config, device_info
 
 rng = np.random.default_rng(17)
 
@@ -199,7 +199,8 @@ def test_bool_max_min_are_any_all():
 
 
 def test_long_reductions_use_partial_passes():
-    n = reduction.CHUNK * 5 + 123
+    cfg = config("reduce", device_info("reduce"))
+    n = cfg.wg * cfg.group_share * 5 + 123  # five chunks of the portable kernel and a bit
     a = rng.standard_normal(n).astype(np.float32)
     a[n - 7] = 50.0
     a[12345] = -50.0
@@ -216,7 +217,8 @@ def test_long_reductions_use_partial_passes():
 
 
 def test_column_reductions_run_one_invocation_per_output_and_chunk():
-    a = rng.standard_normal((2 * reduction.THREAD_CHUNK + 5, 300)).astype(np.float32)
+    cfg = config("reduce", device_info("reduce"))
+    a = rng.standard_normal((2 * cfg.thread_chunk + 5, 300)).astype(np.float32)
     a[4100, 7] = 40.0
     t = pk.asarray(a)
     np.testing.assert_allclose(t.sum(axis=0).numpy(), a.astype(np.float64).sum(axis=0),

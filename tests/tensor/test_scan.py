@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import pykern as pk
 from pykern.tensor.reduce import scan
+from pykern.ops.choice import choose_as
 
 from ops_inputs import ALL, EPS, layouts, make, seeds
 
@@ -75,12 +76,12 @@ def test_long_rows_blocked_scan(length, dtype):
     check(pk.cumsum(t, axis=1), x, 1, expected_dtype(dtype))
 
 
-def test_gpu_rule_blocked_scan_of_medium_rows(monkeypatch):
-    monkeypatch.setattr(scan, "is_cpu_device", lambda: False)  # rows > 64: the blocked scan
+def test_gpu_rule_blocked_scan_of_medium_rows():
     rng = np.random.default_rng(18)
     x = rng.integers(-9, 9, (3000, 70)).astype(np.float32)
-    check(pk.cumsum(x, axis=1), x, 1, pk.f32)
-    check(pk.cumsum(x, axis=0), x, 0, pk.f32)
+    with choose_as("cumsum", kind="discrete"):  # rows > 64: the blocked scan
+        check(pk.cumsum(x, axis=1), x, 1, pk.f32)
+        check(pk.cumsum(x, axis=0), x, 0, pk.f32)
 
 
 def test_many_blocks_recursive_scan(monkeypatch):

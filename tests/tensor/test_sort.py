@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pykern as pk
-from pykern.tensor.reduce import sort as sort_module
+from pykern.ops.choice import configured
 
 from ops_inputs import ALL, layouts, make, seeds
 
@@ -84,12 +84,12 @@ def test_many_short_rows_and_64_bit_keys():
     check(u, pk.asarray(u), 1, True)
 
 
-def test_long_rows_several_merge_stages(monkeypatch):
-    monkeypatch.setattr(sort_module, "BLOCK", 128)  # 4096 = 32 blocks: five global stages
+def test_long_rows_several_merge_stages():
     rng = np.random.default_rng(14)
     x = rng.integers(0, 300, (3, 4000)).astype(np.int32)
-    check(x, pk.asarray(x), 1, False)
-    check(x, pk.asarray(x), 1, True)
+    with configured("sort", block=128):  # 4096 = 32 blocks: five global stages
+        check(x, pk.asarray(x), 1, False)
+        check(x, pk.asarray(x), 1, True)
 
 
 @settings(max_examples=20, deadline=None)

@@ -20,6 +20,7 @@ import pykern as pk
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.core.workgroup import merge_halving
 
 SLOTS = 8  # gradients per launch
 GROUP = 64  # invocations per workgroup of norm_partials: one partial each
@@ -34,24 +35,34 @@ def accumulator(dtype: DType) -> DType:
 
 
 @pk.func
+def slot_value(g, i, lo, hi, v):
+    """g[i - lo] where slot `g` holds elements [lo, hi) of the index space, else `v`."""
+    if lo <= i and i < hi:
+        return v.dtype(g[i - lo])
+    return v
+
+
+@pk.func
 def pick(g0, g1, g2, g3, g4, g5, g6, g7, ends, row, i):
     """Element `i` of the index space of one launch's eight gradients (row `row` of `ends`
     holds their running sizes)."""
-    if i < ends[row, 0]:
-        return g0[i]
-    elif i < ends[row, 1]:
-        return g1[i - ends[row, 0]]
-    elif i < ends[row, 2]:
-        return g2[i - ends[row, 1]]
-    elif i < ends[row, 3]:
-        return g3[i - ends[row, 2]]
-    elif i < ends[row, 4]:
-        return g4[i - ends[row, 3]]
-    elif i < ends[row, 5]:
-        return g5[i - ends[row, 4]]
-    elif i < ends[row, 6]:
-        return g6[i - ends[row, 5]]
-    return g7[i - ends[row, 6]]
+    v = g0.dtype(0)
+    v = slot_value(g0, i, 0, ends[row, 0], v)
+    v = slot_value(g1, i, ends[row, 0], ends[row, 1], v)
+    v = slot_value(g2, i, ends[row, 1], ends[row, 2], v)
+    v = slot_value(g3, i, ends[row, 2], ends[row, 3], v)
+    v = slot_value(g4, i, ends[row, 3], ends[row, 4], v)
+    v = slot_value(g5, i, ends[row, 4], ends[row, 5], v)
+    v = slot_value(g6, i, ends[row, 5], ends[row, 6], v)
+    return slot_value(g7, i, ends[row, 6], ends[row, 7], v)
+
+
+@pk.func
+def scale_slot(g, i, lo, hi, coef):
+    """g[i - lo] *= coef (in coef's dtype) where slot `g` holds elements [lo, hi) of the
+    index space."""
+    if lo <= i and i < hi:
+        g[i - lo] = g.dtype(coef.dtype(g[i - lo]) * coef)
 
 
 @functools.lru_cache(maxsize=None)
@@ -60,13 +71,23 @@ def norm_partials(P: DType, MODE: int) -> pk.Kernel:  # noqa: N803
     elements of workgroup w of the index space, in the accumulator dtype of `P`."""
     C = accumulator(P)  # noqa: N806
 
+    @pk.func
+    def fold(parts, i, j):
+        x = parts[0, i]
+        y = parts[0, j]
+        if MODE == MAXIMUM:
+            # a NaN wins, so that a NaN gradient gives a NaN norm as in PyTorch
+            parts[0, i] = x if x > y or pk.isnan(x) else y
+        else:
+            parts[0, i] = x + y
+
     @pk.kernel(workgroup=(GROUP, 1, 1))
     def grad_norm_partials(g0: P[:], g1: P[:], g2: P[:], g3: P[:], g4: P[:], g5: P[:],
                            g6: P[:], g7: P[:], ends: pk.i32[:, :], row: pk.i32, power: C,
                            base: pk.i32, partials: C[:]):
         i = pk.global_id(0)
         t = pk.local_id(0)
-        buf = pk.shared(C, GROUP)
+        buf = pk.shared(C, (1, GROUP))
         v: C = 0.0
         if i < pk.grid(0):  # barriers: the kernel runs past the grid (language.md)
             a = abs(C(pick(g0, g1, g2, g3, g4, g5, g6, g7, ends, row, i)))
@@ -76,23 +97,11 @@ def norm_partials(P: DType, MODE: int) -> pk.Kernel:  # noqa: N803
                 v = pk.pow(a, power)
             else:
                 v = a
-        buf[t] = v
-        pk.barrier()
-        s = GROUP // 2
-        while s > 0:
-            if t < s:
-                x = buf[t]
-                y = buf[t + s]
-                if MODE == MAXIMUM:
-                    # a NaN wins, so that a NaN gradient gives a NaN norm as in PyTorch
-                    buf[t] = x if x > y or pk.isnan(x) else y
-                else:
-                    buf[t] = x + y
-            pk.barrier()
-            s = s // 2
+        buf[0, t] = v
+        merge_halving(fold, buf, t, GROUP)
         if t == 0:
             # global_id, not group_id: a launch past the device's workgroup count is split
-            partials[base + i // GROUP] = buf[0]
+            partials[base + i // GROUP] = buf[0, 0]
 
     return grad_norm_partials
 
@@ -109,28 +118,13 @@ def scale(P: DType) -> pk.Kernel:  # noqa: N803
         i = pk.global_id(0)
         coef = max_norm / (norm[0] + 1e-6)
         if not coef >= 1.0:
-            if i < ends[row, 0]:
-                g0[i] = P(C(g0[i]) * coef)
-            elif i < ends[row, 1]:
-                k = i - ends[row, 0]
-                g1[k] = P(C(g1[k]) * coef)
-            elif i < ends[row, 2]:
-                k = i - ends[row, 1]
-                g2[k] = P(C(g2[k]) * coef)
-            elif i < ends[row, 3]:
-                k = i - ends[row, 2]
-                g3[k] = P(C(g3[k]) * coef)
-            elif i < ends[row, 4]:
-                k = i - ends[row, 3]
-                g4[k] = P(C(g4[k]) * coef)
-            elif i < ends[row, 5]:
-                k = i - ends[row, 4]
-                g5[k] = P(C(g5[k]) * coef)
-            elif i < ends[row, 6]:
-                k = i - ends[row, 5]
-                g6[k] = P(C(g6[k]) * coef)
-            else:
-                k = i - ends[row, 6]
-                g7[k] = P(C(g7[k]) * coef)
+            scale_slot(g0, i, 0, ends[row, 0], coef)
+            scale_slot(g1, i, ends[row, 0], ends[row, 1], coef)
+            scale_slot(g2, i, ends[row, 1], ends[row, 2], coef)
+            scale_slot(g3, i, ends[row, 2], ends[row, 3], coef)
+            scale_slot(g4, i, ends[row, 3], ends[row, 4], coef)
+            scale_slot(g5, i, ends[row, 4], ends[row, 5], coef)
+            scale_slot(g6, i, ends[row, 5], ends[row, 6], coef)
+            scale_slot(g7, i, ends[row, 6], ends[row, 7], coef)
 
     return scale_grads

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import operator
 import sys as _sys
-from collections.abc import Sequence
+from collections.abc import Callable as _Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +46,7 @@ from pykern.tensor.reduce.sort import argsort as _argsort
 from pykern.tensor.reduce.sort import sort as _sort
 from pykern.tensor.elementwise.functions import astype as _astype
 from pykern.tensor.core.promotion import can_cast as _can_cast
+from pykern.tensor.core.strided import prod as _prod
 from pykern.tensor.core.promotion import result_type as _result_type
 from pykern.ops.registry import exported as _exported
 from pykern.tensor import library as _library  # noqa: F401  (every op module declares its ops)
@@ -285,15 +286,9 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple = 2) -> Tensor:
                              f"({b.shape[j]}) differ")
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [j for j in range(b.ndim) if j not in ax_b]
-    k = 1
-    for i in ax_a:
-        k *= a.shape[i]
-    m = 1
-    for i in free_a:
-        m *= a.shape[i]
-    n_ = 1
-    for j in free_b:
-        n_ *= b.shape[j]
+    k = _prod([a.shape[i] for i in ax_a])
+    m = _prod([a.shape[i] for i in free_a])
+    n_ = _prod([b.shape[j] for j in free_b])
     am = a.permute(*free_a, *ax_a).reshape(m, k)
     bm = b.permute(*ax_b, *free_b).reshape(k, n_)
     out = matmul(am, bm)
@@ -368,37 +363,31 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: object = Non
                    include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
     """The cumulative sum along `axis` (required past one dimension), in `dtype` (as
     `sum`'s); `include_initial` puts the empty sum, 0, first."""
-    x = _as_tensor(x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ValueError("cumulative_sum: axis is required for tensors of more than one "
-                             "dimension")
-        axis = 0
-    result = _cumsum(x, axis=axis, dtype=dtype)
-    if include_initial:
-        axis = axis % x.ndim
-        shape = list(result.shape)
-        shape[axis] = 1
-        return _concat([zeros(tuple(shape), result.dtype), result], axis=axis)
-    return result
+    return _cumulative("cumulative_sum", _cumsum, zeros, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: object = None,
                     include_initial: builtins_bool = False) -> Tensor:  # type: ignore  # noqa
     """The cumulative product along `axis` (required past one dimension), in `dtype` (as
     `prod`'s); `include_initial` puts the empty product, 1, first."""
+    return _cumulative("cumulative_prod", _cumprod, ones, x, axis, dtype, include_initial)
+
+
+def _cumulative(op: str, scan: _Callable[..., Tensor], empty_result: _Callable[..., Tensor],
+                x: object, axis: int | None, dtype: object, include_initial: bool) -> Tensor:
+    """`scan` of `x` along `axis`, led by `empty_result`'s value (the scan of nothing) where
+    `include_initial`."""
     x = _as_tensor(x)
     if axis is None:
         if x.ndim != 1:
-            raise ValueError("cumulative_prod: axis is required for tensors of more than one "
-                             "dimension")
+            raise ValueError(f"{op}: axis is required for tensors of more than one dimension")
         axis = 0
-    result = _cumprod(x, axis=axis, dtype=dtype)
+    result = scan(x, axis=axis, dtype=dtype)
     if include_initial:
         axis = axis % x.ndim
         shape = list(result.shape)
         shape[axis] = 1
-        return _concat([ones(tuple(shape), result.dtype), result], axis=axis)
+        return _concat([empty_result(tuple(shape), result.dtype), result], axis=axis)
     return result
 
 

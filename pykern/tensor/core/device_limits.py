@@ -1,8 +1,10 @@
 """What the current device allows, as the ops size their launches by it (read at the call, from
-the device the op runs on; never by device name)."""
+the device the op runs on; never by device name). Which kernel runs where, and its sizes, are
+the ops' declarations and configurations (`pykern.ops.choice`)."""
 
 from __future__ import annotations
 
+from pykern.ops.choice import on_cpu
 from pykern.runtime import get_device
 
 # some drivers stop an invocation after a number of loop iterations in total (lavapipe:
@@ -18,12 +20,6 @@ def loop_budget() -> int | None:
 
 
 def is_cpu_device() -> bool:
-    """Whether the current device is the host or a Vulkan CPU implementation (lavapipe), where
-    barriers and shared memory cost more than they save."""
-    return get_device().info.kind in ("cpu", "host")
-
-
-def is_host_device() -> bool:
-    """Whether the current device is the host backend (native code through LLVM), where ops
-    pick kernels written for its vectorisers (every integer division per element costs)."""
-    return get_device().info.kind == "host"
+    """Whether the current device is a CPU (`pykern.ops.choice.on_cpu`), for the ops whose
+    kernel choice is not yet declared as implementations with predicates."""
+    return on_cpu(get_device().info)

@@ -301,11 +301,12 @@ def _triangle_backward(forward: Callable[..., Tensor], x: Tensor, /, *, k: int =
     return record(forward.__name__, out, (x,), lambda g: (forward(g, k=k),))
 
 
+TRIANGLE_SAMPLES = {"shapes": ((4, 5),), "calls": ({}, {"k": 1}, {"k": -2})}
 tril = declare(tril, "creation", grad="rule", backward=_triangle_backward, complex_grad=True,
-               exports=("pk", "array_api"),
+               exports=("pk", "array_api"), samples=TRIANGLE_SAMPLES,
                aliases=torch_names("tril", "aten::tril", numpy="tril", array_api="tril"))
 triu = declare(triu, "creation", grad="rule", backward=_triangle_backward, complex_grad=True,
-               exports=("pk", "array_api"),
+               exports=("pk", "array_api"), samples=TRIANGLE_SAMPLES,
                aliases=torch_names("triu", "aten::triu", numpy="triu", array_api="triu"))
 
 

@@ -34,7 +34,8 @@ from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
 from pykern.autograd.graph import record
 from pykern.autograd.records import record_binary, record_cast, record_unary
-from pykern.ops.public import declare, torch_names
+from pykern.ops.choice import device_info, on_host
+from pykern.ops.public import declare, internal, torch_names
 from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
@@ -44,9 +45,8 @@ from pykern.tensor.complex import complex_elementwise
 from pykern.tensor.complex.complex_views import view_as_complex, view_as_real
 from pykern.tensor.core import promotion as pr
 from pykern.tensor.core import strided
-from pykern.tensor.core.device_limits import is_host_device
 from pykern.tensor.core.fuse_traced import Traced, traced_operand
-from pykern.ops.registry import bind
+from pykern.ops.registry import Impl, always, bind
 from pykern.tensor.elementwise.binary_ops import (
     ADD, BINARY, GELU_GRAD, MAXIMUM, MINIMUM, POW, SILU_GRAD, SUBTRACT, BinaryOp,
     beyond_range)
@@ -114,16 +114,30 @@ def ternary_kernel(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array,
         out[idx] = F(FIRST(a[idx]), CT(b[idx]), CT(c[idx]))
 
 
+# How an elementwise kernel (these three, and @pk.fuse's) indexes its strided operands; the
+# implementation's `kernel` is `strided.plan`'s `rows`. The host vectorises its invocation loop
+# over one element each; on a GPU the flat form runs several elements per invocation, as every
+# kernel whose body allows it does (the spread pass, pykern.passes.spread).
+ELEMENTWISE = internal(
+    "elementwise", "unary", "The launch of an elementwise kernel over strided operands.",
+    Impl("rows", on_host, "4-D views over a 2-D grid: each row unravelled once, the loop along "
+         "it a strided loop LLVM vectorises", kernel=True),
+    Impl("flat", always, "one flat index per invocation (unravelled where the views are not "
+         "contiguous); several per invocation on a GPU (the spread pass)", kernel=False))
+
+
+def row_form() -> bool:
+    """Whether the elementwise kernels run in rows (`strided.plan`'s `rows`) on this device."""
+    return ELEMENTWISE.choose(device_info("elementwise")).kernel
+
+
 def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: object) -> None:
     """Runs one of the generic kernels over `inputs` (views of exactly `out.shape`, broadcast
     ones with stride 0) into `out`; `constants` go before `nd`."""
     for i, t in enumerate(inputs):
         if strided.may_overlap(out, t) and not strided.same_elements(out, t):
             inputs[i] = t.copy()  # out overwrites what a later invocation would read
-    # the host vectorises its invocation loop over one element each; on a GPU the flat form
-    # runs several elements per invocation, as every kernel whose body allows it does (the
-    # spread pass, pykern.passes.spread)
-    for job in strided.plan(out.shape, [*inputs, out], rows=is_host_device()):
+    for job in strided.plan(out.shape, [*inputs, out], rows=row_form()):
         kernel[job.grid](*job.views, *constants, job.nd)
 
 
@@ -541,7 +555,9 @@ def _clip_composite(forward: Callable[..., Tensor], x: object, min: object = Non
 
 
 clip = declare(clip, "ternary", grad="composite", backward=_clip_composite, builtin=bi.clamp,
-               exports=("pk", "array_api"), aliases=torch_names(
+               exports=("pk", "array_api"),
+               samples={"shapes": ((3, 4),), "calls": ({"min": -0.5, "max": 0.5}, {"max": 1.0})},
+               aliases=torch_names(
                    "clamp", "aten::clamp", "aten::clamp.Tensor", numpy="clip", array_api="clip"))
 
 

@@ -10,6 +10,7 @@ out-of-range ones clipped), because scatter_add itself skips negative indices.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pykern as pk
@@ -26,24 +27,37 @@ def forward_index(idx: Any, n: int) -> Any:
 def take_along_axis(fused: Any, x: Any, indices: Any, axis: int | None = -1) -> Any:
     """out = x gathered along `axis`; its gradient scatter-adds `g` back. Where the indices
     broadcast over a size-1 dimension of x, the engine sums the scattered gradient back."""
-    x = pk.asarray(x)
-    if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
-        return fused(x, indices, axis)
-    if axis is None:
-        return take_along_axis(fused, x.reshape(-1), indices, 0)
-    with no_grad():
-        out = fused(x, indices, axis)  # host indices are range-checked there
-    idx = pk.asarray(indices)
-    if not out.dtype.is_float:
-        return out
-    ax = axis + x.ndim if axis < 0 else axis
+    return record_gather("take_along_axis", fused, pk.asarray(x), indices, axis,
+                         _along_axis_gradient)
 
+
+def _along_axis_gradient(x: Any, idx: Any, ax: int) -> Callable[[Any], tuple[Any, None]]:
     def back(g: Any) -> tuple[Any, None]:
         shape = tuple(g.shape[:ax]) + (x.shape[ax],) + tuple(g.shape[ax + 1:])
         index = forward_index(idx, x.shape[ax]).broadcast_to(g.shape)
         return pk.scatter_add(pk.zeros(shape, g.dtype), ax, index, g), None
 
-    return record("take_along_axis", out, (x, idx), back)
+    return back
+
+
+def record_gather(name: str, forward: Callable[..., Any], x: Any, indices: Any,
+                  axis: int | None, gradient: Callable[[Any, Any, int], Callable[..., Any]]
+                  ) -> Any:
+    """A gather of the tensor `x` at `indices` along `axis` (None: of the flattened x) run by
+    `forward` and recorded with `gradient(x, indices, axis)`'s function of `g`. Complex x is
+    gathered as a real view of its parts, which differentiates itself; results that are not
+    floats are not recorded."""
+    if x.dtype.is_complex:
+        return forward(x, indices, axis)
+    if axis is None:
+        return record_gather(name, forward, x.reshape(-1), indices, 0, gradient)
+    with no_grad():
+        out = forward(x, indices, axis)  # host indices are range-checked there
+    idx = pk.asarray(indices)
+    if not out.dtype.is_float:
+        return out
+    ax = axis + x.ndim if axis < 0 else axis
+    return record(name, out, (x, idx), gradient(x, idx, ax))
 
 
 def scatter_add(fused: Any, x: Any, axis: int, index: Any, src: Any) -> Any:

@@ -146,9 +146,13 @@ def _stack_composite(forward: Callable[..., Tensor], tensors: Sequence[object],
 
 
 concat = declare(concat, "index", grad="rule", backward=_concat_backward, complex_grad=True,
+                 samples={"shapes": ((2, 3), (4, 3)), "sequence": True,
+                          "calls": ({"axis": 0}, {"axis": None})},
                  exports=("pk", "array_api"), aliases=torch_names(
                      "cat", "aten::cat", numpy=("concatenate", "concat"), array_api="concat"))
 stack = declare(stack, "index", grad="composite", backward=_stack_composite, complex_grad=True,
+                samples={"shapes": ((2, 3), (2, 3)), "sequence": True,
+                         "calls": ({"axis": 0}, {"axis": 2})},
                 exports=("pk", "array_api"), aliases=torch_names(
                     "stack", "aten::stack", numpy="stack", array_api="stack"))
 
@@ -199,14 +203,7 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real take of the part view (it differentiates)
         return complex_layout.take(x, indices, axis)
-    if axis is None:
-        x = x.contiguous()
-        x = view(x, (x.size,), (1,))
-        axis = 0
-    else:
-        if x.ndim == 0:
-            raise ValueError(f"{op}: x is 0-d; use axis=None")
-        axis = normalize_axis(axis, x.ndim, op=op)
+    x, axis = _gather_source(x, axis, op)
     n = x.shape[axis]
     ind = _index_tensor(indices, op, n)
     pre, post = x.shape[:axis], x.shape[axis + 1:]
@@ -238,20 +235,25 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     return out
 
 
+def _gather_source(x: Tensor, axis: int | None, op: str) -> tuple[Tensor, int]:
+    """The tensor a gather along `axis` reads and that axis: for None, `x` flattened (a
+    contiguous 1-D view) and 0."""
+    if axis is None:
+        return view(x.contiguous(), (x.size,), (1,)), 0
+    if x.ndim == 0:
+        raise ValueError(f"{op}: x is 0-d; use axis=None")
+    return x, normalize_axis(axis, x.ndim, op=op)
+
+
 def _take_backward(forward: Callable[..., Tensor], x: object, indices: object,
                    axis: int | None = None) -> Tensor:
     """take recorded: its gradient adds `g` back at the indices taken (scatter_add), so
     repeated indices accumulate."""
-    x = as_tensor(x, "take: x")
-    if x.dtype.is_complex:  # a real take of the part view (it differentiates)
-        return forward(x, indices, axis)
-    if axis is None:
-        return _take_backward(forward, x.reshape(-1), indices, 0)
-    with no_grad():
-        out = forward(x, indices, axis)  # host indices are range-checked there
-    idx = pk.asarray(indices)
-    ax = axis + x.ndim if axis < 0 else axis
+    return gather_backward.record_gather("take", forward, as_tensor(x, "take: x"), indices,
+                                         axis, _take_gradient)
 
+
+def _take_gradient(x: Tensor, idx: Tensor, ax: int) -> Callable[[Any], tuple[Any, None]]:
     def back(g: Any) -> tuple[Any, None]:
         # g has x's shape with axis `ax` replaced by idx's shape: gather it as one axis
         g2 = g.reshape(g.shape[:ax] + (idx.size,) + g.shape[ax + idx.ndim:])
@@ -261,11 +263,14 @@ def _take_backward(forward: Callable[..., Tensor], x: object, indices: object,
         index = index.reshape(tuple(shape)).broadcast_to(g2.shape)
         return pk.scatter_add(pk.zeros(x.shape, g.dtype), ax, index, g2), None
 
-    return record("take", out, (x, idx), back)
+    return back
 
 
 take = declare(take, "index", grad="rule", backward=_take_backward, complex_grad=True,
                exports=("pk", "array_api"),
+               samples={"shapes": ((4, 5),), "calls": (
+                   {"indices": [3, 0, 3, -1], "axis": 1}, {"indices": [[1, 2], [0, 0]], "axis": 0},
+                   {"indices": [7, 2]})},
                aliases=torch_names("take", "aten::index_select", numpy="take", array_api="take"))
 
 
@@ -303,18 +308,11 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real gather of the part view (it differentiates)
         return complex_layout.take_along_axis(x, indices, axis)
-    if axis is None:
-        x = x.contiguous()
-        x = view(x, (x.size,), (1,))
-        axis = 0
-        ind = _index_tensor(indices, op, x.shape[0])
-        if ind.ndim != 1:
-            raise ValueError(f"{op}: with axis=None, indices must be 1-d, got shape {ind.shape}")
-    else:
-        if x.ndim == 0:
-            raise ValueError(f"{op}: x is 0-d")
-        axis = normalize_axis(axis, x.ndim, op=op)
-        ind = _index_tensor(indices, op, x.shape[axis])
+    flat = axis is None
+    x, axis = _gather_source(x, axis, op)
+    ind = _index_tensor(indices, op, x.shape[axis])
+    if flat and ind.ndim != 1:
+        raise ValueError(f"{op}: with axis=None, indices must be 1-d, got shape {ind.shape}")
     if ind.ndim != x.ndim:
         raise ValueError(f"{op}: indices must have as many dimensions as x ({x.ndim}), got "
                          f"shape {ind.shape}")
@@ -346,7 +344,11 @@ def take_along_axis(x: object, indices: object, axis: int | None = -1) -> Tensor
 
 take_along_axis = declare(
     take_along_axis, "index", grad="rule", backward=gather_backward.take_along_axis,
-    complex_grad=True, exports=("pk", "array_api"), aliases=torch_names(
+    complex_grad=True, exports=("pk", "array_api"),
+    samples={"shapes": ((3, 4),), "calls": (
+        {"indices": np.array([[0, 3], [1, 1], [2, 0]]), "axis": 1},
+        {"indices": np.array([[2, 0, 1, 1]]), "axis": 0})},
+    aliases=torch_names(
         "take_along_dim", "aten::gather", numpy="take_along_axis",
         array_api="take_along_axis"))
 
@@ -432,8 +434,23 @@ def scatter_add(x: object, axis: int, index: object, src: object) -> Tensor:
     return out
 
 
+def _scatter_add_reference(x: np.ndarray, axis: int, index: np.ndarray,
+                           src: np.ndarray) -> np.ndarray:
+    """scatter_add in numpy (the test matrix's reference): src's elements within index's shape
+    added to x at the index along `axis` (repeats accumulate)."""
+    out = x.copy()
+    where = list(np.indices(index.shape))
+    where[axis] = index
+    np.add.at(out, tuple(where), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
 scatter_add = declare(scatter_add, "index", grad="rule", backward=gather_backward.scatter_add,
-                      complex_grad=True, aliases=torch_names("scatter_add", "aten::scatter_add"))
+                      complex_grad=True, reference=_scatter_add_reference,
+                      samples={"shapes": ((3, 4), ("src", (2, 4))), "calls": (
+                          {"axis": 0, "index": np.array([[0, 2, 2, 1], [1, 1, 0, 2]])},
+                          {"axis": 1, "index": np.array([[3, 3], [0, 1]])})},
+                      aliases=torch_names("scatter_add", "aten::scatter_add"))
 
 
 @functools.lru_cache(maxsize=None)

@@ -205,25 +205,34 @@ def meshgrid(*arrays: object, indexing: str = "xy") -> list[Tensor]:
 
 
 def _shape_op(fn: Callable[..., Any], torch: str | None, *aten: str, grad: str = "linear",
-              numpy: str | None = None) -> Callable[..., Any]:
-    """A shape op declared: a view or a composition of ops that record themselves."""
+              numpy: str | None = None, shape: tuple[int, ...] = (2, 3, 4),
+              **calls: Any) -> Callable[..., Any]:
+    """A shape op declared: a view or a composition of ops that record themselves. The test
+    matrix calls it on an operand of `shape` with each of `calls`' values (numpy's function
+    of the same name its reference)."""
     name = fn.__name__
     return declare(fn, "shape", grad=grad, exports=("array_api",), aliases=torch_names(
-        torch, *aten, numpy=numpy or name, array_api=name))
+        torch, *aten, numpy=numpy or name, array_api=name),
+        samples={"shapes": (shape,), "calls": tuple(calls.values()) or ({},)})
 
 
-reshape = _shape_op(reshape, "reshape", "aten::reshape", "aten::view")
-permute_dims = _shape_op(permute_dims, "permute", "aten::permute", numpy="transpose")
-expand_dims = _shape_op(expand_dims, "unsqueeze", "aten::unsqueeze")
-squeeze = _shape_op(squeeze, "squeeze", "aten::squeeze.dims")
-flip = _shape_op(flip, "flip", "aten::flip")
-broadcast_to = _shape_op(broadcast_to, "broadcast_to", "aten::expand")
+reshape = _shape_op(reshape, "reshape", "aten::reshape", "aten::view", flat={"args": ((6, 4),)})
+permute_dims = _shape_op(permute_dims, "permute", "aten::permute", numpy="transpose",
+                         swap={"axes": (2, 0, 1)})
+expand_dims = _shape_op(expand_dims, "unsqueeze", "aten::unsqueeze", middle={"axis": 1})
+squeeze = _shape_op(squeeze, "squeeze", "aten::squeeze.dims", shape=(3, 1, 4),
+                    middle={"axis": 1})
+flip = _shape_op(flip, "flip", "aten::flip", every={}, one={"axis": 1})
+broadcast_to = _shape_op(broadcast_to, "broadcast_to", "aten::expand", shape=(3, 1),
+                         wider={"shape": (2, 3, 4)})
 broadcast_arrays = _shape_op(broadcast_arrays, "broadcast_tensors", "aten::broadcast_tensors")
-moveaxis = _shape_op(moveaxis, "movedim", "aten::movedim.int")
+moveaxis = _shape_op(moveaxis, "movedim", "aten::movedim.int", first_last={"args": (0, 2)})
 matrix_transpose = _shape_op(matrix_transpose, None, numpy="matrix_transpose")
-unstack = _shape_op(unstack, "unbind", "aten::unbind.int")
-roll = _shape_op(roll, "roll", "aten::roll", grad="composite")
-tile = _shape_op(tile, "tile", "aten::tile", grad="composite")
+unstack = _shape_op(unstack, "unbind", "aten::unbind.int", middle={"axis": 1})
+roll = _shape_op(roll, "roll", "aten::roll", grad="composite",
+                 along={"shift": 2, "axis": 1}, flat={"shift": -3})
+tile = _shape_op(tile, "tile", "aten::tile", grad="composite", twice={"args": ((2, 1, 1),)})
 repeat = _shape_op(repeat, "repeat_interleave", "aten::repeat_interleave.self_Tensor",
-                   grad="composite")
-meshgrid = _shape_op(meshgrid, "meshgrid", "aten::meshgrid.indexing", grad="composite")
+                   grad="composite", along={"args": (2,), "axis": 1})
+meshgrid = _shape_op(meshgrid, "meshgrid", "aten::meshgrid.indexing", grad="composite",
+                     shape=(3,))

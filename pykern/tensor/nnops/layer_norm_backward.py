@@ -19,10 +19,10 @@ import pykern as pk
 from pykern.autograd.graph import record
 from pykern.autograd.mode import no_grad
 from pykern.lang.dtypes import DType
+from pykern.ops.choice import config, device_info
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.tensor import Tensor, empty
-
-WORKGROUP = 64
+from pykern.tensor.core.workgroup import add_columns, merge_halving
 
 
 def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weight: Any,
@@ -44,8 +44,10 @@ def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weigh
         w = weight.contiguous().reshape(length) if weight is not None else None
         dx = empty((rows, length), x.dtype)
         xhat = empty((rows, length), compute_float(x.dtype))
-        kern = _kernel(x.dtype, g.dtype, w.dtype if w is not None else x.dtype, w is not None)
-        kern[WORKGROUP, rows](xr, gr, w if w is not None else xr.reshape(-1), dx, xhat, float(eps))
+        wg = config("layer_norm", device_info("layer_norm")).backward_workgroup
+        kern = _kernel(x.dtype, g.dtype, w.dtype if w is not None else x.dtype, w is not None,
+                       wg)
+        kern[wg, rows](xr, gr, w if w is not None else xr.reshape(-1), dx, xhat, float(eps))
         gw = gb = None
         if getattr(weight, "requires_grad", False):
             gw = pk.sum(gr * xhat, axis=0).reshape(tuple(shape))
@@ -58,30 +60,24 @@ def layer_norm(fused: Callable[..., Tensor], x: Any, shape: Sequence[int], weigh
 
 @pk.func
 def _workgroup_sum(s, t, wg):
-    """The sum of the `wg` values in shared `s` (one per invocation `t`), by halving: every
+    """The sum of the `wg` values in row 0 of the shared `s` (one per invocation `t`): every
     invocation of the workgroup calls it, and gets the total."""
-    pk.barrier()
-    step = wg >> 1
-    while step > 0:
-        if t < step:
-            s[t] = s[t] + s[t + step]
-        pk.barrier()
-        step = step >> 1
-    total = s[0]
+    merge_halving(add_columns, s, t, wg)
+    total = s[0, 0]
     pk.barrier()  # s may be written again next
     return total
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
+def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool, wg: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
     HAS_W = has_w  # noqa: N806
-    WG = WORKGROUP  # noqa: N806
+    WG = wg  # noqa: N806
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def layer_norm_backward_rows(x: x_dt[:, :], g: g_dt[:, :], w: w_dt[:], dx: x_dt[:, :],
                                  xhat: CF[:, :], eps: CF):
-        s = pk.shared(CF, WG)
+        s = pk.shared(CF, (1, WG))
         t = pk.local_id(0)
         r = pk.global_id(1)
         length = x.shape[1]
@@ -92,7 +88,7 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
         acc: CF = 0.0
         for j in range(t, length, WG):
             acc += CF(x[r, j])
-        s[t] = acc
+        s[0, t] = acc
         mean = _workgroup_sum(s, t, WG) / n
         acc = 0.0
         acc2: CF = 0.0
@@ -100,9 +96,9 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
             d = CF(x[r, j]) - mean
             acc += d
             acc2 += d * d
-        s[t] = acc
+        s[0, t] = acc
         shift = _workgroup_sum(s, t, WG) / n
-        s[t] = acc2
+        s[0, t] = acc2
         var = pk.max(_workgroup_sum(s, t, WG) / n - shift * shift, CF(0.0))
         mean = mean + shift
         rstd = 1.0 / pk.sqrt(var + eps)
@@ -117,9 +113,9 @@ def _kernel(x_dt: DType, g_dt: DType, w_dt: DType, has_w: bool) -> pk.Kernel:
                 gw = gw * CF(w[j])
             a1 += gw
             a2 += gw * h
-        s[t] = a1
+        s[0, t] = a1
         m1 = _workgroup_sum(s, t, WG) / n
-        s[t] = a2
+        s[0, t] = a2
         m2 = _workgroup_sum(s, t, WG) / n
         for j in range(t, length, WG):
             gw = CF(g[r, j])

@@ -2,9 +2,10 @@
 
 Each invocation walks its row a few times with loops whose variable indexes the row, so LLVM
 vectorises them (vector loads of a contiguous row; exp and log stay calls of the C library,
-one per element). Row statistics are kept in LANES partial results (`pk.local`), lane l taking
-elements l, l + LANES, ..., and merged by a tree: a blocked pairwise sum, at most L / LANES
-elements in series then log2(LANES) levels.
+one per element). Row statistics are kept in `lanes` partial results (`pk.local`; 256 by
+default, `config("softmax").host_lanes`), lane l taking elements l, l + lanes, ..., and merged
+by a tree: a blocked pairwise sum, at most L / lanes elements in series then log2(lanes)
+levels.
 
 - softmax: the row's max (nan if any element is nan), then the sum of exp(x - max), then each
   element's exp(x - max) / sum. Where the output holds the compute type (f32, f64) the
@@ -21,8 +22,6 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 from pykern.tensor.core.promotion import compute_float
-
-LANES = 256
 
 
 @pk.func
@@ -62,8 +61,8 @@ def row_max(x, i0, i1, i2, scale, lanes, width):
     """max(x[i0, i1, i2, :] * scale) in the lanes' type; nan if any element is nan."""
     n = x.shape[3]
     fill_lanes(lanes, width, lanes.dtype(x[i0, i1, i2, 0]) * scale)
-    for j0 in range(0, n, LANES):
-        for j in range(j0, min(j0 + LANES, n)):
+    for j0 in range(0, n, lanes.shape[0]):
+        for j in range(j0, min(j0 + lanes.shape[0], n)):
             v = lanes.dtype(x[i0, i1, i2, j]) * scale
             lanes[j - j0] = larger(lanes[j - j0], v)
     step = width // 2
@@ -75,8 +74,9 @@ def row_max(x, i0, i1, i2, scale, lanes, width):
 
 
 @functools.lru_cache(maxsize=None)
-def softmax_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
+def softmax_kernel(x_dt: DType, o_dt: DType, log: bool, n_lanes: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
+    LANES = n_lanes  # noqa: N806
     LOG = log  # noqa: N806
     IN_PLACE = o_dt == CF  # noqa: N806  (exponentials stored, then divided)
 
@@ -111,8 +111,9 @@ def softmax_kernel(x_dt: DType, o_dt: DType, log: bool) -> pk.Kernel:
 
 @functools.lru_cache(maxsize=None)
 def layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool,
-                      has_b: bool) -> pk.Kernel:
+                      has_b: bool, n_lanes: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
+    LANES = n_lanes  # noqa: N806
     HAS_W, HAS_B = has_w, has_b  # noqa: N806
 
     @pk.kernel

@@ -43,14 +43,59 @@ from pykern.tensor.nnops.attention_backward import attention_grads, fits_loop_bu
 from pykern.tensor.nnops.attention_coop import coop_attention
 from pykern.tensor.core.checks import check_dtype_in, check_int
 from pykern.tensor.create.creation import fill
-from pykern.tensor.core.device_limits import is_cpu_device, is_host_device, loop_budget
+from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.ops.choice import config, device_info, on_cpu, on_host, tune
+from pykern.ops.registry import Impl, always, get
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.promotion import (FLOATS, INTS as INDEX_DTYPES, compute_float, promote)
 from pykern.tensor.core.strided import (batch_pieces, broadcast_shapes, broadcast_strides, cdiv,
                                    collapse, prod, view)
 from pykern.tensor.core.tensor import normalize_axis
+from pykern.tensor.core.workgroup import merge_halving
 
-SHORT_ROW = 16  # rows up to this long: one row per invocation
+
+def _rows_config(info: object) -> dict[str, Any]:
+    """How the row ops (softmax, log_softmax, layer_norm) size their work: rows up to
+    `short_row` elements go one per invocation; longer ones get a workgroup of the first
+    `row_workgroups` entry (up to length, invocations) that takes them, a few thousand elements
+    per invocation at most, and on CPU devices few invocations, as barriers cost more there
+    than they share; the host's kernels keep `host_lanes` partial results per row."""
+    workgroups = ((64 * 4096, 64), (None, 1024)) if on_cpu(info) else \
+        ((1024, 32), (256 * 64, 256), (None, 1024))
+    return {"short_row": 16, "row_workgroups": workgroups, "host_lanes": 256}
+
+
+tune("softmax", _rows_config)
+# layer_norm's backward kernel (layer_norm_backward) takes a workgroup of `backward_workgroup`
+tune("layer_norm", lambda info: {**_rows_config(info), "backward_workgroup": 64})
+
+
+def _short(info: object, length: int, causal: bool = False) -> bool:
+    return length <= config("softmax", info).short_row and not causal
+
+
+def _host_rows(info: object, length: int, causal: bool = False) -> bool:
+    return on_host(info) and not causal
+
+
+# softmax's and log_softmax's kernels (also those of attention's composed path, masked): the
+# `kernel` of the first two makes a one-row-per-invocation kernel, the last is the workgroup's
+SOFTMAX_ROWS = (
+    Impl("one row per invocation", _short, "short rows: three walks of the row, no barrier",
+         kernel=lambda x_dt, o_dt, log, info: _softmax_short_kernel(x_dt, o_dt, log)),
+    Impl("host rows", _host_rows, "the host: a row per invocation, loops LLVM vectorises "
+         "(nn_host)", kernel=lambda x_dt, o_dt, log, info: nn_host.softmax_kernel(
+             x_dt, o_dt, log, config("softmax", info).host_lanes)),
+    Impl("a workgroup per row", always, "online max and sum per invocation, combined by a tree "
+         "of barriers in shared memory"))
+# layer_norm's: the host's kernel for rows past the short ones, else the portable kernel with
+# one invocation (short rows) or a workgroup per row
+LAYER_NORM_ROWS = (
+    Impl("host rows", lambda info, length: on_host(info) and not _short(info, length),
+         "the host: a row per invocation, loops LLVM vectorises (nn_host)"),
+    Impl("one row per invocation", _short, "short rows: Welford's update, no barrier"),
+    Impl("a workgroup per row", always, "Welford's update per invocation, combined by a tree of "
+         "barriers in shared memory"))
 
 
 # ---------------------------------------------------------------- softmax family
@@ -86,11 +131,23 @@ def _log_softmax_backward(forward: Callable[..., Tensor], x: Any, axis: int = -1
                   lambda g: (g - pk.exp(out) * pk.sum(g, axis=axis, keepdims=True),))
 
 
+def _log_softmax_reference(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log_softmax in numpy (the test matrix's reference)."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+ROW_SAMPLES = {"shapes": ((3, 5),), "calls": ({"axis": -1}, {"axis": 0})}
 softmax = declare(softmax, "nn", grad="rule", backward=_softmax_backward,
+                  implementations=SOFTMAX_ROWS, samples=ROW_SAMPLES,
+                  reference=lambda x, axis=-1: np.exp(_log_softmax_reference(x, axis)),
                   aliases=torch_names("softmax", "aten::_softmax", "aten::softmax.int"))
 log_softmax = declare(log_softmax, "nn", grad="rule", backward=_log_softmax_backward,
+                      implementations=SOFTMAX_ROWS, samples=ROW_SAMPLES,
+                      reference=_log_softmax_reference,
                       aliases=torch_names("log_softmax", "aten::_log_softmax",
                                           "aten::log_softmax.int"))
+SOFTMAX = get("softmax")
 
 
 def _softmax_op(x: object, axis: object, log: bool, op: str) -> Tensor:
@@ -122,14 +179,12 @@ def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
                out.element_strides[:axis] + out.element_strides[axis + 1:]]
     xs, os_ = x.element_strides[axis], out.element_strides[axis]
     causal = causal_offset is not None
-    if length <= SHORT_ROW and not causal:
-        kern = _softmax_short_kernel(x.dtype, out.dtype, log)
-        wg = 1
-    elif is_host_device() and not causal:
-        kern = nn_host.softmax_kernel(x.dtype, out.dtype, log)
-        wg = 1
+    info = device_info("softmax")
+    impl = SOFTMAX.choose(info, length, causal)
+    if impl.kernel is not None:
+        kern, wg = impl.kernel(x.dtype, out.dtype, log, info), 1
     else:
-        wg = _row_workgroup(length, passes=2, op=op)
+        wg = _row_workgroup(config("softmax", info), length, passes=2, op=op)
         kern = _softmax_kernel(x.dtype, out.dtype, log, causal, wg)
     for deltas, shape, (sx, so) in batch_pieces(rest, strides, 3):
         xv = view(x, shape + (length,), sx + (xs,), x.offset + deltas[0])
@@ -141,18 +196,46 @@ def _softmax_rows(x: Tensor, out: Tensor, axis: int, log: bool, scale: float,
             kern[wg, rows](xv, ov, scale, causal_offset or 0, x.shape[-2] if causal else 1)
 
 
-def _row_workgroup(length: int, passes: int, op: str) -> int:
-    """Invocations per row: enough that each walks at most a few thousand elements, and on
-    CPU devices few enough that barriers stay cheap; checked against the loop budget."""
-    if is_cpu_device():
-        wg = 64 if length <= 64 * 4096 else 1024
-    else:
-        wg = 32 if length <= 1024 else 256 if length <= 256 * 64 else 1024
+def _row_workgroup(cfg: Any, length: int, passes: int, op: str) -> int:
+    """Invocations per row of `length` (the configuration's `row_workgroups`), checked
+    against the loop budget."""
+    wg = next(wg for most, wg in cfg.row_workgroups if most is None or length <= most)
     budget = loop_budget()
     if budget is not None and passes * cdiv(length, wg) > budget:
         raise ValueError(f"{op}: rows of {length} elements are longer than this device runs "
                          f"in one workgroup ({budget * wg // passes}); split the axis")
     return wg
+
+
+@pk.func
+def merge_max_sum(parts, i, j):
+    """Folds column j of `parts` (a row max and the sum of exp(v - max) over the row's
+    elements an invocation read) into column i."""
+    m1 = parts[0, i]
+    m2 = parts[0, j]
+    s1 = parts[1, i]
+    s2 = parts[1, j]
+    mm = max(m1, m2)
+    if m1 != mm:
+        s1 = s1 * pk.exp(m1 - mm)
+    if m2 != mm:
+        s2 = s2 * pk.exp(m2 - mm)
+    parts[0, i] = mm
+    parts[1, i] = s1 + s2
+
+
+@pk.func
+def merge_welford(parts, i, j):
+    """Folds column j of `parts` (a count, mean and sum of squared deviations) into column i:
+    Chan et al.'s combination of two partial results."""
+    na = parts[0, i]
+    nb = parts[0, j]
+    n = na + nb
+    if nb > 0.0:
+        delta = parts[1, j] - parts[1, i]
+        parts[1, i] = parts[1, i] + delta * (nb / n)
+        parts[2, i] = parts[2, i] + parts[2, j] + delta * delta * (na * nb / n)
+        parts[0, i] = n
 
 
 @functools.lru_cache(maxsize=None)
@@ -161,13 +244,11 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
     LOG = log  # noqa: N806
     CAUSAL = causal  # noqa: N806
     WG = wg  # noqa: N806
-    LEVELS = wg.bit_length() - 1  # noqa: N806
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def softmax_rows(x: x_dt[:, :, :, :], out: o_dt[:, :, :, :], scale: CF, offset: int,
                      lq: int):
-        sm = pk.shared(CF, WG)
-        ss = pk.shared(CF, WG)
+        parts = pk.shared(CF, (2, WG))  # each invocation's max and sum
         t = pk.local_id(0)
         r = pk.global_id(1)
         i0, i1, i2 = pk.unravel(r, x.shape[:3])
@@ -187,26 +268,11 @@ def _softmax_kernel(x_dt: DType, o_dt: DType, log: bool, causal: bool, wg: int) 
                 s += 1.0  # also when both are -inf, where v - m would be NaN
             else:
                 s += pk.exp(v - m)
-        sm[t] = m
-        ss[t] = s
-        pk.barrier()
-        for level in range(LEVELS):
-            step = WG >> (level + 1)
-            if t < step:
-                m1 = sm[t]
-                m2 = sm[t + step]
-                s1 = ss[t]
-                s2 = ss[t + step]
-                mm = max(m1, m2)
-                if m1 != mm:
-                    s1 = s1 * pk.exp(m1 - mm)
-                if m2 != mm:
-                    s2 = s2 * pk.exp(m2 - mm)
-                sm[t] = mm
-                ss[t] = s1 + s2
-            pk.barrier()
-        m = sm[0]
-        s = ss[0]
+        parts[0, t] = m
+        parts[1, t] = s
+        merge_halving(merge_max_sum, parts, t, WG)
+        m = parts[0, 0]
+        s = parts[1, 0]
         ls: CF = 0.0
         if LOG:
             ls = pk.log(s)
@@ -286,9 +352,23 @@ def _layer_norm_backward(forward: Callable[..., Tensor], x: Any,
     return layer_norm_backward.layer_norm(forward, x, shape, weight, bias, eps)
 
 
+def _layer_norm_reference(x: np.ndarray, normalized_shape: Sequence[int],
+                          weight: np.ndarray | None = None, bias: np.ndarray | None = None,
+                          eps: float = 1e-5) -> np.ndarray:
+    """layer_norm in numpy (the test matrix's reference)."""
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + eps)
+    return y * (1.0 if weight is None else weight) + (0.0 if bias is None else bias)
+
+
 layer_norm = declare(layer_norm, "nn", grad="rule", backward=_layer_norm_backward,
+                     implementations=LAYER_NORM_ROWS, reference=_layer_norm_reference,
+                     samples={"shapes": ((3, 5), ("weight", (5,)), ("bias", (5,))),
+                              "calls": ({"normalized_shape": (5,)},)},
                      aliases=torch_names("layer_norm", "aten::layer_norm",
                                          "aten::native_layer_norm"))
+LAYER_NORM = get("layer_norm")
 
 
 def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object,
@@ -342,11 +422,15 @@ def _layer_norm(x: object, normalized_shape: int | Sequence[int], weight: object
 
 def _layer_norm_choice(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
                        length: int) -> tuple[pk.Kernel, int]:
-    """(kernel, invocations per row) for rows of `length`: one invocation per row for short
-    rows and on the host device, else a workgroup per row."""
-    if length > SHORT_ROW and is_host_device():
-        return nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b), 1
-    wg = 1 if length <= SHORT_ROW else _row_workgroup(length, passes=2, op="layer_norm")
+    """(kernel, invocations per row) for rows of `length` (LAYER_NORM_ROWS)."""
+    info = device_info("layer_norm")
+    cfg = config("layer_norm", info)
+    impl = LAYER_NORM.choose(info, length)
+    if impl is LAYER_NORM_ROWS[0]:
+        kernel = nn_host.layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, cfg.host_lanes)
+        return kernel, 1
+    wg = 1 if impl is LAYER_NORM_ROWS[1] else \
+        _row_workgroup(cfg, length, passes=2, op="layer_norm")
     return _layer_norm_kernel(x_dt, w_dt, b_dt, has_w, has_b, wg), wg
 
 
@@ -381,15 +465,12 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
     CF = compute_float(x_dt)  # noqa: N806
     HAS_W, HAS_B = has_w, has_b  # noqa: N806
     WG = wg  # noqa: N806
-    LEVELS = max(wg.bit_length() - 1, 0)  # noqa: N806
     SHORT = wg == 1  # noqa: N806
 
     @pk.kernel(workgroup=(max(WG, 64) if SHORT else WG, 1, 1))
     def layer_norm_rows(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
                         eps: CF):
-        sn = pk.shared(CF, WG)
-        smean = pk.shared(CF, WG)
-        sm2 = pk.shared(CF, WG)
+        parts = pk.shared(CF, (3, WG))  # each invocation's count, mean and m2
         t = 0
         r = pk.global_id(0)
         if not SHORT:
@@ -408,24 +489,12 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
             mean += d / cnt
             m2 += d * (v - mean)
         if not SHORT:
-            sn[t] = cnt
-            smean[t] = mean
-            sm2[t] = m2
-            pk.barrier()
-            for level in range(LEVELS):
-                step = WG >> (level + 1)
-                if t < step:
-                    na = sn[t]
-                    nb = sn[t + step]
-                    n = na + nb
-                    if nb > 0.0:  # Chan et al.'s combination of two partial results
-                        delta = smean[t + step] - smean[t]
-                        smean[t] = smean[t] + delta * (nb / n)
-                        sm2[t] = sm2[t] + sm2[t + step] + delta * delta * (na * nb / n)
-                        sn[t] = n
-                pk.barrier()
-            mean = smean[0]
-            m2 = sm2[0]
+            parts[0, t] = cnt
+            parts[1, t] = mean
+            parts[2, t] = m2
+            merge_halving(merge_welford, parts, t, WG)
+            mean = parts[1, 0]
+            m2 = parts[2, 0]
         rstd = 1.0 / pk.sqrt(m2 / CF(length) + eps)
         for j in range(t, length, WG):
             y = (CF(x[i0, i1, i2, j]) - mean) * rstd
@@ -789,5 +858,8 @@ def _one_hot_kernel(i_dt: DType, o_dt: DType) -> pk.Kernel:
     return one_hot4
 
 
-one_hot = declare(one_hot, "nn", aliases=torch_names("nn.functional.one_hot",
+one_hot = declare(one_hot, "nn", reference=lambda x, num_classes: np.eye(num_classes)[x],
+                  samples={"shapes": ((2, 3),), "integers": (0, 4), "dtypes": ("i32", "i64"),
+                           "calls": ({"num_classes": 4},)},
+                  aliases=torch_names("nn.functional.one_hot",
                                                       "aten::one_hot"))

@@ -4,15 +4,15 @@ One generic `@pk.kernel` (made per accumulator dtype) does them all. The reduced
 moved innermost by a transposed view, so the problem is `n_out` outputs of `n_red` elements,
 element `r` of output `o` being flat element `o * n_red + r` of that view (read through its
 strides: flat, 2-D [n_out, n_red] when kept and reduced dimensions each merge into one, else
-4-D). In "group" mode a workgroup of 64 reduces a chunk of up to 16,384
-elements of one output (each invocation a strided share, then a tree in shared memory); when
-an output spans several chunks, the per-chunk partials are reduced again by the same kernel
-(reading partial values, and partial indices for argmax/argmin). In "thread" mode, for short
-reductions over many outputs and for reduced axes that are strided in memory (column sums),
-each invocation reduces a chunk of 64 to 2,048 elements of one output alone (sized so that a
-launch has about 131,072 invocations), neighbouring invocations taking neighbouring outputs so
-that their reads coalesce. var/std take two
-passes (the mean, then the squared deviations from it).
+4-D). In "group" mode a workgroup (of 64 invocations by default: `config("reduce")`) reduces
+a chunk of up to 256 elements per invocation of one output (each invocation a strided share,
+then a tree in shared memory); when an output spans several chunks, the per-chunk partials are
+reduced again by the same kernel (reading partial values, and partial indices for
+argmax/argmin). In "thread" mode, for short reductions over many outputs and for reduced axes
+that are strided in memory (column sums), each invocation reduces a chunk of 64 to 2,048
+elements of one output alone (sized so that a launch has about 131,072 invocations),
+neighbouring invocations taking neighbouring outputs so that their reads coalesce. var/std take
+two passes (the mean, then the squared deviations from it).
 
 Result dtypes (the array API's): sum/prod of bool and signed ints accumulate and return the
 default integer dtype i32 (i64 stays i64), of unsigned ints u32 (u64 stays u64), of floats their
@@ -49,13 +49,38 @@ from pykern.tensor.complex.complex_elementwise import not_defined
 from pykern.tensor.core import promotion as pr
 from pykern.tensor.reduce import reduction_host
 from pykern.tensor.core import strided
-from pykern.tensor.core.device_limits import is_host_device
 from pykern.tensor.create.creation import fill
+from pykern.ops.choice import config, device_info, on_host, tune
+from pykern.ops.public import internal
+from pykern.ops.registry import Impl, always
 
-WG = 64  # invocations per workgroup in group mode
-CHUNK = WG * 256  # elements one workgroup reduces at most (256 per invocation)
-THREAD_CHUNK = 2048  # elements one invocation reduces at most in thread mode
-THREAD_TARGET = 1 << 17  # invocations a thread-mode launch aims for (enough to fill a GPU)
+# The kernels of one reduction stage, in the order tried: the host's (`reduction_host`, whose
+# `mode_for` says which of its two fits the stage), else the portable kernel of this module
+# (`kernel` None), which plans its own mode (`_plan`).
+REDUCE = internal(
+    "reduce", "reduction", "One stage of a reduction: outputs of a chunk of elements each.",
+    Impl("host rows", lambda info, op, x, layout: on_host(info)
+         and reduction_host.mode_for(op, x, layout) == "rows",
+         "the host: lanes of partial results along a contiguous reduced axis, for LLVM's "
+         "vectorisers", kernel="rows"),
+    Impl("host columns", lambda info, op, x, layout: on_host(info)
+         and reduction_host.mode_for(op, x, layout) == "columns",
+         "the host: a lane per output along a strided reduced axis (column sums)",
+         kernel="columns"),
+    Impl("portable", always, "a workgroup per chunk of one output with a tree in shared "
+         "memory, or an invocation per chunk for many short or strided outputs"))
+
+
+def _reduce_config(info: object) -> dict[str, int]:
+    """The portable kernel's sizes: `wg` invocations per workgroup in group mode, each
+    reducing `group_share` elements at most; in thread mode `thread_chunk` elements per
+    invocation at most, and `thread_target` invocations a launch aims for (enough to fill a
+    large GPU). The host kernels' are `reduction_host.sizes`."""
+    return {"wg": 64, "group_share": 256, "thread_chunk": 2048, "thread_target": 1 << 17,
+            **reduction_host.sizes(info)}
+
+
+tune("reduce", _reduce_config)
 
 Axis = int | Sequence[int] | None
 
@@ -104,8 +129,23 @@ def takes_over(b, bi, a, ai, op):
 
 
 @functools.cache
-def reduce_kernel(acc: DType) -> pk.Kernel:
+def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
+    """The portable reduction kernel for the accumulator `acc`: in group mode workgroups of
+    `wg` invocations, each reducing a chunk of at most `chunk` elements."""
     ACC = acc  # noqa: N806
+    WG, CHUNK = wg, chunk  # noqa: N806
+
+    @pk.func
+    def element(x, m, o, r, base, layout, op):
+        """Element r of output o as `op` reduces it: its squared deviation from the mean
+        m[o] for "sqdev", 0 or 1 for any/all, else itself (in the accumulator's type)."""
+        if op == "any" or op == "all":
+            return ACC(pk.bool_(load(x, o, r, base, layout)))
+        v = ACC(load(x, o, r, base, layout))
+        if op == "sqdev":
+            v = v - m[o]
+            v = v * v
+        return v
 
     @pk.kernel(workgroup=(WG,))
     def reduce(x: pk.Array, xi: pk.Array, m: pk.Array, out: pk.Array, outi: pk.Array,
@@ -134,12 +174,7 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
         base = o * n_red
         # every lane starts from the chunk's first element (harmless for max/min/arg*:
         # they are idempotent), or from the op's identity
-        first = ACC(load(x, o, start, base, layout))
-        if op == "sqdev":
-            first = first - m[o]
-            first = first * first
-        elif op == "any" or op == "all":
-            first = ACC(pk.bool_(load(x, o, start, base, layout)))
+        first = element(x, m, o, start, base, layout, op)
         if src == "partial":
             best_i = xi[base + start]
         else:
@@ -152,12 +187,7 @@ def reduce_kernel(acc: DType) -> pk.Kernel:
             acc_v = first
         r = start + t
         while r < stop:
-            v = ACC(load(x, o, r, base, layout))
-            if op == "sqdev":
-                v = v - m[o]
-                v = v * v
-            elif op == "any" or op == "all":
-                v = ACC(pk.bool_(load(x, o, r, base, layout)))
+            v = element(x, m, o, r, base, layout, op)
             if op == "argmax" or op == "argmin":
                 if src == "partial":
                     vi = xi[base + r]
@@ -240,12 +270,8 @@ def problem(x: Tensor, axis: Axis, keepdims: bool) -> Problem:
     axes = normalize_axes(axis, x.ndim)
     kept = [d for d in range(x.ndim) if d not in axes]
     view = x.permute(*kept, *axes) if x.ndim else x
-    n_out = 1
-    for d in kept:
-        n_out *= x.shape[d]
-    n_red = 1
-    for d in axes:
-        n_red *= x.shape[d]
+    n_out = strided.prod([x.shape[d] for d in kept])
+    n_red = strided.prod([x.shape[d] for d in axes])
     if keepdims:
         out_shape = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
     else:
@@ -287,18 +313,20 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
     """Reduces `prob` with `op` into the 1-D `out` (n_out elements; `indices` receives the
     positions for argmax/argmin), chunking long reductions into partial passes."""
     x, layout = _layout(prob)
-    kernel = reduce_kernel(acc)
+    info = device_info("reduce")
+    cfg = config("reduce", info)
+    kernel = reduce_kernel(acc, cfg.wg, cfg.wg * cfg.group_share)
     m = mean if mean is not None else _dummy()
     xi = _dummy()
     src = "input"
     n_red, n_out = prob.n_red, prob.n_out
     arg = op in ("argmax", "argmin")
     while True:
-        host_mode = reduction_host.mode_for(op, x, layout) if is_host_device() else None
+        host_mode = REDUCE.choose(info, op, x, layout).kernel
         if host_mode is not None:
-            n_chunks = reduction_host.chunks(host_mode, n_red)
+            n_chunks = reduction_host.chunks(host_mode, n_red, cfg)
         else:
-            mode, n_chunks, grid, t_chunk = _plan(x, n_out, n_red)
+            mode, n_chunks, grid, t_chunk = _plan(x, n_out, n_red, cfg)
         last = n_chunks == 1
         if last:
             dst, dsti, stage_fin = out, (indices if arg else _dummy()), fin
@@ -308,7 +336,7 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
             stage_fin = "none"
         if host_mode is not None:
             reduction_host.stage(host_mode, combine, op, acc, x, layout, m, dst, n_out, n_red,
-                                 den, stage_fin)
+                                 den, stage_fin, cfg)
         else:
             kernel[grid](x, xi, m, dst, dsti, n_red, n_chunks, t_chunk, den, op, layout, mode,
                          src, stage_fin)
@@ -321,26 +349,26 @@ def run(op: str, prob: Problem, acc: DType, out: Tensor, fin: str = "none",
         n_red = n_chunks
 
 
-def _plan(x: Tensor, n_out: int, n_red: int) -> tuple[str, int, int, int]:
+def _plan(x: Tensor, n_out: int, n_red: int, cfg: Any) -> tuple[str, int, int, int]:
     """(mode, chunks per output, grid, elements per invocation in thread mode) of one stage of
     `reduce_kernel`: one invocation per (output, chunk) when the reduction is short or its
     elements are strided (a column sum), one workgroup per (output, chunk) otherwise."""
     strided_rows = x.element_strides[-1] != 1
-    t_chunk = _thread_chunk(n_out, n_red)
+    t_chunk = _thread_chunk(n_out, n_red, cfg)
     if n_red <= 16 or (n_out >= 4096 and n_red <= t_chunk) or \
             (strided_rows and n_out >= 256):
         n_chunks = -(-n_red // t_chunk)
         return "thread", n_chunks, n_out * n_chunks, t_chunk
-    n_chunks = -(-n_red // CHUNK)
-    return "group", n_chunks, n_out * n_chunks * WG, t_chunk
+    n_chunks = -(-n_red // (cfg.wg * cfg.group_share))
+    return "group", n_chunks, n_out * n_chunks * cfg.wg, t_chunk
 
 
-def _thread_chunk(n_out: int, n_red: int) -> int:
+def _thread_chunk(n_out: int, n_red: int, cfg: Any) -> int:
     """Elements per invocation in thread mode: enough invocations to fill a large GPU, at
-    least 64 and at most THREAD_CHUNK elements each (a power of two)."""
-    want = -(-n_out * n_red // THREAD_TARGET)
+    least 64 and at most `thread_chunk` elements each (a power of two)."""
+    want = -(-n_out * n_red // cfg.thread_target)
     chunk = 64
-    while chunk < want and chunk < THREAD_CHUNK:
+    while chunk < want and chunk < cfg.thread_chunk:
         chunk *= 2
     return chunk
 
@@ -694,9 +722,13 @@ def all(x: object, /, axis: Axis = None, *, keepdims: bool = False) -> Tensor:  
     return _logical("all", x, axis, keepdims)
 
 
-argmax = declare(argmax, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+# argmax and argmin take one axis (or none)
+ARG_SAMPLES = {"shapes": ((3, 5),), "calls": ({}, {"axis": 1}, {"axis": 0, "keepdims": True})}
+argmax = declare(argmax, "reduction", exports=("pk", "array_api"), samples=ARG_SAMPLES,
+                 aliases=torch_names(
     "argmax", "aten::argmax", numpy="argmax", array_api="argmax"))
-argmin = declare(argmin, "reduction", exports=("pk", "array_api"), aliases=torch_names(
+argmin = declare(argmin, "reduction", exports=("pk", "array_api"), samples=ARG_SAMPLES,
+                 aliases=torch_names(
     "argmin", "aten::argmin", numpy="argmin", array_api="argmin"))
 any = declare(any, "reduction", exports=("pk", "array_api"), aliases=torch_names(  # noqa: A001
     "any", "aten::any", "aten::any.dim", numpy="any", array_api="any"))

@@ -7,12 +7,14 @@ loop variable as the index, one element per lane, so LLVM turns it into vector l
 vector combines (reduction.py's `combine`, passed in) where the elements are contiguous:
 
 - "rows" (the reduced axis contiguous, or a flat view): an invocation reduces a chunk of up
-  to ROW_CHUNK elements of one output; lane l takes elements l, l + LANES, ... of it, and the
-  lanes are merged by a tree at the end (at most ROW_CHUNK / LANES elements in series, then
-  log2(LANES) levels: a blocked pairwise sum).
+  to `row_chunk` elements of one output; lane l takes elements l, l + `lanes`, ... of it, and
+  the lanes are merged by a tree at the end (at most row_chunk / lanes elements in series,
+  then log2(lanes) levels: a blocked pairwise sum).
 - "columns" (the kept axis contiguous, the reduced one strided: a column sum): an invocation
-  reduces up to COLUMN_CHUNK rows for COLUMN_LANES neighbouring outputs, a lane per output
+  reduces up to `column_chunk` rows for `column_lanes` neighbouring outputs, a lane per output
   (rows of 4 KiB: long enough runs for the hardware prefetcher).
+
+The sizes are the host's configuration (`sizes`, part of `config("reduce")`).
 
 Outputs with more than one chunk write partial results (output o's chunk c to slot
 o * n_chunks + c, as reduction.py's kernels do), which the next stage reduces as "rows".
@@ -21,6 +23,7 @@ from the op's identity.
 """
 
 import functools
+from typing import Any
 
 import pykern as pk
 
@@ -29,11 +32,15 @@ from pykern.lang.func import Func
 from pykern.tensor.core.strided import cdiv
 from pykern.tensor.core.tensor import Tensor
 
-LANES = 256  # partial results per invocation in "rows"
-COLUMN_LANES = 1024  # outputs per invocation in "columns" (4 KiB of f32 rows)
-ROW_CHUNK = 1024  # elements of one output per invocation in "rows"
-COLUMN_CHUNK = 64  # rows per invocation in "columns" (each lane adds them in series)
 OPS = ("sum", "sqdev", "prod", "max", "min", "any", "all")
+
+
+def sizes(info: object) -> dict[str, int]:
+    """The host kernels' sizes: `lanes` partial results per invocation in "rows", each
+    invocation reducing `row_chunk` elements of one output at most; `column_lanes` outputs per
+    invocation in "columns" (4 KiB of f32 rows), `column_chunk` rows each (a lane adds them in
+    series)."""
+    return {"lanes": 256, "row_chunk": 1024, "column_lanes": 1024, "column_chunk": 64}
 
 
 def mode_for(op: str, x: Tensor, layout: str) -> str | None:
@@ -47,20 +54,22 @@ def mode_for(op: str, x: Tensor, layout: str) -> str | None:
 
 
 def stage(mode: str, combine: Func, op: str, acc: DType, x: Tensor, layout: str, m: Tensor,
-          dst: Tensor, n_out: int, n_red: int, den: float, fin: str) -> None:
-    """One stage: `dst` receives `chunks(mode, n_red)` results per output."""
-    n_chunks = chunks(mode, n_red)
+          dst: Tensor, n_out: int, n_red: int, den: float, fin: str, cfg: Any) -> None:
+    """One stage: `dst` receives `chunks(mode, n_red, cfg)` results per output (`cfg` the
+    sizes of `sizes`)."""
+    n_chunks = chunks(mode, n_red, cfg)
     if mode == "rows":
-        _rows_kernel(acc, combine)[n_out * n_chunks](x, m, dst, n_red, n_chunks, den, op,
-                                                     layout, fin)
+        kern = _rows_kernel(acc, combine, cfg.lanes, cfg.row_chunk)
+        kern[n_out * n_chunks](x, m, dst, n_red, n_chunks, den, op, layout, fin)
     else:
-        grid = cdiv(n_out, COLUMN_LANES) * n_chunks
-        _columns_kernel(acc, combine)[grid](x, m, dst, n_chunks, den, op, fin)
+        grid = cdiv(n_out, cfg.column_lanes) * n_chunks
+        kern = _columns_kernel(acc, combine, cfg.column_lanes, cfg.column_chunk)
+        kern[grid](x, m, dst, n_chunks, den, op, fin)
 
 
-def chunks(mode: str, n_red: int) -> int:
+def chunks(mode: str, n_red: int, cfg: Any) -> int:
     """How many partial results per output a stage of `mode` leaves."""
-    return cdiv(n_red, ROW_CHUNK if mode == "rows" else COLUMN_CHUNK)
+    return cdiv(n_red, cfg.row_chunk if mode == "rows" else cfg.column_chunk)
 
 
 @pk.func
@@ -99,8 +108,9 @@ def finish(v, den, fin):
 
 
 @functools.lru_cache(maxsize=None)
-def _rows_kernel(acc: DType, combine: Func) -> pk.Kernel:
+def _rows_kernel(acc: DType, combine: Func, n_lanes: int, row_chunk: int) -> pk.Kernel:
     ACC = acc  # noqa: N806
+    LANES, ROW_CHUNK = n_lanes, row_chunk  # noqa: N806
 
     @pk.kernel
     def reduce_rows(x: pk.Array, m: pk.Array, out: pk.Array, n_red: int, n_chunks: int,
@@ -134,8 +144,9 @@ def _rows_kernel(acc: DType, combine: Func) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def _columns_kernel(acc: DType, combine: Func) -> pk.Kernel:
+def _columns_kernel(acc: DType, combine: Func, n_lanes: int, n_rows: int) -> pk.Kernel:
     ACC = acc  # noqa: N806
+    COLUMN_LANES, COLUMN_CHUNK = n_lanes, n_rows  # noqa: N806
 
     @pk.kernel
     def reduce_columns(x: pk.Array, m: pk.Array, out: pk.Array, n_chunks: int, den: ACC,

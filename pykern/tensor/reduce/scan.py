@@ -2,11 +2,12 @@
 
 Short rows are scanned one row per invocation, in order — for f32, f64 and integers this is
 numpy's own order of additions, so results match numpy's bit for bit. (Up to 64 elements on
-GPUs; on CPU devices up to 256, or 8,192 when there are 2,048 rows or more.) Long
-rows use a three-phase blocked scan: each workgroup reduces a block of BLOCK elements to its
-sum, the block sums of every row are scanned (by this same function, recursively), and each
-workgroup then scans its block (sequentially per invocation, a Hillis-Steele scan over the
-invocations' totals in shared memory) starting from the carry of the blocks before it.
+GPUs; on CPU devices up to 256, or 8,192 when there are 2,048 rows or more: the configuration
+`config("cumsum")`.) Long rows use a three-phase blocked scan: each workgroup reduces a block
+of `threads` × `per_thread` elements to its sum, the block sums of every row are scanned (by
+this same function, recursively), and each workgroup then scans its block (sequentially per
+invocation, a Hillis-Steele scan over the invocations' totals in shared memory) starting from
+the carry of the blocks before it.
 """
 
 import functools
@@ -24,19 +25,45 @@ from pykern.lang.func import Func
 from pykern.tensor.elementwise.binary_ops import add_f, multiply_f
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.reduce.reduction import sum_dtype
-from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.ops.choice import config, device_info, on_cpu, tune
+from pykern.ops.registry import Impl, always, get
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.complex import complex_layout
 from pykern.tensor.core.promotion import accumulator
 from pykern.tensor.core.strided import batch_pieces, cdiv, prod, view
 from pykern.tensor.core.tensor import normalize_axis
+from pykern.tensor.core.workgroup import merge_halving
 
 SCAN_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64, dt.bf16)
-THREADS = 256
-PER_THREAD = 4
-BLOCK = THREADS * PER_THREAD
-SHORT_ROW = 64  # on GPUs, rows up to this long are scanned one per invocation
+
+
+def _scan_config(info: object) -> dict[str, int]:
+    """Rows up to `row_max` elements are scanned one per invocation, and so are rows up to
+    `many_row_max` where there are `many_rows` or more. CPU devices have few cores: a row per
+    invocation keeps them all busy; on GPUs it reads uncoalesced and leaves the GPU idle. The
+    blocked scan's workgroups have `threads` invocations of `per_thread` elements each."""
+    rows = {"row_max": 256, "many_rows": 2048, "many_row_max": 8192} if on_cpu(info) else \
+        {"row_max": 64, "many_rows": 0, "many_row_max": 0}
+    return {**rows, "threads": 256, "per_thread": 4}
+
+
+tune("cumsum", _scan_config)
+
+
+def _in_order(info: object, length: int, rows: int, budget: int | None) -> bool:
+    """Whether rows of `length` (`rows` of them) are scanned one per invocation: short rows,
+    where the device's loop budget allows a whole row."""
+    cfg = config("cumsum", info)
+    short = length <= cfg.row_max or (rows >= cfg.many_rows and length <= cfg.many_row_max)
+    return short and (budget is None or length <= budget)
+
+
+SCANS = (Impl("one row per invocation", _in_order, "short rows in order: numpy's own order of "
+              "additions"),
+         Impl("blocked", always, "three phases: block sums, their scan (recursively), each "
+              "block scanned from its carry"))
 
 
 def cumsum(x: object, axis: int | None = None, dtype: object = None) -> Tensor:
@@ -112,9 +139,10 @@ def _cumsum_backward(forward: Callable[..., Tensor], x: Any, axis: int | None = 
 
 
 cumsum = declare(cumsum, "scan", grad="rule", backward=_cumsum_backward, complex_grad=True,
+                 implementations=SCANS,
                  aliases=torch_names("cumsum", "aten::cumsum", numpy="cumsum",
                                      array_api="cumulative_sum"))
-cumprod = declare(cumprod, "scan", grad="refused",
+cumprod = declare(cumprod, "scan", grad="refused", implementations=SCANS,
                   aliases=torch_names("cumprod", "aten::cumprod", numpy="cumprod",
                                       array_api="cumulative_prod"))
 
@@ -134,13 +162,10 @@ def _scan(x: Tensor, out: Tensor, axis: int, op: Func | None = None) -> None:
     strides = ([x.element_strides[:axis] + x.element_strides[axis + 1:],
                 out.element_strides[:axis] + out.element_strides[axis + 1:]]
                if rest else [(0,), (0,)])
-    budget = loop_budget()
-    if is_cpu_device():  # few cores: one row per invocation keeps them all busy
-        sequential = length <= 256 or (rows >= 2048 and length <= 8192)
-    else:  # GPUs: one invocation per row reads uncoalesced and leaves the GPU idle
-        sequential = length <= SHORT_ROW
-    if budget is not None and length > budget:
-        sequential = False
+    info = device_info("cumsum")
+    sequential = get("cumsum").choose(info, length, rows, loop_budget()) is SCANS[0]
+    cfg = config("cumsum", info)
+    block = cfg.threads * cfg.per_thread
     acc = accumulator(out.dtype)
     for deltas, shape, (sx, so) in batch_pieces(rest or (1,), strides, 3):
         xv = view(x, shape + (length,), sx + (x.element_strides[axis],), x.offset + deltas[0])
@@ -150,13 +175,14 @@ def _scan(x: Tensor, out: Tensor, axis: int, op: Func | None = None) -> None:
         if sequential:
             _sequential_kernel(x.dtype, out.dtype, acc, op)[n](xv, ov)
             continue
-        nblocks = cdiv(length, BLOCK)
+        nblocks = cdiv(length, block)
         sums = empty(shape + (nblocks,), acc)
-        _block_sum_kernel(x.dtype, acc, op)[THREADS * nblocks, n](xv, sums)
+        sizes = (cfg.threads, cfg.per_thread)
+        _block_sum_kernel(x.dtype, acc, op, *sizes)[cfg.threads * nblocks, n](xv, sums)
         carries = empty(shape + (nblocks,), acc)
         _scan(sums, carries, 3, op)  # inclusive scan of the block totals of each row
-        _block_scan_kernel(x.dtype, out.dtype, acc, op)[THREADS * nblocks, n](xv, carries,
-                                                                             ov)
+        kern = _block_scan_kernel(x.dtype, out.dtype, acc, op, *sizes)
+        kern[cfg.threads * nblocks, n](xv, carries, ov)
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,49 +203,54 @@ def _sequential_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
     return cumsum_rows
 
 
+@pk.func
+def block_share(x, threads, per_thread):
+    """Where this invocation's share of the blocked scan lies: row global_id(1) of `x`
+    (unravelled: i0, i1, i2), and the first of its `per_thread` elements in block
+    group_id(0) of `threads` * `per_thread` elements."""
+    i0, i1, i2 = pk.unravel(pk.global_id(1), x.shape[:3])
+    start = pk.group_id(0) * (threads * per_thread) + pk.local_id(0) * per_thread
+    return i0, i1, i2, start
+
+
 @functools.lru_cache(maxsize=None)
-def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func = add_f) -> pk.Kernel:
+def _block_sum_kernel(x_dt: DType, acc_dt: DType, op: Func, threads: int, per_thread: int
+                      ) -> pk.Kernel:
     ACC = acc_dt  # noqa: N806
     START = _identity(op)  # noqa: N806
-    T = THREADS  # noqa: N806
-    P = PER_THREAD  # noqa: N806
-    LEVELS = THREADS.bit_length() - 1  # noqa: N806
+    T = threads  # noqa: N806
+    P = per_thread  # noqa: N806
     O_DT = acc_dt  # noqa: N806
+
+    @pk.func
+    def fold(parts, i, j):
+        parts[0, i] = op(parts[0, i], parts[0, j])
 
     @pk.kernel(workgroup=(T, 1, 1))
     def cumsum_block_sums(x: x_dt[:, :, :, :], sums: acc_dt[:, :, :, :]):
-        buf = pk.shared(ACC, T)
+        buf = pk.shared(ACC, (1, T))
         t = pk.local_id(0)
-        b = pk.group_id(0)
-        r = pk.global_id(1)
-        i0, i1, i2 = pk.unravel(r, x.shape[:3])
-        length = x.shape[3]
-        start = b * (T * P) + t * P
+        i0, i1, i2, start = block_share(x, T, P)
         s: ACC = START
         for e in range(P):
-            if start + e < length:
+            if start + e < x.shape[3]:
                 s = op(s, ACC(O_DT(x[i0, i1, i2, start + e])))
-        buf[t] = s
-        pk.barrier()
-        for level in range(LEVELS):
-            step = T >> (level + 1)
-            if t < step:
-                buf[t] = op(buf[t], buf[t + step])
-            pk.barrier()
+        buf[0, t] = s
+        merge_halving(fold, buf, t, T)
         if t == 0:
-            sums[i0, i1, i2, b] = buf[0]
+            sums[i0, i1, i2, pk.group_id(0)] = buf[0, 0]
 
     return cumsum_block_sums
 
 
 @functools.lru_cache(maxsize=None)
-def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
-                       ) -> pk.Kernel:
+def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func, threads: int,
+                       per_thread: int) -> pk.Kernel:
     ACC = acc_dt  # noqa: N806
     START = _identity(op)  # noqa: N806
-    T = THREADS  # noqa: N806
-    P = PER_THREAD  # noqa: N806
-    LEVELS = THREADS.bit_length() - 1  # noqa: N806
+    T = threads  # noqa: N806
+    P = per_thread  # noqa: N806
+    LEVELS = threads.bit_length() - 1  # noqa: N806
 
     @pk.kernel(workgroup=(T, 1, 1))
     def cumsum_block_scan(x: x_dt[:, :, :, :], carries: acc_dt[:, :, :, :],
@@ -228,10 +259,8 @@ def _block_scan_kernel(x_dt: DType, o_dt: DType, acc_dt: DType, op: Func = add_f
         vals = pk.local(ACC, P)
         t = pk.local_id(0)
         b = pk.group_id(0)
-        r = pk.global_id(1)
-        i0, i1, i2 = pk.unravel(r, x.shape[:3])
+        i0, i1, i2, start = block_share(x, T, P)
         length = x.shape[3]
-        start = b * (T * P) + t * P
         s: ACC = START
         for e in range(P):
             v: ACC = START

@@ -140,5 +140,7 @@ searchsorted = declare(searchsorted, "sort", exports=("array_api",), aliases=tor
 count_nonzero = declare(count_nonzero, "reduction", exports=("pk", "array_api"),
                         aliases=torch_names("count_nonzero", "aten::count_nonzero.dim_IntList",
                                             numpy="count_nonzero", array_api="count_nonzero"))
-nonzero = declare(nonzero, "index", exports=("array_api",), aliases=torch_names(
+nonzero = declare(nonzero, "index", exports=("array_api",),
+                  samples={"shapes": ((3, 4),), "integers": (0, 3), "dtypes": ("f32", "i32")},
+                  aliases=torch_names(
     "nonzero", "aten::nonzero", numpy="nonzero", array_api="nonzero"))

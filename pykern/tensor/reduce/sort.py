@@ -9,17 +9,18 @@ order: by real part, then imaginary part, with the NaNs in numpy's classes
 descending is the reverse order, ties still in index order. `topk` refuses complex tensors,
 as PyTorch does.
 
-Rows are padded to a power of two P with elements that sort last. Rows with P <= BLOCK (2048;
-halved while a block's keys and indices would not fit the device's shared memory: c128 keys
-on a 32 KiB device) are sorted in shared memory by one workgroup (tiny rows: several per
-workgroup). Longer rows go through a global scratch copy: each BLOCK-long chunk is sorted in
-shared memory, then every merge stage k > BLOCK runs its strides >= BLOCK as global
-compare-exchange launches and its strides < BLOCK in shared memory again —
-log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
+Rows are padded to a power of two P with elements that sort last. Rows with P <= BLOCK (2048
+by default, `config("sort").block`; halved while a block's keys and indices would not fit the
+device's shared memory: c128 keys on a 32 KiB device) are sorted in shared memory by one
+workgroup (tiny rows: several per workgroup). Longer rows go through a global scratch copy:
+each BLOCK-long chunk is sorted in shared memory, then every merge stage k > BLOCK runs its
+strides >= BLOCK as global compare-exchange launches and its strides < BLOCK in shared memory
+again — log2(P/BLOCK)·(log2(P/BLOCK)+3)/2 + 1 launches.
 """
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import pykern as pk
 
@@ -32,6 +33,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
 from pykern.runtime import get_device
+from pykern.ops.choice import config, device_info, tune
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.complex.complex_elementwise import not_defined
 from pykern.tensor.core.checks import check_int
@@ -44,8 +46,9 @@ from pykern.tensor.api.torch_style import TopK
 SORT_DTYPES = (dt.bool_, dt.i8, dt.i16, dt.i32, dt.i64, dt.u8, dt.u16, dt.u32, dt.u64, dt.f16,
                dt.f32, dt.f64, dt.bf16, dt.c64, dt.c128)
 INDEX_DTYPE = dt.i64  # argsort/topk indices, as numpy's intp
-BLOCK = 2048  # elements sorted in shared memory by one workgroup
-THREADS = 256
+# the elements one workgroup sorts in shared memory at most (`block`, where the device's shared
+# memory holds them) and its invocations at most (`threads`)
+tune("sort", lambda info: {"block": 2048, "threads": 256})
 
 
 def sort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
@@ -67,8 +70,9 @@ def _sort_backward(forward: Callable[..., Tensor], x: object, axis: int = -1,
     return gather_backward.sorted_values(values, indices, x, axis, "sort")
 
 
+ROW_SAMPLES = {"shapes": ((3, 5),), "calls": ({"axis": -1}, {"axis": 0})}
 sort = declare(sort, "sort", grad="rule", backward=_sort_backward, complex_grad=True,
-               aliases=torch_names("sort", "aten::sort", numpy="sort"))
+               samples=ROW_SAMPLES, aliases=torch_names("sort", "aten::sort", numpy="sort"))
 
 
 def argsort(x: object, axis: int = -1, descending: bool = False) -> Tensor:
@@ -113,8 +117,8 @@ def _topk(x: object, k: int, axis: int, largest: bool, op: str) -> tuple[Tensor,
     return _sort_op(xt, ax, bool(largest), k, op)
 
 
-argsort = declare(argsort, "sort", aliases=torch_names("argsort", "aten::argsort",
-                                                       numpy="argsort"))
+argsort = declare(argsort, "sort", samples=ROW_SAMPLES,
+                  aliases=torch_names("argsort", "aten::argsort", numpy="argsort"))
 topk = declare(topk, "sort", grad="inline", aliases=torch_names("topk", "aten::topk"))
 
 
@@ -172,11 +176,11 @@ def _key_dtype(d: DType) -> DType:
     return d
 
 
-def _block_size(kd: DType) -> int:
-    """The elements one workgroup sorts in shared memory: BLOCK, halved while its keys and
-    i32 indices would not fit the device's shared memory."""
+def _block_size(kd: DType, cfg: Any) -> int:
+    """The elements one workgroup sorts in shared memory: `cfg.block`, halved while its keys
+    and i32 indices would not fit the device's shared memory."""
     limit = get_device().info.limits.max_shared_memory
-    block = BLOCK
+    block = cfg.block
     while block > 16 and block * (kd.itemsize + 4) > limit:
         block //= 2
     return block
@@ -187,10 +191,11 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
     rows = x.shape[0] * x.shape[1]
     length = x.shape[2]
     kd = _key_dtype(x.dtype)
-    chunk = _block_size(kd)
+    cfg = config("sort", device_info("sort"))
+    chunk = _block_size(kd, cfg)
     if p <= chunk:
         block = max(p, 16)  # tiny rows share one kernel (and a workgroup: 8 rows each)
-        threads = min(max(block // 2, 64), THREADS)
+        threads = min(max(block // 2, 64), cfg.threads)
         kern = _block_kernel(x.dtype, kd, vals.dtype, block, threads, desc, True, True)
         groups = cdiv(rows * (block // 2), threads) if block // 2 < threads else rows
         keys, idx = _scratch_dummies(kd)
@@ -199,7 +204,7 @@ def _sort_rows(x: Tensor, vals: Tensor, inds: Tensor, p: int, desc: bool) -> Non
     keys = empty((rows, p), kd)
     idx = empty((rows, p), dt.i32)
     pairs = rows * (p // 2)
-    threads = min(THREADS, chunk // 2)
+    threads = min(cfg.threads, chunk // 2)
     first = _block_kernel(x.dtype, kd, vals.dtype, chunk, threads, desc, True, False)
     nblocks = rows * (p // chunk)
     first[nblocks * threads](x, keys, idx, vals, inds, length, 2, chunk, rows)
