@@ -91,12 +91,8 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
     start_w, stop_w, step_w = widen(start), widen(stop), widen(step)
     counter = em.alloca(wide, "range_counter")
     bld.store(start_w, counter)
-    # the counter again in `t`. Stepped by a constant 1 (-1 down), it never wraps (the last
-    # value it takes is `stop`), and says so (nsw/nuw): indices made of it are affine to LLVM,
-    # so the loop vectoriser can speculate a run-time unit stride and load whole vectors. Any
-    # other step may wrap after the last iteration, and a flag would let LLVM assume it does
-    # not: it then tested the wrapped value for the exit (range(-3, 100, 50) over i8 never
-    # ended)
+    # the counter again in `t`, marked no-wrap where its step is a constant unit (`_no_wrap`:
+    # then indices made of it are affine to LLVM, and the loop vectoriser loads whole vectors)
     narrow = em.alloca(value_type(t), "range_value")
     bld.store(start, narrow)
     head, body_block, latch, done = (em.block(n) for n in ("for_head", "for_body",
@@ -137,7 +133,9 @@ def range_loop(em: Emitter, t: DType, start: ll.Value, stop: ll.Value, step: ll.
 
 def _no_wrap(step: ll.Value, signed: bool) -> tuple[str, ...]:
     """The no-wrap flag of a range's value stepped by `step`: only for a constant unit step
-    towards `stop` (1, or -1 for a signed range), which cannot step past the type."""
+    towards `stop` (1, or -1 for a signed range), which cannot step past the type. Any other
+    step may wrap after the last iteration, and a flag would let LLVM assume it does not: it
+    then tested the wrapped value for the exit (range(-3, 100, 50) over i8 never ended)."""
     if not isinstance(step, ll.Constant):
         return ()
     value = step.constant
