@@ -388,27 +388,81 @@ def test_loops_bounded_by_64_bit_remainders():
 
 
 @pk.kernel
-def guarded_differences(a: pk.u64[:], b: pk.u64[:], x: pk.i64[:], y: pk.i64[:],
-                        out: pk.i64[:, :]):
+def ranges_64(b: pk.i64[:], a: pk.u64[:], s: pk.i64[:], out: pk.i64[:, :]):
     i = pk.global_id(0)
+    c = 0
+    for _v1 in range(1, (b[i] % 10) % 8 - 4, -1):
+        c += 1
+        if c > 100:
+            break
+    out[0, i] = c
+    c = 0
+    for _v2 in range(a[i] % 4, pk.u64(b[i]) % 6):
+        c += 1
+        if c > 100:
+            break
+    out[1, i] = c
+    c = 0
+    for _v3 in range(a[i], pk.u64(b[i])):
+        c += 1
+        if c > 100:
+            break
+    out[2, i] = c
+    c = 0
+    t = pk.i64(0)
+    for v4 in range(b[i] % 50, s[i] % 50, s[i] % 7 - 3):
+        c += 1
+        t += v4
+        if c > 100:
+            break
+    out[3, i] = c
+    out[4, i] = t
+    c = 0
+    for _v5 in range(b[i] % 13, b[i] % 17 + s[i] % 5):
+        c += 1
+        if c > 100:
+            break
+    out[5, i] = c
+    x = b[i] % 13
+    y = s[i] % 17
+    out[6, i] = y - x if x < y else 0
     ua = a[i] % 9
-    ub = b[i] % 11
-    out[0, i] = pk.i64(ub - ua if ua < ub else pk.u64(0))
-    out[1, i] = y[i] % 17 - x[i] % 13 if x[i] % 13 < y[i] % 17 else 0
+    ub = pk.u64(s[i]) % 11
+    out[7, i] = pk.i64(ub - ua if ua < ub else pk.u64(0))
 
 
-def test_a_difference_guarded_by_its_comparison():
-    """A known open NVIDIA (driver 580) bug: `b - a if a < b else 0` on u64 gave the right
-    low word and a high word of all ones (3 - 2**32 for 3), as if the comparison's borrow were
-    the subtraction's; the same form sizes 64-bit `range` loops."""
+def test_64_bit_ranges_and_guarded_differences():
+    """A known open NVIDIA (driver 580) bug, this kernel as found: rows 0-2 (64-bit ranges with
+    run-time bounds) ran past their end, and row 7 (`ub - ua if ua < ub else 0` on u64) gave
+    the right low word with an all-ones high word (3 - 2**32), as if the comparison's borrow
+    were the subtraction's. The same difference alone in a kernel came out right there."""
+    b = np.array([15, 6652078620, 5352009260481, 0, -845547413, -9, 4, -5706011683783979187],
+                 np.int64)
     a = np.array([0, 1, 2, 3, 7, 2**64 - 1, 5, 6], np.uint64)
-    b = np.array([3, 2**64 - 40, 77, 12, 5, 2**63, 2**40 + 3, 2**62], np.uint64)
-    x = a.astype(np.int64)
-    y = np.array([3, -40, 77, 12, 5, -1, 2**40 + 3, -2**62], np.int64)
-    out = np.zeros((2, a.size), np.int64)
-    guarded_differences[a.size](a, b, x, y, out)
-    assert out[0].tolist() == [max(int(v) % 11 - int(u) % 9, 0) for u, v in zip(a, b)]
-    assert out[1].tolist() == [max(int(w) % 17 - int(v) % 13, 0) for v, w in zip(x, y)]
+    s = np.array([3, -40, 77, 12, 5, -1, 2**40 + 3, -2**62], np.int64)
+    out = np.zeros((8, b.size), np.int64)
+    ranges_64[b.size](b, a, s, out)
+    bs, us, ss = b.tolist(), a.tolist(), s.tolist()
+
+    def trips(r: range) -> int:  # the guard's count: at most 101
+        return min(101, max(0, -(-(r.stop - r.start) // r.step)))
+
+    def step(w: int) -> int:
+        return w % 7 - 3
+
+    def stepped(v: int, w: int) -> range:
+        return range(v % 50, w % 50, step(w)) if step(w) else range(0)
+
+    assert out.tolist() == [
+        [trips(range(1, (v % 10) % 8 - 4, -1)) for v in bs],
+        [trips(range(u % 4, (v % 2**64) % 6)) for u, v in zip(us, bs)],
+        [trips(range(u, v % 2**64)) for u, v in zip(us, bs)],
+        [trips(stepped(v, w)) for v, w in zip(bs, ss)],
+        [sum(list(stepped(v, w))[:101]) for v, w in zip(bs, ss)],
+        [trips(range(v % 13, v % 17 + w % 5)) for v, w in zip(bs, ss)],
+        [max(w % 17 - v % 13, 0) for v, w in zip(bs, ss)],
+        [max((w % 2**64) % 11 - u % 9, 0) for u, w in zip(us, ss)],
+    ]
 
 
 @pytest.mark.parametrize("t", [pk.i8, pk.u8, pk.i16, pk.u16], ids=lambda d: d.name)
