@@ -7,11 +7,8 @@ by matrix products, which run on the device's fastest GEMM.
 """
 
 
-import functools
 
-import pykern as pk
 
-from pykern.lang.dtypes import DType
 from pykern.tensor.gemm.matmul import matmul
 from pykern.tensor.core.strided import view
 from pykern.tensor.core.tensor import Tensor
@@ -37,17 +34,4 @@ def subtract_product(c: Tensor, a: Tensor, b: Tensor) -> None:
         return
     if a.shape[2] == 0:
         return
-    p = matmul(a, b)
-    _subtract_kernel(c.dtype)[c.shape[2], c.shape[1], c.shape[0]](c, p)
-
-
-@functools.lru_cache(maxsize=None)
-def _subtract_kernel(dtype: DType) -> pk.Kernel:
-    @pk.kernel
-    def linalg_subtract(c: dtype[:, :, :], p: dtype[:, :, :]):
-        j = pk.global_id(0)
-        i = pk.global_id(1)
-        b = pk.global_id(2)
-        c[b, i, j] = c[b, i, j] - p[b, i, j]
-
-    return linalg_subtract
+    c -= matmul(a, b)  # the tensor library's in-place subtraction, on the view

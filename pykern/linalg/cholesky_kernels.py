@@ -31,9 +31,9 @@ def diagonal_kernel(dtype: DType, g: int, ts: int) -> pk.Kernel:
 
     @pk.func
     def invert_lower(x, y, col, row, inv_h, b, w, r0, c0):
-        """(L⁻¹)ᴴ of the factor held in the tiles `x`, into inv_h[b]: Y (tiles `y`, zero) := I, then for each k
-        row k of Y is divided by L[k, k] (it is row k of L⁻¹) and L[i, k] times it taken from
-        the rows i > k below."""
+        """(L⁻¹)ᴴ of the factor held in the tiles `x`, into inv_h[b]: Y (the tiles `y`, zero)
+        := I, then for each k row k of Y is divided by L[k, k] (it is row k of L⁻¹) and L[i, k]
+        times it taken from the rows i > k below."""
         pk.barrier()  # the factorization's last reads of `col` are done
         for r in pk.static_range(TS):
             for c in pk.static_range(TS):

@@ -12,13 +12,14 @@ from pykern.linalg.pivots import pivot_size
 from pykern.tensor.core.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
-CPU_LARGEST = 32  # CPU devices: up to the panel width
+CPU_LARGEST = 32  # CPU devices
 
 
-def factor_small(a: Tensor, pivots: Tensor, info: Tensor) -> None:
-    """Factors each (n, n) matrix of the (B, n, n) stack `a` in place, as lu_panel does
-    (same pivots, same multipliers), each in one invocation."""
-    _small_kernel(a.dtype)[a.shape[0]](a, pivots, info)
+def factor_small(x: Tensor, pivots: Tensor, info: Tensor) -> None:
+    """Factors each matrix of the transposed stack `x` (B, cols, n) in place, as the panel
+    kernel does (same pivots, same multipliers), carrying the elimination to its rows n..cols
+    (right-hand sides); each matrix in one invocation."""
+    _small_kernel(x.dtype)[x.shape[0]](x, pivots, info)
 
 
 @functools.lru_cache(maxsize=None)
@@ -26,14 +27,14 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
     RT = dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def linalg_lu_small(a: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
+    def linalg_lu_small(x: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
         b = pk.global_id(0)
-        n = a.shape[1]
+        n = x.shape[2]
         for k in range(n):
             bv: RT = -1.0
             p = k
             for i in range(k, n):
-                v = pivot_size(a[b, i, k])
+                v = pivot_size(x[b, k, i])
                 if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
                     v = math.inf
                 if v > bv:
@@ -41,19 +42,20 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
                     p = i
             pivots[b, k] = p
             if p != k:
-                for j in range(n):
-                    x = a[b, k, j]
-                    a[b, k, j] = a[b, p, j]
-                    a[b, p, j] = x
-            d = a[b, k, k]
+                for j in range(x.shape[1]):
+                    e = x[b, j, k]
+                    x[b, j, k] = x[b, j, p]
+                    x[b, j, p] = e
+            d = x[b, k, k]
             if d == 0:
                 if info[b] == 0:
                     info[b] = k + 1
             else:
                 for i in range(k + 1, n):
-                    ell = a[b, i, k] / d
-                    a[b, i, k] = ell
-                    for j in range(k + 1, n):
-                        a[b, i, j] = a[b, i, j] - ell * a[b, k, j]
+                    x[b, k, i] = x[b, k, i] / d
+                for j in range(k + 1, x.shape[1]):
+                    f = x[b, j, k]
+                    for i in range(k + 1, n):
+                        x[b, j, i] = x[b, j, i] - f * x[b, k, i]
 
     return linalg_lu_small
