@@ -48,7 +48,7 @@ def factor_panel(x: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
     rows = x.shape[2] - k0
     threads, unrolled = panel_shape(rows) if shape is None else shape
     per = cdiv(rows, threads)
-    kernel = _panel_kernel(x.dtype, threads, per if unrolled else CPU_ROWS, unrolled,
+    kernel = _panel_kernel(x.dtype, threads, per if unrolled else local_rows(per), unrolled,
                            GPU_SUB if unrolled else CPU_SUB)
     kernel[threads, x.shape[0]](x, pivots, info, k0, w, per)
 
@@ -56,14 +56,21 @@ def factor_panel(x: Tensor, pivots: Tensor, info: Tensor, k0: int, w: int,
 def panel_shape(rows: int) -> tuple[int, bool]:
     """(invocations, unrolled): GPUs hold their rows' entries in registers (loops over them
     unrolled, one kernel per count of rows an invocation); CPU devices loop over at most
-    CPU_ROWS rows an invocation (fewer where the device has a loop budget, as lavapipe)."""
+    CPU_ROWS rows an invocation (16 where the device has a loop budget, as lavapipe), with up
+    to 256 invocations (beyond 16,384 rows, or 4,096 on lavapipe, more rows each)."""
     if not is_cpu_device():
         return min(GPU_THREADS, max(32, 1 << (rows - 1).bit_length())), True
     threads = CPU_THREADS
-    most = CPU_ROWS if loop_budget() is None else 8
-    while threads < GPU_THREADS and cdiv(rows, threads) > most:
+    most = CPU_ROWS if loop_budget() is None else 16
+    while threads < CPU_THREADS * 4 and cdiv(rows, threads) > most:
         threads *= 2
     return threads, False
+
+
+def local_rows(per: int) -> int:
+    """Rows of the CPU devices' per-invocation arrays for `per` rows an invocation: CPU_ROWS,
+    or the next power of two above it (huge matrices)."""
+    return max(CPU_ROWS, 1 << (per - 1).bit_length())
 
 
 @functools.lru_cache(maxsize=None)
@@ -162,7 +169,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
         for j in range(k0 + t, k0 + w, T):  # invocation t: the panel's columns j ≡ t
             if j < cs or j >= after:
                 for kk in range(sb):
-                    p = piv[kk]
+                    p = min(max(piv[kk], cs), m - 1)  # (clamped: a bound the host can prove)
                     if p != cs + kk:
                         keep = x[b, j, cs + kk]
                         x[b, j, cs + kk] = x[b, j, p]
