@@ -128,7 +128,8 @@ def _block_sweeps(w: Tensor, vt: Tensor, tol: float, with_v: bool) -> None:
         if with_v:
             vt[...] = vt_padded[:, :r, :r]
         return
-    threads = min(1024, max(32, 1 << (cdiv(max(length, r), 4) - 1).bit_length()))
+    per = max(1, 16 // BLOCK)  # columns an invocation keeps of each row: 2·BLOCK·per registers
+    threads = min(1024, max(32, 1 << (cdiv(max(length, r), per) - 1).bit_length()))
     groups = cdiv(threads, get_device().info.features.subgroup_size)
     kernel = jk.step_by_blocks(w.dtype, with_v, threads, cdiv(length, threads),
                                cdiv(r, threads) if with_v else 1, BLOCK, groups)
