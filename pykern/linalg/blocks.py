@@ -1,9 +1,9 @@
 """Blocks of stacks of matrices, for the blocked factorizations: views of a (B, rows, cols)
 tensor's sub-matrices, and the trailing update `C -= A @ B` through `pk.matmul`.
 
-Every blocked algorithm here steps through its matrices by panels of PANEL columns: the panel
-is factored by a kernel that keeps one workgroup per matrix, the rest of the matrix is updated
-by matrix products, which run on the device's fastest GEMM.
+Every blocked algorithm here steps through its matrices by panels of columns: the panel is
+factored by a kernel that keeps one workgroup per matrix, the rest of the matrix is updated by
+matrix products, which run on the device's fastest GEMM.
 """
 
 
@@ -13,7 +13,6 @@ from pykern.tensor.gemm.matmul import matmul
 from pykern.tensor.core.strided import view
 from pykern.tensor.core.tensor import Tensor
 
-PANEL = 32  # columns per panel; also the largest matrix the one-workgroup kernels take whole
 
 
 def block(t: Tensor, r0: int, c0: int, rows: int, cols: int) -> Tensor:
