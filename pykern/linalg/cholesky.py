@@ -17,7 +17,7 @@ from pykern.lang.dtypes import DType
 from pykern.linalg import gradients
 from pykern.linalg.blocks import block
 from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
-from pykern.linalg.cholesky_kernels import diagonal_kernel, update_kernel
+from pykern.linalg.cholesky_kernels import diagonal_kernel, small_kernel, update_kernel
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.gradients import differentiable
 from pykern.tensor.core.device_limits import is_cpu_device
@@ -34,6 +34,7 @@ from pykern.tensor.gemm.matmul import matmul
 # a kernel to compile (LLVM takes about a second for 4×4 tiles, ten for 8×8)
 GPU_TILES = {4: (32, 4), 8: (32, 2), 16: (16, 2)}
 CPU_TILES = {4: (16, 4), 8: (16, 4), 16: (16, 2)}
+SMALL = 32  # CPU devices: up to this many columns, one invocation per matrix
 # tests set this to factor in small blocks (several blocks at small sizes)
 FORCE_TILES: tuple[int, int] | None = None
 
@@ -59,7 +60,7 @@ def _cholesky(x: Tensor, upper: bool) -> Tensor:
     n = m.rows
     if a.shape[0] and n:
         g, ts = tiles(a.dtype, n)
-        info = dispatch(("linalg.cholesky", g, ts), (a,), lambda: _factor(a, g, ts))
+        info = dispatch(("linalg.cholesky", g, ts, small(n)), (a,), lambda: _factor(a, g, ts))
         _check_positive(info, m)
     lower = tril(a)
     if upper:
@@ -80,11 +81,20 @@ def tiles(dtype: DType, n: int) -> tuple[int, int]:
     return g, ts
 
 
+def small(n: int) -> bool:
+    """Whether n×n matrices are factored one invocation each (CPU devices, up to 32 columns,
+    where a workgroup that synchronises costs more than the whole factorization)."""
+    return is_cpu_device() and n <= SMALL and FORCE_TILES is None
+
+
 def _factor(a: Tensor, g: int, ts: int) -> Tensor:
     """Factors the (B, n, n) stack `a` in place (its lower triangle); returns the info codes:
     0, or 1 + the first pivot that is not positive."""
     bsz, n = a.shape[0], a.shape[1]
     info = zeros((bsz,), dt.i32)
+    if small(n):
+        small_kernel(a.dtype)[bsz](a, info)
+        return info
     nb = g * ts
     inv_h = empty((bsz, nb, nb), a.dtype)
     diag = diagonal_kernel(a.dtype, g, ts)

@@ -132,3 +132,31 @@ def update_kernel(dtype: DType) -> pk.Kernel:
             a[b, k0 + w + r, k0 + c] = a[b, k0 + w + r, k0 + c] - q[b, r, c - w]
 
     return linalg_cholesky_update
+
+
+@functools.lru_cache(maxsize=None)
+def small_kernel(dtype: DType) -> pk.Kernel:
+    """Factors each matrix of `a` (B, n, n) in place, one invocation per matrix, no barriers
+    (CPU devices, for batches of small matrices): the lower triangle, info as the diagonal
+    block kernel's."""
+    DT = dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_cholesky_small(a: DT[:, :, :], info: pk.i32[:]):
+        b = pk.global_id(0)
+        n = a.shape[1]
+        for k in range(n):
+            d = a[b, k, k].real
+            if not (d > 0) and info[b] == 0:
+                info[b] = k + 1
+            root = pk.sqrt(d)
+            scale = 1 / root
+            a[b, k, k] = DT(root)
+            for i in range(k + 1, n):
+                a[b, i, k] = a[b, i, k] * scale
+            for j in range(k + 1, n):
+                f = pk.conj(a[b, j, k])
+                for i in range(j, n):
+                    a[b, i, j] = a[b, i, j] - a[b, i, k] * f
+
+    return linalg_cholesky_small

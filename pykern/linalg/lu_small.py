@@ -59,3 +59,60 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
                         x[b, j, i] = x[b, j, i] - f * x[b, k, i]
 
     return linalg_lu_small
+
+
+def solve_small(a: Tensor, y: Tensor, info: Tensor) -> None:
+    """y := A⁻¹ y in place for each matrix of the (B, n, n) stack `a` (row-major, factored in
+    place: its LU with the interchanges applied to y) and the (B, n, k) right-hand sides `y`;
+    each matrix in one invocation, one launch for the batch."""
+    _solve_kernel(a.dtype)[a.shape[0]](a, y, info)
+
+
+@functools.lru_cache(maxsize=None)
+def _solve_kernel(dtype: DType) -> pk.Kernel:
+    RT = dtype.real_dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_solve_small(a: dtype[:, :, :], y: dtype[:, :, :], info: pk.i32[:]):
+        b = pk.global_id(0)
+        n = a.shape[1]
+        k = y.shape[2]
+        for c in range(n):  # the elimination, as the LU kernels do it
+            bv: RT = -1.0
+            p = c
+            for i in range(c, n):
+                v = pivot_size(a[b, i, c])
+                if i == c and pk.isnan(v):
+                    v = math.inf
+                if v > bv:
+                    bv = v
+                    p = i
+            if p != c:
+                for j in range(n):
+                    e = a[b, c, j]
+                    a[b, c, j] = a[b, p, j]
+                    a[b, p, j] = e
+                for j in range(k):
+                    e = y[b, c, j]
+                    y[b, c, j] = y[b, p, j]
+                    y[b, p, j] = e
+            d = a[b, c, c]
+            if d == 0:
+                if info[b] == 0:
+                    info[b] = c + 1
+            else:
+                for i in range(c + 1, n):
+                    f = a[b, i, c] / d
+                    for j in range(c + 1, n):
+                        a[b, i, j] = a[b, i, j] - f * a[b, c, j]
+                    for j in range(k):
+                        y[b, i, j] = y[b, i, j] - f * y[b, c, j]
+        for step in range(n):  # the back substitution with U
+            i = n - 1 - step
+            for j in range(k):
+                s = y[b, i, j]
+                for c in range(i + 1, n):
+                    s -= a[b, i, c] * y[b, c, j]
+                y[b, i, j] = s / a[b, i, i]
+
+    return linalg_solve_small

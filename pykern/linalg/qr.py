@@ -20,6 +20,7 @@ from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import finish, matrices, power_of_two_scale
 from pykern.linalg.qr_panel import factor_panel, panel_width
+from pykern.linalg.qr_small import factor_small, small
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.create.creation import eye, triu
 from pykern.tensor.gemm.matmul import matmul
@@ -62,14 +63,25 @@ def _qr(x: Tensor, mode: str) -> QRResult:
     rrows = min(m, n) if mode == "reduced" else m
     if a.size:
         width = panel_width()
-        q, r = dispatch(("linalg.qr", mode, width), (a,),
-                        lambda: _factor(a, qcols, rrows, width))
+        run = _factor_small if small(m, n) else _factor
+        q, r = dispatch(("linalg.qr", mode, width, run is _factor_small), (a,),
+                        lambda: run(a, qcols, rrows, width))
     else:
         q = eye(m, qcols, dtype=a.dtype).reshape((1, m, qcols)).broadcast_to((bsz, m, qcols))
         q, r = q.astype(a.dtype, copy=True), empty((bsz, rrows, n), a.dtype)
         if r.size:
             r[...] = 0
     return QRResult(finish(q, mt, (m, qcols)), finish(r, mt, (rrows, n)))
+
+
+def _factor_small(a: Tensor, qcols: int, rrows: int, width: int) -> tuple[Tensor, Tensor]:
+    """(Q, R) as `_factor` gives them, each matrix in one invocation (`qr_small`)."""
+    bsz, m, n = a.shape
+    scale, _ = power_of_two_scale(pk_abs(a))
+    x = a / scale
+    q = empty((bsz, m, qcols), a.dtype)
+    factor_small(x, q)
+    return q, triu(block(x, 0, 0, rrows, n)) * scale
 
 
 def _factor(a: Tensor, qcols: int, rrows: int, width: int) -> tuple[Tensor, Tensor]:

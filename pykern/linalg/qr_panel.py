@@ -53,7 +53,11 @@ def factor_panel(x: Tensor, c0: int, w: int, widest: int) -> tuple[Tensor, Tenso
     right = empty((bsz, w, rows), x.dtype)
     threads, unrolled = panel_shape(rows)
     per = cdiv(rows, threads)
+    # each subgroup's sums through subgroup operations, or (CPU devices, where each of those is
+    # a pass over the workgroup) each invocation's through shared memory, where they fit
     groups = cdiv(threads, get_device().info.features.subgroup_size)
+    if not unrolled and threads * widest * x.dtype.itemsize <= 16384:
+        groups = 0
     kernel = _panel_kernel(x.dtype, threads, per if unrolled else local_rows(per), unrolled,
                            groups, widest)
     kernel[threads, bsz](x, vc, left, right, c0, w, per)
@@ -63,7 +67,9 @@ def factor_panel(x: Tensor, c0: int, w: int, widest: int) -> tuple[Tensor, Tenso
 @functools.lru_cache(maxsize=None)
 def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, groups: int,
                   widest: int) -> pk.Kernel:
-    T, W, RM, CH, G = threads, widest, most_rows, CHUNK, groups  # noqa: N806
+    T, W, RM, CH = threads, widest, most_rows, CHUNK  # noqa: N806
+    G = T if groups == 0 else groups  # noqa: N806  (rows of the partial sums)
+    BY_SUBGROUPS = groups != 0  # noqa: N806
     DT = dtype  # noqa: N806
     NQ = pk.constexpr if unrolled else int  # noqa: N806
 
@@ -73,7 +79,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
         c < kk (the reflectors: T's column), Σ |x_ik|² for c = kk, Σ conj(x_ik) x_ic for c > kk
         (the later columns: the reflector's application); and row k's entries of the panel
         (krow[c ≥ kk]) and of the reflectors (vrow[c < kk]). `xk` caches the column."""
-        size = pk.subgroup_size()
+        size = pk.subgroup_size() if BY_SUBGROUPS else 1
         for q in range(nq):
             i = c0 + t + q * T
             e = DT(0.0)
@@ -96,9 +102,12 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                         elif c < w:
                             acc[cc] = acc[cc] + pk.conj(xi) * x[b, c0 + c, i]
             for cc in pk.static_range(CH):
-                s = pk.subgroup_add(acc[cc])
-                if pk.subgroup_lane() == 0 and c8 + cc < w:
-                    part[t // size, c8 + cc] = s
+                if BY_SUBGROUPS:
+                    s = pk.subgroup_add(acc[cc])
+                    if pk.subgroup_lane() == 0 and c8 + cc < w:
+                        part[t // size, c8 + cc] = s
+                elif c8 + cc < w:
+                    part[t, c8 + cc] = acc[cc]
         buf = kk % 2
         if t == (k - c0) % T:
             for c in range(w):
@@ -109,7 +118,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
         pk.barrier()
         if t < w:
             s = DT(0.0)
-            for g in range(T // size):
+            for g in range(T // size if BY_SUBGROUPS else T):
                 s += part[g, t]
             total[buf, t] = s
         pk.barrier()

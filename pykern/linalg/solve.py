@@ -13,9 +13,12 @@ from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.lu import lu_factor, panel_width, small
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.linalg.lu_small import solve_small
 from pykern.linalg.triangular import block_rows, solve_upper
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import empty
+from pykern.tensor.create.creation import zeros
 from pykern.tensor.create.creation import eye
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.promotion import promote
@@ -87,14 +90,28 @@ def _solve_stack(m: Matrices, rhs: Tensor, op: str, name: str) -> Tensor:
     """The solutions (B, n, k) of m's matrices times X = `rhs` (B, n, k); LinAlgError naming
     the first singular matrix."""
     a = m.batch
-    key = ("linalg.solve", small(a.shape[1]), panel_width(a.dtype), block_rows())
+    key = ("linalg.solve", small_solve(a.shape[1], rhs.shape[2]), panel_width(a.dtype),
+           block_rows())
     y, info = dispatch(key, (a, rhs), lambda: _factor_and_solve(a, rhs))
     check_nonsingular(info, m, op, name)
     return y
 
 
+def small_solve(n: int, k: int) -> bool:
+    """Whether n×n systems with k right-hand sides are solved one invocation per matrix: tiny
+    matrices (`lu.small`), within the device's loop budget (lavapipe) for that many."""
+    budget = loop_budget()
+    return small(n) and (budget is None or n * n * (n + 2 * k) // 2 + n < budget)
+
+
 def _factor_and_solve(a: Tensor, rhs: Tensor) -> tuple[Tensor, Tensor]:
     n, k = a.shape[1], rhs.shape[2]
+    if small_solve(n, k):  # one invocation per matrix, on `a` (a copy `matrices` made)
+        y = rhs.astype(rhs.dtype, copy=True)
+        info = zeros((a.shape[0],), dt.i32)
+        if a.shape[0] and n:
+            solve_small(a, y, info)
+        return y, info
     f = lu_factor(a, rhs)
     solve_upper(f.lu)
     y = empty((a.shape[0], n, k), a.dtype)
