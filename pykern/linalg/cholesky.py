@@ -7,7 +7,8 @@ matrix of up to that many columns is one block: a batch of them is one launch); 
 column below it is L₂₁ = A₂₁ L₁₁⁻ᴴ, a matrix product, and the trailing matrix is updated with
 one more, A₂₂ -= L₂₁ L₂₁ᴴ, so nearly all the work runs in the device's GEMM. A factorization
 is four launches per block, with no wait for the device inside; the launches of a shape are
-recorded on its first call and replayed after (`pykern.tensor.core.dispatch`). A pivot whose
+recorded on its first call and replayed after (`pykern.tensor.core.dispatch`), CHUNK blocks at
+a time, each submitted as soon as recorded (`blocks.in_chunks`). A pivot whose
 real part is not positive (or NaN) raises `LinAlgError`, naming the matrix of the batch.
 One kernel serves real and complex dtypes: `pk.conj` and `.real` are identities on reals.
 """
@@ -15,13 +16,13 @@ One kernel serves real and complex dtypes: `pk.conj` and `.real` are identities 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg import gradients
-from pykern.linalg.blocks import block
+from pykern.linalg.blocks import block, in_chunks
 from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
 from pykern.linalg.cholesky_kernels import diagonal_kernel, small_kernel, update_kernel
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.gradients import differentiable
 from pykern.tensor.core.device_limits import is_cpu_device
-from pykern.tensor.core.dispatch import dispatch
+from pykern.tensor.core.strided import cdiv
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.create.creation import tril, zeros
 from pykern.tensor.elementwise.functions import as_tensor
@@ -35,6 +36,7 @@ from pykern.tensor.gemm.matmul import matmul
 GPU_TILES = {4: (32, 4), 8: (32, 2), 16: (16, 2)}
 CPU_TILES = {4: (16, 4), 8: (16, 4), 16: (16, 2)}
 SMALL = 32  # CPU devices: up to this many columns, one invocation per matrix
+CHUNK = 8  # blocks recorded (and submitted to the device) at a time
 # tests set this to factor in small blocks (several blocks at small sizes)
 FORCE_TILES: tuple[int, int] | None = None
 
@@ -59,8 +61,7 @@ def _cholesky(x: Tensor, upper: bool) -> Tensor:
     a = m.batch
     n = m.rows
     if a.shape[0] and n:
-        g, ts = tiles(a.dtype, n)
-        info = dispatch(("linalg.cholesky", g, ts, small(n)), (a,), lambda: _factor(a, g, ts))
+        info = _factor(a)
         _check_positive(info, m)
     lower = tril(a)
     if upper:
@@ -87,7 +88,7 @@ def small(n: int) -> bool:
     return is_cpu_device() and n <= SMALL and FORCE_TILES is None
 
 
-def _factor(a: Tensor, g: int, ts: int) -> Tensor:
+def _factor(a: Tensor) -> Tensor:
     """Factors the (B, n, n) stack `a` in place (its lower triangle); returns the info codes:
     0, or 1 + the first pivot that is not positive."""
     bsz, n = a.shape[0], a.shape[1]
@@ -95,10 +96,20 @@ def _factor(a: Tensor, g: int, ts: int) -> Tensor:
     if small(n):
         small_kernel(a.dtype)[bsz](a, info)
         return info
+    g, ts = tiles(a.dtype, n)
     nb = g * ts
     inv_h = empty((bsz, nb, nb), a.dtype)
+    in_chunks(("linalg.cholesky", g, ts), (a, inv_h, info), cdiv(n, nb),
+              lambda lo, hi: _blocks(a, inv_h, info, g, ts, lo, hi), CHUNK)
+    return info
+
+
+def _blocks(a: Tensor, inv_h: Tensor, info: Tensor, g: int, ts: int, lo: int, hi: int) -> None:
+    """Diagonal blocks lo..hi of the factorization: four launches each."""
+    bsz, n = a.shape[0], a.shape[1]
+    nb = g * ts
     diag = diagonal_kernel(a.dtype, g, ts)
-    for k0 in range(0, n, nb):
+    for k0 in range(lo * nb, min(n, hi * nb), nb):
         w = min(nb, n - k0)
         rest = n - k0 - w
         diag[g * g, bsz](a, inv_h, info, k0, w, int(rest > 0))
@@ -106,7 +117,6 @@ def _factor(a: Tensor, g: int, ts: int) -> Tensor:
             p = matmul(block(a, k0 + w, k0, rest, w), block(inv_h, 0, 0, w, w))
             q = matmul(p, adjoint(p))
             update_kernel(a.dtype)[w + rest, rest, bsz](a, p, q, k0, w)
-    return info
 
 
 def _check_positive(info: Tensor, m: Matrices) -> None:

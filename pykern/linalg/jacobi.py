@@ -13,6 +13,7 @@ same kernels; norms, values and tolerances are in the real dtype.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from pykern.lang import dtypes as dt
@@ -21,7 +22,7 @@ from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.create.creation import eye, fill, zeros
 from pykern.runtime import get_device
 from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
-from pykern.tensor.core.dispatch import dispatch
+from pykern.linalg.blocks import in_chunks
 from pykern.tensor.core.stand_in import stand_in
 from pykern.tensor.core.strided import cdiv
 from pykern.tensor.core.tensor import Tensor, empty
@@ -29,7 +30,8 @@ from pykern.tensor.complex.complex_elementwise import conj
 from pykern.tensor.gemm.matmul import matmul
 
 MAX_SWEEPS = 30  # Jacobi converges quadratically: 5 to 10 sweeps in practice
-BLOCK = 4  # rows of a block of the GPUs' sweeps (a workgroup rotates two blocks' rows)
+BLOCK = 8  # rows of a block of the GPUs' sweeps (a workgroup rotates two blocks' rows)
+STEPS_PER_CHUNK = 32  # steps of a sweep recorded (and submitted to the device) at a time
 
 
 def tolerance(dtype: DType, length: int) -> float:
@@ -116,7 +118,8 @@ def _global_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: boo
 def _block_sweeps(w: Tensor, vt: Tensor, tol: float, with_v: bool) -> None:
     """The GPUs' sweeps by pairs of blocks of BLOCK rows (`jk.step_by_blocks`): rows padded with
     zeros to a multiple of 2·BLOCK (a zero row never rotates), each sweep's launches recorded
-    once and replayed (`dispatch`), one flag per matrix read after each sweep."""
+    once and replayed, STEPS_PER_CHUNK at a time, each submitted as soon as recorded
+    (`blocks.in_chunks`), one flag per matrix read after each sweep."""
     batch, r, length = w.shape
     rows = -(-r // (2 * BLOCK)) * 2 * BLOCK
     if rows != r:
@@ -136,18 +139,18 @@ def _block_sweeps(w: Tensor, vt: Tensor, tol: float, with_v: bool) -> None:
     blocks = r // BLOCK
     key = ("linalg.jacobi_sweep", with_v, threads, BLOCK, tol)
     for _ in range(MAX_SWEEPS):
-        flags = dispatch(key, (w, vt), lambda: _block_sweep(kernel, w, vt, blocks, threads, tol))
+        flags = zeros((batch,), dt.i32)
+        steps = functools.partial(_block_steps, kernel, w, vt, flags, blocks, threads, tol)
+        in_chunks(key, (w, vt, flags), blocks - 1, steps, STEPS_PER_CHUNK)
         if not flags.numpy().any():
             return
 
 
-def _block_sweep(kernel: object, w: Tensor, vt: Tensor, blocks: int, threads: int,
-                 tol: float) -> Tensor:
-    """One sweep (every pair of blocks once); the flags of the matrices that rotated."""
-    flags = zeros((w.shape[0],), dt.i32)
-    for step in range(blocks - 1):
+def _block_steps(kernel: object, w: Tensor, vt: Tensor, flags: Tensor, blocks: int,
+                 threads: int, tol: float, lo: int, hi: int) -> None:
+    """Steps lo..hi of a sweep (every pair of blocks once a sweep)."""
+    for step in range(lo, hi):
         kernel[(blocks // 2) * threads, w.shape[0]](w, vt, flags, blocks, step, tol)
-    return flags
 
 
 def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,

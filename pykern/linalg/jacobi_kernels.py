@@ -369,74 +369,86 @@ def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: 
     pair of blocks (P, Q) that slot k of the blocks' round-robin step `step` pairs, and
     rotates every pair of their 2·half rows once (the rows' own round-robin, 2·half - 1 inner
     steps), with the rows' entries held in registers: invocation t keeps the columns t, t + T,
-    ... (`per_w` of W's, `per_v` of Vt's; one kernel per count). An inner step's sums (α, β, γ
-    of its `half` pairs) go through subgroup operations and shared memory (`groups`
-    subgroups), two barriers; everything else is the invocation's own columns. A sweep is
-    `blocks` - 1 launches instead of the rows' R - 1. Sets flags[b] = 1 when it rotates."""
+    ... (`per_w` of W's, `per_v` of Vt's; one kernel per count). The rows' squared norms are
+    summed once, then carried through the rotations (‖x'‖² = c²α + s²β - 2cs·Re(ph γ), as LAPACK's
+    gesvj updates them); an inner step sums only its pairs' products γ, through subgroup
+    operations and shared memory (`groups` subgroups, two barriers); everything else is the
+    invocation's own columns. A sweep is `blocks` - 1 launches instead of the rows' R - 1.
+    Sets flags[b] = 1 when it rotates."""
     D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
     T, CW, CV, H, G, WITH_V = threads, per_w, per_v, half, groups, with_v  # noqa: N806
     RB = 2 * half  # noqa: N806
     PAIRS = block_schedule(RB)  # noqa: N806
-    NV = 3 * half  # noqa: N806
+
+    @pk.func
+    def summed(acc, part, total, t, count):
+        """total[e] = the workgroup's sum of acc[e], for e < count (≤ RB)."""
+        size = pk.subgroup_size()
+        for e in pk.static_range(RB):
+            if e < count:
+                sums = pk.subgroup_add(acc[e])
+                if pk.subgroup_lane() == 0:
+                    part[t // size, e] = sums
+        pk.barrier()
+        if t < count:
+            sums = D(0)
+            for g in range(T // size):
+                sums += part[g, t]
+            total[t] = sums
+        pk.barrier()
 
     @pk.kernel(workgroup=(T, 1, 1))
     def jacobi_block_step(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], blocks: int,
                           step: int, tol: R):
-        part = pk.shared(D, (G, NV))
-        total = pk.shared(D, NV)
+        part = pk.shared(D, (G, RB))
+        total = pk.shared(D, RB)
         xw = pk.local(D, (RB, CW))
         xv = pk.local(D, (RB, CV))
-        acc = pk.local(D, NV)
+        acc = pk.local(D, RB)
+        norms = pk.local(R, RB)  # the rows' squared norms, carried through the rotations
         t = pk.local_id(0)
         b = pk.global_id(1)
         bp, bq = pair_of(step, pk.group_id(0), blocks)
         ln = w.shape[2]
         r = vt.shape[2]
-        size = pk.subgroup_size()
         for j in pk.static_range(RB):
             row = bp * H + j if j < H else bq * H + j - H
+            a: R = 0
             for c in pk.static_range(CW):
                 col = t + c * T
-                xw[j, c] = w[b, row, col] if col < ln else D(0)
+                x = w[b, row, col] if col < ln else D(0)
+                xw[j, c] = x
+                a += sq(x)
+            acc[j] = D(a)
             if WITH_V:
                 for c in pk.static_range(CV):
                     col = t + c * T
                     xv[j, c] = vt[b, row, col] if col < r else D(0)
+        summed(acc, part, total, t, RB)
+        for j in pk.static_range(RB):
+            norms[j] = total[j].real
         rotated = 0
         for s in pk.static_range(RB - 1):
             for k in pk.static_range(H):
                 p = PAIRS[2 * (s * H + k)]
                 q = PAIRS[2 * (s * H + k) + 1]
-                alpha: R = 0
-                beta: R = 0
                 gamma: D = 0
                 for c in pk.static_range(CW):
-                    x = xw[p, c]
-                    y = xw[q, c]
-                    alpha += sq(x)
-                    beta += sq(y)
-                    gamma += pk.conj(x) * y
-                acc[3 * k] = D(alpha)
-                acc[3 * k + 1] = D(beta)
-                acc[3 * k + 2] = gamma
-            for e in pk.static_range(NV):
-                sums = pk.subgroup_add(acc[e])
-                if pk.subgroup_lane() == 0:
-                    part[t // size, e] = sums
-            pk.barrier()
-            if t < NV:
-                sums = D(0)
-                for g in range(T // size):
-                    sums += part[g, t]
-                total[t] = sums
-            pk.barrier()
+                    gamma += pk.conj(xw[p, c]) * xw[q, c]
+                acc[k] = gamma
+            summed(acc, part, total, t, H)
             for k in pk.static_range(H):
                 p = PAIRS[2 * (s * H + k)]
                 q = PAIRS[2 * (s * H + k) + 1]
-                c_, s_, ph = ROT(total[3 * k].real, total[3 * k + 1].real, total[3 * k + 2],
-                                 tol)
+                alpha = norms[p]
+                beta = norms[q]
+                g = total[k]
+                c_, s_, ph = ROT(alpha, beta, g, tol)
                 if s_ != 0:
                     rotated = 1
+                    cross = 2 * c_ * s_ * (ph * g).real  # ⟨x, ph·y⟩, real
+                    norms[p] = max(c_ * c_ * alpha + s_ * s_ * beta - cross, R(0))
+                    norms[q] = max(s_ * s_ * alpha + c_ * c_ * beta + cross, R(0))
                     for c in pk.static_range(CW):
                         x = xw[p, c]
                         y = ph * xw[q, c]
