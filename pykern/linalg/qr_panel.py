@@ -28,7 +28,9 @@ from pykern.lang.dtypes import DType
 from pykern.linalg.lu_panel import local_rows, panel_shape
 from pykern.runtime import get_device
 from pykern.tensor.core.strided import cdiv
+from pykern.tensor.complex.complex_elementwise import conj
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.gemm.matmul import matmul
 
 WIDEST = 32  # columns of a panel (its shared arrays' size)
 # tests set this to factor in narrow panels (several panels at small sizes)
@@ -60,8 +62,40 @@ def factor_panel(x: Tensor, c0: int, w: int, widest: int) -> tuple[Tensor, Tenso
         groups = 0
     kernel = _panel_kernel(x.dtype, threads, per if unrolled else local_rows(per), unrolled,
                            groups, widest)
-    kernel[threads, bsz](x, vc, left, right, c0, w, per)
+    taus = empty((bsz, w), x.dtype)
+    kernel[threads, bsz](x, vc, left, right, taus, c0, w, per)
+    if not unrolled:  # CPU devices: T from the Gram matrix, the factors by matrix products
+        v_t = conj(vc).mT if x.dtype.is_complex else vc.mT  # Vᵀ
+        gram = matmul(conj(v_t), v_t.mT) if x.dtype.is_complex else matmul(v_t, vc)  # Vᴴ V
+        tf = empty(gram.shape, gram.dtype)
+        _t_kernel(x.dtype)[bsz](gram, taus, tf)
+        left = matmul(conj(tf) if x.dtype.is_complex else tf, v_t)
+        right = matmul(tf.mT, v_t)
     return vc, left, right
+
+
+@functools.lru_cache(maxsize=None)
+def _t_kernel(dtype: DType) -> pk.Kernel:
+    """T (B, w, w), upper triangular, with H_0 ··· H_w-1 = I - V T Vᴴ, from the Gram matrices
+    Vᴴ V and the τ of the panel's reflectors (LAPACK's larft); one invocation per matrix."""
+    DT = dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_qr_t(gram: DT[:, :, :], taus: DT[:, :], tf: DT[:, :, :]):
+        b = pk.global_id(0)
+        w = gram.shape[1]
+        for j in range(w):
+            tj = taus[b, j]
+            for i in range(j + 1, w):
+                tf[b, i, j] = DT(0.0)
+            tf[b, j, j] = tj
+            for i in range(j):  # T[:j, j] = -τ_j T[:j, :j] Vᴴ v_j
+                s = DT(0.0)
+                for c in range(i, j):
+                    s += tf[b, i, c] * gram[b, c, j]
+                tf[b, i, j] = -tj * s
+
+    return linalg_qr_t
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,6 +106,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
     BY_SUBGROUPS = groups != 0  # noqa: N806
     DT = dtype  # noqa: N806
     NQ = pk.constexpr if unrolled else int  # noqa: N806
+    IN_KERNEL = unrolled  # noqa: N806  (T and the factors here; CPU devices: by products after)
 
     @pk.func
     def reduce_column(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
@@ -148,6 +183,67 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                     x[b, c0 + j, k] = krow[buf, j] - pk.conj(tau) * d
 
     @pk.func
+    def first_row_below(c0, t, k):
+        """Invocation t's first row below k (its rows are c0 + t, c0 + t + T, ...)."""
+        return c0 + t + max(0, (k + 1 - c0 - t + T - 1) // T) * T
+
+    @pk.func
+    def reduce_column_cpu(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
+        """reduce_column for CPU devices: one sum at a time, over loops the host device
+        bounds by their ranges (no per-row tests), each invocation's sums through shared
+        memory."""
+        first = first_row_below(c0, t, k)
+        for c in range(kk, w):  # (T's sums with the earlier reflectors: a product, after)
+            s = DT(0.0)
+            if c == kk:
+                for i in range(first, m, T):
+                    xi = x[b, k, i]
+                    s += DT(xi.real * xi.real + xi.imag * xi.imag)
+            else:
+                for i in range(first, m, T):
+                    s += pk.conj(x[b, k, i]) * x[b, c0 + c, i]
+            if BY_SUBGROUPS:  # (lavapipe's larger workgroups)
+                s = pk.subgroup_add(s)
+                if pk.subgroup_lane() == 0:
+                    part[t // pk.subgroup_size(), c] = s
+            else:
+                part[t, c] = s
+        buf = kk % 2
+        if t == (k - c0) % T:
+            for c in range(w):
+                if c < kk:
+                    vrow[buf, c] = x[b, c0 + c, k]
+                else:
+                    krow[buf, c] = x[b, c0 + c, k]
+        pk.barrier()
+        if t < w:
+            s = DT(0.0)
+            for g in range(T // pk.subgroup_size() if BY_SUBGROUPS else T):
+                s += part[g, t]
+            total[buf, t] = s
+        pk.barrier()
+
+    @pk.func
+    def apply_reflector_cpu(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta):
+        """apply_reflector for CPU devices, over loops bounded by their ranges."""
+        buf = kk % 2
+        for i in range(first_row_below(c0, t, k), m, T):
+            vi = x[b, k, i] * scale
+            x[b, k, i] = vi
+            f = vi * pk.conj(tau)
+            for j in range(kk + 1, w):
+                d = krow[buf, j] + pk.conj(scale) * total[buf, j]
+                x[b, c0 + j, i] = x[b, c0 + j, i] - f * d
+        if t == (k - c0) % T:
+            x[b, k, k] = DT(beta)
+            for j in range(kk + 1, w):
+                d = krow[buf, j] + pk.conj(scale) * total[buf, j]
+                x[b, c0 + j, k] = krow[buf, j] - pk.conj(tau) * d
+
+    REDUCE = reduce_column if unrolled else reduce_column_cpu  # noqa: N806
+    APPLY = apply_reflector if unrolled else apply_reflector_cpu  # noqa: N806
+
+    @pk.func
     def write_products(x, vd, vc, left, right, tf, b, t, c0, w, m, nq):
         """vc = conj(V), left = conj(T) Vᵀ, right = Tᵀ Vᵀ for the rows of invocation t."""
         for q in range(nq):
@@ -161,6 +257,8 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                         e = DT(1.0)
                     vd[d] = e
                     vc[b, i - c0, d] = pk.conj(e)
+                if not IN_KERNEL:
+                    continue
                 for c in range(w):
                     sl = DT(0.0)
                     sr = DT(0.0)
@@ -173,7 +271,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_qr_panel(x: DT[:, :, :], vc: DT[:, :, :], left: DT[:, :, :], right: DT[:, :, :],
-                        c0: int, w: int, nq: NQ):
+                        taus: DT[:, :], c0: int, w: int, nq: NQ):
         part = pk.shared(DT, (G, W))  # each subgroup's sums
         total = pk.shared(DT, (2, W))  # the column's sums, double-buffered
         krow = pk.shared(DT, (2, W))  # row k's entries of the panel, and of the reflectors
@@ -188,7 +286,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
         for kk in range(w):
             k = c0 + kk
             buf = kk % 2
-            reduce_column(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq)
+            REDUCE(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq)
             sigma = total[buf, kk].real
             alpha = krow[buf, kk]
             ar = alpha.real
@@ -202,14 +300,15 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                 scale = 1 / (alpha - beta)
             # T's column kk: T[c, kk] = -τ Σ_d T[c, d] (v_dᴴ v_k), v_dᴴ v_k = conj(v_dk) +
             # scale · Σ conj(v_di) x_ik (rows below k)
-            if t < kk:
+            if IN_KERNEL and t < kk:
                 s = DT(0.0)
                 for d in range(t, kk):
                     s += tf[t, d] * (pk.conj(vrow[buf, d]) + scale * total[buf, d])
                 tf[t, kk] = -tau * s
             if t == kk:
                 tf[kk, kk] = tau
-            apply_reflector(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta)
+                taus[b, kk] = tau
+            APPLY(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta)
         pk.barrier()  # T complete, every reflector stored
         write_products(x, vd, vc, left, right, tf, b, t, c0, w, m, nq)
 
