@@ -1,22 +1,19 @@
 """Blocks of stacks of matrices, for the blocked factorizations: views of a (B, rows, cols)
 tensor's sub-matrices, and the trailing update `C -= A @ B` through `pk.matmul`.
 
-Every blocked algorithm here steps through its matrices by panels of PANEL columns: the panel
-is factored by a kernel that keeps one workgroup per matrix, the rest of the matrix is updated
-by matrix products, which run on the device's fastest GEMM.
+Every blocked algorithm here steps through its matrices by panels of columns: the panel is
+factored by a kernel that keeps one workgroup per matrix, the rest of the matrix is updated by
+matrix products, which run on the device's fastest GEMM.
 """
 
-
 import functools
+from collections.abc import Callable
 
-import pykern as pk
-
-from pykern.lang.dtypes import DType
+from pykern.runtime import get_device
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.gemm.matmul import matmul
 from pykern.tensor.core.strided import view
 from pykern.tensor.core.tensor import Tensor
-
-PANEL = 32  # columns per panel; also the largest matrix the one-workgroup kernels take whole
 
 
 def block(t: Tensor, r0: int, c0: int, rows: int, cols: int) -> Tensor:
@@ -37,17 +34,24 @@ def subtract_product(c: Tensor, a: Tensor, b: Tensor) -> None:
         return
     if a.shape[2] == 0:
         return
-    p = matmul(a, b)
-    _subtract_kernel(c.dtype)[c.shape[2], c.shape[1], c.shape[0]](c, p)
+    c -= matmul(a, b)  # the tensor library's in-place subtraction, on the view
 
 
-@functools.lru_cache(maxsize=None)
-def _subtract_kernel(dtype: DType) -> pk.Kernel:
-    @pk.kernel
-    def linalg_subtract(c: dtype[:, :, :], p: dtype[:, :, :]):
-        j = pk.global_id(0)
-        i = pk.global_id(1)
-        b = pk.global_id(2)
-        c[b, i, j] = c[b, i, j] - p[b, i, j]
+def in_chunks(key: tuple, operands: tuple[Tensor, ...], count: int,
+              body: Callable[[int, int], None], chunk: int) -> None:
+    """body(lo, hi) for the steps lo..hi of 0..count, `chunk` steps at a time: each range's
+    launches recorded on its first call and replayed after (`dispatch`, keyed by `key` and
+    the range; `body` uses only `operands` and what it makes), and submitted as soon as they
+    are recorded (`flush`), so that the device works on one range while the host records the
+    next."""
+    device = get_device()
+    for lo in range(0, count, chunk):
+        hi = min(count, lo + chunk)
+        dispatch(key + (lo, hi), operands,
+                 functools.partial(_returning, operands[0], body, lo, hi))
+        device.flush()
 
-    return linalg_subtract
+
+def _returning(result: Tensor, body: Callable[[int, int], None], lo: int, hi: int) -> Tensor:
+    body(lo, hi)
+    return result

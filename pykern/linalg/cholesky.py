@@ -1,31 +1,44 @@
 """`cholesky`: A = L Lᴴ for Hermitian (real: symmetric) positive-definite A, reading A's lower
 triangle only (and the real part of its diagonal).
 
-Right-looking and blocked: each diagonal block of up to PANEL columns is factored by a kernel
-that holds it in shared memory, one workgroup per matrix (a matrix of up to PANEL columns is
-one block: a batch of them is one launch); the block column below it is solved against the
-block's conjugate transpose, and the trailing matrix updated with one matrix product. A pivot
-whose real part is not positive (or NaN) raises `LinAlgError`, naming the matrix of the batch.
+Right-looking and blocked: each diagonal block of up to `block_size` columns is factored by a
+kernel that holds it in registers, one workgroup per matrix, which also inverts the factor (a
+matrix of up to that many columns is one block: a batch of them is one launch); the block
+column below it is L₂₁ = A₂₁ L₁₁⁻ᴴ, a matrix product, and the trailing matrix is updated with
+one more, A₂₂ -= L₂₁ L₂₁ᴴ, so nearly all the work runs in the device's GEMM. A factorization
+is four launches per block, with no wait for the device inside; the launches of a shape are
+recorded on its first call and replayed after (`pykern.tensor.core.dispatch`), CHUNK blocks at
+a time, each submitted as soon as recorded (`blocks.in_chunks`). A pivot whose
+real part is not positive (or NaN) raises `LinAlgError`, naming the matrix of the batch.
 One kernel serves real and complex dtypes: `pk.conj` and `.real` are identities on reals.
 """
 
-import functools
-
-import pykern as pk
-
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.linalg.blocks import PANEL, block, subtract_product, transposed
 from pykern.linalg import gradients
-from pykern.linalg.gradients import differentiable
+from pykern.linalg.blocks import block, in_chunks
 from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
+from pykern.linalg.cholesky_kernels import diagonal_kernel, small_kernel, update_kernel
 from pykern.linalg.errors import LinAlgError
-from pykern.linalg.triangular import solve_diagonal_block
+from pykern.linalg.gradients import differentiable
+from pykern.tensor.core.device_limits import is_cpu_device
+from pykern.tensor.core.strided import cdiv
+from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.create.creation import tril, zeros
 from pykern.tensor.elementwise.functions import as_tensor
-from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.gemm.matmul import matmul
 
-THREADS = 64
+# (G, TS) of the diagonal block kernel: G×G invocations holding TS×TS tiles of a G·TS block,
+# by the bytes of an element: GPUs keep 32 words of tiles per invocation of 1,024 (registers),
+# and take fewer invocations (a power of two) for smaller matrices. CPU devices run a
+# workgroup's invocations in turn: their tiles are larger, and G is fixed, as every (G, TS) is
+# a kernel to compile (LLVM takes about a second for 4×4 tiles, ten for 8×8)
+GPU_TILES = {4: (32, 4), 8: (32, 2), 16: (16, 2)}
+CPU_TILES = {4: (16, 4), 8: (16, 4), 16: (16, 2)}
+SMALL = 32  # CPU devices: up to this many columns, one invocation per matrix
+CHUNK = 8  # blocks recorded (and submitted to the device) at a time
+# tests set this to factor in small blocks (several blocks at small sizes)
+FORCE_TILES: tuple[int, int] | None = None
 
 
 def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
@@ -46,10 +59,9 @@ def cholesky(x: object, /, *, upper: bool = False) -> Tensor:
 def _cholesky(x: Tensor, upper: bool) -> Tensor:
     m = matrices(x, "cholesky", square=True)
     a = m.batch
-    info = zeros((a.shape[0],), dt.i32)
     n = m.rows
     if a.shape[0] and n:
-        _factor(a, info)
+        info = _factor(a)
         _check_positive(info, m)
     lower = tril(a)
     if upper:
@@ -57,26 +69,54 @@ def _cholesky(x: Tensor, upper: bool) -> Tensor:
     return finish(lower, m, (n, n))
 
 
-def _factor(a: Tensor, info: Tensor) -> None:
-    n = a.shape[1]
-    for k0 in range(0, n, PANEL):
-        w = min(PANEL, n - k0)
-        _block_kernel(a.dtype)[THREADS, a.shape[0]](a, info, k0, w)
+def tiles(dtype: DType, n: int) -> tuple[int, int]:
+    """(G, TS) of the diagonal block kernel for matrices of n columns: blocks of G·TS columns,
+    G no larger than n needs."""
+    if FORCE_TILES is not None:
+        return FORCE_TILES
+    if is_cpu_device():
+        return CPU_TILES[dtype.itemsize]
+    g, ts = GPU_TILES[dtype.itemsize]
+    while g > 2 and (g // 2) * ts >= n:
+        g //= 2
+    return g, ts
+
+
+def small(n: int) -> bool:
+    """Whether n×n matrices are factored one invocation each (CPU devices, up to 32 columns,
+    where a workgroup that synchronises costs more than the whole factorization)."""
+    return is_cpu_device() and n <= SMALL and FORCE_TILES is None
+
+
+def _factor(a: Tensor) -> Tensor:
+    """Factors the (B, n, n) stack `a` in place (its lower triangle); returns the info codes:
+    0, or 1 + the first pivot that is not positive."""
+    bsz, n = a.shape[0], a.shape[1]
+    info = zeros((bsz,), dt.i32)
+    if small(n):
+        small_kernel(a.dtype)[bsz](a, info)
+        return info
+    g, ts = tiles(a.dtype, n)
+    nb = g * ts
+    inv_h = empty((bsz, nb, nb), a.dtype)
+    in_chunks(("linalg.cholesky", g, ts), (a, inv_h, info), cdiv(n, nb),
+              lambda lo, hi: _blocks(a, inv_h, info, g, ts, lo, hi), CHUNK)
+    return info
+
+
+def _blocks(a: Tensor, inv_h: Tensor, info: Tensor, g: int, ts: int, lo: int, hi: int) -> None:
+    """Diagonal blocks lo..hi of the factorization: four launches each."""
+    bsz, n = a.shape[0], a.shape[1]
+    nb = g * ts
+    diag = diagonal_kernel(a.dtype, g, ts)
+    for k0 in range(lo * nb, min(n, hi * nb), nb):
+        w = min(nb, n - k0)
         rest = n - k0 - w
+        diag[g * g, bsz](a, inv_h, info, k0, w, int(rest > 0))
         if rest:
-            below = block(a, k0 + w, k0, rest, w)
-            # L21 = A21 L11⁻ᴴ, i.e. L21ᴴ = L11⁻¹ A21ᴴ: solved in place in A21's transposed
-            # view, conjugated before and after for complex dtypes
-            _conjugate(below)
-            solve_diagonal_block(a, transposed(below), k0, 0, w, lower=True, unit=False)
-            _conjugate(below)
-            subtract_product(block(a, k0 + w, k0 + w, rest, rest), below, adjoint(below))
-
-
-def _conjugate(t: Tensor) -> None:
-    """Conjugates the (B, rows, cols) view `t` in place (nothing to do for real dtypes)."""
-    if t.dtype.is_complex:
-        _conj_kernel(t.dtype)[t.shape[2], t.shape[1], t.shape[0]](t)
+            p = matmul(block(a, k0 + w, k0, rest, w), block(inv_h, 0, 0, w, w))
+            q = matmul(p, adjoint(p))
+            update_kernel(a.dtype)[w + rest, rest, bsz](a, p, q, k0, w)
 
 
 def _check_positive(info: Tensor, m: Matrices) -> None:
@@ -88,58 +128,3 @@ def _check_positive(info: Tensor, m: Matrices) -> None:
             if m.batch_shape else ""
         raise LinAlgError(f"cholesky: x is not positive definite{where}: pivot "
                           f"{int(codes[first]) - 1} is not positive")
-
-
-@functools.lru_cache(maxsize=None)
-def _block_kernel(dtype: DType) -> pk.Kernel:
-    T = THREADS  # noqa: N806
-    NB = PANEL  # noqa: N806
-    DT = dtype  # noqa: N806
-
-    @pk.kernel(workgroup=(T, 1, 1))
-    def linalg_cholesky_block(a: dtype[:, :, :], info: pk.i32[:], k0: int, w: int):
-        s = pk.shared(DT, (NB, NB))
-        t = pk.local_id(0)
-        b = pk.global_id(1)
-        for idx in range(t, w * w, T):
-            i = idx // w
-            j = idx % w
-            if j <= i:
-                s[i, j] = a[b, k0 + i, k0 + j]
-        pk.barrier()
-        for k in range(w):
-            if t == 0:
-                d = s[k, k].real
-                if not (d > 0) and info[b] == 0:
-                    info[b] = k0 + k + 1
-                s[k, k] = DT(pk.sqrt(d))
-            pk.barrier()
-            for i in range(k + 1 + t, w, T):
-                s[i, k] = s[i, k] / s[k, k]
-            pk.barrier()
-            rest = w - k - 1
-            for idx in range(t, rest * rest, T):
-                i = k + 1 + idx // rest
-                j = k + 1 + idx % rest
-                if j <= i:
-                    s[i, j] = s[i, j] - s[i, k] * pk.conj(s[j, k])
-            pk.barrier()
-        for idx in range(t, w * w, T):
-            i = idx // w
-            j = idx % w
-            if j <= i:
-                a[b, k0 + i, k0 + j] = s[i, j]
-
-    return linalg_cholesky_block
-
-
-@functools.lru_cache(maxsize=None)
-def _conj_kernel(dtype: DType) -> pk.Kernel:
-    @pk.kernel
-    def linalg_conj_in_place(x: dtype[:, :, :]):
-        j = pk.global_id(0)
-        i = pk.global_id(1)
-        b = pk.global_id(2)
-        x[b, i, j] = pk.conj(x[b, i, j])
-
-    return linalg_conj_in_place

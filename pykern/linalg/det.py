@@ -13,7 +13,8 @@ from pykern.lang.dtypes import DType
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.checks import finish, matrices
-from pykern.linalg.lu import lu_factor
+from pykern.linalg.lu import lu_factor, panel_width, small
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.tensor import Tensor, empty
 
@@ -53,14 +54,21 @@ def _slogdet(x: Tensor) -> SlogdetResult:
 
 def _determinants(op: str, x: object) -> tuple[Tensor, Tensor, Tensor]:
     m = matrices(x, op, square=True)
-    f = lu_factor(m.batch)
-    bsz = m.batch.shape[0]
-    outs = [empty((bsz,), d) for d in (m.compute, m.compute, m.compute.real_dtype)]
-    if bsz:
-        _det_kernel(m.compute)[bsz](f.lu, f.pivots, *outs)
-    det, sign, logabs = outs
+    a = m.batch
+    key = ("linalg.det", small(a.shape[1]), panel_width(a.dtype))
+    det, sign, logabs = dispatch(key, (a,), lambda: _from_factors(a))
     return (finish(det, m, ()), finish(sign, m, ()),
             finish(logabs, m, (), m.result.real_dtype))
+
+
+def _from_factors(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(det, sign, logabsdet) of the (B, n, n) stack `a`, through its LU factors."""
+    f = lu_factor(a)
+    bsz = a.shape[0]
+    outs = [empty((bsz,), d) for d in (a.dtype, a.dtype, a.dtype.real_dtype)]
+    if bsz:
+        _det_kernel(a.dtype)[bsz](f.lu, f.pivots, *outs)
+    return outs[0], outs[1], outs[2]
 
 
 @functools.lru_cache(maxsize=None)
@@ -78,7 +86,7 @@ def _det_kernel(dtype: DType) -> pk.Kernel:
         s: DT = 1.0
         total: RT = 0.0
         singular = False
-        for k in range(lu.shape[1]):
+        for k in range(lu.shape[2]):
             u = lu[b, k, k]
             if pivots[b, k] != k:
                 parity = -parity

@@ -2,22 +2,27 @@
 returns them sorted by norm, with the accumulated rotations. `svd` and `eigh` are built on it.
 
 Small matrices sweep in shared memory, many per launch (the sweep count per launch kept under
-the device's loop-iteration cap); larger ones sweep over global memory, one launch per step (a
-workgroup per pair on GPUs, an invocation per pair on CPU devices). After each launch of sweeps
-(each sweep, for the larger ones) the host reads one flag per matrix, and stops once no pair
-rotated in a whole sweep. Real and complex (c64, c128) matrices run the same kernels; norms,
-values and tolerances are in the real dtype.
+the device's loop-iteration cap); larger ones sweep over global memory: on GPUs one launch per
+step of a round-robin over blocks of BLOCK rows, a workgroup rotating all the pairs of its two
+blocks' rows held in registers (the sweep's launches recorded once and replayed); on CPU
+devices one launch per step of the rows' round-robin, an invocation per pair. After each
+launch of sweeps (each sweep, for the larger ones) the host reads one flag per matrix, and
+stops once no pair rotated in a whole sweep. Real and complex (c64, c128) matrices run the
+same kernels; norms, values and tolerances are in the real dtype.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg import jacobi_kernels as jk
 from pykern.tensor.create.creation import eye, fill, zeros
+from pykern.runtime import get_device
 from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
+from pykern.linalg.blocks import in_chunks
 from pykern.tensor.core.stand_in import stand_in
 from pykern.tensor.core.strided import cdiv
 from pykern.tensor.core.tensor import Tensor, empty
@@ -25,6 +30,8 @@ from pykern.tensor.complex.complex_elementwise import conj
 from pykern.tensor.gemm.matmul import matmul
 
 MAX_SWEEPS = 30  # Jacobi converges quadratically: 5 to 10 sweeps in practice
+BLOCK = 8  # rows of a block of the GPUs' sweeps (a workgroup rotates two blocks' rows)
+STEPS_PER_CHUNK = 32  # steps of a sweep recorded (and submitted to the device) at a time
 
 
 def tolerance(dtype: DType, length: int) -> float:
@@ -95,19 +102,55 @@ def _shared_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: boo
 
 
 def _global_sweeps(w: Tensor, vt: Tensor, flags: Tensor, tol: float, with_v: bool) -> None:
+    if not is_cpu_device():
+        _block_sweeps(w, vt, tol, with_v)
+        return
     batch, r, _ = w.shape
-    if is_cpu_device():
-        step = jk.step_by_invocations(w.dtype, with_v)
-        grid: tuple[int, int] = (r // 2, batch)
-    else:
-        step = jk.step_by_workgroups(w.dtype, with_v)
-        grid = ((r // 2) * jk.STEP_THREADS, batch)
+    step = jk.step_by_invocations(w.dtype, with_v)
     for _ in range(MAX_SWEEPS):
         fill(flags, 0)
         for s in range(r - 1):
-            step[grid](w, vt, flags, r, s, tol)
+            step[(r // 2, batch)](w, vt, flags, r, s, tol)
         if not flags.numpy().any():
             return
+
+
+def _block_sweeps(w: Tensor, vt: Tensor, tol: float, with_v: bool) -> None:
+    """The GPUs' sweeps by pairs of blocks of BLOCK rows (`jk.step_by_blocks`): rows padded with
+    zeros to a multiple of 2·BLOCK (a zero row never rotates), each sweep's launches recorded
+    once and replayed, STEPS_PER_CHUNK at a time, each submitted as soon as recorded
+    (`blocks.in_chunks`), one flag per matrix read after each sweep."""
+    batch, r, length = w.shape
+    rows = -(-r // (2 * BLOCK)) * 2 * BLOCK
+    if rows != r:
+        padded = zeros((batch, rows, length), w.dtype)
+        padded[:, :r, :] = w
+        vt_padded = _identity(batch, rows, w.dtype) if with_v else vt
+        _block_sweeps(padded, vt_padded, tol, with_v)
+        w[...] = padded[:, :r, :]
+        if with_v:
+            vt[...] = vt_padded[:, :r, :r]
+        return
+    per = max(1, 16 // BLOCK)  # columns an invocation keeps of each row: 2·BLOCK·per registers
+    threads = min(1024, max(32, 1 << (cdiv(max(length, r), per) - 1).bit_length()))
+    groups = cdiv(threads, get_device().info.features.subgroup_size)
+    kernel = jk.step_by_blocks(w.dtype, with_v, threads, cdiv(length, threads),
+                               cdiv(r, threads) if with_v else 1, BLOCK, groups)
+    blocks = r // BLOCK
+    key = ("linalg.jacobi_sweep", with_v, threads, BLOCK, tol)
+    for _ in range(MAX_SWEEPS):
+        flags = zeros((batch,), dt.i32)
+        steps = functools.partial(_block_steps, kernel, w, vt, flags, blocks, threads, tol)
+        in_chunks(key, (w, vt, flags), blocks - 1, steps, STEPS_PER_CHUNK)
+        if not flags.numpy().any():
+            return
+
+
+def _block_steps(kernel: object, w: Tensor, vt: Tensor, flags: Tensor, blocks: int,
+                 threads: int, tol: float, lo: int, hi: int) -> None:
+    """Steps lo..hi of a sweep (every pair of blocks once a sweep)."""
+    for step in range(lo, hi):
+        kernel[(blocks // 2) * threads, w.shape[0]](w, vt, flags, blocks, step, tol)
 
 
 def sorted_rows(w: Tensor, vt: Tensor | None, count: int, shift: Tensor | None,

@@ -7,11 +7,12 @@ the parallel (round-robin) ordering pairs every row with every other once per sw
 steps of R/2 independent rotations (R even: an odd count is padded with a zero row, which no
 rotation touches). Converged rows: W[b, i] = s_i u_i, Vt[b, i] = v_i.
 
-Two variants of the sweep: small matrices in shared memory, several matrices per workgroup and
-one invocation per pair, sweeping until no pair rotates (or a sweep budget set by the device's
-loop-iteration cap is spent); large ones over global memory, one launch per step, with one
-workgroup per pair on GPUs (its invocations splitting the dot products and the updates), one
-invocation per pair on CPU devices.
+Three variants of the sweep: small matrices in shared memory, several matrices per workgroup
+and one invocation per pair, sweeping until no pair rotates (or a sweep budget set by the
+device's loop-iteration cap is spent); large ones over global memory, on GPUs one launch per
+step of a round-robin over blocks of rows, a workgroup per pair of blocks rotating every pair
+of their rows with the rows in registers (its invocations splitting the dot products), on CPU
+devices one launch per step of the rows' round-robin, an invocation per pair.
 
 Every kernel is generic over the element dtype D, real or complex (norms, tolerances and
 values in D.real_dtype). For complex rows the dot product is γ = Σ conj(x_i) y_i, and the
@@ -27,8 +28,6 @@ import pykern as pk
 
 from pykern.lang.dtypes import DType
 
-STEP_THREADS = 64  # invocations per pair in the global-memory step on GPUs (a power of 2)
-LOG_STEP_THREADS = 6
 SHARED_THREADS = 64  # invocations per workgroup of the shared-memory sweeps
 SHARED_BYTES = 16 * 1024  # shared memory they use (every Vulkan device has it)
 
@@ -182,68 +181,11 @@ def shared_sweeps(dtype: DType, with_v: bool) -> pk.Kernel:
 
 
 @functools.lru_cache(maxsize=None)
-def step_by_workgroups(dtype: DType, with_v: bool) -> pk.Kernel:
-    """One step of a sweep over global memory for GPUs: workgroup (pair k, matrix b) rotates
-    its pair, its STEP_THREADS invocations sharing the dot products (a tree sum in shared
-    memory) and the updates. Sets flags[b] = 1 when it rotates."""
-    D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
-    T, LOG_T, WITH_V = STEP_THREADS, LOG_STEP_THREADS, with_v  # noqa: N806
-
-    @pk.kernel(workgroup=(T, 1, 1))
-    def jacobi_step_groups(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], r: int, step: int,
-                           tol: R):
-        sa = pk.shared(R, T)
-        sb = pk.shared(R, T)
-        sc = pk.shared(D, T)
-        t = pk.local_id(0)
-        b = pk.group_id(1)
-        ln = w.shape[2]
-        p, q = pair_of(step, pk.group_id(0), r)
-        alpha: R = 0
-        beta: R = 0
-        gamma: D = 0
-        for i in range(t, ln, T):
-            x = w[b, p, i]
-            y = w[b, q, i]
-            alpha += sq(x)
-            beta += sq(y)
-            gamma += pk.conj(x) * y
-        sa[t] = alpha
-        sb[t] = beta
-        sc[t] = gamma
-        pk.barrier()
-        for level in range(LOG_T):
-            half = T >> (level + 1)
-            if t < half:
-                sa[t] = sa[t] + sa[t + half]
-                sb[t] = sb[t] + sb[t + half]
-                sc[t] = sc[t] + sc[t + half]
-            pk.barrier()
-        c, s, ph = ROT(sa[0], sb[0], sc[0], tol)
-        if s != 0:
-            if t == 0:
-                flags[b] = 1
-            for i in range(t, ln, T):
-                x = w[b, p, i]
-                y = ph * w[b, q, i]
-                w[b, p, i] = c * x - s * y
-                w[b, q, i] = s * x + c * y
-            if WITH_V:
-                for i in range(t, r, T):
-                    x = vt[b, p, i]
-                    y = ph * vt[b, q, i]
-                    vt[b, p, i] = c * x - s * y
-                    vt[b, q, i] = s * x + c * y
-
-    return jacobi_step_groups
-
-
-@functools.lru_cache(maxsize=None)
 def step_by_invocations(dtype: DType, with_v: bool) -> pk.Kernel:
-    """The same step for CPU devices (lavapipe, the host), where an invocation per pair keeps
-    the SIMD lanes busy on different pairs without barriers (measured 1.6 to 3 times faster
-    there than a workgroup or a subgroup per pair): invocation (k, b) rotates pair k of
-    matrix b."""
+    """One step of a sweep over global memory for CPU devices (lavapipe, the host), where an
+    invocation per pair keeps the SIMD lanes busy on different pairs without barriers
+    (measured 1.6 to 3 times faster there than a workgroup or a subgroup per pair): invocation
+    (k, b) rotates pair k of matrix b. Sets flags[b] = 1 when it rotates."""
     D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
     WITH_V = with_v  # noqa: N806
 
@@ -406,3 +348,130 @@ def shifted_diagonal(dtype: DType) -> pk.Kernel:
             shift[b] = sigma
 
     return jacobi_shift
+
+
+def block_schedule(rows: int) -> tuple[int, ...]:
+    """The round-robin ordering of `rows` (even) rows, flattened: for step s and slot k, the
+    pair's rows at [2 (s·rows/2 + k)] and [2 (s·rows/2 + k) + 1] (constants for the kernel)."""
+    flat: list[int] = []
+    c = rows - 1
+    for s in range(c):
+        for k in range(rows // 2):
+            p, q = (0, 1 + s % c) if k == 0 else (1 + (s + k) % c, 1 + (s - k + c) % c)
+            flat += [p, q]
+    return tuple(flat)
+
+
+@functools.lru_cache(maxsize=None)
+def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: int,
+                   half: int, groups: int) -> pk.Kernel:
+    """One step of a sweep over blocks of `half` rows for GPUs: workgroup (k, b) takes the
+    pair of blocks (P, Q) that slot k of the blocks' round-robin step `step` pairs, and
+    rotates every pair of their 2·half rows once (the rows' own round-robin, 2·half - 1 inner
+    steps), with the rows' entries held in registers: invocation t keeps the columns t, t + T,
+    ... (`per_w` of W's, `per_v` of Vt's; one kernel per count). The rows' squared norms are
+    summed once, then carried through the rotations (‖x'‖² = c²α + s²β - 2cs·Re(ph γ), as LAPACK's
+    gesvj updates them); an inner step sums only its pairs' products γ, through subgroup
+    operations and shared memory (`groups` subgroups, two barriers); everything else is the
+    invocation's own columns. A sweep is `blocks` - 1 launches instead of the rows' R - 1.
+    Sets flags[b] = 1 when it rotates."""
+    D, R, ROT = dtype, dtype.real_dtype, rotation_for(dtype)  # noqa: N806
+    T, CW, CV, H, G, WITH_V = threads, per_w, per_v, half, groups, with_v  # noqa: N806
+    RB = 2 * half  # noqa: N806
+    PAIRS = block_schedule(RB)  # noqa: N806
+
+    @pk.func
+    def summed(acc, part, total, t, count):
+        """total[e] = the workgroup's sum of acc[e], for e < count (≤ RB)."""
+        size = pk.subgroup_size()
+        for e in pk.static_range(RB):
+            if e < count:
+                sums = pk.subgroup_add(acc[e])
+                if pk.subgroup_lane() == 0:
+                    part[t // size, e] = sums
+        pk.barrier()
+        if t < count:
+            sums = D(0)
+            for g in range(T // size):
+                sums += part[g, t]
+            total[t] = sums
+        pk.barrier()
+
+    @pk.kernel(workgroup=(T, 1, 1))
+    def jacobi_block_step(w: D[:, :, :], vt: D[:, :, :], flags: pk.i32[:], blocks: int,
+                          step: int, tol: R):
+        part = pk.shared(D, (G, RB))
+        total = pk.shared(D, RB)
+        xw = pk.local(D, (RB, CW))
+        xv = pk.local(D, (RB, CV))
+        acc = pk.local(D, RB)
+        norms = pk.local(R, RB)  # the rows' squared norms, carried through the rotations
+        t = pk.local_id(0)
+        b = pk.global_id(1)
+        bp, bq = pair_of(step, pk.group_id(0), blocks)
+        ln = w.shape[2]
+        r = vt.shape[2]
+        for j in pk.static_range(RB):
+            row = bp * H + j if j < H else bq * H + j - H
+            a: R = 0
+            for c in pk.static_range(CW):
+                col = t + c * T
+                x = w[b, row, col] if col < ln else D(0)
+                xw[j, c] = x
+                a += sq(x)
+            acc[j] = D(a)
+            if WITH_V:
+                for c in pk.static_range(CV):
+                    col = t + c * T
+                    xv[j, c] = vt[b, row, col] if col < r else D(0)
+        summed(acc, part, total, t, RB)
+        for j in pk.static_range(RB):
+            norms[j] = total[j].real
+        rotated = 0
+        for s in pk.static_range(RB - 1):
+            for k in pk.static_range(H):
+                p = PAIRS[2 * (s * H + k)]
+                q = PAIRS[2 * (s * H + k) + 1]
+                gamma: D = 0
+                for c in pk.static_range(CW):
+                    gamma += pk.conj(xw[p, c]) * xw[q, c]
+                acc[k] = gamma
+            summed(acc, part, total, t, H)
+            for k in pk.static_range(H):
+                p = PAIRS[2 * (s * H + k)]
+                q = PAIRS[2 * (s * H + k) + 1]
+                alpha = norms[p]
+                beta = norms[q]
+                g = total[k]
+                c_, s_, ph = ROT(alpha, beta, g, tol)
+                if s_ != 0:
+                    rotated = 1
+                    cross = 2 * c_ * s_ * (ph * g).real  # ⟨x, ph·y⟩, real
+                    norms[p] = max(c_ * c_ * alpha + s_ * s_ * beta - cross, R(0))
+                    norms[q] = max(s_ * s_ * alpha + c_ * c_ * beta + cross, R(0))
+                    for c in pk.static_range(CW):
+                        x = xw[p, c]
+                        y = ph * xw[q, c]
+                        xw[p, c] = c_ * x - s_ * y
+                        xw[q, c] = s_ * x + c_ * y
+                    if WITH_V:
+                        for c in pk.static_range(CV):
+                            x = xv[p, c]
+                            y = ph * xv[q, c]
+                            xv[p, c] = c_ * x - s_ * y
+                            xv[q, c] = s_ * x + c_ * y
+        for j in pk.static_range(RB):
+            row = bp * H + j if j < H else bq * H + j - H
+            for c in pk.static_range(CW):
+                col = t + c * T
+                if col < ln:
+                    w[b, row, col] = xw[j, c]
+            if WITH_V:
+                for c in pk.static_range(CV):
+                    col = t + c * T
+                    if col < r:
+                        vt[b, row, col] = xv[j, c]
+        if t == 0 and rotated != 0:
+            flags[b] = 1
+
+    return jacobi_block_step

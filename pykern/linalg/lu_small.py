@@ -12,13 +12,14 @@ from pykern.linalg.pivots import pivot_size
 from pykern.tensor.core.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
-CPU_LARGEST = 32  # CPU devices: up to the panel width
+CPU_LARGEST = 32  # CPU devices
 
 
-def factor_small(a: Tensor, pivots: Tensor, info: Tensor) -> None:
-    """Factors each (n, n) matrix of the (B, n, n) stack `a` in place, as lu_panel does
-    (same pivots, same multipliers), each in one invocation."""
-    _small_kernel(a.dtype)[a.shape[0]](a, pivots, info)
+def factor_small(x: Tensor, pivots: Tensor, info: Tensor) -> None:
+    """Factors each matrix of the transposed stack `x` (B, cols, n) in place, as the panel
+    kernel does (same pivots, same multipliers), carrying the elimination to its rows n..cols
+    (right-hand sides); each matrix in one invocation."""
+    _small_kernel(x.dtype)[x.shape[0]](x, pivots, info)
 
 
 @functools.lru_cache(maxsize=None)
@@ -26,14 +27,14 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
     RT = dtype.real_dtype  # noqa: N806
 
     @pk.kernel
-    def linalg_lu_small(a: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
+    def linalg_lu_small(x: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
         b = pk.global_id(0)
-        n = a.shape[1]
+        n = x.shape[2]
         for k in range(n):
             bv: RT = -1.0
             p = k
             for i in range(k, n):
-                v = pivot_size(a[b, i, k])
+                v = pivot_size(x[b, k, i])
                 if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
                     v = math.inf
                 if v > bv:
@@ -41,19 +42,77 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
                     p = i
             pivots[b, k] = p
             if p != k:
-                for j in range(n):
-                    x = a[b, k, j]
-                    a[b, k, j] = a[b, p, j]
-                    a[b, p, j] = x
-            d = a[b, k, k]
+                for j in range(x.shape[1]):
+                    e = x[b, j, k]
+                    x[b, j, k] = x[b, j, p]
+                    x[b, j, p] = e
+            d = x[b, k, k]
             if d == 0:
                 if info[b] == 0:
                     info[b] = k + 1
             else:
                 for i in range(k + 1, n):
-                    ell = a[b, i, k] / d
-                    a[b, i, k] = ell
-                    for j in range(k + 1, n):
-                        a[b, i, j] = a[b, i, j] - ell * a[b, k, j]
+                    x[b, k, i] = x[b, k, i] / d
+                for j in range(k + 1, x.shape[1]):
+                    f = x[b, j, k]
+                    for i in range(k + 1, n):
+                        x[b, j, i] = x[b, j, i] - f * x[b, k, i]
 
     return linalg_lu_small
+
+
+def solve_small(a: Tensor, y: Tensor, info: Tensor) -> None:
+    """y := A⁻¹ y in place for each matrix of the (B, n, n) stack `a` (row-major, factored in
+    place: its LU with the interchanges applied to y) and the (B, n, k) right-hand sides `y`;
+    each matrix in one invocation, one launch for the batch."""
+    _solve_kernel(a.dtype)[a.shape[0]](a, y, info)
+
+
+@functools.lru_cache(maxsize=None)
+def _solve_kernel(dtype: DType) -> pk.Kernel:
+    RT = dtype.real_dtype  # noqa: N806
+
+    @pk.kernel
+    def linalg_solve_small(a: dtype[:, :, :], y: dtype[:, :, :], info: pk.i32[:]):
+        b = pk.global_id(0)
+        n = a.shape[1]
+        k = y.shape[2]
+        for c in range(n):  # the elimination, as the LU kernels do it
+            bv: RT = -1.0
+            p = c
+            for i in range(c, n):
+                v = pivot_size(a[b, i, c])
+                if i == c and pk.isnan(v):
+                    v = math.inf
+                if v > bv:
+                    bv = v
+                    p = i
+            if p != c:
+                for j in range(n):
+                    e = a[b, c, j]
+                    a[b, c, j] = a[b, p, j]
+                    a[b, p, j] = e
+                for j in range(k):
+                    e = y[b, c, j]
+                    y[b, c, j] = y[b, p, j]
+                    y[b, p, j] = e
+            d = a[b, c, c]
+            if d == 0:
+                if info[b] == 0:
+                    info[b] = c + 1
+            else:
+                for i in range(c + 1, n):
+                    f = a[b, i, c] / d
+                    for j in range(c + 1, n):
+                        a[b, i, j] = a[b, i, j] - f * a[b, c, j]
+                    for j in range(k):
+                        y[b, i, j] = y[b, i, j] - f * y[b, c, j]
+        for step in range(n):  # the back substitution with U
+            i = n - 1 - step
+            for j in range(k):
+                s = y[b, i, j]
+                for c in range(i + 1, n):
+                    s -= a[b, i, c] * y[b, c, j]
+                y[b, i, j] = s / a[b, i, i]
+
+    return linalg_solve_small

@@ -1,11 +1,12 @@
 """`qr`: A = Q R by Householder reflections, blocked as LAPACK's geqrf/orgqr.
 
-For each panel of PANEL columns: a kernel factors the panel with one workgroup per matrix
-(`qr_panel`), the panel's reflectors are gathered into the compact WY form I - V T Vᴴ, and
-the trailing matrix is updated with three matrix products, A₂ -= V (Tᴴ (Vᴴ A₂)) (Vᴴ is Vᵀ
-for real dtypes, where no conjugated copy is made). Q is then
-built from the identity by applying the panels' block reflectors in reverse order, again by
-matrix products.
+The factorization works on the transpose X = Aᵀ (a column of A is a row of X). For each panel
+of up to `qr_panel.WIDEST` (32) columns, one launch factors the panel and writes the block
+reflector I - V T Vᴴ in the form of two factors (`qr_panel`), and the trailing matrix is
+updated with two matrix products, X₂ -= (X₂ conj(V)) (conj(T) Vᵀ). Q is then built from the
+identity by applying the panels' block reflectors in reverse order, again two products each.
+No wait for the device inside; the launches of a shape are recorded on its first call and
+replayed after (`pykern.tensor.core.dispatch`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from typing import NamedTuple
 
 from pykern.autograd.graph import needs_grad
 
-from pykern.linalg.blocks import PANEL, block, subtract_product
+from pykern.linalg.blocks import block, subtract_product
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
-from pykern.linalg.checks import adjoint, finish, matrices, power_of_two_scale
-from pykern.linalg.qr_panel import factor_panel, triangular_factor
+from pykern.linalg.checks import finish, matrices, power_of_two_scale
+from pykern.linalg.qr_panel import factor_panel, panel_width
+from pykern.linalg.qr_small import factor_small, small
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.create.creation import eye, triu
 from pykern.tensor.gemm.matmul import matmul
 from pykern.tensor.elementwise.functions import abs as pk_abs
@@ -56,34 +59,56 @@ def _qr(x: Tensor, mode: str) -> QRResult:
     mt = matrices(x, "qr")
     a = mt.batch
     bsz, m, n = a.shape
-    k = min(m, n)
-    taus = empty((bsz, k), a.dtype)
-    # each matrix divided by a power of two near its largest magnitude (exact), so that the
-    # column norms neither underflow nor overflow; R is multiplied back
-    scale = 1.0
+    qcols = min(m, n) if mode == "reduced" else m
+    rrows = min(m, n) if mode == "reduced" else m
     if a.size:
-        scale, _ = power_of_two_scale(pk_abs(a))
-        a /= scale
-    panels = []  # (c0, V, T) of each panel
-    if bsz:
-        for c0 in range(0, k, PANEL):
-            w = min(PANEL, k - c0)
-            v = factor_panel(a, taus, c0, w)
-            t = triangular_factor(matmul(adjoint(v), v), taus, c0)
-            panels.append((c0, v, t))
-            if n > c0 + w:
-                _apply_block(block(a, c0, c0 + w, m - c0, n - c0 - w), v, adjoint(t))
-    qcols = k if mode == "reduced" else m
-    q = eye(m, qcols, dtype=a.dtype).reshape((1, m, qcols)).broadcast_to((bsz, m, qcols))
-    q = q.astype(a.dtype, copy=True)
-    for c0, v, t in reversed(panels):
-        if qcols > c0:
-            _apply_block(block(q, c0, c0, m - c0, qcols - c0), v, t)
-    rrows = k if mode == "reduced" else m
-    r = triu(block(a, 0, 0, rrows, n)) * scale
+        width = panel_width()
+        run = _factor_small if small(m, n) else _factor
+        q, r = dispatch(("linalg.qr", mode, width, run is _factor_small), (a,),
+                        lambda: run(a, qcols, rrows, width))
+    else:
+        q = eye(m, qcols, dtype=a.dtype).reshape((1, m, qcols)).broadcast_to((bsz, m, qcols))
+        q, r = q.astype(a.dtype, copy=True), empty((bsz, rrows, n), a.dtype)
+        if r.size:
+            r[...] = 0
     return QRResult(finish(q, mt, (m, qcols)), finish(r, mt, (rrows, n)))
 
 
-def _apply_block(c: Tensor, v: Tensor, t: Tensor) -> None:
-    """C := (I - V T Vᴴ) C in place (pass Tᴴ to apply the block reflector's adjoint)."""
-    subtract_product(c, v, matmul(t, matmul(adjoint(v), c)))
+def _factor_small(a: Tensor, qcols: int, rrows: int, width: int) -> tuple[Tensor, Tensor]:
+    """(Q, R) as `_factor` gives them, each matrix in one invocation (`qr_small`)."""
+    bsz, m, n = a.shape
+    scale, _ = power_of_two_scale(pk_abs(a))
+    x = a / scale
+    q = empty((bsz, m, qcols), a.dtype)
+    factor_small(x, q)
+    return q, triu(block(x, 0, 0, rrows, n)) * scale
+
+
+def _factor(a: Tensor, qcols: int, rrows: int, width: int) -> tuple[Tensor, Tensor]:
+    """(Q, R) of the (B, m, n) stack `a`, Q with `qcols` columns, R with `rrows` rows, in
+    panels of `width` columns."""
+    bsz, m, n = a.shape
+    k = min(m, n)
+    # each matrix divided by a power of two near its largest magnitude (exact), so that the
+    # column norms neither underflow nor overflow; R is multiplied back
+    scale, _ = power_of_two_scale(pk_abs(a))
+    x = empty((bsz, n, m), a.dtype)
+    x[...] = (a / scale).mT
+    panels = []  # (c0, conj(V), Tᵀ Vᵀ) of each panel
+    for c0 in range(0, k, width):
+        w = min(width, k - c0)
+        vc, left, right = factor_panel(x, c0, w, width)
+        panels.append((c0, vc, right))
+        if n > c0 + w:
+            subtract_product(block(x, c0 + w, c0, n - c0 - w, m - c0), matmul(
+                block(x, c0 + w, c0, n - c0 - w, m - c0), vc), left)
+    qx = eye(qcols, m, dtype=a.dtype).reshape((1, qcols, m)).broadcast_to((bsz, qcols, m))
+    qx = qx.astype(a.dtype, copy=True)  # Qᵀ, built in place
+    for c0, vc, right in reversed(panels):
+        if qcols > c0:
+            view = block(qx, c0, c0, qcols - c0, m - c0)
+            subtract_product(view, matmul(view, vc), right)
+    q = empty((bsz, m, qcols), a.dtype)
+    q[...] = qx.mT
+    r = triu(block(x, 0, 0, n, rrows).mT) * scale
+    return q, r

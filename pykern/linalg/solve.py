@@ -1,6 +1,9 @@
-"""`solve` and `inv`: through the LU factorization with partial pivoting (`lu`), then the
-pivots' row interchanges and two blocked triangular solves (`triangular`) on the right-hand
-sides. An exactly zero pivot raises `LinAlgError`, naming the matrix of the batch."""
+"""`solve` and `inv`: through the LU factorization with partial pivoting (`lu`), which carries
+the right-hand sides (for `inv`, the identity) along, then a blocked back substitution with U
+(`triangular`). The launches of a shape are recorded on its first call and replayed after
+(`pykern.tensor.core.dispatch`); the only wait for the device is the read of one integer per
+matrix at the end. An exactly zero pivot raises `LinAlgError`, naming the matrix of the
+batch."""
 
 from __future__ import annotations
 
@@ -9,9 +12,13 @@ from pykern.linalg.checks import Matrices, batch_index, float_dtypes, matrices, 
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.errors import LinAlgError
-from pykern.linalg.lu import LUFactors, lu_factor
-from pykern.linalg.pivots import swap_rows
-from pykern.linalg.triangular import solve_triangular
+from pykern.linalg.lu import lu_factor, panel_width, small
+from pykern.tensor.core.device_limits import loop_budget
+from pykern.linalg.lu_small import solve_small
+from pykern.linalg.triangular import block_rows, solve_upper
+from pykern.tensor.core.dispatch import dispatch
+from pykern.tensor.core.tensor import empty
+from pykern.tensor.create.creation import zeros
 from pykern.tensor.create.creation import eye
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.promotion import promote
@@ -48,7 +55,7 @@ def _solve(x1: Tensor, x2: Tensor) -> Tensor:
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], op=op)
     ma = matrices(a, op, "x1", compute=compute, batch_shape=batch)
     mb = matrices(b, op, "x2", compute=compute, batch_shape=batch)
-    y = _solve_factored(_factor_nonsingular(ma, op, "x1"), mb.batch)
+    y = _solve_stack(ma, mb.batch, op, "x1")
     out = y.reshape(batch + ((n,) if vector else (n, b.shape[-1])))
     return out if out.dtype == result else out.astype(result)
 
@@ -68,7 +75,7 @@ def _inv(x: Tensor) -> Tensor:
     m = matrices(x, op, square=True)
     n = m.rows
     ident = eye(n, dtype=m.compute).reshape((1, n, n)).broadcast_to(m.batch.shape)
-    y = _solve_factored(_factor_nonsingular(m, op, "x"), ident.astype(m.compute, copy=True))
+    y = _solve_stack(m, ident, op, "x")
     out = y.reshape(m.batch_shape + (n, n))
     return out if out.dtype == m.result else out.astype(m.result)
 
@@ -79,29 +86,47 @@ def _dtypes(a: Tensor, b: Tensor, op: str) -> tuple[dt.DType, dt.DType]:
     return promote(ca, cb), promote(ra, rb)
 
 
-def _factor_nonsingular(m: Matrices, op: str, name: str) -> LUFactors:
-    """The LU factors of m's matrices; LinAlgError naming the first singular one."""
-    f = lu_factor(m.batch)
-    check_nonsingular(f, m, op, name)
-    return f
+def _solve_stack(m: Matrices, rhs: Tensor, op: str, name: str) -> Tensor:
+    """The solutions (B, n, k) of m's matrices times X = `rhs` (B, n, k); LinAlgError naming
+    the first singular matrix."""
+    a = m.batch
+    key = ("linalg.solve", small_solve(a.shape[1], rhs.shape[2]), panel_width(a.dtype),
+           block_rows())
+    y, info = dispatch(key, (a, rhs), lambda: _factor_and_solve(a, rhs))
+    check_nonsingular(info, m, op, name)
+    return y
 
 
-def check_nonsingular(f: LUFactors, m: Matrices, op: str, name: str) -> None:
+def small_solve(n: int, k: int) -> bool:
+    """Whether n×n systems with k right-hand sides are solved one invocation per matrix: tiny
+    matrices (`lu.small`), within the device's loop budget (lavapipe) for that many."""
+    budget = loop_budget()
+    return small(n) and (budget is None or n * n * (n + 2 * k) // 2 + n < budget)
+
+
+def _factor_and_solve(a: Tensor, rhs: Tensor) -> tuple[Tensor, Tensor]:
+    n, k = a.shape[1], rhs.shape[2]
+    if small_solve(n, k):  # one invocation per matrix, on `a` (a copy `matrices` made)
+        y = rhs.astype(rhs.dtype, copy=True)
+        info = zeros((a.shape[0],), dt.i32)
+        if a.shape[0] and n:
+            solve_small(a, y, info)
+        return y, info
+    f = lu_factor(a, rhs)
+    solve_upper(f.lu)
+    y = empty((a.shape[0], n, k), a.dtype)
+    if y.size:
+        y[...] = f.lu[:, n:, :].mT
+    return y, f.info
+
+
+def check_nonsingular(info: Tensor, m: Matrices, op: str, name: str) -> None:
     """Raises LinAlgError when a zero pivot was met in some matrix of the batch."""
-    info = f.info.numpy()
-    bad = info.nonzero()[0]
+    codes = info.numpy()
+    bad = codes.nonzero()[0]
     if bad.size:
         first = int(bad[0])
         where = f" (matrix {batch_index(first, m.batch_shape)} of the batch)" \
             if m.batch_shape else ""
-        raise LinAlgError(f"{op}: {name} is singular{where}: pivot {int(info[first]) - 1} of "
+        raise LinAlgError(f"{op}: {name} is singular{where}: pivot {int(codes[first]) - 1} of "
                           "its LU factorization is exactly 0")
-
-
-def _solve_factored(f: LUFactors, y: Tensor) -> Tensor:
-    """Y := A⁻¹ Y in place for the (B, n, k) row-major right-hand sides `y`."""
-    n = y.shape[1]
-    swap_rows(y, f.pivots, 0, n)
-    solve_triangular(f.lu, y, lower=True, unit=True)
-    solve_triangular(f.lu, y, lower=False, unit=False)
-    return y

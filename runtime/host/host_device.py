@@ -266,6 +266,9 @@ class HostDevice(DescribedDevice):
             raise GraphError("sync() inside pk.graph(): it waits for the launches being "
                              "recorded, and a replay would not wait again; sync after the block")
 
+    def flush(self) -> None:
+        """Nothing to submit: every launch has run when it returns."""
+
     def record_graph(self) -> HostGraph:
         """Starts recording the launches and uploads made on this device into a graph until
         its `end()`; they still run as they are made."""

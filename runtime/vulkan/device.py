@@ -328,6 +328,15 @@ class Device(DescribedDevice):
             if self._transfers is not None:
                 self._transfers.sync()
 
+    def flush(self) -> None:
+        """Submits the launches recorded so far without waiting for them: the device starts
+        on them while the host records more (launches are otherwise submitted in batches, when
+        one fills or something waits). Inside `pk.graph()` it does nothing."""
+        with self._lock:
+            self._check_open()
+            if self._graph is None:
+                self._batches.submit()
+
     def record_graph(self) -> VulkanGraph:
         """Starts recording the launches and uploads made on this device into a graph
         (runtime/submit/graph.py) until its `end()`; they still run as they are made."""

@@ -1,6 +1,7 @@
 """The linalg benchmark (benchmarks/linalg.py): `python -m benchmarks --quick --only linalg`
-times solve, cholesky and qr on one matrix and on a batch, every pykern result checked by its
-backward error, with a numpy row beside each."""
+times solve (64 right-hand sides), cholesky and qr on one matrix of two sizes and on a batch,
+eigh and svd on one matrix, every pykern result checked by its backward error, with a numpy row
+beside each."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def test_quick_linalg_benchmark_times_and_checks_every_case(tmp_path: Path) -> N
     data = json.loads(report.read_text())
     assert data["failures"] == []
     rows = {(r["case"], r["impl"]): r["value"] for r in data["rows"] if r["group"] == "linalg"}
-    for op in ("solve", "cholesky", "qr"):
-        for case in (f"{op} 128x128", f"{op} 8x8 x100"):
-            assert rows[(case, "pykern")] > 0 and rows[(case, "numpy")] > 0, case
+    cases = [f"solve {n}x{n} rhs64" for n in (128, 256)] + ["solve 8x8 x100"]
+    cases += [f"{op} {n}x{n}" for op in ("cholesky", "qr") for n in (128, 256)]
+    cases += [f"{op} 8x8 x100" for op in ("cholesky", "qr")] + ["eigh 128x128", "svd 128x128"]
+    for case in cases:
+        assert rows[(case, "pykern")] > 0 and rows[(case, "numpy")] > 0, case

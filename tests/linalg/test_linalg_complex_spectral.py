@@ -180,11 +180,12 @@ def test_complex_pinv_matches_numpy(dtype, deficient):
 
 @pytest.mark.parametrize("cpu_kernel", [True, False])
 def test_complex_global_path(cpu_kernel, monkeypatch):
-    # no shared-memory plan: one launch per step, an invocation per pair (CPU devices) or a
-    # workgroup per pair (GPUs); a wide rank-deficient SVD (completion of Vh) and an eigh of
+    # no shared-memory plan: an invocation per pair (CPU devices) or a workgroup per pair of
+    # blocks of rows (GPUs); a wide rank-deficient SVD (completion of Vh) and an eigh of
     # repeated eigenvalues
     monkeypatch.setattr(jacobi, "_shared_plan", lambda *args: None)
     monkeypatch.setattr(jacobi, "is_cpu_device", lambda: cpu_kernel)
+    monkeypatch.setattr(jacobi, "BLOCK", 2)  # the GPUs' block sweeps, with smaller blocks
     rng = np.random.default_rng(5)
     a = of_rank(rng, (2,), 7, 12, 5, np.complex128)
     check_svd(a, pk.linalg.svd(pk.asarray(a), full_matrices=True), True)

@@ -66,8 +66,10 @@ def test_eigh_small_matches_numpy(n, batch, dtype, kind, seed):
 @pytest.mark.parametrize("kind, cpu_kernel", [("random", True), ("clustered", False)])
 def test_eigh_large_runs_the_global_path(kind, cpu_kernel, monkeypatch):
     # 40 rows of f64 with their rotations exceed the shared-memory sweeps' 16 KiB; both step
-    # kernels (an invocation per pair, for CPU devices; a workgroup per pair, for GPUs) run here
+    # kernels (an invocation per pair, for CPU devices; a workgroup per pair of blocks of rows,
+    # for GPUs) run here
     monkeypatch.setattr(jacobi, "is_cpu_device", lambda: cpu_kernel)
+    monkeypatch.setattr(jacobi, "BLOCK", 2)  # the GPUs' block sweeps, with smaller blocks
     a = symmetric(np.random.default_rng(1), (2,), 40, kind, np.float64)
     w, v = pk.linalg.eigh(pk.asarray(a))
     check_eigh(a, w, v)

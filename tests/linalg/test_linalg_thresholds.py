@@ -2,15 +2,19 @@
 threshold, against numpy.linalg (backward errors, orthogonality, reconstruction).
 
 Thresholds:
-- `blocks.PANEL` (32): cholesky, LU (solve, inv, det, slogdet), the triangular solves and QR
-  factor one panel of that many columns at a time; one panel below it, several above.
+- the block widths: cholesky factors diagonal blocks of `cholesky.tiles` (G·TS columns: 64 on
+  CPU devices, 128/64/32 on GPUs by dtype), LU (solve, inv, det, slogdet) panels of
+  `lu.panel_width` (64, narrower where shared memory is small), the back substitution
+  diagonal blocks of `triangular.block_rows` (64 on CPU devices, 256 on GPUs), QR panels of
+  `qr_panel.WIDEST` (32). Forced narrow here (FORCE_*), so that small matrices take several
+  blocks, and once at the device's own widths.
 - `lu_small`: matrices up to CPU_LARGEST (32, CPU devices) or GPU_LARGEST (8, GPUs) columns
-  are factored one invocation per matrix, larger ones by the panel kernel (32 invocations per
-  workgroup up to 32 rows, 256 beyond on GPUs).
+  are factored one invocation per matrix, larger ones by the panel kernel (the GPUs' variant
+  holds its rows in registers with its loops unrolled).
 - `pk.matmul`'s split of a long K (`tensor.linalg._split_k`: GPUs only, one matrix, K ≥ 2048,
-  few output blocks): QR's Gram matrices VᴴV and products VᴴC are such products once a panel
-  has 2048 rows. This path raised "too many values to unpack" for QR of a 4096×4096 matrix on
-  an H100 (the (1, m, k) stacks of linalg were taken for 2-d matrices).
+  few output blocks): QR's products X₂ conj(V) are such products once a panel has 2048 rows.
+  This path raised "too many values to unpack" for QR of a 4096×4096 matrix on an H100 (the
+  (1, m, k) stacks of linalg were taken for 2-d matrices).
 - `jacobi._shared_plan`: eigh and svd sweep a matrix in shared memory while it (and its
   rotations) fit in 16 KiB and a sweep fits the loop-iteration budget, over global memory
   beyond; the boundary is computed for the current device.
@@ -29,15 +33,29 @@ import pytest
 
 import pykern as pk
 import pykern.tensor.gemm.matmul as tensor_linalg
-from pykern.linalg import jacobi, lu, lu_panel, qr_panel
-from pykern.linalg.blocks import PANEL
+import importlib
+
+from pykern.linalg import jacobi, lu, lu_panel, qr_panel, triangular
 from pykern.linalg.lu_small import CPU_LARGEST, GPU_LARGEST
 from linalg_matrices import BACKWARD_BOUND, norm, ratio, spd, with_condition
 
 # a GPU of 132 compute units (an H100's SMs), for matmul's sizing
 H100 = SimpleNamespace(kind="discrete", limits=SimpleNamespace(compute_units=132))
 
-AROUND_PANEL = [PANEL - 1, PANEL, PANEL + 1, 2 * PANEL, 2 * PANEL + 1]
+cholesky_module = importlib.import_module("pykern.linalg.cholesky")  # (the name is the function)
+NARROW = 16  # the forced block width
+AROUND_PANEL = [NARROW - 1, NARROW, NARROW + 1, 2 * NARROW, 2 * NARROW + 1]
+PANEL = qr_panel.WIDEST
+
+
+@pytest.fixture
+def narrow(monkeypatch):
+    """Blocks of NARROW columns in every factorization (and back substitution)."""
+    monkeypatch.setattr(cholesky_module, "FORCE_TILES", (NARROW // 4, 4))
+    monkeypatch.setattr(lu, "FORCE_WIDTH", NARROW)
+    monkeypatch.setattr(qr_panel, "FORCE_WIDTH", NARROW)
+    monkeypatch.setattr(triangular, "CPU_BLOCK", NARROW)
+    monkeypatch.setattr(triangular, "GPU_BLOCK", NARROW)
 
 
 def _f64(x: pk.Tensor) -> np.ndarray:
@@ -77,13 +95,13 @@ def check_qr(a: np.ndarray, mode: str = "reduced") -> None:
     assert ratio(qtq, np.ones(qtq.shape[:-2]), size, a.dtype) < BACKWARD_BOUND
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", AROUND_PANEL)
-def test_factorizations_around_the_panel_width(n, dtype):
+def check_all(n: int, dtype: type) -> None:
     rng = np.random.default_rng(n)
     a = with_condition(rng, (2,), n, 1e3, dtype)
     check_lu_family(a, rng.standard_normal((2, n, 3)).astype(dtype))
-    s = spd(rng, (2,), n, 1e3, dtype)
+    # cholesky's block column is a product with the inverted diagonal block: check it on an
+    # ill-conditioned matrix as well
+    s = spd(rng, (2,), n, 1e3 if n % 2 else 1e6, dtype)
     for upper in (False, True):
         f = _f64(pk.linalg.cholesky(pk.asarray(s), upper=upper))
         low = np.swapaxes(f, -1, -2) if upper else f
@@ -93,21 +111,35 @@ def test_factorizations_around_the_panel_width(n, dtype):
     check_qr(rng.standard_normal((2, n, n)).astype(dtype))
 
 
-@pytest.mark.parametrize("shape", [(PANEL + 1, PANEL - 1), (PANEL - 1, PANEL + 1),
-                                   (2 * PANEL + 1, PANEL + 1), (PANEL + 1, 2 * PANEL + 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", AROUND_PANEL)
+def test_factorizations_around_the_panel_width(n, dtype, narrow):
+    check_all(n, dtype)
+
+
+def test_factorizations_at_the_devices_own_widths():
+    """One size past every default width of this device (LU 64, back substitution 64 or
+    256, QR 32, cholesky 64 on CPU devices), with several panels of each."""
+    check_all(3 * 64 + 5, np.float32)
+
+
+@pytest.mark.parametrize("shape", [(NARROW + 1, NARROW - 1), (NARROW - 1, NARROW + 1),
+                                   (2 * NARROW + 1, NARROW + 1), (NARROW + 1, 2 * NARROW + 1)])
 @pytest.mark.parametrize("mode", ["reduced", "complete"])
-def test_qr_of_tall_and_wide_matrices_around_the_panel_width(shape, mode):
+def test_qr_of_tall_and_wide_matrices_around_the_panel_width(shape, mode, narrow):
     a = np.random.default_rng(sum(shape)).standard_normal((2,) + shape).astype(np.float32)
     check_qr(a, mode)
 
 
 @pytest.mark.parametrize("gpu", [False, True])
-def test_lu_around_the_one_invocation_threshold(gpu, monkeypatch):
+def test_lu_around_the_one_invocation_threshold(gpu, monkeypatch, narrow):
     largest = GPU_LARGEST if gpu else CPU_LARGEST
-    if gpu:  # the GPUs' choices: fewer columns per invocation, 256-invocation panels
+    if gpu:  # the GPUs' choices: fewer columns per invocation, the unrolled panel kernel
         monkeypatch.setattr(lu, "is_cpu_device", lambda: False)
         monkeypatch.setattr(lu_panel, "is_cpu_device", lambda: False)
-    sizes = [largest, largest + 1] + ([PANEL + 1] if gpu else [])
+        monkeypatch.setattr(lu_panel, "GPU_THREADS", 32)
+        monkeypatch.setattr(triangular, "is_cpu_device", lambda: False)
+    sizes = [largest, largest + 1]
     rng = np.random.default_rng(largest)
     for n in sizes:
         a = with_condition(rng, (3,), n, 1e3, np.float64)
@@ -204,27 +236,27 @@ def test_svd_around_the_shared_memory_threshold(vectors, tall):
                       * norm(a)[..., None])
 
 
-def test_qr_panel_launches_stay_within_the_loop_budget():
-    for rows, w, budget in [(2047, 32, 60_000), (30_000, 32, 60_000), (64, 7, 500)]:
-        launches = qr_panel.column_launches(rows, w, budget)
-        assert [lo for lo, _ in launches] == [0] + [hi for _, hi in launches[:-1]]
-        assert launches[-1][1] == w and all(lo < hi for lo, hi in launches)
-        r = -(-rows // qr_panel.THREADS)
-        for lo, hi in launches:
-            cost = sum(qr_panel._column_cost(r, w, kk) for kk in range(lo, hi))
-            cost += r * (w + 1) if hi == w else 0
-            assert cost <= budget or hi == lo + 1
-    assert qr_panel.column_launches(10**6, 32, None) == [(0, 32)]
-    assert len(qr_panel.column_launches(2047, 32, 60_000)) == 2
+def test_panels_keep_each_invocation_within_the_loop_budget(monkeypatch):
+    """On a device that cuts loops short (lavapipe) the LU and QR panel kernels take more
+    invocations, up to 256, so that each loops over at most 16 rows (up to 4,096 rows)."""
+    monkeypatch.setattr(lu_panel, "is_cpu_device", lambda: True)
+    monkeypatch.setattr(lu_panel, "loop_budget", lambda: 60_000)
+    for rows in (1, 16, 1024, 1025, 4096):
+        threads, unrolled = lu_panel.panel_shape(rows)
+        assert not unrolled and threads <= 256 and -(-rows // threads) <= 16
+    monkeypatch.setattr(lu_panel, "loop_budget", lambda: None)
+    assert lu_panel.panel_shape(4096) == (64, False)
 
 
-def test_qr_in_several_panel_launches_gives_the_same_bits(monkeypatch):
-    """A device with a small loop budget factors each panel in several launches (each
-    re-reading what the last wrote): the same operations in the same order as one launch."""
-    a = np.random.default_rng(3).standard_normal((2, 300, 70))
-    whole = [t.numpy() for t in pk.linalg.qr(pk.asarray(a))]
-    monkeypatch.setattr(qr_panel, "loop_budget", lambda: 3000)
-    assert len(qr_panel.column_launches(300, PANEL, 3000)) > 3
-    split = [t.numpy() for t in pk.linalg.qr(pk.asarray(a))]
-    for x, y in zip(whole, split):
-        np.testing.assert_array_equal(x, y)
+def test_gpu_panels_give_the_same_results(monkeypatch, narrow):
+    """The GPUs' panel kernels (rows in registers, loops unrolled; workgroups of 32 here, so
+    that an invocation holds 1 or 2 rows) run here on the CPU device against numpy: LU through
+    solve, QR."""
+    monkeypatch.setattr(lu_panel, "is_cpu_device", lambda: False)
+    monkeypatch.setattr(lu_panel, "GPU_THREADS", 32)
+    rng = np.random.default_rng(5)
+    a = with_condition(rng, (2,), 40, 1e3)
+    b = rng.standard_normal((2, 40, 2))
+    x = _f64(pk.linalg.solve(pk.asarray(a), pk.asarray(b)))
+    assert ratio(a @ x - b, norm(a) * norm(x), 40, np.float64) < BACKWARD_BOUND
+    check_qr(rng.standard_normal((2, 40, 24)))

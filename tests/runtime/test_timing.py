@@ -92,3 +92,16 @@ def test_many_timers_and_misuse(counting):
         launch()
     del unread  # its queries go back to the pool once its work is done
     device.sync()
+
+
+def test_flush_submits_what_was_recorded_without_waiting(counting):
+    device, launch, counts = counting
+    device.sync()
+    before = counts.read_into(np.empty(N, np.uint32))
+    submits = device.stats().submits
+    launch(3)
+    device.flush()
+    assert device.stats().submits == submits + 1  # the three launches, in one batch
+    device.flush()  # nothing recorded since: nothing to submit
+    assert device.stats().submits == submits + 1
+    assert (counts.read_into(np.empty(N, np.uint32)) == before + 3).all()
