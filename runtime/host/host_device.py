@@ -292,9 +292,6 @@ class HostDevice(DescribedDevice):
         self._check_open()
         graph.replay()
 
-    def flush(self) -> None:
-        """Nothing to submit: every launch has run when it returns."""
-
     def pause_graph(self) -> HostGraph | None:
         """Stops recording into the graph that records now (returned; None if none) until
         `resume_graph`: what is launched meanwhile runs, unrecorded."""

@@ -372,12 +372,6 @@ class Device(DescribedDevice):
             if submit:
                 self._batches.submit()
 
-    def flush(self) -> None:
-        """Submits the commands recorded so far, without waiting for them."""
-        with self._lock:
-            self._check_open()
-            self._batches.submit()
-
     def pause_graph(self) -> VulkanGraph | None:
         """Stops recording into the graph that records now (returned; None if none) until
         `resume_graph`: what is launched meanwhile runs, unrecorded."""
