@@ -129,7 +129,7 @@ def test_nothing_below_the_pytorch_device_imports_it_or_torch(path):
 # (runtime.selection), and the LU and triangular-solve kernels that pk.linalg uses inside
 # (the array API's linalg names neither)
 TORCH_DEVICE_USES = ("pykern.torch", "pykern.ops", "pykern.runtime.selection",
-                     "pykern.linalg.lu", "pykern.linalg.pivots", "pykern.linalg.triangular")
+                     "pykern.linalg.lu", "pykern.linalg.pivots", "pykern.linalg.triangular_solve")
 TORCH_DEVICE = sources("pykern/torch")
 
 

@@ -1,9 +1,12 @@
 """Partial pivoting: the size a pivot is chosen by (the LU kernels apply the row interchanges
-themselves)."""
+themselves), and `swap_rows`, the interchanges applied to other rows (PyTorch's lu_solve and
+lu_unpack on the "pykern" device)."""
 
+import functools
 
 import pykern as pk
-
+from pykern.lang.dtypes import DType
+from pykern.tensor.core.tensor import Tensor
 
 
 @pk.func
@@ -11,3 +14,30 @@ def pivot_size(x):
     """The magnitude partial pivoting maximises: |x| for a real x; |re| + |im| for a complex
     one, as LAPACK's izamax (cheaper than the modulus, and numpy's row interchanges)."""
     return abs(x.real) + abs(x.imag)
+
+
+def swap_rows(x: Tensor, pivots: Tensor, k0: int, count: int, skip0: int = 0,
+              skip1: int = 0) -> None:
+    """For k in k0..k0+count, in order: swaps rows k and pivots[:, k] of the (B, n, cols)
+    stack `x`, in every column except skip0..skip1 (the panel that is swapped already)."""
+    if count == 0 or x.shape[2] == 0:
+        return
+    _swap_kernel(x.dtype)[x.shape[2], x.shape[0]](x, pivots, k0, count, skip0, skip1)
+
+
+@functools.lru_cache(maxsize=None)
+def _swap_kernel(dtype: DType) -> pk.Kernel:
+    @pk.kernel
+    def linalg_swap_rows(x: dtype[:, :, :], pivots: pk.i32[:, :], k0: int, count: int,
+                         skip0: int, skip1: int):
+        j = pk.global_id(0)
+        b = pk.global_id(1)
+        if j < skip0 or j >= skip1:
+            for k in range(k0, k0 + count):
+                p = pivots[b, k]
+                if p != k:
+                    v = x[b, k, j]
+                    x[b, k, j] = x[b, p, j]
+                    x[b, p, j] = v
+
+    return linalg_swap_rows

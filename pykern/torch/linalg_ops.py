@@ -15,7 +15,7 @@ import torch
 import pykern as pk
 from pykern.linalg.lu import lu_factor
 from pykern.linalg.pivots import swap_rows
-from pykern.linalg.triangular import solve_triangular
+from pykern.linalg.triangular_solve import solve_triangular
 from pykern.torch.args import operand, write
 
 
@@ -40,7 +40,9 @@ def _factor(A: torch.Tensor, op: str) -> tuple[pk.Tensor, pk.Tensor, pk.Tensor, 
     _square(A, op)
     a, batch = _stack(operand(A))  # type: ignore[arg-type]
     f = lu_factor(a)
-    return f.lu, f.pivots, f.info, batch
+    n = a.shape[1]
+    lu = f.lu[:, :n, :].mT.copy()  # pk.linalg keeps the factors transposed
+    return lu, f.pivots, f.info, batch
 
 
 def lu_factor_ex_out(A: torch.Tensor, *, pivot: bool = True,  # noqa: N803
