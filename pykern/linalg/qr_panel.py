@@ -183,24 +183,24 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                     x[b, c0 + j, k] = krow[buf, j] - pk.conj(tau) * d
 
     @pk.func
-    def first_row_below(c0, t, k):
-        """Invocation t's first row below k (its rows are c0 + t, c0 + t + T, ...)."""
-        return c0 + t + max(0, (k + 1 - c0 - t + T - 1) // T) * T
+    def run_below(c0, t, k, m, nq):
+        """The rows below k of invocation t on CPU devices, which owns the run c0 + t·nq ..
+        c0 + (t + 1)·nq (a run of memory in each column: the host's loops stream along it)."""
+        return max(k + 1, c0 + t * nq), min(m, c0 + (t + 1) * nq)
 
     @pk.func
     def reduce_column_cpu(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
-        """reduce_column for CPU devices: one sum at a time, over loops the host device
-        bounds by their ranges (no per-row tests), each invocation's sums through shared
-        memory."""
-        first = first_row_below(c0, t, k)
+        """reduce_column for CPU devices: one sum at a time over the invocation's run of rows,
+        each invocation's sums through shared memory."""
+        lo, hi = run_below(c0, t, k, m, nq)
         for c in range(kk, w):  # (T's sums with the earlier reflectors: a product, after)
             s = DT(0.0)
             if c == kk:
-                for i in range(first, m, T):
+                for i in range(lo, hi):
                     xi = x[b, k, i]
                     s += DT(xi.real * xi.real + xi.imag * xi.imag)
             else:
-                for i in range(first, m, T):
+                for i in range(lo, hi):
                     s += pk.conj(x[b, k, i]) * x[b, c0 + c, i]
             if BY_SUBGROUPS:  # (lavapipe's larger workgroups)
                 s = pk.subgroup_add(s)
@@ -209,7 +209,7 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
             else:
                 part[t, c] = s
         buf = kk % 2
-        if t == (k - c0) % T:
+        if t == (k - c0) // nq:
             for c in range(w):
                 if c < kk:
                     vrow[buf, c] = x[b, c0 + c, k]
@@ -225,20 +225,19 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
 
     @pk.func
     def apply_reflector_cpu(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta):
-        """apply_reflector for CPU devices, over loops bounded by their ranges."""
+        """apply_reflector for CPU devices, column by column along the invocation's run."""
         buf = kk % 2
-        for i in range(first_row_below(c0, t, k), m, T):
-            vi = x[b, k, i] * scale
-            x[b, k, i] = vi
-            f = vi * pk.conj(tau)
-            for j in range(kk + 1, w):
-                d = krow[buf, j] + pk.conj(scale) * total[buf, j]
-                x[b, c0 + j, i] = x[b, c0 + j, i] - f * d
-        if t == (k - c0) % T:
+        lo, hi = run_below(c0, t, k, m, nq)
+        for i in range(lo, hi):
+            x[b, k, i] = x[b, k, i] * scale
+        for j in range(kk + 1, w):
+            f = pk.conj(tau) * (krow[buf, j] + pk.conj(scale) * total[buf, j])
+            for i in range(lo, hi):
+                x[b, c0 + j, i] = x[b, c0 + j, i] - x[b, k, i] * f
+            if t == (k - c0) // nq:
+                x[b, c0 + j, k] = krow[buf, j] - f
+        if t == (k - c0) // nq:
             x[b, k, k] = DT(beta)
-            for j in range(kk + 1, w):
-                d = krow[buf, j] + pk.conj(scale) * total[buf, j]
-                x[b, c0 + j, k] = krow[buf, j] - pk.conj(tau) * d
 
     REDUCE = reduce_column if unrolled else reduce_column_cpu  # noqa: N806
     APPLY = apply_reflector if unrolled else apply_reflector_cpu  # noqa: N806
