@@ -56,9 +56,10 @@ _DEVICES: dict[int, object] = {}  # torch index -> pykern runtime Device, once o
 
 
 def pk_device_of_index(index: int) -> object:
-    """`pk_device` for a torch index, cached."""
+    """`pk_device` for a torch index, cached while it stays open (a device closed and opened
+    again, `pk.set_device`, is a new runtime Device)."""
     device = _DEVICES.get(index)
-    if device is None:
+    if device is None or device.closed:  # type: ignore[attr-defined]
         device = _DEVICES[index] = pk_device(index)
     return device
 

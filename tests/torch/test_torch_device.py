@@ -222,3 +222,15 @@ def test_torch_compile_with_an_ahead_of_time_backend_runs_on_the_device():
     for p, g in zip(on_device.parameters(), grads):
         assert p.grad.device.type == DEV
         torch.testing.assert_close(p.grad.cpu(), g, rtol=1e-4, atol=1e-6)
+
+
+def test_a_device_closed_and_opened_again_serves_new_tensors():
+    """A pykern device closed and opened again (pk.set_device) is a new runtime device: the
+    "pykern" device uses it, not the closed one."""
+    before = torch.ones(3, device="pykern") * 2
+    assert before.cpu().tolist() == [2.0, 2.0, 2.0]
+    device = pk.get_device()
+    device.close()
+    pk.set_device(device.info.index)
+    after = torch.arange(3.0, device="pykern") + 1
+    assert after.cpu().tolist() == [1.0, 2.0, 3.0]
