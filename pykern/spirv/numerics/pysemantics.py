@@ -410,11 +410,6 @@ def _shift_out(ctx: LoweringContext, ty: IntType, count: int) -> int:
 # ---------------------------------------------------------------- range()
 
 
-def _none_unless(ctx: LoweringContext, uty: IntType, less: int, distance: int) -> int:
-    """`distance` where `less`, else 0: a range's length from its bounds' order."""
-    return ctx.fn.select(uty, less, distance, ctx.const(uty, 0))
-
-
 def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step: int,
                  known_step: int | None) -> int:
     """`len(range(start, stop, step))` as an unsigned int of `ty`'s width, exact for every
@@ -434,7 +429,7 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
             distance = fn.i_add(uty, fn.u_div(uty, fn.i_sub(uty, distance, uone), magnitude),
                                 uone)
         less = (fn.s_less_than if ty.signed else fn.u_less_than)(BOOL, low, high)
-        return _none_unless(ctx, uty, less, distance)
+        return fn.select(uty, less, distance, ctx.const(uty, 0))
 
     def up() -> int:
         magnitude = step if not ty.signed else fn.bitcast(uty, step)
