@@ -15,6 +15,7 @@ from pykern.ir import UnaryOpKind as U
 
 from pykern.spirv.numerics import pysemantics as py
 from pykern.spirv.numerics import strict
+from pykern.spirv.numerics import wide_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
 from pykern.spirv.encoding.grammar import GLSL
@@ -85,13 +86,25 @@ def _nan_or_pick(better: Callable[[FB, ScalarType, int, int], int]) -> Binary:
     return lower
 
 
-def _int_pick(better: Callable[[FB, ScalarType, int, int], int]) -> Binary:
+def _int_pick(better: str) -> Binary:
     """Integer min/max as a compare and a select: NVIDIA (driver 580) folded GLSL's SMax/SMin
     nested in another of a shared operand, `max(x % -5, max(b, x))`, into its first operand
-    (-2 for max(-2, 3)); the select form it computes right."""
+    (-2 for max(-2, 3)); the select form it computes right. `better` is `<` for min."""
     def lower(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
-        return ctx.fn.select(ty, better(ctx.fn, BOOL, a, b), a, b)
+        assert isinstance(ty, IntType)
+        return ctx.fn.select(ty, wide_int.order(ctx, better, ty, a, b), a, b)
     return lower
+
+
+def _int_order(op: str) -> Binary:
+    """An integer comparison (64-bit ones on 32-bit halves: `wide_int`)."""
+    def lower(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+        assert isinstance(ty, IntType)
+        return wide_int.order(ctx, op, ty, a, b)
+    return lower
+
+
+_ORDERS = {B.LT: "<", B.LE: "<=", B.GT: ">", B.GE: ">="}
 
 
 def _unary(method: Callable[[FB, ScalarType, int], int]) -> Unary:
@@ -122,8 +135,8 @@ def _signed_abs(ctx: LoweringContext, ty: ScalarType, a: int) -> int:
 INTS = ("i", "u")
 
 BINARY: dict[tuple[B, str], Binary] = {
-    **{(B.ADD, k): _same(FB.i_add) for k in INTS},
-    **{(B.SUB, k): _same(FB.i_sub) for k in INTS},
+    **{(B.ADD, k): wide_int.add for k in INTS},
+    **{(B.SUB, k): wide_int.sub for k in INTS},
     **{(B.MUL, k): _same(FB.i_mul) for k in INTS},
     (B.ADD, "f"): _same(FB.f_add),
     (B.SUB, "f"): _same(FB.f_sub),
@@ -145,12 +158,10 @@ BINARY: dict[tuple[B, str], Binary] = {
     (B.BIT_XOR, "b"): _same(FB.logical_not_equal),
     **{(B.LSHIFT, k): py.shift_left for k in INTS},
     **{(B.RSHIFT, k): py.shift_right for k in INTS},
-    (B.MIN, "i"): _int_pick(FB.s_less_than),
-    (B.MIN, "u"): _int_pick(FB.u_less_than),
+    **{(B.MIN, k): _int_pick("<") for k in INTS},
     (B.MIN, "f"): _nan_or_pick(FB.f_ord_less_than),
     (B.MIN, "b"): _same(FB.logical_and),
-    (B.MAX, "i"): _int_pick(FB.s_greater_than),
-    (B.MAX, "u"): _int_pick(FB.u_greater_than),
+    **{(B.MAX, k): _int_pick(">") for k in INTS},
     (B.MAX, "f"): _nan_or_pick(FB.f_ord_greater_than),
     (B.MAX, "b"): _same(FB.logical_or),
     **{(B.EQ, k): _test(FB.i_equal) for k in INTS},
@@ -159,14 +170,7 @@ BINARY: dict[tuple[B, str], Binary] = {
     (B.NE, "f"): _test(FB.f_unord_not_equal),  # nan != nan is True, as in Python
     (B.EQ, "b"): _test(FB.logical_equal),
     (B.NE, "b"): _test(FB.logical_not_equal),
-    (B.LT, "i"): _test(FB.s_less_than),
-    (B.LE, "i"): _test(FB.s_less_than_equal),
-    (B.GT, "i"): _test(FB.s_greater_than),
-    (B.GE, "i"): _test(FB.s_greater_than_equal),
-    (B.LT, "u"): _test(FB.u_less_than),
-    (B.LE, "u"): _test(FB.u_less_than_equal),
-    (B.GT, "u"): _test(FB.u_greater_than),
-    (B.GE, "u"): _test(FB.u_greater_than_equal),
+    **{(op, k): _int_order(symbol) for op, symbol in _ORDERS.items() for k in INTS},
     (B.LT, "f"): _test(FB.f_ord_less_than),
     (B.LE, "f"): _test(FB.f_ord_less_than_equal),
     (B.GT, "f"): _test(FB.f_ord_greater_than),

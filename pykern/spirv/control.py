@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder
 from pykern.spirv.loopcap import LoopSite
+from pykern.spirv.numerics import wide_int
 from pykern.spirv.encoding.types import BOOL, IntType
 
 Emit = Callable[[], None]
@@ -103,14 +104,15 @@ def counted_loop(ctx: LoweringContext, counter: IntType, trips: int,
     fn.store(k_var, ctx.const(counter, 0))
 
     def advance() -> None:
-        fn.store(k_var, fn.i_add(counter, fn.load(counter, k_var), ctx.const(counter, 1)))
+        fn.store(k_var, wide_int.add(ctx, counter, fn.load(counter, k_var),
+                                     ctx.const(counter, 1)))
 
     if guard is None:
         loop = _begin(fn)
     else:  # `break` leaves k == trips, as a finished loop does
         loop = _begin(fn, latch=advance, leave=lambda: fn.store(k_var, trips))
     k = fn.load(counter, k_var)
-    _enter_body(fn, loop, fn.u_less_than(BOOL, k, trips))
+    _enter_body(fn, loop, wide_int.less_than(ctx, counter, k, trips))
     body(loop, k)
     _end(fn, loop, advance if guard is None else None)
     if guard is not None:

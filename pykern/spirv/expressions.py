@@ -9,7 +9,7 @@ from pykern.ir import BinOpKind, LogicalKind
 
 from pykern.lang.coop import CoopType
 from pykern.spirv import arith, arrays, casts, coop
-from pykern.spirv.numerics import strict
+from pykern.spirv.numerics import f16_bits, strict
 from pykern.spirv.atomics import atomic
 from pykern.spirv.builtins import builtin
 from pykern.spirv.context import LoweringContext
@@ -17,6 +17,7 @@ from pykern.spirv.control import selection
 from pykern.spirv.numerics.mathfns import math_call
 from pykern.spirv.subgroups import subgroup
 from pykern.spirv.encoding.types import BOOL, FloatType
+from pykern.spirv.numerics.f16_bits import F16
 
 
 class ExpressionLowering:
@@ -117,7 +118,10 @@ class ExpressionLowering:
         return casts.cast(self.ctx, e.value.type, e.type, self.lower(e.value))
 
     def _bitcast(self, e: ir.Bitcast) -> int:
-        return self.fn.bitcast(self.ctx.type_of(e.type), self.lower(e.value))
+        dst, src = self.ctx.type_of(e.type), self.ctx.type_of(e.value.type)
+        if F16 in (dst, src):  # an f16's bits through its f32 (see `f16_bits`)
+            return f16_bits.bitcast(self.ctx, dst, src, self.lower(e.value))  # type: ignore[arg-type]
+        return self.fn.bitcast(dst, self.lower(e.value))
 
     def _math(self, e: ir.MathCall) -> int:
         ty = self.ctx.type_of(e.args[0].type)

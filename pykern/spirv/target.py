@@ -78,7 +78,7 @@ MATH_WITHOUT_F64 = frozenset({
 })
 
 # the integer feature a float's bits need where the backend computes on them (f64 // and %,
-# f16 copysign, strict floating point): f32's are plain 32-bit integers
+# strict floating point): f32's are plain 32-bit integers, and f16's are taken through f32
 _ON_BITS = {dt.f16: Feature.INT16, dt.f64: Feature.INT64}
 _FLOAT_REMAINDERS = (ir.BinOpKind.FLOORDIV, ir.BinOpKind.MOD)
 
@@ -212,9 +212,6 @@ class Target:
         # what the backend computes on a float's bits, in an integer of its width
         if isinstance(node, ir.BinOp) and node.op in _FLOAT_REMAINDERS and node.type == dt.f64:
             return ((on_bits, f"{node.op.value} on {node.type.name}"),)
-        if isinstance(node, ir.MathCall) and node.fn is ir.MathFn.COPYSIGN and \
-                node.type == dt.f16:
-            return ((on_bits, f"pk.copysign() on {node.type.name}"),)
         if self.strict_float and isinstance(node, (ir.BinOp, ir.MathCall, ir.Cast)):
             return ((on_bits, f"strict floating point on {node.type.name}"),)
         return ()

@@ -13,9 +13,24 @@ import torch._decomp
 _TABLE = torch._decomp.decomposition_table
 
 
+def _decomposition(overload: torch._ops.OpOverload) -> Callable[..., object]:
+    """PyTorch's decomposition of `overload`; where this PyTorch version has none (they come
+    and go between versions), a function raising the error of an unsupported operator."""
+    fn = _TABLE.get(overload)
+    if fn is not None:
+        return fn  # type: ignore[no-any-return]
+
+    def missing(*args: object, **kwargs: object) -> object:
+        raise NotImplementedError(f"the pykern device has no implementation of aten::"
+                                  f"{overload._schema.name.split('::')[-1]} (it runs as PyTorch's"
+                                  f" decomposition, which PyTorch {torch.__version__} lacks)")
+    return missing
+
+
 def decomposed(overload: torch._ops.OpOverload) -> Callable[..., object]:
-    """`overload` run by its decomposition."""
-    fn = _TABLE[overload]
+    """`overload` run by its decomposition (where this PyTorch version has none, a call
+    raises the NotImplementedError of an unsupported operator)."""
+    fn = _decomposition(overload)
 
     def impl(*args: object, **kwargs: object) -> object:
         return _done(fn(*args, **kwargs), overload)
@@ -26,7 +41,7 @@ def decomposed(overload: torch._ops.OpOverload) -> Callable[..., object]:
 def decomposed_out(functional: torch._ops.OpOverload) -> Callable[..., object]:
     """The `.out` overload of `functional`: its decomposition's result copied into out (and
     into every out tensor of a multi-output operator)."""
-    fn = _TABLE[functional]
+    fn = _decomposition(functional)
 
     def impl(*args: object, **kwargs: object) -> object:
         outs = {k: kwargs.pop(k) for k in list(kwargs) if isinstance(kwargs[k], torch.Tensor)
@@ -49,7 +64,7 @@ def _done(result: object, overload: torch._ops.OpOverload) -> object:
     if result is NotImplemented:
         raise NotImplementedError(f"the pykern device has no implementation of "
                                   f"aten::{overload._schema.name.split('::')[-1]} for these "
-                                  "arguments (PyTorch's decomposition does not cover them)")
+                                  "arguments (this PyTorch's decomposition does not cover them)")
     return result
 
 
@@ -59,7 +74,7 @@ def _argument_names(overload: torch._ops.OpOverload) -> set[str]:
 
 def decomposed_inplace(functional: torch._ops.OpOverload) -> Callable[..., object]:
     """The in-place overload of `functional`: its decomposition's result copied into self."""
-    fn = _TABLE[functional]
+    fn = _decomposition(functional)
 
     def impl(self: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
         return self.copy_(fn(self, *args, **kwargs))
@@ -96,7 +111,7 @@ def upsample_backward(forward: torch._ops.OpOverload) -> Callable[..., torch.Ten
     """`upsample_*_backward.grad_input(grad_output, output_size, input_size, *rest)`: the
     gradient of the forward's decomposition (`forward(input, output_size, *rest)`, linear in
     its input) by autograd over it."""
-    fn = _TABLE[forward]
+    fn = _decomposition(forward)
 
     def impl(grad_output: torch.Tensor, output_size: list[int], input_size: list[int],
              *rest: object, grad_input: torch.Tensor) -> torch.Tensor:
@@ -114,7 +129,7 @@ def grid_sampler_2d_backward(grad_output: torch.Tensor, input: torch.Tensor, gri
                              interpolation_mode: int, padding_mode: int, align_corners: bool,
                              output_mask: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
     """The gradients of grid_sampler_2d's decomposition with respect to its input and grid."""
-    grads = _vjp(_TABLE[torch.ops.aten.grid_sampler_2d.default], [input, grid],
+    grads = _vjp(_decomposition(torch.ops.aten.grid_sampler_2d.default), [input, grid],
                  (interpolation_mode, padding_mode, align_corners), grad_output)
     return tuple(torch.zeros_like(x) if g is None else g  # type: ignore[return-value]
                  for x, g in zip((input, grid), grads))
@@ -123,7 +138,7 @@ def grid_sampler_2d_backward(grad_output: torch.Tensor, input: torch.Tensor, gri
 def pad_backward(forward: torch._ops.OpOverload, out: bool) -> Callable[..., torch.Tensor]:
     """`replication_pad*d_backward` (its `.grad_input` when `out`): the gradient of the
     forward's decomposition (linear in its input) by autograd over it."""
-    fn = _TABLE[forward]
+    fn = _decomposition(forward)
 
     def impl(grad_output: torch.Tensor, self: torch.Tensor, padding: list[int], *,
              grad_input: torch.Tensor | None = None) -> torch.Tensor:
@@ -143,7 +158,7 @@ def loss_backward(forward: torch._ops.OpOverload, arguments: int,
     """`*_loss_backward(grad_output, self, *rest)`: the gradient with respect to `self` of the
     forward's decomposition (`forward(self, *rest[:arguments])`, its `output`-th result where
     it has several) by autograd over it."""
-    fn = _TABLE[forward]
+    fn = _decomposition(forward)
 
     def loss(*args: object) -> torch.Tensor:
         result = fn(*args)

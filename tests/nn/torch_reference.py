@@ -4,6 +4,8 @@ upstream gradient."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import pykern as pk
@@ -47,5 +49,7 @@ def compare_forward_backward(torch: object, mine: pk.nn.Module, theirs: object,
 
 def torch_repr(module: object) -> str:
     """`repr(module)` of a module (torch's or pykern's) without what only some torch versions
-    print: the normalisation layers' `bias=True` (their default, shown by some releases)."""
-    return repr(module).replace(", bias=True, track_running_stats", ", track_running_stats")
+    print: the normalisation layers' `bias=` (releases before its `bias` argument print none;
+    later ones print it, some only where it is False)."""
+    return re.sub(r", bias=(True|False), track_running_stats", ", track_running_stats",
+                  repr(module))

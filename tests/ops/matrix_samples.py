@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import zlib
+
 import numpy as np
 
 import pykern as pk
@@ -131,7 +133,11 @@ def _spec(op: ops.Op) -> dict[str, Any]:
 
 
 def samples(op: ops.Op) -> Iterator[Sample]:
-    """The sample calls of `op`: its declared ones, else its kind's."""
+    """The sample calls of `op`: its declared ones, else its kind's. `RNG` restarts from a
+    seed of the op's name, so that an op's samples (and the draws a test makes after them)
+    are the same whichever tests ran before in the process."""
+    seeded = np.random.default_rng(zlib.crc32(op.name.encode()))
+    RNG.bit_generator.state = seeded.bit_generator.state
     if "shapes" in _spec(op):
         return _declared(op)
     return GENERATORS[op.kind](op)

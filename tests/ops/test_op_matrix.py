@@ -89,7 +89,7 @@ def test_backward_against_central_differences(op):
                                                  pk.array_api.reshape),
                    lambda *xs, s=sample: _joined(s.call(want_fn, list(xs)), np.concatenate,
                                                  np.reshape),
-                   *sample.arrays, rng=RNG, atol=1e-6)
+                   *sample.arrays, rng=RNG, atol=1e-6, skip_jumps=True)
 
 
 def _joined(result, concat, reshape):

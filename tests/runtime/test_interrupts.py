@@ -249,12 +249,16 @@ device.launch(program, (n,), [out], args_for(layout))
 device._batches.submit()
 print("waiting", flush=True)
 start = time.monotonic()
+finished = False
 try:
     device.sync()
+    finished = True
     print("finished in time", flush=True)
+    time.sleep(60)  # a fast device: the interrupt, sent after a fixed delay, is taken here
 except KeyboardInterrupt:
-    print(f"interrupted after {{time.monotonic() - start:.2f}} s", flush=True)
-    assert not device.hung and len(device._batches.in_flight) == 1  # still tracked
+    if not finished:
+        print(f"interrupted after {{time.monotonic() - start:.2f}} s", flush=True)
+        assert not device.hung and len(device._batches.in_flight) == 1  # still tracked
 result = out.read_into(np.empty(n, np.uint32))  # waits for the kernel after all
 print(f"read after {{time.monotonic() - start:.2f}} s", flush=True)
 np.save(sys.argv[2], result)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from pykern.spirv import loopcap
 from pykern.spirv.numerics import strict
+from pykern.spirv.numerics import wide_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, while_loop
 from pykern.spirv.function import FunctionBuilder as FB
@@ -421,15 +422,15 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
 
     def count(low: int, high: int, magnitude: int, unit_step: bool) -> int:
         # low < high: (high - low - 1) // |step| + 1 iterations, else none
-        distance = fn.i_sub(ty, high, low)
+        distance = wide_int.sub(ctx, ty, high, low)
         if ty.signed:
             distance = fn.bitcast(uty, distance)
         if not unit_step:
             uone = ctx.const(uty, 1)
             distance = fn.i_add(uty, fn.u_div(uty, fn.i_sub(uty, distance, uone), magnitude),
                                 uone)
-        less = (fn.s_less_than if ty.signed else fn.u_less_than)(BOOL, low, high)
-        return fn.select(uty, less, distance, ctx.const(uty, 0))
+        return fn.select(uty, wide_int.less_than(ctx, ty, low, high), distance,
+                         ctx.const(uty, 0))
 
     def up() -> int:
         magnitude = step if not ty.signed else fn.bitcast(uty, step)
