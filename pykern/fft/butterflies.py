@@ -17,6 +17,7 @@ real multiplies (a complex product with a zero part would cost four).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pykern as pk
@@ -137,3 +138,29 @@ BUTTERFLIES = {2: dft2, 3: dft3, 4: dft4, 5: dft5, 6: dft6, 7: dft7, 8: dft8, 9:
                10: dft10, 11: dft11, 12: dft12, 13: dft13, 16: dft16}
 RADICES = tuple(sorted(BUTTERFLIES))
 PRIMES = (2, 3, 5, 7, 11, 13)  # lengths whose prime factors are all here run without Bluestein
+
+
+@pk.func
+def _unchanged(values):
+    return values
+
+
+@functools.lru_cache(maxsize=None)
+def butterfly_at(start: int, radix: int) -> object:
+    """A device function of a tuple of complex values that runs the DFT of length `radix` on
+    its elements start .. start + radix - 1 and returns the whole tuple: the FFT kernel holds
+    every butterfly of an invocation in one tuple and calls `STEPS[s][q](vals)`. A radix of
+    1 (a transform of length 1) leaves the tuple as it is."""
+    if radix == 1:
+        return _unchanged
+    dft = BUTTERFLIES[radix]
+
+    @pk.func
+    def butterfly(values):
+        segment = dft(values[start:start + radix])
+        out = values
+        for r in pk.static_range(radix):
+            out[start + r] = segment[r]
+        return out
+
+    return butterfly

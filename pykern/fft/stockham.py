@@ -51,8 +51,7 @@ import functools
 
 import pykern as pk
 
-from pykern.fft.butterflies import (dft2, dft3, dft4, dft5, dft6, dft7, dft8, dft9, dft10,
-                                    dft11, dft12, dft13, dft16)
+from pykern.fft.butterflies import butterfly_at
 from pykern.fft.radix_plan import (COMPLEX, HERMITIAN_IN, IRFFT, REAL_IN, RFFT, LaunchShape,
                                    stage_constants)
 from pykern.lang.dtypes import DType
@@ -92,6 +91,9 @@ def fft_kernel(real: DType, shape: LaunchShape) -> pk.Kernel:
     NS, BF, QS, GUARD, LOGNS, TOFF, TWM = (k.ns, k.butterflies, k.per_thread, k.guarded,  # noqa: N806
                                            k.log_ns, k.table_offset, k.table_size)
     MAXV = k.values  # noqa: N806
+    # stage s's butterfly q of an invocation: the DFT of its values, vals[q·R : (q + 1)·R]
+    STEPS = tuple(tuple(butterfly_at(q * RAD[s], RAD[s]) for q in range(QS[s]))  # noqa: N806
+                  for s in range(S))
     LOG_G = G.bit_length() - 1  # noqa: N806
     P = 1 if shape.pad and not COLS else 0  # noqa: N806 - row layout: i stored at i + P·(i >> 5)
     # a transform's slots; stored across, an odd count, so that the transforms' values read
@@ -256,45 +258,7 @@ def fft_kernel(real: DType, shape: LaunchShape) -> pk.Kernel:
                     for r in pk.static_range(1, RAD[s]):
                         at = TOFF[s] + (r - 1) * NS[s] + kk
                         vals[q * RAD[s] + r] = vals[q * RAD[s] + r] * complex(tw[at], tw[TWM + at])
-                if RAD[s] == 2:
-                    seg2 = dft2(vals[q * 2:q * 2 + 2])
-                    vals = vals[:q * 2] + seg2 + vals[q * 2 + 2:]
-                elif RAD[s] == 3:
-                    seg3 = dft3(vals[q * 3:q * 3 + 3])
-                    vals = vals[:q * 3] + seg3 + vals[q * 3 + 3:]
-                elif RAD[s] == 4:
-                    seg4 = dft4(vals[q * 4:q * 4 + 4])
-                    vals = vals[:q * 4] + seg4 + vals[q * 4 + 4:]
-                elif RAD[s] == 5:
-                    seg5 = dft5(vals[q * 5:q * 5 + 5])
-                    vals = vals[:q * 5] + seg5 + vals[q * 5 + 5:]
-                elif RAD[s] == 6:
-                    seg6 = dft6(vals[q * 6:q * 6 + 6])
-                    vals = vals[:q * 6] + seg6 + vals[q * 6 + 6:]
-                elif RAD[s] == 7:
-                    seg7 = dft7(vals[q * 7:q * 7 + 7])
-                    vals = vals[:q * 7] + seg7 + vals[q * 7 + 7:]
-                elif RAD[s] == 8:
-                    seg8 = dft8(vals[q * 8:q * 8 + 8])
-                    vals = vals[:q * 8] + seg8 + vals[q * 8 + 8:]
-                elif RAD[s] == 9:
-                    seg9 = dft9(vals[q * 9:q * 9 + 9])
-                    vals = vals[:q * 9] + seg9 + vals[q * 9 + 9:]
-                elif RAD[s] == 10:
-                    seg10 = dft10(vals[q * 10:q * 10 + 10])
-                    vals = vals[:q * 10] + seg10 + vals[q * 10 + 10:]
-                elif RAD[s] == 11:
-                    seg11 = dft11(vals[q * 11:q * 11 + 11])
-                    vals = vals[:q * 11] + seg11 + vals[q * 11 + 11:]
-                elif RAD[s] == 12:
-                    seg12 = dft12(vals[q * 12:q * 12 + 12])
-                    vals = vals[:q * 12] + seg12 + vals[q * 12 + 12:]
-                elif RAD[s] == 13:
-                    seg13 = dft13(vals[q * 13:q * 13 + 13])
-                    vals = vals[:q * 13] + seg13 + vals[q * 13 + 13:]
-                elif RAD[s] == 16:
-                    seg16 = dft16(vals[q * 16:q * 16 + 16])
-                    vals = vals[:q * 16] + seg16 + vals[q * 16 + 16:]
+                vals = STEPS[s][q](vals)  # the butterfly's DFT, in place
             if s < S - 1:
                 if s > 0:
                     pk.barrier()  # every read of this stage is done

@@ -306,6 +306,19 @@ class ExprTranslator(ast.NodeVisitor):
                 raise self.error(node, f"'{node.attr}' is not an attribute of "
                                        f"{getattr(base, '__name__', type(base).__name__)}")
             return getattr(base, node.attr)
+        if isinstance(node, ast.Subscript):  # `FUNCS[s]`: an element of a captured tuple
+            base = self.resolve(node.value)
+            if not isinstance(base, (tuple, list)):
+                return None
+            k = self.visit(node.slice)
+            if not (isinstance(k, PyConst) and type(k.value) is int):
+                raise self.error(node.slice, "an element of a captured tuple is taken at a "
+                                             "constant index (a literal, a constexpr or a "
+                                             "pk.static_range variable)")
+            if not -len(base) <= k.value < len(base):
+                raise self.error(node.slice, f"index {k.value} is out of range for a tuple of "
+                                             f"{len(base)}")
+            return base[k.value]
         return None
 
     def dtype_of(self, node: ast.AST) -> DType | None:

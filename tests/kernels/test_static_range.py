@@ -181,3 +181,50 @@ def test_the_loop_variable_cannot_be_a_kernel_variable():
             x[j] = 1.0
 
     assert "needs a name of its own" in compile_error(clash, np.zeros(2, np.float32))
+
+
+def _power_of(k: int):
+    @pk.func
+    def power(v):
+        acc = v
+        for _ in pk.static_range(k - 1):
+            acc = acc * v
+        return acc
+    return power
+
+
+POWERS = (_power_of(1), _power_of(2), (_power_of(3), _power_of(4)))
+
+
+@pk.kernel
+def calls_from_a_tuple(x: pk.f32[:], out: pk.f32[:, :]):
+    i = pk.global_id(0)
+    for s in pk.static_range(2):
+        out[s, i] = POWERS[s](x[i])
+    for q in pk.static_range(2):
+        out[2 + q, i] = POWERS[2][q](x[i])  # a tuple inside the tuple
+    out[4, i] = POWERS[-1][-1](x[i]) - POWERS[1](x[i])
+
+
+def test_functions_called_from_a_captured_tuple_at_constant_indices():
+    x = np.array([0.5, -1.5, 2.0, 3.0], np.float32)
+    out = np.zeros((5, x.size), np.float32)
+    calls_from_a_tuple[x.size](x, out)
+    x64 = x.astype(np.float64)
+    want = np.stack([x64, x64 ** 2, x64 ** 3, x64 ** 4, x64 ** 4 - x64 ** 2])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_a_captured_tuple_of_functions_needs_constant_indices_in_range():
+    @pk.kernel
+    def runtime_index(x: pk.f32[:], k: pk.i32):
+        x[0] = POWERS[k](x[0])
+
+    assert "constant index" in compile_error(runtime_index, np.zeros(2, np.float32), 1)
+
+    @pk.kernel
+    def out_of_range(x: pk.f32[:]):
+        x[0] = POWERS[3](x[0])
+
+    assert "index 3 is out of range for a tuple of 3" in compile_error(
+        out_of_range, np.zeros(2, np.float32))

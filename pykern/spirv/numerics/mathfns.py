@@ -19,6 +19,7 @@ from pykern.ir import MathFn
 from pykern.spirv.numerics import mathf32, strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.encoding.grammar import GLSL
+from pykern.spirv.numerics.half_rounding import narrow_to_f16
 from pykern.spirv.numerics.pysemantics import float_pow
 from pykern.spirv.target import MATH_WITHOUT_F64
 from pykern.spirv.typemap import value_capabilities
@@ -32,6 +33,9 @@ def math_call(ctx: LoweringContext, fn: MathFn, ty: FloatType, args: Sequence[in
     predicates)."""
     assert not (ty.bits == 64 and fn in MATH_WITHOUT_F64), \
         f"{fn.py_name} on f64 reached the backend: pykern.passes.decompose rewrites it"
+    if ty.bits == 16 and fn in THROUGH_F32:
+        wide = MATH[fn](ctx, F32, [ctx.fn.f_convert(F32, a) for a in args])
+        return narrow_to_f16(ctx, F32, wide)
     return MATH[fn](ctx, ty, args)
 
 
@@ -81,11 +85,11 @@ def is_nan(ctx: LoweringContext, ty: FloatType, x: int) -> int:
 
 
 def _via_f32(f32_function: Callable[[LoweringContext, int], int]) -> MathLowering:
-    """A one-argument function of `pykern.spirv.numerics.mathf32`, for f16 through f32."""
+    """A one-argument function of `pykern.spirv.numerics.mathf32` (f32 only: f16 comes
+    through f32, `THROUGH_F32`)."""
     def lower(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-        if ty == F32:
-            return f32_function(ctx, args[0])
-        return ctx.fn.f_convert(ty, f32_function(ctx, ctx.fn.f_convert(F32, args[0])))
+        assert ty == F32, ty
+        return f32_function(ctx, args[0])
     return lower
 
 
@@ -304,3 +308,13 @@ MATH: dict[MathFn, MathLowering] = {
     MathFn.ISNAN: _isnan,
     MathFn.ISINF: _isinf,
 }
+
+# f16 functions computed in f32 and rounded once to f16, as numpy computes them: NVIDIA's driver
+# (580) gave GLSL's f16 Atan of an f16 Sqrt's result NaN for infinity (the loaded infinity
+# was right), and its f16 Sqrt is an ulp off where numpy's rounds the f32 root. The exact ones
+# (floor, ceil, trunc, round, copysign, the predicates) and fma stay on f16.
+THROUGH_F32 = frozenset({
+    MathFn.SQRT, MathFn.RSQRT, MathFn.EXP, MathFn.EXP2, MathFn.LOG, MathFn.LOG2, MathFn.SIN,
+    MathFn.COS, MathFn.TAN, MathFn.ASIN, MathFn.ACOS, MathFn.ATAN, MathFn.ATAN2, MathFn.SINH,
+    MathFn.COSH, MathFn.TANH, MathFn.ERF, MathFn.POW,
+})
