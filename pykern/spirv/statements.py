@@ -12,6 +12,7 @@ from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, counted_loop, selection, while_loop
 from pykern.spirv.expressions import ExpressionLowering
 from pykern.spirv.encoding.grammar import MemorySemantics, Scope
+from pykern.spirv.numerics import wide_int
 from pykern.spirv.numerics.pysemantics import range_length
 from pykern.spirv.typemap import unsigned
 from pykern.spirv.encoding.types import U32, IntType
@@ -109,11 +110,11 @@ class StatementLowering:
                 k = fn.u_convert(uty, k)
             done = k if ty == uty else fn.bitcast(ty, k)
             if known_step == 1:
-                value = fn.i_add(ty, start, done)
+                value = wide_int.add(ctx, ty, start, done)
             elif known_step == -1:
-                value = fn.i_sub(ty, start, done)
+                value = wide_int.sub(ctx, ty, start, done)
             else:
-                value = fn.i_add(ty, start, fn.i_mul(ty, done, step))
+                value = wide_int.add(ctx, ty, start, fn.i_mul(ty, done, step))
             fn.store(var, value)
             self._loop_body(loop, s.body)
 

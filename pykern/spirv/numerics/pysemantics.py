@@ -427,8 +427,8 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
             distance = fn.bitcast(uty, distance)
         if not unit_step:
             uone = ctx.const(uty, 1)
-            distance = fn.i_add(uty, fn.u_div(uty, fn.i_sub(uty, distance, uone), magnitude),
-                                uone)
+            distance = wide_int.add(ctx, uty, fn.u_div(uty, wide_int.sub(ctx, uty, distance, uone),
+                                                       magnitude), uone)
         return fn.select(uty, wide_int.less_than(ctx, ty, low, high), distance,
                          ctx.const(uty, 0))
 
