@@ -1274,14 +1274,18 @@ def float_scale(gk: GeneratedKernel, args: dict[str, Any], dev: dict, ref: dict,
 
 
 def same_exact(d: Any, r: Any, t: DT) -> bool:
-    """Equal; for floats NaN equals NaN and -0.0 equals 0.0: the sign of a zero is not checked,
+    """Equal; for floats NaN equals NaN and -0.0 equals 0.0 (and a zero on the device equals a
+    subnormal in the interpreter: flushed): the sign of a zero is not checked,
     for lavapipe folds x * 0.0 and x + 0.0 (KNOWN_BUGS["signed zero, inf and nan folding"]) and
     min/max of 0.0 and -0.0 may return either (GLSL NMin/NMax)."""
     if t.is_float:
+        tiny = float(np.finfo(t.numpy).tiny)
         d, r = float(d), float(r)
         if math.isnan(d) or math.isnan(r):
             return math.isnan(d) and math.isnan(r)
-        return d == r
+        # a kernel that is not strict may flush subnormal results to zero (NVIDIA's f32 does:
+        # docs/testing.md)
+        return d == r or (d == 0.0 and 0.0 < abs(r) < tiny)
     return bool(d == r)
 
 

@@ -24,6 +24,9 @@ import pytest
 
 PRELUDE = textwrap.dedent("""
     import signal, sys, threading, time
+    # Ctrl-C raises KeyboardInterrupt even where the test run was started with SIGINT ignored
+    # (a background job of a non-interactive shell, nohup): Python keeps an inherited SIG_IGN
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import pykern as pk
     pk.set_device("host")

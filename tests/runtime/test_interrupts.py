@@ -234,7 +234,8 @@ def test_interrupted_uniform_reservation_leaves_the_device_usable(device, monkey
 # ---- Ctrl-C during a wait (a real SIGINT, in a subprocess) ----
 
 WAITER = f"""
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # also where SIGINT came in ignored
 sys.path.insert(0, {str(HERE)!r})
 import numpy as np
 import pykern.runtime as rt
