@@ -7,13 +7,19 @@ of the size the plan gives (the "large" one on a GPU: 6 layers, d_model 384, con
 modes: float32, and bfloat16 autocast (`torch.autocast(device_type="pykern")`). Both devices
 start from the same CPU-made weights, so their first losses must agree (a WRONG result
 otherwise), and the losses must go down over the timed steps. The figure is wall-clock time per
-step, the device drained at the end: it includes the per-operator host cost of each side.
+step, the device drained at the end: it includes the per-operator host cost of each side. Each
+side runs in a process of its own (`_steps_elsewhere`: PyTorch cannot run a CUDA backward and a
+backward on a device registered later in one process).
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import pickle
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +41,6 @@ def run(plan: Any, results: Results, peers: Any) -> None:
         results.note("torchdev: PyTorch is not installed (pip install 'pykern-vulkan[torch]')")
         return
     torch = peers.torch
-    import pykern.torch  # noqa: F401  (registers the device)
     from gpt_model import GPTConfig
     from train_gpt import ALPHABET
 
@@ -49,7 +54,7 @@ def run(plan: Any, results: Results, peers: Any) -> None:
     data = (x, np.roll(x, -1, axis=1))  # a fixed batch: the loss must fall on it
     for mode, amp, rtol in MODES:
         case = f"gpt {size} {mode}"
-        mine = _steps(torch, "pykern", cfg, data, amp, steps)
+        mine = _steps_elsewhere("pykern", cfg, data, amp, steps)
         results.add(Row("torchdev", case, "pykern (torch device)", mine["ms"], "ms/step",
                         False, "wall clock",
                         {"tokens_per_s": batch * context / mine["ms"] * 1e3}))
@@ -78,8 +83,8 @@ def _steps(torch: Any, device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x, y = (torch.from_numpy(a).to(device) for a in data)
     kind = device.split(":")[0]
-    sync = {"pykern": torch.pykern.synchronize, "cuda": torch.cuda.synchronize}.get(
-        kind, lambda: None)
+    sync = (torch.pykern.synchronize if kind == "pykern"
+            else torch.cuda.synchronize if kind == "cuda" else lambda: None)
     losses: list[Any] = []
 
     def step() -> None:
@@ -105,7 +110,7 @@ def _steps(torch: Any, device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray
 def _peer_row(torch: Any, peer: str, cfg: Any, data: tuple[np.ndarray, np.ndarray],
               amp: str | None, steps: int, results: Results, case: str, mine: dict[str, Any],
               rtol: float) -> None:
-    theirs = _steps(torch, peer, cfg, data, amp, steps)
+    theirs = _steps_elsewhere(peer, cfg, data, amp, steps)
     row = results.add(Row("torchdev", case, f"torch {peer}", theirs["ms"], "ms/step", False,
                           "wall clock"))
     print(f"  {'':<10} {case:<22} pykern/torch-{peer} speed {results.ratio(row):.2f}",
@@ -116,7 +121,35 @@ def _peer_row(torch: Any, peer: str, cfg: Any, data: tuple[np.ndarray, np.ndarra
                      f"{ref:.5f}, from the same weights and batch")
 
 
+def _steps_elsewhere(device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray],
+                     amp: str | None, steps: int) -> dict[str, Any]:
+    """`_steps` on `device` in a process of its own, as each side needs: the pykern device
+    must be registered before the process's first backward (PyTorch's autograd engine sizes
+    its device queues then), and once it is, PyTorch (2.8 on) takes it for the process's
+    accelerator and any CUDA backward trips an internal assert (pytorch/pytorch#161129)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "job.pkl"
+        path.write_bytes(pickle.dumps((cfg, data, amp, steps)))
+        done = subprocess.run([sys.executable, "-m", "benchmarks.torch_device", str(path),
+                               device], capture_output=True, text=True, check=False,
+                              cwd=Path(__file__).resolve().parents[1])
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr else
+                               f"exit status {done.returncode}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _check(results: Results, case: str, who: str, losses: list[float]) -> None:
     if not all(np.isfinite(losses)) or losses[-1] >= losses[0]:
         results.fail(f"torchdev {case}: {who}'s loss did not go down: {losses[0]:.4f} -> "
                      f"{losses[-1]:.4f}")
+
+
+if __name__ == "__main__":  # `_steps_elsewhere`'s job: one side, in a process of its own
+    import torch as _torch
+
+    if sys.argv[2] == "pykern":
+        import pykern.torch  # noqa: F401  (registers the device, before any backward)
+
+    _cfg, _data, _amp, _steps_count = pickle.loads(Path(sys.argv[1]).read_bytes())
+    print(json.dumps(_steps(_torch, sys.argv[2], _cfg, _data, _amp, _steps_count)))
