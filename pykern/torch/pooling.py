@@ -1,5 +1,5 @@
 """Pooling beyond pykern's own 2-d max/avg pools: adaptive max pooling of any window split
-(1-d to 3-d), the backward of max pools with indices in 3-d, and the shrink activations'
+(1-d to 3-d), 3-d max pooling with indices and its backward, and the shrink activations'
 backward. The forwards are gathers of every window (padded by repeating its last element,
 which leaves a maximum and its first position unchanged) and a max over them, written as ATen
 operators that run on pykern; the backwards add each gradient at its recorded position."""
@@ -31,39 +31,81 @@ def adaptive_max_pool(spatial: int) -> Callable[..., tuple[torch.Tensor, torch.T
     def impl(self: torch.Tensor, output_size: Sequence[int], *, out: torch.Tensor,
              indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         sizes_in = list(self.shape[-spatial:])
-        sizes_out = list(output_size)
-        batch = list(self.shape[:-spatial])
-        if self.numel() == 0 or math.prod(sizes_out) == 0:
-            shape = batch + sizes_out
-            out.resize_(shape)
-            indices.resize_(shape)
-            return out, indices
-        windows = [_adaptive_windows(i, o) for i, o in zip(sizes_in, sizes_out)]
-        index, flat = [], None
-        place = 1
-        for d in reversed(range(spatial)):
-            w = torch.tensor(windows[d], dtype=torch.int64, device=self.device)
-            shape = [1] * (2 * spatial)
-            shape[2 * d], shape[2 * d + 1] = w.shape
-            w = w.reshape(shape)
-            index.insert(0, w)
-            flat = w * place if flat is None else flat + w * place
-            place *= sizes_in[d]
-        gathered = self[(Ellipsis, *index)]  # (..., o0, k0, o1, k1, ...)
-        nb = len(batch)
-        order = [nb + 2 * d for d in range(spatial)] + [nb + 2 * d + 1 for d in range(spatial)]
-        gathered = gathered.permute(*range(nb), *order)
-        gathered = gathered.reshape(*batch, *sizes_out, -1)
-        values, arg = gathered.max(dim=-1)
-        assert flat is not None
-        flat = flat.permute(*[2 * d for d in range(spatial)],
-                            *[2 * d + 1 for d in range(spatial)]).reshape(*sizes_out, -1)
-        positions = flat.expand(*batch, *flat.shape).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+        windows = [_adaptive_windows(i, o) for i, o in zip(sizes_in, output_size)]
+        values, positions = _max_over_windows(self, windows, list(output_size))
         out.resize_(values.shape).copy_(values)
         indices.resize_(positions.shape).copy_(positions)
         return out, indices
     impl.__name__ = f"adaptive_max_pool{spatial}d_out"
     return impl
+
+
+def _strided_windows(size_in: int, kernel: int, stride: int, pad: int, dilation: int,
+                     ceil_mode: bool) -> list[list[int]]:
+    """For each output position of a max pool along one axis, the input positions of its
+    window; the positions in the padding become the window's nearest position inside the
+    input (a repeat, which leaves the maximum and its first position unchanged)."""
+    span = dilation * (kernel - 1) + 1
+    room = size_in + 2 * pad - span
+    count = (-(-room // stride) if ceil_mode else room // stride) + 1
+    if ceil_mode and (count - 1) * stride >= size_in + pad:  # a window starting in the pad
+        count -= 1
+    windows = []
+    for i in range(max(count, 0)):
+        taps = [i * stride - pad + j * dilation for j in range(kernel)]
+        inside = [t for t in taps if 0 <= t < size_in]
+        windows.append([min(max(t, inside[0]), inside[-1]) for t in taps])
+    return windows
+
+
+def max_pool3d_with_indices(self: torch.Tensor, kernel_size: Sequence[int],
+                            stride: Sequence[int] = (), padding: Sequence[int] = (0,),
+                            dilation: Sequence[int] = (1,), ceil_mode: bool = False
+                            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """`max_pool3d_with_indices`: the maxima of each window and their flat positions within
+    each (D, H, W) volume (the first maximum in row-major order, as the CPU scans)."""
+    def three(v: Sequence[int], default: Sequence[int]) -> list[int]:
+        v = list(v) or list(default)
+        return v * 3 if len(v) == 1 else v
+    kernel = three(kernel_size, ())
+    steps = three(stride, kernel)
+    pads, dilations = three(padding, (0,)), three(dilation, (1,))
+    windows = [_strided_windows(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
+               zip(self.shape[-3:], kernel, steps, pads, dilations)]
+    return _max_over_windows(self, windows, [len(w) for w in windows])
+
+
+def _max_over_windows(self: torch.Tensor, windows: list[list[list[int]]],
+                      sizes_out: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The maximum over each window (per axis, the input positions of each output position's
+    window, all of one length) and its flat position within the trailing spatial dims."""
+    spatial = len(windows)
+    sizes_in = list(self.shape[-spatial:])
+    batch = list(self.shape[:-spatial])
+    if self.numel() == 0 or math.prod(sizes_out) == 0:
+        shape = batch + sizes_out
+        return self.new_empty(shape), self.new_empty(shape, dtype=torch.int64)
+    index, flat = [], None
+    place = 1
+    for d in reversed(range(spatial)):
+        w = torch.tensor(windows[d], dtype=torch.int64, device=self.device)
+        shape = [1] * (2 * spatial)
+        shape[2 * d], shape[2 * d + 1] = w.shape
+        w = w.reshape(shape)
+        index.insert(0, w)
+        flat = w * place if flat is None else flat + w * place
+        place *= sizes_in[d]
+    gathered = self[(Ellipsis, *index)]  # (..., o0, k0, o1, k1, ...)
+    nb = len(batch)
+    order = [nb + 2 * d for d in range(spatial)] + [nb + 2 * d + 1 for d in range(spatial)]
+    gathered = gathered.permute(*range(nb), *order)
+    gathered = gathered.reshape(*batch, *sizes_out, -1)
+    values, arg = gathered.max(dim=-1)
+    assert flat is not None
+    flat = flat.permute(*[2 * d for d in range(spatial)],
+                        *[2 * d + 1 for d in range(spatial)]).reshape(*sizes_out, -1)
+    positions = flat.expand(*batch, *flat.shape).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    return values, positions
 
 
 def _scatter_back(grad_output: torch.Tensor, self: torch.Tensor, indices: torch.Tensor,

@@ -563,8 +563,7 @@ DECOMPOSED = tuple(_decomposed_out(out, functional) for out, functional in (
                 pad_backward(getattr(aten, f"replication_pad{n}d").default, bool(suffix)))
            for n in (1, 2, 3) for suffix in ("", ".grad_input")) + (
     Aten("max_unpool3d", "decomposed", decomposed(aten.max_unpool3d.default)),
-    Aten("max_pool3d_with_indices", "decomposed",
-         decomposed(aten.max_pool3d_with_indices.default)),
+    Aten("max_pool3d_with_indices", "composed: gather + max", pooling.max_pool3d_with_indices),
     Aten("multi_margin_loss", "decomposed", decomposed(aten.multi_margin_loss.default)),
     Aten("multilabel_margin_loss_forward", "decomposed",
          decomposed(aten.multilabel_margin_loss_forward.default)),

@@ -220,6 +220,9 @@ def test_pooling_padding_and_losses_composed_on_pykern_with_gradients():
     _compare(lambda t: F.adaptive_max_pool2d(t, (3, 4), return_indices=True), [x],
              torch.float32, grad=True)
     _compare(lambda t: F.max_pool3d(t, 2, return_indices=True), [v], torch.float32, grad=True)
+    _compare(lambda t: F.max_pool3d(t, (3, 2, 3), (2, 1, 2), (1, 1, 0), (1, 2, 1),
+                                    ceil_mode=True, return_indices=True), [v], torch.float32,
+             grad=True)
     _compare(lambda t: F.pad(t, (1, 2, 2, 0), mode="replicate"), [x], torch.float32,
              grad=True)
     _compare(lambda t: F.hardshrink(t, 0.5) + F.softshrink(t, 0.3), [x], torch.float32,
