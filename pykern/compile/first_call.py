@@ -1,0 +1,72 @@
+"""Whether a compiled function's first recording may be replayed as it is, from the second call.
+
+A recording is what the function's Python did on one call. A later call runs the same Python on
+new argument tensors, so the same launches, unless the call changed something the Python
+decides on next time. What a call can change that way, and this module looks for:
+
+- state it made and kept: tensors made during the call that are alive after it, besides its
+  results (an optimizer's first step makes its moments, a module fills a cache); the next call
+  finds them and launches something else (no initialisation, another tensor read);
+- state it wrote: a launch, copy or upload into a tensor that outlives the call and is not an
+  argument (parameters, running statistics, a buffer filled once); the Python may have decided
+  on it (a lazily initialised buffer), so it is not trusted on one recording;
+- `.grad` (a backward pass, `zero_grad`): whether a gradient is None or a tensor decides what
+  the next backward launches;
+- host data uploaded inside (`pk.asarray(numpy_batch)`), which may be another batch next time;
+- Python values among the results, which a replay gives as the recording returned them.
+
+A recording with none of these is replayed from the second call. One with any is recorded
+again on the next call, and replayed once two recordings in a row agree (`function.Entry`), or
+a later one has none of them. The caches of constants that scalar operands use (`x * 2.0`) are
+not state: they are made once, read only, and a replay writes the same bytes into them again.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from pykern.jit import compiling
+from pykern.jit.graph import Graph
+from pykern.tensor.core.tensor import Tensor
+
+
+def first_call_state(graph: Graph, rec: compiling.Recording, slot_ids: set[int],
+                     result_key: list) -> str | None:
+    """Why the recording in `graph` may not be replayed from the next call (None where it may);
+    call it once the call's own objects (its result, its arguments' copies) are let go."""
+    if rec.backwards or rec.leaves or rec.grads_met:
+        return "it runs backward() or sets .grad"
+    if any(part[0] in ("value", "id") and part[-1] is not None for part in result_key):
+        return "it returns Python values besides tensors"
+    created = graph.created
+    why = _writes_outside(graph.log, created | slot_ids, rec.constants)
+    if why is not None:
+        return why
+    if rec.bumped:
+        return "it writes into tensors that outlive it"
+    kept = created - rec.constants - slot_ids
+    if kept and _alive(kept):
+        gc.collect()  # garbage of reference cycles is not state: try once more without it
+        if _alive(kept):
+            return "it made tensors that outlive it (state such as an optimizer's or a cache)"
+    return None
+
+
+def _writes_outside(log: list[tuple], own: set[int], constants: set[int]) -> str | None:
+    """Whether a recorded step writes into a buffer the call did not make (state), or uploads
+    host data other than a cached constant."""
+    for program, _, buffers, _, _ in log:
+        if program == "upload":
+            if id(buffers[0]) not in constants:
+                return "it uploads host data (pk.asarray of a numpy array inside)"
+            continue
+        mask = (False, True) if program == "copy" else getattr(program, "writes_mask", ())
+        for i, buf in enumerate(buffers):
+            if buf is not None and (i >= len(mask) or mask[i]) and id(buf) not in own:
+                return "it writes into tensors that outlive it"
+    return None
+
+
+def _alive(buffer_ids: set[int]) -> bool:
+    """Whether a tensor views one of the buffers (by id): one made during the call and kept."""
+    return any(isinstance(o, Tensor) and id(o.buffer) in buffer_ids for o in gc.get_objects())
