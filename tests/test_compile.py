@@ -126,6 +126,24 @@ def test_a_cache_filled_on_the_first_call_is_not_replayed_as_new(device):
     assert runs[0] == 2 and f.replays == 2  # the second call (no state made) is replayed on
 
 
+def test_dropout_replays_from_the_second_call_with_the_eager_masks(device):
+    drop = pk.nn.Dropout(0.5)  # in training mode: a new mask on every call
+
+    @pk.compile
+    def f(x):
+        return drop(x) + 1.0
+
+    x = pk.ones(256)
+    pk.random.seed(21)
+    compiled = [f(x).numpy() for _ in range(3)]
+    pk.random.seed(21)
+    eager = [(drop(x) + 1.0).numpy() for _ in range(3)]
+    assert f.replays == 2
+    for c, e in zip(compiled, eager):
+        np.testing.assert_array_equal(c, e)
+    assert not np.array_equal(compiled[1], compiled[2])  # the generator moved on
+
+
 def test_a_new_signature_records_anew(device):
     calls = []
 

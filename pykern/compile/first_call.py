@@ -17,8 +17,10 @@ decides on next time. What a call can change that way, and this module looks for
 
 A recording with none of these is replayed from the second call. One with any is recorded
 again on the next call, and replayed once two recordings in a row agree (`function.Entry`), or
-a later one has none of them. The caches of constants that scalar operands use (`x * 2.0`) are
-not state: they are made once, read only, and a replay writes the same bytes into them again.
+a later one has none of them. Buffers the layers below made and noted as the recording's own
+(`compiling.note_kept`) are not state: the caches of constants that scalar operands use
+(`x * 2.0`: read only, a replay writes the same bytes into them again), the position a random
+draw's replay hook writes.
 """
 
 from __future__ import annotations
@@ -39,12 +41,12 @@ def first_call_state(graph: Graph, rec: compiling.Recording, slot_ids: set[int],
     if any(part[0] in ("value", "id") and part[-1] is not None for part in result_key):
         return "it returns Python values besides tensors"
     created = graph.created
-    why = _writes_outside(graph.log, created | slot_ids, rec.constants)
+    why = _writes_outside(graph.log, created | slot_ids, rec.kept)
     if why is not None:
         return why
     if rec.bumped:
         return "it writes into tensors that outlive it"
-    kept = created - rec.constants - slot_ids
+    kept = created - rec.kept - slot_ids
     if kept and _alive(kept):
         gc.collect()  # garbage of reference cycles is not state: try once more without it
         if _alive(kept):
@@ -52,12 +54,12 @@ def first_call_state(graph: Graph, rec: compiling.Recording, slot_ids: set[int],
     return None
 
 
-def _writes_outside(log: list[tuple], own: set[int], constants: set[int]) -> str | None:
+def _writes_outside(log: list[tuple], own: set[int], kept: set[int]) -> str | None:
     """Whether a recorded step writes into a buffer the call did not make (state), or uploads
-    host data other than a cached constant."""
+    host data into one it does not keep as its own (a cached constant)."""
     for program, _, buffers, _, _ in log:
         if program == "upload":
-            if id(buffers[0]) not in constants:
+            if id(buffers[0]) not in kept:
                 return "it uploads host data (pk.asarray of a numpy array inside)"
             continue
         mask = (False, True) if program == "copy" else getattr(program, "writes_mask", ())

@@ -14,9 +14,10 @@ replay repeats it (`pykern.compile`):
 - `note_grad_set(t)`, `note_accumulate(t)`: how `.grad` of leaf tensors changed, so that a
   replay finds the same state the recording found, and leaves the same one.
 - `note_bump(buffer)`: a version-counter bump (autograd) to repeat.
-- `note_constant(buffer)`: a buffer made for a cache of constant values (a scalar operand):
-  it outlives the call, but a replay writing the same bytes into it again changes nothing, so
-  it is not state that makes the first recording differ from later calls.
+- `note_kept(buffer)`: a buffer made while recording that outlives the call as the
+  recording's own, not as state the function's Python decides on next time: a cached
+  constant (a scalar operand; a replay writes the same bytes into it again), the small tensor
+  a replay hook writes (the random generator's position).
 
 Everything is per thread and costs a global lookup when no recording runs. This module knows
 no tensor: what it holds is opaque.
@@ -47,7 +48,7 @@ class Recording:
         self.leaves: dict[int, Any] = {}  # every leaf whose .grad changed, by id
         self.bumped: list[Any] = []  # buffers whose version was bumped, in order
         self.backwards = 0  # backward passes run
-        self.constants: set[int] = set()  # ids of buffers made for caches of constants
+        self.kept: set[int] = set()  # ids of buffers made meanwhile and kept (note_kept)
         self.quiet = 0  # inside `replayed`: hooks of the body are the outer hook's part
 
 
@@ -142,11 +143,12 @@ def note_bump(buffer: Any) -> None:
         rec.bumped.append(buffer)
 
 
-def note_constant(buffer: Any) -> None:
-    """`buffer` was made (and filled) for a cache of constant values while recording."""
+def note_kept(buffer: Any) -> None:
+    """`buffer`, made while recording, outlives the call as the recording's own (see the
+    module docstring)."""
     rec = active()
     if rec is not None:
-        rec.constants.add(id(buffer))
+        rec.kept.add(id(buffer))
 
 
 def refuse(what: str) -> None:

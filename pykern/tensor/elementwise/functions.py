@@ -162,7 +162,7 @@ def constant(value: object, dtype: DType) -> Tensor:
             asarray(arr.reshape(1))
         _CONSTANTS[key] = t
         if compiling.ACTIVE[0] is not None:
-            compiling.note_constant(t.buffer)  # a pk.compile replay may upload it again
+            compiling.note_kept(t.buffer)  # a pk.compile replay uploads the same bytes again
         if len(_CONSTANTS) > _CONSTANTS_MAX:
             _CONSTANTS.popitem(last=False)
     else:
