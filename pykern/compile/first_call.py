@@ -29,13 +29,13 @@ import gc
 
 from pykern.jit import compiling
 from pykern.jit.graph import Graph
-from pykern.tensor.core.tensor import Tensor
 
 
-def first_call_state(graph: Graph, rec: compiling.Recording, slot_ids: set[int],
+def first_call_state(graph: Graph, rec: compiling.Recording, made: list, slot_ids: set[int],
                      result_key: list) -> str | None:
     """Why the recording in `graph` may not be replayed from the next call (None where it may);
-    call it once the call's own objects (its result, its arguments' copies) are let go."""
+    `made` holds weak references to the tensors made during the call (`compiling.MADE`). Call
+    it once the call's own objects (its result, its arguments' copies) are let go."""
     if rec.backwards or rec.leaves or rec.grads_met:
         return "it runs backward() or sets .grad"
     if any(part[0] in ("value", "id") and part[-1] is not None for part in result_key):
@@ -47,9 +47,9 @@ def first_call_state(graph: Graph, rec: compiling.Recording, slot_ids: set[int],
     if rec.bumped:
         return "it writes into tensors that outlive it"
     kept = created - rec.kept - slot_ids
-    if kept and _alive(kept):
+    if kept and _alive(made, kept):
         gc.collect()  # garbage of reference cycles is not state: try once more without it
-        if _alive(kept):
+        if _alive(made, kept):
             return "it made tensors that outlive it (state such as an optimizer's or a cache)"
     return None
 
@@ -69,6 +69,11 @@ def _writes_outside(log: list[tuple], own: set[int], kept: set[int]) -> str | No
     return None
 
 
-def _alive(buffer_ids: set[int]) -> bool:
-    """Whether a tensor views one of the buffers (by id): one made during the call and kept."""
-    return any(isinstance(o, Tensor) and id(o.buffer) in buffer_ids for o in gc.get_objects())
+def _alive(made: list, buffer_ids: set[int]) -> bool:
+    """Whether a tensor made during the call (weak references) is still alive and views one of
+    the buffers made during it (by id)."""
+    for ref in made:
+        t = ref()
+        if t is not None and id(t.buffer) in buffer_ids:
+            return True
+    return False

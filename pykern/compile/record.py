@@ -39,6 +39,8 @@ def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: s
         raise GraphError(f"pk.compile: {name} called while another recording runs on another "
                          "thread")
     compiling.ACTIVE[0] = rec
+    made: list = []
+    compiling.MADE[0] = made
     try:
         with graph:
             result = fn(*args, **kwargs)
@@ -46,7 +48,7 @@ def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: s
         raise GraphError(f"pk.compile: {name}: {e} (at {describe(raised_at(e.__traceback__))})"
                          ) from None
     finally:
-        compiling.ACTIVE[0] = None
+        compiling.ACTIVE[0] = compiling.MADE[0] = None
     try:
         recorded = _recorded(graph, rec, slots, tensors, result, name)
     except BaseException:
@@ -55,7 +57,8 @@ def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: s
     out = fill(recorded.result_template, recorded.finish(tensors))
     del result, args, kwargs, given  # the call's own objects: what outlives them is state
     slot_ids = {id(s.buffer) for s in slots if s is not None}
-    recorded.first_call_state = first_call_state(graph, rec, slot_ids, recorded.result_key)
+    recorded.first_call_state = first_call_state(graph, rec, made, slot_ids,
+                                                 recorded.result_key)
     return out, recorded
 
 

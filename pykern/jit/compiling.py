@@ -54,6 +54,9 @@ class Recording:
 
 # the recording in progress (one at a time; another thread's work is not part of it)
 ACTIVE: list[Recording | None] = [None]
+# weak references to the tensors made while a recording runs (None while none does): the
+# recording checks which of them outlive its call (pykern/compile/first_call.py)
+MADE: list[list | None] = [None]
 
 
 def active() -> Recording | None:
