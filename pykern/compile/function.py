@@ -132,7 +132,7 @@ class CompiledFunction:
         self._entries: dict[tuple, Entry] = {}
         self._warned = False
         self.replays = 0  # calls replayed
-        self.recorded_calls = 0  # calls recorded (the first one or two of each signature)
+        self.recorded_calls = 0  # calls recorded (the first one or few of each signature)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -183,7 +183,7 @@ class CompiledFunction:
 
     @property
     def recordings(self) -> int:
-        """How many confirmed recordings the function replays (one per signature and
+        """How many recordings the function replays (one per signature and
         variant)."""
         return sum(len(e.ready) for e in self._entries.values())
 
