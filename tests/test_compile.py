@@ -66,6 +66,84 @@ def test_a_forward_function_replays_on_new_arguments_and_keeps_old_results(devic
         np.testing.assert_allclose(extra["sum"].numpy(), e_sum, rtol=1e-5, atol=1e-4)
 
 
+def test_a_forward_function_replays_from_its_second_call(device):
+    rng = np.random.default_rng(10)
+    w, b = rand(rng, 6, 3), rand(rng, 3)
+    wt, bt = pk.asarray(w), pk.asarray(b)
+    runs = [0]
+
+    @pk.compile
+    def forward(x):
+        runs[0] += 1  # the Python body: run by the recording only
+        return pk.tanh(x @ wt + bt) * 2.75 - 0.125
+
+    inputs = [rand(rng, 5, 6) for _ in range(3)]
+    results = [forward(pk.asarray(x)) for x in inputs]
+    assert runs[0] == 1 and forward.recorded_calls == 1 and forward.replays == 2
+    for x, out in zip(inputs, results):  # each call's own values, none overwritten since
+        np.testing.assert_allclose(out.numpy(), np.tanh(x @ w + b) * 2.75 - 0.125,
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_the_second_call_is_one_submit_on_vulkan(on_vulkan):
+    device = on_vulkan
+    rng = np.random.default_rng(11)
+    w = pk.asarray(rand(rng, 8, 4))
+
+    @pk.compile
+    def forward(x, y):
+        return F.softmax(pk.relu(x @ w) + y, dim=-1)
+
+    first = forward(pk.asarray(rand(rng, 3, 8)), pk.asarray(rand(rng, 3, 4)))
+    x0, y0 = rand(rng, 3, 8), rand(rng, 3, 4)
+    x, y = pk.asarray(x0), pk.asarray(y0)
+    pk.sync()
+    before = device.stats().submits
+    out = forward(x, y)
+    assert device.stats().submits == before + 1 and forward.replays == 1
+    z = np.maximum(x0 @ w.numpy(), 0) + y0
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-5,
+                               atol=1e-6)
+    assert first.numpy().shape == (3, 4)
+
+
+def test_a_cache_filled_on_the_first_call_is_not_replayed_as_new(device):
+    cache: dict = {}
+    runs = [0]
+
+    @pk.compile
+    def f(x):
+        runs[0] += 1
+        if "first" not in cache:  # state made by the first call: later calls read it
+            cache["first"] = x * 3.0
+        return x + cache["first"]
+
+    values = [1.0, 2.0, 5.0, 7.0]
+    outs = [f(pk.full(4, v)) for v in values]
+    for v, out in zip(values, outs):  # eager: v + 3 * (the first call's x)
+        np.testing.assert_array_equal(out.numpy(), np.full(4, v + 3.0))
+    assert runs[0] == 2 and f.replays == 2  # the second call (no state made) is replayed on
+
+
+def test_dropout_replays_from_the_second_call_with_the_eager_masks(device):
+    drop = pk.nn.Dropout(0.5)  # in training mode: a new mask on every call
+
+    @pk.compile
+    def f(x):
+        return drop(x) + 1.0
+
+    x = pk.ones(256)
+    pk.random.seed(21)
+    compiled = [f(x).numpy() for _ in range(3)]
+    pk.random.seed(21)
+    eager = [(drop(x) + 1.0).numpy() for _ in range(3)]
+    assert f.replays == 2
+    for c, e in zip(compiled, eager):
+        np.testing.assert_array_equal(c, e)
+    assert not np.array_equal(compiled[1], compiled[2])  # the generator moved on
+
+
 def test_a_new_signature_records_anew(device):
     calls = []
 
@@ -178,6 +256,30 @@ def test_compiled_training_gives_the_eager_losses_step_by_step(device, which):
     assert opts[0][0].state_dict()["state"].keys() == opts[1][0].state_dict()["state"].keys()
     if which != "sgd_momentum":
         assert float(opts[0][0].state_dict()["state"][0]["step"]) == 6.0
+
+
+@pytest.mark.parametrize("which", ["sgd_momentum", "adamw"])
+def test_training_matches_eager_parameters_after_every_step(device, which):
+    make = {"sgd_momentum": lambda ps: pk.optim.SGD(ps, lr=0.1, momentum=0.9),
+            "adamw": lambda ps: pk.optim.AdamW(ps, lr=1e-2, weight_decay=0.1)}[which]
+    rng = np.random.default_rng(12)
+    models = [_mlp(13), _mlp(13)]
+    opts = [make(m.parameters()) for m in models]
+    compiled = pk.compile(_step)
+    for _ in range(5):
+        x0, y0 = rand(rng, 8, 12), rng.integers(0, 5, 8).astype(np.int32)
+        lc = float(compiled(models[0], opts[0], pk.asarray(x0), pk.asarray(y0)))
+        le = float(_step(models[1], opts[1], pk.asarray(x0), pk.asarray(y0)))
+        assert lc == pytest.approx(le, rel=1e-6)
+        for pc, pe in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_allclose(pc.numpy(), pe.numpy(), rtol=1e-6, atol=1e-7)
+    # the first step made the optimizer's state: it was recorded again, then replayed
+    assert compiled.recorded_calls >= 2 and compiled.replays >= 1
+    states = [o.state_dict()["state"] for o in opts]
+    for key in states[1]:
+        for name, value in states[1][key].items():
+            np.testing.assert_allclose(np.asarray(states[0][key][name]), np.asarray(value),
+                                       rtol=1e-6, atol=1e-7, err_msg=f"{key} {name}")
 
 
 def test_a_small_transformer_with_adamw_and_a_schedule(device):
@@ -304,18 +406,39 @@ def test_the_line_of_a_host_read_is_the_users(device):
     assert f"{THIS}:" in str(e.value) and "value = float(y[0])" in str(e.value)
 
 
-def test_a_python_value_that_changes_per_call_is_refused(device):
+PER_CALL = {  # a value that changes per call, baked into a call that is recorded twice
+    "uploaded": lambda x, n: x * pk.asarray(np.full(4, n, np.float32)),  # host data inside
+    "in a training step": lambda x, n: _learn(x, n),
+}
+
+
+def _learn(x, n):
+    w = PARAMS[0]
+    loss = (x * w).sum() * float(n)  # the scalar is baked into a launch
+    w.grad = None
+    loss.backward()
+    with pk.no_grad():
+        w -= 0.1 * w.grad
+    return loss
+
+
+PARAMS: list = []
+
+
+@pytest.mark.parametrize("how", sorted(PER_CALL))
+def test_a_python_value_that_changes_per_call_is_refused(device, how):
     counter = [0]
+    PARAMS[:] = [pk.ones(4, requires_grad=True)]
 
     @pk.compile
     def f(x):
         counter[0] += 1
-        return x * float(counter[0])  # baked into the launch: differs on every call
+        return PER_CALL[how](x, counter[0])  # differs on every call
 
     with pytest.raises(pk.GraphError, match="different on every call") as e:
         for _ in range(3):
             f(pk.ones(4))
-    assert f"{THIS}:" in str(e.value) and "float(counter[0])" in str(e.value)
+    assert f"{THIS}:" in str(e.value)
 
 
 def test_a_result_that_needs_autograd_is_refused(device):

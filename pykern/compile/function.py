@@ -1,15 +1,19 @@
-"""`pk.compile`: a function of tensors recorded on its first calls for each argument signature
+"""`pk.compile`: a function of tensors recorded on its first call for each argument signature
 and replayed on later ones with the new arguments' tensors bound in place of the recorded
 ones (docs/performance.md, "Compiled functions").
 
 Each signature (the tensor arguments' dtypes, shapes, strides and device, the other arguments
-by value, grad mode and autocast) has an `Entry`. Its calls are recorded until two recordings
-in a row agree (`fingerprint.py`): the first call often differs from the others (an optimizer
-makes its state, a model its caches), the second and third rarely. From then on a call whose
-guards hold (its modules in the same training mode, the same `.grad` state) replays; a call
-whose guards fail is recorded again, as a variant. Three recordings in a row that each differ
-from the one before mean the Python decides something per call that a replay cannot repeat:
-a `pk.GraphError` names the launch and the line.
+by value, grad mode and autocast) has an `Entry`. Its first call is recorded, and where that
+call left nothing behind that its Python decides on next time (`first_call.py`: no state made
+or written outside its results and arguments, no `.grad`, no host data uploaded, no Python
+values returned) the second call already replays: a forward pass, an elementwise function, a
+loss. Otherwise (a training step: the optimizer makes its state, backward sets `.grad`; a
+module fills a cache) the next call is recorded too, until two recordings in a row agree
+(`fingerprint.py`) or one leaves nothing behind. From then on a call whose guards hold (its
+modules in the same training mode, the same `.grad` state) replays; a call whose guards fail is
+recorded again, as a variant. Three recordings in a row that each differ from the one before
+mean the Python decides something per call that a replay cannot repeat: a `pk.GraphError`
+names the launch and the line.
 """
 
 from __future__ import annotations
@@ -54,14 +58,15 @@ class Entry:
         return None
 
     def add(self, new: Recorded, name: str) -> None:
-        """Keeps `new`: confirmed where it agrees with the last recording made with the same
-        guards; a GraphError where UNSTABLE_MAX in a row each differed from the one before."""
+        """Keeps `new`: ready at once where its call left nothing behind that the next call
+        decides on (`new.first_call_state` None), else where it agrees with the last recording
+        made with the same guards; a GraphError where UNSTABLE_MAX in a row each differed from
+        the one before."""
         guards = _guards(new)
         old, unstable = self.pending.pop(guards, (None, 0))
         if old is not None and _agree(old, new):
             old.release()
-            self.ready = [r for r in self.ready if not r.device.closed]
-            self.ready.append(new)
+            self._ready(new)
             return
         if old is not None:
             why = _disagreement(old, new)
@@ -71,10 +76,19 @@ class Entry:
                 new.release()
                 raise GraphError(f"pk.compile: {name} does something different on every "
                                  f"call, which a replay would not: {why}")
+        if new.first_call_state is None:
+            self._ready(new)
+            return
+        LOG.debug("pk.compile: %s recorded again on its next call: %s", name,
+                  new.first_call_state)
         if len(self.pending) >= PENDING_MAX:  # the oldest state goes
             dropped, _ = self.pending.pop(next(iter(self.pending)))
             dropped.release()
         self.pending[guards] = (new, unstable)
+
+    def _ready(self, new: Recorded) -> None:
+        self.ready = [r for r in self.ready if not r.device.closed]
+        self.ready.append(new)
 
     def release(self) -> None:
         for recorded in self.ready:
@@ -118,7 +132,7 @@ class CompiledFunction:
         self._entries: dict[tuple, Entry] = {}
         self._warned = False
         self.replays = 0  # calls replayed
-        self.recorded_calls = 0  # calls recorded (the first ones of each signature)
+        self.recorded_calls = 0  # calls recorded (the first one or few of each signature)
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -169,7 +183,7 @@ class CompiledFunction:
 
     @property
     def recordings(self) -> int:
-        """How many confirmed recordings the function replays (one per signature and
+        """How many recordings the function replays (one per signature and
         variant)."""
         return sum(len(e.ready) for e in self._entries.values())
 
@@ -179,9 +193,11 @@ class CompiledFunction:
 
 
 def compile(fn: Callable[..., Any]) -> CompiledFunction:  # noqa: A001 (PyTorch's name)
-    """Makes `fn`, a function of tensors, fast: its launches are recorded on its first calls
+    """Makes `fn`, a function of tensors, fast: its launches are recorded on its first call
     for each argument signature and replayed on later calls with the new arguments' tensors
-    bound in place of the recorded ones (one submit per call, no per-op Python).
+    bound in place of the recorded ones (one submit per call, no per-op Python). A call that
+    leaves state behind (a training step: the optimizer's moments, `.grad`) is recorded once
+    more, and replay starts when two recordings agree.
 
         @pk.compile
         def train_step(x, y):

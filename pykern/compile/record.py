@@ -5,7 +5,8 @@ arguments, inside a strict `pk.graph()` (every host read refused, a log of the l
 with the line of the user's code that made each) while `pykern.jit.compiling` collects what
 the layers below must repeat on a replay. What it returns is then sorted out (results the call
 made are copied out on every call; the call's own tensors and tensors that outlive it are
-returned as they are), and the log becomes the recording's fingerprint.
+returned as they are), and the log becomes the recording's fingerprint. Last, `first_call.py`
+says whether the call left state behind that makes the next call's Python launch something else.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pykern.compile.fingerprint import fingerprint
+from pykern.compile.first_call import first_call_state
 from pykern.compile.locate import describe, raised_at, user_line
 from pykern.compile.recorded import Recorded, copy_into, grad_state
 from pykern.compile.structure import fill, flatten_result
@@ -37,6 +39,8 @@ def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: s
         raise GraphError(f"pk.compile: {name} called while another recording runs on another "
                          "thread")
     compiling.ACTIVE[0] = rec
+    made: list = []
+    compiling.MADE[0] = made
     try:
         with graph:
             result = fn(*args, **kwargs)
@@ -44,13 +48,18 @@ def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: s
         raise GraphError(f"pk.compile: {name}: {e} (at {describe(raised_at(e.__traceback__))})"
                          ) from None
     finally:
-        compiling.ACTIVE[0] = None
+        compiling.ACTIVE[0] = compiling.MADE[0] = None
     try:
         recorded = _recorded(graph, rec, slots, tensors, result, name)
     except BaseException:
         graph.release()
         raise
-    return fill(recorded.result_template, recorded.finish(tensors)), recorded
+    out = fill(recorded.result_template, recorded.finish(tensors))
+    del result, args, kwargs, given  # the call's own objects: what outlives them is state
+    slot_ids = {id(s.buffer) for s in slots if s is not None}
+    recorded.first_call_state = first_call_state(graph, rec, made, slot_ids,
+                                                 recorded.result_key)
+    return out, recorded
 
 
 def _slot(t: Tensor) -> Tensor:

@@ -52,6 +52,9 @@ class Recorded:
         self.bumped = bumped
         self.fingerprint = fingerprint  # what two recordings must share (fingerprint.py)
         self.result_key = result_key
+        # why this recording may not be replayed before another one confirms it (None: it
+        # may), set by `record` (first_call.py)
+        self.first_call_state: str | None = None
         # how each argument is copied into its slot: (index, slot buffer, bytes, itemsize) for
         # a contiguous one (a plain buffer copy; contiguity is part of the signature)
         self._copies: list[tuple[int, Any, int, int]] | None = None

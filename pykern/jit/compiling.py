@@ -14,6 +14,10 @@ replay repeats it (`pykern.compile`):
 - `note_grad_set(t)`, `note_accumulate(t)`: how `.grad` of leaf tensors changed, so that a
   replay finds the same state the recording found, and leaves the same one.
 - `note_bump(buffer)`: a version-counter bump (autograd) to repeat.
+- `note_kept(buffer)`: a buffer made while recording that outlives the call as the
+  recording's own, not as state the function's Python decides on next time: a cached
+  constant (a scalar operand; a replay writes the same bytes into it again), the small tensor
+  a replay hook writes (the random generator's position).
 
 Everything is per thread and costs a global lookup when no recording runs. This module knows
 no tensor: what it holds is opaque.
@@ -44,11 +48,15 @@ class Recording:
         self.leaves: dict[int, Any] = {}  # every leaf whose .grad changed, by id
         self.bumped: list[Any] = []  # buffers whose version was bumped, in order
         self.backwards = 0  # backward passes run
+        self.kept: set[int] = set()  # ids of buffers made meanwhile and kept (note_kept)
         self.quiet = 0  # inside `replayed`: hooks of the body are the outer hook's part
 
 
 # the recording in progress (one at a time; another thread's work is not part of it)
 ACTIVE: list[Recording | None] = [None]
+# weak references to the tensors made while a recording runs (None while none does): the
+# recording checks which of them outlive its call (pykern/compile/first_call.py)
+MADE: list[list | None] = [None]
 
 
 def active() -> Recording | None:
@@ -136,6 +144,14 @@ def note_bump(buffer: Any) -> None:
     rec = active()
     if rec is not None:
         rec.bumped.append(buffer)
+
+
+def note_kept(buffer: Any) -> None:
+    """`buffer`, made while recording, outlives the call as the recording's own (see the
+    module docstring)."""
+    rec = active()
+    if rec is not None:
+        rec.kept.add(id(buffer))
 
 
 def refuse(what: str) -> None:

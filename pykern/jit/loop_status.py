@@ -32,8 +32,17 @@ class LoopStatus:
         self.slot = slot  # the index of the status buffer among the launch's buffers
         self._device = device
         self._seen = np.zeros(status_words(self.sites), np.uint32)
-        self.buffer = device.create_buffer(self._seen.nbytes)
-        self.buffer.upload(self._seen)
+        # made while a graph records (a variant built on its first launch inside pk.graph()
+        # or pk.compile): part of the variant, not of the graph, whose replays must not
+        # zero it again
+        pause = getattr(device, "pause_graph", None)
+        graph = pause() if pause is not None else None
+        try:
+            self.buffer = device.create_buffer(self._seen.nbytes)
+            self.buffer.upload(self._seen)
+        finally:
+            if graph is not None:
+                device.resume_graph(graph)
         self._watched = -1  # the batch serial of the last launch watched
 
     @staticmethod

@@ -10,6 +10,7 @@ a `@pk.kernel`; it is imported lazily, as it imports this module.
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from pykern.autograd.keyword import accepts_requires_grad
 from pykern.autograd.records import record_view
 from pykern.autograd.version import version_of
 from pykern.jit import capture
+from pykern.jit.compiling import MADE as _MADE
 from pykern.jit.arrays import register_array_type
 from pykern.lang import dtypes as dt
 from pykern.lang.bf16_rounding import bf16_words
@@ -130,6 +132,9 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
         # the tensor whose memory this view shares (None: not a view), where autograd
         # records a write into the view (pykern.autograd.inplace)
         self._base: Tensor | None = None
+        made = _MADE[0]
+        if made is not None:  # a pk.compile recording runs: it checks what outlives its call
+            made.append(weakref.ref(self))
 
     # ------------------------------------------------------------ attributes
 

@@ -249,6 +249,7 @@ def _generate_live(out: Tensor, n: int, counters: int, dtype: DType, dist: str, 
     tensor the kernel reads, written before each replay with that call's (the generator
     moves on exactly as eager calls move it)."""
     state = empty((4,), dt.u32)
+    compiling.note_kept(state.buffer)  # kept by the hook: the recording's own, not state
 
     def draw() -> None:
         start = _state.take(counters)

@@ -37,6 +37,7 @@ from pykern.autograd.records import record_binary, record_cast, record_unary
 from pykern.ops.choice import device_info, on_host
 from pykern.ops.public import declare, internal, torch_names
 from pykern.autograd.version import bump
+from pykern.jit import compiling
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, asarray, empty
@@ -160,6 +161,8 @@ def constant(value: object, dtype: DType) -> Tensor:
         t = asarray(np.asarray(value).reshape(1), dtype=dtype) if dtype == dt.bf16 else \
             asarray(arr.reshape(1))
         _CONSTANTS[key] = t
+        if compiling.ACTIVE[0] is not None:
+            compiling.note_kept(t.buffer)  # a pk.compile replay uploads the same bytes again
         if len(_CONSTANTS) > _CONSTANTS_MAX:
             _CONSTANTS.popitem(last=False)
     else:
