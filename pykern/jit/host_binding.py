@@ -87,7 +87,8 @@ class HostProgram:
         self.loops = host.loops
         self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
         self._first_times: dict[tuple[int, int, int], float] = {}  # grid -> its first run
-        self._groups: dict[tuple[int, int, int], tuple[tuple[int, int, int], int]] = {}
+        self._groups: dict[tuple[int, int, int],
+                           tuple[tuple[int, int, int], int, bool | None]] = {}
         # the argument block, packed in place launch after launch (a launch nested in another
         # thread's, which finds it busy, packs into one of its own)
         self._block = ctypes.create_string_buffer(self.struct.size)
@@ -105,19 +106,25 @@ class HostProgram:
             values[slot + LENGTH] = size // item
         known = self._groups.get(grid)
         if known is None:
-            wx, wy, wz = self.workgroup
-            groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
-            known = (groups, groups[0] * groups[1] * groups[2])
-            if len(self._groups) < POOL_CHOICES:
-                self._groups[grid] = known
-        groups, total = known
-        pooled = self._pooled(grid, total)
+            known = self._grid_facts(grid)
+        groups, total, pooled = known
         stop = thread_stop_word()
         try:
             if self.debug:  # reports per thread, raised as a pk.KernelIndexError & co.
                 packed = bytearray(self.struct.pack(*values, *grid, *groups, 0, 0))
                 self.host.run_block(np.frombuffer(packed, np.int64), grid,
                                     None if pooled else 1, stop, timeout)
+                return
+            if pooled is False and not self._busy:
+                # the common small launch, on this thread: packed in place and run as `_launch`
+                # would, without its layers (each costs a share of a tiny launch)
+                self._busy = True
+                try:
+                    self.struct.pack_into(self._block, 0, *values, *grid, *groups,
+                                          stop.address)
+                    self._run_here(self._block_address, total, stop, timeout)
+                finally:
+                    self._busy = False
                 return
             self._run(grid, total, pooled, values, groups, stop, timeout)
         except LaunchTimedOut as e:
@@ -126,6 +133,30 @@ class HostProgram:
                 "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
                 "works on; what the launch wrote is unspecified, other tensors are intact"
             ) from None
+
+    def _run_here(self, address: int, total: int, stop: StopWord, timeout: float | None
+                  ) -> None:
+        """The workgroups of a launch whose block is at `address`, on the calling thread:
+        watched where the kernel has loops (it may run long), else at once."""
+        if self.loops:
+            run_watched(self.entry, address, total, stop, timeout, self.host.checked_entry)
+            return
+        rest = self.entry(address, 0, total) if total else 0
+        if rest < total:  # a workgroup whose proof failed: the checked entry runs the rest
+            self.host.checked_entry()(address, rest, total)
+
+    def _grid_facts(self, grid: tuple[int, int, int]
+                    ) -> tuple[tuple[int, int, int], int, bool | None]:
+        """The workgroup counts of `grid`, their product, and whether a launch over it runs on
+        the pool (`_pooled`; None while timed runs decide), remembered for up to POOL_CHOICES
+        grids once decided (a decision does not change)."""
+        wx, wy, wz = self.workgroup
+        groups = (-(-grid[0] // wx), -(-grid[1] // wy), -(-grid[2] // wz))
+        total = groups[0] * groups[1] * groups[2]
+        known = (groups, total, self._pooled(grid, total))
+        if known[2] is not None and len(self._groups) < POOL_CHOICES:
+            self._groups[grid] = known
+        return known
 
     def prepare(self, grid: tuple[int, int, int], addresses: list[int], sizes: list[int],
                 values: list) -> PreparedLaunch | None:

@@ -33,7 +33,7 @@ METHODS_LEFT_ALONE = frozenset({
     "__init__", "__repr__", "__str__", "__format__", "__len__", "__bool__", "__int__",
     "__float__", "__complex__", "__index__", "__dlpack__", "__dlpack_device__", "__reduce__",
     "__array__", "__array_namespace__", "numpy", "tolist", "item", "numel", "to", "to_device",
-    "requires_grad_", "__iter__", "__contains__", "__hash__"})
+    "requires_grad_", "__iter__", "__contains__", "__hash__", "detach"})
 
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
             "pow": "**", "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<",

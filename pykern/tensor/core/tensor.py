@@ -1128,3 +1128,9 @@ from pykern.tensor.api import torch_functions as _torch_functions  # noqa: E402
 ndarray_methods.LIBRARY.__dict__.update(
     ndarray_helpers=_ndarray_helpers, numpy_functions=_numpy_functions,
     numpy_ufuncs=_numpy_ufuncs, reduction=_reduction, searching=_searching, sort=_sort)
+
+# the binary operators' fast path (replays an op plan without the layers above it): installed
+# over the wrapped operators, which it falls back to
+from pykern.tensor.core import fast_operators as _fast_operators  # noqa: E402
+
+_fast_operators.install(Tensor)

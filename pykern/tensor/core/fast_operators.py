@@ -1,0 +1,71 @@
+"""The binary operators' fast path: `a + b` of two tensors whose op plan exists replays it
+without the layers between the operator and the plan.
+
+An operator on two tensors goes through the operand-device edge (`operand_device`), the
+method, `elementwise.binary` and `dispatch`; each is a Python call, and together they cost
+about as much as the launch of a tiny op. Here each operator of `Tensor` is replaced by a
+function that asks first whether the common case holds — both operands plain tensors on the
+current device, no op being captured, a plan made for their signature — and then replays that
+plan (recording the op for autograd as `elementwise.binary` does). Anything else goes the way
+it always went (the wrapped method), so errors, broadcasting, promotion, scalars, complex
+operands, `pk.fuse` tracing and the first call of a signature behave exactly as before: a plan
+exists only for a signature that way made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pykern.autograd.graph import needs_grad
+from pykern.autograd.records import record_binary
+from pykern.jit import capture as cap
+from pykern.jit.strict_float import STRICT_BLOCK
+from pykern.runtime import get_device
+from pykern.tensor.core.dispatch import _PLANS, Plan
+from pykern.tensor.elementwise import binary_ops as bo
+
+# operator name -> (op, reflected); in-place operators keep their method (they write `out`)
+OPERATORS = {
+    "__add__": (bo.ADD, False), "__radd__": (bo.ADD, True),
+    "__sub__": (bo.SUBTRACT, False), "__rsub__": (bo.SUBTRACT, True),
+    "__mul__": (bo.MULTIPLY, False), "__rmul__": (bo.MULTIPLY, True),
+    "__truediv__": (bo.DIVIDE, False), "__rtruediv__": (bo.DIVIDE, True),
+    "__pow__": (bo.POW, False), "__rpow__": (bo.POW, True),
+    "__eq__": (bo.EQUAL, False), "__ne__": (bo.NOT_EQUAL, False),
+    "__lt__": (bo.LESS, False), "__le__": (bo.LESS_EQUAL, False),
+    "__gt__": (bo.GREATER, False), "__ge__": (bo.GREATER_EQUAL, False),
+}
+
+
+def install(tensor: type) -> None:
+    """Replaces each operator of OPERATORS on `tensor` (already wrapped by the operand-device
+    edge) with its fast path, which falls back to the wrapped method."""
+    for name, (op, reflected) in OPERATORS.items():
+        setattr(tensor, name, _fast(tensor, getattr(tensor, name), op, reflected))
+
+
+def _fast(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp, reflected: bool
+          ) -> Callable[..., Any]:
+    def operator(self: Any, other: object) -> Any:
+        # the plan key of `elementwise.binary` for two real tensors (a complex dtype never
+        # has a plan under it), built here from the same parts as `dispatch.signature`
+        if type(other) is tensor and type(self) is tensor and cap.ACTIVE[0] is None:
+            a, b = (other, self) if reflected else (self, other)
+            device = a.buffer.device
+            if b.buffer.device is device and device is get_device():
+                plan = _PLANS.get(((op, STRICT_BLOCK.get()), device, a.dtype, a.shape,
+                                   a._strides, a.offset, b.dtype, b.shape, b._strides,
+                                   b.offset, a.buffer is b.buffer))
+                if type(plan) is Plan:
+                    result = plan.run(device, (a, b))
+                    if (a.requires_grad or b.requires_grad) and needs_grad(a, b):
+                        return record_binary(op.name, result, a, b, op.backward)
+                    return result
+        return wrapped(self, other)
+
+    operator.__name__ = operator.__qualname__ = wrapped.__name__
+    operator.__doc__ = wrapped.__doc__
+    operator.__wrapped__ = wrapped  # type: ignore[attr-defined]
+    operator.__follows_operands__ = True  # type: ignore[attr-defined]
+    return operator

@@ -1,0 +1,81 @@
+"""The binary operators' fast path (pykern.tensor.core.fast_operators): a repeated operator
+replays its op plan directly; its results, autograd records and errors are those of the first
+call, which goes the long way."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import pykern as pk
+
+RNG = np.random.default_rng(7)
+OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+             operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]
+
+
+@pytest.mark.parametrize("op", OPERATORS, ids=lambda op: op.__name__)
+def test_repeated_operator_matches_numpy(op):
+    x = RNG.uniform(0.5, 2.0, (3, 5)).astype(np.float32)
+    y = RNG.uniform(0.5, 2.0, (5,)).astype(np.float32)  # broadcast
+    a, b = pk.asarray(x), pk.asarray(y)
+    for _ in range(3):  # the first call makes the plan, the next ones replay it
+        np.testing.assert_allclose(op(a, b).numpy(), op(x, y), rtol=1e-6)
+        np.testing.assert_allclose(op(a, a).numpy(), op(x, x), rtol=1e-6)  # one buffer
+
+
+def test_repeated_operator_on_new_values_and_dtypes():
+    for dtype in (np.float32, np.int32):
+        for _ in range(3):
+            x = RNG.integers(1, 9, 8).astype(dtype)
+            y = RNG.integers(1, 9, 8).astype(dtype)
+            got = pk.asarray(x) * pk.asarray(y) + pk.asarray(x)
+            np.testing.assert_array_equal(got.numpy(), x * y + x)
+            assert got.dtype.itemsize == 4 and got.dtype.is_float == (dtype is np.float32)
+
+
+def test_repeated_operator_promotes_mixed_dtypes():
+    x, y = np.arange(6, dtype=np.int32), np.linspace(0, 1, 6, dtype=np.float32)
+    for _ in range(3):
+        got = pk.asarray(x) + pk.asarray(y)
+        assert got.dtype == pk.float32
+        np.testing.assert_allclose(got.numpy(), x + y, rtol=1e-6)
+
+
+def test_repeated_operator_records_autograd():
+    x = RNG.uniform(-1, 1, 16).astype(np.float32)
+    y = RNG.uniform(-1, 1, 16).astype(np.float32)
+    for _ in range(3):
+        w = pk.asarray(x, requires_grad=True)
+        v = pk.asarray(y)
+        (w * v + w).sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), y + 1, rtol=1e-6)
+        with pk.no_grad():
+            assert (w * v).grad_fn is None
+
+
+def test_repeated_operator_shape_error_is_the_same():
+    a, b = pk.ones(4), pk.ones(3)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            a + b
+
+
+@pytest.mark.skipif(len({d.kind == "host" for d in pk.devices()}) < 2,
+                    reason="needs the host device and a Vulkan device")
+def test_repeated_operator_on_two_devices_names_both():
+    home = pk.get_device()
+    other = pk.set_device("vulkan" if home.info.kind == "host" else "host")
+    try:
+        pk.set_device(home.info.index)
+        a = pk.ones(4)
+        pk.set_device(other.info.index)
+        b = pk.ones(4)
+        for _ in range(2):
+            a + a  # runs on a's device, whose plan exists from the first pass
+            with pytest.raises(pk.LaunchError, match="two devices"):
+                a + b
+    finally:
+        pk.set_device(home.info.index)
