@@ -4,9 +4,9 @@
   that want names of their own);
 - at most 6 kernel bodies (functions decorated `@pk.kernel` or `@pk.kernel(...)`) are longer
   than 60 lines: a kernel is one GPU program and may need room, but few should;
-- no kernel holds eight or more numbered registers of one name (locals like `c00..c33` or
-  `seg2..seg16`): such a run is an array unrolled by hand, which a loop over a local array or
-  a `@pk.func` says once;
+- no kernel holds eight or more numbered registers of one name (names it assigns, like
+  `c00..c33` or `seg2..seg16`; its parameters are bindings): such a run is an array unrolled
+  by hand, which a loop over a tuple or a `@pk.func` says once;
 - at most 30 imports of pykern sit inside functions (each a cycle held apart at run time).
 
 The length of a function is the lines of its `def` statement, `end_lineno - lineno + 1`
@@ -114,14 +114,10 @@ def long_kernels() -> list[str]:
 
 
 def local_names(fn: FunctionNode) -> set[str]:
-    """The names `fn` (and what it nests) binds: parameters and assigned names."""
-    names = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
+    """The names `fn` assigns (its registers). Its parameters are not counted: a kernel's are
+    its bindings (buffers and scalars, as many as the launch passes), not registers."""
+    return {node.id for node in ast.walk(fn)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
 
 def register_runs() -> list[str]:
