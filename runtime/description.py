@@ -213,3 +213,13 @@ class DescribedDevice:
     @property
     def limits(self) -> DeviceLimits:
         return self.info.limits
+
+    def _check_copy(self, src: object, src_offset: int, dst: object, dst_offset: int,
+                    nbytes: int) -> None:
+        """Raises ValueError unless `nbytes` bytes at `src_offset` of `src` and at `dst_offset`
+        of `dst` lie inside live buffers of this device (the check of `copy_buffer`)."""
+        for buf, at in ((src, src_offset), (dst, dst_offset)):
+            if buf.device is not self or buf.freed:  # type: ignore[attr-defined]
+                raise ValueError(f"{buf!r} is freed or belongs to another device")
+            if at < 0 or nbytes < 0 or at + nbytes > buf.nbytes:  # type: ignore[attr-defined]
+                raise ValueError(f"a copy of {nbytes} bytes at {at} passes the end of {buf!r}")

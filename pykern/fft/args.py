@@ -56,6 +56,19 @@ def check_axis(axis: object, ndim: int, op: str) -> int:
     return normalize_axis(axis, ndim, op=op)
 
 
+def check_one_axis(t_shape: Sequence[int], n: object, axis: object, norm: object, op: str
+                   ) -> tuple[str, int, int]:
+    """(norm, axis, length) of a transform along one axis of an array of shape `t_shape`:
+    the checked norm, the normalised axis, and `n` or the axis's length (at least 1)."""
+    norm = check_norm(norm, op)
+    length = check_n(n, op)
+    ax = check_axis(axis, len(t_shape), op)
+    length = t_shape[ax] if length is None else length
+    if length == 0:
+        raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
+    return norm, ax, length
+
+
 def check_s_axes(s: object, axes: object, shape: Sequence[int], op: str
                  ) -> tuple[list[int | None], list[int]]:
     """The array API's `s` and `axes` of an n-D transform: axes default to all (or the last

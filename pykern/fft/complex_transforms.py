@@ -44,12 +44,7 @@ def ifftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
 
 def _c2c(op: str, x: object, n: object, axis: object, norm: object, inverse: bool) -> Tensor:
     t = input_tensor(x, op)
-    norm = args.check_norm(norm, op)
-    length = args.check_n(n, op)
-    ax = args.check_axis(axis, t.ndim, op)
-    length = t.shape[ax] if length is None else length
-    if length == 0:
-        raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
+    norm, ax, length = args.check_one_axis(t.shape, n, axis, norm, op)
     scale = args.scale_for(norm, length, inverse)
 
     def run() -> Tensor:

@@ -33,23 +33,13 @@ def rfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
 
         pk.fft.rfft(pk.asarray([1.0, 2.0, 3.0, 4.0])).numpy()
     """
-    t, ax, length, norm = _real_input("rfft", x, n, axis, norm)
-    scale = args.scale_for(norm, length, False)
-    return gradients.transform(
-        "rfft", t, lambda: planned("rfft", t, (ax, length, scale),
-                                   lambda: as_complex(_rfft_axis(t, ax, length, scale, False))),
-        lambda: gradients.r2c(t, [length], [ax], norm, False))
+    return _real_to_half("rfft", x, n, axis, norm, inverse=False)
 
 
 def ihfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
           ) -> Tensor:
     """The inverse of `hfft`: conj(rfft(x)) with the inverse's norm (1/n for "backward")."""
-    t, ax, length, norm = _real_input("ihfft", x, n, axis, norm)
-    scale = args.scale_for(norm, length, True)
-    return gradients.transform(
-        "ihfft", t, lambda: planned("ihfft", t, (ax, length, scale),
-                                    lambda: as_complex(_rfft_axis(t, ax, length, scale, True))),
-        lambda: gradients.r2c(t, [length], [ax], norm, True))
+    return _real_to_half("ihfft", x, n, axis, norm, inverse=True)
 
 
 def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
@@ -57,24 +47,37 @@ def irfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "ba
     """The inverse of `rfft`: the real signal of length `n` (default 2·(m - 1) for m input
     values along `axis`) whose spectrum has x's values at the non-negative frequencies. The
     imaginary parts of X_0 (and X_(n/2) for even n) are ignored, as numpy does."""
-    t, ax, length, norm = _half_spectrum("irfft", x, n, axis, norm)
-    scale = args.scale_for(norm, length, True)
-    return gradients.transform(
-        "irfft", t, lambda: planned("irfft", t, (ax, length, scale),
-                                    lambda: _irfft_axis(as_pairs(t), ax, length, scale, False)),
-        lambda: gradients.c2r(t, [length], [ax], norm, False))
+    return _half_to_real("irfft", x, n, axis, norm, inverse=True)
 
 
 def hfft(x: object, /, *, n: int | None = None, axis: int = -1, norm: str = "backward"
          ) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum of
     length `n` (default 2·(m - 1)); `irfft` of conj(x) with the forward norm."""
-    t, ax, length, norm = _half_spectrum("hfft", x, n, axis, norm)
-    scale = args.scale_for(norm, length, False)
+    return _half_to_real("hfft", x, n, axis, norm, inverse=False)
+
+
+def _real_to_half(op: str, x: object, n: object, axis: object, norm: object, inverse: bool
+                  ) -> Tensor:
+    """rfft (ihfft with `inverse`: conjugated, with the inverse's scale) along one axis."""
+    t, ax, length, norm = _real_input(op, x, n, axis, norm)
+    scale = args.scale_for(norm, length, inverse)
     return gradients.transform(
-        "hfft", t, lambda: planned("hfft", t, (ax, length, scale),
-                                   lambda: _irfft_axis(as_pairs(t), ax, length, scale, True)),
-        lambda: gradients.c2r(t, [length], [ax], norm, True))
+        op, t, lambda: planned(op, t, (ax, length, scale),
+                               lambda: as_complex(_rfft_axis(t, ax, length, scale, inverse))),
+        lambda: gradients.r2c(t, [length], [ax], norm, inverse))
+
+
+def _half_to_real(op: str, x: object, n: object, axis: object, norm: object, inverse: bool
+                  ) -> Tensor:
+    """irfft (`inverse`) or hfft (conjugated input, the forward scale) along one axis."""
+    t, ax, length, norm = _half_spectrum(op, x, n, axis, norm)
+    scale = args.scale_for(norm, length, inverse)
+    conjugate = not inverse
+    return gradients.transform(
+        op, t, lambda: planned(op, t, (ax, length, scale),
+                               lambda: _irfft_axis(as_pairs(t), ax, length, scale, conjugate)),
+        lambda: gradients.c2r(t, [length], [ax], norm, conjugate))
 
 
 def rfftn(x: object, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -153,12 +156,7 @@ def _no_empty(op: str, lengths: Sequence[int], axes: Sequence[int]) -> None:
 def _real_input(op: str, x: object, n: object, axis: object, norm: object
                 ) -> tuple[Tensor, int, int, str]:
     t = _check_real(input_tensor(x, op), op)
-    norm = args.check_norm(norm, op)
-    length = args.check_n(n, op)
-    ax = args.check_axis(axis, t.ndim, op)
-    length = t.shape[ax] if length is None else length
-    if length == 0:
-        raise ValueError(f"{op}: x has length 0 along axis {ax}; pass n >= 1")
+    norm, ax, length = args.check_one_axis(t.shape, n, axis, norm, op)
     return t.astype(real_dtype_for(t.dtype)), ax, length, norm
 
 

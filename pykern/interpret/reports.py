@@ -6,21 +6,16 @@ global id), and show the source line, as compile errors do.
 
 from __future__ import annotations
 
-import linecache
 import math
 from collections.abc import Callable, Mapping
 from typing import NoReturn
 
 from pykern import ir
 from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
+from pykern.ir.reports import with_source
 from pykern.interpret import names
 from pykern.interpret.names import AccessSite, AssertSite, row_major_strides
 from pykern.lang.coop import TILE_ALIGNMENT
-
-
-def _with_source(text: str, loc: ir.Loc) -> str:
-    line = linecache.getline(loc.file, loc.line)
-    return f"{text}\n    {line.strip()}" if line else text
 
 
 def _geometry(kernel: ir.Kernel, array: str, values: Mapping[str, object]
@@ -56,7 +51,7 @@ def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
             strides = tuple(st // per for st in strides[:nd])
             index, shape = index[:nd], shape[:nd]
         if misaligned is not None:  # a tile's rows (first byte, row stride in bytes)
-            raise KernelIndexError(_with_source(
+            raise KernelIndexError(with_source(
                 f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: the tile at index "
                 f"{index} of '{s.array}' has rows that start at byte {misaligned[0]} and "
                 f"{misaligned[1]} bytes apart: tiles' rows must start at multiples of "
@@ -70,7 +65,7 @@ def out_of_bounds_reporter(kernel: ir.Kernel, sites: tuple[AccessSite, ...],
                f"{address} is outside its buffer of {length} elements")
         if not kernel.masked:
             why += outside_grid_hint(invocation, tuple(values[g] for g in names.GRID))
-        raise KernelIndexError(_with_source(
+        raise KernelIndexError(with_source(
             f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: {why}", s.loc))
     return report
 
@@ -80,7 +75,7 @@ def assertion_reporter(kernel: ir.Kernel, sites: tuple[AssertSite, ...]
     """The `_assert_failed(site, invocation)` of one launch: raises KernelAssertionError."""
     def report(site: int, invocation: tuple[int, ...]) -> NoReturn:
         s = sites[site]
-        raise KernelAssertionError(_with_source(
+        raise KernelAssertionError(with_source(
             f"{s.loc}: kernel '{kernel.name}', invocation {invocation}: assertion failed: "
             f"{s.message}", s.loc))
     return report

@@ -8,14 +8,12 @@ launch (debug launches are synchronous) and raises what it reports as `pk.Kernel
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pykern import ir
-from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
+from pykern.ir.reports import reported_error
 from pykern.spirv.debug import (ASSERT, DEBUG_BUFFER, DEBUG_BYTES, DEBUG_WORDS, INDEX_WORDS,
                                 INVOCATION_WORDS, SHAPE_WORDS, DebugSite)
 
@@ -54,17 +52,14 @@ def failure(kernel_name: str, sites: Sequence[DebugSite], words: np.ndarray,
     if words[0] == 0:
         return None
     site = sites[int(words[0]) - 1]
-    invocation = _ints(words, INVOCATION_WORDS, 3)
-    where = f"{site.loc}: kernel '{kernel_name}', invocation {invocation}"
-    if site.kind == ASSERT:
-        return KernelAssertionError(_with_source(f"{where}: assertion failed: {site.message}",
-                                                 site.loc))
-    n = ndim(site.array)
-    index, shape = _ints(words, INDEX_WORDS, n), _ints(words, SHAPE_WORDS, n)
-    hint = outside_grid_hint(invocation, grid) if grid is not None else ""
-    return KernelIndexError(_with_source(
-        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}{hint}",
-        site.loc))
+
+    def bounds() -> tuple[tuple[int, ...], tuple[int, ...]]:
+        n = ndim(site.array)
+        return _ints(words, INDEX_WORDS, n), _ints(words, SHAPE_WORDS, n)
+
+    return reported_error(kernel_name, site.loc, _ints(words, INVOCATION_WORDS, 3),
+                          site.message if site.kind == ASSERT else None, site.array, bounds,
+                          grid)
 
 
 def _ints(words: np.ndarray, first: int, count: int) -> tuple[int, ...]:
@@ -72,7 +67,3 @@ def _ints(words: np.ndarray, first: int, count: int) -> tuple[int, ...]:
     return tuple(int(v) for v in words[first:first + count].view(np.int32))
 
 
-def _with_source(text: str, loc: ir.Loc) -> str:
-    # the same shape as the interpreter's reports
-    line = linecache.getline(loc.file, loc.line)
-    return f"{text}\n    {line.strip()}" if line else text

@@ -128,11 +128,7 @@ class HostProgram:
                 return
             self._run(grid, total, pooled, values, groups, stop, timeout)
         except LaunchTimedOut as e:
-            raise DeviceError(
-                f"kernel '{self.host.source_kernel.name}' did not finish within {e.seconds:g} s "
-                "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
-                "works on; what the launch wrote is unspecified, other tensors are intact"
-            ) from None
+            raise self._timed_out(e.seconds) from None
 
     def _run_here(self, address: int, total: int, stop: StopWord, timeout: float | None
                   ) -> None:
@@ -184,11 +180,14 @@ class HostProgram:
             self._launch(launch.grid, launch.total, self._pooled(launch.grid, launch.total),
                          launch.address, launch.stop, timeout)
         except LaunchTimedOut as e:
-            raise DeviceError(
-                f"kernel '{self.host.source_kernel.name}' did not finish within {e.seconds:g} s "
-                "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
-                "works on; what the launch wrote is unspecified, other tensors are intact"
-            ) from None
+            raise self._timed_out(e.seconds) from None
+
+    def _timed_out(self, seconds: float) -> DeviceError:
+        """The error of a launch the host device stopped after `seconds` (PYKERN_TIMEOUT)."""
+        return DeviceError(
+            f"kernel '{self.host.source_kernel.name}' did not finish within {seconds:g} s "
+            "(PYKERN_TIMEOUT): a kernel may not terminate. The host device stopped it and "
+            "works on; what the launch wrote is unspecified, other tensors are intact")
 
     def _run(self, grid: tuple[int, int, int], total: int, pooled: bool | None, values: list,
              groups: tuple[int, int, int], stop: StopWord, timeout: float | None) -> None:

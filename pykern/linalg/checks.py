@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from pykern.autograd.graph import refuse_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg.blocks import transposed
+from pykern.linalg.inputs import check_matrix_shape
 from pykern.tensor.complex.complex_elementwise import conj
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.strided import prod
@@ -59,12 +62,7 @@ def matrix_stack(x: object, op: str, name: str = "x", square: bool = False) -> T
     is refused: the differentiable functions pass detached inputs (see `gradients`)."""
     t = as_tensor(x, f"{op}: {name}")
     refuse_grad(f"linalg.{op}", t)
-    if t.ndim < 2:
-        raise ValueError(f"{op}: {name} must have at least 2 dimensions (a matrix or a stack "
-                         f"of matrices), got shape {t.shape}")
-    if square and t.shape[-1] != t.shape[-2]:
-        raise ValueError(f"{op}: {name} must be square in its last two dimensions, got shape "
-                         f"{t.shape}")
+    check_matrix_shape(t, f"{op}: {name}", square)
     float_dtypes(t.dtype, op, name)
     return t
 
@@ -94,6 +92,17 @@ def batch_index(flat: int, batch_shape: tuple[int, ...]) -> tuple[int, ...]:
         index.append(flat % s)
         flat //= s
     return tuple(reversed(index))
+
+
+def first_flagged(flags: np.ndarray, batch_shape: tuple[int, ...]) -> tuple[str, int] | None:
+    """The first nonzero of the per-matrix `flags` (flattened over the batch): (" (matrix
+    (i, j) of the batch)" or "" for a single matrix, its flag); None when all are zero."""
+    bad = flags.nonzero()[0]
+    if not bad.size:
+        return None
+    first = int(bad[0])
+    where = f" (matrix {batch_index(first, batch_shape)} of the batch)" if batch_shape else ""
+    return where, int(flags[first])
 
 
 def adjoint(t: Tensor) -> Tensor:

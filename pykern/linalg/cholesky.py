@@ -17,7 +17,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.linalg import gradients
 from pykern.linalg.blocks import block, in_chunks
-from pykern.linalg.checks import Matrices, adjoint, batch_index, finish, matrices
+from pykern.linalg.checks import Matrices, adjoint, finish, first_flagged, matrices
 from pykern.linalg.cholesky_kernels import diagonal_kernel, small_kernel, update_kernel
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.gradients import differentiable
@@ -120,11 +120,8 @@ def _blocks(a: Tensor, inv_h: Tensor, info: Tensor, g: int, ts: int, lo: int, hi
 
 
 def _check_positive(info: Tensor, m: Matrices) -> None:
-    codes = info.numpy()
-    bad = codes.nonzero()[0]
-    if bad.size:
-        first = int(bad[0])
-        where = f" (matrix {batch_index(first, m.batch_shape)} of the batch)" \
-            if m.batch_shape else ""
-        raise LinAlgError(f"cholesky: x is not positive definite{where}: pivot "
-                          f"{int(codes[first]) - 1} is not positive")
+    failed = first_flagged(info.numpy(), m.batch_shape)
+    if failed:
+        where, code = failed
+        raise LinAlgError(f"cholesky: x is not positive definite{where}: pivot {code - 1} is "
+                          "not positive")

@@ -31,13 +31,19 @@ def stack_of_matrices(x: object, op: str, square: bool = False) -> Tensor:
     """`x` as a tensor of at least 2 dimensions (square in the last two with `square`), else a
     ValueError naming the argument."""
     t = as_tensor(x, f"linalg.{op}: x")
+    check_matrix_shape(t, f"linalg.{op}: x", square)
+    return t
+
+
+def check_matrix_shape(t: Tensor, who: str, square: bool) -> None:
+    """A ValueError (`who` names the function and argument, "linalg.svd: x") unless `t` has
+    at least 2 dimensions, square in the last two when `square`."""
     if t.ndim < 2:
-        raise ValueError(f"linalg.{op}: x must have at least 2 dimensions (a stack of "
+        raise ValueError(f"{who} must have at least 2 dimensions (a matrix or a stack of "
                          f"matrices), got shape {t.shape}")
     if square and t.shape[-1] != t.shape[-2]:
-        raise ValueError(f"linalg.{op}: x must be square in its last two dimensions, got "
-                         f"shape {t.shape}")
-    return t
+        raise ValueError(f"{who} must be square in its last two dimensions, got shape "
+                         f"{t.shape}")
 
 
 def as_batch(t: Tensor, dtype: DType) -> Tensor:

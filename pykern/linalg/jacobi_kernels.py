@@ -363,6 +363,52 @@ def block_schedule(rows: int) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=None)
+def block_rows(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: int, half: int
+               ) -> tuple[pk.Func, pk.Func]:
+    """step_by_blocks's moves of its 2·half rows between memory and registers: invocation t
+    holds the columns t, t + T, ... (`per_w` of W's, `per_v` of Vt's), row j < half of block
+    bp's rows at j, of block bq's at half + j. `load_rows(w, vt, xw, xv, acc, b, t, bp, bq, ln,
+    r)` reads them (zeros past the ln columns of W and r of Vt), each row's squared norm over
+    the invocation's columns into acc; `store_rows(w, vt, xw, xv, b, t, bp, bq, ln, r)` writes
+    them back."""
+    D, R = dtype, dtype.real_dtype  # noqa: N806
+    T, CW, CV, H, WITH_V = threads, per_w, per_v, half, with_v  # noqa: N806
+    RB = 2 * half  # noqa: N806
+
+    @pk.func
+    def load_rows(w, vt, xw, xv, acc, b, t, bp, bq, ln, r):
+        for j in pk.static_range(RB):
+            row = bp * H + j if j < H else bq * H + j - H
+            a: R = 0
+            for c in pk.static_range(CW):
+                col = t + c * T
+                x = w[b, row, col] if col < ln else D(0)
+                xw[j, c] = x
+                a += sq(x)
+            acc[j] = D(a)
+            if WITH_V:
+                for c in pk.static_range(CV):
+                    col = t + c * T
+                    xv[j, c] = vt[b, row, col] if col < r else D(0)
+
+    @pk.func
+    def store_rows(w, vt, xw, xv, b, t, bp, bq, ln, r):
+        for j in pk.static_range(RB):
+            row = bp * H + j if j < H else bq * H + j - H
+            for c in pk.static_range(CW):
+                col = t + c * T
+                if col < ln:
+                    w[b, row, col] = xw[j, c]
+            if WITH_V:
+                for c in pk.static_range(CV):
+                    col = t + c * T
+                    if col < r:
+                        vt[b, row, col] = xv[j, c]
+
+    return load_rows, store_rows
+
+
+@functools.lru_cache(maxsize=None)
 def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: int,
                    half: int, groups: int) -> pk.Kernel:
     """One step of a sweep over blocks of `half` rows for GPUs: workgroup (k, b) takes the
@@ -379,6 +425,7 @@ def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: 
     T, CW, CV, H, G, WITH_V = threads, per_w, per_v, half, groups, with_v  # noqa: N806
     RB = 2 * half  # noqa: N806
     PAIRS = block_schedule(RB)  # noqa: N806
+    load_rows, store_rows = block_rows(dtype, with_v, threads, per_w, per_v, half)
 
     @pk.func
     def summed(acc, part, total, t, count):
@@ -411,19 +458,7 @@ def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: 
         bp, bq = pair_of(step, pk.group_id(0), blocks)
         ln = w.shape[2]
         r = vt.shape[2]
-        for j in pk.static_range(RB):
-            row = bp * H + j if j < H else bq * H + j - H
-            a: R = 0
-            for c in pk.static_range(CW):
-                col = t + c * T
-                x = w[b, row, col] if col < ln else D(0)
-                xw[j, c] = x
-                a += sq(x)
-            acc[j] = D(a)
-            if WITH_V:
-                for c in pk.static_range(CV):
-                    col = t + c * T
-                    xv[j, c] = vt[b, row, col] if col < r else D(0)
+        load_rows(w, vt, xw, xv, acc, b, t, bp, bq, ln, r)
         summed(acc, part, total, t, RB)
         for j in pk.static_range(RB):
             norms[j] = total[j].real
@@ -460,17 +495,7 @@ def step_by_blocks(dtype: DType, with_v: bool, threads: int, per_w: int, per_v: 
                             y = ph * xv[q, c]
                             xv[p, c] = c_ * x - s_ * y
                             xv[q, c] = s_ * x + c_ * y
-        for j in pk.static_range(RB):
-            row = bp * H + j if j < H else bq * H + j - H
-            for c in pk.static_range(CW):
-                col = t + c * T
-                if col < ln:
-                    w[b, row, col] = xw[j, c]
-            if WITH_V:
-                for c in pk.static_range(CV):
-                    col = t + c * T
-                    if col < r:
-                        vt[b, row, col] = xv[j, c]
+        store_rows(w, vt, xw, xv, b, t, bp, bq, ln, r)
         if t == 0 and rotated != 0:
             flags[b] = 1
 

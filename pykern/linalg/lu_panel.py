@@ -26,6 +26,7 @@ import math
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
 from pykern.linalg.pivots import pivot_size
 from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
 from pykern.tensor.core.strided import cdiv
@@ -73,26 +74,31 @@ def local_rows(per: int) -> int:
     return max(CPU_ROWS, 1 << (per - 1).bit_length())
 
 
-@functools.lru_cache(maxsize=None)
-def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, sub: int
-                  ) -> pk.Kernel:
-    T, SB, WMAX, RM = threads, sub, WIDEST, most_rows  # noqa: N806
-    DT, RT = dtype, dtype.real_dtype  # noqa: N806
-    NQ = pk.constexpr if unrolled else int  # noqa: N806
+def _entry_func(sub: int) -> Func:
+    """`entry(v, q, kk)`: v[q, kk], with the column index kept constant in each unrolled copy
+    (registers)."""
+    SB = sub  # noqa: N806
 
     @pk.func
     def entry(v, q, kk):
-        """v[q, kk], with the column index kept constant in each unrolled copy (registers)."""
         e = v[q, 0]
         for c in pk.static_range(1, SB):
             if c == kk:
                 e = v[q, c]
         return e
 
+    return entry
+
+
+def _pivot_search_func(threads: int, real: DType, entry: Func) -> Func:
+    """`pivot_row(v, sv, si, t, k0, kk, k, m, nq)`: the pivot row of column k (the
+    sub-panel's kk-th, held in v[:, kk]): the largest pivot size over the invocation's rows,
+    its subgroup's (subgroup operations) and the subgroups' (in shared memory); the first
+    row of the largest, row k for a NaN there or a column of NaNs."""
+    T, RT = threads, real  # noqa: N806
+
     @pk.func
-    def column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk, k, m, nq):
-        """Column k (the sub-panel's kk-th, held in v[:, kk]): pivot search, interchange,
-        scaling and update of the sub-panel's columns right of it, in registers."""
+    def pivot_row(v, sv, si, t, k0, kk, k, m, nq):
         bv = RT(-1.0)
         bi: pk.i32 = m
         for q in range(nq):
@@ -121,6 +127,22 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
                 p = gi
         if p >= m:
             p = k  # a column of NaNs: keep the diagonal
+        return p
+
+    return pivot_row
+
+
+def _column_step_func(threads: int, sub: int, real: DType) -> Func:
+    """`column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk, k, m, nq)`:
+    column k (the sub-panel's kk-th, held in v[:, kk]): pivot search, interchange, scaling
+    and update of the sub-panel's columns right of it, in registers."""
+    T, SB = threads, sub  # noqa: N806
+    entry = _entry_func(sub)
+    pivot_row = _pivot_search_func(threads, real, entry)
+
+    @pk.func
+    def column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk, k, m, nq):
+        p = pivot_row(v, sv, si, t, k0, kk, k, m, nq)
         for q in range(nq):
             r = k0 + t + q * T
             if r == p:
@@ -152,10 +174,17 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
             if d == 0 and info[b] == 0:
                 info[b] = k + 1
 
+    return column_step
+
+
+def _finish_func(threads: int, sub: int) -> Func:
+    """`finish_sub_panel(x, v, u, l11, u12, piv, b, t, k0, w, cs, sb, m, nq)`: stores the
+    sub-panel's rows; applies its interchanges to the panel's other columns, solves the U
+    block right of it (unit lower L11) and updates the rows below it there."""
+    T, SB = threads, sub  # noqa: N806
+
     @pk.func
     def finish_sub_panel(x, v, u, l11, u12, piv, b, t, k0, w, cs, sb, m, nq):
-        """Stores the sub-panel's rows; applies its interchanges to the panel's other columns,
-        solves the U block right of it (unit lower L11) and updates the rows below it there."""
         for q in range(nq):
             r = k0 + t + q * T
             if r >= cs and r < m:
@@ -194,6 +223,14 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
                             s -= v[q, c] * u12[c, j - after]
                     x[b, j, r] = s
 
+    return finish_sub_panel
+
+
+def _load_func(threads: int, sub: int, dtype: DType) -> Func:
+    """`load_sub_panel(x, v, b, t, k0, cs, sb, m, nq)`: the invocation's rows of the
+    sub-panel's columns cs..cs+sb into v (zeros outside the matrix and the sub-panel)."""
+    T, SB, DT = threads, sub, dtype  # noqa: N806
+
     @pk.func
     def load_sub_panel(x, v, b, t, k0, cs, sb, m, nq):
         for q in range(nq):
@@ -203,6 +240,19 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
                 if r >= cs and r < m and c < sb:
                     e = x[b, cs + c, r]
                 v[q, c] = e
+
+    return load_sub_panel
+
+
+@functools.lru_cache(maxsize=None)
+def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, sub: int
+                  ) -> pk.Kernel:
+    T, SB, WMAX, RM = threads, sub, WIDEST, most_rows  # noqa: N806
+    DT, RT = dtype, dtype.real_dtype  # noqa: N806
+    NQ = pk.constexpr if unrolled else int  # noqa: N806
+    load_sub_panel = _load_func(threads, sub, dtype)
+    column_step = _column_step_func(threads, sub, RT)
+    finish_sub_panel = _finish_func(threads, sub)
 
     # GPUs: the sub-panel's columns unrolled, so that every index into the registers is a
     # constant; CPU devices: a loop (LLVM compiles the unrolled kernel for minutes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.linalg.checks import batch_index
+from pykern.linalg.checks import first_flagged
 from pykern.linalg.errors import LinAlgError
 from pykern.linalg.inputs import result_dtype, stack_of_matrices
 from pykern.linalg.svd import svd, svdvals
@@ -56,11 +56,9 @@ def _refuse_nan(t: Tensor) -> None:
         return
     batch_shape = tuple(t.shape[:-2])
     has_nan = red.any(ew.isnan(t), axis=(-2, -1)).reshape((-1,)).numpy()
-    bad = has_nan.nonzero()[0]
-    if bad.size:
-        where = f" (matrix {batch_index(int(bad[0]), batch_shape)} of the batch)" \
-            if batch_shape else ""
-        raise LinAlgError(f"matrix_rank: SVD did not converge: x has a NaN{where}")
+    failed = first_flagged(has_nan, batch_shape)
+    if failed:
+        raise LinAlgError(f"matrix_rank: SVD did not converge: x has a NaN{failed[0]}")
 
 
 def _cutoff(s: Tensor, t: Tensor, rtol: object) -> Tensor:

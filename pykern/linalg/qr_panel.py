@@ -25,6 +25,7 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
 from pykern.linalg.lu_panel import local_rows, panel_shape
 from pykern.runtime import get_device
 from pykern.tensor.core.strided import cdiv
@@ -98,22 +99,16 @@ def _t_kernel(dtype: DType) -> pk.Kernel:
     return linalg_qr_t
 
 
-@functools.lru_cache(maxsize=None)
-def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, groups: int,
-                  widest: int) -> pk.Kernel:
-    T, W, RM, CH = threads, widest, most_rows, CHUNK  # noqa: N806
-    G = T if groups == 0 else groups  # noqa: N806  (rows of the partial sums)
-    BY_SUBGROUPS = groups != 0  # noqa: N806
-    DT = dtype  # noqa: N806
-    NQ = pk.constexpr if unrolled else int  # noqa: N806
-    IN_KERNEL = unrolled  # noqa: N806  (T and the factors here; CPU devices: by products after)
+def _reduce_column_func(threads: int, dtype: DType, by_subgroups: bool) -> Func:
+    """`reduce_column(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq)`: the
+    column's sums over the rows i > k, into total[kk % 2, c]: Σ conj(v_ci) x_ik for c < kk (the
+    reflectors: T's column), Σ |x_ik|² for c = kk, Σ conj(x_ik) x_ic for c > kk (the later
+    columns: the reflector's application); and row k's entries of the panel (krow[c ≥ kk]) and
+    of the reflectors (vrow[c < kk]). `xk` caches the column."""
+    T, CH, DT, BY_SUBGROUPS = threads, CHUNK, dtype, by_subgroups  # noqa: N806
 
     @pk.func
     def reduce_column(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
-        """The column's sums over the rows i > k, into total[kk % 2, c]: Σ conj(v_ci) x_ik for
-        c < kk (the reflectors: T's column), Σ |x_ik|² for c = kk, Σ conj(x_ik) x_ic for c > kk
-        (the later columns: the reflector's application); and row k's entries of the panel
-        (krow[c ≥ kk]) and of the reflectors (vrow[c < kk]). `xk` caches the column."""
         size = pk.subgroup_size() if BY_SUBGROUPS else 1
         for q in range(nq):
             i = c0 + t + q * T
@@ -158,11 +153,18 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
             total[buf, t] = s
         pk.barrier()
 
+    return reduce_column
+
+
+def _apply_reflector_func(threads: int, dtype: DType) -> Func:
+    """`apply_reflector(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta)`:
+    stores v (the column below k times `scale`) and applies Hᴴ = I - conj(τ) v vᴴ to
+    the panel's columns right of k: x_j -= conj(τ) (vᴴ x_j) v, vᴴ x_j = x_kj + conj(scale)
+    Σ conj(x_ik) x_ij."""
+    T, CH, DT = threads, CHUNK, dtype  # noqa: N806
+
     @pk.func
     def apply_reflector(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta):
-        """Stores v (the column below k times `scale`) and applies Hᴴ = I - conj(τ) v vᴴ to
-        the panel's columns right of k: x_j -= conj(τ) (vᴴ x_j) v, vᴴ x_j = x_kj + conj(scale)
-        Σ conj(x_ik) x_ij."""
         buf = kk % 2
         for q in range(nq):
             i = c0 + t + q * T
@@ -182,16 +184,24 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                     d = krow[buf, j] + pk.conj(scale) * total[buf, j]
                     x[b, c0 + j, k] = krow[buf, j] - pk.conj(tau) * d
 
-    @pk.func
-    def run_below(c0, t, k, m, nq):
-        """The rows below k of invocation t on CPU devices, which owns the run c0 + t·nq ..
-        c0 + (t + 1)·nq (a run of memory in each column: the host's loops stream along it)."""
-        return max(k + 1, c0 + t * nq), min(m, c0 + (t + 1) * nq)
+    return apply_reflector
+
+
+@pk.func
+def run_below(c0, t, k, m, nq):
+    """The rows below k of invocation t on CPU devices, which owns the run c0 + t·nq ..
+    c0 + (t + 1)·nq (a run of memory in each column: the host's loops stream along it)."""
+    return max(k + 1, c0 + t * nq), min(m, c0 + (t + 1) * nq)
+
+
+def _reduce_column_cpu_func(threads: int, dtype: DType, by_subgroups: bool) -> Func:
+    """`reduce_column_cpu`, with reduce_column's parameters: reduce_column for CPU devices,
+    one sum at a time over the invocation's run of rows, each invocation's sums through shared
+    memory."""
+    T, DT, BY_SUBGROUPS = threads, dtype, by_subgroups  # noqa: N806
 
     @pk.func
     def reduce_column_cpu(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
-        """reduce_column for CPU devices: one sum at a time over the invocation's run of rows,
-        each invocation's sums through shared memory."""
         lo, hi = run_below(c0, t, k, m, nq)
         for c in range(kk, w):  # (T's sums with the earlier reflectors: a product, after)
             s = DT(0.0)
@@ -223,9 +233,16 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
             total[buf, t] = s
         pk.barrier()
 
+    return reduce_column_cpu
+
+
+def _apply_reflector_cpu_func(dtype: DType) -> Func:
+    """`apply_reflector_cpu`, with apply_reflector's parameters: apply_reflector for CPU
+    devices, column by column along the invocation's run."""
+    DT = dtype  # noqa: N806
+
     @pk.func
     def apply_reflector_cpu(x, xk, krow, total, b, t, c0, kk, k, w, m, nq, scale, tau, beta):
-        """apply_reflector for CPU devices, column by column along the invocation's run."""
         buf = kk % 2
         lo, hi = run_below(c0, t, k, m, nq)
         for i in range(lo, hi):
@@ -239,12 +256,16 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
         if t == (k - c0) // nq:
             x[b, k, k] = DT(beta)
 
-    REDUCE = reduce_column if unrolled else reduce_column_cpu  # noqa: N806
-    APPLY = apply_reflector if unrolled else apply_reflector_cpu  # noqa: N806
+    return apply_reflector_cpu
+
+
+def _write_products_func(threads: int, dtype: DType, in_kernel: bool) -> Func:
+    """`write_products(x, vd, vc, left, right, tf, b, t, c0, w, m, nq)`: vc = conj(V),
+    left = conj(T) Vᵀ, right = Tᵀ Vᵀ for the rows of invocation t."""
+    T, DT, IN_KERNEL = threads, dtype, in_kernel  # noqa: N806
 
     @pk.func
     def write_products(x, vd, vc, left, right, tf, b, t, c0, w, m, nq):
-        """vc = conj(V), left = conj(T) Vᵀ, right = Tᵀ Vᵀ for the rows of invocation t."""
         for q in range(nq):
             i = c0 + t + q * T
             if i < m:
@@ -267,6 +288,26 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, gr
                         sr += tf[d, c] * vd[d]
                     left[b, c, i - c0] = sl
                     right[b, c, i - c0] = sr
+
+    return write_products
+
+
+@functools.lru_cache(maxsize=None)
+def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, groups: int,
+                  widest: int) -> pk.Kernel:
+    T, W, RM, CH = threads, widest, most_rows, CHUNK  # noqa: N806
+    G = T if groups == 0 else groups  # noqa: N806  (rows of the partial sums)
+    BY_SUBGROUPS = groups != 0  # noqa: N806
+    DT = dtype  # noqa: N806
+    NQ = pk.constexpr if unrolled else int  # noqa: N806
+    IN_KERNEL = unrolled  # noqa: N806  (T and the factors here; CPU devices: by products after)
+    if unrolled:
+        REDUCE = _reduce_column_func(T, DT, BY_SUBGROUPS)  # noqa: N806
+        APPLY = _apply_reflector_func(T, DT)  # noqa: N806
+    else:
+        REDUCE = _reduce_column_cpu_func(T, DT, BY_SUBGROUPS)  # noqa: N806
+        APPLY = _apply_reflector_cpu_func(DT)  # noqa: N806
+    write_products = _write_products_func(T, DT, IN_KERNEL)
 
     @pk.kernel(workgroup=(T, 1, 1))
     def linalg_qr_panel(x: DT[:, :, :], vc: DT[:, :, :], left: DT[:, :, :], right: DT[:, :, :],

@@ -8,7 +8,7 @@ batch."""
 from __future__ import annotations
 
 from pykern.lang import dtypes as dt
-from pykern.linalg.checks import Matrices, batch_index, float_dtypes, matrices, matrix_stack
+from pykern.linalg.checks import Matrices, first_flagged, float_dtypes, matrices, matrix_stack
 from pykern.linalg import gradients
 from pykern.linalg.gradients import differentiable
 from pykern.linalg.errors import LinAlgError
@@ -122,11 +122,8 @@ def _factor_and_solve(a: Tensor, rhs: Tensor) -> tuple[Tensor, Tensor]:
 
 def check_nonsingular(info: Tensor, m: Matrices, op: str, name: str) -> None:
     """Raises LinAlgError when a zero pivot was met in some matrix of the batch."""
-    codes = info.numpy()
-    bad = codes.nonzero()[0]
-    if bad.size:
-        first = int(bad[0])
-        where = f" (matrix {batch_index(first, m.batch_shape)} of the batch)" \
-            if m.batch_shape else ""
-        raise LinAlgError(f"{op}: {name} is singular{where}: pivot {int(codes[first]) - 1} of "
-                          "its LU factorization is exactly 0")
+    failed = first_flagged(info.numpy(), m.batch_shape)
+    if failed:
+        where, code = failed
+        raise LinAlgError(f"{op}: {name} is singular{where}: pivot {code - 1} of its LU "
+                          "factorization is exactly 0")

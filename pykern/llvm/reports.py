@@ -13,13 +13,11 @@ The message is the Vulkan debug path's (`pykern.jit.debug_launch`), word for wor
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from pykern import ir
-from pykern.errors import KernelAssertionError, KernelIndexError, outside_grid_hint
+from pykern.ir.reports import reported_error
 from pykern.llvm.debug import (ASSERT, INDEX_WORDS, INVOCATION_WORDS, REPORT_WORDS,
                                SHAPE_WORDS, DebugSite)
 
@@ -56,23 +54,14 @@ def failure(kernel_name: str, sites: Sequence[DebugSite], report: np.ndarray,
     kernel that is not masked (one with barriers): an access by an invocation outside it gets
     the hint that names the rule."""
     site = sites[int(report[0]) - 1]
-    invocation = _ints(report, INVOCATION_WORDS, 3)
-    where = f"{site.loc}: kernel '{kernel_name}', invocation {invocation}"
-    if site.kind == ASSERT:
-        return KernelAssertionError(_with_source(f"{where}: assertion failed: {site.message}",
-                                                 site.loc))
-    index, shape = _ints(report, INDEX_WORDS, site.ndim), _ints(report, SHAPE_WORDS, site.ndim)
-    hint = outside_grid_hint(invocation, grid) if grid is not None else ""
-    return KernelIndexError(_with_source(
-        f"{where}: index {index} is out of bounds for '{site.array}' with shape {shape}{hint}",
-        site.loc))
+    return reported_error(
+        kernel_name, site.loc, _ints(report, INVOCATION_WORDS, 3),
+        site.message if site.kind == ASSERT else None, site.array,
+        lambda: (_ints(report, INDEX_WORDS, site.ndim), _ints(report, SHAPE_WORDS, site.ndim)),
+        grid)
 
 
 def _ints(report: np.ndarray, first: int, count: int) -> tuple[int, ...]:
     return tuple(int(v) for v in report[first:first + count])
 
 
-def _with_source(text: str, loc: ir.Loc) -> str:
-    # the same shape as the interpreter's and the Vulkan path's reports
-    line = linecache.getline(loc.file, loc.line)
-    return f"{text}\n    {line.strip()}" if line else text

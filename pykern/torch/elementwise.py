@@ -404,27 +404,27 @@ def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
 def addcmul(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcmul.out`: self + value * tensor1 * tensor2."""
-    d = compute_dtype("promote", (self, tensor1, tensor2), out)
-    scale = operand(value, d)
-    d = opmath(d)
-    a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
-    prod = pk.multiply(b, c)
-    if scale != 1:
-        prod = pk.multiply(prod, scale)
-    return write(out, pk.add(a, prod))
+    return _add_scaled(pk.multiply, self, tensor1, tensor2, value, out)
 
 
 def addcdiv(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcdiv.out`: self + value * tensor1 / tensor2."""
+    return _add_scaled(pk.divide, self, tensor1, tensor2, value, out)
+
+
+def _add_scaled(combine: Callable[[object, object], object], self: torch.Tensor,
+                tensor1: torch.Tensor, tensor2: torch.Tensor, value: object,
+                out: torch.Tensor) -> torch.Tensor:
+    """self + value * combine(tensor1, tensor2), computed in the op-math dtype."""
     d = compute_dtype("promote", (self, tensor1, tensor2), out)
     scale = operand(value, d)
     d = opmath(d)
     a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
-    q = pk.divide(b, c)
+    term = combine(b, c)
     if scale != 1:
-        q = pk.multiply(q, scale)
-    return write(out, pk.add(a, q))
+        term = pk.multiply(term, scale)
+    return write(out, pk.add(a, term))
 
 
 def cross(self: torch.Tensor, other: torch.Tensor, *, dim: int = -1,

@@ -146,22 +146,24 @@ def _median_pick(x: pk.Tensor, axis: int, ignore_nan: bool) -> tuple[pk.Tensor, 
     return pk.take_along_axis(x, pick, axis=axis), pick
 
 
-def median_all(self: torch.Tensor) -> torch.Tensor:
-    """`median`: the lower median of every element (NaN if any is NaN)."""
+def _median_of_all(self: torch.Tensor, skip_nan: bool) -> torch.Tensor:
+    """The lower median of every element (of the non-NaN ones with `skip_nan`); NaN when
+    empty."""
     x = operand(self).reshape(-1)  # type: ignore[union-attr]
     if x.size == 0:
         return new(float("nan"), self.dtype)
-    v, _ = _median_pick(x, 0, False)
+    v, _ = _median_pick(x, 0, skip_nan)
     return new(v.reshape(()), self.dtype)
+
+
+def median_all(self: torch.Tensor) -> torch.Tensor:
+    """`median`: the lower median of every element (NaN if any is NaN)."""
+    return _median_of_all(self, skip_nan=False)
 
 
 def nanmedian_all(self: torch.Tensor) -> torch.Tensor:
     """`nanmedian`: the lower median of the non-NaN elements."""
-    x = operand(self).reshape(-1)  # type: ignore[union-attr]
-    if x.size == 0:
-        return new(float("nan"), self.dtype)
-    v, _ = _median_pick(x, 0, True)
-    return new(v.reshape(()), self.dtype)
+    return _median_of_all(self, skip_nan=True)
 
 
 def _median_dim(self: torch.Tensor, dim: int, keepdim: bool, values: torch.Tensor,

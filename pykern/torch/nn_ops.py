@@ -4,7 +4,7 @@ Convolution and attention are in `conv_ops` and `attention_ops`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -17,44 +17,54 @@ _LOW = (torch.float16, torch.bfloat16)
 def softmax_out(self: torch.Tensor, dim: int, half_to_float: bool, *,
                 out: torch.Tensor) -> torch.Tensor:
     """`_softmax.out` (pykern's fused row softmax)."""
-    x = operand(self, out.dtype)
-    if x.ndim == 0:  # type: ignore[union-attr]
-        return write(out, 1.0)
-    return write(out, pk.softmax(x, axis=dim % x.ndim))  # type: ignore[union-attr]
+    return _along_rows(pk.softmax, self, dim, out, 1.0)
 
 
 def log_softmax_out(self: torch.Tensor, dim: int, half_to_float: bool, *,
                     out: torch.Tensor) -> torch.Tensor:
     """`_log_softmax.out`."""
+    return _along_rows(pk.log_softmax, self, dim, out, 0.0)
+
+
+def _along_rows(function: Callable[..., pk.Tensor], self: torch.Tensor, dim: int,
+                out: torch.Tensor, of_scalar: float) -> torch.Tensor:
+    """`function` (pk.softmax or pk.log_softmax) along `dim` into `out`; `of_scalar` for a
+    0-d input."""
     x = operand(self, out.dtype)
     if x.ndim == 0:  # type: ignore[union-attr]
-        return write(out, 0.0)
-    return write(out, pk.log_softmax(x, axis=dim % x.ndim))  # type: ignore[union-attr]
+        return write(out, of_scalar)
+    return write(out, function(x, axis=dim % x.ndim))  # type: ignore[union-attr]
 
 
 def softmax_backward_out(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                          input_dtype: torch.dtype, *, grad_input: torch.Tensor) -> torch.Tensor:
     """`_softmax_backward_data.out`: y * (g - sum(g * y)), in float32 for 16-bit floats."""
-    acc = _acc(grad_input.dtype)
-    g, y = operand(grad_output, acc), operand(output, acc)
-    if y.ndim == 0:  # type: ignore[union-attr]
-        return write(grad_input, 0.0)
-    axis = dim % y.ndim  # type: ignore[union-attr]
-    gy = pk.multiply(g, y)
-    return write(grad_input, pk.subtract(gy, pk.multiply(y, pk.sum(gy, axis=axis,
-                                                                    keepdims=True))))
+    def grad(g: pk.Tensor, y: pk.Tensor, axis: int) -> pk.Tensor:
+        gy = pk.multiply(g, y)
+        return pk.subtract(gy, pk.multiply(y, pk.sum(gy, axis=axis, keepdims=True)))
+
+    return _softmax_backward(grad, grad_output, output, dim, grad_input)
 
 
 def log_softmax_backward_out(grad_output: torch.Tensor, output: torch.Tensor, dim: int,
                              input_dtype: torch.dtype, *, out: torch.Tensor) -> torch.Tensor:
     """`_log_softmax_backward_data.out`: g - exp(y) * sum(g), in float32 for 16-bit floats."""
+    def grad(g: pk.Tensor, y: pk.Tensor, axis: int) -> pk.Tensor:
+        return pk.subtract(g, pk.multiply(pk.exp(y), pk.sum(g, axis=axis, keepdims=True)))
+
+    return _softmax_backward(grad, grad_output, output, dim, out)
+
+
+def _softmax_backward(grad: Callable[[pk.Tensor, pk.Tensor, int], pk.Tensor],
+                      grad_output: torch.Tensor, output: torch.Tensor, dim: int,
+                      out: torch.Tensor) -> torch.Tensor:
+    """`grad(g, y, axis)` of the gradient g and the forward result y (float32 for 16-bit
+    floats) into `out`; 0 for a 0-d input."""
     acc = _acc(out.dtype)
     g, y = operand(grad_output, acc), operand(output, acc)
     if y.ndim == 0:  # type: ignore[union-attr]
         return write(out, 0.0)
-    axis = dim % y.ndim  # type: ignore[union-attr]
-    return write(out, pk.subtract(g, pk.multiply(pk.exp(y), pk.sum(g, axis=axis,
-                                                                    keepdims=True))))
+    return write(out, grad(g, y, dim % y.ndim))  # type: ignore[arg-type, union-attr]
 
 
 # ---------------------------------------------------------------- layer norm

@@ -5,7 +5,7 @@ meta functions (structured operators) or are made here with PyTorch's shapes."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -197,18 +197,21 @@ def std_out(self: torch.Tensor, dim: Dim = None, *, correction: float | None = N
 def var_mean(self: torch.Tensor, dim: Dim = None, *, correction: float | None = None,
              keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """`var_mean.correction`: (variance, mean)."""
-    x = operand(self)
-    axis = _axis(x, dim)
-    return (new(pk.var(x, axis=axis, correction=_correction(correction), keepdims=keepdim)),
-            new(pk.mean(x, axis=axis, keepdims=keepdim)))
+    return _with_mean(pk.var, self, dim, correction, keepdim)
 
 
 def std_mean(self: torch.Tensor, dim: Dim = None, *, correction: float | None = None,
              keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """`std_mean.correction`: (standard deviation, mean)."""
+    return _with_mean(pk.std, self, dim, correction, keepdim)
+
+
+def _with_mean(spread: Callable[..., object], self: torch.Tensor, dim: Dim,
+               correction: float | None, keepdim: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(spread(x), mean(x)) over `dim`, `spread` being pk.var or pk.std."""
     x = operand(self)
     axis = _axis(x, dim)
-    return (new(pk.std(x, axis=axis, correction=_correction(correction), keepdims=keepdim)),
+    return (new(spread(x, axis=axis, correction=_correction(correction), keepdims=keepdim)),
             new(pk.mean(x, axis=axis, keepdims=keepdim)))
 
 
@@ -254,22 +257,25 @@ def logsumexp_out(self: torch.Tensor, dim: Dim, keepdim: bool = False, *,
     return write(out, r)
 
 
-def cumsum_out(self: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None,
-               out: torch.Tensor) -> torch.Tensor:
-    """`cumsum.out`."""
+def _scan(scan: Callable[..., object], self: torch.Tensor, dim: int,
+          out: torch.Tensor) -> torch.Tensor:
+    """`scan` (pk.cumsum or pk.cumprod) along `dim` in out's dtype; a 0-d input is copied."""
     x = _as(self, out.dtype)
     if x.ndim == 0:
         return write(out, x)
-    return write(out, pk.cumsum(x, axis=dim % x.ndim, dtype=x.dtype))
+    return write(out, scan(x, axis=dim % x.ndim, dtype=x.dtype))
+
+
+def cumsum_out(self: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None,
+               out: torch.Tensor) -> torch.Tensor:
+    """`cumsum.out`."""
+    return _scan(pk.cumsum, self, dim, out)
 
 
 def cumprod_out(self: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None,
                 out: torch.Tensor) -> torch.Tensor:
     """`cumprod.out`."""
-    x = _as(self, out.dtype)
-    if x.ndim == 0:
-        return write(out, x)
-    return write(out, pk.cumprod(x, axis=dim % x.ndim, dtype=x.dtype))
+    return _scan(pk.cumprod, self, dim, out)
 
 
 def count_nonzero(self: torch.Tensor, dim: Dim = None) -> torch.Tensor:

@@ -308,11 +308,7 @@ class HostDevice(DescribedDevice):
         """Copies `nbytes` bytes from `src` (at byte `src_offset`) into `dst`, as a launch
         would (launches before it have run, later ones see the copy)."""
         self._check_open()
-        for buf, at in ((src, src_offset), (dst, dst_offset)):
-            if buf.device is not self or buf.freed:
-                raise ValueError(f"{buf!r} is freed or belongs to another device")
-            if at < 0 or nbytes < 0 or at + nbytes > buf.nbytes:
-                raise ValueError(f"a copy of {nbytes} bytes at {at} passes the end of {buf!r}")
+        self._check_copy(src, src_offset, dst, dst_offset, nbytes)
         if not nbytes:
             return
         copy_bytes(src, src_offset, dst, dst_offset, nbytes)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import create
 from ..files import PrivateDirectory
 from ..vulkan.info import DeviceInfo
 
@@ -84,20 +85,15 @@ class PipelineCache:
         self.loaded_bytes = len(initial)
         self._saved = hashlib.sha256(initial).digest()
         blob = ffi.new("char[]", initial) if initial else ffi.NULL
-        info_struct = ffi.new(
-            "VkPipelineCacheCreateInfo*",
+        self.handle = create(
+            fn.vkCreatePipelineCache, vk_device, "VkPipelineCacheCreateInfo",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
                 "initialDataSize": len(initial),
                 "pInitialData": blob,
             },
+            "VkPipelineCache",
         )
-        handle = ffi.new("VkPipelineCache*")
-        _vk.check(
-            fn.vkCreatePipelineCache(vk_device, info_struct, ffi.NULL, handle),
-            "vkCreatePipelineCache",
-        )
-        self.handle = handle[0]
 
     @property
     def path(self) -> Path | None:

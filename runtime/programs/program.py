@@ -6,6 +6,7 @@ import struct
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import create
 from ..errors import DeviceError
 from ..vulkan.info import DeviceLimits
 from ..layout import PUSH_CONSTANT, UNIFORM, BindingLayout
@@ -84,20 +85,15 @@ class Program:
     def _create_module(self, words: bytes) -> object:
         code = ffi.new("uint32_t[]", len(words) // 4)
         ffi.memmove(code, words, len(words))
-        info = ffi.new(
-            "VkShaderModuleCreateInfo*",
+        return create(
+            self._fn.vkCreateShaderModule, self._vk_device, "VkShaderModuleCreateInfo",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                 "codeSize": len(words),
                 "pCode": code,
             },
+            "VkShaderModule",
         )
-        module = ffi.new("VkShaderModule*")
-        _vk.check(
-            self._fn.vkCreateShaderModule(self._vk_device, info, ffi.NULL, module),
-            "vkCreateShaderModule",
-        )
-        return module[0]
 
     def _create_set_layout(self) -> object:
         bindings = [
@@ -116,8 +112,9 @@ class Program:
             if bindings
             else ffi.NULL
         )
-        info = ffi.new(
-            "VkDescriptorSetLayoutCreateInfo*",
+        return create(
+            self._fn.vkCreateDescriptorSetLayout, self._vk_device,
+            "VkDescriptorSetLayoutCreateInfo",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                 "flags": lib.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR
@@ -126,21 +123,16 @@ class Program:
                 "bindingCount": len(bindings),
                 "pBindings": array,
             },
+            "VkDescriptorSetLayout",
         )
-        handle = ffi.new("VkDescriptorSetLayout*")
-        _vk.check(
-            self._fn.vkCreateDescriptorSetLayout(self._vk_device, info, ffi.NULL, handle),
-            "vkCreateDescriptorSetLayout",
-        )
-        return handle[0]
 
     def _create_pipeline_layout(self) -> object:
         self._set_layouts = ffi.new("VkDescriptorSetLayout[1]", [self.set_layout])
         ranges = ffi.new(
             "VkPushConstantRange*", {"stageFlags": COMPUTE, "offset": 0, "size": self.push_size}
         )
-        info = ffi.new(
-            "VkPipelineLayoutCreateInfo*",
+        return create(
+            self._fn.vkCreatePipelineLayout, self._vk_device, "VkPipelineLayoutCreateInfo",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                 "setLayoutCount": 1,
@@ -148,13 +140,8 @@ class Program:
                 "pushConstantRangeCount": 1 if self.push_size else 0,
                 "pPushConstantRanges": ranges if self.push_size else ffi.NULL,
             },
+            "VkPipelineLayout",
         )
-        handle = ffi.new("VkPipelineLayout*")
-        _vk.check(
-            self._fn.vkCreatePipelineLayout(self._vk_device, info, ffi.NULL, handle),
-            "vkCreatePipelineLayout",
-        )
-        return handle[0]
 
     def _create_pipeline(self, entry: str, pipeline_cache: object) -> object:
         name = _vk.cstr(entry)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import command_pool
 from .descriptors import DescriptorAllocator, DescriptorPool, UniformArena, UniformChunk
 from ..errors import DeviceError, DeviceLost
 
@@ -65,33 +66,9 @@ class Batch:
     )
 
     def __init__(self, vk_device: object, fn: object, family: int) -> None:
-        info = ffi.new(
-            "VkCommandPoolCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                "flags": lib.VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
-                "queueFamilyIndex": family,
-            },
-        )
-        pool = ffi.new("VkCommandPool*")
-        _vk.check(fn.vkCreateCommandPool(vk_device, info, ffi.NULL, pool), "vkCreateCommandPool")
-        self.pool = pool[0]
-        self.cmd_array = ffi.new("VkCommandBuffer[1]")
+        self.pool, self.cmd_array = command_pool(vk_device, fn, family)
         self.fence_array = ffi.new("VkFence[1]")
-        self.cmd = self.fence = None
-        alloc = ffi.new(
-            "VkCommandBufferAllocateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                "commandPool": self.pool,
-                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                "commandBufferCount": 1,
-            },
-        )
-        _vk.check(
-            fn.vkAllocateCommandBuffers(vk_device, alloc, self.cmd_array),
-            "vkAllocateCommandBuffers",
-        )
+        self.fence = None
         self.cmd = self.cmd_array[0]
         fence_info = ffi.new(
             "VkFenceCreateInfo*", {"sType": lib.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO}

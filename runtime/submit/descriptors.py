@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import create
 from ..memory.buffer import BufferMaker, RawBuffer
 from ..memory.device_memory import UNIFORM
 
@@ -39,8 +40,8 @@ class DescriptorPool:
                 {"type": lib.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC, "descriptorCount": uniform},
             ],
         )
-        info = ffi.new(
-            "VkDescriptorPoolCreateInfo*",
+        self.handle = create(
+            fn.vkCreateDescriptorPool, vk_device, "VkDescriptorPoolCreateInfo",
             {
                 "sType": lib.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                 "flags": flags,
@@ -48,13 +49,17 @@ class DescriptorPool:
                 "poolSizeCount": 2,
                 "pPoolSizes": sizes,
             },
+            "VkDescriptorPool",
         )
-        handle = ffi.new("VkDescriptorPool*")
-        _vk.check(
-            fn.vkCreateDescriptorPool(vk_device, info, ffi.NULL, handle), "vkCreateDescriptorPool"
-        )
-        self.handle = handle[0]
         self.left = list(self.capacity)
+
+    @classmethod
+    def holding(cls, vk_device: object, fn: object, storage: int, uniform: int,
+                flags: int = 0) -> DescriptorPool:
+        """A pool of the usual size, grown to hold at least one set of `storage` storage and
+        `uniform` uniform descriptors."""
+        return cls(vk_device, fn, POOL_SETS, max(POOL_STORAGE_DESCRIPTORS, storage),
+                   max(POOL_UNIFORM_DESCRIPTORS, uniform), flags)
 
     def take(self, storage: int, uniform: int) -> bool:
         """Reserves room for one set; False when this pool cannot hold it."""
@@ -115,13 +120,7 @@ class DescriptorAllocator:
                 return pool
             self._all.remove(pool)
             self._fn.vkDestroyDescriptorPool(self._dev, pool.handle, ffi.NULL)
-        pool = DescriptorPool(
-            self._dev,
-            self._fn,
-            POOL_SETS,
-            max(POOL_STORAGE_DESCRIPTORS, storage),
-            max(POOL_UNIFORM_DESCRIPTORS, uniform),
-        )
+        pool = DescriptorPool.holding(self._dev, self._fn, storage, uniform)
         self._all.append(pool)
         return pool
 
@@ -230,14 +229,8 @@ class DescriptorSetCache:
         storage, uniform = program.n_buffers, 1 if program.uses_uniform else 0
         pool = next((p for p in self._pools if p.take(storage, uniform)), None)
         if pool is None:
-            pool = DescriptorPool(
-                self._dev,
-                self._fn,
-                POOL_SETS,
-                max(POOL_STORAGE_DESCRIPTORS, storage),
-                max(POOL_UNIFORM_DESCRIPTORS, uniform),
-                lib.VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT,
-            )
+            pool = DescriptorPool.holding(self._dev, self._fn, storage, uniform,
+                                          lib.VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT)
             self._pools.append(pool)
             pool.take(storage, uniform)
         alloc_info = program.alloc_info

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import command_pool
 from .batch import ACCESSES, STAGES, WRITES
 from ..memory.buffer import MIN_SIZE, RawBuffer
 from .descriptors import DescriptorAllocator, DescriptorPool, UniformArena, UniformChunk
@@ -133,26 +134,9 @@ class VulkanGraph:
         """A command pool of the graph's and its one secondary command buffer, begun for
         executing again and again (also while an earlier replay still runs)."""
         fn, dev = self._fn, self._dev
-        info = ffi.new(
-            "VkCommandPoolCreateInfo*",
-            {"sType": lib.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-             "queueFamilyIndex": self.device.family},
-        )
-        pool = ffi.new("VkCommandPool*")
-        _vk.check(fn.vkCreateCommandPool(dev, info, ffi.NULL, pool), "vkCreateCommandPool")
-        cmd_array = ffi.new("VkCommandBuffer[1]")
-        alloc = ffi.new(
-            "VkCommandBufferAllocateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                "commandPool": pool[0],
-                "level": lib.VK_COMMAND_BUFFER_LEVEL_SECONDARY,
-                "commandBufferCount": 1,
-            },
-        )
+        pool, cmd_array = command_pool(dev, fn, self.device.family, transient=False,
+                                       secondary=True)
         try:
-            _vk.check(fn.vkAllocateCommandBuffers(dev, alloc, cmd_array),
-                      "vkAllocateCommandBuffers")
             # a compute-only secondary inherits nothing (no render pass), but must say so
             inheritance = ffi.new(
                 "VkCommandBufferInheritanceInfo*",
@@ -166,9 +150,9 @@ class VulkanGraph:
             )
             _vk.check(fn.vkBeginCommandBuffer(cmd_array[0], begin), "vkBeginCommandBuffer")
         except BaseException:
-            fn.vkDestroyCommandPool(dev, pool[0], ffi.NULL)
+            fn.vkDestroyCommandPool(dev, pool, ffi.NULL)
             raise
-        return pool[0], cmd_array
+        return pool, cmd_array
 
     # ---- recording (the device holds its lock) ----
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import timestamp_pool
 from ..errors import DeviceError
 
 if TYPE_CHECKING:
@@ -73,19 +74,9 @@ class QueryPools:
         self._free.clear()
 
     def _create_pool(self) -> object:
-        info = ffi.new(
-            "VkQueryPoolCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                "queryType": lib.VK_QUERY_TYPE_TIMESTAMP,
-                "queryCount": POOL_QUERIES,
-            },
-        )
-        handle = ffi.new("VkQueryPool*")
-        _vk.check(self._fn.vkCreateQueryPool(self._dev, info, ffi.NULL, handle),
-                  "vkCreateQueryPool")
-        self._pools.append(handle[0])
-        return handle[0]
+        pool = timestamp_pool(self._dev, self._fn, POOL_QUERIES)
+        self._pools.append(pool)
+        return pool
 
 
 class GpuTimer:

@@ -10,8 +10,13 @@ then answers None and the caller stages the whole transfer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EXTENSION = "VK_EXT_external_memory_host"
 HANDLE_TYPE = lib.VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT
@@ -70,6 +75,16 @@ class HostImport:
         )
         self._req = ffi.new("VkMemoryRequirements*")
         self.imports = 0  # imports made (for tests and statistics)
+
+    def interior(self, array: np.ndarray) -> tuple[Imported, int, int] | None:
+        """(imported buffer, skip, length): the aligned interior of `array`'s bytes imported,
+        `skip` bytes after its start; None where nothing could be imported."""
+        address = array.ctypes.data
+        span = self.span(address, array.nbytes)
+        imported = span and self.wrap(address + span[0], span[1])
+        if not imported:
+            return None
+        return imported, span[0], span[1]
 
     def span(self, address: int, nbytes: int) -> tuple[int, int] | None:
         """(skip, length): the aligned interior of `nbytes` bytes at `address` starts `skip`

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import TimelineSubmit, command_pool, timestamp_pool
 from ..errors import DeviceError
 
 TRANSFER_STAGE = lib.VK_PIPELINE_STAGE_TRANSFER_BIT
@@ -105,31 +106,7 @@ class _Commands:
     __slots__ = ("pool", "cmd", "cmd_array", "value", "garbage")
 
     def __init__(self, vk_device: object, fn: object, family: int) -> None:
-        info = ffi.new(
-            "VkCommandPoolCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                "flags": lib.VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
-                "queueFamilyIndex": family,
-            },
-        )
-        pool = ffi.new("VkCommandPool*")
-        _vk.check(fn.vkCreateCommandPool(vk_device, info, ffi.NULL, pool), "vkCreateCommandPool")
-        self.pool = pool[0]
-        self.cmd_array = ffi.new("VkCommandBuffer[1]")
-        alloc = ffi.new(
-            "VkCommandBufferAllocateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                "commandPool": self.pool,
-                "level": lib.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                "commandBufferCount": 1,
-            },
-        )
-        _vk.check(
-            fn.vkAllocateCommandBuffers(vk_device, alloc, self.cmd_array),
-            "vkAllocateCommandBuffers",
-        )
+        self.pool, self.cmd_array = command_pool(vk_device, fn, family)
         self.cmd = self.cmd_array[0]
         self.value = 0
         self.garbage: list[Callable[[], None]] = []
@@ -172,30 +149,7 @@ class TransferQueue:
         self._to_host = _memory_barrier(
             lib.VK_ACCESS_TRANSFER_WRITE_BIT, lib.VK_ACCESS_HOST_READ_BIT
         )
-        self._wait_values = ffi.new("uint64_t[1]")
-        self._signal_values = ffi.new("uint64_t[1]")
-        self._timeline_info = ffi.new(
-            "VkTimelineSemaphoreSubmitInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                "pWaitSemaphoreValues": self._wait_values,
-                "signalSemaphoreValueCount": 1,
-                "pSignalSemaphoreValues": self._signal_values,
-            },
-        )
-        self._wait_stage = ffi.new("VkPipelineStageFlags[1]", [TRANSFER_STAGE])
-        self._submit_info = ffi.new(
-            "VkSubmitInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                "pNext": self._timeline_info,
-                "pWaitSemaphores": compute.handles,
-                "pWaitDstStageMask": self._wait_stage,
-                "commandBufferCount": 1,
-                "signalSemaphoreCount": 1,
-                "pSignalSemaphores": self.timeline.handles,
-            },
-        )
+        self._submit = TimelineSubmit(compute.handles, TRANSFER_STAGE, self.timeline.handles)
 
     def submit(
         self,
@@ -230,15 +184,9 @@ class TransferQueue:
         value = self.submitted + 1
         wait = 0 if self.compute.reached(after_compute) else 1
         self.compute_waits += wait
-        self._timeline_info.waitSemaphoreValueCount = wait
-        self._submit_info.waitSemaphoreCount = wait
-        self._wait_values[0] = after_compute
-        self._signal_values[0] = value
-        self._submit_info.pCommandBuffers = commands.cmd_array
+        info = self._submit.prepare(bool(wait), after_compute, value, commands.cmd_array)
         try:
-            _vk.check(
-                fn.vkQueueSubmit(self._queue, 1, self._submit_info, ffi.NULL), "vkQueueSubmit"
-            )
+            _vk.check(fn.vkQueueSubmit(self._queue, 1, info, ffi.NULL), "vkQueueSubmit")
         except DeviceError:
             self._give_back(commands)
             raise
@@ -328,17 +276,7 @@ class TimestampTrace:
 
     def __init__(self, vk_device: object, fn: object, capacity: int = 256) -> None:
         self._dev, self._fn, self.capacity = vk_device, fn, capacity
-        info = ffi.new(
-            "VkQueryPoolCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                "queryType": lib.VK_QUERY_TYPE_TIMESTAMP,
-                "queryCount": capacity,
-            },
-        )
-        pool = ffi.new("VkQueryPool*")
-        _vk.check(fn.vkCreateQueryPool(vk_device, info, ffi.NULL, pool), "vkCreateQueryPool")
-        self.pool = pool[0]
+        self.pool = timestamp_pool(vk_device, fn, capacity)
         self.count = 0
         # reset from the host (hostQueryReset, core in 1.2): vkCmdResetQueryPool is not
         # allowed on a transfer-only queue

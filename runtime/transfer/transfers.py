@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import TimelineSubmit, read_properties
 from .host_import import HostImport
 from .parallel_copy import ParallelCopy
 from ..memory.staging import StagingPool
@@ -88,15 +89,9 @@ def pick_transfer_queue(
 
 def import_alignment(physical_device: object) -> int:
     """minImportedHostPointerAlignment of VK_EXT_external_memory_host."""
-    ext = ffi.new(
-        "VkPhysicalDeviceExternalMemoryHostPropertiesEXT*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT},
-    )
-    props = ffi.new(
-        "VkPhysicalDeviceProperties2*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": ext},
-    )
-    lib.vkGetPhysicalDeviceProperties2(physical_device, props)
+    ext = read_properties(
+        physical_device, "VkPhysicalDeviceExternalMemoryHostPropertiesEXT",
+        lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT)
     return int(ext.minImportedHostPointerAlignment)
 
 
@@ -126,7 +121,8 @@ class Transfers:
         self._upload_value = 0  # the latest upload's: compute batches wait for it
         self.upload_waits = 0  # compute batches submitted to wait for an upload still running
         self._region = ffi.new("VkBufferCopy*")
-        self._compute_submit = _ComputeSubmit(self.compute, self.queue.timeline)
+        self._compute_submit = TimelineSubmit(self.queue.timeline.handles, COMPUTE_STAGES,
+                                              self.compute.handles)
         batches.submit_info_for = self._submit_info
 
     def takes(self, nbytes: int) -> bool:
@@ -177,12 +173,10 @@ class Transfers:
         """The array's aligned interior straight from its pages, head and tail staged; waits
         for the DMA. None where nothing could be imported."""
         assert self.host_import is not None
-        address = src.ctypes.data
-        span = self.host_import.span(address, src.nbytes)
-        imported = span and self.host_import.wrap(address + span[0], span[1])
-        if not imported:
+        interior = self.host_import.interior(src)
+        if interior is None:
             return None
-        skip, length = span
+        imported, skip, length = interior
         try:
             value = self._copy(imported.handle, 0, raw.handle, offset + skip, length, after)
             for start, end in ((0, skip), (skip + length, src.nbytes)):
@@ -239,12 +233,10 @@ class Transfers:
         """Straight into the array's aligned interior, head and tail staged; False where
         nothing could be imported."""
         assert self.host_import is not None
-        address = dst.ctypes.data
-        span = self.host_import.span(address, dst.nbytes)
-        imported = span and self.host_import.wrap(address + span[0], span[1])
-        if not imported:
+        interior = self.host_import.interior(dst)
+        if interior is None:
             return False
-        skip, length = span
+        imported, skip, length = interior
         try:
             value = self._copy(raw.handle, offset + skip, imported.handle, 0, length, after)
             self._note(raw, value)
@@ -312,45 +304,7 @@ class Transfers:
         waits for the latest upload if that may still run."""
         pending = 0 if self.queue.done(self._upload_value) else self._upload_value
         self.upload_waits += pending > 0
-        return self._compute_submit.info(batch, pending)
-
-
-class _ComputeSubmit:
-    """The VkSubmitInfo (with its timeline values) that compute batches are submitted with."""
-
-    def __init__(self, compute: Timeline, transfer: Timeline) -> None:
-        self._wait = ffi.new("uint64_t[1]")
-        self._signal = ffi.new("uint64_t[1]")
-        self._timeline = ffi.new(
-            "VkTimelineSemaphoreSubmitInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                "pWaitSemaphoreValues": self._wait,
-                "signalSemaphoreValueCount": 1,
-                "pSignalSemaphoreValues": self._signal,
-            },
-        )
-        self._stage = ffi.new("VkPipelineStageFlags[1]", [COMPUTE_STAGES])
-        self._info = ffi.new(
-            "VkSubmitInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                "pNext": self._timeline,
-                "pWaitSemaphores": transfer.handles,
-                "pWaitDstStageMask": self._stage,
-                "commandBufferCount": 1,
-                "signalSemaphoreCount": 1,
-                "pSignalSemaphores": compute.handles,
-            },
-        )
-
-    def info(self, batch: Batch, wait_value: int) -> object:
-        count = 1 if wait_value else 0
-        self._timeline.waitSemaphoreValueCount = self._info.waitSemaphoreCount = count
-        self._wait[0] = wait_value
-        self._signal[0] = batch.serial
-        self._info.pCommandBuffers = batch.cmd_array
-        return self._info
+        return self._compute_submit.prepare(pending > 0, pending, batch.serial, batch.cmd_array)
 
 
 def _view(staging: RawBuffer, nbytes: int) -> np.ndarray:

@@ -389,11 +389,7 @@ class Device(DescribedDevice):
                     nbytes: int) -> None:
         """Queues a copy of `nbytes` bytes from `src` (at byte `src_offset`) into `dst`, ordered
         after the launches recorded before it and before those after it, like a launch."""
-        for buf, at in ((src, src_offset), (dst, dst_offset)):
-            if buf.device is not self or buf.freed:
-                raise ValueError(f"{buf!r} is freed or belongs to another device")
-            if at < 0 or nbytes < 0 or at + nbytes > buf.nbytes:
-                raise ValueError(f"a copy of {nbytes} bytes at {at} passes the end of {buf!r}")
+        self._check_copy(src, src_offset, dst, dst_offset, nbytes)
         if not nbytes:
             return
         with self._lock:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from . import _vk
 from ._vk import ffi, lib
+from .objects import read_properties
 from ..description import FloatControls
 from .raw_struct import RawFeatures
 
@@ -168,15 +169,8 @@ _INDEPENDENCE = {
 def query_float_controls(physical_device: object) -> FloatControls:
     """The device's float controls (the caller checks that it has Vulkan 1.2 or
     VK_KHR_shader_float_controls, which the struct needs)."""
-    props = ffi.new(
-        "VkPhysicalDeviceFloatControlsProperties*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES},
-    )
-    root = ffi.new(
-        "VkPhysicalDeviceProperties2*",
-        {"sType": lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, "pNext": props},
-    )
-    lib.vkGetPhysicalDeviceProperties2(physical_device, root)
+    props = read_properties(physical_device, "VkPhysicalDeviceFloatControlsProperties",
+                            lib.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES)
 
     def widths(member: str) -> frozenset[int]:
         return frozenset(w for w in (16, 32, 64) if getattr(props, f"{member}Float{w}"))

@@ -80,25 +80,25 @@ def order(ctx: LoweringContext, op: str, ty: IntType, a: int, b: int) -> int:
 
 def add(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a + b`, wrapping."""
-    fn = ctx.fn
-    if not (_wide(ty) and SPLIT_SUM):
-        return fn.i_add(ty, a, b)
-    low_a, high_a = _halves(ctx, ty, a)
-    low_b, high_b = _halves(ctx, ty, b)
-    low = fn.i_add(U32, low_a, low_b)
-    carry = fn.select(U32, fn.u_less_than(BOOL, low, low_a), ctx.const(U32, 1), ctx.const(U32, 0))
-    high = fn.i_add(U32, fn.i_add(U32, high_a, high_b), carry)
-    return _join(ctx, ty, low, high)
+    return _sum(ctx, ty, a, b, subtract=False)
 
 
 def sub(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a - b`, wrapping."""
+    return _sum(ctx, ty, a, b, subtract=True)
+
+
+def _sum(ctx: LoweringContext, ty: IntType, a: int, b: int, subtract: bool) -> int:
+    """`a - b` or `a + b`, wrapping; a wide one as two 32-bit halves where SPLIT_SUM, the
+    carry (borrow) out of the low halves added to (taken from) the high ones."""
     fn = ctx.fn
+    op = fn.i_sub if subtract else fn.i_add
     if not (_wide(ty) and SPLIT_SUM):
-        return fn.i_sub(ty, a, b)
+        return op(ty, a, b)
     low_a, high_a = _halves(ctx, ty, a)
     low_b, high_b = _halves(ctx, ty, b)
-    borrow = fn.select(U32, fn.u_less_than(BOOL, low_a, low_b), ctx.const(U32, 1),
-                       ctx.const(U32, 0))
-    high = fn.i_sub(U32, fn.i_sub(U32, high_a, high_b), borrow)
-    return _join(ctx, ty, fn.i_sub(U32, low_a, low_b), high)
+    low = op(U32, low_a, low_b)
+    # a borrow where low_a < low_b; a carry where the low sum wrapped below low_a
+    out = fn.u_less_than(BOOL, low_a, low_b) if subtract else fn.u_less_than(BOOL, low, low_a)
+    carry = fn.select(U32, out, ctx.const(U32, 1), ctx.const(U32, 0))
+    return _join(ctx, ty, low, op(U32, op(U32, high_a, high_b), carry))

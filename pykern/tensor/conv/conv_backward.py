@@ -14,6 +14,7 @@ the correlation of g with x, arranged likewise. Padding that differs between two
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pykern as pk
@@ -45,20 +46,14 @@ def conv2d(fused: Any, x: Any, w: Any, bias: Any = None, stride: Any = 1, paddin
     with no_grad():
         out = fused(x, w, bias, s, p, d, groups)
 
-    def back(g: Any) -> tuple[Any, Any, Any]:
-        gx = gw = gb = None
-        if _wants(x):
-            extra = tuple(x.shape[2 + i] - ((out.shape[2 + i] - 1) * s[i] - 2 * p[i]
-                                            + d[i] * (k[i] - 1) + 1) for i in (0, 1))
-            gx = pk.conv_transpose2d(g, w, stride=s, padding=p, output_padding=extra,
-                                     dilation=d, groups=groups)
-        if _wants(w):
-            gw = _correlate(x, g, groups, s, p, d, k)
-        if _wants(bias):
-            gb = pk.sum(g, axis=(0, 2, 3))
-        return gx, gw, gb
+    def input_grad(g: Any) -> Any:
+        extra = tuple(x.shape[2 + i] - ((out.shape[2 + i] - 1) * s[i] - 2 * p[i]
+                                        + d[i] * (k[i] - 1) + 1) for i in (0, 1))
+        return pk.conv_transpose2d(g, w, stride=s, padding=p, output_padding=extra,
+                                   dilation=d, groups=groups)
 
-    return record("conv2d", out, (x, w, bias), back)
+    return _recorded("conv2d", out, x, w, bias, input_grad,
+                     lambda g: _correlate(x, g, groups, s, p, d, k))
 
 
 def conv_transpose2d(fused: Any, x: Any, w: Any, bias: Any = None, stride: Any = 1,
@@ -77,19 +72,26 @@ def conv_transpose2d(fused: Any, x: Any, w: Any, bias: Any = None, stride: Any =
     d = pair(dilation, op, "dilation", 1)
     k = (w.shape[2], w.shape[3])
 
+    def input_grad(g: Any) -> Any:
+        # an output_padding >= the stride gives this conv2d rows past x's: cut them
+        gx = pk.conv2d(g, w, stride=s, padding=p, dilation=d, groups=groups)
+        return gx[:, :, :x.shape[2], :x.shape[3]]
+
+    return _recorded("conv_transpose2d", out, x, w, bias, input_grad,
+                     lambda g: _correlate(g, x, groups, s, p, d, k))
+
+
+def _recorded(op: str, out: Any, x: Any, w: Any, bias: Any, input_grad: Callable[[Any], Any],
+              weight_grad: Callable[[Any], Any]) -> Any:
+    """`out` recorded as `op` of (x, w, bias): the gradient of the output `g` gives
+    input_grad(g), weight_grad(g) and the bias's sum over batch and space, each where wanted."""
     def back(g: Any) -> tuple[Any, Any, Any]:
-        gx = gw = gb = None
-        if _wants(x):
-            # an output_padding >= the stride gives this conv2d rows past x's: cut them
-            gx = pk.conv2d(g, w, stride=s, padding=p, dilation=d, groups=groups)
-            gx = gx[:, :, :x.shape[2], :x.shape[3]]
-        if _wants(w):
-            gw = _correlate(g, x, groups, s, p, d, k)
-        if _wants(bias):
-            gb = pk.sum(g, axis=(0, 2, 3))
+        gx = input_grad(g) if _wants(x) else None
+        gw = weight_grad(g) if _wants(w) else None
+        gb = pk.sum(g, axis=(0, 2, 3)) if _wants(bias) else None
         return gx, gw, gb
 
-    return record("conv_transpose2d", out, (x, w, bias), back)
+    return record(op, out, (x, w, bias), back)
 
 
 def _correlate(a: Any, b: Any, groups: int, s: tuple[int, int], p: tuple[int, int],

@@ -90,6 +90,17 @@ def philox4x32(c0, c1, k0, k1):
     return c0, c1, c2, c3
 
 
+@pk.func
+def counter_words(j, key_lo, key_hi, base_lo, base_hi):
+    """The four words of counter `j` of a call at the 64-bit position (base_lo, base_hi): the
+    position base + j in c0 (low word) and c1, through Philox under the key."""
+    c0 = base_lo + pk.u32(j)
+    c1 = base_hi
+    if c0 < base_lo:
+        c1 += 1
+    return philox4x32(c0, c1, key_lo, key_hi)
+
+
 @functools.cache
 def random_kernel(out_dtype: DType, dist: str, live: bool = False) -> pk.Kernel:
     """The kernel that fills a tensor of `out_dtype` with draws of `dist` (one per dtype and
@@ -116,12 +127,7 @@ def random_kernel(out_dtype: DType, dist: str, live: bool = False) -> pk.Kernel:
             key_hi = state[1]
             base_lo = state[2]
             base_hi = state[3]
-        # the counter: the 64-bit position base + j in c0 (low word) and c1
-        c0 = base_lo + pk.u32(j)
-        c1 = base_hi
-        if c0 < base_lo:
-            c1 += 1
-        r0, r1, r2, r3 = philox4x32(c0, c1, key_lo, key_hi)
+        r0, r1, r2, r3 = counter_words(j, key_lo, key_hi, base_lo, base_hi)
         words = pk.local(pk.u32, (4,))
         words[0] = r0
         words[1] = r1

@@ -117,6 +117,60 @@ def store_nothing(c, z1, z2, row, col, tile):
 
 
 @functools.lru_cache(maxsize=None)
+def b_access(ab: DType, b_transposed: bool, tiling: CoopTiling, fetch: Func
+             ) -> tuple[Func, Func]:
+    """B's two device functions, for B transposed or not: `fetch_b(b, z1, z2, k, c0, tid,
+    last)` reads B's slice at word k of the k dimension for the columns c0.. through `fetch`
+    (rect_staging's; `last`: K's last slice), `b_tile(sb, stage, col, kw)` loads B's k-step
+    tile (k words kw.., columns col..) of shared stage `stage`."""
+    AB, TB, FETCH_B = ab, b_transposed, fetch  # noqa: N806
+    EPW = 8 // ab.itemsize  # noqa: N806  (elements per 64-bit word)
+    TK = 4 * EPW  # noqa: N806  (the k of one tile multiply: 4 words)
+    BN, BK = tiling.bn, tiling.k_words * EPW  # noqa: N806
+    X = 2 if tiling.word_bits == 32 else 1  # noqa: N806  (shared words per 64-bit word)
+
+    @pk.func
+    def fetch_b(b, z1, z2, k, c0, tid, last):
+        if TB:
+            return FETCH_B(b, z1, z2, c0, k, tid, last or c0 + BN > b.shape[2])
+        return FETCH_B(b, z1, z2, k * EPW, c0 // EPW, tid,
+                       last or (c0 + BN) // EPW > b.shape[3])
+
+    @pk.func
+    def b_tile(sb, stage, col, kw):
+        if TB:
+            return pk.coop_load(sb, stage * BN + col, kw * X, TK, 16, pk.MATRIX_B, dtype=AB,
+                                transpose=True)
+        return pk.coop_load(sb, stage * BK + kw * EPW, (col // EPW) * X, TK, 16, pk.MATRIX_B,
+                            dtype=AB)
+
+    return fetch_b, b_tile
+
+
+@functools.lru_cache(maxsize=None)
+def block_origin_func(tiling: CoopTiling) -> Func:
+    """`block_origin()`: the first row and column of this workgroup's block of C: workgroups
+    in order of their index walk the blocks a column of `group_m` block rows at a time (1:
+    row by row)."""
+    BM, BN, GROUP = tiling.bm, tiling.bn, tiling.group_m  # noqa: N806
+
+    @pk.func
+    def block_origin():
+        if GROUP == 1:
+            return pk.group_id(1) * BM, pk.group_id(0) * BN
+        nbx = pk.num_groups(0)
+        nby = pk.num_groups(1)
+        pid = pk.group_id(1) * nbx + pk.group_id(0)
+        per_group = GROUP * nbx
+        first = (pid // per_group) * GROUP
+        rows = min(nby - first, GROUP)
+        within = pid % per_group
+        return (first + within % rows) * BM, (within // rows) * BN
+
+    return block_origin
+
+
+@functools.lru_cache(maxsize=None)
 def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTiling,
           ragged: bool, c_aligned: bool) -> pk.Kernel:
     """The kernel for operands of `ab` into results of `out`, B transposed or not, subgroups
@@ -132,7 +186,6 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
     SG, NSG = lanes, tiling.subgroups  # noqa: N806
     SGN, TM, TN = tiling.sg_n, tiling.tiles_m, tiling.tiles_n  # noqa: N806
     ST = tiling.stages  # noqa: N806
-    GROUP = tiling.group_m  # noqa: N806
     NT = SG * NSG  # noqa: N806
     SPLIT = tiling.word_bits == 32  # noqa: N806
     X = 2 if SPLIT else 1  # noqa: N806  (shared words per 64-bit word)
@@ -149,38 +202,8 @@ def build(ab: DType, out: DType, b_transposed: bool, lanes: int, tiling: CoopTil
     DIRECT = c_aligned  # noqa: N806
     STORE = store_tile(out) if c_aligned else store_nothing  # noqa: N806
 
-    @pk.func
-    def fetch_b(b, z1, z2, k, c0, tid, last):
-        """B's slice at word k of the k dimension for the columns c0.. (`last`: K's last)."""
-        if TB:
-            return FETCH_B(b, z1, z2, c0, k, tid, last or c0 + BN > b.shape[2])
-        return FETCH_B(b, z1, z2, k * EPW, c0 // EPW, tid,
-                       last or (c0 + BN) // EPW > b.shape[3])
-
-    @pk.func
-    def b_tile(sb, stage, col, kw):
-        """B's k-step tile (k words kw.., columns col..) of shared stage `stage`."""
-        if TB:
-            return pk.coop_load(sb, stage * BN + col, kw * X, TK, 16, pk.MATRIX_B, dtype=AB,
-                                transpose=True)
-        return pk.coop_load(sb, stage * BK + kw * EPW, (col // EPW) * X, TK, 16, pk.MATRIX_B,
-                            dtype=AB)
-
-    @pk.func
-    def block_origin():
-        """The first row and column of this workgroup's block of C: workgroups in order of
-        their index walk the blocks a column of GROUP block rows at a time (GROUP 1: row by
-        row)."""
-        if GROUP == 1:
-            return pk.group_id(1) * BM, pk.group_id(0) * BN
-        nbx = pk.num_groups(0)
-        nby = pk.num_groups(1)
-        pid = pk.group_id(1) * nbx + pk.group_id(0)
-        per_group = GROUP * nbx
-        first = (pid // per_group) * GROUP
-        rows = min(nby - first, GROUP)
-        within = pid % per_group
-        return (first + within % rows) * BM, (within // rows) * BN
+    fetch_b, b_tile = b_access(ab, b_transposed, tiling, FETCH_B)
+    block_origin = block_origin_func(tiling)
 
     @pk.kernel(workgroup=(SG, NSG, 1))
     def matmul_coop(a: pk.u64[:, :, :, :], b: pk.u64[:, :, :, :], c: out[:, :, :, :],

@@ -110,16 +110,27 @@ def matmul(a: object, b: object, dtype: object = None) -> Tensor:
         c = pk.matmul(a, b)          # (..., M, K) @ (..., K, N) -> (..., M, N)
     """
     a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
+    special = _other_path(a, b, dtype, matmul)
+    if special is not None:
+        return special
+    # the plan's key holds what picks the kernels besides the operands: a forced tiling (tests,
+    # `benchmarks tune`) must not replay the launches another tiling recorded
+    return dispatch(("matmul", dtype, gemm_coop.FORCE_TILING), (a, b),
+                    lambda: _matmul(a, b, dtype))
+
+
+def _other_path(a: Tensor, b: Tensor, dtype: object,
+                again: Callable[[Tensor, Tensor, object], Tensor]) -> Tensor | None:
+    """The product where it leaves the real path: complex operands (or dtype) take the
+    complex layout's; under pk.autocast, `again` of the 16-bit operands with an f32 result.
+    None for the real path."""
     if a.dtype.is_complex or b.dtype.is_complex or \
             (dtype is not None and dt.as_dtype(dtype).is_complex):
         return complex_layout.matmul(a, b, dtype)
     low = low_precision(a, b) if dtype is None else None
     if low is not None:  # pk.autocast: 16-bit operands, an f32 result
-        return matmul(low[0], low[1], dt.f32)
-    # the plan's key holds what picks the kernels besides the operands: a forced tiling (tests,
-    # `benchmarks tune`) must not replay the launches another tiling recorded
-    return dispatch(("matmul", dtype, gemm_coop.FORCE_TILING), (a, b),
-                    lambda: _matmul(a, b, dtype))
+        return again(low[0], low[1], dt.f32)
+    return None
 
 
 def _matmul_backward(forward: Callable[..., Tensor], a: object, b: object,
@@ -127,12 +138,9 @@ def _matmul_backward(forward: Callable[..., Tensor], a: object, b: object,
     """matmul recorded (`record_matmul`); complex operands take the complex path, which
     records its real products, and `pk.autocast` converts f32 operands first (recorded)."""
     a, b = as_tensor(a, "matmul: a"), as_tensor(b, "matmul: b")
-    if a.dtype.is_complex or b.dtype.is_complex or \
-            (dtype is not None and dt.as_dtype(dtype).is_complex):
-        return complex_layout.matmul(a, b, dtype)
-    low = low_precision(a, b) if dtype is None else None
-    if low is not None:  # pk.autocast: 16-bit operands, an f32 result
-        return _matmul_backward(forward, low[0], low[1], dt.f32)
+    special = _other_path(a, b, dtype, lambda a16, b16, d: _matmul_backward(forward, a16, b16, d))
+    if special is not None:
+        return special
     with no_grad():
         out = forward(a, b, dtype)
     return record_matmul(out, a, b)

@@ -129,31 +129,18 @@ def takes_over(b, bi, a, ai, op):
 
 
 @functools.cache
-def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
-    """The portable reduction kernel for the accumulator `acc`: in group mode workgroups of
-    `wg` invocations, each reducing a chunk of at most `chunk` elements."""
-    ACC = acc  # noqa: N806
+def chunk_functions(wg: int, chunk: int) -> tuple[pk.Func, pk.Func]:
+    """The portable kernel's split of the work and its merge in shared memory, for workgroups
+    of `wg` invocations and chunks of `chunk` elements in group mode.
+
+    `chunk_of(n_red, n_chunks, t_chunk, mode)`: (o, start, stop, t, step), this invocation's
+    output o, its chunk [start, stop) of the reduced elements, its first element start + t and
+    its stride. `merge_tree(vals, idxs, t, op)`: the workgroup's partial results (and argmax's
+    or argmin's indices) in shared memory merged into vals[0] (idxs[0]), halving each step."""
     WG, CHUNK = wg, chunk  # noqa: N806
 
     @pk.func
-    def element(x, m, o, r, base, layout, op):
-        """Element r of output o as `op` reduces it: its squared deviation from the mean
-        m[o] for "sqdev", 0 or 1 for any/all, else itself (in the accumulator's type)."""
-        if op == "any" or op == "all":
-            return ACC(pk.bool_(load(x, o, r, base, layout)))
-        v = ACC(load(x, o, r, base, layout))
-        if op == "sqdev":
-            v = v - m[o]
-            v = v * v
-        return v
-
-    @pk.kernel(workgroup=(WG,))
-    def reduce(x: pk.Array, xi: pk.Array, m: pk.Array, out: pk.Array, outi: pk.Array,
-               n_red: int, n_chunks: int, t_chunk: int, den: ACC, op: pk.constexpr,
-               layout: pk.constexpr,
-               mode: pk.constexpr, src: pk.constexpr, fin: pk.constexpr):
-        # element r of output o is load(x, o, r, o * n_red, layout); partial stages read their
-        # indices from xi
+    def chunk_of(n_red, n_chunks, t_chunk, mode):
         if mode == "thread":
             # invocation g: output o = g % n_out, chunk c = g // n_out — neighbours take
             # neighbouring outputs, so reading along a strided reduced axis stays coalesced
@@ -171,6 +158,55 @@ def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
             stop = pk.select(start + CHUNK < n_red, start + CHUNK, n_red)
             t = pk.local_id(0)
             step = WG
+        return o, start, stop, t, step
+
+    @pk.func
+    def merge_tree(vals, idxs, t, op):
+        pk.barrier()
+        s = WG // 2
+        while s > 0:
+            if t < s:
+                if op == "argmax" or op == "argmin":
+                    if takes_over(vals[t + s], idxs[t + s], vals[t], idxs[t], op):
+                        vals[t] = vals[t + s]
+                        idxs[t] = idxs[t + s]
+                else:
+                    vals[t] = combine(vals[t], vals[t + s], op)
+            pk.barrier()
+            s //= 2
+
+    return chunk_of, merge_tree
+
+
+@functools.cache
+def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
+    """The portable reduction kernel for the accumulator `acc`: in group mode workgroups of
+    `wg` invocations, each reducing a chunk of at most `chunk` elements."""
+    ACC = acc  # noqa: N806
+    WG = wg  # noqa: N806
+
+    @pk.func
+    def element(x, m, o, r, base, layout, op):
+        """Element r of output o as `op` reduces it: its squared deviation from the mean
+        m[o] for "sqdev", 0 or 1 for any/all, else itself (in the accumulator's type)."""
+        if op == "any" or op == "all":
+            return ACC(pk.bool_(load(x, o, r, base, layout)))
+        v = ACC(load(x, o, r, base, layout))
+        if op == "sqdev":
+            v = v - m[o]
+            v = v * v
+        return v
+
+    chunk_of, merge_tree = chunk_functions(wg, chunk)
+
+    @pk.kernel(workgroup=(WG,))
+    def reduce(x: pk.Array, xi: pk.Array, m: pk.Array, out: pk.Array, outi: pk.Array,
+               n_red: int, n_chunks: int, t_chunk: int, den: ACC, op: pk.constexpr,
+               layout: pk.constexpr,
+               mode: pk.constexpr, src: pk.constexpr, fin: pk.constexpr):
+        # element r of output o is load(x, o, r, o * n_red, layout); partial stages read their
+        # indices from xi
+        o, start, stop, t, step = chunk_of(n_red, n_chunks, t_chunk, mode)
         base = o * n_red
         # every lane starts from the chunk's first element (harmless for max/min/arg*:
         # they are idempotent), or from the op's identity
@@ -204,18 +240,7 @@ def reduce_kernel(acc: DType, wg: int, chunk: int) -> pk.Kernel:
             idxs = pk.shared(pk.i32, (WG,))
             vals[t] = acc_v
             idxs[t] = best_i
-            pk.barrier()
-            s = WG // 2
-            while s > 0:
-                if t < s:
-                    if op == "argmax" or op == "argmin":
-                        if takes_over(vals[t + s], idxs[t + s], vals[t], idxs[t], op):
-                            vals[t] = vals[t + s]
-                            idxs[t] = idxs[t + s]
-                    else:
-                        vals[t] = combine(vals[t], vals[t + s], op)
-                pk.barrier()
-                s //= 2
+            merge_tree(vals, idxs, t, op)
             acc_v = vals[0]
             best_i = idxs[0]
         if t == 0:
