@@ -292,7 +292,8 @@ _DIFF = [
                                               q @ k.swapaxes(-1, -2) / 2.0, -np.inf)) @ v,
           ((2, 3, 4), (2, 3, 4), (2, 3, 4)))),
 ]
-_EYE = pk.eye(3, dtype=pk.f64)
+def _eye() -> pk.Tensor:  # made per call: a module-level tensor dies with its device
+    return pk.eye(3, dtype=pk.f64)
 L = pk.linalg
 
 
@@ -301,7 +302,7 @@ def _spd(t: object) -> object:
     numpy's."""
     if isinstance(t, np.ndarray):
         return t @ t.conj().T + 3 * np.eye(3)
-    return t @ (pk.conj(t).mT if t.dtype.is_complex else t.mT) + 3.0 * _EYE
+    return t @ (pk.conj(t).mT if t.dtype.is_complex else t.mT) + 3.0 * _eye()
 
 
 def _np_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -309,11 +310,11 @@ def _np_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 _LINALG = [  # (a sign- and phase-invariant use of eigenvectors and singular vectors: |v|²)
-    ("L.inv", Case(lambda t: L.inv(t + 4.0 * _EYE), lambda a: np.linalg.inv(a + 4 * np.eye(3)),
+    ("L.inv", Case(lambda t: L.inv(t + 4.0 * _eye()), lambda a: np.linalg.inv(a + 4 * np.eye(3)),
                    ((3, 3),))),
-    ("L.solve", Case(lambda t, u: L.solve(t + 4.0 * _EYE, u), _np_solve, ((3, 3), (3, 2)))),
+    ("L.solve", Case(lambda t, u: L.solve(t + 4.0 * _eye(), u), _np_solve, ((3, 3), (3, 2)))),
     ("L.det", Case(L.det, np.linalg.det, ((2, 3, 3),))),
-    ("L.slogdet", Case(lambda t: L.slogdet(t + 4.0 * _EYE).logabsdet,
+    ("L.slogdet", Case(lambda t: L.slogdet(t + 4.0 * _eye()).logabsdet,
                        lambda a: np.linalg.slogdet(a + 4 * np.eye(3))[1], ((3, 3),))),
     ("L.cholesky", Case(lambda t: L.cholesky(_spd(t)), lambda a: np.linalg.cholesky(_spd(a)),
                         ((3, 3),))),
