@@ -1279,7 +1279,7 @@ def same_exact(d: Any, r: Any, t: DT) -> bool:
     for lavapipe folds x * 0.0 and x + 0.0 (KNOWN_BUGS["signed zero, inf and nan folding"]) and
     min/max of 0.0 and -0.0 may return either (GLSL NMin/NMax)."""
     if t.is_float:
-        tiny = float(np.finfo(t.numpy).tiny)
+        tiny = float(np.finfo(t.np).tiny)
         d, r = float(d), float(r)
         if math.isnan(d) or math.isnan(r):
             return math.isnan(d) and math.isnan(r)

@@ -697,8 +697,14 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
     def __rrshift__(self, o: object) -> Tensor:
         return self._binary(bo.RIGHT_SHIFT, o, True)
     def __irshift__(self, o: object) -> Tensor: return self._inplace(bo.RIGHT_SHIFT, o)
-    def __eq__(self, o: object) -> Tensor: return self._binary(bo.EQUAL, o)  # type: ignore
-    def __ne__(self, o: object) -> Tensor: return self._binary(bo.NOT_EQUAL, o)  # type: ignore
+    def __eq__(self, o: object) -> Tensor:  # type: ignore[override]
+        """`self == o` elementwise, a bool tensor (numpy's `equal`), not one truth value."""
+        return self._binary(bo.EQUAL, o)
+
+    def __ne__(self, o: object) -> Tensor:  # type: ignore[override]
+        """`self != o` elementwise, a bool tensor (numpy's `not_equal`)."""
+        return self._binary(bo.NOT_EQUAL, o)
+
     def __lt__(self, o: object) -> Tensor: return self._binary(bo.LESS, o)
     def __le__(self, o: object) -> Tensor: return self._binary(bo.LESS_EQUAL, o)
     def __gt__(self, o: object) -> Tensor: return self._binary(bo.GREATER, o)
