@@ -23,6 +23,7 @@ from pykern.jit import capture as cap
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.runtime import get_device
 from pykern.tensor.core.dispatch import _PLANS, Plan
+from pykern.tensor.core.fast_operators import named_like
 from pykern.tensor.elementwise.unary_ops import UNARY
 
 # method -> the unary op it runs (`elementwise.<op>(self)`)
@@ -67,7 +68,7 @@ def _fast_unary(tensor: type, wrapped: Callable[..., Any], op: Any) -> Callable[
             return record_unary(op.name, result, self, op.backward)
         return result
 
-    return _named(method, wrapped)
+    return named_like(method, wrapped)
 
 
 def _fast_reduction(tensor: type, wrapped: Callable[..., Any], key: tuple
@@ -79,12 +80,5 @@ def _fast_reduction(tensor: type, wrapped: Callable[..., Any], key: tuple
                 return found[1].run(found[0], (self,))
         return wrapped(self, *args, **kwargs)
 
-    return _named(method, wrapped)
+    return named_like(method, wrapped)
 
-
-def _named(method: Callable[..., Any], wrapped: Callable[..., Any]) -> Callable[..., Any]:
-    method.__name__ = method.__qualname__ = wrapped.__name__
-    method.__doc__ = wrapped.__doc__
-    method.__wrapped__ = wrapped  # type: ignore[attr-defined]
-    method.__follows_operands__ = True  # type: ignore[attr-defined]
-    return method
