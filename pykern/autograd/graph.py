@@ -44,8 +44,8 @@ class Saved:
     __slots__ = ("buffer", "version", "shape", "dtype")
 
     def __init__(self, t: Any) -> None:
-        self.buffer = t.buffer
-        self.version = version_of(t.buffer)
+        self.buffer = buffer = t.buffer
+        self.version: int = buffer.version
         self.shape = tuple(t.shape)
         self.dtype = t.dtype
 
@@ -176,16 +176,28 @@ def record(name: str, result: Any, inputs: Sequence[object], backward: Backward,
     the memory of `inputs[0]`."""
     if not needs_grad(*inputs, complex_ok=True):  # (the op decided; complex or not)
         return result
-    refresh_stale_views(inputs)
-    edges = tuple(edge(t) for t in inputs)
     if view:
-        node: Node = ViewNode(name, edges, backward, result)
-    else:
-        kept = (*inputs, result) if saved is None else saved
-        node = Node(name, edges, backward,
-                    tuple(Saved(t) for t in kept if hasattr(t, "buffer")))
+        refresh_stale_views(inputs)
+        result.requires_grad = True
+        result.grad_fn = ViewNode(name, tuple(edge(t) for t in inputs), backward, result)
+        return result
+    return attach(name, result, inputs, backward, (*inputs, result) if saved is None else saved)
+
+
+def attach(name: str, result: Any, inputs: Sequence[object], backward: Backward,
+           saved: Sequence[object]) -> Any:
+    """`record` once the op has asked `needs_grad(*inputs)` and got True (what every recorded
+    op pays, so written for the common inputs: tensors that require grad or none): `result`
+    gets a node whose `backward` reads `saved`."""
+    for t in inputs:  # refresh_stale_views, inline
+        node = getattr(t, "grad_fn", None)
+        if node is not None and type(node) is ViewNode and node.stale():
+            refresh_stale_views(inputs)
+            break
+    edges = tuple([Edge(t) if getattr(t, "requires_grad", False) else None for t in inputs])
     result.requires_grad = True
-    result.grad_fn = node
+    result.grad_fn = Node(name, edges, backward,
+                          tuple([Saved(t) for t in saved if hasattr(t, "buffer")]))
     return result
 
 

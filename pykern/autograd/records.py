@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pykern.autograd.graph import record
+from pykern.autograd.graph import attach, record
 
 
 def _float(t: Any) -> bool:
@@ -53,28 +53,32 @@ def refuse(name: str) -> Callable[..., Any]:
 
 def record_unary(name: str, out: Any, x: Any, formula: Callable[..., Any] | None) -> Any:
     """`out` = the unary op `name` of `x`, recorded with `formula` (its declared backward: a
-    function of `g` and, by name, the tensors it reads, `x` and `out`); None refuses."""
+    function of `g` and, by name, the tensors it reads, `x` and `out`); None refuses. The
+    caller asked `needs_grad(x)` and got True."""
     if not _float(out):
         return out
     if formula is None:
-        return record(name, out, (x,), refuse(name))
-    tensors = {"x": x, "out": out}
+        return attach(name, out, (x,), refuse(name), (x, out))
     read = reads(formula)
-    kw = {n: _alias(tensors[n]) for n in read}
-    return record(name, out, (x,), lambda g: (formula(g, **kw),),
-                  saved=[tensors[n] for n in read])
+    if not read:
+        return attach(name, out, (x,), lambda g: (formula(g),), ())
+    kw = {n: _alias(x if n == "x" else out) for n in read}
+    return attach(name, out, (x,), lambda g: (formula(g, **kw),),
+                  [x if n == "x" else out for n in read])
 
 
 def record_binary(name: str, out: Any, a: Any, b: Any,
                   pair: tuple[Callable[..., Any], Callable[..., Any]] | None) -> Any:
     """A binary op's backward runs (and saves what it reads for) only the formulas of the
     inputs that require grad: `y * 3` saves nothing, `y * w` saves `w` for y's gradient.
-    `pair` is the op's declared backward (None refuses)."""
+    `pair` is the op's declared backward (None refuses). The caller asked `needs_grad(a, b)`
+    and got True (every op does before it records: here it is not asked again)."""
     if not _float(out):
         return out
     if pair is None:
-        return record(name, out, (a, b), refuse(name))
-    return record_pair(name, out, a, b, pair, _alias)
+        return attach(name, out, (a, b), refuse(name), (a, b, out))
+    backward, saved = pair_backward(out, a, b, pair, _alias)
+    return attach(name, out, (a, b), backward, saved)
 
 
 def record_pair(name: str, out: Any, a: Any, b: Any, pair: tuple[Any, Any],
@@ -82,26 +86,40 @@ def record_pair(name: str, out: Any, a: Any, b: Any, pair: tuple[Any, Any],
     """`out` = op `name` of `a` and `b`, recorded with `pair`, the formulas of a's and b's
     gradients (each run only for an input that requires grad); `operand(t)` is what a
     formula reads of a, b or out (an alias without the graph, or a converted copy)."""
-    tensors = {"a": a, "b": b, "out": out}
-    values: dict[str, Any] = {}  # each tensor read, as `operand` gives it, once
-    calls: list[tuple[Any, dict[str, Any]] | None] = []
-    for fn, t in zip(pair, (a, b)):
-        if not getattr(t, "requires_grad", False):
-            calls.append(None)
-            continue
-        kw = {}
-        for n in reads(fn):
-            if n not in values:
-                values[n] = operand(tensors[n])
-            kw[n] = values[n]
-        calls.append((fn, kw))
-
-    def backward(g: Any) -> tuple[Any, Any]:
-        return tuple(c[0](g, **c[1]) if c is not None else None  # type: ignore[return-value]
-                     for c in calls)
-
-    saved = [tensors[n] for n in sorted(values) if hasattr(tensors[n], "buffer")]
+    backward, saved = pair_backward(out, a, b, pair, operand)
     return record(name, out, (a, b), backward, saved=saved)
+
+
+def pair_backward(out: Any, a: Any, b: Any, pair: tuple[Any, Any], operand: Any
+                  ) -> tuple[Callable[[Any], tuple[Any, Any]], list[Any]]:
+    """The backward of a binary op (as `record_pair` describes it) and the tensors it reads."""
+    values: dict[str, Any] = {}  # each tensor read, as `operand` gives it, once
+    fa, fb = pair
+    ka = _read(fa, a, b, out, values, operand) if getattr(a, "requires_grad", False) else None
+    kb = _read(fb, a, b, out, values, operand) if getattr(b, "requires_grad", False) else None
+    saved = [t for n, t in (("a", a), ("b", b), ("out", out))
+             if n in values and hasattr(t, "buffer")] if values else []
+    if kb is None:
+        return (lambda g: (fa(g, **ka), None)), saved  # type: ignore[arg-type]
+    if ka is None:
+        return (lambda g: (None, fb(g, **kb))), saved
+    return (lambda g: (fa(g, **ka), fb(g, **kb))), saved
+
+
+def _named(n: str, a: Any, b: Any, out: Any) -> Any:
+    return a if n == "a" else b if n == "b" else out
+
+
+def _read(formula: Callable[..., Any], a: Any, b: Any, out: Any, values: dict[str, Any],
+          operand: Any) -> dict[str, Any]:
+    """The keyword arguments of `formula` (what it reads of a, b and out), each made once
+    into `values`."""
+    kw = {}
+    for n in reads(formula):
+        if n not in values:
+            values[n] = operand(_named(n, a, b, out))
+        kw[n] = values[n]
+    return kw
 
 
 def record_cast(out: Any, x: Any) -> Any:

@@ -35,7 +35,7 @@ class HostBuffer(BufferAccess):
     """`nbytes` bytes of host memory owned by a `HostDevice`."""
 
     __slots__ = ("device", "nbytes", "_memory", "address", "use_serial", "write_serial",
-                 "_owned", "__weakref__")
+                 "_owned", "version", "__weakref__")
 
     def __init__(self, device: HostDevice, nbytes: int,
                  memory: tuple[np.ndarray, int] | None = None, owned: bool = True) -> None:
@@ -49,6 +49,7 @@ class HostBuffer(BufferAccess):
         self.address = address if nbytes else 0
         self.use_serial = 0  # the Vulkan buffer's launch serials: host launches never pend
         self.write_serial = 0
+        self.version = 0  # writes through the tensor API (pykern.autograd.version)
 
     @classmethod
     def wrapping(cls, device: HostDevice, array: np.ndarray) -> HostBuffer:

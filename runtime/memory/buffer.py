@@ -121,7 +121,8 @@ class Buffer(BufferAccess):
 
     # the serials of the last batch that used / wrote this buffer: the device waits for
     # exactly these before host access (per-buffer hazard tracking at batch granularity)
-    __slots__ = ("device", "nbytes", "_raw", "use_serial", "write_serial", "__weakref__")
+    __slots__ = ("device", "nbytes", "_raw", "use_serial", "write_serial", "version",
+                 "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, raw: RawBuffer) -> None:
         self.device = device
@@ -129,6 +130,7 @@ class Buffer(BufferAccess):
         self._raw: RawBuffer | None = raw
         self.use_serial = 0
         self.write_serial = 0
+        self.version = 0  # writes through the tensor API (pykern.autograd.version)
 
     def __repr__(self) -> str:
         state = "freed" if self._raw is None else f"{self.nbytes} bytes"

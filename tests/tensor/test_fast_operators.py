@@ -79,3 +79,37 @@ def test_repeated_operator_on_two_devices_names_both():
                 a + b
     finally:
         pk.set_device(home.info.index)
+
+
+@pytest.mark.parametrize("name", ["__iadd__", "__isub__", "__imul__", "__itruediv__",
+                                  "__ipow__"])
+def test_repeated_inplace_operator_matches_numpy(name):
+    for _ in range(3):  # the first call makes the plan, the next ones replay it
+        x = RNG.uniform(0.5, 2.0, (3, 5)).astype(np.float32)
+        y = RNG.uniform(0.5, 2.0, (5,)).astype(np.float32)  # broadcast
+        a = pk.asarray(x)
+        version = a._version
+        alias = a
+        a = getattr(a, name)(pk.asarray(y))
+        assert a is alias and a._version == version + 1
+        np.testing.assert_allclose(a.numpy(), getattr(x.copy(), name)(y), rtol=1e-5)
+        b = pk.asarray(x)
+        getattr(b, name)(b)  # one buffer, read and written
+        np.testing.assert_allclose(b.numpy(), getattr(x.copy(), name)(x), rtol=1e-5)
+
+
+def test_repeated_inplace_operator_refuses_and_records_as_before():
+    for _ in range(3):
+        a = pk.ones((2, 3))
+        with pytest.raises(ValueError):
+            a += pk.ones(4)  # shapes that do not broadcast into a
+        w = pk.ones(3, requires_grad=True)
+        h = w * 2.0
+        h += pk.ones(3)  # recorded: the fast path is not taken
+        h.sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), np.full(3, 2.0))
+        y = w * 1.0
+        z = y * y  # saves y
+        y += pk.ones(3)
+        with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+            z.sum().backward()

@@ -10,6 +10,10 @@ plan (recording the op for autograd as `elementwise.binary` does). Anything else
 it always went (the wrapped method), so errors, broadcasting, promotion, scalars, complex
 operands, `pk.fuse` tracing and the first call of a signature behave exactly as before: a plan
 exists only for a signature that way made.
+
+The in-place operators (`a += b`) take the same path where the write records nothing (no
+operand, nor the tensor whose memory `a` shares, requires grad): the plan of `a`'s `out=` op
+is replayed and the write counted in `a`'s version, as `elementwise.binary` does.
 """
 
 from __future__ import annotations
@@ -17,15 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pykern.autograd.graph import needs_grad
+from pykern.autograd.mode import is_grad_enabled
+from pykern.autograd.version import bump
 from pykern.autograd.records import record_binary
 from pykern.jit import capture as cap
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.runtime import get_device
-from pykern.tensor.core.dispatch import _PLANS, Plan
+from pykern.tensor.core.dispatch import _PLANS, Plan, signature
 from pykern.tensor.elementwise import binary_ops as bo
 
-# operator name -> (op, reflected); in-place operators keep their method (they write `out`)
+# operator name -> (op, reflected)
 OPERATORS = {
     "__add__": (bo.ADD, False), "__radd__": (bo.ADD, True),
     "__sub__": (bo.SUBTRACT, False), "__rsub__": (bo.SUBTRACT, True),
@@ -36,6 +41,10 @@ OPERATORS = {
     "__lt__": (bo.LESS, False), "__le__": (bo.LESS_EQUAL, False),
     "__gt__": (bo.GREATER, False), "__ge__": (bo.GREATER_EQUAL, False),
 }
+INPLACE_OPERATORS = {
+    "__iadd__": bo.ADD, "__isub__": bo.SUBTRACT, "__imul__": bo.MULTIPLY,
+    "__itruediv__": bo.DIVIDE, "__ipow__": bo.POW,
+}
 
 
 def install(tensor: type) -> None:
@@ -43,6 +52,8 @@ def install(tensor: type) -> None:
     edge) with its fast path, which falls back to the wrapped method."""
     for name, (op, reflected) in OPERATORS.items():
         setattr(tensor, name, _fast(tensor, getattr(tensor, name), op, reflected))
+    for name, op in INPLACE_OPERATORS.items():
+        setattr(tensor, name, _fast_inplace(tensor, getattr(tensor, name), op))
 
 
 def _fast(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp, reflected: bool
@@ -59,11 +70,40 @@ def _fast(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp, reflected:
                                    b.offset, a.buffer is b.buffer))
                 if type(plan) is Plan:
                     result = plan.run(device, (a, b))
-                    if (a.requires_grad or b.requires_grad) and needs_grad(a, b):
+                    # needs_grad(a, b), less its refusal of complex inputs (none here)
+                    if (a.requires_grad or b.requires_grad) and is_grad_enabled():
                         return record_binary(op.name, result, a, b, op.backward)
                     return result
         return wrapped(self, other)
 
+    return named_like(operator, wrapped)
+
+
+def _fast_inplace(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp
+                  ) -> Callable[..., Any]:
+    def operator(self: Any, other: object) -> Any:
+        # `elementwise.binary(op, self, other, out=self)` where `inplace.records_write` is
+        # False (nothing requires grad; a complex operand goes its own way there)
+        if type(other) is tensor and type(self) is tensor and cap.ACTIVE[0] is None \
+                and not (self.requires_grad or other.requires_grad) \
+                and (self._base is None or not self._base.requires_grad) \
+                and self.dtype.kind != "c" and other.dtype.kind != "c":
+            device = self.buffer.device
+            if other.buffer.device is device and device is get_device():
+                operands = (self, other, self)
+                plan = _PLANS.get(signature((op, "out", STRICT_BLOCK.get()), device, operands))
+                if type(plan) is Plan:
+                    plan.run(device, operands)
+                    bump(self)
+                    return self
+        return wrapped(self, other)
+
+    return named_like(operator, wrapped)
+
+
+def named_like(operator: Callable[..., Any], wrapped: Callable[..., Any]) -> Callable[..., Any]:
+    """`operator`, named and documented as `wrapped` (which it falls back to), marked as
+    following its operands' device (`operand_device`: not wrapped again)."""
     operator.__name__ = operator.__qualname__ = wrapped.__name__
     operator.__doc__ = wrapped.__doc__
     operator.__wrapped__ = wrapped  # type: ignore[attr-defined]

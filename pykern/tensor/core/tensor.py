@@ -1140,3 +1140,8 @@ ndarray_methods.LIBRARY.__dict__.update(
 from pykern.tensor.core import fast_operators as _fast_operators  # noqa: E402
 
 _fast_operators.install(Tensor)
+
+# the same for the unary methods and the full reductions
+from pykern.tensor.core import fast_methods as _fast_methods  # noqa: E402
+
+_fast_methods.install(Tensor)
