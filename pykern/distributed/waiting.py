@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 SPIN_SECONDS = 0.02  # polls with only a yield in between, first
 MAX_PAUSE = 2e-4  # the longest sleep between two polls after that
 LIVENESS_EVERY = 0.2  # seconds between two looks at the local peers' processes
+DEAD_GRACE = 0.1  # how long work still may complete once a peer is seen dead
 
 
 def wait_for(group: ProcessGroup, what: str, done: Callable[[], bool],
@@ -41,6 +42,8 @@ def wait_for(group: ProcessGroup, what: str, done: Callable[[], bool],
         if now >= next_look:
             dead = group.peers.dead()
             if dead:
+                if _completes_anyway(group, what, done, keep):
+                    return
                 gone = ", ".join(group.peers.describe(r) for r in dead)
                 raise group.fail(f"{what} cannot complete: {gone} has ended", keep)
             next_look = now + LIVENESS_EVERY
@@ -56,6 +59,19 @@ def wait_for(group: ProcessGroup, what: str, done: Callable[[], bool],
         else:
             pause = min(MAX_PAUSE, pause * 2 or 1e-5)
             time.sleep(pause)
+
+
+def _completes_anyway(group: ProcessGroup, what: str, done: Callable[[], bool],
+                      keep: tuple[object, ...]) -> bool:
+    """Whether the work completes within DEAD_GRACE of a peer's end being seen: a peer that
+    did its part of a collective (the last rank through a barrier) may end before this rank's
+    last poll saw the transfer complete."""
+    until = time.monotonic() + DEAD_GRACE
+    while time.monotonic() < until:
+        if _poll(group, what, done, keep):
+            return True
+        time.sleep(1e-3)
+    return False
 
 
 def _poll(group: ProcessGroup, what: str, done: Callable[[], bool],
