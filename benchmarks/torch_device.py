@@ -20,13 +20,11 @@ import pickle
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .ops_torch import like_for_like
 from .results import Results, Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -77,7 +75,7 @@ def _model(torch: Any, cfg: Any, device: str) -> Any:
 
 def _steps(torch: Any, device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray],
            amp: str | None, steps: int) -> dict[str, Any]:
-    from .training_torch import torch_loss
+    from .training_torch import timed_steps, torch_loss
 
     model = _model(torch, cfg, device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -95,15 +93,7 @@ def _steps(torch: Any, device: str, cfg: Any, data: tuple[np.ndarray, np.ndarray
         opt.step()
         losses.append(loss.detach())
 
-    with like_for_like(torch):
-        for _ in range(WARMUP):
-            step()
-        sync()
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        sync()
-    ms = (time.perf_counter() - start) / steps * 1e3
+    ms = timed_steps(torch, step, sync, WARMUP, steps)
     return {"ms": ms, "losses": [float(v) for v in losses]}
 
 

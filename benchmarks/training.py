@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from .ops_torch import like_for_like
 from .results import Results, Row
 from .training_cases import TrainCase
 
@@ -177,7 +176,7 @@ def _phases(pk: Any, model: Any, loss_fn: Any, opt: Any, x: Any, y: Any,
 def _torch_row(torch: Any, device: str, case: TrainCase, state: dict[str, np.ndarray],
                data: tuple[np.ndarray, np.ndarray], steps: int, results: Results,
                first_loss: float) -> None:
-    from .training_torch import torch_gpt, torch_loss, torch_mlp
+    from .training_torch import timed_steps, torch_gpt, torch_loss, torch_mlp
 
     if case.kind == "gpt":
         from gpt_model import GPTConfig
@@ -205,15 +204,7 @@ def _torch_row(torch: Any, device: str, case: TrainCase, state: dict[str, np.nda
         opt.step()
         losses.append(loss.detach())
 
-    with like_for_like(torch):
-        for _ in range(WARMUP):
-            step()
-        sync()
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        sync()
-        ms = (time.perf_counter() - start) / steps * 1e3
+    ms = timed_steps(torch, step, sync, WARMUP, steps)
     theirs = [float(v) for v in losses]
     results.add(Row("train", case.name, f"torch {device}", ms, "ms/step", False,
                     "wall clock", {"tokens_per_s": case.tokens / ms * 1e3}))

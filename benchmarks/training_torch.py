@@ -5,7 +5,11 @@ and the MLP."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
+
+from .ops_torch import like_for_like
 
 
 def torch_gpt(torch: Any, cfg: Any) -> Any:
@@ -68,3 +72,19 @@ def torch_mlp(torch: Any, n_in: int, hidden: int, classes: int) -> Any:
     """The MLP of the training benchmark: pk.nn.Sequential's parameter names."""
     nn = torch.nn
     return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+
+
+def timed_steps(torch: Any, step: Callable[[], None], sync: Callable[[], None], warmup: int,
+                steps: int) -> float:
+    """Milliseconds per call of `step`: `warmup` untimed calls, then `steps` timed ones, the
+    device drained (`sync`) before the clock starts and before it stops, with torch set up as
+    the other side (`like_for_like`)."""
+    with like_for_like(torch):
+        for _ in range(warmup):
+            step()
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        sync()
+        return (time.perf_counter() - start) / steps * 1e3
