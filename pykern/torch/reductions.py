@@ -301,19 +301,27 @@ def std_functional(self: torch.Tensor, dim: Dim = None, *, correction: float | N
                       keepdims=keepdim))
 
 
+def _ordered_operand(self: torch.Tensor, values: torch.Tensor,
+                     indices: torch.Tensor) -> pk.Tensor | None:
+    """The operand of sort/topk, bool as u8 (ordered as 0 < 1); None where it is 0-d and its
+    result (the value itself, index 0) has been written already."""
+    x = operand(self)
+    if x.ndim == 0:  # type: ignore[union-attr]
+        write(values, x)
+        write(indices, 0)
+        return None
+    return x.astype(pk.u8) if x.dtype == pk.bool_ else x  # type: ignore[union-attr]
+
+
 def sort_out(self: torch.Tensor, *, stable: bool | None = None, dim: int = -1,
              descending: bool = False, values: torch.Tensor,
              indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """`sort.values_stable`: pykern's sort is stable (equal values keep their order, NaN
     sorts above everything), which is what PyTorch promises with stable=True."""
-    x = operand(self)
-    if x.ndim == 0:  # type: ignore[union-attr]
-        write(values, x)
-        write(indices, 0)
+    x = _ordered_operand(self, values, indices)
+    if x is None:
         return values, indices
-    if x.dtype == pk.bool_:  # type: ignore[union-attr]
-        x = x.astype(pk.u8)  # type: ignore[union-attr]
-    axis = dim % x.ndim  # type: ignore[union-attr]
+    axis = dim % x.ndim
     order = pk.argsort(x, axis=axis, descending=descending)
     write(indices, order)
     write(values, pk.take_along_axis(x, order, axis=axis))
@@ -324,14 +332,10 @@ def topk_out(self: torch.Tensor, k: int, dim: int = -1, largest: bool = True,
              sorted: bool = True, *, values: torch.Tensor,  # noqa: A002
              indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """`topk.values`: the k largest (smallest) along dim, in order."""
-    x = operand(self)
-    if x.ndim == 0:  # type: ignore[union-attr]
-        write(values, x)
-        write(indices, 0)
+    x = _ordered_operand(self, values, indices)
+    if x is None:
         return values, indices
-    if x.dtype == pk.bool_:  # type: ignore[union-attr]
-        x = x.astype(pk.u8)  # type: ignore[union-attr]
-    v, i = pk.topk(x, k, dim=dim % x.ndim, largest=largest)  # type: ignore[union-attr]
+    v, i = pk.topk(x, k, dim=dim % x.ndim, largest=largest)
     write(values, v)
     write(indices, i)
     return values, indices
