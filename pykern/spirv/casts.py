@@ -19,9 +19,8 @@ from pykern.spirv.numerics import strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.encoding.grammar import GLSL
 from pykern.spirv.numerics.half_rounding import narrow_to_f16
-from pykern.spirv.encoding.types import BOOL, F32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.types import BOOL, F16, F32, FloatType, IntType, ScalarType
 
-F16 = FloatType(16)
 
 Convert = Callable[[LoweringContext, ScalarType, ScalarType, int], int]
 

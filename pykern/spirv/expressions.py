@@ -16,8 +16,7 @@ from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import selection
 from pykern.spirv.numerics.mathfns import math_call
 from pykern.spirv.subgroups import subgroup
-from pykern.spirv.encoding.types import BOOL, FloatType
-from pykern.spirv.numerics.f16_bits import F16
+from pykern.spirv.encoding.types import BOOL, F16, FloatType
 
 
 class ExpressionLowering:

@@ -11,9 +11,8 @@ an f16 made from bits is made as the f32 of the same value, converted (exactly) 
 from __future__ import annotations
 
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.encoding.types import BOOL, F32, U32, FloatType, IntType
+from pykern.spirv.encoding.types import BOOL, F16, F32, U32, FloatType, IntType
 
-F16 = FloatType(16)
 _REBIAS = (127 - 15) << 10  # the f32 exponent bias over f16's, in f16's exponent field
 
 

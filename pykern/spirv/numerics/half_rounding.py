@@ -20,9 +20,7 @@ from __future__ import annotations
 import struct
 
 from pykern.spirv.context import LoweringContext
-from pykern.spirv.encoding.types import BOOL, FloatType, IntType
-
-F16 = FloatType(16)
+from pykern.spirv.encoding.types import BOOL, F16, FloatType, IntType
 
 F16_MANTISSA, F16_MIN_EXPONENT, F16_MAX = 10, -14, 65504.0
 

@@ -204,7 +204,8 @@ _SINH_TAYLOR = (1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800,
 
 def _sinh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     fn = ctx.fn
-    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+    assert ty == F32, ty  # f16 comes through f32 (THROUGH_F32)
+    x = args[0]
     acc = ctx.const(F32, _SINH_TAYLOR[-1])
     x2 = fn.f_mul(F32, x, x)
     for k in reversed(_SINH_TAYLOR[:-1]):
@@ -215,7 +216,7 @@ def _sinh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     far = fn.select(F32, _large(ctx, ax), _copysign(ctx, F32, (_half_exp(ctx, ax), x)),
                     fn.glsl(F32, GLSL.Sinh, x))
     result = fn.select(F32, small, near, far)
-    return result if ty == F32 else fn.f_convert(ty, result)
+    return result
 
 
 # above this |x|, e^-|x| is below 2^-25 of e^|x|: sinh and cosh are e^|x| / 2 in f32
@@ -236,13 +237,14 @@ def _half_exp(ctx: LoweringContext, ax: int) -> int:
 
 
 def _cosh(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
-    """GLSL's Cosh, but e^|x| / 2 without overflow for large |x|; f16 through f32 (f16's
-    e^x overflows from 11.09, its cosh from 11.77)."""
+    """GLSL's Cosh, but e^|x| / 2 without overflow for large |x| (f32; f16 comes through f32,
+    where e^x no longer overflows from 11.09 as f16's does)."""
     fn = ctx.fn
-    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+    assert ty == F32, ty  # f16 comes through f32 (THROUGH_F32)
+    x = args[0]
     ax = fn.glsl(F32, GLSL.FAbs, x)
     result = fn.select(F32, _large(ctx, ax), _half_exp(ctx, ax), fn.glsl(F32, GLSL.Cosh, x))
-    return result if ty == F32 else fn.f_convert(ty, result)
+    return result
 
 
 # erf: Taylor series near 0 (relative accuracy where erf is small), Abramowitz & Stegun 7.1.26
@@ -255,7 +257,8 @@ _ERF_SWITCH = 0.5
 
 def _erf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     fn = ctx.fn
-    x = args[0] if ty == F32 else fn.f_convert(F32, args[0])
+    assert ty == F32, ty  # f16 comes through f32 (THROUGH_F32)
+    x = args[0]
 
     def c(value: float) -> int:
         return ctx.const(F32, value)
@@ -277,7 +280,7 @@ def _erf(ctx: LoweringContext, ty: FloatType, args: Sequence[int]) -> int:
     # NaN in, NaN out; the sign of x, -0.0's too (erf is odd)
     magnitude = fn.select(F32, is_nan(ctx, F32, x), x, magnitude)
     result = _copysign(ctx, F32, (magnitude, x))
-    return result if ty == F32 else fn.f_convert(ty, result)
+    return result
 
 
 MATH: dict[MathFn, MathLowering] = {

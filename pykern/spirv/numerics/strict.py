@@ -34,9 +34,8 @@ from pykern.spirv.encoding.grammar import GLSL
 from pykern.spirv.numerics.half_rounding import narrow_to_f16
 from pykern.spirv.binding_plan import GRID_FIELDS
 from pykern.spirv.typemap import value_capabilities
-from pykern.spirv.encoding.types import BOOL, F32, I32, U32, FloatType, IntType
+from pykern.spirv.encoding.types import BOOL, F16, F32, I32, U32, FloatType, IntType
 
-F16 = FloatType(16)
 
 
 # ---------------------------------------------------------------- entry points
