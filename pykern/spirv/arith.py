@@ -15,7 +15,7 @@ from pykern.ir import UnaryOpKind as U
 
 from pykern.spirv.numerics import pysemantics as py
 from pykern.spirv.numerics import strict
-from pykern.spirv.numerics import wide_int
+from pykern.spirv.numerics import narrow_int, wide_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
 from pykern.spirv.encoding.grammar import GLSL
@@ -32,7 +32,19 @@ def binary(ctx: LoweringContext, op: B, dtype: DType, a: int, b: int) -> int:
     entry = BINARY.get((op, dtype.kind))
     if entry is None:
         raise AssertionError(f"no lowering for {op.name} on {dtype.name} (frontend bug?)")
-    return entry(ctx, ctx.type_of(dtype), a, b)
+    return _apply(ctx, op, entry, ctx.type_of(dtype), a, b)
+
+
+def on_ints(ctx: LoweringContext, op: B, ty: IntType, a: int, b: int) -> int:
+    """`a op b` for operands of the integer type `ty` (for code that has no dtype at hand)."""
+    return _apply(ctx, op, BINARY[op, "i" if ty.signed else "u"], ty, a, b)
+
+
+def _apply(ctx: LoweringContext, op: B, entry: Binary, ty: ScalarType, a: int, b: int) -> int:
+    if narrow_int.applies(ty):  # 8/16-bit integers: in 32 bits, wrapped in the code
+        return narrow_int.binary(ctx, entry, ty, a, b,  # type: ignore[arg-type]
+                                 keeps_type=op not in _TESTS)
+    return entry(ctx, ty, a, b)
 
 
 def unary(ctx: LoweringContext, op: U, dtype: DType, a: int) -> int:
@@ -40,7 +52,10 @@ def unary(ctx: LoweringContext, op: U, dtype: DType, a: int) -> int:
     entry = UNARY.get((op, dtype.kind))
     if entry is None:
         raise AssertionError(f"no lowering for {op.name} on {dtype.name} (frontend bug?)")
-    return entry(ctx, ctx.type_of(dtype), a)
+    ty = ctx.type_of(dtype)
+    if narrow_int.applies(ty):
+        return narrow_int.unary(ctx, entry, ty, a)  # type: ignore[arg-type]
+    return entry(ctx, ty, a)
 
 
 # ---------------------------------------------------------------- entry makers
@@ -105,6 +120,7 @@ def _int_order(op: str) -> Binary:
 
 
 _ORDERS = {B.LT: "<", B.LE: "<=", B.GT: ">", B.GE: ">="}
+_TESTS = frozenset((B.EQ, B.NE, *_ORDERS))  # operators whose result is a bool
 
 
 def _unary(method: Callable[[FB, ScalarType, int], int]) -> Unary:

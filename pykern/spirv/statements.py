@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from pykern import ir
+from pykern.ir import BinOpKind as B
 
-from pykern.spirv import arrays, coop, loopcap
+from pykern.spirv import arith, arrays, coop, loopcap
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, counted_loop, selection, while_loop
 from pykern.spirv.expressions import ExpressionLowering
 from pykern.spirv.encoding.grammar import MemorySemantics, Scope
-from pykern.spirv.numerics import wide_int
 from pykern.spirv.numerics.pysemantics import range_length
 from pykern.spirv.typemap import unsigned
 from pykern.spirv.encoding.types import U32, IntType
@@ -110,11 +110,12 @@ class StatementLowering:
                 k = fn.u_convert(uty, k)
             done = k if ty == uty else fn.bitcast(ty, k)
             if known_step == 1:
-                value = wide_int.add(ctx, ty, start, done)
+                value = arith.on_ints(ctx, B.ADD, ty, start, done)
             elif known_step == -1:
-                value = wide_int.sub(ctx, ty, start, done)
+                value = arith.on_ints(ctx, B.SUB, ty, start, done)
             else:
-                value = wide_int.add(ctx, ty, start, fn.i_mul(ty, done, step))
+                value = arith.on_ints(ctx, B.ADD, ty, start,
+                                      arith.on_ints(ctx, B.MUL, ty, done, step))
             fn.store(var, value)
             self._loop_body(loop, s.body)
 
