@@ -17,6 +17,7 @@ stride 0, so `t + 2.0` runs the same variant as `t + u`.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -175,10 +176,11 @@ _SCALARS: dict[tuple, Tensor] = {}
 
 def scalar_constant(value: float | int, dtype: DType) -> Tensor:
     """`constant(value, dtype)` for a Python float or int, found by the value itself (no numpy
-    conversion) where the value tells its constant apart: not 0 (0.0 and -0.0 are equal keys)
-    and not nan (never equal to itself)."""
-    if value != 0 and value == value:
-        key = (get_device(), dtype, type(value), value)
+    conversion) where the value tells its constant apart: not nan (never equal to itself);
+    0.0 and -0.0, equal keys, are told apart by their sign."""
+    if value == value:
+        sign = math.copysign(1.0, value) if value == 0 else 1.0
+        key = (get_device(), dtype, type(value), value, sign)
         t = _SCALARS.get(key)
         if t is None:
             t = constant(value, dtype)
@@ -410,7 +412,7 @@ def _operand(x: object, p: DType, name: str) -> Tensor:
     pr.check_number(x)
     if isinstance(x, int) and not isinstance(x, bool) and p.is_int:
         pr.check_scalar_fits(x, p)
-    return constant(x, p)
+    return scalar_constant(x, p) if type(x) is float or type(x) is int else constant(x, p)
 
 
 _SQUARE, _POSITIVE, _SQRT, _RECIPROCAL = (UNARY[n] for n in ("square", "positive", "sqrt",
@@ -471,6 +473,13 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
         parts = [view_as_real(z.broadcast_to(shape)) for z in (z1, z2)]
         return view_as_complex(where(c.broadcast_to(shape)[..., None], *parts))
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
+    # through the plan of the three tensors, as a binary op goes: a scalar is a constant
+    # operand, so where(c, x, 0.0) and where(c, x, 1.0) share one
+    return dispatch((where_f, p, STRICT_BLOCK.get()), (c, t1, t2),
+                    lambda: _where(c, t1, t2, p))
+
+
+def _where(c: Tensor, t1: Tensor, t2: Tensor, p: DType) -> Tensor:
     shape = strided.broadcast_shapes(c.shape, t1.shape, t2.shape)
     out = empty(shape, p)
     launch(ternary_kernel, [c.broadcast_to(shape), t1.broadcast_to(shape),
