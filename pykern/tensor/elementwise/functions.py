@@ -17,8 +17,6 @@ stride 0, so `t + 2.0` runs the same variant as `t + u`.
 
 from __future__ import annotations
 
-import math
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -27,9 +25,7 @@ import pykern as pk
 
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
-from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
-from pykern.runtime import get_device
 from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
@@ -38,9 +34,9 @@ from pykern.autograd.records import record_binary, record_cast, record_unary
 from pykern.ops.choice import device_info, on_host
 from pykern.ops.public import declare, internal, torch_names
 from pykern.autograd.version import bump
-from pykern.jit import compiling
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
+from pykern.tensor.core.scalar_constants import constant, scalar_constant
 from pykern.tensor.core.tensor import Tensor, asarray, empty
 from pykern.tensor.complex import complex_copy as cc
 from pykern.tensor.complex import complex_elementwise
@@ -144,51 +140,6 @@ def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: obj
 
 
 # ---------------------------------------------------------------- operands
-
-
-_CONSTANTS: OrderedDict[tuple, Tensor] = OrderedDict()
-_CONSTANTS_MAX = 512
-
-
-def constant(value: object, dtype: DType) -> Tensor:
-    """A cached one-element tensor holding `value` converted to `dtype` (never handed to users,
-    so never written)."""
-    # bf16 rounded by pykern's rule (as asarray and kernels round), not by ml_dtypes
-    arr = bf16_words(np.asarray(value)) if dtype == dt.bf16 else \
-        np.asarray(value).astype(dtype.numpy)
-    key = (get_device(), dtype, arr.tobytes())
-    t = _CONSTANTS.get(key)
-    if t is None:
-        t = asarray(np.asarray(value).reshape(1), dtype=dtype) if dtype == dt.bf16 else \
-            asarray(arr.reshape(1))
-        _CONSTANTS[key] = t
-        if compiling.ACTIVE[0] is not None:
-            compiling.note_kept(t.buffer)  # a pk.compile replay uploads the same bytes again
-        if len(_CONSTANTS) > _CONSTANTS_MAX:
-            _CONSTANTS.popitem(last=False)
-    else:
-        _CONSTANTS.move_to_end(key)
-    return Tensor(t.buffer, (), dtype, (), t.offset)
-
-
-_SCALARS: dict[tuple, Tensor] = {}
-
-
-def scalar_constant(value: float | int, dtype: DType) -> Tensor:
-    """`constant(value, dtype)` for a Python float or int, found by the value itself (no numpy
-    conversion) where the value tells its constant apart: not nan (never equal to itself);
-    0.0 and -0.0, equal keys, are told apart by their sign."""
-    if value == value:
-        sign = math.copysign(1.0, value) if value == 0 else 1.0
-        key = (get_device(), dtype, type(value), value, sign)
-        t = _SCALARS.get(key)
-        if t is None:
-            t = constant(value, dtype)
-            if len(_SCALARS) >= _CONSTANTS_MAX:
-                _SCALARS.clear()
-            _SCALARS[key] = t
-        return t
-    return constant(value, dtype)
 
 
 def as_tensor(x: object, what: str | None = None) -> Tensor:
