@@ -248,7 +248,8 @@ def test_compiled_training_gives_the_eager_losses_step_by_step(device, which):
             losses.append(float(step(model, opt, pk.asarray(x0), pk.asarray(y0))))
             if sched is not None:
                 sched.step()
-        assert losses[0] == pytest.approx(losses[1], rel=1e-6)
+        # the same launches on the same values: the same bits, not merely close ones
+        assert losses[0] == losses[1]
     assert compiled.replays >= 3
     for pc, pe in zip(models[0].parameters(), models[1].parameters()):
         np.testing.assert_allclose(pc.numpy(), pe.numpy(), rtol=1e-6, atol=1e-7)

@@ -191,7 +191,7 @@ _WATCHDOG = _Watchdog()
 
 def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = None,
                    stop: StopWord | None = None, timeout: float | None = None,
-                   inline: bool = True, fallback: Callable[[], Entry] | None = None) -> None:
+                   inline: bool = True, fallback: Callable[[], Entry] | None = None) -> float:
     """Runs workgroups 0 to `total - 1` through `entry(block, first, end)`, on `threads`
     threads (default: one per core). With `inline` (only for work that cannot run long: the
     calling thread cannot be stopped while it runs a chunk), the calling thread takes chunks
@@ -201,14 +201,20 @@ def run_workgroups(entry: Entry, block: int, total: int, threads: int | None = N
 
     `entry` returns the first workgroup of its range it did not run (`pykern.llvm.module`:
     one whose proof failed); what is left of each range then runs through `fallback()`, an
-    entry that runs every workgroup."""
+    entry that runs every workgroup.
+
+    Returns the seconds the workgroups ran, summed over the threads that ran them: the work
+    of the launch, without handing it to the pool, waiting for it or compiling the
+    fallback (what a launcher weighs against the cost of the pool)."""
     threads = core_count() if threads is None else threads
     deadline = None if timeout is None else _Deadline(time.monotonic() + timeout, timeout)
-    left = _run(entry, block, chunks(total, threads), threads, stop, deadline, inline)
+    busy: list[float] = []
+    left = _run(entry, block, chunks(total, threads), threads, stop, deadline, inline, busy)
     if left and not (stop is not None and stop.stopped):
         assert fallback is not None, "an entry without a fallback left workgroups"
-        rest = _run(fallback(), block, left, threads, stop, deadline, inline)
+        rest = _run(fallback(), block, left, threads, stop, deadline, inline, busy)
         assert not rest, "the fallback entry left workgroups"
+    return sum(busy)
 
 
 class _Deadline(NamedTuple):
@@ -217,17 +223,20 @@ class _Deadline(NamedTuple):
 
 
 def _run(entry: Entry, block: int, ranges: list[tuple[int, int]], threads: int,
-         stop: StopWord | None, deadline: _Deadline | None,
-         inline: bool) -> list[tuple[int, int]]:
-    """Runs `ranges` of workgroups through `entry`; what it left of them."""
+         stop: StopWord | None, deadline: _Deadline | None, inline: bool,
+         busy: list[float]) -> list[tuple[int, int]]:
+    """Runs `ranges` of workgroups through `entry`; what it left of them. Each chunk's
+    running time is appended to `busy`."""
     left: list[tuple[int, int]] = []
     if not ranges:
         return left
     if (inline and len(ranges) <= 1) or stop is None:
+        start = time.perf_counter()
         for first, end in ranges:
             rest = entry(block, first, end)
             if rest < end:
                 left.append((rest, end))
+        busy.append(time.perf_counter() - start)
         return left
     todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
     for r in ranges:
@@ -239,9 +248,11 @@ def _run(entry: Entry, block: int, ranges: list[tuple[int, int]], threads: int,
                 first, end = todo.get_nowait()
             except queue.Empty:
                 return
+            start = time.perf_counter()
             rest = entry(block, first, end)
+            busy.append(time.perf_counter() - start)  # list.append is atomic
             if rest < end:
-                left.append((rest, end))  # list.append is atomic
+                left.append((rest, end))
 
     # the calling thread takes chunks too where they cannot run long; else it only waits,
     # ready for Ctrl-C and the deadline

@@ -147,3 +147,31 @@ def test_tiled_matmul_over_a_two_dimensional_grid_of_workgroups():
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = same_as_one_thread(kern, (m, n), a, b, np.full((m, n), np.nan, np.float32))[2]
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("threads, inline", [(1, False), (1, True), (2, False), (2, True)])
+def test_the_workgroups_running_time_is_returned(threads, inline):
+    # what the host device weighs when it chooses the pool: the workgroups' own time, which
+    # a pool thread's hand-off and the caller's wait do not add to; the entry runs half the
+    # range and leaves the rest to the fallback, whose time counts too
+    ran = []
+
+    def entry(block, first, end):
+        stop_at = max(first + 1, (first + end) // 2)
+        for g in range(first, stop_at):
+            time.sleep(0.002)
+            ran.append(g)
+        return stop_at
+
+    def rest(block, first, end):
+        for g in range(first, end):
+            time.sleep(0.002)
+            ran.append(g)
+        return end
+
+    start = time.perf_counter()
+    busy = pool.run_workgroups(entry, 0, 6, threads, pool.StopWord(), None, inline,
+                               lambda: rest)
+    wall = time.perf_counter() - start
+    assert sorted(ran) == list(range(6))
+    assert 6 * 0.002 <= busy <= wall * threads

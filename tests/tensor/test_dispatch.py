@@ -56,6 +56,26 @@ def test_zero_and_nan_scalars_keep_their_sign_and_value():
         assert np.isnan((t + float("nan")).numpy()).all()
 
 
+def test_where_replays_with_any_condition_values_scalars_and_broadcasting():
+    rng = np.random.default_rng(4)
+    for _ in range(3):  # the first call captures, the others replay
+        c = rng.random((3, 4)) < 0.5
+        x = rng.standard_normal((3, 4)).astype(np.float32)
+        row = rng.standard_normal(4).astype(np.float32)
+        tc, tx, trow = pk.asarray(c), pk.asarray(x), pk.asarray(row)
+        for s in (0.0, -0.0, 2.5, 3, float("nan")):
+            got = pk.where(tc, tx, s).numpy()
+            want = np.where(c, x, np.float32(s))
+            np.testing.assert_array_equal(got, want)
+            assert (np.signbit(got) == np.signbit(want)).all()
+        np.testing.assert_array_equal(pk.where(tc, trow, tx).numpy(), np.where(c, row, x))
+        np.testing.assert_array_equal(pk.where(tc[0], 1, trow).numpy(),
+                                      np.where(c[0], np.float32(1), row))
+        ints = pk.asarray(np.arange(4, dtype=np.int32))
+        np.testing.assert_array_equal(pk.where(tc[1], ints, -7).numpy(),
+                                      np.where(c[1], np.arange(4, dtype=np.int32), -7))
+
+
 def test_an_operand_shared_twice_and_two_operands_use_their_own_buffers():
     a = pk.asarray(np.arange(4, dtype=np.float32))
     b = pk.asarray(np.full(4, 10, np.float32))

@@ -56,6 +56,34 @@ def test_repeated_operator_records_autograd():
             assert (w * v).grad_fn is None
 
 
+@pytest.mark.parametrize("op", [o for o in OPERATORS if o is not operator.pow],
+                         ids=lambda op: op.__name__)
+def test_repeated_operator_with_a_python_scalar_matches_numpy(op):
+    x = RNG.uniform(0.5, 2.0, (3, 5)).astype(np.float32)
+    a = pk.asarray(x)
+    for s in (0.5, -0.0, 3, 0.5, 2.25, -0.0, 3):  # each scalar repeated: plans replay
+        with np.errstate(divide="ignore"):  # x / -0.0: -inf, as pykern gives
+            want = op(x, np.float32(s))
+        np.testing.assert_array_equal(op(a, s).numpy(), want)
+        np.testing.assert_array_equal(op(s, a).numpy(), op(np.float32(s), x))
+    f16 = pk.asarray(x.astype(np.float16))
+    for _ in range(3):
+        got = f16 * 1.5
+        assert got.dtype == pk.float16
+        np.testing.assert_array_equal(got.numpy(), x.astype(np.float16) * np.float16(1.5))
+
+
+def test_repeated_operator_with_a_python_scalar_records_autograd():
+    x = RNG.uniform(0.5, 2.0, 8).astype(np.float32)
+    for _ in range(3):
+        w = pk.asarray(x, requires_grad=True)
+        (w * 0.5 + 3.0 / w - 1).sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), 0.5 - 3.0 / x ** 2, rtol=1e-6)
+        with pk.no_grad():
+            assert (w * 0.5).grad_fn is None
+        assert (w * 0.5).grad_fn is not None
+
+
 def test_repeated_operator_shape_error_is_the_same():
     a, b = pk.ones(4), pk.ones(3)
     for _ in range(2):

@@ -28,6 +28,7 @@ from pykern.jit import capture as cap
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.runtime import get_device
 from pykern.tensor.core.dispatch import _PLANS, Plan, signature
+from pykern.tensor.core.scalar_constants import scalar_constant
 from pykern.tensor.elementwise import binary_ops as bo
 
 # operator name -> (op, reflected)
@@ -74,9 +75,35 @@ def _fast(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp, reflected:
                     if (a.requires_grad or b.requires_grad) and is_grad_enabled():
                         return record_binary(op.name, result, a, b, op.backward)
                     return result
+        elif (type(other) is float or type(other) is int) and type(self) is tensor \
+                and op is not bo.POW and cap.ACTIVE[0] is None and self.dtype.is_float:
+            result = _with_scalar(self, other, op, reflected)
+            if result is not None:
+                return result
         return wrapped(self, other)
 
     return named_like(operator, wrapped)
+
+
+def _with_scalar(t: Any, scalar: float | int, op: bo.BinaryOp, reflected: bool) -> Any:
+    """`t op scalar` (`scalar op t` where `reflected`) of a real floating tensor through the
+    plan `elementwise.binary` makes for it: the scalar as its cached constant of t's dtype,
+    the key of `_with_constant`. None where there is no plan yet, or t is on another device
+    than the current one."""
+    device = t.buffer.device
+    if device is not get_device():
+        return None
+    c = scalar_constant(scalar, t.dtype)
+    a, b = (c, t) if reflected else (t, c)
+    plan = _PLANS.get(((op, t.dtype, STRICT_BLOCK.get()), device, a.dtype, a.shape,
+                       a._strides, a.offset, b.dtype, b.shape, b._strides, b.offset, False))
+    if type(plan) is not Plan:
+        return None
+    result = plan.run(device, (a, b))
+    if t.requires_grad and is_grad_enabled():  # recorded with the scalar, as binary does
+        return record_binary(op.name, result, *((scalar, t) if reflected else (t, scalar)),
+                             op.backward)
+    return result
 
 
 def _fast_inplace(tensor: type, wrapped: Callable[..., Any], op: bo.BinaryOp

@@ -17,7 +17,6 @@ stride 0, so `t + 2.0` runs the same variant as `t + u`.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -26,9 +25,7 @@ import pykern as pk
 
 from pykern.lang import builtins as bi
 from pykern.lang import dtypes as dt
-from pykern.lang.bf16_rounding import bf16_words
 from pykern.lang.dtypes import DType
-from pykern.runtime import get_device
 from pykern.autograd import inplace
 from pykern.autograd.graph import needs_grad
 from pykern.autograd.mode import no_grad
@@ -37,9 +34,9 @@ from pykern.autograd.records import record_binary, record_cast, record_unary
 from pykern.ops.choice import device_info, on_host
 from pykern.ops.public import declare, internal, torch_names
 from pykern.autograd.version import bump
-from pykern.jit import compiling
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
+from pykern.tensor.core.scalar_constants import constant, scalar_constant
 from pykern.tensor.core.tensor import Tensor, asarray, empty
 from pykern.tensor.complex import complex_copy as cc
 from pykern.tensor.complex import complex_elementwise
@@ -143,50 +140,6 @@ def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: obj
 
 
 # ---------------------------------------------------------------- operands
-
-
-_CONSTANTS: OrderedDict[tuple, Tensor] = OrderedDict()
-_CONSTANTS_MAX = 512
-
-
-def constant(value: object, dtype: DType) -> Tensor:
-    """A cached one-element tensor holding `value` converted to `dtype` (never handed to users,
-    so never written)."""
-    # bf16 rounded by pykern's rule (as asarray and kernels round), not by ml_dtypes
-    arr = bf16_words(np.asarray(value)) if dtype == dt.bf16 else \
-        np.asarray(value).astype(dtype.numpy)
-    key = (get_device(), dtype, arr.tobytes())
-    t = _CONSTANTS.get(key)
-    if t is None:
-        t = asarray(np.asarray(value).reshape(1), dtype=dtype) if dtype == dt.bf16 else \
-            asarray(arr.reshape(1))
-        _CONSTANTS[key] = t
-        if compiling.ACTIVE[0] is not None:
-            compiling.note_kept(t.buffer)  # a pk.compile replay uploads the same bytes again
-        if len(_CONSTANTS) > _CONSTANTS_MAX:
-            _CONSTANTS.popitem(last=False)
-    else:
-        _CONSTANTS.move_to_end(key)
-    return Tensor(t.buffer, (), dtype, (), t.offset)
-
-
-_SCALARS: dict[tuple, Tensor] = {}
-
-
-def scalar_constant(value: float | int, dtype: DType) -> Tensor:
-    """`constant(value, dtype)` for a Python float or int, found by the value itself (no numpy
-    conversion) where the value tells its constant apart: not 0 (0.0 and -0.0 are equal keys)
-    and not nan (never equal to itself)."""
-    if value != 0 and value == value:
-        key = (get_device(), dtype, type(value), value)
-        t = _SCALARS.get(key)
-        if t is None:
-            t = constant(value, dtype)
-            if len(_SCALARS) >= _CONSTANTS_MAX:
-                _SCALARS.clear()
-            _SCALARS[key] = t
-        return t
-    return constant(value, dtype)
 
 
 def as_tensor(x: object, what: str | None = None) -> Tensor:
@@ -410,7 +363,7 @@ def _operand(x: object, p: DType, name: str) -> Tensor:
     pr.check_number(x)
     if isinstance(x, int) and not isinstance(x, bool) and p.is_int:
         pr.check_scalar_fits(x, p)
-    return constant(x, p)
+    return scalar_constant(x, p) if type(x) is float or type(x) is int else constant(x, p)
 
 
 _SQUARE, _POSITIVE, _SQRT, _RECIPROCAL = (UNARY[n] for n in ("square", "positive", "sqrt",
@@ -471,6 +424,13 @@ def where(condition: object, x1: object, x2: object) -> Tensor:
         parts = [view_as_real(z.broadcast_to(shape)) for z in (z1, z2)]
         return view_as_complex(where(c.broadcast_to(shape)[..., None], *parts))
     t1, t2 = _operand(as_strong(x1), p, "where"), _operand(as_strong(x2), p, "where")
+    # through the plan of the three tensors, as a binary op goes: a scalar is a constant
+    # operand, so where(c, x, 0.0) and where(c, x, 1.0) share one
+    return dispatch((where_f, p, STRICT_BLOCK.get()), (c, t1, t2),
+                    lambda: _where(c, t1, t2, p))
+
+
+def _where(c: Tensor, t1: Tensor, t2: Tensor, p: DType) -> Tensor:
     shape = strided.broadcast_shapes(c.shape, t1.shape, t2.shape)
     out = empty(shape, p)
     launch(ternary_kernel, [c.broadcast_to(shape), t1.broadcast_to(shape),
