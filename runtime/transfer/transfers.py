@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..vulkan._vk import ffi, lib
-from ..vulkan.objects import TimelineSubmit, read_properties
+from ..vulkan.objects import DeviceQueue, TimelineSubmit, read_properties
 from .host_import import HostImport
 from .parallel_copy import ParallelCopy
 from ..memory.staging import StagingPool
@@ -100,18 +100,15 @@ class Transfers:
 
     def __init__(
         self,
-        vk_device: object,
-        fn: object,
-        queue: object,
-        family: int,
+        queue: DeviceQueue,
         batches: BatchQueue,
         maker: BufferMaker,
         timeout: float,
         host_import: HostImport | None = None,
     ) -> None:
-        self._fn = fn
-        self.compute = Timeline(vk_device, fn)
-        self.queue = TransferQueue(vk_device, fn, queue, family, self.compute, timeout)
+        self._fn = queue.fn
+        self.compute = Timeline(queue.device, queue.fn)
+        self.queue = TransferQueue(queue, self.compute, timeout)
         self.staging = StagingPool(maker)
         self.copier = ParallelCopy()
         self.host_import = host_import
