@@ -34,6 +34,7 @@ from pykern.tensor.core.device_limits import loop_budget
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.strided import batch_pieces, broadcast_strides, cdiv, prod, view
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.nnops.attention_stage import row_stager
 
 GRAD_QUERIES = 64  # pass 1: queries per workgroup
 GRAD_KEYS = 16  # pass 1: keys staged per step
@@ -163,7 +164,8 @@ def _lane_funcs(cf: DType, d: int, dv: int, lanes: int) -> tuple[Func, Func, Fun
 def _stage_funcs(cf: DType, d: int, dv: int, lanes: int, rows: int,
                  wg: int) -> tuple[Func, Func, Func]:
     """(zero_padding, stage_d, stage_dv): the shared-memory stages of `rows` rows of D (Dv)
-    columns that the `wg` invocations of a workgroup fill together."""
+    columns that the `wg` invocations of a workgroup fill together (rows past the operand's
+    last repeat it: their results are never used)."""
     DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806
     D, DV, ROWS = d, dv, rows  # noqa: N806
     PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
@@ -177,23 +179,8 @@ def _stage_funcs(cf: DType, d: int, dv: int, lanes: int, rows: int,
         if PADV > 0 and t < ROWS * PADV:
             sdv[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
 
-    return zero_padding, _stager(cf, d, rows, wg), _stager(cf, dv, rows, wg)
-
-
-def _stager(cf: DType, width: int, rows: int, wg: int) -> Func:
-    """`stage(st, src, z1, z2, r0, n, t)`: st = rows r0 .. r0 + rows of src[z1, z2] (`width`
-    columns; the rows past n repeat row n - 1), read by invocation t of `wg` together."""
-    CF, W, CELLS, WG = cf, width, rows * width, wg  # noqa: N806
-    LOADS = cdiv(rows * width, wg)  # noqa: N806
-
-    @pk.func
-    def stage(st, src, z1, z2, r0, n, t):
-        for r in range(LOADS):
-            e = t + r * WG
-            if e < CELLS:
-                st[e // W, e % W] = CF(src[z1, z2, min(r0 + e // W, n - 1), e % W])
-
-    return stage
+    return (zero_padding, row_stager(cf, d, rows, wg, repeat_last=True),
+            row_stager(cf, dv, rows, wg, repeat_last=True))
 
 
 @functools.lru_cache(maxsize=None)

@@ -35,13 +35,13 @@ from pykern.tensor.core.stand_in import stand_in
 from pykern.tensor.core.autocast import low_precision
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
-from pykern.lang.func import Func
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.gemm import matmul as linalg
 from pykern.tensor.nnops import nn_host
 from pykern.tensor.nnops.attention_backward import attention_grads, fits_loop_budget, lse_like
 from pykern.tensor.nnops.attention_coop import coop_attention
+from pykern.tensor.nnops.attention_stage import row_stager
 from pykern.tensor.core.checks import check_dtype_in, check_int
 from pykern.tensor.create.creation import fill
 from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
@@ -721,28 +721,6 @@ def _attention_fused(q: Tensor, k: Tensor, v: Tensor, out: Tensor, batch: tuple[
         kern[cdiv(lq, ATT_QUERIES) * ATT_QUERIES, prod(bshape)](*views, lv, scale)
 
 
-def _zero_padded_stager(cf: DType, width: int, cols: int, rows: int, wg: int) -> Func:
-    """`stage(st, src, z1, z2, r0, n, t)`: st[j, c] = src[z1, z2, r0 + j, c] for the stage's
-    `rows` rows and `width` columns, zero past row n or column `cols`; invocation t of the `wg`
-    that fill it together."""
-    CF, W, COLS, CELLS, WG = cf, width, cols, rows * width, wg  # noqa: N806
-    LOADS = cdiv(rows * width, wg)  # noqa: N806
-
-    @pk.func
-    def stage(st, src, z1, z2, r0, n, t):
-        for r in range(LOADS):
-            e = t + r * WG
-            if e < CELLS:
-                j = e // W
-                c = e % W
-                value: CF = 0.0
-                if r0 + j < n and c < COLS:
-                    value = CF(src[z1, z2, r0 + j, c])
-                st[j, c] = value
-
-    return stage
-
-
 @functools.lru_cache(maxsize=None)
 def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int, dv: int,
                       causal: bool, save_lse: bool = False) -> pk.Kernel:
@@ -750,8 +728,8 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
     D, DV, CAUSAL, SAVE_LSE = d, dv, causal, save_lse  # noqa: N806
     BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
     DVS = max(dv, 1)  # noqa: N806
-    stage_k = _zero_padded_stager(CF, d, d, BK, BQ)
-    stage_v = _zero_padded_stager(CF, DVS, dv, BK, BQ)
+    stage_k = row_stager(CF, d, BK, BQ)
+    stage_v = row_stager(CF, DVS, BK, BQ, cols=dv)
 
     @pk.kernel(workgroup=(BQ, 1, 1))
     def attention_fused(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
