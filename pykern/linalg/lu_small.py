@@ -7,7 +7,8 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
-from pykern.linalg.pivots import column_major, largest_pivot, row_major, zero_pivot
+from pykern.linalg.pivots import (column_major, largest_pivot, row_major, swap_in_column,
+                                  zero_pivot)
 from pykern.tensor.core.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
@@ -65,13 +66,9 @@ def _solve_kernel(dtype: DType) -> pk.Kernel:
             p = largest_pivot(row_major, a, b, c, n)
             if p != c:
                 for j in range(n):
-                    e = a[b, c, j]
-                    a[b, c, j] = a[b, p, j]
-                    a[b, p, j] = e
+                    swap_in_column(a, b, c, p, j)
                 for j in range(k):
-                    e = y[b, c, j]
-                    y[b, c, j] = y[b, p, j]
-                    y[b, p, j] = e
+                    swap_in_column(y, b, c, p, j)
             d = a[b, c, c]
             if not zero_pivot(info, b, c, d):
                 for i in range(c + 1, n):

@@ -54,6 +54,14 @@ def zero_pivot(info, b, k, d):
     return d == 0
 
 
+@pk.func
+def swap_in_column(m, b, r1, r2, j):
+    """Swaps entries (r1, j) and (r2, j) of matrix b of the stack m."""
+    e = m[b, r1, j]
+    m[b, r1, j] = m[b, r2, j]
+    m[b, r2, j] = e
+
+
 def swap_rows(x: Tensor, pivots: Tensor, k0: int, count: int, skip0: int = 0,
               skip1: int = 0) -> None:
     """For k in k0..k0+count, in order: swaps rows k and pivots[:, k] of the (B, n, cols)
@@ -74,8 +82,6 @@ def _swap_kernel(dtype: DType) -> pk.Kernel:
             for k in range(k0, k0 + count):
                 p = pivots[b, k]
                 if p != k:
-                    v = x[b, k, j]
-                    x[b, k, j] = x[b, p, j]
-                    x[b, p, j] = v
+                    swap_in_column(x, b, k, p, j)
 
     return linalg_swap_rows
