@@ -12,6 +12,7 @@ import functools
 
 import pykern as pk
 
+from pykern.fft.half_spectra import halves_from_spectrum, spectrum_from_halves
 from pykern.lang.dtypes import DType
 
 
@@ -32,18 +33,10 @@ def rfft_post(real: DType) -> pk.Kernel:
         k2 = h - k
         if k2 == h:
             k2 = 0
-        zr = z[r, k1, 0]
-        zi = z[r, k1, 1]
-        cr = z[r, k2, 0]
-        ci = z[r, k2, 1]
-        er = (zr + cr) * 0.5
-        ei = (zi - ci) * 0.5
-        o_r = (zi + ci) * 0.5
-        o_i = (cr - zr) * 0.5
-        wr = tw[2 * k]
-        wi = tw[2 * k + 1]
-        out[r, k, 0] = (er + wr * o_r - wi * o_i) * scale
-        out[r, k, 1] = co * (ei + wr * o_i + wi * o_r) * scale
+        xr, xi = spectrum_from_halves(z[r, k1, 0], z[r, k1, 1], z[r, k2, 0], z[r, k2, 1],
+                                      tw[2 * k], tw[2 * k + 1])
+        out[r, k, 0] = xr * scale
+        out[r, k, 1] = co * xi * scale
 
     return rfft_post_pass
 
@@ -75,17 +68,9 @@ def irfft_pre(real: DType) -> pk.Kernel:
         if k == 0:
             ai = F(0.0)
             bi = F(0.0)
-        # E = (a + conj b)/2, D = (a - conj b)/2, O = D · conj(w^k), Z = E + i·O
-        er = (ar + br) * 0.5
-        ei = (ai - bi) * 0.5
-        dr = (ar - br) * 0.5
-        di = (ai + bi) * 0.5
-        wr = tw[2 * k]
-        wi = -tw[2 * k + 1]
-        o_r = dr * wr - di * wi
-        o_i = dr * wi + di * wr
-        z[r, k, 0] = er - o_i
-        z[r, k, 1] = ei + o_r
+        zr, zi = halves_from_spectrum(ar, ai, br, bi, tw[2 * k], tw[2 * k + 1])
+        z[r, k, 0] = zr
+        z[r, k, 1] = zi
 
     return irfft_pre_pass
 

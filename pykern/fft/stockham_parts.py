@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pykern as pk
 
+from pykern.fft.half_spectra import halves_from_spectrum, spectrum_from_halves, times
 from pykern.fft.radix_plan import HERMITIAN_IN, REAL_IN, LaunchShape, StageConstants
 from pykern.lang.dtypes import DType
 from pykern.lang.func import Func
@@ -84,11 +85,7 @@ def loaded_func(real: DType, shape: LaunchShape) -> Func:
             if MODE != REAL_IN:
                 im = ci * x[a, b, e, 1]
             if (FLAGS & PRE) != 0:
-                pr = pre[2 * e]
-                pj = pre[2 * e + 1]
-                re2 = re * pr - im * pj
-                im = re * pj + im * pr
-                re = re2
+                re, im = times(re, im, pre[2 * e], pre[2 * e + 1])
         return complex(re, im)
 
     return loaded
@@ -116,16 +113,8 @@ def spectrum_pair_func(real: DType, n: int) -> Func:
         if e == 0:
             ai = F(0.0)
             bi = F(0.0)
-        # E = (a + conj b)/2, D = (a - conj b)/2, O = D · conj(w^e), Z = E + i·O
-        er = (ar + br) * 0.5
-        ei = (ai - bi) * 0.5
-        dr = (ar - br) * 0.5
-        di = (ai + bi) * 0.5
-        wr = pre[2 * e]
-        wi = -pre[2 * e + 1]
-        o_r = dr * wr - di * wi
-        o_i = dr * wi + di * wr
-        return complex(er - o_i, ci * (ei + o_r))
+        zr, zi = halves_from_spectrum(ar, ai, br, bi, pre[2 * e], pre[2 * e + 1])
+        return complex(zr, ci * zi)
 
     return spectrum_pair
 
@@ -133,17 +122,9 @@ def spectrum_pair_func(real: DType, n: int) -> Func:
 @pk.func
 def real_spectrum(sr, si, at, mirror, post, i):
     """RFFT: X_i of the real row from Z_i (slot `at`) and Z_(N-i) (slot `mirror`)."""
-    zr = sr[at]
-    zi = si[at]
-    cr2 = sr[mirror]
-    ci2 = si[mirror]
-    er = (zr + cr2) * 0.5
-    ei = (zi - ci2) * 0.5
-    o_r = (zi + ci2) * 0.5
-    o_i = (cr2 - zr) * 0.5
-    wr = post[2 * i]
-    wi = post[2 * i + 1]
-    return complex(er + wr * o_r - wi * o_i, ei + wr * o_i + wi * o_r)
+    xr, xi = spectrum_from_halves(sr[at], si[at], sr[mirror], si[mirror], post[2 * i],
+                                  post[2 * i + 1])
+    return complex(xr, xi)
 
 
 def store_func(shape: LaunchShape) -> Func:
@@ -161,21 +142,10 @@ def store_func(shape: LaunchShape) -> Func:
             mm = i * b
             hh = mm >> LO
             lw = mm & MASK
-            hr = hi[2 * hh]
-            hj = hi[2 * hh + 1]
-            lr = lo[2 * lw]
-            lj = lo[2 * lw + 1]
-            wr = hr * lr - hj * lj
-            wi = hr * lj + hj * lr
-            re2 = re * wr - im * wi
-            im = re * wi + im * wr
-            re = re2
+            wr, wi = times(hi[2 * hh], hi[2 * hh + 1], lo[2 * lw], lo[2 * lw + 1])
+            re, im = times(re, im, wr, wi)
         if (FLAGS & POST) != 0:
-            qr = post[2 * i]
-            qj = post[2 * i + 1]
-            re3 = re * qr - im * qj
-            im = re * qj + im * qr
-            re = re3
+            re, im = times(re, im, post[2 * i], post[2 * i + 1])
         out[a, b, i, 0] = re
         if MODE != HERMITIAN_IN:  # (a real output: its real part only)
             out[a, b, i, 1] = co * im

@@ -310,16 +310,22 @@ class ExprTranslator(ast.NodeVisitor):
             base = self.resolve(node.value)
             if not isinstance(base, (tuple, list)):
                 return None
-            k = self.visit(node.slice)
-            if not (isinstance(k, PyConst) and type(k.value) is int):
-                raise self.error(node.slice, "an element of a captured tuple is taken at a "
-                                             "constant index (a literal, a constexpr or a "
-                                             "pk.static_range variable)")
-            if not -len(base) <= k.value < len(base):
-                raise self.error(node.slice, f"index {k.value} is out of range for a tuple of "
-                                             f"{len(base)}")
-            return base[k.value]
+            return base[self.constant_index(node.slice, len(base),
+                                            "an element of a captured tuple is taken",
+                                            "a tuple of ")]
         return None
+
+    def constant_index(self, node: ast.AST, size: int, use: str, tuple_words: str) -> int:
+        """The index `node` into a tuple of `size` elements: a compile-time int in range
+        (negative counts from the end), else a CompileError that says how the tuple is used
+        (`use`: "... at a constant index") or names it (`tuple_words` + its size)."""
+        k = self.visit(node)
+        if not (isinstance(k, PyConst) and type(k.value) is int):
+            raise self.error(node, f"{use} at a constant index (a literal, a constexpr or a "
+                                   "pk.static_range variable)")
+        if not -size <= k.value < size:
+            raise self.error(node, f"index {k.value} is out of range for {tuple_words}{size}")
+        return k.value
 
     def dtype_of(self, node: ast.AST) -> DType | None:
         """The dtype `node.dtype` names when `node` is an array, a scalar parameter or a typed

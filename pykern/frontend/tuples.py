@@ -175,21 +175,15 @@ class TupleTranslator(CallTranslator):
         converts). With `pk.static_range` this makes a tuple a register array: `acc[i] =
         pk.coop_mma(a, b[i], acc[i])`."""
         elements = self.tuple_vars[name]
-        k = self.visit(target.slice)
-        if not (isinstance(k, PyConst) and type(k.value) is int):
-            raise self.error(target.slice, "a tuple element is assigned at a constant index "
-                                           "(a literal, a constexpr or a pk.static_range "
-                                           "variable)")
-        if not -len(elements) <= k.value < len(elements):
-            raise self.error(target.slice, f"index {k.value} is out of range for '{name}', a "
-                                           f"tuple of {len(elements)}")
-        local_name = elements[k.value]
+        k = self.constant_index(target.slice, len(elements), "a tuple element is assigned",
+                                f"'{name}', a tuple of ")
+        local_name = elements[k]
         t = self.locals[local_name].type
         if isinstance(value, TupleValue):
-            raise self.error(node, f"element {k.value} of '{name}' takes a single value, not a "
+            raise self.error(node, f"element {k} of '{name}' takes a single value, not a "
                                    "tuple", KernelTypeError)
         if isinstance(value, ir.Expr) and value.type != t:
-            raise self.error(node, f"element {k.value} of '{name}' has type {t.name} since "
+            raise self.error(node, f"element {k} of '{name}' has type {t.name} since "
                                    f"{self.tuple_var_locs[name]}, not {value.type.name}",
                              KernelTypeError)
         loc = self.loc(node)

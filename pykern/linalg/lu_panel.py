@@ -254,11 +254,11 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
     column_step = _column_step_func(threads, sub, RT)
     finish_sub_panel = _finish_func(threads, sub)
 
-    # GPUs: the sub-panel's columns unrolled, so that every index into the registers is a
-    # constant; CPU devices: a loop (LLVM compiles the unrolled kernel for minutes)
+    UNROLLED = unrolled  # noqa: N806
+
     @pk.kernel(workgroup=(T, 1, 1))
-    def linalg_lu_panel_unrolled(x: DT[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:],
-                                 k0: int, w: int, nq: NQ):
+    def linalg_lu_panel(x: DT[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:], k0: int, w: int,
+                        nq: NQ):
         sv = pk.shared(RT, T)  # each subgroup's largest pivot size, and its row
         si = pk.shared(pk.i32, T)
         prow = pk.shared(DT, SB)  # the pivot row's sub-panel entries
@@ -275,34 +275,17 @@ def _panel_kernel(dtype: DType, threads: int, most_rows: int, unrolled: bool, su
             cs = k0 + s0
             sb = min(SB, w - s0)
             load_sub_panel(x, v, b, t, k0, cs, sb, m, nq)
-            for kk in pk.static_range(SB):
-                if kk < sb:
+            # GPUs: the sub-panel's columns unrolled, so that every index into the registers
+            # is a constant; CPU devices: a loop (LLVM compiles the unrolled kernel for minutes)
+            if UNROLLED:
+                for kk in pk.static_range(SB):
+                    if kk < sb:
+                        column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk,
+                                    cs + kk, m, nq)
+            else:
+                for kk in range(sb):
                     column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk,
                                 cs + kk, m, nq)
             finish_sub_panel(x, v, u, l11, u12, piv, b, t, k0, w, cs, sb, m, nq)
 
-    @pk.kernel(workgroup=(T, 1, 1))
-    def linalg_lu_panel(x: DT[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:], k0: int, w: int,
-                        nq: NQ):
-        sv = pk.shared(RT, T)
-        si = pk.shared(pk.i32, T)
-        prow = pk.shared(DT, SB)
-        krow = pk.shared(DT, SB)
-        piv = pk.shared(pk.i32, SB)
-        l11 = pk.shared(DT, (SB, SB))
-        u12 = pk.shared(DT, (SB, WMAX))
-        v = pk.local(DT, (RM, SB))
-        u = pk.local(DT, SB)
-        t = pk.local_id(0)
-        b = pk.global_id(1)
-        m = x.shape[2]
-        for s0 in range(0, w, SB):
-            cs = k0 + s0
-            sb = min(SB, w - s0)
-            load_sub_panel(x, v, b, t, k0, cs, sb, m, nq)
-            for kk in range(sb):
-                column_step(x, v, sv, si, prow, krow, piv, pivots, info, b, t, k0, kk,
-                            cs + kk, m, nq)
-            finish_sub_panel(x, v, u, l11, u12, piv, b, t, k0, w, cs, sb, m, nq)
-
-    return linalg_lu_panel_unrolled if unrolled else linalg_lu_panel
+    return linalg_lu_panel

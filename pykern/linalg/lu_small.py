@@ -3,12 +3,12 @@ shared memory, which suits large batches of tiny matrices (on CPU devices a work
 synchronises costs far more than the few hundred operations of an 8×8 factorization)."""
 
 import functools
-import math
 
 import pykern as pk
 
 from pykern.lang.dtypes import DType
-from pykern.linalg.pivots import pivot_size
+from pykern.linalg.pivots import (column_major, largest_pivot, row_major, swap_in_column,
+                                  zero_pivot)
 from pykern.tensor.core.tensor import Tensor
 
 GPU_LARGEST = 8  # GPUs: beyond this the one-workgroup panel kernel is faster
@@ -24,22 +24,12 @@ def factor_small(x: Tensor, pivots: Tensor, info: Tensor) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _small_kernel(dtype: DType) -> pk.Kernel:
-    RT = dtype.real_dtype  # noqa: N806
-
     @pk.kernel
     def linalg_lu_small(x: dtype[:, :, :], pivots: pk.i32[:, :], info: pk.i32[:]):
         b = pk.global_id(0)
         n = x.shape[2]
         for k in range(n):
-            bv: RT = -1.0
-            p = k
-            for i in range(k, n):
-                v = pivot_size(x[b, k, i])
-                if i == k and pk.isnan(v):  # LAPACK's idamax keeps a NaN in row k
-                    v = math.inf
-                if v > bv:
-                    bv = v
-                    p = i
+            p = largest_pivot(column_major, x, b, k, n)
             pivots[b, k] = p
             if p != k:
                 for j in range(x.shape[1]):
@@ -47,10 +37,7 @@ def _small_kernel(dtype: DType) -> pk.Kernel:
                     x[b, j, k] = x[b, j, p]
                     x[b, j, p] = e
             d = x[b, k, k]
-            if d == 0:
-                if info[b] == 0:
-                    info[b] = k + 1
-            else:
+            if not zero_pivot(info, b, k, d):
                 for i in range(k + 1, n):
                     x[b, k, i] = x[b, k, i] / d
                 for j in range(k + 1, x.shape[1]):
@@ -70,37 +57,20 @@ def solve_small(a: Tensor, y: Tensor, info: Tensor) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _solve_kernel(dtype: DType) -> pk.Kernel:
-    RT = dtype.real_dtype  # noqa: N806
-
     @pk.kernel
     def linalg_solve_small(a: dtype[:, :, :], y: dtype[:, :, :], info: pk.i32[:]):
         b = pk.global_id(0)
         n = a.shape[1]
         k = y.shape[2]
         for c in range(n):  # the elimination, as the LU kernels do it
-            bv: RT = -1.0
-            p = c
-            for i in range(c, n):
-                v = pivot_size(a[b, i, c])
-                if i == c and pk.isnan(v):
-                    v = math.inf
-                if v > bv:
-                    bv = v
-                    p = i
+            p = largest_pivot(row_major, a, b, c, n)
             if p != c:
                 for j in range(n):
-                    e = a[b, c, j]
-                    a[b, c, j] = a[b, p, j]
-                    a[b, p, j] = e
+                    swap_in_column(a, b, c, p, j)
                 for j in range(k):
-                    e = y[b, c, j]
-                    y[b, c, j] = y[b, p, j]
-                    y[b, p, j] = e
+                    swap_in_column(y, b, c, p, j)
             d = a[b, c, c]
-            if d == 0:
-                if info[b] == 0:
-                    info[b] = c + 1
-            else:
+            if not zero_pivot(info, b, c, d):
                 for i in range(c + 1, n):
                     f = a[b, i, c] / d
                     for j in range(c + 1, n):

@@ -106,6 +106,7 @@ def _reduce_column_func(threads: int, dtype: DType, by_subgroups: bool) -> Func:
     columns: the reflector's application); and row k's entries of the panel (krow[c ≥ kk]) and
     of the reflectors (vrow[c < kk]). `xk` caches the column."""
     T, CH, DT, BY_SUBGROUPS = threads, CHUNK, dtype, by_subgroups  # noqa: N806
+    gather_column = _gather_column_func(dtype)
 
     @pk.func
     def reduce_column(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
@@ -138,8 +139,23 @@ def _reduce_column_func(threads: int, dtype: DType, by_subgroups: bool) -> Func:
                         part[t // size, c8 + cc] = s
                 elif c8 + cc < w:
                     part[t, c8 + cc] = acc[cc]
+        gather_column(x, part, total, krow, vrow, b, t, c0, kk, k, w, (k - c0) % T,
+                      T // size if BY_SUBGROUPS else T)
+
+    return reduce_column
+
+
+def _gather_column_func(dtype: DType) -> Func:
+    """`gather_column(x, part, total, krow, vrow, b, t, c0, kk, k, w, owner, parts)`, the end
+    of reduce_column (either kind): invocation `owner` (row k's) copies row k's entries of the
+    panel (krow[c ≥ kk]) and of the reflectors (vrow[c < kk]); after a barrier the column's
+    sums are the totals of the `parts` rows of `part`, into total[kk % 2, c]; a barrier."""
+    DT = dtype  # noqa: N806
+
+    @pk.func
+    def gather_column(x, part, total, krow, vrow, b, t, c0, kk, k, w, owner, parts):
         buf = kk % 2
-        if t == (k - c0) % T:
+        if t == owner:
             for c in range(w):
                 if c < kk:
                     vrow[buf, c] = x[b, c0 + c, k]
@@ -148,12 +164,12 @@ def _reduce_column_func(threads: int, dtype: DType, by_subgroups: bool) -> Func:
         pk.barrier()
         if t < w:
             s = DT(0.0)
-            for g in range(T // size if BY_SUBGROUPS else T):
+            for g in range(parts):
                 s += part[g, t]
             total[buf, t] = s
         pk.barrier()
 
-    return reduce_column
+    return gather_column
 
 
 def _apply_reflector_func(threads: int, dtype: DType) -> Func:
@@ -199,6 +215,7 @@ def _reduce_column_cpu_func(threads: int, dtype: DType, by_subgroups: bool) -> F
     one sum at a time over the invocation's run of rows, each invocation's sums through shared
     memory."""
     T, DT, BY_SUBGROUPS = threads, dtype, by_subgroups  # noqa: N806
+    gather_column = _gather_column_func(dtype)
 
     @pk.func
     def reduce_column_cpu(x, xk, acc, part, total, krow, vrow, b, t, c0, kk, k, w, m, nq):
@@ -218,20 +235,8 @@ def _reduce_column_cpu_func(threads: int, dtype: DType, by_subgroups: bool) -> F
                     part[t // pk.subgroup_size(), c] = s
             else:
                 part[t, c] = s
-        buf = kk % 2
-        if t == (k - c0) // nq:
-            for c in range(w):
-                if c < kk:
-                    vrow[buf, c] = x[b, c0 + c, k]
-                else:
-                    krow[buf, c] = x[b, c0 + c, k]
-        pk.barrier()
-        if t < w:
-            s = DT(0.0)
-            for g in range(T // pk.subgroup_size() if BY_SUBGROUPS else T):
-                s += part[g, t]
-            total[buf, t] = s
-        pk.barrier()
+        gather_column(x, part, total, krow, vrow, b, t, c0, kk, k, w, (k - c0) // nq,
+                      T // pk.subgroup_size() if BY_SUBGROUPS else T)
 
     return reduce_column_cpu
 

@@ -75,39 +75,51 @@ def pow2_f64(k):
 
 
 @pk.func
-def exp_f64(x):
-    """e**x in f64 (inf above 709.78, 0 below -745.2, nan for nan)."""
+def saturated(core, x, above, below):
+    """An exponential at x: nan for a nan x, inf where `above` (past its largest finite
+    value), 0 where `below` (under its smallest subnormal), else core(x)."""
     r: pk.f64 = 0.0
     if x != x:
         r = x
-    elif x > 709.782712893384:
+    elif above:
         r = math.inf
-    elif x < -745.2:
+    elif below:
         r = 0.0
     else:
-        kf = pk.floor(x * LOG2E + 0.5)
-        y = x - kf * LN2_HI - kf * LN2_LO
-        p: pk.f64 = EXP_TAYLOR[0]
-        for term in pk.static_range(1, len(EXP_TAYLOR)):  # Horner's scheme
-            p = p * y + EXP_TAYLOR[term]
-        r = scale2(p, pk.i32(kf))
+        r = core(x)
     return r
 
 
 @pk.func
+def exp_in_range(x):
+    """e**x in f64 for x in [-745.2, 709.78]: 2**round(x / ln2) times a Taylor polynomial of
+    the remainder."""
+    kf = pk.floor(x * LOG2E + 0.5)
+    y = x - kf * LN2_HI - kf * LN2_LO
+    p: pk.f64 = EXP_TAYLOR[0]
+    for term in pk.static_range(1, len(EXP_TAYLOR)):  # Horner's scheme
+        p = p * y + EXP_TAYLOR[term]
+    return scale2(p, pk.i32(kf))
+
+
+@pk.func
+def exp_f64(x):
+    """e**x in f64 (inf above 709.78, 0 below -745.2, nan for nan)."""
+    return saturated(exp_in_range, x, x > 709.782712893384, x < -745.2)
+
+
+@pk.func
+def exp2_in_range(x):
+    """2**x in f64 for x in [-1080, 1024]: 2**round(x) (exact) times e**(f ln2) for the
+    fraction f (|f| <= 1/2: f ln2 is always in exp_in_range's range)."""
+    kf = pk.floor(x + 0.5)
+    return scale2(exp_in_range((x - kf) * 0.6931471805599453), pk.i32(kf))
+
+
+@pk.func
 def exp2_f64(x):
-    """2**x in f64: 2**round(x) (exact) times e**(f ln2) for the fraction f (|f| <= 1/2)."""
-    r: pk.f64 = 0.0
-    if x != x:
-        r = x
-    elif x > 1024.0:
-        r = math.inf
-    elif x < -1080.0:
-        r = 0.0
-    else:
-        kf = pk.floor(x + 0.5)
-        r = scale2(exp_f64((x - kf) * 0.6931471805599453), pk.i32(kf))
-    return r
+    """2**x in f64 (inf above 1024, 0 below -1080, nan for nan)."""
+    return saturated(exp2_in_range, x, x > 1024.0, x < -1080.0)
 
 
 @pk.func

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 
 from pykern.optim import rules
 from pykern.optim.optimizer import Optimizer
@@ -32,6 +31,8 @@ class Adadelta(Optimizer):
     rule = rules.adadelta_rule
     state_names = (SQUARE_AVG, ACC_DELTA)
     row_columns = rules.ADADELTA_COLUMNS
+    _copied = {rules.ADADELTA_LR: "lr", rules.ADADELTA_RHO: "rho", rules.ADADELTA_EPS: "eps"}
+    _complements = {rules.ADADELTA_WEIGHT: "rho"}
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0.0, foreach: bool | None = None, *,
@@ -51,9 +52,3 @@ class Adadelta(Optimizer):
             raise ValueError(f"{self.name}: rho must be in [0, 1], got {group['rho']}")
         check_flag("maximize", group["maximize"], self.name)
 
-    def _row(self, index: int, row: np.ndarray) -> None:
-        g = self._group(index)
-        row[rules.ADADELTA_LR] = g["lr"]
-        row[rules.ADADELTA_RHO] = g["rho"]
-        row[rules.ADADELTA_WEIGHT] = 1 - g["rho"]
-        row[rules.ADADELTA_EPS] = g["eps"]

@@ -10,7 +10,8 @@ than the hyperparameters are kept, as PyTorch keeps them (an LR scheduler's `ini
 
 A subclass names its update rule (`rule`, a `@pk.func` of `pykern.optim.rules`), the state
 tensors it keeps in the kernel's state slots (`state_names`, PyTorch's names), whether its
-state counts steps, and computes a parameter's row (`_row`).
+state counts steps, and a parameter's row: the columns that take a group's hyperparameter as it
+is (`_copied`) or 1 - it (`_complements`), and `_row` for the others.
 """
 
 from __future__ import annotations
@@ -152,6 +153,10 @@ class Optimizer:
         row[ks.ACTIVE] = active
         row[ks.MAXIMIZE] = bool(g.get("maximize", False))
         row[ks.WEIGHT_DECAY] = self._l2_weight_decay(g)
+        for column, key in self._copied.items():
+            row[column] = g[key]
+        for column, key in self._complements.items():
+            row[column] = 1 - g[key]
         self._row(index, row)
         return row
 
@@ -292,9 +297,14 @@ class Optimizer:
         """The weight decay added to the gradient (every optimizer but AdamW's)."""
         return group.get("weight_decay", 0.0)
 
+    # the rule's columns that hold a group's hyperparameter as it is, and those that hold
+    # 1 - the hyperparameter (a weight of a running average): column -> key
+    _copied: dict[int, str] = {}
+    _complements: dict[int, str] = {}
+
     def _row(self, index: int, row: np.ndarray) -> None:
-        """Fills parameter `index`'s columns of the rule (float64)."""
-        raise NotImplementedError
+        """Fills parameter `index`'s columns of the rule (float64) that `_copied` and
+        `_complements` do not."""
 
     def _after_step(self, indices: list[int], active: list[bool]) -> None:
         """Bookkeeping once the step of a store was launched."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 
 from pykern.optim import rules
 from pykern.optim.optimizer import Optimizer
@@ -32,6 +31,9 @@ class RMSprop(Optimizer):
     rule = rules.rmsprop_rule
     state_names = (SQUARE_AVG, MOMENTUM, GRAD_AVG)
     row_columns = rules.RMS_COLUMNS
+    _copied = {rules.RMS_LR: "lr", rules.RMS_ALPHA: "alpha", rules.RMS_EPS: "eps",
+               rules.RMS_MOMENTUM: "momentum", rules.RMS_CENTERED: "centered"}
+    _complements = {rules.RMS_WEIGHT: "alpha"}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
@@ -50,14 +52,6 @@ class RMSprop(Optimizer):
         check_flag("centered", group["centered"], self.name)
         check_flag("maximize", group["maximize"], self.name)
 
-    def _row(self, index: int, row: np.ndarray) -> None:
-        g = self._group(index)
-        row[rules.RMS_LR] = g["lr"]
-        row[rules.RMS_ALPHA] = g["alpha"]
-        row[rules.RMS_WEIGHT] = 1 - g["alpha"]
-        row[rules.RMS_EPS] = g["eps"]
-        row[rules.RMS_MOMENTUM] = g["momentum"]
-        row[rules.RMS_CENTERED] = g["centered"]
 
     def _uses(self, name: str, index: int) -> bool:
         g = self._group(index)

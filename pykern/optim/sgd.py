@@ -35,6 +35,9 @@ class SGD(Optimizer):
     state_names = (MOMENTUM,)
     counts_steps = False
     row_columns = rules.SGD_COLUMNS
+    _copied = {rules.SGD_LR: "lr", rules.SGD_MOMENTUM: "momentum",
+               rules.SGD_NESTEROV: "nesterov"}
+    _complements = {rules.SGD_DAMPENED: "dampening"}
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
@@ -59,11 +62,6 @@ class SGD(Optimizer):
                              f"dampening={group['dampening']}")
 
     def _row(self, index: int, row: np.ndarray) -> None:
-        g = self._group(index)
-        row[rules.SGD_LR] = g["lr"]
-        row[rules.SGD_MOMENTUM] = g["momentum"]
-        row[rules.SGD_DAMPENED] = 1 - g["dampening"]
-        row[rules.SGD_NESTEROV] = g["nesterov"]
         row[rules.SGD_FIRST] = not self._has_buffer[index]
 
     def _uses(self, name: str, index: int) -> bool:

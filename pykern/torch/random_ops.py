@@ -29,22 +29,29 @@ def _drawn(self: torch.Tensor, draw: Callable[[torch.Tensor], object]) -> torch.
     return self
 
 
-def normal_(self: torch.Tensor, mean: float = 0.0, std: float = 1.0, *,
-            generator: torch.Generator | None = None) -> torch.Tensor:
-    """`normal_`."""
-    return _drawn(self, lambda h: h.normal_(mean, std, generator=generator))
+def _in_place_draw(method: str, aten: str) -> Callable[..., torch.Tensor]:
+    """The aten in-place random operator `aten`: self filled by PyTorch's CPU tensor method
+    `method` called with the operator's arguments (the dispatcher passes every one, defaults
+    included)."""
 
-
-def uniform_(self: torch.Tensor, from_: float = 0.0, to: float = 1.0, *,
+    def draw(self: torch.Tensor, *args: object,
              generator: torch.Generator | None = None) -> torch.Tensor:
-    """`uniform_`."""
-    return _drawn(self, lambda h: h.uniform_(from_, to, generator=generator))
+        return _drawn(self, lambda h: getattr(h, method)(*args, generator=generator))
+
+    draw.__doc__ = f"`{aten}`."
+    return draw
 
 
-def bernoulli_float_(self: torch.Tensor, p: float = 0.5, *,
-                     generator: torch.Generator | None = None) -> torch.Tensor:
-    """`bernoulli_.float`."""
-    return _drawn(self, lambda h: h.bernoulli_(p, generator=generator))
+normal_ = _in_place_draw("normal_", "normal_")
+uniform_ = _in_place_draw("uniform_", "uniform_")
+bernoulli_float_ = _in_place_draw("bernoulli_", "bernoulli_.float")
+random_ = _in_place_draw("random_", "random_")
+random_to_ = _in_place_draw("random_", "random_.to")
+random_from_ = _in_place_draw("random_", "random_.from")
+exponential_ = _in_place_draw("exponential_", "exponential_")
+geometric_ = _in_place_draw("geometric_", "geometric_")
+log_normal_ = _in_place_draw("log_normal_", "log_normal_")
+cauchy_ = _in_place_draw("cauchy_", "cauchy_")
 
 
 def bernoulli_tensor_(self: torch.Tensor, p: torch.Tensor, *,
@@ -59,47 +66,6 @@ def bernoulli_out(self: torch.Tensor, *, generator: torch.Generator | None = Non
     """`bernoulli.out`: 1 with the probability in each element of self."""
     probs = to_host(self)
     return _drawn(out, lambda h: torch.bernoulli(probs, generator=generator, out=h))
-
-
-def random_(self: torch.Tensor, *, generator: torch.Generator | None = None) -> torch.Tensor:
-    """`random_`."""
-    return _drawn(self, lambda h: h.random_(generator=generator))
-
-
-def random_to_(self: torch.Tensor, to: int, *,
-               generator: torch.Generator | None = None) -> torch.Tensor:
-    """`random_.to`."""
-    return _drawn(self, lambda h: h.random_(to, generator=generator))
-
-
-def random_from_(self: torch.Tensor, from_: int, to: int | None = None, *,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
-    """`random_.from`."""
-    return _drawn(self, lambda h: h.random_(from_, to, generator=generator))
-
-
-def exponential_(self: torch.Tensor, lambd: float = 1.0, *,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
-    """`exponential_`."""
-    return _drawn(self, lambda h: h.exponential_(lambd, generator=generator))
-
-
-def geometric_(self: torch.Tensor, p: float, *,
-               generator: torch.Generator | None = None) -> torch.Tensor:
-    """`geometric_`."""
-    return _drawn(self, lambda h: h.geometric_(p, generator=generator))
-
-
-def log_normal_(self: torch.Tensor, mean: float = 1.0, std: float = 2.0, *,
-                generator: torch.Generator | None = None) -> torch.Tensor:
-    """`log_normal_`."""
-    return _drawn(self, lambda h: h.log_normal_(mean, std, generator=generator))
-
-
-def cauchy_(self: torch.Tensor, median: float = 0.0, sigma: float = 1.0, *,
-            generator: torch.Generator | None = None) -> torch.Tensor:
-    """`cauchy_`."""
-    return _drawn(self, lambda h: h.cauchy_(median, sigma, generator=generator))
 
 
 def randperm_out(n: int, *, generator: torch.Generator | None = None,

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
-from ..vulkan.objects import command_pool
+from ..vulkan.objects import DeviceQueue, command_pool
 from .descriptors import DescriptorAllocator, DescriptorPool, UniformArena, UniformChunk
 from ..errors import DeviceError, DeviceLost
 
@@ -109,10 +109,7 @@ class BatchQueue:
 
     def __init__(
         self,
-        vk_device: object,
-        fn: object,
-        queue: object,
-        family: int,
+        queue: DeviceQueue,
         *,
         timeout: float,
         batch_launches: int,
@@ -121,7 +118,7 @@ class BatchQueue:
         uniforms: UniformArena,
         hung_advice: str = "",
     ) -> None:
-        self._dev, self._fn, self._queue, self._family = vk_device, fn, queue, family
+        self._dev, self._fn, self._queue, self._family = queue
         self.timeout = timeout
         self.hung_advice = hung_advice  # what a timeout error tells the user to do
         self.batch_launches = batch_launches

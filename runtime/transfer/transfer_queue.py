@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
-from ..vulkan.objects import TimelineSubmit, command_pool, timestamp_pool
+from ..vulkan.objects import DeviceQueue, TimelineSubmit, command_pool, timestamp_pool
 from ..errors import DeviceError
 
 TRANSFER_STAGE = lib.VK_PIPELINE_STAGE_TRANSFER_BIT
@@ -116,19 +116,11 @@ class TransferQueue:
     """Records copy commands into command buffers of their own and submits each to the DMA
     queue, after a value of the compute queue's timeline; callers hold the device lock."""
 
-    def __init__(
-        self,
-        vk_device: object,
-        fn: object,
-        queue: object,
-        family: int,
-        compute: Timeline,
-        timeout: float,
-    ) -> None:
-        self._dev, self._fn, self._queue, self.family = vk_device, fn, queue, family
+    def __init__(self, queue: DeviceQueue, compute: Timeline, timeout: float) -> None:
+        self._dev, self._fn, self._queue, self.family = queue
         self.compute = compute
         self.timeout = timeout
-        self.timeline = Timeline(vk_device, fn)
+        self.timeline = Timeline(self._dev, self._fn)
         self.submitted = 0  # the value the latest submit signals
         self.compute_waits = 0  # submits that waited for compute work still running
         self.trace: TimestampTrace | None = None  # timestamps around each submit, when set

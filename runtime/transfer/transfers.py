@@ -35,15 +35,16 @@ on `compute` (every batch, see `BatchQueue.submit_info_for`), the DMA queue its 
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..vulkan._vk import ffi, lib
-from ..vulkan.objects import TimelineSubmit, read_properties
-from .host_import import HostImport
+from ..vulkan.objects import DeviceQueue, TimelineSubmit, read_properties
+from .host_import import HostImport, Imported
 from .parallel_copy import ParallelCopy
 from ..memory.staging import StagingPool
 from .transfer_queue import Timeline, TransferQueue
@@ -100,18 +101,15 @@ class Transfers:
 
     def __init__(
         self,
-        vk_device: object,
-        fn: object,
-        queue: object,
-        family: int,
+        queue: DeviceQueue,
         batches: BatchQueue,
         maker: BufferMaker,
         timeout: float,
         host_import: HostImport | None = None,
     ) -> None:
-        self._fn = fn
-        self.compute = Timeline(vk_device, fn)
-        self.queue = TransferQueue(vk_device, fn, queue, family, self.compute, timeout)
+        self._fn = queue.fn
+        self.compute = Timeline(queue.device, queue.fn)
+        self.queue = TransferQueue(queue, self.compute, timeout)
         self.staging = StagingPool(maker)
         self.copier = ParallelCopy()
         self.host_import = host_import
@@ -172,20 +170,32 @@ class Transfers:
                          after: int) -> int | None:
         """The array's aligned interior straight from its pages, head and tail staged; waits
         for the DMA. None where nothing could be imported."""
-        assert self.host_import is not None
-        interior = self.host_import.interior(src)
-        if interior is None:
-            return None
-        imported, skip, length = interior
-        try:
+        with self._imported_interior(src) as interior:
+            if interior is None:
+                return None
+            imported, skip, length = interior
             value = self._copy(imported.handle, 0, raw.handle, offset + skip, length, after)
             for start, end in ((0, skip), (skip + length, src.nbytes)):
                 if end > start:
                     value = self._upload_staged(src[start:end], raw, offset + start, after, True)
             self.queue.wait(value)  # the caller may change the array once this returns
-        finally:
-            self.queue.defer(self.queue.submitted, lambda: self.host_import.release(imported))
         return value
+
+    @contextlib.contextmanager
+    def _imported_interior(self, array: np.ndarray) -> Iterator[tuple[Imported, int, int] | None]:
+        """(imported buffer, skip, length) of the array's aligned interior for the block's
+        copies, or None where nothing could be imported; the import is released after the
+        latest DMA submit when the block ends (an error too: copies may still be running)."""
+        assert self.host_import is not None
+        interior = self.host_import.interior(array)
+        if interior is None:
+            yield None
+            return
+        try:
+            yield interior
+        finally:
+            self.queue.defer(self.queue.submitted,
+                             lambda: self.host_import.release(interior[0]))
 
     # ---- downloads ----
 
@@ -232,20 +242,16 @@ class Transfers:
                            after: int) -> bool:
         """Straight into the array's aligned interior, head and tail staged; False where
         nothing could be imported."""
-        assert self.host_import is not None
-        interior = self.host_import.interior(dst)
-        if interior is None:
-            return False
-        imported, skip, length = interior
-        try:
+        with self._imported_interior(dst) as interior:
+            if interior is None:
+                return False
+            imported, skip, length = interior
             value = self._copy(raw.handle, offset + skip, imported.handle, 0, length, after)
             self._note(raw, value)
             for start, end in ((0, skip), (skip + length, dst.nbytes)):
                 if end > start:
                     self._download_staged(dst[start:end], raw, offset + start, after)
             self.queue.wait(value)
-        finally:
-            self.queue.defer(self.queue.submitted, lambda: self.host_import.release(imported))
         return True
 
     # ---- ordering with the host and the compute queue ----

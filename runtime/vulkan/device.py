@@ -23,6 +23,7 @@ from ..transfer.host_import import EXTENSION as IMPORT_EXTENSION
 from ..transfer.host_import import HostImport
 from .info import DeviceInfo, memory_properties
 from .instance import API_VERSION, Instance
+from .objects import DeviceQueue
 from ..submit.launch import Launcher
 from ..submit.launch_profile import PROFILERS, profiled_launch
 from ..layout import BindingLayout
@@ -175,10 +176,7 @@ class Device(DescribedDevice):
         if IMPORT_EXTENSION in self.enabled_extensions:
             host_import = HostImport(self.handle, self.fn, import_alignment(physical_device))
         return Transfers(
-            self.handle,
-            self.fn,
-            self._get_queue(family, index),
-            family,
+            DeviceQueue(self.handle, self.fn, self._get_queue(family, index), family),
             self._batches,
             self._maker,
             self.config.timeout,
@@ -205,10 +203,7 @@ class Device(DescribedDevice):
         """The queue of command batches that launches and copies are recorded into."""
         config = self.config
         return BatchQueue(
-            self.handle,
-            self.fn,
-            self.queue,
-            self.family,
+            DeviceQueue(self.handle, self.fn, self.queue, self.family),
             timeout=config.timeout,
             batch_launches=config.batch_launches,
             max_in_flight=config.max_in_flight,

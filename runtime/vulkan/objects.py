@@ -1,10 +1,12 @@
 """Vulkan objects the runtime creates in several places, each built one way: a created handle
 checked against its VkResult, a command pool with one command buffer, a timestamp query pool,
-a property struct read through VkPhysicalDeviceProperties2, and a timeline-semaphore submit."""
+a property struct read through VkPhysicalDeviceProperties2, and a timeline-semaphore submit;
+and `DeviceQueue`, the handles that each user of a queue needs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from . import _vk
 from ._vk import ffi, lib
@@ -19,6 +21,15 @@ def create(create_call: Callable[..., int], vk_device: object, info_type: str, f
     handle = ffi.new(handle_type + "*")
     _vk.check(create_call(vk_device, info, ffi.NULL, handle), "vkCreate" + handle_type[2:])
     return handle[0]
+
+
+class DeviceQueue(NamedTuple):
+    """A queue of a logical device, with what recording into and submitting to it takes."""
+
+    device: object  # the VkDevice
+    fn: object  # its dispatch table
+    queue: object  # the VkQueue
+    family: int  # the queue family it belongs to (of its command pools)
 
 
 def command_pool(vk_device: object, fn: object, family: int, *, transient: bool = True,

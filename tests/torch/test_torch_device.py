@@ -151,6 +151,22 @@ def test_random_numbers_follow_torch_manual_seed_as_on_the_cpu():
         assert torch.equal(a.cpu(), b)
 
 
+@pytest.mark.parametrize("draw", [
+    lambda t: t.normal_(), lambda t: t.normal_(2.0, 0.5), lambda t: t.uniform_(-3, 4),
+    lambda t: t.bernoulli_(0.3), lambda t: t.random_(), lambda t: t.random_(17),
+    lambda t: t.random_(-5, 9), lambda t: t.random_(3, None), lambda t: t.exponential_(2.5),
+    lambda t: t.geometric_(0.2), lambda t: t.log_normal_(0.5, 0.25), lambda t: t.cauchy_(1.0, 3.0),
+    lambda t: t.normal_(1.0, 2.0, generator=torch.Generator().manual_seed(7)),
+])
+def test_in_place_random_operators_draw_as_on_the_cpu(draw):
+    torch.manual_seed(5)
+    on_cpu = draw(torch.empty(5, 7))
+    torch.manual_seed(5)
+    on_dev = draw(torch.empty(5, 7, device=DEV))
+    assert on_dev.device.type == DEV
+    assert torch.equal(on_dev.cpu(), on_cpu)
+
+
 def test_autocast_casts_products_down_and_sensitive_ops_up():
     x = torch.randn(4, 8, device=DEV)
     lin = torch.nn.Linear(8, 3).to(DEV)

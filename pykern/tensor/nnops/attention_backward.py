@@ -28,11 +28,13 @@ import functools
 
 import pykern as pk
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
 from pykern.runtime import get_device
 from pykern.tensor.core.device_limits import loop_budget
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.strided import batch_pieces, broadcast_strides, cdiv, prod, view
 from pykern.tensor.core.tensor import Tensor, empty
+from pykern.tensor.nnops.attention_stage import row_stager
 
 GRAD_QUERIES = 64  # pass 1: queries per workgroup
 GRAD_KEYS = 16  # pass 1: keys staged per step
@@ -112,16 +114,84 @@ def fits_loop_budget(lq: int, lk: int, d: int, dv: int) -> bool:
         <= budget
 
 
+def _lane_funcs(cf: DType, d: int, dv: int, lanes: int) -> tuple[Func, Func, Func, Func]:
+    """(lane_sum, row_dots, load_row, store_row): the per-row work both passes share, for a
+    row held by `lanes` invocations, each with columns h, h + lanes, h + 2·lanes, ..."""
+    CF, D, P = cf, d, lanes  # noqa: N806
+    DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806  (columns per invocation)
+
+    @pk.func
+    def lane_sum(x):
+        """The sum of x over the row's lanes (adjacent invocations of a subgroup)."""
+        if P >= 2:
+            x += pk.subgroup_shuffle_xor(x, 1)
+        if P >= 4:
+            x += pk.subgroup_shuffle_xor(x, 2)
+        return x
+
+    @pk.func
+    def row_dots(ra, sa, rb, sb, j, h):
+        """(ra·sa[j], rb·sb[j]) over whole rows: the registers ra (D columns) and rb (Dv)
+        against row j of the stages sa and sb."""
+        s: CF = 0.0
+        for cc in range(DL):
+            s = pk.fma(ra[cc], sa[j, h + cc * P], s)
+        dp: CF = 0.0
+        for cc in range(DVL):
+            dp = pk.fma(rb[cc], sb[j, h + cc * P], dp)
+        return lane_sum(s), lane_sum(dp)
+
+    @pk.func
+    def load_row(regs, zeroed, src, z1, z2, row, h, scale):
+        """regs = this lane's columns of src[z1, z2, row] (D of them) times scale, zeroed = 0."""
+        for cc in range(DL):
+            x: CF = 0.0
+            if h + cc * P < D:
+                x = CF(src[z1, z2, row, h + cc * P]) * scale
+            regs[cc] = x
+            zeroed[cc] = 0.0
+
+    @pk.func
+    def store_row(dst, regs, z1, z2, row, h, scale):
+        """dst[z1, z2, row] = this lane's columns of regs (D of them) times scale."""
+        for cc in range(DL):
+            if h + cc * P < D:
+                dst[z1, z2, row, h + cc * P] = regs[cc] * scale
+
+    return lane_sum, row_dots, load_row, store_row
+
+
+def _stage_funcs(cf: DType, d: int, dv: int, lanes: int, rows: int,
+                 wg: int) -> tuple[Func, Func, Func]:
+    """(zero_padding, stage_d, stage_dv): the shared-memory stages of `rows` rows of D (Dv)
+    columns that the `wg` invocations of a workgroup fill together (rows past the operand's
+    last repeat it: their results are never used)."""
+    DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806
+    D, DV, ROWS = d, dv, rows  # noqa: N806
+    PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
+
+    @pk.func
+    def zero_padding(sd, sdv, t):
+        """The stages' columns past D (Dv) stay zero; written once, before the first barrier
+        (fewer than ROWS * lanes of them: one per invocation at most)."""
+        if PAD > 0 and t < ROWS * PAD:
+            sd[t // max(PAD, 1), D + t % max(PAD, 1)] = 0.0
+        if PADV > 0 and t < ROWS * PADV:
+            sdv[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
+
+    return (zero_padding, row_stager(cf, d, rows, wg, repeat_last=True),
+            row_stager(cf, dv, rows, wg, repeat_last=True))
+
+
 @functools.lru_cache(maxsize=None)
 def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DType,
                    dq_dt: DType, cf: DType, d: int, dv: int, causal: bool,
                    lanes: int) -> pk.Kernel:
-    CF, D, DV, CAUSAL, P = cf, d, dv, causal, lanes  # noqa: N806
+    CF, DV, CAUSAL, P = cf, dv, causal, lanes  # noqa: N806
     DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806  (columns per invocation)
     BQ, BK, WG = GRAD_QUERIES, GRAD_KEYS, GRAD_QUERIES * lanes  # noqa: N806
-    PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
-    LOADS_K = cdiv(BK * d, WG)  # noqa: N806
-    LOADS_V = cdiv(BK * dv, WG)  # noqa: N806
+    lane_sum, row_dots, load_row, store_row = _lane_funcs(cf, d, dv, lanes)
+    zero_padding, stage_k, stage_v = _stage_funcs(cf, d, dv, lanes, BK, WG)
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def attention_grad_q(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
@@ -139,12 +209,7 @@ def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DTy
         lq = q.shape[2]
         lk = k.shape[2]
         row = min(qi, lq - 1)  # invocations past the last query compute, but do not store
-        for cc in range(DL):
-            x: CF = 0.0
-            if h + cc * P < D:
-                x = CF(q[z1, z2, row, h + cc * P]) * scale
-            qr[cc] = x
-            acc[cc] = 0.0
+        load_row(qr, acc, q, z1, z2, row, h, scale)
         di: CF = 0.0
         for cc in range(DVL):
             y: CF = 0.0
@@ -152,43 +217,18 @@ def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DTy
                 y = CF(g[z1, z2, row, h + cc * P])
                 di = pk.fma(y, CF(o[z1, z2, row, h + cc * P]), di)
             gr[cc] = y
-        if P >= 2:
-            di += pk.subgroup_shuffle_xor(di, 1)
-        if P >= 4:
-            di += pk.subgroup_shuffle_xor(di, 2)
+        di = lane_sum(di)
         li = lse[z1, z2, row]
-        # the stage's columns past D (Dv) stay zero; written once, before the first barrier
-        # (fewer than BK * P of them: one per invocation at most)
-        if PAD > 0 and t < BK * PAD:
-            Ks[t // max(PAD, 1), D + t % max(PAD, 1)] = 0.0
-        if PADV > 0 and t < BK * PADV:
-            Vs[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
+        zero_padding(Ks, Vs, t)
         kend = lk
         if CAUSAL:  # no key beyond this workgroup's last query (a uniform bound)
             kend = min(lk, (pk.group_id(0) + 1) * BQ)
         for k0 in range(0, kend, BK):
-            for r in range(LOADS_K):
-                e = t + r * WG
-                if e < BK * D:
-                    Ks[e // D, e % D] = CF(k[z1, z2, min(k0 + e // D, lk - 1), e % D])
-            for r in range(LOADS_V):
-                e = t + r * WG
-                if e < BK * DV:
-                    Vs[e // DV, e % DV] = CF(v[z1, z2, min(k0 + e // DV, lk - 1), e % DV])
+            stage_k(Ks, k, z1, z2, k0, lk, t)
+            stage_v(Vs, v, z1, z2, k0, lk, t)
             pk.barrier()
             for j in range(BK):
-                s: CF = 0.0
-                for cc in range(DL):
-                    s = pk.fma(qr[cc], Ks[j, h + cc * P], s)
-                dp: CF = 0.0
-                for cc in range(DVL):
-                    dp = pk.fma(gr[cc], Vs[j, h + cc * P], dp)
-                if P >= 2:
-                    s += pk.subgroup_shuffle_xor(s, 1)
-                    dp += pk.subgroup_shuffle_xor(dp, 1)
-                if P >= 4:
-                    s += pk.subgroup_shuffle_xor(s, 2)
-                    dp += pk.subgroup_shuffle_xor(dp, 2)
+                s, dp = row_dots(qr, Ks, gr, Vs, j, h)
                 ok = k0 + j < lk
                 if CAUSAL:
                     ok = ok and k0 + j <= qi
@@ -198,9 +238,7 @@ def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DTy
                         acc[cc] = pk.fma(ds, Ks[j, h + cc * P], acc[cc])
             pk.barrier()
         if qi < lq:
-            for cc in range(DL):
-                if h + cc * P < D:
-                    dq[z1, z2, qi, h + cc * P] = acc[cc] * scale
+            store_row(dq, acc, z1, z2, qi, h, scale)
             if h == 0:
                 delta[z1, z2, qi] = di
 
@@ -211,12 +249,11 @@ def _grad_q_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, g_dt: DTy
 def _grad_kv_kernel(q_dt: DType, k_dt: DType, v_dt: DType, g_dt: DType, dk_dt: DType,
                     dv_dt: DType, cf: DType, d: int, dv: int, causal: bool,
                     lanes: int) -> pk.Kernel:
-    CF, D, DV, CAUSAL, P = cf, d, dv, causal, lanes  # noqa: N806
+    CF, DV, CAUSAL, P = cf, dv, causal, lanes  # noqa: N806
     DL, DVL = cdiv(d, lanes), cdiv(dv, lanes)  # noqa: N806  (columns per invocation)
     BK, BQ, WG = GRAD_KV_KEYS, GRAD_KV_QUERIES, GRAD_KV_KEYS * lanes  # noqa: N806
-    PAD, PADV = DL * lanes - d, DVL * lanes - dv  # noqa: N806  (zero columns of the stage)
-    LOADS_Q = cdiv(BQ * d, WG)  # noqa: N806
-    LOADS_G = cdiv(BQ * dv, WG)  # noqa: N806
+    _, row_dots, load_row, store_row = _lane_funcs(cf, d, dv, lanes)
+    zero_padding, stage_q, stage_g = _stage_funcs(cf, d, dv, lanes, BQ, WG)
 
     @pk.kernel(workgroup=(WG, 1, 1))
     def attention_grad_kv(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
@@ -237,53 +274,26 @@ def _grad_kv_kernel(q_dt: DType, k_dt: DType, v_dt: DType, g_dt: DType, dk_dt: D
         lq = q.shape[2]
         lk = k.shape[2]
         col = min(kj, lk - 1)  # invocations past the last key compute, but do not store
-        for cc in range(DL):
-            x: CF = 0.0
-            if h + cc * P < D:
-                x = CF(k[z1, z2, col, h + cc * P]) * scale
-            kr[cc] = x
-            ak[cc] = 0.0
+        load_row(kr, ak, k, z1, z2, col, h, scale)
         for cc in range(DVL):
             y: CF = 0.0
             if h + cc * P < DV:
                 y = CF(v[z1, z2, col, h + cc * P])
             vr[cc] = y
             av[cc] = 0.0
-        # the stage's columns past D (Dv) stay zero; written once, before the first barrier
-        # (fewer than BQ * P of them: one per invocation at most)
-        if PAD > 0 and t < BQ * PAD:
-            Qs[t // max(PAD, 1), D + t % max(PAD, 1)] = 0.0
-        if PADV > 0 and t < BQ * PADV:
-            Gs[t // max(PADV, 1), DV + t % max(PADV, 1)] = 0.0
+        zero_padding(Qs, Gs, t)
         qstart = 0
         if CAUSAL:  # no query before this workgroup's first key sees any of its keys
             qstart = pk.group_id(0) * BK
         for q0 in range(qstart, lq, BQ):
-            for r in range(LOADS_Q):
-                e = t + r * WG
-                if e < BQ * D:
-                    Qs[e // D, e % D] = CF(q[z1, z2, min(q0 + e // D, lq - 1), e % D])
-            for r in range(LOADS_G):
-                e = t + r * WG
-                if e < BQ * DV:
-                    Gs[e // DV, e % DV] = CF(g[z1, z2, min(q0 + e // DV, lq - 1), e % DV])
+            stage_q(Qs, q, z1, z2, q0, lq, t)
+            stage_g(Gs, g, z1, z2, q0, lq, t)
             if t < BQ:
                 Ls[t] = lse[z1, z2, min(q0 + t, lq - 1)]
                 Es[t] = delta[z1, z2, min(q0 + t, lq - 1)]
             pk.barrier()
             for i in range(BQ):
-                s: CF = 0.0
-                for cc in range(DL):
-                    s = pk.fma(Qs[i, h + cc * P], kr[cc], s)
-                dp: CF = 0.0
-                for cc in range(DVL):
-                    dp = pk.fma(Gs[i, h + cc * P], vr[cc], dp)
-                if P >= 2:
-                    s += pk.subgroup_shuffle_xor(s, 1)
-                    dp += pk.subgroup_shuffle_xor(dp, 1)
-                if P >= 4:
-                    s += pk.subgroup_shuffle_xor(s, 2)
-                    dp += pk.subgroup_shuffle_xor(dp, 2)
+                s, dp = row_dots(kr, Qs, vr, Gs, i, h)
                 ok = q0 + i < lq
                 if CAUSAL:
                     ok = ok and kj <= q0 + i
@@ -296,9 +306,7 @@ def _grad_kv_kernel(q_dt: DType, k_dt: DType, v_dt: DType, g_dt: DType, dk_dt: D
                         ak[cc] = pk.fma(ds, Qs[i, h + cc * P], ak[cc])
             pk.barrier()
         if kj < lk:
-            for cc in range(DL):
-                if h + cc * P < D:
-                    dk[z1, z2, kj, h + cc * P] = ak[cc] * scale
+            store_row(dk, ak, z1, z2, kj, h, scale)
             for cc in range(DVL):
                 if h + cc * P < DV:
                     dval[z1, z2, kj, h + cc * P] = av[cc]

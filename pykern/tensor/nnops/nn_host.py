@@ -21,6 +21,7 @@ import functools
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.lang.func import Func
 from pykern.tensor.core.promotion import compute_float
 
 
@@ -109,12 +110,31 @@ def softmax_kernel(x_dt: DType, o_dt: DType, log: bool, n_lanes: int) -> pk.Kern
     return softmax_host
 
 
+def normalize_func(cf: DType, has_w: bool, has_b: bool, step: int) -> Func:
+    """`normalize(x, w, b, out, i0, i1, i2, start, mean, rstd)`, layer_norm's last walk (here
+    and in the portable kernel): out[i0, i1, i2, j] = (x - mean) · rstd, times w[j] where
+    `has_w`, plus b[j] where `has_b`, in `cf`, for j = start, start + step, ... of the row."""
+    CF, HAS_W, HAS_B, STEP = cf, has_w, has_b, step  # noqa: N806
+
+    @pk.func
+    def normalize(x, w, b, out, i0, i1, i2, start, mean, rstd):
+        for j in range(start, x.shape[3], STEP):
+            y = (CF(x[i0, i1, i2, j]) - mean) * rstd
+            if HAS_W:
+                y = y * CF(w[j])
+            if HAS_B:
+                y = y + CF(b[j])
+            out[i0, i1, i2, j] = y
+
+    return normalize
+
+
 @functools.lru_cache(maxsize=None)
 def layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool,
                       has_b: bool, n_lanes: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
     LANES = n_lanes  # noqa: N806
-    HAS_W, HAS_B = has_w, has_b  # noqa: N806
+    normalize = normalize_func(CF, has_w, has_b, 1)
 
     @pk.kernel
     def layer_norm_host(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
@@ -142,13 +162,7 @@ def layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool,
         mean = mean + shift
         var = pk.max(lane_sum(squares, width) / CF(n) - shift * shift, CF(0.0))
         rstd = 1.0 / pk.sqrt(var + eps)
-        for j in range(n):
-            y = (CF(x[i0, i1, i2, j]) - mean) * rstd
-            if HAS_W:
-                y = y * CF(w[j])
-            if HAS_B:
-                y = y + CF(b[j])
-            out[i0, i1, i2, j] = y
+        normalize(x, w, b, out, i0, i1, i2, 0, mean, rstd)
 
     return layer_norm_host
 

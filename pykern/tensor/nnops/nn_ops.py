@@ -41,6 +41,7 @@ from pykern.tensor.gemm import matmul as linalg
 from pykern.tensor.nnops import nn_host
 from pykern.tensor.nnops.attention_backward import attention_grads, fits_loop_budget, lse_like
 from pykern.tensor.nnops.attention_coop import coop_attention
+from pykern.tensor.nnops.attention_stage import row_stager
 from pykern.tensor.core.checks import check_dtype_in, check_int
 from pykern.tensor.create.creation import fill
 from pykern.tensor.core.device_limits import is_cpu_device, loop_budget
@@ -463,9 +464,9 @@ def _as_vector(p: Tensor, length: int) -> Tensor:
 def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b: bool,
                        wg: int) -> pk.Kernel:
     CF = compute_float(x_dt)  # noqa: N806
-    HAS_W, HAS_B = has_w, has_b  # noqa: N806
     WG = wg  # noqa: N806
     SHORT = wg == 1  # noqa: N806
+    normalize = nn_host.normalize_func(CF, has_w, has_b, WG)
 
     @pk.kernel(workgroup=(max(WG, 64) if SHORT else WG, 1, 1))
     def layer_norm_rows(x: x_dt[:, :, :, :], w: w_dt[:], b: b_dt[:], out: x_dt[:, :, :, :],
@@ -496,13 +497,7 @@ def _layer_norm_kernel(x_dt: DType, w_dt: DType, b_dt: DType, has_w: bool, has_b
             mean = parts[1, 0]
             m2 = parts[2, 0]
         rstd = 1.0 / pk.sqrt(m2 / CF(length) + eps)
-        for j in range(t, length, WG):
-            y = (CF(x[i0, i1, i2, j]) - mean) * rstd
-            if HAS_W:
-                y = y * CF(w[j])
-            if HAS_B:
-                y = y + CF(b[j])
-            out[i0, i1, i2, j] = y
+        normalize(x, w, b, out, i0, i1, i2, t, mean, rstd)
 
     return layer_norm_rows
 
@@ -733,8 +728,8 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
     D, DV, CAUSAL, SAVE_LSE = d, dv, causal, save_lse  # noqa: N806
     BQ, BK = ATT_QUERIES, ATT_KEYS  # noqa: N806
     DVS = max(dv, 1)  # noqa: N806
-    LOADS_K = cdiv(BK * d, BQ)  # noqa: N806
-    LOADS_V = cdiv(BK * DVS, BQ)  # noqa: N806
+    stage_k = row_stager(CF, d, BK, BQ)
+    stage_v = row_stager(CF, DVS, BK, BQ, cols=dv)
 
     @pk.kernel(workgroup=(BQ, 1, 1))
     def attention_fused(q: q_dt[:, :, :, :], k: k_dt[:, :, :, :], v: v_dt[:, :, :, :],
@@ -761,24 +756,8 @@ def _attention_kernel(q_dt: DType, k_dt: DType, v_dt: DType, o_dt: DType, d: int
         if CAUSAL:  # no key beyond this workgroup's last query is needed (uniform bound)
             kend = min(lk, (pk.group_id(0) + 1) * BQ)
         for k0 in range(0, kend, BK):
-            for r in range(LOADS_K):
-                e = t + r * BQ
-                if e < BK * D:
-                    j = e // D
-                    c = e % D
-                    kv: CF = 0.0
-                    if k0 + j < lk:
-                        kv = CF(k[z1, z2, k0 + j, c])
-                    Ks[j, c] = kv
-            for r in range(LOADS_V):
-                e = t + r * BQ
-                if e < BK * DVS:
-                    j = e // DVS
-                    c = e % DVS
-                    vv: CF = 0.0
-                    if k0 + j < lk and c < DV:
-                        vv = CF(v[z1, z2, k0 + j, c])
-                    Vs[j, c] = vv
+            stage_k(Ks, k, z1, z2, k0, lk, t)
+            stage_v(Vs, v, z1, z2, k0, lk, t)
             pk.barrier()
             bm = m
             for j in range(BK):
