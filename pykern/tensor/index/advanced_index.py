@@ -5,7 +5,7 @@ lies at  span[pre[p] + lin[b] + post[q]]  in a flat view `span` of the tensor's 
 `b` runs over the index arrays' broadcast shape, `p` over the sliced dimensions that come
 before it in the result and `q` over those after it; the three offset vectors are i64 tensors
 built on the device (`lin` from the index arrays, `pre` and `post` from the strides of the
-basic view). One gather kernel reads the result in a grid over (q, b, p), one scatter kernel
+basic view). One kernel reads the result in a grid over (q, b, p) or, in the other direction,
 writes a value.
 
 Reads are copies (as numpy's). Writes where several index entries name the same element
@@ -73,7 +73,7 @@ def gather(x: Tensor, sel: Selection) -> Tensor:
     p, b, q = lay.pbq
     if out.size == 0:
         return out
-    kern = _gather_kernel(x.dtype, _workgroup(q))
+    kern = _copy_kernel(x.dtype, _workgroup(q), scatter=False)
     kern[q, b, p](lay.span, lay.pre, lay.lin, lay.post, view(out, (p, b, q), (b * q, q, 1)))
     return out
 
@@ -102,8 +102,8 @@ def scatter(x: Tensor, sel: Selection, value: object) -> None:
     if p * b * q == 0:
         return
     if sel.unique:
-        _scatter_kernel(x.dtype, _workgroup(q))[q, b, p](lay.span, lay.pre, lay.lin,
-                                                         lay.post, vals)
+        kern = _copy_kernel(x.dtype, _workgroup(q), scatter=True)
+        kern[q, b, p](lay.span, lay.pre, lay.lin, lay.post, vals)
     else:
         won = winners(sel)
         _scatter_last_kernel(x.dtype, _workgroup(q))[q, b, p](lay.span, lay.pre, lay.lin,
@@ -225,30 +225,32 @@ def _workgroup(q: int) -> tuple[int, int, int]:
     return (16, 4, 1) if q >= 16 else (1, 64, 1)
 
 
-@functools.lru_cache(maxsize=None)
-def _gather_kernel(x_dt: DType, workgroup: tuple[int, int, int]) -> pk.Kernel:
-    @pk.kernel(workgroup=workgroup)
-    def advanced_gather(span: x_dt[:], pre: dt.i64[:], lin: dt.i64[:], post: dt.i64[:],
-                        out: x_dt[:, :, :]):
-        q = pk.global_id(0)
-        b = pk.global_id(1)
-        p = pk.global_id(2)
-        out[p, b, q] = span[pre[p] + lin[b] + post[q]]
-
-    return advanced_gather
+@pk.func
+def _element(pre, lin, post):
+    """(p, b, q, at): this invocation's place in the (P, B, Q) grid of the result (launched
+    over (Q, B, P)) and the offset in `span` of the element it reads or writes."""
+    q = pk.global_id(0)
+    b = pk.global_id(1)
+    p = pk.global_id(2)
+    return p, b, q, pre[p] + lin[b] + post[q]
 
 
 @functools.lru_cache(maxsize=None)
-def _scatter_kernel(x_dt: DType, workgroup: tuple[int, int, int]) -> pk.Kernel:
-    @pk.kernel(workgroup=workgroup)
-    def advanced_scatter(span: x_dt[:], pre: dt.i64[:], lin: dt.i64[:], post: dt.i64[:],
-                         vals: x_dt[:, :, :]):
-        q = pk.global_id(0)
-        b = pk.global_id(1)
-        p = pk.global_id(2)
-        span[pre[p] + lin[b] + post[q]] = vals[p, b, q]
+def _copy_kernel(x_dt: DType, workgroup: tuple[int, int, int], scatter: bool) -> pk.Kernel:
+    """The gather (span's selected elements into the dense (P, B, Q) tensor) or, with
+    `scatter`, the other way round: one direction is compiled, the flag is a constant."""
+    SCATTER = scatter  # noqa: N806
 
-    return advanced_scatter
+    @pk.kernel(workgroup=workgroup)
+    def advanced_copy(span: x_dt[:], pre: dt.i64[:], lin: dt.i64[:], post: dt.i64[:],
+                      dense: x_dt[:, :, :]):
+        p, b, q, at = _element(pre, lin, post)
+        if SCATTER:
+            span[at] = dense[p, b, q]
+        else:
+            dense[p, b, q] = span[at]
+
+    return advanced_copy
 
 
 @functools.lru_cache(maxsize=None)
@@ -256,11 +258,9 @@ def _scatter_last_kernel(x_dt: DType, workgroup: tuple[int, int, int]) -> pk.Ker
     @pk.kernel(workgroup=workgroup)
     def advanced_scatter_last(span: x_dt[:], pre: dt.i64[:], lin: dt.i64[:], post: dt.i64[:],
                               vals: x_dt[:, :, :], won: dt.i32[:]):
-        q = pk.global_id(0)
-        b = pk.global_id(1)
-        p = pk.global_id(2)
+        p, b, q, at = _element(pre, lin, post)
         if won[b] != 0:
-            span[pre[p] + lin[b] + post[q]] = vals[p, b, q]
+            span[at] = vals[p, b, q]
 
     return advanced_scatter_last
 
