@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pykern as pk
+from pykern.lang.func import Func
 from pykern.tensor.gemm.gemm_tile import tile_position
 from pykern.tensor.core.strided import cdiv, view
 from pykern.tensor.core.tensor import Tensor
@@ -157,62 +158,19 @@ def load_b(b, z1, z2, e, n0, k0, ns, ks, bn, bk):
 
 
 @pk.func
-def four_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk):
-    """Elements e, e + nt, e + 2 nt, e + 3 nt of A's slice (an invocation's share)."""
-    return (load_a(a, z1, z2, e, m0, k0, rs, ks, bm, bk),
-            load_a(a, z1, z2, e + nt, m0, k0, rs, ks, bm, bk),
-            load_a(a, z1, z2, e + 2 * nt, m0, k0, rs, ks, bm, bk),
-            load_a(a, z1, z2, e + 3 * nt, m0, k0, rs, ks, bm, bk))
-
-
-@pk.func
-def four_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk):
-    """Elements e, e + nt, e + 2 nt, e + 3 nt of B's slice."""
-    return (load_b(b, z1, z2, e, n0, k0, ns, ks, bn, bk),
-            load_b(b, z1, z2, e + nt, n0, k0, ns, ks, bn, bk),
-            load_b(b, z1, z2, e + 2 * nt, n0, k0, ns, ks, bn, bk),
-            load_b(b, z1, z2, e + 3 * nt, n0, k0, ns, ks, bn, bk))
-
-
-@pk.func
-def stash_four(s, vals, e, nt, ms, ks, size, bk):
-    """s[k, i] = vals[r] for the elements e + r nt (r < 4) of a slice (i = digit(e, ms, size),
-    k = digit(e, ks, bk)): the slice stored k-major in shared memory."""
-    s[digit(e, ks, bk), digit(e, ms, size)] = vals[0]
-    s[digit(e + nt, ks, bk), digit(e + nt, ms, size)] = vals[1]
-    s[digit(e + 2 * nt, ks, bk), digit(e + 2 * nt, ms, size)] = vals[2]
-    s[digit(e + 3 * nt, ks, bk), digit(e + 3 * nt, ms, size)] = vals[3]
-
-
-@pk.func
-def eight_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk):
-    """Elements e + r nt (r < 8) of A's slice."""
-    first = four_a(a, z1, z2, e, nt, m0, k0, rs, ks, bm, bk)
-    rest = four_a(a, z1, z2, e + 4 * nt, nt, m0, k0, rs, ks, bm, bk)
-    return first + rest
-
-
-@pk.func
-def eight_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk):
-    """Elements e + r nt (r < 8) of B's slice."""
-    first = four_b(b, z1, z2, e, nt, n0, k0, ns, ks, bn, bk)
-    rest = four_b(b, z1, z2, e + 4 * nt, nt, n0, k0, ns, ks, bn, bk)
-    return first + rest
-
-
-@pk.func
-def stash_eight(s, vals, e, nt, ms, ks, size, bk):
-    """`stash_four` of the elements e + r nt, r < 8."""
-    stash_four(s, vals[:4], e, nt, ms, ks, size, bk)
-    stash_four(s, vals[4:], e + 4 * nt, nt, ms, ks, size, bk)
+def stash_element(s, v, e, ms, ks, size, bk):
+    """s[k, i] = v for element e of a slice (i = digit(e, ms, size), k = digit(e, ks, bk)): the
+    slice stored k-major in shared memory (A's transposed, B's as it is)."""
+    s[digit(e, ks, bk), digit(e, ms, size)] = v
 
 
 # The same steps with 8-byte loads: `aw`, `bw` are A and B as u64 words of two f32 of a row
-# (A's k, B's n; `_pairs`), so a slice row holds wpr = BK / 2 words of A, BN / 2 of B.
+# (A's k, B's n; `_pairs`), so a slice row holds wpr = BK / 2 words of A, BN / 2 of B. A
+# word's functions take the signatures of an element's (both slice sizes, one of them unused).
 
 
 @pk.func
-def word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm):
+def word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm, bk):
     """Word e of the BM x BK slice of A at (m0, k0): row digit(e, ws, bm), k pair
     digit(e, 0, wpr) (wpr = 2**ws words per row)."""
     gm = min(m0 + digit(e, ws, bm), aw.shape[2] - 1)
@@ -222,43 +180,13 @@ def word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm):
 
 
 @pk.func
-def word_b(bw, z1, z2, e, n0, k0, ws, wpr, bk):
+def word_b(bw, z1, z2, e, n0, k0, ws, wpr, bn, bk):
     """Word e of the BK x BN slice of B at (k0, n0): k digit(e, ws, bk), column pair
     digit(e, 0, wpr)."""
     gk = k0 + digit(e, ws, bk)
     gw = (n0 >> 1) + digit(e, 0, wpr)
     w = bw[z1, z2, min(gk, bw.shape[2] - 1), min(gw, bw.shape[3] - 1)]
     return pk.select(gk < bw.shape[2], w, pk.u64(0))
-
-
-@pk.func
-def two_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk):
-    """Words e and e + nt of A's slice (the signature of `four_a`)."""
-    return (word_a(aw, z1, z2, e, m0, k0, ws, wpr, bm),
-            word_a(aw, z1, z2, e + nt, m0, k0, ws, wpr, bm))
-
-
-@pk.func
-def four_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk):
-    """Words e + r nt (r < 4) of A's slice."""
-    first = two_words_a(aw, z1, z2, e, nt, m0, k0, ws, wpr, bm, bk)
-    rest = two_words_a(aw, z1, z2, e + 2 * nt, nt, m0, k0, ws, wpr, bm, bk)
-    return first + rest
-
-
-@pk.func
-def two_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk):
-    """Words e and e + nt of B's slice."""
-    return (word_b(bw, z1, z2, e, n0, k0, ws, wpr, bk),
-            word_b(bw, z1, z2, e + nt, n0, k0, ws, wpr, bk))
-
-
-@pk.func
-def four_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk):
-    """Words e + r nt (r < 4) of B's slice."""
-    first = two_words_b(bw, z1, z2, e, nt, n0, k0, ws, wpr, bn, bk)
-    rest = two_words_b(bw, z1, z2, e + 2 * nt, nt, n0, k0, ws, wpr, bn, bk)
-    return first + rest
 
 
 @pk.func
@@ -274,7 +202,7 @@ def high_f32(w):
 
 
 @pk.func
-def stash_word_a(s, w, e, ws, wpr, bm):
+def stash_word_a(s, w, e, ws, wpr, bm, bk):
     """Word e of A's slice into the k-major shared slice: two k rows of one column."""
     row = digit(e, ws, bm)
     s[2 * digit(e, 0, wpr), row] = low_f32(w)
@@ -282,39 +210,77 @@ def stash_word_a(s, w, e, ws, wpr, bm):
 
 
 @pk.func
-def stash_word_b(s, w, e, ws, wpr, bk):
+def stash_word_b(s, w, e, ws, wpr, bn, bk):
     """Word e of B's slice: two neighbouring columns of one k row."""
     kb = digit(e, ws, bk)
     s[kb, 2 * digit(e, 0, wpr)] = low_f32(w)
     s[kb, 2 * digit(e, 0, wpr) + 1] = high_f32(w)
 
 
-@pk.func
-def stash_two_words_a(s, vals, e, nt, ws, wpr, bm, bk):
-    """Words e and e + nt of A's slice (the signature of `stash_four`)."""
-    stash_word_a(s, vals[0], e, ws, wpr, bm)
-    stash_word_a(s, vals[1], e + nt, ws, wpr, bm)
+def _fetches(read: Func) -> tuple[Func, Func, Func]:
+    """(two, four, eight): the elements (or words) e + r nt, r < 2, 4 or 8, of one operand's
+    slice, an invocation's share, each read with `read` (`load_a`, `word_b`, ...); s1 and s2
+    say where e's indices lie, as `read` takes them (the kernel's DA1, DA2 or DB1, DB2)."""
+
+    @pk.func
+    def two(src, z1, z2, e, nt, o0, k0, s1, s2, bo, bk):
+        """Elements e and e + nt of the slice at (o0, k0) (m0 or n0, k0)."""
+        return (read(src, z1, z2, e, o0, k0, s1, s2, bo, bk),
+                read(src, z1, z2, e + nt, o0, k0, s1, s2, bo, bk))
+
+    @pk.func
+    def four(src, z1, z2, e, nt, o0, k0, s1, s2, bo, bk):
+        """Elements e + r nt (r < 4) of the slice."""
+        first = two(src, z1, z2, e, nt, o0, k0, s1, s2, bo, bk)
+        rest = two(src, z1, z2, e + 2 * nt, nt, o0, k0, s1, s2, bo, bk)
+        return first + rest
+
+    @pk.func
+    def eight(src, z1, z2, e, nt, o0, k0, s1, s2, bo, bk):
+        """Elements e + r nt (r < 8) of the slice."""
+        first = four(src, z1, z2, e, nt, o0, k0, s1, s2, bo, bk)
+        rest = four(src, z1, z2, e + 4 * nt, nt, o0, k0, s1, s2, bo, bk)
+        return first + rest
+
+    return two, four, eight
 
 
-@pk.func
-def stash_four_words_a(s, vals, e, nt, ws, wpr, bm, bk):
-    """Words e + r nt (r < 4) of A's slice."""
-    stash_two_words_a(s, vals[:2], e, nt, ws, wpr, bm, bk)
-    stash_two_words_a(s, vals[2:], e + 2 * nt, nt, ws, wpr, bm, bk)
+def _stashes(put: Func) -> tuple[Func, Func, Func]:
+    """(two, four, eight): the values `_fetches` read (2, 4 or 8 of them, for the elements
+    e + r nt) into the shared slice, each stored with `put` (`stash_element`, ...)."""
+
+    @pk.func
+    def two(s, vals, e, nt, s1, s2, bo, bk):
+        """vals[0] and vals[1] for the elements e and e + nt."""
+        put(s, vals[0], e, s1, s2, bo, bk)
+        put(s, vals[1], e + nt, s1, s2, bo, bk)
+
+    @pk.func
+    def four(s, vals, e, nt, s1, s2, bo, bk):
+        """vals[r] for the elements e + r nt (r < 4)."""
+        two(s, vals[:2], e, nt, s1, s2, bo, bk)
+        two(s, vals[2:], e + 2 * nt, nt, s1, s2, bo, bk)
+
+    @pk.func
+    def eight(s, vals, e, nt, s1, s2, bo, bk):
+        """vals[r] for the elements e + r nt (r < 8)."""
+        four(s, vals[:4], e, nt, s1, s2, bo, bk)
+        four(s, vals[4:], e + 4 * nt, nt, s1, s2, bo, bk)
+
+    return two, four, eight
 
 
-@pk.func
-def stash_two_words_b(s, vals, e, nt, ws, wpr, bn, bk):
-    """Words e and e + nt of B's slice."""
-    stash_word_b(s, vals[0], e, ws, wpr, bk)
-    stash_word_b(s, vals[1], e + nt, ws, wpr, bk)
+def _steps(read_a: Func, read_b: Func, put_a: Func,
+           put_b: Func) -> dict[int, tuple[Func, Func, Func, Func]]:
+    """(fetch A, fetch B, stash A, stash B) by the number of elements (or words) an invocation
+    stages per slice: 2, 4 or 8."""
+    fa, fb, sa = _fetches(read_a), _fetches(read_b), _stashes(put_a)
+    sb = sa if put_b is put_a else _stashes(put_b)
+    return {n: (fa[i], fb[i], sa[i], sb[i]) for i, n in enumerate((2, 4, 8))}
 
 
-@pk.func
-def stash_four_words_b(s, vals, e, nt, ws, wpr, bn, bk):
-    """Words e + r nt (r < 4) of B's slice."""
-    stash_two_words_b(s, vals[:2], e, nt, ws, wpr, bn, bk)
-    stash_two_words_b(s, vals[2:], e + 2 * nt, nt, ws, wpr, bn, bk)
+SCALAR_STEPS = _steps(load_a, load_b, stash_element, stash_element)
+WORD_STEPS = _steps(word_a, word_b, stash_word_a, stash_word_b)
 
 
 @pk.func
@@ -350,13 +316,6 @@ def store8(c, z1, z2, row, p, step, half, vals, accumulate):
 
 
 # ------------------------------------------------------------ the kernel
-
-
-# each slice function by the number of elements (or words) an invocation stages per slice
-SCALAR_STEPS = {4: (four_a, four_b, stash_four, stash_four),
-                8: (eight_a, eight_b, stash_eight, stash_eight)}
-WORD_STEPS = {2: (two_words_a, two_words_b, stash_two_words_a, stash_two_words_b),
-              4: (four_words_a, four_words_b, stash_four_words_a, stash_four_words_b)}
 
 
 @functools.lru_cache(maxsize=None)
