@@ -88,37 +88,48 @@ def _odd_prime(r: int) -> object:
     return dft_odd
 
 
+def _columns(dft: object, count: int, length: int, read: tuple[int, int],
+             write: tuple[int, int]) -> object:
+    """A device function (a, out) -> out that runs `count` DFTs of `length`: DFT c reads its
+    inputs j from a[c·rc + j·re] and writes its outputs k to out[c·wc + k·we], where
+    read = (rc, re) and write = (wc, we); the rest of `out` is passed through."""
+    rc, re = read
+    wc, we = write
+
+    @pk.func
+    def dft_columns(a, out):
+        column = (a[0],) * length
+        for c in pk.static_range(count):
+            for j in pk.static_range(length):
+                column[j] = a[c * rc + j * re]
+            column = dft(column)
+            for k in pk.static_range(length):
+                out[c * wc + k * we] = column[k]
+        return out
+
+    return dft_columns
+
+
 def _composite(p: int, q: int, dft_p: object, dft_q: object) -> object:
     """The DFT of length p·q from q DFTs of length p and p of length q (module docstring)."""
     r = p * q
     cos_table = tuple(math.cos(2 * math.pi * k / r) for k in range(r))
     sin_table = tuple(math.sin(2 * math.pi * k / r) for k in range(r))
+    # y[n2·p + k1]: the inner DFT k1 of the inputs n2, n2 + q, ...; X_(k1 + p·k2) = the outer
+    # DFT k2 of y[k1], y[p + k1], ... (once twiddled)
+    inner = _columns(dft_p, q, p, read=(1, q), write=(p, 1))
+    outer = _columns(dft_q, p, q, read=(1, p), write=(1, p))
 
     @pk.func
     def dft_composite(a):
-        out = a
-        y = a  # y[n2·p + k1]: the inner DFT k1 of the inputs n2, n2 + q, ..., twiddled
-        inner = (a[0],) * p
-        for n2 in pk.static_range(q):
-            for n1 in pk.static_range(p):
-                inner[n1] = a[q * n1 + n2]
-            inner = dft_p(inner)
-            for k1 in pk.static_range(p):
-                if n2 * k1 == 0:
-                    y[n2 * p + k1] = inner[k1]
-                else:
-                    z = inner[k1]
-                    y[n2 * p + k1] = complex(
-                        z.real * cos_table[(n2 * k1) % r] + z.imag * sin_table[(n2 * k1) % r],
-                        z.imag * cos_table[(n2 * k1) % r] - z.real * sin_table[(n2 * k1) % r])
-        outer = (a[0],) * q
-        for k1 in pk.static_range(p):
-            for n2 in pk.static_range(q):
-                outer[n2] = y[n2 * p + k1]
-            outer = dft_q(outer)
-            for k2 in pk.static_range(q):
-                out[k1 + p * k2] = outer[k2]
-        return out
+        y = inner(a, a)
+        for n2 in pk.static_range(1, q):
+            for k1 in pk.static_range(1, p):
+                z = y[n2 * p + k1]
+                y[n2 * p + k1] = complex(
+                    z.real * cos_table[(n2 * k1) % r] + z.imag * sin_table[(n2 * k1) % r],
+                    z.imag * cos_table[(n2 * k1) % r] - z.real * sin_table[(n2 * k1) % r])
+        return outer(y, a)
 
     return dft_composite
 
