@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..vulkan import _vk
 from ..vulkan._vk import ffi, lib
+from ..vulkan.objects import struct
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,37 +43,20 @@ class HostImport:
         self._pointer_of = _vk.load_device_functions(
             vk_device, ["vkGetMemoryHostPointerPropertiesEXT"]
         ).vkGetMemoryHostPointerPropertiesEXT
-        self._props = ffi.new(
-            "VkMemoryHostPointerPropertiesEXT*",
-            {"sType": lib.VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT},
-        )
-        self._external = ffi.new(
-            "VkExternalMemoryBufferCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
-                "handleTypes": HANDLE_TYPE,
-            },
-        )
-        self._buffer_info = ffi.new(
-            "VkBufferCreateInfo*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                "pNext": self._external,
-                "usage": USAGE,
-                "sharingMode": lib.VK_SHARING_MODE_EXCLUSIVE,
-            },
-        )
-        self._import_info = ffi.new(
-            "VkImportMemoryHostPointerInfoEXT*",
-            {
-                "sType": lib.VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
-                "handleType": HANDLE_TYPE,
-            },
-        )
-        self._alloc_info = ffi.new(
-            "VkMemoryAllocateInfo*",
-            {"sType": lib.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, "pNext": self._import_info},
-        )
+        self._props = struct("VkMemoryHostPointerPropertiesEXT",
+                             lib.VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT)
+        self._external = struct("VkExternalMemoryBufferCreateInfo",
+                                lib.VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                handleTypes=HANDLE_TYPE)
+        self._buffer_info = struct("VkBufferCreateInfo", lib.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                   pNext=self._external, usage=USAGE,
+                                   sharingMode=lib.VK_SHARING_MODE_EXCLUSIVE)
+        self._import_info = struct("VkImportMemoryHostPointerInfoEXT",
+                                   lib.VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                   handleType=HANDLE_TYPE)
+        self._alloc_info = struct("VkMemoryAllocateInfo",
+                                  lib.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  pNext=self._import_info)
         self._req = ffi.new("VkMemoryRequirements*")
         self.imports = 0  # imports made (for tests and statistics)
 

@@ -23,6 +23,12 @@ def create(create_call: Callable[..., int], vk_device: object, info_type: str, f
     return handle[0]
 
 
+def struct(name: str, s_type: int, **fields: object) -> object:
+    """A new Vulkan struct `name` (without `*`) with its `sType` and `fields` set; the struct
+    lives as long as the returned cdata (a `pNext` it points to must be kept alive too)."""
+    return ffi.new(name + "*", {"sType": s_type, **fields})
+
+
 class DeviceQueue(NamedTuple):
     """A queue of a logical device, with what recording into and submitting to it takes."""
 
