@@ -29,7 +29,7 @@ class RMSprop(Optimizer):
     """
 
     name = "RMSprop"
-    rule = rules.rmsprop_rule
+    rule = staticmethod(rules.rmsprop_rule)
     state_names = (SQUARE_AVG, MOMENTUM, GRAD_AVG)
     row_columns = rules.RMS_COLUMNS
 
