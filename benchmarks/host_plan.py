@@ -21,7 +21,7 @@ class HostPlan:
     matmul: int  # an n×n×n f32 product
     lavapipe_matmul: int
     compile_kernels: int  # distinct new kernels compiled cold, then warm in a fresh process
-    train_epochs: int  # epochs of examples/train_mlp.py timed (after one untimed epoch)
+    train_epochs: int  # epochs of examples/train_mlp.py timed (after the untimed warm-up)
     train_samples: int | None  # None: the digits data set; else that many random 8x8 images
     budget_s: float  # time spent timing each implementation of a case (calls follow)
     most_reps: int  # calls timed at most

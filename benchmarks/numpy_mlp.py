@@ -9,6 +9,8 @@ example does), from the weights given, in f32.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 BETAS = (0.9, 0.999)
@@ -37,14 +39,17 @@ def loss_and_grads(p: dict[str, np.ndarray], x: np.ndarray,
 
 
 def train(params: dict[str, np.ndarray], x: np.ndarray, y: np.ndarray, epochs: int,
-          batch: int, lr: float) -> list[float]:
-    """As examples/train_mlp.py's `train`: updates `params` in place, returns every loss."""
+          batch: int, lr: float, on_epoch: Callable[[int], None] | None = None) -> list[float]:
+    """As examples/train_mlp.py's `train`: updates `params` in place, returns every loss;
+    `on_epoch(e)` is called as epoch `e` starts."""
     b1, b2 = BETAS
     m = {k: np.zeros_like(params[k]) for k in NAMES}
     v = {k: np.zeros_like(params[k]) for k in NAMES}
     rng = np.random.default_rng(1)
     losses, t = [], 0
-    for _ in range(epochs):
+    for epoch in range(epochs):
+        if on_epoch is not None:
+            on_epoch(epoch)
         order = rng.permutation(len(x))
         for i in range(0, len(order), batch):
             idx = order[i:i + batch]

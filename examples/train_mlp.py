@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,9 +59,11 @@ def make_model() -> pk.nn.Module:
 
 
 def train(model: pk.nn.Module, x_train: np.ndarray, y_train: np.ndarray, epochs: int,
-          batch: int, lr: float, log: bool = True, eager: bool = False) -> list[float]:
+          batch: int, lr: float, log: bool = True, eager: bool = False,
+          on_epoch: Callable[[int], None] | None = None) -> list[float]:
     """AdamW over shuffled minibatches (the order from seed 1); the loss of every step. The
-    step is `@pk.compile`d (recorded on its first calls, then replayed) unless `eager`."""
+    step is `@pk.compile`d (recorded on its first calls, then replayed) unless `eager`.
+    `on_epoch(e)`, when given, is called as epoch `e` starts (a benchmark's clock)."""
     opt = pk.optim.AdamW(model.parameters(), lr=lr)
     xt, yt = pk.asarray(x_train), pk.asarray(y_train.astype(np.int32))
 
@@ -76,6 +79,8 @@ def train(model: pk.nn.Module, x_train: np.ndarray, y_train: np.ndarray, epochs:
     losses: list[float] = []
     timer = StepTimer(epochs * -(-len(x_train) // batch))
     for epoch in range(epochs):
+        if on_epoch is not None:
+            on_epoch(epoch)
         order = rng.permutation(len(x_train))
         total = 0.0
         for i in range(0, len(order), batch):

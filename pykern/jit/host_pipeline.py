@@ -47,10 +47,47 @@ class HostVariant:
     loop_status: None = None
 
 
+# the workgroup of a kernel that does not depend on its own (`workgroup_free`) over a 2-D or
+# 3-D grid on the host: rows of 64 invocations, the loop LLVM vectorises (16 x 16, the
+# default for GPUs, leaves it 16 iterations, too short to vectorise)
+HOST_ROWS_WORKGROUP = (64, 4, 1)
+# the invocation ids, operations and arrays whose meaning depends on the workgroup's shape
+_WORKGROUP_BUILTINS = frozenset({ir.BuiltinKind.LOCAL_ID, ir.BuiltinKind.GROUP_ID,
+                                 ir.BuiltinKind.GROUP_SIZE, ir.BuiltinKind.NUM_GROUPS})
+
+
+def workgroup_free(kernel_ir: ir.Kernel) -> bool:
+    """Whether `kernel_ir` computes the same whatever its workgroup: it (with the functions it
+    calls) reads no local or group id, group size or count, has no barrier, subgroup
+    operation or shared array, and runs one invocation per grid point (`items`)."""
+    if kernel_ir.items != 1:
+        return False
+    for node in ir.walk(kernel_ir):
+        if isinstance(node, (ir.Barrier, ir.Subgroup)):
+            return False
+        if isinstance(node, ir.Builtin) and node.kind in _WORKGROUP_BUILTINS:
+            return False
+        if isinstance(node, ir.ArrayDecl) and node.space is ir.MemorySpace.SHARED:
+            return False
+    return True
+
+
+def host_key(kernel: Any, key: VariantKey) -> VariantKey:
+    """The variant the host compiles for `key`: with `HOST_ROWS_WORKGROUP` where the grid has
+    two or three dimensions, `key`'s workgroup has rows shorter than it, and the kernel is
+    `workgroup_free` (so the results are the same: the same invocations run, in rows)."""
+    if key.grid_ndim < 2 or key.workgroup[0] >= HOST_ROWS_WORKGROUP[0] or kernel.debug:
+        return key
+    wide = key._replace(workgroup=HOST_ROWS_WORKGROUP)
+    return wide if workgroup_free(kernel._translate(wide)) else key
+
+
 def build_host_variant(kernel: Any, key: VariantKey, device: Any) -> HostVariant:
     """Variant `key` of the `@pk.kernel` object `kernel` for the host `device`: limits checked
-    as on Vulkan (a located CompileError), compiled or loaded from the disk cache."""
+    as on Vulkan (a located CompileError), compiled or loaded from the disk cache; a kernel
+    that does not depend on its workgroup runs in rows (`host_key`)."""
     start = time.perf_counter()
+    key = host_key(kernel, key)
     host = load_or_compile(kernel, key)
     if not host.from_disk_cache:  # the host's limits are fixed: a cached one passed them
         check_limits(kernel.source, kernel._translate(key), device.info.limits)

@@ -384,6 +384,9 @@ def _builtin(an: _Analysis, e: ir.Builtin, scope: _Scope, record: bool) -> Bound
 def _binop(an: _Analysis, e: ir.BinOp, scope: _Scope, record: bool) -> Bounds | None:
     lhs, rhs = an.value(e.lhs, scope, record), an.value(e.rhs, scope, record)
     t = e.type
+    if _is_int(t) and e.op in (ir.BinOpKind.MIN, ir.BinOpKind.MAX):
+        # a clamp of an unknown value (an index read from memory) is bounded by its limits
+        lhs, rhs = _within_type(lhs, t), _within_type(rhs, t)
     if not _is_int(t) or lhs is None or rhs is None:
         return None
     rule = _ARITHMETIC.get(e.op)
@@ -431,6 +434,18 @@ def _mod(an: _Analysis, t: DType, x: Bounds, y: Bounds) -> Bounds | None:
     lower = (*(own.lower if own is not None else ()), b.Affine(0))
     upper = (*(own.upper if own is not None else ()), *b.shift(divisor, -1).upper)
     return Bounds(lower, upper, divisor.requires)
+
+
+def _within_type(value: Bounds | None, t: DType) -> Bounds | None:
+    """`value` with the limits of its type `t` for the sides it does not know: a value of `t`
+    lies within them whatever made it (so `min(max(k, 0), n - 1)` is in [0, n - 1] for a `k`
+    read from memory). Only for types up to 32 bits, whose limits are small constants."""
+    if t.bits > 32:
+        return value
+    low, high = _type_range(t)
+    value = value if value is not None else Bounds((), ())
+    return Bounds(value.lower or (b.Affine(low),), value.upper or (b.Affine(high),),
+                  value.requires)
 
 
 def _min(an: _Analysis, t: DType, x: Bounds, y: Bounds) -> Bounds | None:

@@ -28,7 +28,7 @@ class Adadelta(Optimizer):
     """
 
     name = "Adadelta"
-    rule = rules.adadelta_rule
+    rule = staticmethod(rules.adadelta_rule)
     state_names = (SQUARE_AVG, ACC_DELTA)
     row_columns = rules.ADADELTA_COLUMNS
     _copied = {rules.ADADELTA_LR: "lr", rules.ADADELTA_RHO: "rho", rules.ADADELTA_EPS: "eps"}

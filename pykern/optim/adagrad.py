@@ -29,7 +29,7 @@ class Adagrad(Optimizer):
     """
 
     name = "Adagrad"
-    rule = rules.adagrad_rule
+    rule = staticmethod(rules.adagrad_rule)
     state_names = (SUM,)
     row_columns = rules.ADAGRAD_COLUMNS
 

@@ -34,7 +34,7 @@ class Adam(Optimizer):
     """
 
     name = "Adam"
-    rule = rules.adam_rule
+    rule = staticmethod(rules.adam_rule)
     state_names = (EXP_AVG, EXP_AVG_SQ, MAX_EXP_AVG_SQ)
     row_columns = rules.ADAM_COLUMNS
 

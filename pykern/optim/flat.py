@@ -5,7 +5,7 @@ parameters only if they live in one buffer. At construction the optimizer copies
 parameter's values into its segment of the store's `values` tensor and re-points the
 parameter (the same Python object, same shape and dtype) at that segment, row-major; what
 the optimizer's kernels write there is what the parameter holds. Segments start on multiples
-of `CHUNK` elements, so that the chunk table (`chunk_segment`) names each element's parameter.
+of `CHUNK` elements, so that the chunk table (`chunks`) names each element's parameter.
 
 Gradients are allocated by autograd, one buffer each, so before a step they are gathered into
 the store's flat `grads` tensor: one copy launch per gradient, none for a gradient that is
@@ -29,6 +29,7 @@ import numpy as np
 import pykern as pk
 
 from pykern.lang.dtypes import DType
+from pykern.optim import kernels as ks
 from pykern.optim.kernels import CHUNK, compute_dtype, has_master
 from pykern.tensor.core.tensor import Tensor, contiguous_strides
 from pykern.tensor.core.promotion import complex_of
@@ -62,7 +63,7 @@ class FlatStore:
         self.grads = pk.zeros((total,), dtype)
         self.lane_values = self._lanes(self.values)
         self.lane_grads = self._lanes(self.grads)
-        self.chunk_segment, self.segment_end = self._tables()
+        self.chunks = self._chunk_table()
         self.unused = pk.zeros((1,), self.compute)  # bound where a kernel's buffer is not used
         self._state: dict[str, Tensor] = {}
         self._hyper: Tensor | None = None
@@ -76,15 +77,18 @@ class FlatStore:
             t = self._hyper = pk.empty((max(len(self.params), 1), columns), self.compute)
         return t
 
-    def _tables(self) -> tuple[Tensor, Tensor]:
-        """Each lane chunk's segment, and each segment's end, in lanes."""
+    def _chunk_table(self) -> Tensor:
+        """Each lane chunk's row: its segment, and how many of its lanes are the segment's
+        (the rest is padding)."""
         n = self.lanes_per_element
-        chunks = np.zeros(max(self.lanes // CHUNK, 1), np.int32)
-        ends = np.zeros(max(len(self.params), 1), np.int32)
+        table = np.zeros((max(self.lanes // CHUNK, 1), 2), np.int32)
         for k, (p, start) in enumerate(zip(self.params, self.starts)):
-            chunks[n * start // CHUNK:-(-n * (start + p.size) // CHUNK)] = k
-            ends[k] = n * (start + p.size)
-        return pk.asarray(chunks), pk.asarray(ends)
+            first, end = n * start, n * (start + p.size)
+            rows = table[first // CHUNK:-(-end // CHUNK)]
+            rows[:, ks.SEGMENT] = k
+            rows[:, ks.LANES] = np.clip(end - np.arange(first, first + len(rows) * CHUNK, CHUNK),
+                                        0, CHUNK)
+        return pk.asarray(table)
 
     def _lanes(self, flat: Tensor) -> Tensor:
         """The flat tensor `flat` as the kernels see it: its real lanes for a complex store."""

@@ -8,7 +8,7 @@ row of the hyperparameter table carries its own group's values. (A dtype whose p
 pass the device's buffer limit gets several stores, and a launch each.) Keys of a group other
 than the hyperparameters are kept, as PyTorch keeps them (an LR scheduler's `initial_lr`).
 
-A subclass names its update rule (`rule`, a `@pk.func` of `pykern.optim.rules`), the state
+A subclass names its update rule (`rule`, a factory of `pykern.optim.rules`), the state
 tensors it keeps in the kernel's state slots (`state_names`, PyTorch's names), whether its
 state counts steps, and a parameter's row: the columns that take a group's hyperparameter as it
 is (`_copied`) or 1 - it (`_complements`), and `_row` for the others.
@@ -38,7 +38,9 @@ class Optimizer:
     """The base of the `pk.optim` optimizers; subclasses give the rule and its row."""
 
     name = "Optimizer"
-    rule: pk.Func
+    # the update rule's factory: a `@pk.func` of `pykern.optim.rules` for the state slots in
+    # use (a bool per slot)
+    rule: Callable[[tuple[bool, ...]], pk.Func]
     state_names: tuple[str, ...] = ()  # the state tensors in the kernel's slots, in order
     counts_steps = True  # whether the state has PyTorch's "step"
     row_columns = ks.FIRST_RULE_COLUMN
@@ -163,12 +165,17 @@ class Optimizer:
     def _launch(self, store: FlatStore, hyper: Tensor) -> None:
         """The step kernel over `store`, each state slot bound to its buffer where a
         parameter of the store uses it, else to the placeholder."""
-        slots = [store.state(name) if any(self._uses(name, i) for i in store.indices)
-                 else store.unused for name in self.state_names]
+        uses = [any(self._uses(name, i) for i in store.indices) for name in self.state_names]
+        uses += [False] * (ks.STATE_SLOTS - len(uses))
+        slots = [store.state(name) if used else store.unused
+                 for name, used in zip(self.state_names, uses)]
         slots += [store.unused] * (ks.STATE_SLOTS - len(slots))
-        ks.step_kernel(store.lane_dtype, self.rule)[store.lanes](
+        rule = self.rule(tuple(uses))
+        host = pk.get_device().info.kind == "host"
+        kernel = ks.step_kernel(store.lane_dtype, rule, host)
+        kernel[store.lanes // ks.CHUNK if host else store.lanes](
             store.lane_values, store.lane_grads, store.master_or_unused(), *slots,
-            store.chunk_segment, store.segment_end, hyper)
+            store.chunks, hyper)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Adds a parameter group (a dict with "params" and any hyperparameters; the

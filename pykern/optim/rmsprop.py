@@ -28,7 +28,7 @@ class RMSprop(Optimizer):
     """
 
     name = "RMSprop"
-    rule = rules.rmsprop_rule
+    rule = staticmethod(rules.rmsprop_rule)
     state_names = (SQUARE_AVG, MOMENTUM, GRAD_AVG)
     row_columns = rules.RMS_COLUMNS
     _copied = {rules.RMS_LR: "lr", rules.RMS_ALPHA: "alpha", rules.RMS_EPS: "eps",

@@ -7,9 +7,18 @@ the L2 weight decay added), three flat state buffers `s0, s1, s2`, the hyperpara
 `h` with the parameter's row `r`, and the element `i`; it updates its state at `i` and
 returns the new parameter. Its columns of the row follow the shared ones
 (`kernels.FIRST_RULE_COLUMN`), computed on the host by the optimizer's `_row`.
+
+Each rule is made by a factory of `uses` (a bool per state slot: whether a parameter of the
+store keeps that state). The code of a slot no parameter uses (amsgrad's maximum, RMSprop's
+momentum or average, SGD's momentum buffer) is left out of the variant, not just skipped at
+run time: that slot is bound to a one-element placeholder, and an access of it, even one that
+never runs, would keep the host backend from proving the kernel's accesses inside their
+arrays (it would run every workgroup checked, and unvectorised).
 """
 
 from __future__ import annotations
+
+import functools
 
 import pykern as pk
 
@@ -50,64 +59,102 @@ def lerp(a, b, w):
     return out
 
 
-@pk.func
-def sgd_rule(p, g, s0, s1, s2, h, r, i):
-    """torch.optim.SGD: b = g on the buffer's first step, else momentum·b + (1 -
-    dampening)·g; d = g + momentum·b (nesterov) or b; p - lr·d."""
-    d = g
-    momentum = h[r, SGD_MOMENTUM]
-    if momentum != 0.0:
-        b = g
-        if h[r, SGD_FIRST] == 0.0:
-            b = momentum * s0[i] + h[r, SGD_DAMPENED] * g
-        s0[i] = b
-        d = b
-        if h[r, SGD_NESTEROV] != 0.0:
-            d = g + momentum * b
-    return p - h[r, SGD_LR] * d
+Uses = tuple[bool, bool, bool]
+
+
+@functools.lru_cache(maxsize=None)
+def sgd_rule(uses: Uses) -> pk.Func:
+    """The SGD rule; without momentum in `uses[0]`, the plain step."""
+    MOMENTUM = uses[0]  # noqa: N806
+
+    @pk.func
+    def sgd(p, g, s0, s1, s2, h, r, i):
+        """torch.optim.SGD: b = g on the buffer's first step, else momentum·b + (1 -
+        dampening)·g; d = g + momentum·b (nesterov) or b; p - lr·d."""
+        d = g
+        if MOMENTUM:
+            momentum = h[r, SGD_MOMENTUM]
+            if momentum != 0.0:
+                b = g
+                if h[r, SGD_FIRST] == 0.0:
+                    b = momentum * s0[i] + h[r, SGD_DAMPENED] * g
+                s0[i] = b
+                d = b
+                if h[r, SGD_NESTEROV] != 0.0:
+                    d = g + momentum * b
+        return p - h[r, SGD_LR] * d
+
+    return sgd
+
+
+@functools.lru_cache(maxsize=None)
+def adam_rule(uses: Uses) -> pk.Func:
+    """The Adam / AdamW rule; the amsgrad maximum only where `uses[2]`."""
+    AMSGRAD = uses[2]  # noqa: N806
+
+    @pk.func
+    def adam(p, g, s0, s1, s2, h, r, i):
+        """torch.optim.Adam / AdamW: p·(1 - lr·wd) (AdamW); m = lerp(m, g, 1 - beta1);
+        v = beta2·v + (1 - beta2)·g²; with amsgrad v_max = max(v_max, v) divides instead
+        of v; p - lr/(1 - beta1^t) · m / (sqrt(v)/sqrt(1 - beta2^t) + eps)."""
+        p = p * h[r, ADAM_DECAY]
+        m = lerp(s0[i], g, h[r, ADAM_WEIGHT1])
+        v = s1[i] * h[r, ADAM_BETA2] + h[r, ADAM_WEIGHT2] * g * g
+        s0[i] = m
+        s1[i] = v
+        if AMSGRAD:
+            if h[r, ADAM_AMSGRAD] != 0.0:
+                v = max(s2[i], v)
+                s2[i] = v
+        denom = pk.sqrt(v) / h[r, ADAM_BC2_SQRT] + h[r, ADAM_EPS]
+        return p - h[r, ADAM_STEP_SIZE] * (m / denom)
+
+    return adam
+
+
+@functools.lru_cache(maxsize=None)
+def rmsprop_rule(uses: Uses) -> pk.Func:
+    """The RMSprop rule; momentum only where `uses[1]`, the centered average where `uses[2]`."""
+    MOMENTUM, CENTERED = uses[1], uses[2]  # noqa: N806
+
+    @pk.func
+    def rmsprop(p, g, s0, s1, s2, h, r, i):
+        """torch.optim.RMSprop: v = alpha·v + (1 - alpha)·g²; centered: a = lerp(a, g, 1 -
+        alpha) and the root of v - a²; + eps; with momentum b = momentum·b + g/avg and p -
+        lr·b, else p - lr·g/avg."""
+        v = s0[i] * h[r, RMS_ALPHA] + h[r, RMS_WEIGHT] * g * g
+        s0[i] = v
+        avg = v
+        if CENTERED:
+            if h[r, RMS_CENTERED] != 0.0:
+                a = lerp(s2[i], g, h[r, RMS_WEIGHT])
+                s2[i] = a
+                avg = v + (-a) * a
+        avg = pk.sqrt(avg) + h[r, RMS_EPS]
+        out = p - h[r, RMS_LR] * (g / avg)
+        if MOMENTUM:
+            momentum = h[r, RMS_MOMENTUM]
+            if momentum > 0.0:
+                b = s1[i] * momentum + g / avg
+                s1[i] = b
+                out = p - h[r, RMS_LR] * b
+        return out
+
+    return rmsprop
+
+
+def adagrad_rule(uses: Uses) -> pk.Func:
+    """The Adagrad rule (its one state slot is always used)."""
+    return adagrad
+
+
+def adadelta_rule(uses: Uses) -> pk.Func:
+    """The Adadelta rule (its two state slots are always used)."""
+    return adadelta
 
 
 @pk.func
-def adam_rule(p, g, s0, s1, s2, h, r, i):
-    """torch.optim.Adam / AdamW: p·(1 - lr·wd) (AdamW); m = lerp(m, g, 1 - beta1);
-    v = beta2·v + (1 - beta2)·g²; with amsgrad v_max = max(v_max, v) divides instead of v;
-    p - lr/(1 - beta1^t) · m / (sqrt(v)/sqrt(1 - beta2^t) + eps)."""
-    p = p * h[r, ADAM_DECAY]
-    m = lerp(s0[i], g, h[r, ADAM_WEIGHT1])
-    v = s1[i] * h[r, ADAM_BETA2] + h[r, ADAM_WEIGHT2] * g * g
-    s0[i] = m
-    s1[i] = v
-    if h[r, ADAM_AMSGRAD] != 0.0:
-        v = max(s2[i], v)
-        s2[i] = v
-    denom = pk.sqrt(v) / h[r, ADAM_BC2_SQRT] + h[r, ADAM_EPS]
-    return p - h[r, ADAM_STEP_SIZE] * (m / denom)
-
-
-@pk.func
-def rmsprop_rule(p, g, s0, s1, s2, h, r, i):
-    """torch.optim.RMSprop: v = alpha·v + (1 - alpha)·g²; centered: a = lerp(a, g, 1 -
-    alpha) and the root of v - a²; + eps; with momentum b = momentum·b + g/avg and p -
-    lr·b, else p - lr·g/avg."""
-    v = s0[i] * h[r, RMS_ALPHA] + h[r, RMS_WEIGHT] * g * g
-    s0[i] = v
-    avg = v
-    if h[r, RMS_CENTERED] != 0.0:
-        a = lerp(s2[i], g, h[r, RMS_WEIGHT])
-        s2[i] = a
-        avg = v + (-a) * a
-    avg = pk.sqrt(avg) + h[r, RMS_EPS]
-    momentum = h[r, RMS_MOMENTUM]
-    out = p - h[r, RMS_LR] * (g / avg)
-    if momentum > 0.0:
-        b = s1[i] * momentum + g / avg
-        s1[i] = b
-        out = p - h[r, RMS_LR] * b
-    return out
-
-
-@pk.func
-def adagrad_rule(p, g, s0, s1, s2, h, r, i):
+def adagrad(p, g, s0, s1, s2, h, r, i):
     """torch.optim.Adagrad: sum = sum + g²; p - clr·g/(sqrt(sum) + eps)."""
     total = s0[i] + g * g
     s0[i] = total
@@ -115,7 +162,7 @@ def adagrad_rule(p, g, s0, s1, s2, h, r, i):
 
 
 @pk.func
-def adadelta_rule(p, g, s0, s1, s2, h, r, i):
+def adadelta(p, g, s0, s1, s2, h, r, i):
     """torch.optim.Adadelta: v = rho·v + (1 - rho)·g²; delta = sqrt(u + eps)/sqrt(v + eps)·g;
     u = rho·u + (1 - rho)·delta²; p - lr·delta."""
     rho = h[r, ADADELTA_RHO]

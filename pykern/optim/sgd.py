@@ -31,7 +31,7 @@ class SGD(Optimizer):
     """
 
     name = "SGD"
-    rule = rules.sgd_rule
+    rule = staticmethod(rules.sgd_rule)
     state_names = (MOMENTUM,)
     counts_steps = False
     row_columns = rules.SGD_COLUMNS

@@ -67,6 +67,16 @@ def test_matmul_gradients(m, k, n, batch, vec):
     check_grad(pk.matmul, np.matmul, a, b)
 
 
+@pytest.mark.parametrize("shape_a, shape_b", [((5, 3), (4, 3)), ((1, 7), (6, 7)), ((6, 2), (9, 2))])
+def test_matmul_gradients_of_transposed_operands(shape_a, shape_b):
+    """Operands seen transposed (F.linear's `w.mT`, an `x.mT`), whose gradients the backward
+    computes in their layout."""
+    a, b = RNG.standard_normal(shape_a), RNG.standard_normal(shape_b)
+    check_grad(lambda x, w: pk.matmul(x, w.mT), lambda x, w: x @ w.T, a, b)
+    check_grad(lambda x, w: pk.matmul(x.mT, w), lambda x, w: x.T @ w, a.T.copy(), b.T.copy())
+    check_grad(lambda x, w: pk.matmul(x.mT, w.mT), lambda x, w: x.T @ w.T, a.T.copy(), b)
+
+
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 2), False),
                                             (-1, True)])
 def test_sum_and_mean_gradients(axis, keepdims):

@@ -169,6 +169,26 @@ def test_the_analysis_bounds_what_it_can():
     assert sorted(p.array for p in found.sites.values()) == ["idx", "y"]
 
 
+@pk.kernel
+def clamped_gather(x: pk.f32[:], idx: pk.i32[:], y: pk.f32[:]):
+    i = pk.global_id(0)
+    y[i] = x[min(max(idx[i], 0), x.shape[0] - 1)]
+
+
+def test_a_clamped_index_read_from_memory_is_bounded():
+    """min(max(k, 0), n - 1) of a k read from memory lies in [0, n - 1]: the clamp proves
+    the access, and the kernel gives numpy's clip for indices far outside, i32's limits
+    included."""
+    x = np.arange(1, 11, dtype=np.float32)
+    idx = np.array([-(2**31), -5, -1, 0, 3, 9, 10, 77, 2**31 - 1, 4, 5, 6, 7, 8, 1, 2],
+                   np.int32)
+    found = prove_accesses(clamped_gather.ir(x, idx, x))
+    assert sorted(p.array for p in found.sites.values()) == ["idx", "x", "y"]
+    y = pk.zeros(16, pk.f32)
+    clamped_gather[16](pk.asarray(x), pk.asarray(idx), y)
+    np.testing.assert_array_equal(y.numpy(), x[np.clip(idx, 0, 9)])
+
+
 # ---------------------------------------------------------------- loops, guards, functions
 
 @pk.func

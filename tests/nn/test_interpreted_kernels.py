@@ -100,7 +100,8 @@ def steps(make) -> list[pk.Tensor]:
 def test_optimizer_step_kernel_in_the_interpreter(make, interpreted):
     on_device = [p.numpy() for p in steps(make)]
     results, ran = interpreted(lambda: steps(make))
-    assert "optimizer_step" in ran
+    # the host device's variant (an invocation per chunk) or the per-element one
+    assert ran & {"optimizer_step", "optimizer_step_host"}
     for got, expected in zip(results, on_device):
         np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64),
                                    rtol=1e-5, atol=1e-3 if got.dtype == np.float16 else 1e-6)

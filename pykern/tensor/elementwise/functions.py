@@ -57,14 +57,18 @@ __all__ = ["BINARY", "UNARY"]  # the tables, for numpy's ufuncs and the tests
 
 @pk.kernel
 def unary_kernel(x: pk.Array, out: pk.Array, F: pk.constexpr, CT: pk.constexpr,  # noqa: N803
-                 nd: pk.constexpr):
-    """out = F(CT(x)) elementwise (F an element @pk.func, CT the compute dtype)."""
+                 nd: pk.constexpr, UX: pk.constexpr = False):  # noqa: N803
+    """out = F(CT(x)) elementwise (F an element @pk.func, CT the compute dtype; UX: x is
+    one element broadcast, all its strides 0, read at index 0)."""
     i = pk.global_id(0)
+    ix = i
+    if UX:
+        ix = 0
     if nd == 1:
-        out[i] = F(CT(x[i]))
+        out[i] = F(CT(x[ix]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
-        out[r0, r1, r2, i] = F(CT(x[r0, r1, r2, i]))
+        out[r0, r1, r2, i] = F(CT(x[r0, r1, r2, ix]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(CT(x[idx]))
@@ -72,14 +76,21 @@ def unary_kernel(x: pk.Array, out: pk.Array, F: pk.constexpr, CT: pk.constexpr, 
 
 @pk.kernel
 def binary_kernel(a: pk.Array, b: pk.Array, out: pk.Array, F: pk.constexpr,  # noqa: N803
-                  CT: pk.constexpr, nd: pk.constexpr):  # noqa: N803
-    """out = F(CT(a), CT(b)) elementwise."""
+                  CT: pk.constexpr, nd: pk.constexpr, UA: pk.constexpr = False,  # noqa: N803
+                  UB: pk.constexpr = False):  # noqa: N803
+    """out = F(CT(a), CT(b)) elementwise (UA, UB: that operand is one element broadcast)."""
     i = pk.global_id(0)
+    ia = i
+    if UA:
+        ia = 0
+    ib = i
+    if UB:
+        ib = 0
     if nd == 1:
-        out[i] = F(CT(a[i]), CT(b[i]))
+        out[i] = F(CT(a[ia]), CT(b[ib]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
-        out[r0, r1, r2, i] = F(CT(a[r0, r1, r2, i]), CT(b[r0, r1, r2, i]))
+        out[r0, r1, r2, i] = F(CT(a[r0, r1, r2, ia]), CT(b[r0, r1, r2, ib]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(CT(a[idx]), CT(b[idx]))
@@ -98,15 +109,26 @@ def clip_f(x, lo, hi):
 @pk.kernel
 def ternary_kernel(a: pk.Array, b: pk.Array, c: pk.Array, out: pk.Array,
                    F: pk.constexpr, FIRST: pk.constexpr, CT: pk.constexpr,  # noqa: N803
-                   nd: pk.constexpr):
-    """out = F(FIRST(a), CT(b), CT(c)) elementwise (FIRST is bool_ for where's condition)."""
+                   nd: pk.constexpr, UA: pk.constexpr = False, UB: pk.constexpr = False,  # noqa: N803
+                   UC: pk.constexpr = False):  # noqa: N803
+    """out = F(FIRST(a), CT(b), CT(c)) elementwise (FIRST is bool_ for where's condition;
+    UA, UB, UC: that operand is one element broadcast)."""
     i = pk.global_id(0)
+    ia = i
+    if UA:
+        ia = 0
+    ib = i
+    if UB:
+        ib = 0
+    ic = i
+    if UC:
+        ic = 0
     if nd == 1:
-        out[i] = F(FIRST(a[i]), CT(b[i]), CT(c[i]))
+        out[i] = F(FIRST(a[ia]), CT(b[ib]), CT(c[ic]))
     elif nd == 2:
         r0, r1, r2 = pk.unravel(pk.global_id(1), (out.shape[0], out.shape[1], out.shape[2]))
-        out[r0, r1, r2, i] = F(FIRST(a[r0, r1, r2, i]), CT(b[r0, r1, r2, i]),
-                               CT(c[r0, r1, r2, i]))
+        out[r0, r1, r2, i] = F(FIRST(a[r0, r1, r2, ia]), CT(b[r0, r1, r2, ib]),
+                               CT(c[r0, r1, r2, ic]))
     else:
         idx = pk.unravel(i, out.shape)
         out[idx] = F(FIRST(a[idx]), CT(b[idx]), CT(c[idx]))
@@ -136,7 +158,10 @@ def launch(kernel: pk.Kernel, inputs: list[Tensor], out: Tensor, *constants: obj
         if strided.may_overlap(out, t) and not strided.same_elements(out, t):
             inputs[i] = t.copy()  # out overwrites what a later invocation would read
     for job in strided.plan(out.shape, [*inputs, out], rows=row_form()):
-        kernel[job.grid](*job.views, *constants, job.nd)
+        # an input that is one element broadcast (a scalar operand) is read at index 0: with
+        # a stride of 0 LLVM's loop would not vectorise (it assumes strides of 1)
+        uniform = [job.n > 1 and not any(v.strides) for v in job.views[:-1]]
+        kernel[job.grid](*job.views, *constants, job.nd, *uniform)
 
 
 # ---------------------------------------------------------------- operands

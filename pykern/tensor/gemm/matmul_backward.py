@@ -32,8 +32,8 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
             # 16-bit operands with a wider result (pk.autocast, dtype=): the gradients' products
             # take 16-bit operands too (the matrix engine's), and keep the wider result
             wide, g2 = g2.dtype, g2.astype(a.dtype)
-        ga = pk.matmul(g2, _adjoint(b2), dtype=wide) if need_a else None
-        gb = pk.matmul(_adjoint(a2), g2, dtype=wide) if need_b else None
+        ga = _product(g2, _adjoint(b2), wide, a2) if need_a else None
+        gb = _product(_adjoint(a2), g2, wide, b2) if need_b else None
         if ga is not None and a.ndim == 1:
             ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
         if gb is not None and b.ndim == 1:
@@ -43,6 +43,17 @@ def record_matmul(out: Any, a: Any, b: Any) -> Any:
     # a's gradient reads b and b's reads a
     saved = [t for t, needed in ((b, need_a), (a, need_b)) if needed]
     return record("matmul", out, (a, b), back, saved=saved)
+
+
+def _product(x: Any, y: Any, wide: Any, operand: Any) -> Any:
+    """x @ y, the gradient of `operand`: in its layout where that is a transposed matrix (a
+    weight seen as `w.mT`, as `F.linear` multiplies by), so that the gradient of the matrix
+    underneath comes out row-major, as its `.grad` is kept (the product of the transposes,
+    transposed back; real matrices only)."""
+    if operand.ndim == 2 and x.ndim == 2 and y.ndim == 2 and not operand.dtype.is_complex \
+            and not operand.is_contiguous and operand.mT.is_contiguous:
+        return pk.matmul(y.mT, x.mT, dtype=wide).mT
+    return pk.matmul(x, y, dtype=wide)
 
 
 def _adjoint(t: Any) -> Any:

@@ -222,7 +222,8 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     o_pre, o_post = ost[:axis], ost[axis + ind.ndim:]
     o_idx = ost[axis + ind.ndim - 1] if ind.ndim else 1  # out is row-major: one stride
     x_pre, x_post = x.element_strides[:axis], x.element_strides[axis + 1:]
-    kern = _take_kernel(x.dtype, ind.dtype)
+    host = pk.get_device().info.kind == "host"
+    kern = _take_kernel(x.dtype, ind.dtype, host)
     one = [(0,), (0,)]
     for dp, spre, (xp, opre) in batch_pieces(pre or (1,), [x_pre, o_pre] if pre else one, 1):
         for dq, spost, (xq, opost) in batch_pieces(post or (1,), [x_post, o_post] if post
@@ -231,7 +232,7 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
                       x.offset + dp[0] + dq[0])
             ov = view(out, spre + (nidx,) + spost, opre + (o_idx,) + opost,
                       out.offset + dp[1] + dq[1])
-            kern[spost[0], nidx, spre[0]](xv, iv, ov)
+            kern[(nidx, spre[0]) if host else (spost[0], nidx, spre[0])](xv, iv, ov)
     return out
 
 
@@ -280,8 +281,27 @@ def _signed_index(d: DType) -> DType:
 
 
 @functools.lru_cache(maxsize=None)
-def _take_kernel(x_dt: DType, i_dt: DType) -> pk.Kernel:
+def _take_kernel(x_dt: DType, i_dt: DType, host: bool = False) -> pk.Kernel:
+    """out[p, j, q] = x[p, ind[j], q] (a negative index counts from the end): for a GPU an
+    invocation per element; for the host device (`host`) one per row (p, j), its index read
+    once and the row copied by a loop LLVM vectorises."""
     IT = _signed_index(i_dt)  # noqa: N806
+
+    @pk.kernel
+    def take3_rows(x: x_dt[:, :, :], ind: i_dt[:], out: x_dt[:, :, :]):
+        j = pk.global_id(0)
+        p = pk.global_id(1)
+        n = x.shape[1]
+        k: IT = ind[j]
+        if k < 0:
+            k += n
+        k = min(max(k, 0), n - 1)
+        for q in range(out.shape[2]):
+            out[p, j, q] = x[p, k, q]
+
+    if host:
+        return take3_rows
+
     @pk.kernel(workgroup=(16, 4, 1))
     def take3(x: x_dt[:, :, :], ind: i_dt[:], out: x_dt[:, :, :]):
         q = pk.global_id(0)
