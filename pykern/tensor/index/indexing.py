@@ -280,6 +280,15 @@ def _signed_index(d: DType) -> DType:
     return dt.i64 if d in (dt.u32, dt.i64, dt.u64) else dt.i32
 
 
+@pk.func
+def wrapped_index(k, n):
+    """Index `k` of an axis of length `n`, a negative one counted from the end, clamped into
+    the axis (a bad index reads an edge element, never outside the array)."""
+    if k < 0:
+        k += n
+    return min(max(k, 0), n - 1)
+
+
 @functools.lru_cache(maxsize=None)
 def _take_kernel(x_dt: DType, i_dt: DType, host: bool = False) -> pk.Kernel:
     """out[p, j, q] = x[p, ind[j], q] (a negative index counts from the end): for a GPU an
@@ -291,11 +300,7 @@ def _take_kernel(x_dt: DType, i_dt: DType, host: bool = False) -> pk.Kernel:
     def take3_rows(x: x_dt[:, :, :], ind: i_dt[:], out: x_dt[:, :, :]):
         j = pk.global_id(0)
         p = pk.global_id(1)
-        n = x.shape[1]
-        k: IT = ind[j]
-        if k < 0:
-            k += n
-        k = min(max(k, 0), n - 1)
+        k = wrapped_index(IT(ind[j]), x.shape[1])
         for q in range(out.shape[2]):
             out[p, j, q] = x[p, k, q]
 
@@ -307,11 +312,7 @@ def _take_kernel(x_dt: DType, i_dt: DType, host: bool = False) -> pk.Kernel:
         q = pk.global_id(0)
         j = pk.global_id(1)
         p = pk.global_id(2)
-        n = x.shape[1]
-        k: IT = ind[j]
-        if k < 0:
-            k += n
-        k = min(max(k, 0), n - 1)
+        k = wrapped_index(IT(ind[j]), x.shape[1])
         out[p, j, q] = x[p, k, q]
 
     return take3
