@@ -153,7 +153,7 @@ INTS = ("i", "u")
 BINARY: dict[tuple[B, str], Binary] = {
     **{(B.ADD, k): wide_int.add for k in INTS},
     **{(B.SUB, k): wide_int.sub for k in INTS},
-    **{(B.MUL, k): _same(FB.i_mul) for k in INTS},
+    **{(B.MUL, k): wide_int.mul for k in INTS},
     (B.ADD, "f"): _same(FB.f_add),
     (B.SUB, "f"): _same(FB.f_sub),
     (B.MUL, "f"): _same(FB.f_mul),

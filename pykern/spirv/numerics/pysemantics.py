@@ -286,8 +286,8 @@ def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
         r = fn.load(ty, result_var)
         b = fn.load(ty, base_var)
         odd = fn.i_not_equal(BOOL, fn.bitwise_and(uty, e, uone), uzero)
-        fn.store(result_var, fn.select(ty, odd, fn.i_mul(ty, r, b), r))
-        fn.store(base_var, fn.i_mul(ty, b, b))
+        fn.store(result_var, fn.select(ty, odd, wide_int.mul(ctx, ty, r, b), r))
+        fn.store(base_var, wide_int.mul(ctx, ty, b, b))
         fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
 
     while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero),

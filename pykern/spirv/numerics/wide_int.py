@@ -1,4 +1,5 @@
-"""64-bit integer order comparisons, sums and differences spelled out on 32-bit halves.
+"""64-bit integer order comparisons, sums, differences and products spelled out on 32-bit
+halves.
 
 NVIDIA's driver (580) computed `b - a if a < b else 0` on u64 operands with the high word all
 ones (3 - 2**32 for 3), and so counted 64-bit `range` loops with run-time bounds past their
@@ -6,7 +7,7 @@ end: a 64-bit comparison next to a 64-bit difference of the same operands gets a
 Every device takes 64-bit integers apart into 32-bit words anyway, so spelling the operations
 out on halves costs next to nothing, and the driver then has no 64-bit pattern to rewrite.
 
-`SPLIT_ORDER` and `SPLIT_SUM` say which of the two are spelled out (module constants so that a
+`SPLIT_ORDER`, `SPLIT_SUM` and `SPLIT_MUL` say which are spelled out (module constants so that a
 device diagnosis can compare the forms); integers of other widths take SPIR-V's instructions.
 """
 
@@ -18,6 +19,7 @@ from pykern.spirv.function import FunctionBuilder as FB
 
 SPLIT_ORDER = True
 SPLIT_SUM = True
+SPLIT_MUL = True
 
 _I32 = IntType(32, True)
 _NATIVE = {("<", True): FB.s_less_than, ("<=", True): FB.s_less_than_equal,
@@ -102,3 +104,19 @@ def _sum(ctx: LoweringContext, ty: IntType, a: int, b: int, subtract: bool) -> i
     out = fn.u_less_than(BOOL, low_a, low_b) if subtract else fn.u_less_than(BOOL, low, low_a)
     carry = fn.select(U32, out, ctx.const(U32, 1), ctx.const(U32, 0))
     return _join(ctx, ty, low, op(U32, op(U32, high_a, high_b), carry))
+
+
+def mul(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
+    """`a * b`, wrapping; a wide one as 32-bit halves where SPLIT_MUL: the full product of the
+    low halves (OpUMulExtended), its high word plus the two cross products. NVIDIA (580) gave
+    u64 `q * (q % 2)` and `q * (q & 1)` as `q` for an even `q` (found by random kernels): a
+    64-bit product by a 0/1 value it rewrote wrongly; the product on halves it computes right.
+    The low 64 bits of a product do not depend on the operands' signedness."""
+    fn = ctx.fn
+    if not (_wide(ty) and SPLIT_MUL):
+        return fn.i_mul(ty, a, b)
+    low_a, high_a = _halves(ctx, ty, a)
+    low_b, high_b = _halves(ctx, ty, b)
+    low, carry = fn.u_mul_extended(U32, low_a, low_b)
+    cross = fn.i_add(U32, fn.i_mul(U32, low_a, high_b), fn.i_mul(U32, high_a, low_b))
+    return _join(ctx, ty, low, fn.i_add(U32, carry, cross))
