@@ -180,6 +180,13 @@ class DeclaredArray:
         """The stride of the second-to-last dimension, in elements (tiles' rows)."""
         return self._module.constant(I32, self._strides[-2])
 
+    def clear(self, fn: FunctionBuilder) -> None:
+        """Stores zeros over the whole array (a `pk.local` one, at the kernel's start): its
+        variable's zero initializer alone was not always honoured (NVIDIA 580 read garbage from
+        a `pk.local` element never written, found by random kernels)."""
+        array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
+        fn.store(self._declare(), self._module.constant_null(array_type))
+
     def _declare(self) -> int:
         if self._variable is None:
             array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))

@@ -127,13 +127,25 @@ def _saturated(ctx: LoweringContext, src: FloatType, dst: IntType, value: int,
     return fn.select(dst, fn.is_nan(BOOL, value), ctx.const(dst, 0), result)
 
 
+def _int_to_f16(ctx: LoweringContext, src: IntType, value: int) -> int:
+    """An integer as f16 through f32: exact up to 2**24, and every integer past f16's largest
+    (65504) rounds to infinity either way, so the one rounding is f32 -> f16's. NVIDIA (580)
+    left a u16 of 65535 converted straight to f16 finite (65535, not inf) in its register."""
+    as_f32 = (_signed_to_float if src.signed else _unsigned_to_float)(ctx, src, F32, value)
+    return narrow_to_f16(ctx, F32, as_f32)
+
+
 def _signed_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+    if dst == F16:
+        return _int_to_f16(ctx, src, value)
     if _rounds_in_code(ctx, dst):
         return strict.int_to_float(ctx, src, dst, value)
     return ctx.fn.convert_s_to_f(dst, value)
 
 
 def _unsigned_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+    if dst == F16:
+        return _int_to_f16(ctx, src, value)
     if _rounds_in_code(ctx, dst):
         return strict.int_to_float(ctx, src, dst, value)
     return ctx.fn.convert_u_to_f(dst, value)

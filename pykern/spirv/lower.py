@@ -12,7 +12,7 @@ from pykern.runtime.errors import InternalError
 from pykern.runtime.feature import Feature
 from pykern.runtime.layout import BindingLayout
 
-from pykern.spirv.arrays import kernel_arrays
+from pykern.spirv.arrays import DeclaredArray, kernel_arrays
 from pykern.spirv.context import FunctionRef, LoweringContext
 from pykern.spirv.debug import DebugReporter, DebugSite
 from pykern.spirv.function import FunctionBuilder
@@ -76,6 +76,9 @@ def lower(kernel: ir.Kernel, target: Target = DEFAULT_TARGET) -> SpirvModule:
     # callees come first in `kernel.functions`, so each body can name those before it
     for function in kernel.functions:
         _lower_function(ctx, function)
+    for array in ctx.arrays.values():  # pk.local arrays start at zero
+        if isinstance(array, DeclaredArray) and array.private:
+            array.clear(entry)
     _lower_body(ctx, kernel.locals, kernel.body)
     entry.finish()
 
