@@ -79,7 +79,29 @@ def _jit() -> Any:
     """The process's ORC JIT (its own target machine, which it owns)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    _load_compiler_runtime()
     return llvm.create_lljit_compiler(new_target_machine())
+
+
+# LLVM's loop passes may compute a trip count in more than 64 bits (a 64-bit `range` with a
+# run-time negative step did), and its code then calls the compiler runtime's 128-bit
+# division; a C program gets those from libgcc or compiler-rt at link time, a JIT only from
+# a library loaded into the process. macOS's libSystem has them loaded already.
+COMPILER_RUNTIME = ("libgcc_s.so.1", "libgcc_s.so", "libclang_rt.builtins.so")
+
+
+def _load_compiler_runtime() -> None:
+    """Loads the compiler runtime with its symbols visible to the JIT (`add_current_process`),
+    where the process does not already have its 128-bit division."""
+    process = ctypes.CDLL(None)
+    if hasattr(process, "__udivti3"):
+        return
+    for name in COMPILER_RUNTIME:
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+            return
+        except OSError:
+            continue
 
 
 def optimise(module: Any) -> None:
