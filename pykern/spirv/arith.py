@@ -20,7 +20,8 @@ from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
 from pykern.spirv.encoding.grammar import GLSL
 from pykern.spirv.numerics.mathfns import is_nan
-from pykern.spirv.encoding.types import BOOL, U32, FloatType, IntType, ScalarType
+from pykern.spirv.encoding.types import BOOL, F16, F32, U32, FloatType, IntType, ScalarType
+from pykern.spirv.numerics.half_rounding import narrow_to_f16
 from pykern.spirv.typemap import unsigned
 
 Binary = Callable[[LoweringContext, ScalarType, int, int], int]
@@ -76,6 +77,21 @@ def _divide(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
     if ctx.target.strict_float:
         return strict.divide(ctx, ty, a, b)  # type: ignore[arg-type]
     return ctx.fn.f_div(ty, a, b)
+
+
+def _half_through_f32(entry: Binary) -> Binary:
+    """A float operation that computes f16 in f32 and rounds the result onto f16's grid in
+    code (`narrow_to_f16`): exact for + - * / (f32 holds every f16 sum, difference and
+    product exactly, and a quotient rounded once more to f16 gives the f16 quotient). NVIDIA
+    (580) kept an f16 quotient unrounded in its f32 register: `h / 1e-3 / -2.5` came out
+    finite where the first quotient overflows f16 to inf (found by random kernels)."""
+    def lower(ctx: LoweringContext, ty: ScalarType, a: int, b: int) -> int:
+        if ty != F16:
+            return entry(ctx, ty, a, b)
+        fn = ctx.fn
+        wide = entry(ctx, F32, fn.f_convert(F32, a), fn.f_convert(F32, b))
+        return narrow_to_f16(ctx, F32, wide)
+    return lower
 
 
 def _bool_order(method: Callable[[FB, ScalarType, int, int], int]) -> Binary:
@@ -154,10 +170,10 @@ BINARY: dict[tuple[B, str], Binary] = {
     **{(B.ADD, k): wide_int.add for k in INTS},
     **{(B.SUB, k): wide_int.sub for k in INTS},
     **{(B.MUL, k): wide_int.mul for k in INTS},
-    (B.ADD, "f"): _same(FB.f_add),
-    (B.SUB, "f"): _same(FB.f_sub),
-    (B.MUL, "f"): _same(FB.f_mul),
-    (B.DIV, "f"): _divide,
+    (B.ADD, "f"): _half_through_f32(_same(FB.f_add)),
+    (B.SUB, "f"): _half_through_f32(_same(FB.f_sub)),
+    (B.MUL, "f"): _half_through_f32(_same(FB.f_mul)),
+    (B.DIV, "f"): _half_through_f32(_divide),
     (B.FLOORDIV, "i"): py.signed_floordiv,
     (B.FLOORDIV, "u"): py.unsigned_floordiv,
     (B.FLOORDIV, "f"): py.float_floordiv,
