@@ -127,28 +127,17 @@ def _saturated(ctx: LoweringContext, src: FloatType, dst: IntType, value: int,
     return fn.select(dst, fn.is_nan(BOOL, value), ctx.const(dst, 0), result)
 
 
-def _int_to_f16(ctx: LoweringContext, src: IntType, value: int) -> int:
-    """An integer as f16 through f32: exact up to 2**24, and every integer past f16's largest
-    (65504) rounds to infinity either way, so the one rounding is f32 -> f16's. NVIDIA (580)
-    left a u16 of 65535 converted straight to f16 finite (65535, not inf) in its register."""
-    as_f32 = (_signed_to_float if src.signed else _unsigned_to_float)(ctx, src, F32, value)
-    return narrow_to_f16(ctx, F32, as_f32)
-
-
-def _signed_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+def _int_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
+    """An integer as a float, signed or unsigned as `src`. To f16 it goes through f32: exact
+    up to 2**24, and every integer past f16's largest (65504) rounds to infinity either way,
+    so the one rounding is f32 -> f16's, in code. NVIDIA (580) left a u16 of 65535 converted
+    straight to f16 finite (65535, not inf) in its register."""
     if dst == F16:
-        return _int_to_f16(ctx, src, value)
+        return narrow_to_f16(ctx, F32, _int_to_float(ctx, src, F32, value))
     if _rounds_in_code(ctx, dst):
         return strict.int_to_float(ctx, src, dst, value)
-    return ctx.fn.convert_s_to_f(dst, value)
-
-
-def _unsigned_to_float(ctx: LoweringContext, src: IntType, dst: FloatType, value: int) -> int:
-    if dst == F16:
-        return _int_to_f16(ctx, src, value)
-    if _rounds_in_code(ctx, dst):
-        return strict.int_to_float(ctx, src, dst, value)
-    return ctx.fn.convert_u_to_f(dst, value)
+    convert = ctx.fn.convert_s_to_f if src.signed else ctx.fn.convert_u_to_f
+    return convert(dst, value)
 
 
 def _float_to_float(ctx: LoweringContext, src: FloatType, dst: FloatType, value: int) -> int:
@@ -179,7 +168,7 @@ CASTS: dict[tuple[str, str], Convert] = {
     ("u", "i"): _from_unsigned,
     ("f", "i"): _float_to_int,
     ("f", "u"): _float_to_int,
-    ("i", "f"): _signed_to_float,
-    ("u", "f"): _unsigned_to_float,
+    ("i", "f"): _int_to_float,
+    ("u", "f"): _int_to_float,
     ("f", "f"): _float_to_float,
 }
