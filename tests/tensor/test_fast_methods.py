@@ -31,6 +31,24 @@ def test_repeated_unary_method_matches_numpy(name):
                                    atol=1e-6)  # a strided view with an offset
 
 
+@pytest.mark.parametrize("name, ref", [("exp", np.exp), ("negative", np.negative),
+                                       ("square", np.square), ("sin", np.sin)])
+def test_repeated_unary_function_matches_numpy_and_records_autograd(name, ref):
+    fn = getattr(pk, name)  # pk.exp(x) replays the plan x.exp() made, and the other way
+    for _ in range(3):
+        x = RNG.uniform(-2, 2, (3, 5)).astype(np.float32)
+        w = pk.asarray(x).requires_grad_()
+        np.testing.assert_allclose(fn(w[1:, 2:]).detach().numpy(), ref(x[1:, 2:]), rtol=1e-5,
+                                   atol=1e-6)
+        fn(w).sum().backward()
+        eps = 1e-3  # the derivative, by central differences in float64
+        slope = (ref(x.astype(np.float64) + eps) - ref(x.astype(np.float64) - eps)) / (2 * eps)
+        np.testing.assert_allclose(w.grad.numpy(), slope, rtol=1e-3, atol=1e-4)
+        out = pk.empty((3, 5))
+        assert fn(pk.asarray(x), out=out) is out  # out= goes the long way
+        np.testing.assert_allclose(out.numpy(), ref(x), rtol=1e-5, atol=1e-6)
+
+
 def test_repeated_unary_method_of_integers_and_complex():
     for _ in range(3):
         x = RNG.integers(-9, 9, 8).astype(np.int32)

@@ -57,16 +57,24 @@ def _plan(tensor: type, x: Any, key: tuple) -> tuple[Any, Plan] | None:
     return None
 
 
+def replay_unary(tensor: type, x: Any, op: Any) -> Any:
+    """`op(x)` by replaying its plan, recorded for autograd, where the common case holds (`x`
+    of type `tensor`); None otherwise. The unary methods and functions (`pk.exp(x)`) both
+    start here."""
+    found = _plan(tensor, x, (op, STRICT_BLOCK.get()))
+    if found is None:
+        return None
+    result = found[1].run(found[0], (x,))
+    # needs_grad(x), less its refusal of complex inputs (none here)
+    if x.requires_grad and is_grad_enabled():
+        return record_unary(op.name, result, x, op.backward)
+    return result
+
+
 def _fast_unary(tensor: type, wrapped: Callable[..., Any], op: Any) -> Callable[..., Any]:
     def method(self: Any) -> Any:
-        found = _plan(tensor, self, (op, STRICT_BLOCK.get()))
-        if found is None:
-            return wrapped(self)
-        result = found[1].run(found[0], (self,))
-        # needs_grad(self), less its refusal of complex inputs (none here)
-        if self.requires_grad and is_grad_enabled():
-            return record_unary(op.name, result, self, op.backward)
-        return result
+        result = replay_unary(tensor, self, op)
+        return wrapped(self) if result is None else result
 
     return named_like(method, wrapped)
 

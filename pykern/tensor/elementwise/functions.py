@@ -37,6 +37,7 @@ from pykern.autograd.version import bump
 from pykern.jit.strict_float import STRICT_BLOCK
 from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.scalar_constants import constant, scalar_constant
+from pykern.tensor.core.fast_methods import replay_unary
 from pykern.tensor.core.tensor import Tensor, asarray, empty
 from pykern.tensor.complex import complex_copy as cc
 from pykern.tensor.complex import complex_elementwise
@@ -616,6 +617,10 @@ def assign(target: Tensor, value: object) -> None:
 
 def _unary_function(op: UnaryOp) -> Callable[..., Tensor]:
     def fn(x: object, /, *, out: Tensor | None = None) -> Tensor:
+        if out is None:  # the methods' fast path (`x.exp()`), where its plan exists
+            result = replay_unary(Tensor, x, op)
+            if result is not None:
+                return result
         return unary(op, x, out)
 
     fn.__name__ = fn.__qualname__ = op.name
