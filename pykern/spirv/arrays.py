@@ -184,12 +184,14 @@ class DeclaredArray:
         """Stores zeros over the whole array (a `pk.local` one, at the kernel's start): its
         variable's zero initializer alone was not always honoured (NVIDIA 580 read garbage from
         a `pk.local` element never written, found by random kernels)."""
-        array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
-        fn.store(self._declare(), self._module.constant_null(array_type))
+        fn.store(self._declare(), self._module.constant_null(self._array_type()))
+
+    def _array_type(self) -> FixedArrayType:
+        return FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
 
     def _declare(self) -> int:
         if self._variable is None:
-            array_type = FixedArrayType(self.encoding.stored, math.prod(self._decl.shape))
+            array_type = self._array_type()
             # pk.local arrays start at zero, as in the interpreter; Workgroup memory cannot
             # have an initializer in Vulkan 1.2, so pk.shared starts undefined
             zero = self._module.constant_null(array_type) if self.private else None

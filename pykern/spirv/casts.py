@@ -45,6 +45,12 @@ def _float_to_bool(ctx: LoweringContext, src: ScalarType, dst: ScalarType, value
     return ctx.fn.f_unord_not_equal(BOOL, value, ctx.const(src, 0.0))
 
 
+def int_to_int(ctx: LoweringContext, src: IntType, dst: IntType, value: int) -> int:
+    """`value` of integer type `src` as integer type `dst`: wrapped to a narrower type,
+    extended as `src`'s signedness says to a wider one, reinterpreted at the same width."""
+    return (_from_signed if src.signed else _from_unsigned)(ctx, src, dst, value)
+
+
 def _from_signed(ctx: LoweringContext, src: IntType, dst: IntType, value: int) -> int:
     if src.bits == dst.bits:
         return ctx.fn.bitcast(dst, value)

@@ -13,6 +13,7 @@ from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, counted_loop, selection, while_loop
 from pykern.spirv.expressions import ExpressionLowering
 from pykern.spirv.encoding.grammar import MemorySemantics, Scope
+from pykern.spirv.numerics import narrow_int
 from pykern.spirv.numerics.pysemantics import range_length
 from pykern.spirv.typemap import unsigned
 from pykern.spirv.encoding.types import U32, IntType
@@ -128,12 +129,10 @@ class StatementLowering:
         8- or 16-bit integers is counted in 32 bits, its bounds widened (exactly, keeping their
         sign): NVIDIA's driver (580) ran counted loops of 16-bit counters with run-time bounds
         past their end, and every device counts in 32 bits at least anyway."""
-        fn, ctx = self.fn, self.ctx
+        ctx = self.ctx
         if ty.bits < 32:
-            wide = IntType(32, ty.signed)
-            widen = fn.s_convert if ty.signed else fn.u_convert
-            start, stop, step = (widen(wide, v) for v in (start, stop, step))
-            ty = wide
+            start, stop, step = (narrow_int.widen(ctx, ty, v) for v in (start, stop, step))
+            ty = IntType(32, ty.signed)
         return unsigned(ty), range_length(ctx, ty, start, stop, step, known_step)
 
     @contextmanager

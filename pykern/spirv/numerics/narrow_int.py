@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pykern.spirv.casts import int_to_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.encoding.types import IntType, ScalarType
 
@@ -46,18 +47,8 @@ def unary(ctx: LoweringContext, entry: Unary, ty: IntType, a: int) -> int:
 
 
 def widen(ctx: LoweringContext, ty: IntType, value: int) -> int:
-    """A narrow integer as the 32-bit integer of the same signedness and value: zero-extended,
-    and for a signed type (z ^ s) - s with s its sign bit (no OpSConvert, which lavapipe
-    miscompiles in places; the same sign extension on every other driver)."""
-    fn = ctx.fn
-    u32 = IntType(32, False)
-    bits = value if not ty.signed else fn.bitcast(IntType(ty.bits, False), value)
-    zero_extended = fn.u_convert(u32, bits)
-    if not ty.signed:
-        return zero_extended
-    sign = ctx.const(u32, 1 << (ty.bits - 1))
-    extended = fn.i_sub(u32, fn.bitwise_xor(u32, zero_extended, sign), sign)
-    return fn.bitcast(IntType(32, True), extended)
+    """A narrow integer as the 32-bit integer of the same signedness and value."""
+    return int_to_int(ctx, ty, IntType(32, ty.signed), value)
 
 
 def narrow(ctx: LoweringContext, ty: IntType, value: int) -> int:
@@ -72,5 +63,4 @@ def narrow(ctx: LoweringContext, ty: IntType, value: int) -> int:
         bits = fn.bitcast(u32, fn.shift_right_arithmetic(i32, up, ctx.const(u32, spare)))
     else:
         bits = fn.bitwise_and(u32, bits, ctx.const(u32, (1 << ty.bits) - 1))
-    short = fn.u_convert(IntType(ty.bits, False), bits)
-    return short if not ty.signed else fn.bitcast(ty, short)
+    return int_to_int(ctx, u32, ty, bits)
