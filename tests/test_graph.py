@@ -97,6 +97,29 @@ def test_a_user_kernel_replays_and_later_launches_see_its_results(device):
     np.testing.assert_allclose(out.numpy(), second, rtol=1e-5, atol=1e-5)
 
 
+@pk.kernel
+def fill_seven(x: pk.f32[:]):
+    x[pk.global_id(0)] = 7.0
+
+
+def test_a_launch_past_its_arrays_end_replays_as_it_ran(device):
+    """Writes past the end are dropped, in a replay as in the launch recorded, and the launches
+    after it replay too (on the host device, the workgroups whose bounds proof fails take the
+    checked code in the middle of a replayed run of launches)."""
+    b, out = pk.zeros(64), pk.zeros(64)
+    neighbour = pk.asarray(np.arange(64, dtype=np.float32))
+    with pk.graph() as g:
+        fill_seven[256](b)
+        saxpy[64](2.0, b, neighbour, out)
+    for _ in range(4):  # the later replays, once the host's choices are made, differ
+        b[...] = 0.0
+        out[...] = 0.0
+        g.replay()
+        np.testing.assert_array_equal(b.numpy(), np.full(64, 7.0, np.float32))
+        np.testing.assert_array_equal(out.numpy(), 14.0 + np.arange(64, dtype=np.float32))
+        np.testing.assert_array_equal(neighbour.numpy(), np.arange(64, dtype=np.float32))
+
+
 def test_replays_queue_without_waiting_and_results_wait_for_the_last(device):
     x = pk.asarray(np.zeros(256, np.float32))
     with pk.graph() as g:

@@ -26,7 +26,9 @@ from pykern import ir
 from pykern.jit.arguments import complex_fields
 from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor, scalar_values
 from pykern.lang.dtypes import ArrayType, DType
+from pykern.jit.host_launch_run import LaunchRun
 from pykern.llvm.compiled import HostKernel
+from pykern.llvm.launch_list import entry_address
 from pykern.llvm.layout import LENGTH, array_slots
 from pykern.llvm.pool import (RUNNING, LaunchTimedOut, StopWord, run_watched, run_workgroups,
                               thread_stop_word)
@@ -83,6 +85,7 @@ class HostProgram:
         # report's address too, which `HostKernel.run_block` fills
         self.struct = struct.Struct("<" + "".join(formats) + ("8q" if self.debug else "7q"))
         self.entry = host.native.entry
+        self.entry_address = entry_address(self.entry)  # for native launch lists
         self.loops = host.loops
         self.pool_choice: dict[tuple[int, int, int], bool] = {}  # grid -> on the pool
         self._first_times: dict[tuple[int, int, int], float] = {}  # grid -> its first run
@@ -180,6 +183,24 @@ class HostProgram:
                          launch.address, launch.stop, timeout)
         except LaunchTimedOut as e:
             raise self._timed_out(e.seconds) from None
+
+    def runs_here(self, launch: PreparedLaunch) -> bool | None:
+        """Whether `launch` runs on the calling thread (True) or on the pool (False), or None
+        while timed runs decide. Launches that run here may be made together by one native
+        call (`launch_run`)."""
+        pooled = self._pooled(launch.grid, launch.total)
+        return None if pooled is None else not pooled
+
+    @staticmethod
+    def launch_run(launches: list[PreparedLaunch]) -> LaunchRun:
+        """`launches`, each of which `runs_here`, to be made in order by one native call."""
+        return LaunchRun(launches)
+
+    def finish(self, launch: PreparedLaunch, rest: int) -> None:
+        """Runs workgroups `rest` to the end of `launch` through the checked entry (those a
+        launch list's call of the entry left: a failed proof), on this thread (watched by
+        the caller)."""
+        self.host.checked_entry()(launch.address, rest, launch.total)
 
     def _timed_out(self, seconds: float) -> DeviceError:
         """The error of a launch the host device stopped after `seconds` (PYKERN_TIMEOUT)."""

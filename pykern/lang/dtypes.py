@@ -205,6 +205,9 @@ def from_numpy(dtype: object) -> DType:
     """The pykern dtype for a numpy dtype (or anything `np.dtype` accepts); KeyError if none.
     `ml_dtypes.bfloat16` is bf16 (recognised by name: that needs no import of ml_dtypes)."""
     d = np.dtype(dtype)  # type: ignore[call-overload]
+    found = _FROM_NUMPY.get(d)  # first: a numpy dtype's name is slow to make
+    if found is not None:
+        return found
     if numpy_is_bf16(d):
         return bf16
     return _FROM_NUMPY[d]

@@ -156,6 +156,27 @@ def run_watched(entry: Entry, block: int, total: int, stop: StopWord, timeout: f
         raise LaunchTimedOut(timeout)  # type: ignore[arg-type]
 
 
+class Watched:
+    """`with Watched(stop, timeout):` native code run on the calling thread inside the block
+    is stopped (through `stop`) by the watchdog after `timeout` seconds, and the block then
+    raises `LaunchTimedOut` (run_watched's watch, around several calls)."""
+
+    __slots__ = ("stop", "timeout", "thread")
+
+    def __init__(self, stop: StopWord, timeout: float | None) -> None:
+        self.stop, self.timeout, self.thread = stop, timeout, threading.get_ident()
+
+    def __enter__(self) -> None:
+        if self.timeout is not None:
+            _WATCHDOG.arm(self.thread, self.stop, time.monotonic() + self.timeout)
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if self.timeout is not None:
+            _WATCHDOG.disarm(self.thread)
+        if kind is None and self.stop.word.value == TIMED_OUT:
+            raise LaunchTimedOut(self.timeout)  # type: ignore[arg-type]
+
+
 class _Watchdog:
     """One daemon thread, started on first use, that looks every WAIT_SLICE_S and sets the
     stop word of a watched launch past its deadline."""

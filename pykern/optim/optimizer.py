@@ -144,9 +144,21 @@ class Optimizer:
         indices = store.indices
         for i, on in zip(indices, active):
             self._steps[i] += on
-        rows = np.stack([self._full_row(i, on) for i, on in zip(indices, active)])
+        rows = np.empty((len(indices), self.row_columns))
+        made: dict[tuple, np.ndarray] = {}  # parameters with equal keys share their row
+        for k, (i, on) in enumerate(zip(indices, active)):
+            key = self._row_key(i, on)
+            row = made.get(key)
+            if row is None:
+                row = made[key] = self._full_row(i, on)
+            rows[k] = row
         compiling.write_unrecorded(hyper.buffer, rows.astype(store.compute.numpy))
         self._after_step(indices, active)
+
+    def _row_key(self, index: int, active: bool) -> tuple:
+        """What parameter `index`'s row depends on (its group, its step count, whether it has
+        a gradient): parameters with equal keys have equal rows."""
+        return (self._group_of[index], self._steps[index], active)
 
     def _full_row(self, index: int, active: bool) -> np.ndarray:
         """Parameter `index`'s row: the shared columns, then the rule's."""

@@ -64,6 +64,9 @@ class SGD(Optimizer):
     def _row(self, index: int, row: np.ndarray) -> None:
         row[rules.SGD_FIRST] = not self._has_buffer[index]
 
+    def _row_key(self, index: int, active: bool) -> tuple:
+        return (*super()._row_key(index, active), self._has_buffer[index])
+
     def _uses(self, name: str, index: int) -> bool:
         # a buffer once made stays in the state, as PyTorch keeps it
         return self._group(index)["momentum"] != 0 or self._has_buffer[index]

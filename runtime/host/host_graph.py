@@ -53,6 +53,10 @@ class HostGraph:
         # (`prepare`: its block packed with the buffers' addresses), per thread
         self._prepared: list[tuple[object, object]] | None = None
         self._prepared_on = 0
+        # what `replay` makes: (step, prepared launch or None), or (None, a run of launches
+        # made by one native call); made again while some launch's thread is undecided
+        self._plan: list[tuple[object, object]] | None = None
+        self._settled = False
 
     @property
     def log(self) -> list[tuple[object, object, tuple, object, object]]:
@@ -119,14 +123,48 @@ class HostGraph:
                                  "graph cannot be replayed")
         device = self.device
         timeout = device.timeout
-        if self._prepared is None or self._prepared_on != threading.get_ident():
-            self._prepare()
-        for step, prepared in self._prepared:  # type: ignore[union-attr]
-            if prepared is not None:
+        if self._plan is None or self._prepared_on != threading.get_ident():
+            self._make_plan()
+        for step, prepared in self._plan:  # type: ignore[union-attr]
+            if step is None:  # consecutive launches made by one native call
+                device._commands += len(prepared)  # type: ignore[arg-type]
+                prepared.run(timeout)  # type: ignore[union-attr]
+            elif prepared is not None:
                 device._commands += 1
                 step[0].run_prepared(prepared, timeout)  # type: ignore[index, union-attr]
             else:
                 self._replay_step(step, timeout)
+        if not self._settled:
+            self._plan = None  # made again once every launch's thread is decided
+
+    def _make_plan(self) -> None:
+        """The steps as `replay` makes them, for this thread: each launch prepared once where
+        its program can (`prepare`: its block packed with the buffers' addresses), and runs of
+        consecutive prepared launches that run on this thread (`runs_here`) grouped into one
+        native call where the program offers it (`launch_run`)."""
+        if self._prepared is None or self._prepared_on != threading.get_ident():
+            self._prepare()
+        plan: list[tuple[object, object]] = []
+        group: list[object] = []
+        self._settled = True
+
+        def flush() -> None:
+            if group:
+                plan.append((None, group[0].program.launch_run(list(group))))  # type: ignore
+                group.clear()
+
+        for step, launch in self._prepared:  # type: ignore[union-attr]
+            here = None
+            if launch is not None and hasattr(step[0], "launch_run"):  # type: ignore[index]
+                here = step[0].runs_here(launch)  # type: ignore[index, union-attr]
+                self._settled = self._settled and here is not None
+            if here:
+                group.append(launch)
+                continue
+            flush()
+            plan.append((step, launch))
+        flush()
+        self._plan = plan
 
     def _prepare(self) -> None:
         """Each step with its prepared launch (None where it has none), for this thread."""

@@ -161,6 +161,44 @@ def test_a_kernel_quick_before_and_runaway_now_is_stopped_on_the_calling_thread(
     assert "next launch ok" in out, out
 
 
+def test_a_replayed_kernel_quick_when_recorded_and_runaway_now_is_stopped(tmp_path):
+    """A graph's replays make their small launches by one native call (the launch list);
+    the watchdog still stops a kernel of it at PYKERN_TIMEOUT, the error names it, and the
+    graph replays again once the kernel can end."""
+    result = run(tmp_path, """
+        x = pk.asarray(np.arange(64, dtype=np.float32))
+        y, out = pk.zeros(64), pk.zeros(64)
+        flag[...] = 1
+        with pk.graph() as g:
+            double[64](x, y)
+            spin[64](flag, out)
+            double[64](y, x)
+        for _ in range(4):  # the grids' threads decided: later replays use the list
+            g.replay()
+        x[...] = pk.asarray(np.arange(64, dtype=np.float32))
+        flag[...] = 0
+        start = time.monotonic()
+        try:
+            g.replay()
+            print("finished?", flush=True)
+        except pk.DeviceError as e:
+            print("device error after", round(time.monotonic() - start, 2), flush=True)
+            print("message:", e, flush=True)
+        next_launch_works()
+        x[...] = pk.asarray(np.arange(64, dtype=np.float32))
+        flag[...] = 1
+        g.replay()
+        assert np.array_equal(x.numpy(), 4 * np.arange(64, dtype=np.float32)), x.numpy()
+        print("replays again", flush=True)
+    """, PYKERN_TIMEOUT="1")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "device error after" in out, out
+    assert 0.9 <= float(out.split("device error after")[1].split()[0]) < 10, out
+    assert "'spin'" in out and "PYKERN_TIMEOUT" in out, out
+    assert "next launch ok" in out and "replays again" in out, out
+
+
 @pytest.mark.parametrize("case", ["one invocation", "many workgroups", "barriers"])
 def test_ctrl_c_stops_a_runaway_kernel_within_a_second(tmp_path, case):
     """SIGINT raised from another thread (as a terminal's Ctrl-C reaches some thread)."""
