@@ -118,7 +118,7 @@ class HostGraph:
     def replay(self) -> None:
         """Runs the recorded steps again, in order."""
         for buf in self._held:
-            if buf.freed:
+            if buf._memory is None:  # freed (the property, read per buffer, costs more)
                 raise GraphError("a buffer that the graph's launches use was freed: the "
                                  "graph cannot be replayed")
         device = self.device
