@@ -32,10 +32,11 @@ block, not in the continue block: Mesa moves a continue block reached from sever
 the last back-edge allowed finished its step before it and knows it was done: no report.
 
 The same driver loses stores to `pk.local` arrays indexed by an induction variable (`buf[b]`
-then `buf[b + 1]`) in loops with a second exit (`break`, `return`) and in loops that leave on a
-flag, as a guarded while loop does. In those loops (`StatementLowering`) the indices of
-`pk.local` arrays get `zero` added, a run-time 0 read from the status buffer, which keeps the
-driver from treating them as induction variables.
+then `buf[b + 1]`) in loops with a second exit (`break`, `return`), in loops that leave on a
+flag, as a guarded while loop does, and in `for` loops that run such a loop inside (a `while`,
+or the loop of an integer `**` or a float `%`). In those loops (`StatementLowering`) the
+indices of `pk.local` arrays get `zero` added, a run-time 0 read from the status buffer, which
+keeps the driver from treating them as induction variables.
 
 Status buffer words (u32): word 0 is 0 (the token); word 1 + s counts the invocations whose
 loop site s was cut (atomic adds; the host compares with what it saw before). Each site is

@@ -120,7 +120,9 @@ class StatementLowering:
             fn.store(var, value)
             self._loop_body(loop, s.body)
 
-        with self._local_indices_hidden(_leaves_early(s.body)):
+        functions = {f.name: f for f in ctx.kernel.functions}
+        with self._local_indices_hidden(_leaves_early(s.body)
+                                        or _runs_a_flag_loop(s.body, functions)):
             counted_loop(ctx, counter, trips, body, f"{s.var}.k", loopcap.FOR)
 
     def _trip_count(self, ty: IntType, start: int, stop: int, step: int,
@@ -180,6 +182,32 @@ def _leaves_early(body: Sequence[ir.Stmt]) -> bool:
         if isinstance(stmt, (ir.While, ir.ForRange)) and any(
                 isinstance(node, ir.Return) for node in ir.walk(stmt)):
             return True
+    return False
+
+
+def _runs_a_flag_loop(body: Sequence[ir.Stmt], functions: dict[str, ir.Function]) -> bool:
+    """Whether a loop with this body runs a loop that leaves on a flag (a guarded while loop)
+    inside: a `while`, or an expression lowered to one (an integer `**`, a float `%` or `//`,
+    a float atomic's compare-and-swap, a device function with any of these). lavapipe lost a
+    `pk.local` store in the outer loop of such a pair too (a bubble pass over an array beside
+    an integer `**`, found by random kernels)."""
+    seen: set[str] = set()
+    pending: list[ir.Node] = list(body)
+    while pending:
+        for node in ir.walk(pending.pop()):
+            if isinstance(node, ir.While):
+                return True
+            if isinstance(node, ir.BinOp) and (
+                    (node.op is ir.BinOpKind.POW and node.type.is_int)
+                    or (node.op in (ir.BinOpKind.MOD, ir.BinOpKind.FLOORDIV)
+                        and node.type.is_float)):
+                return True
+            if isinstance(node, ir.Atomic) and node.type.is_float:
+                return True
+            if isinstance(node, ir.Call) and node.function not in seen \
+                    and node.function in functions:
+                seen.add(node.function)
+                pending.extend(functions[node.function].body)
     return False
 
 

@@ -208,3 +208,78 @@ def test_local_array_sorts_with_runtime_trip_counts(kernel_fn):
     if kernel_fn is insertion_two_arrays:  # the positions moved with their keys
         for r, n in enumerate(lengths):
             np.testing.assert_array_equal(x[r, device[2][r, :n]], expected[r, :n])
+
+
+# One bubble pass over a local array with another loop inside the pass, one that leaves on a
+# flag: an integer `**` (square-and-multiply), a float `%` (a remainder loop) or a `while`.
+# lavapipe lost the store that moves a value down (found by random kernels: the reduced kernel
+# put x in buf[4] where the pass leaves 0).
+def pass_beside_power(x: pk.f32[:], out: pk.f32[:, :], side: pk.i32[:]):
+    i = pk.global_id(0)
+    v = i * 7
+    buf = pk.local(pk.f32, 8)
+    buf[1] = x[i]
+    for j in range(5):
+        v **= 3
+        if buf[j] > buf[j + 1]:
+            t = buf[j]
+            buf[j] = buf[j + 1]
+            buf[j + 1] = t
+    for k in range(8):
+        out[i, k] = buf[k]
+    side[i] = v
+
+
+def pass_beside_float_mod(x: pk.f32[:], out: pk.f32[:, :], side: pk.i32[:]):
+    i = pk.global_id(0)
+    w = x[i]
+    buf = pk.local(pk.f32, 8)
+    buf[1] = x[i]
+    for j in range(5):
+        w = w % 0.75 + 1.0
+        if buf[j] > buf[j + 1]:
+            t = buf[j]
+            buf[j] = buf[j + 1]
+            buf[j + 1] = t
+    for k in range(8):
+        out[i, k] = buf[k]
+    side[i] = pk.i32(w * 1000.0)
+
+
+def pass_beside_while(x: pk.f32[:], out: pk.f32[:, :], side: pk.i32[:]):
+    i = pk.global_id(0)
+    buf = pk.local(pk.f32, 8)
+    buf[1] = x[i]
+    steps = 0
+    for j in range(5):
+        c = i
+        while c > 0:
+            c //= 2
+            steps += 1
+        if buf[j] > buf[j + 1]:
+            t = buf[j]
+            buf[j] = buf[j + 1]
+            buf[j + 1] = t
+    for k in range(8):
+        out[i, k] = buf[k]
+    side[i] = steps
+
+
+@pytest.mark.parametrize("kernel_fn", [pass_beside_power, pass_beside_float_mod,
+                                       pass_beside_while], ids=lambda f: f.__name__)
+def test_a_bubble_pass_beside_an_inner_loop_keeps_its_stores(kernel_fn):
+    x = np.array([1.5, -77.25, 0.0, 64.75, -1.0, 16.0, 2.125, 95.5, -3.0, 0.125, 13.5, 1.0],
+                 np.float32)
+    n = len(x)
+    out, side = np.zeros((n, 8), np.float32), np.zeros(n, np.int32)
+    device, interpreter = run_both(kernel_fn, n, x, out, side)
+    expected = np.zeros((n, 8), np.float32)
+    for i, value in enumerate(x):  # [0, x, 0, ...] after one pass over its first six
+        row = [0.0, float(value), 0.0, 0.0, 0.0, 0.0]
+        for j in range(5):
+            if row[j] > row[j + 1]:
+                row[j], row[j + 1] = row[j + 1], row[j]
+        expected[i, :6] = row
+    np.testing.assert_array_equal(interpreter[1], expected)
+    np.testing.assert_array_equal(device[1], expected)
+    np.testing.assert_array_equal(device[2], interpreter[2])
