@@ -141,25 +141,18 @@ def run_watched(entry: Entry, block: int, total: int, stop: StopWord, timeout: f
                 fallback: Callable[[], Entry]) -> None:
     """Runs workgroups 0 to `total - 1` on the calling thread (see the module docstring),
     stopped by the watchdog after `timeout` seconds (`LaunchTimedOut`)."""
-    me = threading.get_ident()
-    if timeout is not None:
-        _WATCHDOG.arm(me, stop, time.monotonic() + timeout)
-    try:
+    with Watched(stop, timeout):
         rest = entry(block, 0, total)
         if rest < total and not stop.stopped:
             rest = fallback()(block, rest, total)
             assert rest >= total or stop.stopped, "the fallback entry left workgroups"
-    finally:
-        if timeout is not None:
-            _WATCHDOG.disarm(me)
-    if stop.word.value == TIMED_OUT:
-        raise LaunchTimedOut(timeout)  # type: ignore[arg-type]
 
 
 class Watched:
     """`with Watched(stop, timeout):` native code run on the calling thread inside the block
     is stopped (through `stop`) by the watchdog after `timeout` seconds, and the block then
-    raises `LaunchTimedOut` (run_watched's watch, around several calls)."""
+    raises `LaunchTimedOut` (one launch's watch in `run_watched`, a run of launches' in a
+    replayed host graph)."""
 
     __slots__ = ("stop", "timeout", "thread")
 
