@@ -265,8 +265,31 @@ def pass_beside_while(x: pk.f32[:], out: pk.f32[:, :], side: pk.i32[:]):
     side[i] = steps
 
 
+@pk.func
+def cubed(v):
+    return v ** 3
+
+
+def pass_beside_function(x: pk.f32[:], out: pk.f32[:, :], side: pk.i32[:]):
+    # the inner loop inside a device function the pass calls
+    i = pk.global_id(0)
+    v = i * 7
+    buf = pk.local(pk.f32, 8)
+    buf[1] = x[i]
+    for j in range(5):
+        v = cubed(v)
+        if buf[j] > buf[j + 1]:
+            t = buf[j]
+            buf[j] = buf[j + 1]
+            buf[j + 1] = t
+    for k in range(8):
+        out[i, k] = buf[k]
+    side[i] = v
+
+
 @pytest.mark.parametrize("kernel_fn", [pass_beside_power, pass_beside_float_mod,
-                                       pass_beside_while], ids=lambda f: f.__name__)
+                                       pass_beside_while, pass_beside_function],
+                         ids=lambda f: f.__name__)
 def test_a_bubble_pass_beside_an_inner_loop_keeps_its_stores(kernel_fn):
     x = np.array([1.5, -77.25, 0.0, 64.75, -1.0, 16.0, 2.125, 95.5, -3.0, 0.125, 13.5, 1.0],
                  np.float32)
