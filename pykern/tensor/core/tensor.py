@@ -199,6 +199,10 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
         """The last two dimensions swapped (a view): a stack of transposed matrices."""
         if self.ndim < 2:
             raise ValueError(f"mT needs at least 2 dimensions, the tensor has {self.ndim}")
+        if not self.requires_grad:  # no axes to check, nothing to record
+            shape, strides = self.shape, self._strides
+            return self._view((*shape[:-2], shape[-1], shape[-2]),
+                              (*strides[:-2], strides[-1], strides[-2]))
         return self.swapaxes(-1, -2)
 
     @property
