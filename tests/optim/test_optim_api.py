@@ -39,19 +39,34 @@ def test_one_step_launch_per_dtype_with_gradients_in_place(make, launches):
         assert not np.array_equal(p.numpy(), b)
 
 
-def test_separate_gradients_cost_one_gather_copy_each(launches):
+def test_separate_gradients_cost_one_gather_copy_each(launches, copies):
     params = params_of_two_dtypes()
     opt = pk.optim.SGD(params, lr=0.1)
     grads = [pk.ones(p.shape, p.dtype) for p in params]
     for p, g in zip(params, grads):
         set_grad(p, g)
     set_grad(params[1], None)
-    del launches[:]
-    opt.step()  # SGD without momentum has no state to create
-    assert len(launches) == (len(params) - 1) + 2
-    del launches[:]
-    opt.step()  # the same gradients again: gathered again (they may have changed)
-    assert len(launches) == (len(params) - 1) + 2
+    with_values = [p for p in params if p.size and p is not params[1]]
+    for _ in range(2):  # the same gradients again: gathered again (they may have changed)
+        del launches[:], copies[:]
+        opt.step()  # SGD without momentum has no state to create
+        assert len(launches) == 2  # the step kernels, f32 and f16
+        # a plain buffer copy per gradient (same dtype, contiguous)
+        assert sorted(copies) == sorted(p.nbytes for p in with_values)
+        for p in params:
+            if p is not params[1]:
+                np.testing.assert_array_equal(get_grad(p).numpy(), np.ones(p.shape, p.dtype.numpy))
+
+
+def test_a_strided_or_other_dtype_gradient_is_gathered_by_the_assignment():
+    p = pk.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    opt = pk.optim.SGD([p], lr=1.0)
+    for g in (pk.asarray(np.ones((4, 3), np.float32)).mT,  # strided
+              pk.asarray(np.ones((3, 4), np.float16))):  # another dtype
+        before = p.numpy()
+        set_grad(p, g)
+        opt.step()
+        np.testing.assert_array_equal(p.numpy(), before - 1.0)
 
 
 def test_no_gradient_at_all_launches_nothing(launches):
