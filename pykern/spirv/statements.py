@@ -88,7 +88,7 @@ class StatementLowering:
     def _while(self, s: ir.While) -> None:
         # a guarded while loop leaves on a flag, which is one of the shapes in which lavapipe
         # loses pk.local stores
-        with self._local_indices_hidden():
+        with self._local_indices_hidden(lambda: True):
             while_loop(self.ctx, lambda: self.expr.lower(s.cond),
                        lambda loop: self._loop_body(loop, s.body), loopcap.WHILE)
 
@@ -120,9 +120,11 @@ class StatementLowering:
             fn.store(var, value)
             self._loop_body(loop, s.body)
 
-        functions = {f.name: f for f in ctx.kernel.functions}
-        with self._local_indices_hidden(_leaves_early(s.body)
-                                        or _runs_a_flag_loop(s.body, functions)):
+        def needs() -> bool:
+            return _leaves_early(s.body) or _runs_a_flag_loop(
+                s.body, {f.name: f for f in ctx.kernel.functions})
+
+        with self._local_indices_hidden(needs):
             counted_loop(ctx, counter, trips, body, f"{s.var}.k", loopcap.FOR)
 
     def _trip_count(self, ty: IntType, start: int, stop: int, step: int,
@@ -138,13 +140,15 @@ class StatementLowering:
         return unsigned(ty), range_length(ctx, ty, start, stop, step, known_step)
 
     @contextmanager
-    def _local_indices_hidden(self, needed: bool = True) -> Iterator[None]:
+    def _local_indices_hidden(self, needs: Callable[[], bool]) -> Iterator[None]:
         """Inside the loop emitted in this block, `pk.local` indices get the guard's hidden
-        zero added (on a target with a loop guard, where `needed`): see `pykern.spirv.loopcap`.
-        The zero is loaded here, before the loop, so that it dominates the whole loop."""
+        zero added (on a target with a loop guard, where `needs()`, asked last: it walks the
+        loop's body): see `pykern.spirv.loopcap`. The zero is loaded here, before the loop,
+        so that it dominates the whole loop."""
         ctx = self.ctx
-        if (not needed or ctx.loops is None or ctx.hidden_zero is not None
-                or not any(a.space is ir.MemorySpace.LOCAL for a in ctx.kernel.arrays)):
+        if (ctx.loops is None or ctx.hidden_zero is not None
+                or not any(a.space is ir.MemorySpace.LOCAL for a in ctx.kernel.arrays)
+                or not needs()):
             yield
             return
         ctx.hidden_zero = ctx.loops.zero(ctx)
