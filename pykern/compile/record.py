@@ -17,12 +17,13 @@ from typing import Any
 from pykern.compile.fingerprint import fingerprint
 from pykern.compile.first_call import first_call_state
 from pykern.compile.locate import describe, raised_at, user_line
-from pykern.compile.recorded import Recorded, copy_into, grad_state
+from pykern.compile.recorded import Recorded, grad_state
 from pykern.compile.structure import fill, flatten_result
 from pykern.jit import compiling
 from pykern.jit.graph import Graph
 from pykern.runtime.errors import GraphError
 from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.elementwise.functions import copy_into
 
 
 def record(fn: Callable[..., Any], template: Any, tensors: list[Tensor], name: str

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykern.autograd.mode import no_grad
 from pykern.autograd.version import bump_buffer
 from pykern.jit.graph import Graph
 from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.elementwise.functions import copy_into
 
 # a result of the recording: ("arg", leaf index) the call's own tensor; ("held", tensor) one
 # that outlives the call (a parameter), returned as it is; ("new", group, shape, dtype,
@@ -133,18 +133,6 @@ def grad_state(grad: Any) -> Any:
     if grad is None:
         return None
     return (grad.buffer, grad.offset, grad.shape, grad._strides, grad.dtype)
-
-
-def copy_into(dst: Tensor, src: Tensor) -> None:
-    """`dst[...] = src` for tensors of one shape and dtype, queued like a launch: a plain
-    buffer copy where both are contiguous."""
-    if dst.is_contiguous and src.is_contiguous:
-        size = dst.dtype.itemsize
-        src.device.copy_buffer(src.buffer, src.offset * size, dst.buffer,  # type: ignore
-                               dst.offset * size, dst.nbytes)
-        return
-    with no_grad():
-        dst[...] = src
 
 
 def copy_out(buffer: Any, first: int, nbytes: int) -> Any:

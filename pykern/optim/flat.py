@@ -33,6 +33,7 @@ from pykern.optim import kernels as ks
 from pykern.optim.kernels import CHUNK, compute_dtype, has_master
 from pykern.tensor.core.tensor import Tensor, contiguous_strides
 from pykern.tensor.core.promotion import complex_of
+from pykern.tensor.elementwise.functions import copy_into
 
 
 class FlatStore:
@@ -151,17 +152,12 @@ class FlatStore:
         return [g is not None for g in grads]
 
     def _copy_in(self, seg: Tensor, g: Tensor) -> None:
-        """`seg[...] = g`: a plain buffer copy where the bytes are the same (one dtype, both
-        contiguous, one device), which costs a fraction of the op layer's assignment."""
-        same = (g.dtype == self.dtype and not self.dtype.is_complex and g.is_contiguous
-                and g.device is seg.device)
-        if not same:
+        """`seg[...] = g`: where the bytes are the same (one dtype, one device) by
+        `copy_into`, whose plain buffer copy costs a fraction of the op layer's assignment."""
+        if g.dtype != self.dtype or self.dtype.is_complex or g.device is not seg.device:
             seg[...] = g
-            return
-        size = self.dtype.itemsize
-        seg.device.copy_buffer(g.buffer, g.offset * size, seg.buffer, seg.offset * size,
-                               seg.nbytes)
-        bump(seg)  # as the assignment would: autograd's version counter
+        elif copy_into(seg, g):
+            bump(seg)  # as the assignment would: autograd's version counter
 
     def state(self, name: str) -> Tensor:
         """The flat state tensor `name` (compute dtype), zeros when first asked for."""

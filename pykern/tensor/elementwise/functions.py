@@ -612,6 +612,20 @@ def assign(target: Tensor, value: object) -> None:
     bump(target)
 
 
+def copy_into(dst: Tensor, src: Tensor) -> bool:
+    """`dst[...] = src` for tensors of one shape and dtype on one device, queued like a launch:
+    a plain buffer copy where both are contiguous (True; the caller bumps `dst`'s version
+    where autograd should see the write), else the assignment, without grad (False)."""
+    if dst.is_contiguous and src.is_contiguous:
+        size = dst.dtype.itemsize
+        src.device.copy_buffer(src.buffer, src.offset * size, dst.buffer,  # type: ignore
+                               dst.offset * size, dst.nbytes)
+        return True
+    with no_grad():
+        dst[...] = src
+    return False
+
+
 # ---------------------------------------------------------------- the public functions
 
 
