@@ -181,9 +181,11 @@ class DeclaredArray:
         return self._module.constant(I32, self._strides[-2])
 
     def clear(self, fn: FunctionBuilder) -> None:
-        """Stores zeros over the whole array (a `pk.local` one, at the kernel's start): its
-        variable's zero initializer alone was not always honoured (NVIDIA 580 read garbage from
-        a `pk.local` element never written, found by random kernels)."""
+        """Stores zeros over the whole array (a `pk.local` one, at the kernel's start), beside
+        its variable's zero initializer. Added when NVIDIA (580) seemed to read garbage from
+        elements never written (random kernels); those kernels still mismatched with the
+        stores, so the cause lay elsewhere (docs/testing.md, "Not yet worked around"), and
+        what the stores guard against is not established."""
         fn.store(self._declare(), self._module.constant_null(self._array_type()))
 
     def _array_type(self) -> FixedArrayType:
