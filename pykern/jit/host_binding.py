@@ -26,7 +26,7 @@ from pykern import ir
 from pykern.jit.arguments import complex_fields
 from pykern.jit.binding import _ArraySlot, _scalar_slot, _ScalarSlot, bound_tensor, scalar_values
 from pykern.lang.dtypes import ArrayType, DType
-from pykern.jit.host_launch_run import LaunchRun
+from pykern.jit.host_launch_run import LaunchRun, NativeCopy
 from pykern.llvm.compiled import HostKernel
 from pykern.llvm.launch_list import entry_address
 from pykern.llvm.layout import LENGTH, array_slots
@@ -192,9 +192,10 @@ class HostProgram:
         return None if pooled is None else not pooled
 
     @staticmethod
-    def launch_run(launches: list[PreparedLaunch]) -> LaunchRun:
-        """`launches`, each of which `runs_here`, to be made in order by one native call."""
-        return LaunchRun(launches)
+    def launch_run(steps: list[PreparedLaunch | tuple[int, int, int]]) -> LaunchRun:
+        """`steps` made in order by one native call: launches, each of which `runs_here`, and
+        byte copies given as (destination address, source address, number of bytes)."""
+        return LaunchRun([NativeCopy(*s) if isinstance(s, tuple) else s for s in steps])
 
     def finish(self, launch: PreparedLaunch, rest: int) -> None:
         """Runs workgroups `rest` to the end of `launch` through the checked entry (those a

@@ -63,9 +63,43 @@ all:
 """
 
 
+# A record whose entry copies bytes: its block holds (destination address, source address,
+# byte count), and it returns its `end` as a finished launch does. A replayed graph's copies
+# (the optimizer's gradient gather) then join the run of launches around them instead of
+# splitting it.
+_COPIER = "pk_copy_bytes"
+_COPIER_IR = f"""
+declare void @llvm.memmove.p0.p0.i64(ptr, ptr, i64, i1)
+
+define i64 @{_COPIER}(ptr %block, i64 %first, i64 %end) {{
+entry:
+  %src_at = getelementptr i64, ptr %block, i64 1
+  %n_at = getelementptr i64, ptr %block, i64 2
+  %dst_word = load i64, ptr %block, align 8
+  %src_word = load i64, ptr %src_at, align 8
+  %n = load i64, ptr %n_at, align 8
+  %dst = inttoptr i64 %dst_word to ptr
+  %src = inttoptr i64 %src_word to ptr
+  call void @llvm.memmove.p0.p0.i64(ptr %dst, ptr %src, i64 %n, i1 false)
+  ret i64 %end
+}}
+"""
+
+
 @functools.lru_cache(maxsize=1)
 def _runner() -> engine.NativeModule:
     return engine.compile_ir(_IR, _RUNNER)
+
+
+@functools.lru_cache(maxsize=1)
+def _copier() -> engine.NativeModule:
+    return engine.compile_ir(_COPIER_IR, _COPIER)
+
+
+def copier_address() -> int:
+    """The entry of a copy record (see `_COPIER`): its block is three i64s, the destination
+    address, the source address and the number of bytes; its TOTAL is 1."""
+    return entry_address(_copier().entry)
 
 
 def entry_address(entry: object) -> int:

@@ -140,26 +140,37 @@ class HostGraph:
     def _make_plan(self) -> None:
         """The steps as `replay` makes them, for this thread: each launch prepared once where
         its program can (`prepare`: its block packed with the buffers' addresses), and runs of
-        consecutive prepared launches that run on this thread (`runs_here`) grouped into one
-        native call where the program offers it (`launch_run`)."""
+        consecutive prepared launches that run on this thread (`runs_here`), with the copies
+        between them, grouped into one native call where the program offers it
+        (`launch_run`)."""
         if self._prepared is None or self._prepared_on != threading.get_ident():
             self._prepare()
         plan: list[tuple[object, object]] = []
-        group: list[object] = []
+        group: list[tuple[object, object]] = []  # (step, what the run makes of it)
         self._settled = True
 
         def flush() -> None:
-            if group:
-                plan.append((None, group[0].program.launch_run(list(group))))  # type: ignore
-                group.clear()
+            launches = [item for _, item in group if not isinstance(item, tuple)]
+            if launches:
+                plan.append((None, launches[0].program.launch_run(  # type: ignore[attr-defined]
+                    [item for _, item in group])))
+            else:  # copies alone: no program to make them natively
+                plan.extend((step, None) for step, _ in group)
+            group.clear()
 
         for step, launch in self._prepared:  # type: ignore[union-attr]
+            if step[0] is COPY:  # type: ignore[index]
+                # a copy joins the run around it: (destination, source, bytes) addresses
+                (src_offset, dst_offset, nbytes), (src, dst) = step[1], step[2]  # type: ignore
+                group.append((step, (dst.address + dst_offset, src.address + src_offset,
+                                     nbytes)))
+                continue
             here = None
             if launch is not None and hasattr(step[0], "launch_run"):  # type: ignore[index]
                 here = step[0].runs_here(launch)  # type: ignore[index, union-attr]
                 self._settled = self._settled and here is not None
             if here:
-                group.append(launch)
+                group.append((step, launch))
                 continue
             flush()
             plan.append((step, launch))
