@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from llvmlite import ir as ll
 
 from pykern import ir
@@ -21,7 +22,7 @@ from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.llvm import pysemantics as py
 from pykern.llvm.emitter import Emitter
-from pykern.llvm.types import F32, I32, float_suffix, int_suffix, value_type
+from pykern.llvm.types import F32, I32, float_suffix, value_type
 
 Binary = Callable[[Emitter, DType, ll.Value, ll.Value], ll.Value]
 F32_TYPE = dt.f32
@@ -163,10 +164,28 @@ def _int_to_float(em: Emitter, src: DType, dst: DType, x: ll.Value) -> ll.Value:
 
 
 def _float_to_int(em: Emitter, src: DType, dst: DType, x: ll.Value) -> ll.Value:
-    """Truncation toward zero, saturated at the type's limits, NaN to 0: LLVM's fptosi.sat."""
-    kind = "fptosi" if dst.kind == dt.INT else "fptoui"
-    name = f"llvm.{kind}.sat.{int_suffix(dst)}.{float_suffix(src)}"
-    return em.call(name, value_type(dst), x)
+    """Truncation toward zero, saturated at the type's limits, NaN to 0 (what LLVM's
+    fptosi.sat computes). Written out: x86's code for a vector fptosi.sat converts one element
+    at a time, and a loop of conversions ran 9x slower than this clamp in the float type
+    followed by the plain conversion, which vectorises."""
+    bld = em.builder
+    if src.bits == 16:  # f16 holds neither limit of the wider types: clamp in f32 (exact)
+        x, src = bld.fpext(x, F32), dt.f32
+    ft, to = x.type, value_type(dst)
+    signed = dst.kind == dt.INT
+    low = -2.0 ** (dst.bits - 1) if signed else 0.0  # exact in f32 and f64
+    past = 2.0 ** (dst.bits - 1) if signed else 2.0 ** dst.bits  # the first value too large
+    below = np.float32 if src.bits == 32 else np.float64
+    highest = float(np.nextafter(below(past), below(0)))  # the largest value below it
+    # NaN fails the first comparison (clamped to `low`, then replaced by 0 at the end)
+    clamped = bld.select(bld.fcmp_ordered(">", x, ll.Constant(ft, low)), x, ll.Constant(ft, low))
+    clamped = bld.select(bld.fcmp_ordered("<", clamped, ll.Constant(ft, highest)), clamped,
+                         ll.Constant(ft, highest))
+    value = bld.fptosi(clamped, to) if signed else bld.fptoui(clamped, to)
+    top = (1 << (dst.bits - 1)) - 1 if signed else (1 << dst.bits) - 1
+    value = bld.select(bld.fcmp_ordered(">=", x, ll.Constant(ft, past)), ll.Constant(to, top),
+                       value)
+    return bld.select(bld.fcmp_unordered("uno", x, x), ll.Constant(to, 0), value)
 
 
 def _float_to_float(em: Emitter, src: DType, dst: DType, x: ll.Value) -> ll.Value:

@@ -137,6 +137,46 @@ def test_float_to_int_conversions_saturate_and_nan_gives_zero(src):
           np.zeros(a.size, np.uint16), np.zeros(a.size, np.int64), np.zeros(a.size, np.uint64))
 
 
+def _limit_values(src: pk.DType, dst: pk.DType) -> np.ndarray:
+    """Floats of `src` at and around `dst`'s limits (each limit, the float next to it on either
+    side, half a unit off), the specials, and random values, 1,024 in all: enough that the
+    host runs them through its vectorised loop and its scalar remainder."""
+    info, f = np.iinfo(dst.numpy), src.numpy.type
+    values = [0.0, -0.0, 0.5, -0.5, 0.99, -0.99, np.inf, -np.inf, np.nan]
+    with np.errstate(over="ignore"):
+        for limit in (info.min, info.max, info.max + 1, info.min - 1):
+            v = f(limit)
+            values += [v, np.nextafter(v, f(0)), np.nextafter(v, f(np.inf)),
+                       np.nextafter(v, f(-np.inf)), f(limit + 0.5), f(limit - 0.5)]
+    values = np.array(values, f)
+    with np.errstate(over="ignore"):  # f16 beyond 65504: inf
+        body = (rng.standard_normal(1024 - values.size) * float(min(info.max, 60000))).astype(f)
+    return np.concatenate([values, body])
+
+
+def _saturated(x: float, dst: pk.DType) -> int:
+    info = np.iinfo(dst.numpy)
+    if x != x:
+        return 0
+    if x in (np.inf, -np.inf):
+        return info.max if x > 0 else info.min
+    return min(max(int(x), info.min), info.max)  # int() truncates toward zero, exactly
+
+
+@pytest.mark.parametrize("src", FLOATS, ids=lambda t: t.name)
+@pytest.mark.parametrize("dst", INTS, ids=lambda t: t.name)
+def test_float_to_int_at_every_limit_saturates_in_vector_loops(src, dst):
+    @pk.kernel
+    def conv(a: pk.Array, out: pk.Array):
+        i = pk.global_id(0)
+        out[i] = dst(a[i])
+
+    a = _limit_values(src, dst)
+    host = check(conv, a.size, a, np.zeros(a.size, dst.numpy))[1]
+    expected = np.array([_saturated(float(v), dst) for v in a], dtype=dst.numpy)
+    np.testing.assert_array_equal(host, expected)
+
+
 def test_integer_conversions_wrap_and_extend_and_go_to_floats():
     @pk.kernel
     def conv(a: pk.i64[:], b: pk.u64[:], out8: pk.u8[:], outs: pk.i16[:], f: pk.f32[:],
