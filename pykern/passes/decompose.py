@@ -2,9 +2,11 @@
 
 The target states what it lowers (`lowers_math(fn, dtype)`); every `ir.MathCall` it does not
 (and every float `**`, which is `MathFn.POW`) is replaced by an `ir.Call` of the prelude
-`@pk.func` for it (`pykern.mathlib.prelude_f64`), translated by the frontend for the argument
-types and added to the kernel's functions ahead of their callers. Today that is f64 exp, log,
-sin, ..., pow and erf on Vulkan, whose GLSL.std.450 has them in 16 and 32 bits only.
+`@pk.func` for it (`pykern.mathlib.prelude_f64`, or `prelude_f32` for f32 arguments),
+translated by the frontend for the argument types and added to the kernel's functions ahead of
+their callers. Today that is f64 exp, log, sin, ..., pow and erf on Vulkan, whose GLSL.std.450
+has them in 16 and 32 bits only, and f32 exp, log and tanh on the host, whose C library
+functions LLVM cannot vectorise.
 
     kernel = decompose(kernel, target)   # then required_features, then the backend
 """
@@ -16,6 +18,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from pykern import ir
+from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
 from pykern.mathlib.prelude import translate_prelude
 from pykern.passes.rewrite import rename_calls, rewrite
@@ -98,8 +101,10 @@ def _lacking_math(node: ir.Node) -> ir.MathFn | None:
 def _prelude_group(fn: ir.MathFn, types: tuple[DType, ...]) -> tuple[ir.Function, ...]:
     """The prelude function for `fn` on `types` and the functions it calls, callees first
     (translated once per process)."""
-    from pykern.mathlib.prelude_f64 import IMPLEMENTATIONS  # its @pk.func needs pykern loaded
+    # their @pk.funcs need pykern loaded
+    from pykern.mathlib import prelude_f32, prelude_f64
 
-    implementation = IMPLEMENTATIONS.get(fn)
+    table = prelude_f32 if types[0] == dt.f32 else prelude_f64
+    implementation = table.IMPLEMENTATIONS.get(fn)
     assert implementation is not None, f"no prelude function for {fn.py_name} on {types}"
     return translate_prelude(implementation, types)
