@@ -81,14 +81,14 @@ def math_call(em: Emitter, fn: M, t: DType, args: list[ll.Value]) -> ll.Value:
 _F64_FROM_PRELUDE = {M.SIN, M.COS, M.TAN}
 
 
-# f32 exp, log and tanh come from the f32 prelude: straight-line code that LLVM vectorises,
-# where the C library's are a call per element (a loop of tanhf ran 26x slower than numpy's)
-_F32_FROM_PRELUDE = {M.EXP, M.LOG, M.TANH}
+# f32 tanh comes from the f32 prelude: straight-line code that LLVM vectorises, where the C
+# library's is a slow call per element (a loop of tanhf ran 26x slower than numpy's)
+_F32_FROM_PRELUDE = {M.TANH}
 
 
 def lowers_math(fn: M, dtype: DType) -> bool:
-    """Every math function lowers natively on the host but f64 trigonometry and f32 exp, log
-    and tanh (the decomposition pass adds the preludes')."""
+    """Every math function lowers natively on the host but f64 trigonometry and f32 tanh (the
+    decomposition pass adds the preludes')."""
     if dtype.bits == 64 and fn in _F64_FROM_PRELUDE:
         return False
     if dtype == dt.f32 and fn in _F32_FROM_PRELUDE:

@@ -5,8 +5,8 @@ The target states what it lowers (`lowers_math(fn, dtype)`); every `ir.MathCall`
 `@pk.func` for it (`pykern.mathlib.prelude_f64`, or `prelude_f32` for f32 arguments),
 translated by the frontend for the argument types and added to the kernel's functions ahead of
 their callers. Today that is f64 exp, log, sin, ..., pow and erf on Vulkan, whose GLSL.std.450
-has them in 16 and 32 bits only, and f32 exp, log and tanh on the host, whose C library
-functions LLVM cannot vectorise.
+has them in 16 and 32 bits only, and f32 tanh on the host, whose C library function LLVM
+cannot vectorise.
 
     kernel = decompose(kernel, target)   # then required_features, then the backend
 """
