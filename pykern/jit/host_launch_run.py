@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Union
 
 from pykern.llvm.launch_list import (BLOCK, ENTRY, REST, TOTAL, copier_address, new_records,
                                      run_launch_list)
-from pykern.llvm.pool import RUNNING, LaunchTimedOut, Watched, thread_stop_word
+from pykern.llvm.pool import RUNNING, LaunchTimedOut, Watched
 
 if TYPE_CHECKING:
     from pykern.jit.host_binding import PreparedLaunch
@@ -51,9 +51,10 @@ class LaunchRun:
                 record[BLOCK] = launch.address
                 record[TOTAL] = launch.total
         self.kernel_launches = sum(not isinstance(launch, NativeCopy) for launch in launches)
-        # the thread's stop word, which every launch's block names
-        self.stop = next((launch.stop for launch in launches
-                          if not isinstance(launch, NativeCopy)), None) or thread_stop_word()
+        # the thread's stop word, which every launch's block names (a run holds a launch:
+        # `HostGraph._make_plan` leaves copies alone as Python steps)
+        self.stop = next(launch.stop for launch in launches
+                         if not isinstance(launch, NativeCopy))
 
     def __len__(self) -> int:
         """The kernel launches it makes (the device's command count), copies left out."""

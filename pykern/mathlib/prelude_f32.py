@@ -25,8 +25,8 @@ import math
 
 import pykern as pk
 from pykern import ir
+from pykern.mathlib.prelude_f64 import LOG2E
 
-LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
 
 # polynomial coefficients, the highest power's first (each evaluated by Horner's scheme)
@@ -36,7 +36,8 @@ EXPM1_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(14, 1, -1))  # (e**z
 
 @pk.func
 def exp_of_f64(d):
-    """e**d in f64 for d in [-160, 130] (NaN for NaN), to about 2**-37 relative."""
+    """e**d in f64 for |d| <= 708 (2**k must be a normal f64; NaN for NaN), to about 2**-37
+    relative."""
     kf = pk.floor(d * LOG2E + 0.5)
     y = d - kf * LN2
     p: pk.f64 = EXP_TAYLOR[0]
