@@ -2,17 +2,21 @@
 arguments (`weight`, `ignore_index`, `reduction`, `label_smoothing`) and its means (a
 weighted mean divides by the weights of the targets that count).
 
-Each is a composition of differentiable ops: the target's log-probability is picked from its
-row by a one-hot `where` (a multiply would turn a masked-out -inf into NaN), so the gradient
-flows into the picked entries only.
+nll_loss and cross_entropy compute each row's loss in one kernel and differentiate it in one
+more (`pykern.tensor.nnops.class_loss`; cross_entropy's gradient folds in log_softmax's). A
+`weight` that itself requires grad takes the composition of differentiable ops instead: the
+target's log-probability picked from its row by a one-hot `where` (a multiply would turn a
+masked-out -inf into NaN).
 """
 
 from __future__ import annotations
 
 import pykern as pk
+from pykern.autograd.mode import is_grad_enabled
 from pykern.jit import compiling
 from pykern.tensor.elementwise.functions import as_tensor
 from pykern.tensor.core.tensor import Tensor
+from pykern.tensor.nnops.class_loss import class_loss_rows
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -30,7 +34,12 @@ def nll_loss(input: object, target: object, weight: object = None,  # noqa: A002
     op = "nll_loss"
     logp, t = _operands(input, target, op)
     rows, t, shape = _classes_last(logp, t, op)
-    loss, weights = _picked_loss(rows, t, weight, ignore_index, op)
+    w = _fused_weight(weight, rows, op)
+    if w is not False:
+        _check_targets(t, rows.shape[1], ignore_index, op)
+        loss, weights = class_loss_rows(rows, t, w, ignore_index, 0.0)
+    else:
+        loss, weights = _picked_loss(rows, t, weight, ignore_index, op)
     return _reduce(loss.reshape(shape), reduction, op, weights)
 
 
@@ -47,6 +56,16 @@ def cross_entropy(input: object, target: object, weight: object = None,  # noqa:
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     rows, t, shape = _classes_last(logits, t, op)
+    w = _fused_weight(weight, rows, op)
+    if w is not False:
+        _check_targets(t, rows.shape[1], ignore_index, op)
+        with pk.no_grad():
+            logp = pk.log_softmax(rows, axis=-1)
+        if w is not None:
+            w = w.astype(logp.dtype, copy=False)  # (logp is f32 for 16-bit logits in autocast)
+        loss, weights = class_loss_rows(logp, t, w, ignore_index, float(label_smoothing),
+                                        source=rows)
+        return _reduce(loss.reshape(shape), reduction, op, weights)
     logp = pk.log_softmax(rows, axis=-1)
     loss, weights = _picked_loss(logp, t, weight, ignore_index, op)
     if label_smoothing:
@@ -112,6 +131,18 @@ def _classes_last(x: Tensor, target: Tensor, op: str
     if rest:
         x = x.permute((0,) + tuple(range(2, x.ndim)) + (1,))
     return x.reshape(-1, c), target.reshape(-1), (n,) + rest
+
+
+def _fused_weight(weight: object, rows: Tensor, op: str) -> Tensor | None | bool:
+    """The class weights as the fused row kernels take them (None for none), or False where
+    the composition runs instead: a weight that requires grad (the kernels do not
+    differentiate it) or no rows to run over."""
+    if rows.size == 0:
+        return False
+    if weight is None:
+        return None
+    w = _class_weights(weight, rows.shape[1], rows, op)
+    return False if w.requires_grad and is_grad_enabled() else w
 
 
 def _check_targets(target: Tensor, classes: int, ignore_index: int, op: str) -> None:

@@ -76,6 +76,56 @@ def test_loss_modules_match_torch():
     assert list(nn.CrossEntropyLoss(weight=pk.asarray(w)).state_dict()) == ["weight"]
 
 
+@pytest.mark.parametrize("tdtype", [np.uint8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+def test_losses_take_every_integer_target_dtype_and_many_classes(name, tdtype):
+    # 300 classes: more than a u8 target can name and past one workgroup of the gradient's
+    # kernel; an ignore_index a u8 target cannot hold ignores nothing there
+    rng = np.random.default_rng(3)
+    classes, rows = 300, 37
+    x = rng.standard_normal((rows, classes)).astype(np.float32)
+    t = rng.integers(0, min(classes, np.iinfo(tdtype).max + 1), rows).astype(tdtype)
+    ignore = int(t[5]) if tdtype != np.uint8 else -100
+    w = rng.uniform(0.5, 2.0, classes).astype(np.float32)
+    smoothing = {"label_smoothing": 0.25} if name == "cross_entropy" else {}
+    for kwargs in ({}, {"weight": w, **smoothing}, {"reduction": "none", **smoothing}):
+        tx = torch.tensor(x, requires_grad=True)
+        px = pk.asarray(x).requires_grad_()
+        tk = {k: torch.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+        ty = getattr(torch.nn.functional, name)(tx, torch.tensor(t.astype(np.int64)),
+                                               ignore_index=ignore, **tk)
+        py = getattr(F, name)(px, pk.asarray(t), ignore_index=ignore, **kwargs)
+        what = f"{name} {tdtype.__name__} {kwargs}"
+        assert_close(py.numpy(), ty.detach().numpy(), np.float32, what)
+        g = rng.standard_normal(ty.shape).astype(np.float32)
+        ty.backward(torch.tensor(g))
+        py.backward(pk.asarray(g))
+        assert_close(px.grad.numpy(), tx.grad.numpy(), np.float32, what + " gradient")
+
+
+def test_a_class_weight_that_requires_grad_gets_its_gradient():
+    # PyTorch does not differentiate the weight; its loss written out in ops does
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((9, 5)).astype(np.float64)
+    t = rng.integers(0, 5, 9)
+    t[2] = -100
+    w = rng.uniform(0.5, 2.0, 5)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tt = torch.tensor(t)
+    keep = tt != -100
+    logp = torch.log_softmax(tx, 1)[keep]
+    picked, wt = logp[torch.arange(len(logp)), tt[keep]], tw[tt[keep]]
+    smooth = -(logp * tw).sum(1)
+    ty = (0.9 * -(picked * wt) + 0.1 / 5 * smooth).sum() / wt.sum()
+    ty.backward()
+    px, pw = pk.asarray(x).requires_grad_(), pk.asarray(w).requires_grad_()
+    py = F.cross_entropy(px, pk.asarray(t), weight=pw, label_smoothing=0.1)
+    py.backward()
+    assert_close(py.numpy(), ty.detach().numpy(), np.float64, "loss")
+    assert_close(px.grad.numpy(), tx.grad.numpy(), np.float64, "input gradient")
+    assert_close(pw.grad.numpy(), tw.grad.numpy(), np.float64, "weight gradient")
+
+
 def test_all_targets_ignored_gives_nan_as_torch():
     x = pk.zeros((2, 3))
     t = pk.asarray(np.array([-100, -100]))
