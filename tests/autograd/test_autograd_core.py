@@ -296,3 +296,16 @@ def test_custom_function_returning_its_argument_leaves_the_argument_alone():
     x.grad = None
     (x * 1.0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_relu_gradient_is_zero_off_the_positive_side_even_for_infinite_g(dtype):
+    # PyTorch's threshold_backward: g where x > 0, else 0 (a product g * (x > 0) would give
+    # nan for an infinite g at x <= 0, and for x nan)
+    x = np.array([-2.0, -0.0, 0.0, 1e-3, 3.0, np.nan, -np.inf, np.inf], dtype)
+    g = np.array([np.inf, -np.inf, np.nan, 2.0, -1.5, 4.0, np.inf, 0.5], dtype)
+    px = pk.asarray(x).requires_grad_()
+    pk.relu(px).backward(pk.asarray(g))
+    want = np.where(x > 0, g, 0).astype(dtype)
+    assert px.grad.dtype == px.dtype
+    np.testing.assert_array_equal(px.grad.numpy(), want)

@@ -236,3 +236,20 @@ def test_arange_of_bools_as_numpy(args):
     got = pk.arange(*args, dtype=pk.bool_)
     assert got.dtype == pk.bool_
     np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_repeated_fills_keep_each_value_sign_and_dtype():
+    # zeros/ones/full replay a plan per (shape, dtype, value): a plan must never serve another
+    # value, nor -0.0 for 0.0
+    values = [0, 1, 2, -3, 1.5, -0.0, 0.0, True, False, np.inf, -np.inf, np.nan]
+    for _ in range(3):  # the first call of each captures, the later ones replay
+        for v in values:
+            got = pk.full((2, 3), v)
+            want = np.full((2, 3), v, dtype=got.dtype.numpy)
+            np.testing.assert_array_equal(got.numpy(), want)
+            assert np.array_equal(np.signbit(got.numpy()), np.signbit(want)), v
+            f16 = pk.full((4,), v, dtype=pk.f16)
+            np.testing.assert_array_equal(f16.numpy(), np.full((4,), v, np.float16))
+        np.testing.assert_array_equal(pk.zeros((3,), dtype=pk.i64).numpy(), np.zeros(3, np.int64))
+        np.testing.assert_array_equal(pk.ones((2, 2), dtype=pk.u8).numpy(),
+                                      np.ones((2, 2), np.uint8))

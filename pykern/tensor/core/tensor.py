@@ -21,6 +21,7 @@ from pykern.autograd import engine as _engine
 from pykern.autograd import inplace
 from pykern.autograd.graph import refuse_grad
 from pykern.autograd.keyword import accepts_requires_grad
+from pykern.autograd.mode import is_grad_enabled
 from pykern.autograd.records import record_view
 from pykern.autograd.version import version_of
 from pykern.jit import capture
@@ -101,6 +102,11 @@ def normalize_axis(axis: object, ndim: int, what: str = "axis", *, op: str = "")
         raise ValueError(f"{prefix}{what} {axis} is out of range for a tensor of {ndim} "
                          "dimension(s)")
     return a % ndim
+
+
+def _swap_last_two(g: Tensor) -> Tensor:
+    """The gradient of `t.mT`: g.mT."""
+    return g.mT
 
 
 class Tensor(TorchStyleMethods, NdarrayMethods):
@@ -190,8 +196,8 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
     @property
     def T(self) -> Tensor:  # noqa: N802
         """The dimensions reversed (a view), as numpy's `.T`."""
-        if self.ndim == 2 and not self.requires_grad:  # a matrix: no axes to check
-            return self._view(self.shape[::-1], self._strides[::-1])
+        if self.ndim == 2 and (not self.requires_grad or not is_grad_enabled()):
+            return self._view(self.shape[::-1], self._strides[::-1])  # nothing to check
         return self.transpose()
 
     @property
@@ -199,11 +205,12 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
         """The last two dimensions swapped (a view): a stack of transposed matrices."""
         if self.ndim < 2:
             raise ValueError(f"mT needs at least 2 dimensions, the tensor has {self.ndim}")
-        if not self.requires_grad:  # no axes to check, nothing to record
-            shape, strides = self.shape, self._strides
-            return self._view((*shape[:-2], shape[-1], shape[-2]),
-                              (*strides[:-2], strides[-1], strides[-2]))
-        return self.swapaxes(-1, -2)
+        shape, strides = self.shape, self._strides
+        out = self._view((*shape[:-2], shape[-1], shape[-2]),
+                         (*strides[:-2], strides[-1], strides[-2]))
+        if not self.requires_grad or not is_grad_enabled():
+            return out
+        return record_view("permute", out, self, _swap_last_two)
 
     @property
     def real(self) -> Tensor:

@@ -17,6 +17,7 @@ from pykern.ops.public import declare, torch_names
 from pykern.autograd.keyword import accepts_requires_grad
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, _like_dtype, empty, shape_args
 from pykern.tensor.elementwise import functions as ew
 from pykern.tensor.complex.complex_views import parts
@@ -29,6 +30,16 @@ def fill(out: Tensor, value: object) -> Tensor:
     """Writes `value` into every element of `out` (a tensor or any view); returns `out`."""
     ew.assign(out, value)
     return out
+
+
+def _filled(shape: tuple[int, ...], dtype: DType, value: object) -> Tensor:
+    """A new tensor of `shape` and `dtype` holding `value`; for a Python number (not nan)
+    through the op plans (`pykern.tensor.core.dispatch`), so that a repeated `zeros` or `ones`
+    costs a replayed launch (its key holds the number's repr: 0.0 and -0.0 differ)."""
+    if type(value) in (int, float, bool) and value == value:
+        key = ("fill", shape, dtype, type(value), repr(value))
+        return dispatch(key, (), lambda: fill(empty(shape, dtype), value))
+    return fill(empty(shape, dtype), value)
 
 
 def _fill_dtype(value: object, dtype: object) -> DType:
@@ -50,7 +61,7 @@ def zeros(shape: Shape, *dims: int | object, dtype: object = None, device: objec
     """A tensor of zeros: `pk.zeros((2, 3), pk.i32)`, or `pk.zeros(2, 3)` as in PyTorch
     (dtype None: f32)."""
     shape, dtype = shape_args(shape, dims, dtype)
-    return fill(empty(shape, dtype), 0)
+    return _filled(shape, dtype, 0)
 
 
 @accepts_requires_grad
@@ -58,7 +69,7 @@ def ones(shape: Shape, *dims: int | object, dtype: object = None, device: object
          ) -> Tensor:
     """A tensor of ones: `pk.ones((2, 3))` or `pk.ones(2, 3)`."""
     shape, dtype = shape_args(shape, dims, dtype)
-    return fill(empty(shape, dtype), 1)
+    return _filled(shape, dtype, 1)
 
 
 @accepts_requires_grad
@@ -68,7 +79,7 @@ def full(shape: Shape, fill_value: object, dtype: object = None, *, device: obje
     bool, i32 for an int, f32 for a float (the defaults), a numpy scalar's own dtype."""
     d = _fill_dtype(fill_value, dtype)
     pr.check_number(fill_value, d)
-    return fill(empty(shape, d), fill_value)
+    return _filled(shape, d, fill_value)
 
 
 @accepts_requires_grad

@@ -470,16 +470,23 @@ def silu_grad_f(g, x):
     return g * (s * (1.0 + x * (1.0 - s)))
 
 
+@pk.func
+def relu_grad_f(g, x):
+    return g if x > 0 else 0.0  # 0 where x <= 0 or nan, even for an infinite g
+
+
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-# The backward formulas of gelu and silu fused into one element function each, so that the
+# The backward formulas of relu, gelu and silu fused into one element function each, so that the
 # gradient of an activation is one kernel over (g, x) instead of a chain of ops (and of
 # launches): internal ops (exported nowhere) with the type rule of the float ops they
 # differentiate, which those formulas reach through the registry.
 GELU_GRAD = register(BinaryOp("gelu_backward", gelu_grad_f, _float_math, exports=(),
                               aliases=Aliases(aten=("aten::gelu_backward",)),
                               doc="The gradient of gelu (erf form): g · (Φ(x) + x φ(x))."))
+RELU_GRAD = register(BinaryOp("relu_backward", relu_grad_f, _float_math, exports=(),
+                              doc="The gradient of relu: g where x > 0, else 0."))
 SILU_GRAD = register(BinaryOp("silu_backward", silu_grad_f, _float_math, exports=(),
                               aliases=Aliases(aten=("aten::silu_backward",)),
                               doc="The gradient of silu: g · σ(x) (1 + x (1 − σ(x)))."))

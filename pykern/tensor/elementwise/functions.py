@@ -47,7 +47,7 @@ from pykern.tensor.core import strided
 from pykern.tensor.core.fuse_traced import Traced, traced_operand
 from pykern.ops.registry import Impl, always, bind
 from pykern.tensor.elementwise.binary_ops import (
-    ADD, BINARY, GELU_GRAD, MAXIMUM, MINIMUM, POW, SILU_GRAD, SUBTRACT, BinaryOp,
+    ADD, BINARY, GELU_GRAD, MAXIMUM, MINIMUM, POW, RELU_GRAD, SILU_GRAD, SUBTRACT, BinaryOp,
     beyond_range)
 from pykern.tensor.elementwise.unary_ops import GELU_TANH, UNARY, UnaryOp, copy_f
 
@@ -734,4 +734,5 @@ logical_and = _binary_function(BINARY["logical_and"])
 logical_or = _binary_function(BINARY["logical_or"])
 gelu_backward = _binary_function(GELU_GRAD)
 silu_backward = _binary_function(SILU_GRAD)
+relu_backward = _binary_function(RELU_GRAD)
 logical_xor = _binary_function(BINARY["logical_xor"])

@@ -478,6 +478,11 @@ def _acosh_complex(g: Any, x: Any) -> Any:
     return g / (pk.sqrt(x - 1.0) * pk.sqrt(x + 1.0))
 
 
+def _relu_grad(g: Any, x: Any) -> Any:
+    """d relu(x) · g: g where x > 0, else 0, one fused kernel."""
+    return get("relu_backward").function(g, x)  # type: ignore[misc]
+
+
 def _silu_grad(g: Any, x: Any) -> Any:
     """d silu(x) · g: g · σ(x) (1 + x (1 − σ(x))), one fused kernel."""
     return get("silu_backward").function(g, x)  # type: ignore[misc]
@@ -500,7 +505,7 @@ _OPS = (
             complex_grad=HOLOMORPHIC, builtin=bi.square),
     UnaryOp("sign", sign_f, _same, "-1, 0 or 1 (nan stays nan, -0.0 stays -0.0)", bool_ok=False,
             unsigned=sign_unsigned_f, grad=_zero, complex_grad=_sign_complex),
-    UnaryOp("relu", relu_f, _same, "max(x, 0) (nan stays nan)", grad=lambda g, x: g * (x > 0),
+    UnaryOp("relu", relu_f, _same, "max(x, 0) (nan stays nan)", grad=_relu_grad,
             exports=("pk",), aliases=_aliases("relu", numpy=(), array_api=False),
             reference=lambda x: np.maximum(x, 0)),
     UnaryOp("reciprocal", reciprocal_f, _float, "1 / x", grad=lambda g, out: -g * out * out,
