@@ -11,6 +11,8 @@ masked-out -inf into NaN).
 
 from __future__ import annotations
 
+import numpy as np
+
 import pykern as pk
 from pykern.autograd.mode import is_grad_enabled
 from pykern.jit import compiling
@@ -35,12 +37,12 @@ def nll_loss(input: object, target: object, weight: object = None,  # noqa: A002
     logp, t = _operands(input, target, op)
     rows, t, shape = _classes_last(logp, t, op)
     w = _fused_weight(weight, rows, op)
-    if w is not False:
-        _check_targets(t, rows.shape[1], ignore_index, op)
-        loss, weights = class_loss_rows(rows, t, w, ignore_index, 0.0)
-    else:
+    if w is False:
         loss, weights = _picked_loss(rows, t, weight, ignore_index, op)
-    return _reduce(loss.reshape(shape), reduction, op, weights)
+        return _reduce(loss.reshape(shape), reduction, op, weights)
+    count = _check_targets(t, rows.shape[1], ignore_index, op)
+    loss, weights = class_loss_rows(rows, t, w, ignore_index, 0.0)
+    return _reduce(_shaped(loss, shape), reduction, op, weights, None if w is not None else count)
 
 
 def cross_entropy(input: object, target: object, weight: object = None,  # noqa: A002
@@ -58,14 +60,15 @@ def cross_entropy(input: object, target: object, weight: object = None,  # noqa:
     rows, t, shape = _classes_last(logits, t, op)
     w = _fused_weight(weight, rows, op)
     if w is not False:
-        _check_targets(t, rows.shape[1], ignore_index, op)
+        count = _check_targets(t, rows.shape[1], ignore_index, op)
         with pk.no_grad():
             logp = pk.log_softmax(rows, axis=-1)
         if w is not None:
             w = w.astype(logp.dtype, copy=False)  # (logp is f32 for 16-bit logits in autocast)
         loss, weights = class_loss_rows(logp, t, w, ignore_index, float(label_smoothing),
                                         source=rows)
-        return _reduce(loss.reshape(shape), reduction, op, weights)
+        return _reduce(_shaped(loss, shape), reduction, op, weights,
+                       None if w is not None else count)
     logp = pk.log_softmax(rows, axis=-1)
     loss, weights = _picked_loss(logp, t, weight, ignore_index, op)
     if label_smoothing:
@@ -128,9 +131,15 @@ def _classes_last(x: Tensor, target: Tensor, op: str
     if target.shape != (n,) + rest:
         raise ValueError(f"{op}: target must have shape {(n,) + rest} for input shape "
                          f"{x.shape}, got {target.shape}")
-    if rest:
-        x = x.permute((0,) + tuple(range(2, x.ndim)) + (1,))
+    if not rest:
+        return x, target, (n,)  # rows already: no views to record
+    x = x.permute((0,) + tuple(range(2, x.ndim)) + (1,))
     return x.reshape(-1, c), target.reshape(-1), (n,) + rest
+
+
+def _shaped(loss: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """The rows' losses in the loss's shape (a view recorded only where it changes)."""
+    return loss if loss.shape == shape else loss.reshape(shape)
 
 
 def _fused_weight(weight: object, rows: Tensor, op: str) -> Tensor | None | bool:
@@ -145,17 +154,20 @@ def _fused_weight(weight: object, rows: Tensor, op: str) -> Tensor | None | bool
     return False if w.requires_grad and is_grad_enabled() else w
 
 
-def _check_targets(target: Tensor, classes: int, ignore_index: int, op: str) -> None:
+def _check_targets(target: Tensor, classes: int, ignore_index: int, op: str) -> int | None:
     """Class indices outside [0, C) other than ignore_index are an error, as in PyTorch (read
     back to the host: a wrong label would otherwise give a silently wrong loss). Not inside a
-    `pk.compile` recording, whose replays could not read them again (docs/performance.md)."""
+    `pk.compile` recording, whose replays could not read them again (docs/performance.md).
+    Returns how many targets count (are not ignore_index), None where none were read."""
     if compiling.active() is not None:
-        return
+        return None
     t = target.numpy()
-    bad = (t != ignore_index) & ((t < 0) | (t >= classes))
+    counted = t != ignore_index
+    bad = counted & ((t < 0) | (t >= classes))
     if bad.any():
         raise IndexError(f"{op}: target {int(t[bad][0])} is out of range for {classes} "
                          f"classes (ignore_index={ignore_index})")
+    return int(np.count_nonzero(counted))
 
 
 def _class_weights(weight: object, classes: int, like: Tensor, op: str) -> Tensor:
@@ -185,9 +197,12 @@ def _picked_loss(logp: Tensor, t: Tensor, weight: object, ignore_index: int, op:
     return loss, weights
 
 
-def _reduce(loss: Tensor, reduction: str, op: str, weights: Tensor | None = None) -> Tensor:
+def _reduce(loss: Tensor, reduction: str, op: str, weights: Tensor | None = None,
+            count: int | None = None) -> Tensor:
     """`loss` summed, averaged (over the sum of `weights` when given, else its size) or
-    kept."""
+    kept. `count`: the sum of `weights` known on the host (all ones and zeros), which then
+    divides with no reduction of its own on the device (not 0: 0/0's nan comes from the
+    device's sum)."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
     if reduction == "none":
@@ -195,4 +210,6 @@ def _reduce(loss: Tensor, reduction: str, op: str, weights: Tensor | None = None
     total = loss.sum()
     if reduction == "sum":
         return total
+    if count:
+        return total / count
     return total / (loss.size if weights is None else weights.sum())

@@ -238,3 +238,17 @@ def test_scatter_add_errors():
         pk.scatter_add(x, 1, np.full((1, 1), 4), np.zeros((1, 1), np.float32))
     with pytest.raises(IndexError, match="out of bounds"):
         pk.scatter_add(x, 1, np.full((1, 1), -1), np.zeros((1, 1), np.float32))
+
+
+def test_repeated_takes_of_device_indices_read_each_call_own_indices():
+    # a take of device indices replays an op plan after its first call: every later call must
+    # gather from its own x at its own indices (clipped to the axis where out of range)
+    rng = np.random.default_rng(7)
+    for axis in (0, 1, None):
+        for _ in range(4):
+            x = rng.standard_normal((6, 5)).astype(np.float32)
+            idx = rng.integers(-3, 9, (2, 3)).astype(np.int32)
+            n = x.size if axis is None else x.shape[axis]
+            got = pk.take(pk.asarray(x), pk.asarray(idx), axis=axis).numpy()
+            want = np.take(x, np.clip(np.where(idx < 0, idx + n, idx), 0, n - 1), axis=axis)
+            np.testing.assert_array_equal(got, want)

@@ -22,6 +22,7 @@ from pykern.ops.public import declare, torch_names
 from pykern.tensor.index import gather_backward
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.tensor import Tensor, empty
 from pykern.tensor.core.checks import check_dtype_in
 from pykern.tensor.complex import complex_layout
@@ -203,6 +204,13 @@ def take(x: object, indices: object, axis: int | None = None) -> Tensor:
     x = as_tensor(x, f"{op}: x")
     if x.dtype.is_complex:  # a real take of the part view (it differentiates)
         return complex_layout.take(x, indices, axis)
+    if type(indices) is Tensor and type(axis) in (int, type(None)):  # device indices: a plan
+        return dispatch((op, axis), (x, indices), lambda: _take_run(x, indices, axis))
+    return _take_run(x, indices, axis)
+
+
+def _take_run(x: Tensor, indices: object, axis: int | None) -> Tensor:
+    op = "take"
     x, axis = _gather_source(x, axis, op)
     n = x.shape[axis]
     ind = _index_tensor(indices, op, n)

@@ -34,6 +34,7 @@ import pykern as pk
 from pykern.autograd.graph import record
 from pykern.lang import dtypes as dt
 from pykern.lang.dtypes import DType
+from pykern.tensor.core.dispatch import dispatch
 from pykern.tensor.core.promotion import compute_float
 from pykern.tensor.core.tensor import Tensor, empty
 
@@ -48,10 +49,10 @@ def class_loss_rows(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_
     rows, classes = logp.shape
     ignoring = _fits(ignore_index, target.dtype)
     ign = ignore_index if ignoring else 0
-    loss, weights = empty((rows,), logp.dtype), empty((rows,), logp.dtype)
+    operands = (logp, target) if weight is None else (logp, target, weight)
+    loss, weights = dispatch(("class_loss_rows", ign, ignoring, smoothing), operands,
+                             lambda: _losses(logp, target, weight, ign, ignoring, smoothing))
     w = weight if weight is not None else loss  # never read without a weight
-    _rows_kernel(logp.dtype, target.dtype, weight is not None, smoothing != 0.0, ignoring)[
-        rows](logp, target, w, loss, weights, ign, smoothing)
     grad_of = logp if source is None else source
     total = None
     if weight is not None and smoothing != 0.0 and source is not None:
@@ -67,6 +68,17 @@ def class_loss_rows(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_
 
     return record("cross_entropy" if source is not None else "nll_loss", loss, (grad_of,),
                   backward, saved=(logp, target)), weights
+
+
+def _losses(logp: Tensor, target: Tensor, weight: Tensor | None, ign: int, ignoring: bool,
+            smoothing: float) -> tuple[Tensor, Tensor]:
+    """The forward kernel's launch (through the op plans: `dispatch`)."""
+    rows = logp.shape[0]
+    loss, weights = empty((rows,), logp.dtype), empty((rows,), logp.dtype)
+    w = weight if weight is not None else loss  # never read without a weight
+    _rows_kernel(logp.dtype, target.dtype, weight is not None, smoothing != 0.0, ignoring)[
+        rows](logp, target, w, loss, weights, ign, smoothing)
+    return loss, weights
 
 
 def _fits(value: int, d: DType) -> bool:
