@@ -135,6 +135,10 @@ class FlatStore:
 
     def gather(self, grads: list[Tensor | None]) -> list[bool]:
         """Copies the gradients into the flat `grads`; returns which parameters have one."""
+        flat = self.grads.buffer
+        device = flat.device
+        size = self.dtype.itemsize
+        copied = False
         for k, g in enumerate(grads):
             if g is None:
                 continue
@@ -145,10 +149,20 @@ class FlatStore:
             if g.shape != p.shape:
                 raise ValueError(f"the gradient of a parameter of shape {p.shape} has shape "
                                  f"{g.shape}")
-            in_place = (g.buffer is self.grads.buffer and g.offset == self.starts[k]
-                        and g.is_contiguous and g.dtype == self.dtype)
-            if not in_place and p.size:
+            if not p.size or (g.buffer is flat and g.offset == self.starts[k]
+                              and g.is_contiguous and g.dtype == self.dtype):
+                continue  # nothing to copy, or in place already
+            if (g.dtype == self.dtype and not self.dtype.is_complex and g.is_contiguous
+                    and g.buffer.device is device):
+                # the common gradient, a tensor of its own: its bytes (one version bump of
+                # the flat buffer for all, below)
+                device.copy_buffer(g.buffer, g.offset * size, flat, self.starts[k] * size,
+                                   p.size * size)
+                copied = True
+            else:
                 self._copy_in(self.segment(self.grads, k), g)
+        if copied:
+            bump(self.grads)  # as an assignment would: autograd's version counter
         return [g is not None for g in grads]
 
     def _copy_in(self, seg: Tensor, g: Tensor) -> None:

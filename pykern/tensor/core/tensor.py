@@ -572,6 +572,16 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
 
     def copy(self) -> Tensor:
         """A row-major copy in a new buffer."""
+        device = self.buffer.device
+        if (capture.ACTIVE[0] is None and device is get_device() and self.is_contiguous
+                and not (self.requires_grad and is_grad_enabled())):
+            # the bytes as they are, by the device's buffer copy (queued like a launch):
+            # nothing to record, and not inside an op's capture, whose plan replays launches
+            size = self.dtype.itemsize
+            nbytes = self.size * size
+            out = Tensor(device.create_buffer(nbytes), self.shape, self.dtype)
+            device.copy_buffer(self.buffer, self.offset * size, out.buffer, 0, nbytes)
+            return out
         return _elementwise.astype(self, self.dtype, copy=True)
 
     def clone(self) -> Tensor:
