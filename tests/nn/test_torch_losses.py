@@ -182,3 +182,16 @@ def test_flatten_and_unflatten_match_torch():
     assert repr(nn.Flatten()) == repr(torch.nn.Flatten())
     with pytest.raises(ValueError, match="does not multiply"):
         nn.Unflatten(1, (7, 9))(flat)
+
+
+def test_a_class_weight_written_after_the_loss_is_caught_at_backward():
+    # the gradient reads the weight: a write into it between the loss and its backward would
+    # give a gradient of other weights than the loss's, so backward refuses, as for any saved
+    # tensor
+    x = pk.asarray(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32))
+    x.requires_grad_()
+    w = pk.asarray(np.array([1.0, 2.0, 3.0], np.float32))
+    loss = F.cross_entropy(x, pk.asarray(np.array([0, 1, 2, 1])), weight=w)
+    w += 1.0
+    with pytest.raises(RuntimeError, match="modified"):
+        loss.backward()

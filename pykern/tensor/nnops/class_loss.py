@@ -66,8 +66,9 @@ def class_loss_rows(logp: Tensor, target: Tensor, weight: Tensor | None, ignore_
             logp, target, w, g, total if total is not None else g, dx, ign, smoothing)
         return (dx,)
 
+    saved = (logp, target) if weight is None else (logp, target, weight)
     return record("cross_entropy" if source is not None else "nll_loss", loss, (grad_of,),
-                  backward, saved=(logp, target)), weights
+                  backward, saved=saved), weights
 
 
 def _losses(logp: Tensor, target: Tensor, weight: Tensor | None, ign: int, ignoring: bool,
