@@ -101,12 +101,68 @@ def _lambda_error(fn: Callable, decorator: str) -> CompileError:
                         code.co_filename, code.co_firstlineno, col, line)
 
 
+def _source_lines(fn: Callable) -> tuple[list[str], int, str] | None:
+    """`fn`'s source lines (from its first decorator to its last line of code), its first
+    line's number and its file, as `inspect.getsourcelines` finds them but from the line numbers
+    the code object carries, without tokenizing the file from the function on (which was half
+    of a warm compile). None where that does not apply (no file lines, a code object without
+    positions): `inspect` then decides."""
+    code = getattr(fn, "__code__", None)
+    file = getattr(code, "co_filename", "")
+    if code is None or not hasattr(code, "co_positions") or not file or file.startswith("<") \
+            and not file.startswith("<ipython-input"):
+        return None
+    linecache.checkcache(file)  # a file edited since: its new text, as inspect reads it
+    lines = linecache.getlines(file, getattr(fn, "__globals__", None))
+    first = code.co_firstlineno
+    last = _last_line(code)
+    if not lines or last is None or not 1 <= first <= last <= len(lines):
+        return None
+    # statements that make no code (a bare annotation, `pass`) may follow the last that
+    # does: the block goes on to the last line of code or comment (as inspect keeps them)
+    # indented deeper than its first, up to code back at that indentation
+    indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
+    n = last
+    while n < len(lines):
+        line = lines[n]
+        text = line.strip()
+        if text:
+            deeper = len(line) - len(line.lstrip()) > indent
+            if not deeper and not text.startswith("#"):
+                break
+            if deeper:
+                last = n + 1
+        n += 1
+    block = lines[first - 1:last]
+    if not block[-1].endswith("\n"):
+        block[-1] += "\n"
+    return block, first, file
+
+
+def _last_line(code: Any) -> int | None:
+    """The last line any instruction of `code` (or of a function or class inside it) spans."""
+    last = None
+    for _, end, _, _ in code.co_positions():
+        if end is not None and (last is None or end > last):
+            last = end
+    for const in code.co_consts:
+        if hasattr(const, "co_positions"):
+            inner = _last_line(const)
+            if inner is not None and (last is None or inner > last):
+                last = inner
+    return last
+
+
 def load_source(fn: Callable) -> KernelSource:
     """Parses `fn`'s source. Works for functions defined inside other functions (dedented)."""
     check_function(fn, "a kernel or @pk.func")
     try:
-        lines, first_line = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        found = _source_lines(fn)
+        if found is None:
+            lines, first_line = inspect.getsourcelines(fn)
+            file = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        else:
+            lines, first_line, file = found
     except (OSError, TypeError) as e:
         code = getattr(fn, "__code__", None)
         raise CompileError(
@@ -122,7 +178,16 @@ def load_source(fn: Callable) -> KernelSource:
     text = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip())
     try:
-        module = ast.parse(text)
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            if found is None:
+                raise
+            # the lines the code object names did not make the whole function (a string
+            # literal running back to the margin, say): as inspect reads it
+            lines, first_line = inspect.getsourcelines(fn)
+            text = textwrap.dedent("".join(lines))
+            module = ast.parse(text)
     except (SyntaxError, RecursionError, MemoryError) as e:
         # Python compiled the function, so this is source that changed on disk since, or
         # nesting too deep for the parser at this recursion limit
