@@ -486,6 +486,8 @@ GELU_GRAD = register(BinaryOp("gelu_backward", gelu_grad_f, _float_math, exports
                               aliases=Aliases(aten=("aten::gelu_backward",)),
                               doc="The gradient of gelu (erf form): g · (Φ(x) + x φ(x))."))
 RELU_GRAD = register(BinaryOp("relu_backward", relu_grad_f, _float_math, exports=(),
+                              aliases=Aliases(),  # (ATen's is threshold_backward, with a
+                              # threshold argument)
                               doc="The gradient of relu: g where x > 0, else 0."))
 SILU_GRAD = register(BinaryOp("silu_backward", silu_grad_f, _float_math, exports=(),
                               aliases=Aliases(aten=("aten::silu_backward",)),
