@@ -40,9 +40,7 @@ def nll_loss(input: object, target: object, weight: object = None,  # noqa: A002
     if w is False:
         loss, weights = _picked_loss(rows, t, weight, ignore_index, op)
         return _reduce(loss.reshape(shape), reduction, op, weights)
-    count = _check_targets(t, rows.shape[1], ignore_index, op)
-    loss, weights = class_loss_rows(rows, t, w, ignore_index, 0.0)
-    return _reduce(_shaped(loss, shape), reduction, op, weights, None if w is not None else count)
+    return _fused_loss(rows, t, w, ignore_index, 0.0, None, shape, reduction, op)
 
 
 def cross_entropy(input: object, target: object, weight: object = None,  # noqa: A002
@@ -60,15 +58,12 @@ def cross_entropy(input: object, target: object, weight: object = None,  # noqa:
     rows, t, shape = _classes_last(logits, t, op)
     w = _fused_weight(weight, rows, op)
     if w is not False:
-        count = _check_targets(t, rows.shape[1], ignore_index, op)
         with pk.no_grad():
             logp = pk.log_softmax(rows, axis=-1)
         if w is not None:
             w = w.astype(logp.dtype, copy=False)  # (logp is f32 for 16-bit logits in autocast)
-        loss, weights = class_loss_rows(logp, t, w, ignore_index, float(label_smoothing),
-                                        source=rows)
-        return _reduce(_shaped(loss, shape), reduction, op, weights,
-                       None if w is not None else count)
+        return _fused_loss(logp, t, w, ignore_index, float(label_smoothing), rows, shape,
+                           reduction, op)
     logp = pk.log_softmax(rows, axis=-1)
     loss, weights = _picked_loss(logp, t, weight, ignore_index, op)
     if label_smoothing:
@@ -137,9 +132,18 @@ def _classes_last(x: Tensor, target: Tensor, op: str
     return x.reshape(-1, c), target.reshape(-1), (n,) + rest
 
 
-def _shaped(loss: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """The rows' losses in the loss's shape (a view recorded only where it changes)."""
-    return loss if loss.shape == shape else loss.reshape(shape)
+def _fused_loss(logp: Tensor, t: Tensor, w: Tensor | None, ignore_index: int, smoothing: float,
+                source: Tensor | None, shape: tuple[int, ...], reduction: str, op: str
+                ) -> Tensor:
+    """The loss by the row kernels (`class_loss_rows`, differentiated with respect to `source`,
+    or `logp` where None), in the loss's `shape` (a view recorded only where it changes) and
+    reduced. Without class weights a mean divides by the count of the targets that count,
+    read on the host with the range check."""
+    count = _check_targets(t, logp.shape[1], ignore_index, op)
+    loss, weights = class_loss_rows(logp, t, w, ignore_index, smoothing, source)
+    if loss.shape != shape:
+        loss = loss.reshape(shape)
+    return _reduce(loss, reduction, op, weights, count if w is None else None)
 
 
 def _fused_weight(weight: object, rows: Tensor, op: str) -> Tensor | None | bool:

@@ -195,3 +195,32 @@ def test_a_class_weight_written_after_the_loss_is_caught_at_backward():
     w += 1.0
     with pytest.raises(RuntimeError, match="modified"):
         loss.backward()
+
+
+@pytest.mark.parametrize("tdtype", [np.int8, np.uint8, np.int32, np.int64])
+def test_the_row_kernels_clamp_targets_outside_the_classes(tdtype):
+    # targets are range-checked on the host before the kernels run, except inside a
+    # pk.compile recording: there a target outside [0, C) picks nothing (its log-probability
+    # counts as 0) and takes the weight of the nearest class, and its gradient picks nothing
+    from pykern.tensor.nnops.class_loss import class_loss_rows
+    rng = np.random.default_rng(6)
+    classes = 5
+    logp = np.log(rng.dirichlet(np.ones(classes), 6)).astype(np.float32)
+    t = np.array([-3, 0, 4, 5, 100, -100], tdtype) if tdtype != np.uint8 else \
+        np.array([0, 4, 5, 100, 255, 2], tdtype)
+    w = rng.uniform(0.5, 2.0, classes).astype(np.float32)
+    px = pk.asarray(logp).requires_grad_()
+    loss, weights = class_loss_rows(px, pk.asarray(t), pk.asarray(w), -100, 0.0)
+    wide = t.astype(np.int64)
+    inside = (wide >= 0) & (wide < classes)
+    ignored = wide == -100
+    k = np.clip(wide, 0, classes - 1)
+    picked = np.where(inside, logp[np.arange(6), k], 0.0)
+    want = np.where(ignored, 0.0, -picked * w[k]).astype(np.float32)
+    np.testing.assert_allclose(loss.numpy(), want, rtol=1e-6)
+    np.testing.assert_array_equal(weights.numpy(), np.where(ignored, 0.0, w[k]).astype(np.float32))
+    loss.backward(pk.ones(6))
+    grad = np.zeros_like(logp)
+    rows = np.nonzero(inside & ~ignored)[0]
+    grad[rows, k[rows]] = -w[k[rows]]
+    np.testing.assert_allclose(px.grad.numpy(), grad, rtol=1e-6)

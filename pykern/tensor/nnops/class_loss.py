@@ -30,6 +30,8 @@ way. The arithmetic runs in f32 for 16-bit inputs, f64 for f64.
 import functools
 from typing import Any
 
+import numpy as np
+
 import pykern as pk
 from pykern.autograd.graph import record
 from pykern.lang import dtypes as dt
@@ -84,7 +86,6 @@ def _losses(logp: Tensor, target: Tensor, weight: Tensor | None, ign: int, ignor
 
 def _fits(value: int, d: DType) -> bool:
     """Whether the integer `value` is one of `d`'s values (else no target can equal it)."""
-    import numpy as np
     info = np.iinfo(d.numpy)
     return info.min <= value <= info.max
 
@@ -93,6 +94,19 @@ def _wide(i_dt: DType) -> DType:
     """The type a target is compared with the class count in: i32 for narrower integers, whose
     values it holds, else the target's own (which holds the count)."""
     return i_dt if i_dt.itemsize >= 4 else dt.i32
+
+
+@pk.func
+def clamped_class(tw, nw):
+    """The class a target `tw` names, clamped into [0, nw) (both of the target's wide type,
+    `_wide`): the weight an out-of-range target takes (a picked class only where it lies
+    inside)."""
+    k = 0
+    if tw >= nw:
+        k = pk.i32(nw) - 1
+    elif tw > 0:
+        k = pk.i32(tw)
+    return k
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,13 +121,9 @@ def _rows_kernel(f_dt: DType, i_dt: DType, weighted: bool, smoothed: bool, ignor
         r = pk.global_id(0)
         n = logp.shape[1]
         tr = t[r]
-        tw = WT(tr)
-        inside = tw >= WT(0) and tw < WT(n)
-        k = 0  # the class, clamped into [0, n)
-        if tw >= WT(n):
-            k = n - 1
-        elif tw > WT(0):
-            k = pk.i32(tw)
+        tw, nw = WT(tr), WT(n)
+        inside = tw >= WT(0) and tw < nw
+        k = clamped_class(tw, nw)
         wt: CF = 1.0
         if WEIGHTED:
             wt = CF(w[k])
@@ -153,13 +163,9 @@ def _grad_kernel(f_dt: DType, i_dt: DType, weighted: bool, smoothed: bool, ignor
         r = pk.global_id(1)
         n = logp.shape[1]
         tr = t[r]
-        tw = WT(tr)
-        inside = tw >= WT(0) and tw < WT(n)
-        k = 0
-        if tw >= WT(n):
-            k = n - 1
-        elif tw > WT(0):
-            k = pk.i32(tw)
+        tw, nw = WT(tr), WT(n)
+        inside = tw >= WT(0) and tw < nw
+        k = clamped_class(tw, nw)
         wt: CF = 1.0
         wc: CF = 1.0
         if WEIGHTED:
