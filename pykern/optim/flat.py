@@ -8,10 +8,11 @@ the optimizer's kernels write there is what the parameter holds. Segments start 
 of `CHUNK` elements, so that the chunk table (`chunks`) names each element's parameter.
 
 Gradients are allocated by autograd, one buffer each, so before a step they are gathered into
-the store's flat `grads` tensor: one copy launch per gradient, none for a gradient that is
-already the matching view of `grads` (as after `zero_grad(set_to_none=False)` when the
-gradient was accumulated in place). The state (momentum buffers, exp_avg, exp_avg_sq, and
-master weights of f16/bf16 parameters) is flat too, in the compute dtype, created on first use.
+the store's flat `grads` tensor: a buffer copy per gradient (an assignment for one of another
+dtype or a strided one), none for a gradient that is already the matching view of `grads`
+(as after `zero_grad(set_to_none=False)` when the gradient was accumulated in place). The
+state (momentum buffers, exp_avg, exp_avg_sq, and master weights of f16/bf16 parameters) is
+flat too, in the compute dtype, created on first use.
 
 Complex parameters are treated as their (real, imaginary) pairs, as PyTorch's optimizers
 treat them (`view_as_real`): the kernels run over the real "lanes" of a complex store, two per
@@ -33,7 +34,6 @@ from pykern.optim import kernels as ks
 from pykern.optim.kernels import CHUNK, compute_dtype, has_master
 from pykern.tensor.core.tensor import Tensor, contiguous_strides
 from pykern.tensor.core.promotion import complex_of
-from pykern.tensor.elementwise.functions import copy_into
 
 
 class FlatStore:
@@ -159,19 +159,11 @@ class FlatStore:
                 device.copy_buffer(g.buffer, g.offset * size, flat, self.starts[k] * size,
                                    p.size * size)
                 copied = True
-            else:
-                self._copy_in(self.segment(self.grads, k), g)
+            else:  # converted, strided, complex or elsewhere: the assignment (it bumps)
+                self.segment(self.grads, k)[...] = g
         if copied:
             bump(self.grads)  # as an assignment would: autograd's version counter
         return [g is not None for g in grads]
-
-    def _copy_in(self, seg: Tensor, g: Tensor) -> None:
-        """`seg[...] = g`: where the bytes are the same (one dtype, one device) by
-        `copy_into`, whose plain buffer copy costs a fraction of the op layer's assignment."""
-        if g.dtype != self.dtype or self.dtype.is_complex or g.device is not seg.device:
-            seg[...] = g
-        elif copy_into(seg, g):
-            bump(seg)  # as the assignment would: autograd's version counter
 
     def state(self, name: str) -> Tensor:
         """The flat state tensor `name` (compute dtype), zeros when first asked for."""

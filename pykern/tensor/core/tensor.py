@@ -577,10 +577,8 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
                 and not (self.requires_grad and is_grad_enabled())):
             # the bytes as they are, by the device's buffer copy (queued like a launch):
             # nothing to record, and not inside an op's capture, whose plan replays launches
-            size = self.dtype.itemsize
-            nbytes = self.size * size
-            out = Tensor(device.create_buffer(nbytes), self.shape, self.dtype)
-            device.copy_buffer(self.buffer, self.offset * size, out.buffer, 0, nbytes)
+            out = Tensor(device.create_buffer(self.nbytes), self.shape, self.dtype)
+            _elementwise.copy_into(out, self)
             return out
         return _elementwise.astype(self, self.dtype, copy=True)
 
