@@ -576,9 +576,12 @@ class Tensor(TorchStyleMethods, NdarrayMethods):
         if (capture.ACTIVE[0] is None and device is get_device() and self.is_contiguous
                 and not (self.requires_grad and is_grad_enabled())):
             # the bytes as they are, by the device's buffer copy (queued like a launch):
-            # nothing to record, and not inside an op's capture, whose plan replays launches
-            out = Tensor(device.create_buffer(self.nbytes), self.shape, self.dtype)
-            _elementwise.copy_into(out, self)
+            # nothing to record, and not inside an op's capture, whose plan replays launches.
+            # (`copy_into` would check both layouts again: 1.6 us more on every first .grad)
+            nbytes = self.nbytes
+            out = Tensor(device.create_buffer(nbytes), self.shape, self.dtype)
+            size = self.dtype.itemsize
+            device.copy_buffer(self.buffer, self.offset * size, out.buffer, 0, nbytes)
             return out
         return _elementwise.astype(self, self.dtype, copy=True)
 
