@@ -15,7 +15,7 @@ from pykern.ir import UnaryOpKind as U
 
 from pykern.spirv.numerics import pysemantics as py
 from pykern.spirv.numerics import strict
-from pykern.spirv.numerics import narrow_int, wide_int
+from pykern.spirv.numerics import int_equality, narrow_int, wide_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.function import FunctionBuilder as FB
 from pykern.spirv.encoding.grammar import GLSL
@@ -196,8 +196,8 @@ BINARY: dict[tuple[B, str], Binary] = {
     **{(B.MAX, k): _int_pick(">") for k in INTS},
     (B.MAX, "f"): _nan_or_pick(FB.f_ord_greater_than),
     (B.MAX, "b"): _same(FB.logical_or),
-    **{(B.EQ, k): _test(FB.i_equal) for k in INTS},
-    **{(B.NE, k): _test(FB.i_not_equal) for k in INTS},
+    **{(B.EQ, k): int_equality.equal for k in INTS},
+    **{(B.NE, k): int_equality.not_equal for k in INTS},
     (B.EQ, "f"): _test(FB.f_ord_equal),
     (B.NE, "f"): _test(FB.f_unord_not_equal),  # nan != nan is True, as in Python
     (B.EQ, "b"): _test(FB.logical_equal),

@@ -15,7 +15,7 @@ import numpy as np
 
 from pykern.lang.dtypes import DType
 
-from pykern.spirv.numerics import strict
+from pykern.spirv.numerics import int_equality, strict
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.encoding.grammar import GLSL
 from pykern.spirv.numerics.half_rounding import narrow_to_f16
@@ -38,7 +38,10 @@ def _from_bool(ctx: LoweringContext, src: ScalarType, dst: ScalarType, value: in
 
 
 def _int_to_bool(ctx: LoweringContext, src: ScalarType, dst: ScalarType, value: int) -> int:
-    return ctx.fn.i_not_equal(BOOL, value, ctx.const(src, 0))
+    assert isinstance(src, IntType)
+    if src.bits < 32:  # tested in 32 bits, as narrow_int computes 8/16-bit operators
+        value, src = int_to_int(ctx, src, IntType(32, src.signed), value), IntType(32, src.signed)
+    return int_equality.nonzero(ctx, src, value)
 
 
 def _float_to_bool(ctx: LoweringContext, src: ScalarType, dst: ScalarType, value: int) -> int:

@@ -395,6 +395,9 @@ def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
     d = opmath(compute_dtype("promote", (self, end), out))
     a, b, w = operand(self, d), operand(end, d), operand(weight, d)
     diff = pk.subtract(b, a)
+    if not isinstance(w, pk.Tensor):  # a number (the optimizers' lerp): its end chosen here
+        return write(out, pk.add(a, pk.multiply(w, diff)) if abs(w) < 0.5 else
+                     pk.subtract(b, pk.multiply(diff, 1 - w)))
     near_start = pk.add(a, pk.multiply(w, diff))
     near_end = pk.subtract(b, pk.multiply(diff, pk.subtract(1, w)))
     small = pk.less(pk.abs(w), 0.5)

@@ -537,14 +537,16 @@ class Device(DescribedDevice):
                 self._batches.submit()  # the kernels recorded so far run while it copies
                 transfers.upload(buf, raw, data, offset, non_blocking)
                 return
-            if not queued and raw.mapped is not None:
+            if not queued and raw.mapped is not None and \
+                    buf.use_serial <= self._batches.completed:
                 if transfers is not None:
                     transfers.wait_use(raw)  # a DMA copy may still write it
-                # a launch recorded or running may still read the old contents
-                self._batches.wait(buf.use_serial)
                 ffi.memmove(raw.mapped + offset, data, data.nbytes)
                 return
-            # staged: each piece's copy is queued behind earlier launches like a launch, and
+            # Staged, also where the memory is mapped but a launch recorded or running may
+            # still read the old contents (a buffer fresh from the cache keeps its last use):
+            # writing through the mapping would stall the host until the GPU drains. Each
+            # piece's copy is queued behind earlier launches like a launch, and
             # nothing waits; the staging buffer returns to the pool when its batch has run.
             # Both are noted before the copy is recorded, so that an interrupt in between
             # leaves nothing pending unclaimed.

@@ -167,7 +167,7 @@ def test_cast(source, target):
     (F32, I32, "OpConvertFToS"), (F32, U32, "OpConvertFToU"), (I32, F32, "OpConvertSToF"),
     (U32, F32, "OpConvertUToF"), (I32, U32, "OpBitcast"), (U32, I32, "OpBitcast"),
     (dt.i8, I32, "OpSConvert"), (dt.u8, I32, "OpUConvert"), (F32, dt.f64, "OpFConvert"),
-    (BOOL, F32, "OpSelect"), (I32, BOOL, "OpINotEqual"), (F32, BOOL, "OpFUnordNotEqual"),
+    (BOOL, F32, "OpSelect"), (I32, BOOL, "OpSLessThan"), (F32, BOOL, "OpFUnordNotEqual"),
 ])
 def test_cast_instruction(source, target, instruction):
     _, asm = compile_ok(kernel([store("out", cast(param("a", source), target))], params=[

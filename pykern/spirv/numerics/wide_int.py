@@ -32,7 +32,7 @@ def _wide(ty: IntType) -> bool:
     return ty.bits == 64
 
 
-def _halves(ctx: LoweringContext, ty: IntType, a: int) -> tuple[int, int]:
+def halves(ctx: LoweringContext, ty: IntType, a: int) -> tuple[int, int]:
     """(low word as u32, high word as u32) of a 64-bit integer."""
     fn = ctx.fn
     u64 = IntType(64, False)
@@ -55,8 +55,8 @@ def less_than(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     fn = ctx.fn
     if not (_wide(ty) and SPLIT_ORDER):
         return (fn.s_less_than if ty.signed else fn.u_less_than)(BOOL, a, b)
-    low_a, high_a = _halves(ctx, ty, a)
-    low_b, high_b = _halves(ctx, ty, b)
+    low_a, high_a = halves(ctx, ty, a)
+    low_b, high_b = halves(ctx, ty, b)
     if ty.signed:  # the high words carry the sign
         high_less = fn.s_less_than(BOOL, fn.bitcast(_I32, high_a), fn.bitcast(_I32, high_b))
     else:
@@ -97,8 +97,8 @@ def _sum(ctx: LoweringContext, ty: IntType, a: int, b: int, subtract: bool) -> i
     op = fn.i_sub if subtract else fn.i_add
     if not (_wide(ty) and SPLIT_SUM):
         return op(ty, a, b)
-    low_a, high_a = _halves(ctx, ty, a)
-    low_b, high_b = _halves(ctx, ty, b)
+    low_a, high_a = halves(ctx, ty, a)
+    low_b, high_b = halves(ctx, ty, b)
     low = op(U32, low_a, low_b)
     # a borrow where low_a < low_b; a carry where the low sum wrapped below low_a
     out = fn.u_less_than(BOOL, low_a, low_b) if subtract else fn.u_less_than(BOOL, low, low_a)
@@ -115,8 +115,8 @@ def mul(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     fn = ctx.fn
     if not (_wide(ty) and SPLIT_MUL):
         return fn.i_mul(ty, a, b)
-    low_a, high_a = _halves(ctx, ty, a)
-    low_b, high_b = _halves(ctx, ty, b)
+    low_a, high_a = halves(ctx, ty, a)
+    low_b, high_b = halves(ctx, ty, b)
     low, carry = fn.u_mul_extended(U32, low_a, low_b)
     cross = fn.i_add(U32, fn.i_mul(U32, low_a, high_b), fn.i_mul(U32, high_a, low_b))
     return _join(ctx, ty, low, fn.i_add(U32, carry, cross))
