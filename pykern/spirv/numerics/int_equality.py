@@ -10,9 +10,9 @@ given no equality instruction to learn from: `a != b` is lowered as
     d = a ^ b;  (d | -d) < 0   (signed; d = a where b is the constant 0)
 
 which is True exactly when d has a set bit (the sign of d or of -d is set; for the most
-negative d both are), and `a == b` as `(d | -d) >= 0`. 64-bit operands are folded to one 32-bit word first (the low word or the
-high word), as `wide_int` spells their other operations on halves. The cost is two ALU
-instructions per test.
+negative d both are), and `a == b` as `(d | -d) >= 0`. 64-bit operands are folded to one
+32-bit word first (the low word or the high word), as `wide_int` spells their other
+operations on halves. The cost is two ALU instructions per test.
 
 `SIGN_TEST` turns this off (a module constant so that a device diagnosis can compare forms).
 """
