@@ -20,6 +20,7 @@ import torch
 import pykern as pk
 from pykern.ops import Op
 from pykern.torch import elementwise as ew
+from pykern.torch import fresh_results
 
 aten = torch.ops.aten
 
@@ -83,9 +84,12 @@ def _renamed_output(impl: Callable[..., object], output: str) -> Callable[..., o
     return kernel
 
 
-def entries(taken: frozenset[str]) -> Iterator[tuple[str, str, Callable[..., object]]]:
+def entries(taken: dict[str, Callable[..., object]]
+            ) -> Iterator[tuple[str, str, Callable[..., object]]]:
     """(ATen overload, "pk.<op>", kernel) for every `out=` overload of an elementwise op's
-    ATen aliases, but those in `taken` (listed by hand, with an adapter of their own)."""
+    ATen aliases, but those in `taken` (overload -> kernel: listed by hand, with an adapter of
+    their own), and for the functional aliases themselves (`fresh_results`), which run the
+    `out=` overload's kernel where their fast path does not apply."""
     seen: set[str] = set()
     for op in ew.elementwise_ops():
         for alias in op.aliases.aten:
@@ -93,8 +97,45 @@ def entries(taken: frozenset[str]) -> Iterator[tuple[str, str, Callable[..., obj
             if overload is None or torch._C._dispatch_has_kernel_for_dispatch_key(
                     f"aten::{overload}", "CompositeImplicitAutograd"):
                 continue  # PyTorch decomposes it before it reaches a device (square.out)
-            if overload in taken or overload in seen:
+            if overload in seen:
                 continue
             seen.add(overload)
-            yield overload, f"pk.{op.name}", _adapter(op, overload)
+            out_kernel = taken.get(overload)
+            if out_kernel is None:
+                out_kernel = _adapter(op, overload)
+                yield overload, f"pk.{op.name}", out_kernel
+            name = alias.removeprefix("aten::")
+            if name not in taken and name not in seen and not _is_out(name) and \
+                    _takes_floats(op) and not \
+                    torch._C._dispatch_has_kernel_for_dispatch_key(
+                        f"aten::{name}", "CompositeImplicitAutograd"):
+                seen.add(name)
+                yield _functional(op, name, out_kernel)
 
+
+def _is_out(name: str) -> bool:
+    packet, _, variant = name.partition(".")
+    return any(a.is_out for a in getattr(getattr(aten, packet), variant or "default")
+               ._schema.arguments)
+
+
+def _takes_floats(op: Op) -> bool:
+    """Whether the op runs on float32 (the bitwise ops do not: no fast path to give them)."""
+    try:
+        op.plan(pk.f32)  # type: ignore[attr-defined]
+    except TypeError:
+        return False
+    return True
+
+
+def _functional(op: Op, name: str, out_kernel: Callable[..., object]
+                ) -> tuple[str, str, Callable[..., object]]:
+    packet, _, variant = name.partition(".")
+    overload = getattr(getattr(aten, packet), variant or "default")
+    fn = ew.function_of(op)
+    if packet in ADAPTED:
+        fn = ADAPTED[packet](fn)
+    tests = op.plan(pk.f32).result == pk.bool_  # type: ignore[attr-defined]
+    rule = "float" if _computes_in_float(op) else "promote"
+    return (name, f"pk.{op.name}", fresh_results.functional(
+        fn, out_kernel, overload, rule, tests, op.name in COMPOUND))

@@ -580,6 +580,6 @@ _BY_HAND = (*MEMORY, *VIEWS, *UNARY, *BINARY, *POINTWISE, *REDUCTIONS, *PRODUCTS
 
 # the elementwise ops of pykern's registry, under the ATen names they declare
 FROM_REGISTRY = tuple(Aten(*entry) for entry in from_registry.entries(
-    frozenset(e.overload for e in _BY_HAND)))
+    {e.overload: e.impl for e in _BY_HAND}))
 
 TABLE: tuple[Aten, ...] = (*_BY_HAND, *FROM_REGISTRY)
