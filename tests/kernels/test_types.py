@@ -575,3 +575,44 @@ def test_float_to_64_bit_conversions_past_2_to_the_32(src):
     assert s.tolist() == expected_s
     assert w.tolist() == [int(np.array(v, np.uint64).astype(np.uint32).view(np.int32))
                           for v in expected_u]
+
+
+# A zero test kept in a variable, branched on and stored: NVIDIA (580) gave the value computed
+# from x on the test's False side as if x were all ones (found by random kernels; the variants
+# below are the ones that went wrong there). Integer ==, != and truthiness are lowered as sign
+# tests since (docs/testing.md).
+@pk.kernel
+def replace_if_set(x: pk.Array, out: pk.u32[:], flags: pk.bool_[:]):
+    i = pk.global_id(0)
+    v0 = pk.bool_(x[i])
+    v1 = 4294967295 ^ pk.u32(x[i])
+    if v0:
+        v1 = pk.u32(x[i]) * 3 + 1
+    flags[i] = v0
+    out[i] = v1
+
+
+@pk.kernel
+def pick_unless_zero(x: pk.Array, out: pk.u32[:], flags: pk.bool_[:]):
+    i = pk.global_id(0)
+    v = x[i]
+    flags[i] = v != 0
+    out[i] = pk.u32((7 if pk.bool_(v) else pk.u32(v)) % 4) + 10 * pk.u32(not (v == 0))
+
+
+@pytest.mark.parametrize("dtype", [pk.i32, pk.u32, pk.i64, pk.u64, pk.i16, pk.u8],
+                         ids=lambda d: d.name)
+def test_zero_tests_kept_in_a_variable(dtype):
+    x = int_edges(dtype)
+    ones = (1 << 32) - 1
+
+    def replaced(v):
+        return (v * 3 + 1) % (1 << 32) if v else ones ^ (v % (1 << 32))
+
+    for kernel, expect in ((replace_if_set, replaced),
+                           (pick_unless_zero, lambda v: (3 if v else 0) + (10 if v else 0))):
+        out, flags = np.zeros(x.size, np.uint32), np.zeros(x.size, np.bool_)
+        kernel[x.size](x, out, flags)
+        np.testing.assert_array_equal(out, [expect(v) for v in x.tolist()],
+                                      err_msg=kernel.__name__)
+        np.testing.assert_array_equal(flags, x != 0)

@@ -6,6 +6,7 @@ GLSL's Pow is undefined for a negative or zero base, so these are spelled out wi
 division, selects and (for integer powers) a loop. Where Python raises, the result is the one
 the interpreter backend defines (`pykern.interpret.helpers`): integer `//` and `%` by zero give
 0, a `range` with step 0 runs no iterations, out-of-range shifts shift everything out.
+Their tests of integers for zero are `int_equality`'s sign tests, as the operators' are.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 
 from pykern.spirv import loopcap
 from pykern.spirv.numerics import strict
-from pykern.spirv.numerics import wide_int
+from pykern.spirv.numerics import int_equality, wide_int
 from pykern.spirv.context import LoweringContext
 from pykern.spirv.control import Loop, while_loop
 from pykern.spirv.function import FunctionBuilder as FB
@@ -41,14 +42,14 @@ def signed_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
 
 def unsigned_floordiv(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a // b`, 0 for b == 0 (then 0 // 1)."""
-    is_zero = ctx.fn.i_equal(BOOL, b, ctx.const(ty, 0))
+    is_zero = int_equality.equal(ctx, ty, b, ctx.const(ty, 0))
     a = ctx.fn.select(ty, is_zero, ctx.const(ty, 0), a)
     return ctx.fn.u_div(ty, a, ctx.fn.select(ty, is_zero, ctx.const(ty, 1), b))
 
 
 def unsigned_mod(ctx: LoweringContext, ty: IntType, a: int, b: int) -> int:
     """`a % b`, 0 for b == 0 (then a % 1)."""
-    is_zero = ctx.fn.i_equal(BOOL, b, ctx.const(ty, 0))
+    is_zero = int_equality.equal(ctx, ty, b, ctx.const(ty, 0))
     return ctx.fn.u_mod(ty, a, ctx.fn.select(ty, is_zero, ctx.const(ty, 1), b))
 
 
@@ -76,13 +77,13 @@ class _DivMod:
         ua = fn.bitcast(uty, fn.select(ty, a_negative, fn.s_negate(ty, a), a))
         self.ub = fn.bitcast(uty, fn.select(ty, self.b_negative, fn.s_negate(ty, b), b))
         # b == 0 divides 0 by 1: quotient and remainder 0
-        b_zero = fn.i_equal(BOOL, b, zero)
+        b_zero = int_equality.equal(ctx, ty, b, zero)
         ua = fn.select(uty, b_zero, ctx.const(uty, 0), ua)
         self.ub = fn.select(uty, b_zero, ctx.const(uty, 1), self.ub)
         self.uq = fn.u_div(uty, ua, self.ub)
         self.ur = fn.u_mod(uty, ua, self.ub)
         self.signs_differ = fn.logical_not_equal(BOOL, a_negative, self.b_negative)
-        self.inexact = fn.i_not_equal(BOOL, self.ur, ctx.const(uty, 0))
+        self.inexact = int_equality.nonzero(ctx, uty, self.ur)
 
 
 # ---------------------------------------------------------------- float // and %
@@ -266,7 +267,7 @@ def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
     1 or (-1) ** |exponent|, the integer part of Python's float result."""
     fn = ctx.fn
     uty = unsigned(ty)
-    uzero, uone = ctx.const(uty, 0), ctx.const(uty, 1)
+    uone = ctx.const(uty, 1)
     result_var = fn.variable(ty, "pow.result")
     base_var = fn.variable(ty, "pow.base")
     exp_var = fn.variable(uty, "pow.exp")
@@ -285,19 +286,19 @@ def int_pow(ctx: LoweringContext, ty: IntType, base: int, exponent: int) -> int:
         e = fn.load(uty, exp_var)
         r = fn.load(ty, result_var)
         b = fn.load(ty, base_var)
-        odd = fn.i_not_equal(BOOL, fn.bitwise_and(uty, e, uone), uzero)
+        odd = int_equality.nonzero(ctx, uty, fn.bitwise_and(uty, e, uone))
         fn.store(result_var, fn.select(ty, odd, wide_int.mul(ctx, ty, r, b), r))
         fn.store(base_var, wide_int.mul(ctx, ty, b, b))
         fn.store(exp_var, fn.shift_right_logical(uty, e, uone))
 
-    while_loop(ctx, lambda: fn.i_not_equal(BOOL, fn.load(uty, exp_var), uzero),
+    while_loop(ctx, lambda: int_equality.nonzero(ctx, uty, fn.load(uty, exp_var)),
                square_and_multiply, loopcap.INT_POW)
 
     result = fn.load(ty, result_var)
     if negative_exp is None:
         return result
-    unit = fn.logical_or(BOOL, fn.i_equal(BOOL, base, ctx.const(ty, 1)),
-                         fn.i_equal(BOOL, base, ctx.const(ty, -1)))
+    unit = fn.logical_or(BOOL, int_equality.equal(ctx, ty, base, ctx.const(ty, 1)),
+                         int_equality.equal(ctx, ty, base, ctx.const(ty, -1)))
     vanishes = fn.logical_and(BOOL, negative_exp, fn.logical_not(BOOL, unit))
     return fn.select(ty, vanishes, ctx.const(ty, 0), result)
 
@@ -446,7 +447,7 @@ def range_length(ctx: LoweringContext, ty: IntType, start: int, stop: int, step:
         return up() if known_step > 0 or not ty.signed else down()
     # a runtime step: its sign picks the direction; 0 runs nothing (and must not divide)
     zero = ctx.const(ty, 0)
-    step_zero = fn.i_equal(BOOL, step, zero)
+    step_zero = int_equality.equal(ctx, ty, step, zero)
     step = fn.select(ty, step_zero, ctx.const(ty, 1), step)
     trips = up() if not ty.signed else fn.select(
         uty, fn.s_greater_than(BOOL, step, zero), up(), down())
