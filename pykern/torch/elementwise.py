@@ -18,6 +18,7 @@ import torch
 
 import pykern as pk
 from pykern.ops import Op, all_ops
+from pykern.torch import pointwise_kernels
 from pykern.torch.args import new, operand, write
 from pykern.torch.memory import pk_view, unallocated
 
@@ -394,10 +395,13 @@ def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
     PyTorch does (from the nearer end where |weight| >= 0.5)."""
     d = opmath(compute_dtype("promote", (self, end), out))
     a, b, w = operand(self, d), operand(end, d), operand(weight, d)
-    diff = pk.subtract(b, a)
     if not isinstance(w, pk.Tensor):  # a number (the optimizers' lerp): its end chosen here
+        if pointwise_kernels.lerp(out, self, end, w, d) is not None:
+            return out
+        diff = pk.subtract(b, a)
         return write(out, pk.add(a, pk.multiply(w, diff)) if abs(w) < 0.5 else
-                     pk.subtract(b, pk.multiply(diff, 1 - w)))
+                     pk.subtract(b, pk.multiply(diff, pk.subtract(1, operand(w, d)))))
+    diff = pk.subtract(b, a)
     near_start = pk.add(a, pk.multiply(w, diff))
     near_end = pk.subtract(b, pk.multiply(diff, pk.subtract(1, w)))
     small = pk.less(pk.abs(w), 0.5)
@@ -423,6 +427,10 @@ def _add_scaled(combine: Callable[[object, object], object], self: torch.Tensor,
     d = compute_dtype("promote", (self, tensor1, tensor2), out)
     scale = operand(value, d)
     d = opmath(d)
+    kind = "addcmul" if combine is pk.multiply else "addcdiv"
+    if isinstance(scale, float) and pointwise_kernels.add_scaled(
+            kind, out, self, tensor1, tensor2, scale, d) is not None:
+        return out
     a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
     term = combine(b, c)
     if scale != 1:

@@ -75,3 +75,27 @@ def test_gradients_through_the_functional_overloads():
     (torch.sigmoid(a * 3 - 1) / (a.abs() + 1)).sum().backward()
     (torch.sigmoid(b * 3 - 1) / (b.abs() + 1)).sum().backward()
     torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64],
+                         ids=str)
+@pytest.mark.parametrize("op", [
+    lambda o, a, b, c: torch.lerp(a, b, 0.1, out=o),
+    lambda o, a, b, c: torch.lerp(a, b, 0.75, out=o),
+    lambda o, a, b, c: torch.addcmul(a, b, c, value=0.3, out=o),
+    lambda o, a, b, c: torch.addcmul(a, b, c, out=o),
+    lambda o, a, b, c: torch.addcdiv(a, b, c.abs() + 0.5, value=-2.5, out=o),
+], ids=["lerp near start", "lerp near end", "addcmul", "addcmul value 1", "addcdiv"])
+def test_one_kernel_pointwise_ops_give_the_composed_bits(op, dtype):
+    """lerp / addcmul / addcdiv of row-major tensors run one kernel each
+    (`pykern.torch.pointwise_kernels`); transposed ones are composed from pykern's ops. Both
+    give the same bits, and PyTorch's CPU values."""
+    a, b, c = (torch.randn(6, 5, generator=g).to(dtype) for _ in range(3))
+    row_major = op(torch.empty(6, 5, dtype=dtype, device="pykern"),
+                   *(t.to("pykern") for t in (a, b, c)))
+    composed = op(torch.empty(5, 6, dtype=dtype, device="pykern").t(),
+                  *(t.t().contiguous().t().to("pykern") for t in (a, b, c)))
+    assert torch.equal(row_major.cpu(), composed.cpu())
+    tol = {torch.float32: 1e-6, torch.float64: 1e-12}.get(dtype, 1e-2)
+    torch.testing.assert_close(row_major.cpu(), op(torch.empty(6, 5, dtype=dtype), a, b, c),
+                               rtol=tol, atol=tol)
