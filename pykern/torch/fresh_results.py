@@ -46,13 +46,14 @@ def functional(fn: Fn, out_impl: Fn, overload: torch._ops.OpOverload, rule: str,
             return out_impl(*args, **kwargs, out=_meta_output(overload, args, kwargs))
         d = compute_dtype(rule, args)
         want = torch.bool if tests else d
+        # (PyTorch's error for shapes that do not broadcast, before pykern's could differ)
+        shape = torch.broadcast_shapes(*(a.shape for a in args if isinstance(a, torch.Tensor)))
         if not (steps and d.itemsize == 2) and all(
                 a.dtype == d for a in args if isinstance(a, torch.Tensor)):
             options = {k: v for k, v in kwargs.items() if k != "alpha"}
             value = fn(*[operand(a, d) for a in args], **options)
             if getattr(value, "dtype", None) == dtypes.to_pk(want):
                 return result(value)  # type: ignore[arg-type]
-        shape = torch.broadcast_shapes(*(a.shape for a in args if isinstance(a, torch.Tensor)))
         out = memory.empty_strided(shape, memory.contiguous_strides(shape), want,
                                    _device(args))
         return out_impl(*args, **kwargs, out=out)

@@ -99,3 +99,10 @@ def test_one_kernel_pointwise_ops_give_the_composed_bits(op, dtype):
     tol = {torch.float32: 1e-6, torch.float64: 1e-12}.get(dtype, 1e-2)
     torch.testing.assert_close(row_major.cpu(), op(torch.empty(6, 5, dtype=dtype), a, b, c),
                                rtol=tol, atol=tol)
+
+
+def test_shapes_that_do_not_broadcast_raise_pytorchs_error():
+    a, b = torch.ones(3, device="pykern"), torch.ones(4, device="pykern")
+    with pytest.raises(RuntimeError, match="4"):  # (a RuntimeError naming the sizes, as torch)
+        a + b
+    torch.testing.assert_close((a + a).cpu(), torch.full((3,), 2.0))  # the next op works
