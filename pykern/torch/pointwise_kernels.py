@@ -16,7 +16,6 @@ import functools
 import torch
 
 import pykern as pk
-from pykern.lang.dtypes import DType
 from pykern.torch import dtypes
 from pykern.torch.memory import is_pykern, pk_view
 
@@ -65,7 +64,7 @@ def _flat(out: torch.Tensor, operands: tuple[torch.Tensor, ...], compute: torch.
 
 
 @functools.lru_cache(maxsize=None)
-def _lerp_kernel(o_dt: DType, x_dt: DType, cf: DType, near_start: bool) -> pk.Kernel:
+def _lerp_kernel(o_dt: pk.DType, x_dt: pk.DType, cf: pk.DType, near_start: bool) -> pk.Kernel:
     CF, NEAR_START = cf, near_start  # noqa: N806
 
     @pk.kernel
@@ -82,7 +81,8 @@ def _lerp_kernel(o_dt: DType, x_dt: DType, cf: DType, near_start: bool) -> pk.Ke
 
 
 @functools.lru_cache(maxsize=None)
-def _scaled_kernel(kind: str, o_dt: DType, x_dt: DType, cf: DType, scaled: bool) -> pk.Kernel:
+def _scaled_kernel(kind: str, o_dt: pk.DType, x_dt: pk.DType, cf: pk.DType,
+                   scaled: bool) -> pk.Kernel:
     CF, SCALED, PRODUCT = cf, scaled, kind == "addcmul"  # noqa: N806
 
     @pk.kernel
