@@ -40,6 +40,8 @@ def pk_device(device: torch.device | str | int | None) -> object:
         index = 0
     elif isinstance(device, int):
         index = device
+    elif isinstance(device, torch.device) and device.type == NAME:  # every op's allocation
+        return pk_device_of_index(device.index or 0)
     else:
         device = torch.device(device)
         if device.type != NAME:
