@@ -411,28 +411,31 @@ def lerp(self: torch.Tensor, end: torch.Tensor, weight: object, *,
 def addcmul(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcmul.out`: self + value * tensor1 * tensor2."""
-    return _add_scaled(pk.multiply, self, tensor1, tensor2, value, out)
+    return _add_scaled("addcmul", self, tensor1, tensor2, value, out)
 
 
 def addcdiv(self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor, *,
             value: object = 1, out: torch.Tensor) -> torch.Tensor:
     """`addcdiv.out`: self + value * tensor1 / tensor2."""
-    return _add_scaled(pk.divide, self, tensor1, tensor2, value, out)
+    return _add_scaled("addcdiv", self, tensor1, tensor2, value, out)
 
 
-def _add_scaled(combine: Callable[[object, object], object], self: torch.Tensor,
-                tensor1: torch.Tensor, tensor2: torch.Tensor, value: object,
-                out: torch.Tensor) -> torch.Tensor:
-    """self + value * combine(tensor1, tensor2), computed in the op-math dtype."""
+_COMBINE = {"addcmul": pk.multiply, "addcdiv": pk.divide}
+
+
+def _add_scaled(kind: str, self: torch.Tensor, tensor1: torch.Tensor, tensor2: torch.Tensor,
+                value: object, out: torch.Tensor) -> torch.Tensor:
+    """self + value * (tensor1 * tensor2) ("addcmul") or (tensor1 / tensor2) ("addcdiv"),
+    computed in the op-math dtype: one kernel where `pointwise_kernels` applies, else
+    composed."""
     d = compute_dtype("promote", (self, tensor1, tensor2), out)
     scale = operand(value, d)
     d = opmath(d)
-    kind = "addcmul" if combine is pk.multiply else "addcdiv"
     if isinstance(scale, float) and pointwise_kernels.add_scaled(
             kind, out, self, tensor1, tensor2, scale, d) is not None:
         return out
     a, b, c = operand(self, d), operand(tensor1, d), operand(tensor2, d)
-    term = combine(b, c)
+    term = _COMBINE[kind](b, c)
     if scale != 1:
         term = pk.multiply(term, scale)
     return write(out, pk.add(a, term))

@@ -54,9 +54,7 @@ def functional(fn: Fn, out_impl: Fn, overload: torch._ops.OpOverload, rule: str,
             value = fn(*[operand(a, d) for a in args], **options)
             if getattr(value, "dtype", None) == dtypes.to_pk(want):
                 return result(value)  # type: ignore[arg-type]
-        out = memory.empty_strided(shape, memory.contiguous_strides(shape), want,
-                                   _device(args))
-        return out_impl(*args, **kwargs, out=out)
+        return out_impl(*args, **kwargs, out=memory.empty(shape, want, _device(args)))
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     return kernel
 
